@@ -1,0 +1,389 @@
+package portfolio
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+)
+
+// inv builds an invoice whose customer name is derived from its customer id.
+func inv(id, cust, due string, cents int64, st Status, dnc bool) Invoice {
+	return Invoice{ID: id, CustomerID: cust, CustomerName: "Name " + cust, DueDate: due,
+		AmountCents: cents, Status: st, DoNotContact: dnc}
+}
+
+// acct builds the expected account, reason included.
+func acct(cust, oldest string, days int, cents int64) Account {
+	p, a := PriorityMedium, ActionPrepareReminder
+	if days >= 14 || cents >= 200_000 {
+		p, a = PriorityHigh, ActionHumanReview
+	}
+	return Account{CustomerID: cust, CustomerName: "Name " + cust, AmountCents: cents,
+		OldestDueDate: oldest, DaysOverdue: days, Priority: p, RecommendedAction: a,
+		Reason: fmt.Sprintf("%d days overdue with %s open", days, FormatBRL(cents))}
+}
+
+func TestAnalyze(t *testing.T) {
+	const asOf = "2025-06-30"
+	tests := []struct {
+		name string
+		invs []Invoice
+		want Analysis
+	}{
+		{
+			name: "blocked customer is absent everywhere",
+			invs: []Invoice{
+				inv("1", "a", "2025-06-01", 5_000, StatusOpen, false),
+				inv("2", "a", "2025-07-10", 7_000, StatusOpen, false),
+				inv("3", "a", "2025-01-01", 1_000, StatusPaid, true), // a paid invoice blocks too
+				inv("4", "b", "2025-06-20", 1_000, StatusOpen, false),
+			},
+			want: Analysis{TotalOpenCents: 1_000, Accounts: []Account{acct("b", "2025-06-20", 10, 1_000)}},
+		},
+		{
+			name: "paid and void are ignored",
+			invs: []Invoice{
+				inv("1", "a", "2025-06-25", 100, StatusOpen, false),
+				inv("2", "a", "2025-01-01", 900_000, StatusPaid, false),
+				inv("3", "a", "2025-02-01", 800_000, StatusVoid, false),
+			},
+			want: Analysis{TotalOpenCents: 100, Accounts: []Account{acct("a", "2025-06-25", 5, 100)}},
+		},
+		{
+			name: "customer with nothing overdue is counted but not listed",
+			invs: []Invoice{
+				inv("1", "a", asOf, 300, StatusOpen, false), // due today is not overdue
+				inv("2", "a", "2025-07-01", 400, StatusOpen, false),
+				inv("3", "b", "2025-06-29", 50, StatusOpen, false),
+				inv("4", "b", "2025-08-01", 70, StatusOpen, false), // not overdue, still in b's amount
+			},
+			want: Analysis{TotalOpenCents: 820, Accounts: []Account{acct("b", "2025-06-29", 1, 120)}},
+		},
+		{
+			name: "only paid invoices",
+			invs: []Invoice{inv("1", "a", "2025-01-01", 100, StatusPaid, false)},
+			want: Analysis{TotalOpenCents: 0, Accounts: []Account{}},
+		},
+		{
+			name: "priority thresholds",
+			invs: []Invoice{
+				inv("1", "d13", "2025-06-17", 199_999, StatusOpen, false),
+				inv("2", "d14", "2025-06-16", 1, StatusOpen, false),
+				inv("3", "c200k", "2025-06-29", 200_000, StatusOpen, false),
+				inv("4", "c199k", "2025-06-29", 199_999, StatusOpen, false),
+			},
+			want: Analysis{TotalOpenCents: 599_999, Accounts: []Account{
+				acct("d14", "2025-06-16", 14, 1),
+				acct("d13", "2025-06-17", 13, 199_999),
+				acct("c200k", "2025-06-29", 1, 200_000),
+				acct("c199k", "2025-06-29", 1, 199_999),
+			}},
+		},
+		{
+			name: "order: days desc, amount desc, customerId asc",
+			invs: []Invoice{
+				inv("1", "c", "2025-06-20", 500, StatusOpen, false),
+				inv("2", "a", "2025-06-20", 500, StatusOpen, false),
+				inv("3", "b", "2025-06-20", 500, StatusOpen, false),
+				inv("4", "z", "2025-06-20", 900, StatusOpen, false),
+				inv("5", "y", "2025-06-01", 1, StatusOpen, false),
+			},
+			want: Analysis{TotalOpenCents: 2_401, Accounts: []Account{
+				acct("y", "2025-06-01", 29, 1),
+				acct("z", "2025-06-20", 10, 900),
+				acct("a", "2025-06-20", 10, 500),
+				acct("b", "2025-06-20", 10, 500),
+				acct("c", "2025-06-20", 10, 500),
+			}},
+		},
+		{
+			name: "oldest overdue date and the sum of all open",
+			invs: []Invoice{
+				inv("1", "a", "2025-06-10", 100, StatusOpen, false),
+				inv("2", "a", "2025-05-31", 200, StatusOpen, false),
+				inv("3", "a", "2025-06-20", 300, StatusOpen, false),
+				inv("4", "a", "2025-09-01", 400, StatusOpen, false),
+				inv("5", "a", "2025-01-01", 500, StatusPaid, false),
+			},
+			want: Analysis{TotalOpenCents: 1_000, Accounts: []Account{acct("a", "2025-05-31", 30, 1_000)}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := &Input{AsOf: asOf, Invoices: tt.invs}
+			if err := Validate(in); err != nil {
+				t.Fatalf("Validate(%s) = %v, want nil", tt.name, err)
+			}
+			got := Analyze(in)
+			if diff := gocmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Analyze(%s) mismatch (-want +got):\n%s", tt.name, diff)
+			}
+		})
+	}
+}
+
+func TestAnalyzeEncodesNoAccountsAsEmptyArray(t *testing.T) {
+	in := &Input{AsOf: "2025-06-30", Invoices: []Invoice{inv("1", "a", "2025-07-01", 1, StatusOpen, false)}}
+	b, err := json.Marshal(Analyze(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), `{"totalOpenCents":1,"accounts":[]}`; got != want {
+		t.Errorf("json.Marshal(Analyze(x)) = %s, want %s", got, want)
+	}
+}
+
+func TestAnalyzeDaysOverdue(t *testing.T) {
+	tests := []struct {
+		due, asOf string
+		want      int
+	}{
+		{"2024-02-28", "2024-02-29", 1},
+		{"2024-02-28", "2024-03-01", 2}, // leap year
+		{"2023-02-28", "2023-03-01", 1},
+		{"2024-02-29", "2024-03-01", 1},
+		{"2024-02-29", "2025-02-28", 365},
+		{"2024-02-29", "2025-03-01", 366},
+		{"2023-12-31", "2024-01-01", 1},
+		{"2024-01-31", "2024-02-01", 1},
+		{"2024-04-30", "2024-05-01", 1},
+		{"2000-02-28", "2000-03-01", 2}, // 2000 is a leap year
+		{"2099-02-28", "2099-03-01", 1},
+		{"2000-01-01", "2099-12-31", 36524},
+		{"2025-06-29", "2025-06-30", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.due+"_"+tt.asOf, func(t *testing.T) {
+			in := &Input{AsOf: tt.asOf, Invoices: []Invoice{inv("1", "a", tt.due, 1, StatusOpen, false)}}
+			got := Analyze(in)
+			if len(got.Accounts) != 1 || got.Accounts[0].DaysOverdue != tt.want {
+				t.Errorf("Analyze(due %s, asOf %s).Accounts = %+v, want one with DaysOverdue %d", tt.due, tt.asOf, got.Accounts, tt.want)
+			}
+		})
+	}
+}
+
+func TestDayNumber(t *testing.T) {
+	// Every day of the valid range, against the time package.
+	d := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	epoch := time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	for ; d.Year() < 2100; d = d.AddDate(0, 0, 1) {
+		s := d.Format(time.DateOnly)
+		want := int(d.Sub(epoch).Hours() / 24)
+		if got := dayNumber(s); got != want {
+			t.Fatalf("dayNumber(%q) = %d, want %d", s, got, want)
+		}
+		if !realDate(s) {
+			t.Fatalf("realDate(%q) = false, want true", s)
+		}
+	}
+}
+
+func TestFormatBRL(t *testing.T) {
+	tests := []struct {
+		cents int64
+		want  string
+	}{
+		{0, "R$\u00a00,00"},
+		{5, "R$\u00a00,05"},
+		{99, "R$\u00a00,99"},
+		{100, "R$\u00a01,00"},
+		{99_999, "R$\u00a0999,99"},
+		{100_000, "R$\u00a01.000,00"},
+		{200_000, "R$\u00a02.000,00"},
+		{123_456_789_012, "R$\u00a01.234.567.890,12"},
+		{100_000_000_000_000, "R$\u00a01.000.000.000.000,00"},
+		{MaxInvoices * MaxAmountCents, "R$\u00a05.000.000.000.000,00"},
+		{-5, "-R$\u00a00,05"},
+	}
+	for _, tt := range tests {
+		if got := FormatBRL(tt.cents); got != tt.want {
+			t.Errorf("FormatBRL(%d) = %q, want %q", tt.cents, got, tt.want)
+		}
+	}
+}
+
+// refAnalyze is the reference analyzePortfolio ported literally and
+// naively: maps, time.Date, fmt, and the reference's sort (no customerId
+// tie-break).
+func refAnalyze(in *Input) Analysis {
+	blocked := map[string]bool{}
+	for _, x := range in.Invoices {
+		if x.DoNotContact {
+			blocked[x.CustomerID] = true
+		}
+	}
+	var open []Invoice
+	for _, x := range in.Invoices {
+		if x.Status == "open" && !blocked[x.CustomerID] {
+			open = append(open, x)
+		}
+	}
+	byCustomer := map[string][]Invoice{}
+	var order []string // a JS Map iterates in insertion order
+	for _, x := range open {
+		if _, ok := byCustomer[x.CustomerID]; !ok {
+			order = append(order, x.CustomerID)
+		}
+		byCustomer[x.CustomerID] = append(byCustomer[x.CustomerID], x)
+	}
+	accounts := []Account{}
+	for _, id := range order {
+		invs := byCustomer[id]
+		var overdue []Invoice
+		for _, x := range invs {
+			if x.DueDate < in.AsOf {
+				overdue = append(overdue, x)
+			}
+		}
+		if len(overdue) == 0 {
+			continue
+		}
+		var amount int64
+		for _, x := range invs {
+			amount += x.AmountCents
+		}
+		oldest := overdue[0].DueDate
+		for _, x := range overdue {
+			if x.DueDate < oldest {
+				oldest = x.DueDate
+			}
+		}
+		days := refDaysBetween(oldest, in.AsOf)
+		priority, action := "medium", "prepare_reminder"
+		if days >= 14 || amount >= 200_000 {
+			priority, action = "high", "human_review"
+		}
+		accounts = append(accounts, Account{
+			CustomerID: id, CustomerName: invs[0].CustomerName, AmountCents: amount,
+			OldestDueDate: oldest, DaysOverdue: days,
+			Priority: Priority(priority), RecommendedAction: Action(action),
+			Reason: fmt.Sprintf("%d days overdue with %s open", days, refFormatBRL(amount)),
+		})
+	}
+	slices.SortStableFunc(accounts, func(l, r Account) int {
+		if d := r.DaysOverdue - l.DaysOverdue; d != 0 {
+			return d
+		}
+		return int(r.AmountCents - l.AmountCents)
+	})
+	var total int64
+	for _, x := range open {
+		total += x.AmountCents
+	}
+	return Analysis{TotalOpenCents: total, Accounts: accounts}
+}
+
+func refDaysBetween(from, to string) int {
+	var fy, fm, fd, ty, tm, td int
+	fmt.Sscanf(from, "%d-%d-%d", &fy, &fm, &fd)
+	fmt.Sscanf(to, "%d-%d-%d", &ty, &tm, &td)
+	f := time.Date(fy, time.Month(fm), fd, 0, 0, 0, 0, time.UTC)
+	t := time.Date(ty, time.Month(tm), td, 0, 0, 0, 0, time.UTC)
+	return int(t.Sub(f).Round(24*time.Hour) / (24 * time.Hour))
+}
+
+func refFormatBRL(cents int64) string {
+	whole := fmt.Sprint(cents / 100)
+	var groups []string
+	for len(whole) > 3 {
+		groups = append([]string{whole[len(whole)-3:]}, groups...)
+		whole = whole[:len(whole)-3]
+	}
+	groups = append([]string{whole}, groups...)
+	return fmt.Sprintf("R$\u00a0%s,%02d", strings.Join(groups, "."), cents%100)
+}
+
+// randomInput makes a valid portfolio that exercises the edges: amounts at
+// the thresholds, due dates at asOf, ties, blocked customers.
+func randomInput(r *rand.Rand) *Input {
+	asOf := time.Date(2000+r.IntN(100), time.Month(1+r.IntN(12)), 1+r.IntN(28), 0, 0, 0, 0, time.UTC)
+	if r.IntN(4) == 0 {
+		asOf = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC) // just after a leap day
+	}
+	lo := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	hi := time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC)
+	nCust := 1 + r.IntN(12)
+	n := 1 + r.IntN(40)
+	in := &Input{AsOf: asOf.Format(time.DateOnly), Invoices: make([]Invoice, n)}
+	for i := range in.Invoices {
+		c := r.IntN(nCust)
+		var span int
+		switch r.IntN(4) {
+		case 0:
+			span = r.IntN(3) - 1 // around asOf
+		case 1:
+			span = r.IntN(31) - 15 // around the 14-day threshold
+		case 2:
+			span = r.IntN(2001) - 1000
+		default:
+			span = r.IntN(61) - 30
+		}
+		due := asOf.AddDate(0, 0, span)
+		if due.Before(lo) {
+			due = lo
+		}
+		if due.After(hi) {
+			due = hi
+		}
+		amounts := []int64{1, 100, 199_999, 200_000, 50_000, 100_000, MaxAmountCents}
+		amount := amounts[r.IntN(len(amounts))]
+		if r.IntN(2) == 0 {
+			amount = 1 + r.Int64N(300_000)
+		}
+		st := []Status{StatusOpen, StatusOpen, StatusOpen, StatusPaid, StatusVoid}[r.IntN(5)]
+		in.Invoices[i] = Invoice{
+			ID:           fmt.Sprintf("inv-%d", i),
+			CustomerID:   fmt.Sprintf("c%02d", c),
+			CustomerName: fmt.Sprintf("Cliente %d Ltda", c),
+			DueDate:      due.Format(time.DateOnly),
+			AmountCents:  amount,
+			Status:       st,
+			DoNotContact: r.IntN(30) == 0,
+		}
+	}
+	return in
+}
+
+// withTieBreak sorts like Analyze. The reference's sort is stable, so it only
+// reorders what the reference leaves tied.
+func withTieBreak(a Analysis) Analysis {
+	slices.SortStableFunc(a.Accounts, func(l, r Account) int {
+		if c := cmp.Compare(r.DaysOverdue, l.DaysOverdue); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(r.AmountCents, l.AmountCents); c != 0 {
+			return c
+		}
+		return cmp.Compare(l.CustomerID, r.CustomerID)
+	})
+	return a
+}
+
+func TestAnalyzeMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(2025, 6))
+	for i := range 5000 {
+		in := randomInput(r)
+		if err := Validate(in); err != nil {
+			t.Fatalf("randomInput #%d is invalid: %v", i, err)
+		}
+		want := withTieBreak(refAnalyze(in))
+		got := Analyze(in)
+		if diff := gocmp.Diff(want, got); diff != "" {
+			b, _ := json.Marshal(in)
+			t.Fatalf("Analyze(%s) mismatch (-want +got):\n%s", b, diff)
+		}
+	}
+	// And the benchmark portfolio.
+	in, _ := benchInput(t)
+	if diff := gocmp.Diff(withTieBreak(refAnalyze(in)), Analyze(in)); diff != "" {
+		t.Errorf("Analyze(benchInput) mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,70 @@
+package portfolio
+
+// dateShape reports whether s has the form dddd-dd-dd with ASCII digits.
+func dateShape(s string) bool {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return false
+	}
+	for i := 0; i < 10; i++ {
+		if i == 4 || i == 7 {
+			continue
+		}
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// civil splits a string of dateShape into year, month and day. It does not
+// check the shape; callers do.
+func civil(s string) (y, m, d int) {
+	if len(s) < 10 {
+		return 0, 0, 0
+	}
+	y = int(s[0]-'0')*1000 + int(s[1]-'0')*100 + int(s[2]-'0')*10 + int(s[3]-'0')
+	m = int(s[5]-'0')*10 + int(s[6]-'0')
+	d = int(s[8]-'0')*10 + int(s[9]-'0')
+	return y, m, d
+}
+
+func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
+
+func daysIn(y, m int) int {
+	switch m {
+	case 2:
+		if isLeap(y) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// realDate reports whether a string of dateShape names a day of the
+// proleptic Gregorian calendar.
+func realDate(s string) bool {
+	y, m, d := civil(s)
+	return m >= 1 && m <= 12 && d >= 1 && d <= daysIn(y, m)
+}
+
+// dayNumber returns the number of days from 1970-01-01 to the date in s,
+// which must be a real date in YYYY-MM-DD form. It is the days_from_civil
+// algorithm of Howard Hinnant, which avoids time.Parse on the hot path.
+func dayNumber(s string) int {
+	y, m, d := civil(s)
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}

@@ -1,0 +1,68 @@
+package portfolio
+
+import "strings"
+
+// Code classifies why [Parse] or [Validate] rejected a document. The values
+// are stable: clients may match on them.
+type Code string
+
+// The rejection codes.
+const (
+	// CodeInvalidJSON: the document is not well-formed JSON, is not an
+	// object, or an object repeats a key.
+	CodeInvalidJSON Code = "invalid_json"
+	// CodeUnknownField: an object has a key the schema does not define.
+	CodeUnknownField Code = "unknown_field"
+	// CodeMissingField: a required key is absent. Every field is required.
+	CodeMissingField Code = "missing_field"
+	// CodeInvalidType: a value has the wrong JSON type (null included), or
+	// amountCents is a number that is not an exact integer.
+	CodeInvalidType Code = "invalid_type"
+	// CodeInvalidFormat: a date does not match ^\d{4}-\d{2}-\d{2}$.
+	CodeInvalidFormat Code = "invalid_format"
+	// CodeInvalidDate: a date has the right form but is not a calendar
+	// date, such as 2025-02-30.
+	CodeInvalidDate Code = "invalid_date"
+	// CodeOutOfRange: a date is outside [MinDate, MaxDate], an amount
+	// outside [1, MaxAmountCents], or the invoice count outside
+	// [MinInvoices, MaxInvoices].
+	CodeOutOfRange Code = "out_of_range"
+	// CodeInvalidValue: status is not one of open, paid, void.
+	CodeInvalidValue Code = "invalid_value"
+	// CodeInvalidText: an id or name is empty, longer than MaxTextLen
+	// characters, contains a control character (Unicode Cc) or is not
+	// valid UTF-8.
+	CodeInvalidText Code = "invalid_text"
+	// CodeDuplicateInvoiceID: two invoices share an id. Field names the
+	// second one.
+	CodeDuplicateInvoiceID Code = "duplicate_invoice_id"
+	// CodeConflictingCustomerName: one customerId appears with two
+	// different names. Field names the first invoice that disagrees with
+	// the customer's first name.
+	CodeConflictingCustomerName Code = "conflicting_customer_name"
+)
+
+// Error is a rejected document. Message is safe to show to the caller: it
+// never echoes free text from the input.
+type Error struct {
+	Code Code
+	// Field is the path of the offending value, such as
+	// "invoices[17].dueDate", "asOf" or "invoices"; "" is the whole
+	// document.
+	Field   string
+	Message string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("portfolio: ")
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Message)
+	b.WriteString(" (")
+	b.WriteString(string(e.Code))
+	b.WriteString(")")
+	return b.String()
+}
