@@ -1,0 +1,77 @@
+package config
+
+import (
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoadDefaults(t *testing.T) {
+	c, err := Load([]string{"PATH=/usr/bin", "HOME=/root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Env: "development", Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, LogLevel: slog.LevelInfo, DataDir: "./data"}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadValues(t *testing.T) {
+	c, err := Load([]string{
+		"COBRANCA_ADDR=0.0.0.0:9000",
+		"COBRANCA_ALLOWED_ORIGINS=https://ops.example.com, http://localhost:3000",
+		"COBRANCA_ALLOWED_HOSTS=MCP.example.com",
+		"COBRANCA_MAX_BODY_BYTES=2048",
+		"COBRANCA_ENV=production",
+		"COBRANCA_LOG_LEVEL=debug",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "0.0.0.0:9000" || !c.Production() || c.MaxBodyBytes != 2048 || c.LogLevel != slog.LevelDebug {
+		t.Errorf("Load = %+v", c)
+	}
+	if diff := cmp.Diff([]string{"https://ops.example.com", "http://localhost:3000"}, c.AllowedOrigins); diff != "" {
+		t.Errorf("AllowedOrigins (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"mcp.example.com"}, c.AllowedHosts); diff != "" {
+		t.Errorf("AllowedHosts (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadErrors: every problem is reported at once, each naming its variable.
+func TestLoadErrors(t *testing.T) {
+	_, err := Load([]string{
+		"COBRANCA_ADDR=8080",
+		"COBRANCA_MAX_BODY_BYTES=lots",
+		"COBRANCA_ALLOWED_ORIGINS=ops.example.com",
+		"COBRANCA_ENV=staging",
+		"COBRANCA_LOG_LEVEL=loud",
+		"COBRANCA_ADRR=127.0.0.1:1",
+	})
+	if err == nil {
+		t.Fatal("Load accepted invalid values")
+	}
+	for _, name := range []string{"COBRANCA_ADDR:", "COBRANCA_MAX_BODY_BYTES:", "COBRANCA_ALLOWED_ORIGINS:", "COBRANCA_ENV:", "COBRANCA_LOG_LEVEL:", "COBRANCA_ADRR: unknown variable"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s:\n%v", name, err)
+		}
+	}
+}
+
+// TestREADMEListsEveryVariable keeps the README's configuration table honest.
+func TestREADMEListsEveryVariable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range Variables() {
+		if !strings.Contains(string(readme), "| `"+v[0]+"` |") {
+			t.Errorf("README.md has no configuration table row for %s", v[0])
+		}
+	}
+}

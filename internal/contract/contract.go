@@ -1,0 +1,287 @@
+// Package contract declares cobranca's Tool Contracts: for every tool, once,
+// its risk tier, who may call it, whether a human must confirm, what it
+// changes, what it audits and every way it can fail.
+//
+// The contract is the single source of truth. MCP annotations, the scopes the
+// policy checks, confirmation and step-up demands, the audit event name and
+// the error codes a tool may return are all derived from it, never written a
+// second time.
+package contract
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MetaKey is the reverse-DNS _meta key under which each tools/list entry
+// carries its contract.
+const MetaKey = "io.cobranca/contract"
+
+// Risk is a tool's tier in the risk model (seed 000).
+type Risk string
+
+const (
+	Low       Risk = "low"       // reads, no permanent effect; agents run it alone
+	Medium    Risk = "medium"    // narrow, internal state changes; confirmation advised
+	High      Risk = "high"      // relevant state changes; in-band confirmation required
+	Critical  Risk = "critical"  // external effects, money, deletion; out-of-band approval and step-up
+	Forbidden Risk = "forbidden" // never visible to, nor callable by, an AI agent
+)
+
+// Confirmation says how a human confirms a call before it takes effect.
+type Confirmation string
+
+const (
+	ConfirmNone      Confirmation = "none"
+	ConfirmAdvised   Confirmation = "advised"     // the contract says so; clients may ask
+	ConfirmInBand    Confirmation = "in_band"     // input-required elicitation the client shows
+	ConfirmOutOfBand Confirmation = "out_of_band" // a human approves the exact call at a URL
+	ConfirmHumanOnly Confirmation = "human_only"  // admin API / CLI only, never over MCP
+)
+
+// Mode is a none/optional/mandatory switch (dry run support).
+type Mode string
+
+const (
+	ModeNone      Mode = "none"
+	ModeOptional  Mode = "optional"
+	ModeMandatory Mode = "mandatory"
+)
+
+// StepUp is the RFC 9470 step-up authentication a tool demands of the human
+// who approves or runs it.
+type StepUp struct {
+	Required bool `json:"required"`
+	// MaxAgeSeconds bounds how long ago the human authenticated.
+	MaxAgeSeconds int    `json:"maxAgeSeconds,omitempty"`
+	When          string `json:"when,omitempty"`
+}
+
+// SideEffects describes every state change outside the return value.
+type SideEffects struct {
+	// Changes lists the state changes; empty means the tool changes nothing.
+	Changes []string `json:"changes"`
+	// Destructive: the changes may overwrite or remove, not only add.
+	Destructive bool `json:"destructive"`
+	// External: the tool reaches entities outside cobranca (mail, payment).
+	External bool `json:"external"`
+	// OnRepeat says what calling again with the same arguments does.
+	OnRepeat string `json:"onRepeat"`
+}
+
+// Idempotency says how repeating a call is made safe.
+type Idempotency struct {
+	// Kind: "inherent" (no effect to repeat), "key" (idempotencyKey argument),
+	// or "natural" (same arguments give the same effect, e.g. same link).
+	Kind        string `json:"kind"`
+	Description string `json:"description"`
+}
+
+// FailureMode is one error code the tool can return.
+type FailureMode struct {
+	Code      failure.Code `json:"code"`
+	Meaning   string       `json:"meaning"`
+	Retryable bool         `json:"retryable"`
+}
+
+// Contract is one tool's complete, machine-readable contract.
+type Contract struct {
+	Name                string             `json:"name"`
+	Title               string             `json:"title"`
+	Description         string             `json:"description"`
+	Category            string             `json:"category"`
+	RiskLevel           Risk               `json:"riskLevel"`
+	AutonomousExecution bool               `json:"autonomousExecution"`
+	Confirmation        Confirmation       `json:"confirmation"`
+	StepUpAuth          StepUp             `json:"stepUpAuth"`
+	InputSchema         *jsonschema.Schema `json:"inputSchema,omitempty"`
+	OutputSchema        *jsonschema.Schema `json:"outputSchema,omitempty"`
+	Permissions         []string           `json:"permissions"`
+	SideEffects         SideEffects        `json:"sideEffects"`
+	AuditEvent          string             `json:"auditEvent"`
+	FailureModes        []FailureMode      `json:"failureModes"`
+	Idempotency         Idempotency        `json:"idempotency"`
+	DryRun              Mode               `json:"dryRun"`
+}
+
+// PipelineFailureModes are the codes the call pipeline can return for any
+// tool (whatever the tool's own logic). New adds them to every contract.
+var PipelineFailureModes = []FailureMode{
+	{Code: failure.RateLimited, Meaning: "Too many calls for this identity and tier; retry after retryAfterMs.", Retryable: true},
+	{Code: failure.Unavailable, Meaning: "A dependency cobranca needs for this tier (the store) is unavailable; nothing was done.", Retryable: true},
+	{Code: failure.Internal, Meaning: "An unexpected server fault; nothing was changed. The message carries a reference for the operator.", Retryable: true},
+}
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$`)
+
+// Validate checks that the contract is complete and that its fields agree
+// with its tier (section 4 of DESIGN.md). A contract that fails is a
+// programming error: the server refuses to start with it.
+func (c *Contract) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("contract %q: "+format, append([]any{c.Name}, a...)...))
+	}
+	if !nameRE.MatchString(c.Name) {
+		bad("name must be domain.verb in lower snake case")
+	}
+	if c.Title == "" || c.Description == "" || c.Category == "" {
+		bad("title, description and category are required")
+	}
+	if c.InputSchema == nil || c.InputSchema.Type != "object" {
+		bad("inputSchema must be an object schema")
+	}
+	if c.OutputSchema == nil {
+		bad("outputSchema is required")
+	}
+	if len(c.Permissions) == 0 {
+		bad("permissions must name at least one scope")
+	}
+	if c.AuditEvent == "" {
+		bad("auditEvent is required")
+	}
+	if c.SideEffects.OnRepeat == "" {
+		bad("sideEffects.onRepeat must say what a repeat does")
+	}
+	switch c.DryRun {
+	case ModeNone, ModeOptional, ModeMandatory:
+	default:
+		bad("dryRun must be none, optional or mandatory")
+	}
+	switch c.Idempotency.Kind {
+	case "inherent", "key", "natural":
+	default:
+		bad("idempotency.kind must be inherent, key or natural")
+	}
+	seen := map[failure.Code]bool{}
+	for _, f := range c.FailureModes {
+		if f.Code == "" || f.Meaning == "" {
+			bad("every failure mode needs a code and a meaning")
+		}
+		if seen[f.Code] {
+			bad("failure mode %q listed twice", f.Code)
+		}
+		seen[f.Code] = true
+	}
+	want, ok := tierRules[c.RiskLevel]
+	if !ok {
+		bad("unknown riskLevel %q", c.RiskLevel)
+		return errors.Join(errs...)
+	}
+	if c.AutonomousExecution != want.autonomous {
+		bad("autonomousExecution must be %v for tier %s", want.autonomous, c.RiskLevel)
+	}
+	if c.Confirmation != want.confirmation {
+		bad("confirmation must be %q for tier %s", want.confirmation, c.RiskLevel)
+	}
+	if c.StepUpAuth.Required != want.stepUp {
+		bad("stepUpAuth.required must be %v for tier %s", want.stepUp, c.RiskLevel)
+	}
+	if c.RiskLevel == Low && len(c.SideEffects.Changes) > 0 {
+		bad("a low-tier tool has no side effects")
+	}
+	if c.RiskLevel != Low && len(c.SideEffects.Changes) == 0 {
+		bad("a %s-tier tool must list its side effects", c.RiskLevel)
+	}
+	if len(c.SideEffects.Changes) > 0 && c.Idempotency.Kind == "inherent" {
+		bad("a tool with side effects needs key or natural idempotency")
+	}
+	return errors.Join(errs...)
+}
+
+type tierRule struct {
+	autonomous   bool
+	confirmation Confirmation
+	stepUp       bool
+}
+
+// tierRules is section 4 of DESIGN.md as data.
+var tierRules = map[Risk]tierRule{
+	Low:       {autonomous: true, confirmation: ConfirmNone},
+	Medium:    {autonomous: true, confirmation: ConfirmAdvised},
+	High:      {autonomous: false, confirmation: ConfirmInBand},
+	Critical:  {autonomous: false, confirmation: ConfirmOutOfBand, stepUp: true},
+	Forbidden: {autonomous: false, confirmation: ConfirmHumanOnly, stepUp: true},
+}
+
+// VisibleToAgents reports whether the tool may appear in tools/list and
+// /contracts. Every caller of the MCP endpoint counts as an agent here.
+func (c *Contract) VisibleToAgents() bool { return c.RiskLevel != Forbidden }
+
+// Allows reports whether code is one of the contract's failure modes.
+func (c *Contract) Allows(code failure.Code) bool {
+	return slices.ContainsFunc(c.FailureModes, func(f FailureMode) bool { return f.Code == code })
+}
+
+// Annotations derives the four MCP hints, all set explicitly: the SDK omits a
+// nil destructiveHint or openWorldHint, which clients read as true.
+func (c *Contract) Annotations() *mcp.ToolAnnotations {
+	readOnly := len(c.SideEffects.Changes) == 0
+	destructive := !readOnly && c.SideEffects.Destructive
+	openWorld := c.SideEffects.External
+	return &mcp.ToolAnnotations{
+		Title:           c.Title,
+		ReadOnlyHint:    readOnly,
+		DestructiveHint: &destructive,
+		IdempotentHint:  readOnly || c.Idempotency.Kind == "key" || c.Idempotency.Kind == "natural",
+		OpenWorldHint:   &openWorld,
+	}
+}
+
+// Summary is the contract as published in a tools/list entry's _meta: every
+// field but the two schemas, which the entry itself carries.
+func (c *Contract) Summary() map[string]any {
+	cp := *c
+	cp.InputSchema, cp.OutputSchema = nil, nil
+	b, err := json.Marshal(&cp)
+	if err != nil {
+		panic(fmt.Sprintf("contract %q does not marshal: %v", c.Name, err)) // static data
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// Tool is the MCP tool declaration derived from the contract.
+func (c *Contract) Tool() *mcp.Tool {
+	return &mcp.Tool{
+		Meta:         mcp.Meta{MetaKey: c.Summary()},
+		Name:         c.Name,
+		Title:        c.Title,
+		Description:  c.Description,
+		InputSchema:  c.InputSchema,
+		OutputSchema: c.OutputSchema,
+		Annotations:  c.Annotations(),
+	}
+}
+
+// Finish completes a declared contract and validates it, returning the
+// contract the server uses. The tier decides autonomousExecution,
+// confirmation and whether step-up is required (declarations leave them
+// unset), and the pipeline's failure modes are added.
+func Finish(c Contract) (*Contract, error) {
+	if rule, ok := tierRules[c.RiskLevel]; ok {
+		c.AutonomousExecution = rule.autonomous
+		c.Confirmation = rule.confirmation
+		c.StepUpAuth.Required = rule.stepUp
+	}
+	c.FailureModes = slices.Clone(c.FailureModes)
+	for _, f := range PipelineFailureModes {
+		if !c.Allows(f.Code) {
+			c.FailureModes = append(c.FailureModes, f)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}

@@ -1,0 +1,132 @@
+package contract
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+func base(risk Risk) Contract {
+	c := Contract{
+		Name: "collections.test_tool", Title: "T", Description: "D", Category: "collections",
+		RiskLevel:    risk,
+		InputSchema:  &jsonschema.Schema{Type: "object"},
+		OutputSchema: &jsonschema.Schema{Type: "object"},
+		Permissions:  []string{"collections:write"},
+		SideEffects:  SideEffects{Changes: []string{"writes a draft"}, Destructive: risk == High || risk == Critical, External: risk == Critical, OnRepeat: "same key returns the same draft"},
+		AuditEvent:   "collections.test",
+		FailureModes: []FailureMode{{Code: "x_failed", Meaning: "m"}},
+		Idempotency:  Idempotency{Kind: "key", Description: "idempotencyKey"},
+		DryRun:       ModeOptional,
+	}
+	if risk == Low {
+		c.SideEffects = SideEffects{Changes: []string{}, OnRepeat: "nothing"}
+		c.Idempotency = Idempotency{Kind: "inherent"}
+	}
+	return c
+}
+
+// TestTierDerivation: the tier alone decides autonomy, confirmation and
+// step-up, and the annotations follow from the contract.
+func TestTierDerivation(t *testing.T) {
+	tests := []struct {
+		risk                                     Risk
+		autonomous                               bool
+		confirm                                  Confirmation
+		stepUp                                   bool
+		readOnly, destructive, idempotent, world bool
+	}{
+		{Low, true, ConfirmNone, false, true, false, true, false},
+		{Medium, true, ConfirmAdvised, false, false, false, true, false},
+		{High, false, ConfirmInBand, false, false, true, true, false},
+		{Critical, false, ConfirmOutOfBand, true, false, true, true, true},
+		{Forbidden, false, ConfirmHumanOnly, true, false, false, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.risk), func(t *testing.T) {
+			c, err := Finish(base(tt.risk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.AutonomousExecution != tt.autonomous || c.Confirmation != tt.confirm || c.StepUpAuth.Required != tt.stepUp {
+				t.Errorf("Finish(%s) = autonomous %v confirmation %s stepUp %v, want %v %s %v",
+					tt.risk, c.AutonomousExecution, c.Confirmation, c.StepUpAuth.Required, tt.autonomous, tt.confirm, tt.stepUp)
+			}
+			a := c.Annotations()
+			if a.DestructiveHint == nil || a.OpenWorldHint == nil {
+				t.Fatalf("Annotations() left a hint nil: %+v", a)
+			}
+			if a.ReadOnlyHint != tt.readOnly || *a.DestructiveHint != tt.destructive || a.IdempotentHint != tt.idempotent || *a.OpenWorldHint != tt.world {
+				t.Errorf("Annotations() = ro %v destr %v idem %v world %v, want %v %v %v %v",
+					a.ReadOnlyHint, *a.DestructiveHint, a.IdempotentHint, *a.OpenWorldHint, tt.readOnly, tt.destructive, tt.idempotent, tt.world)
+			}
+			for _, f := range PipelineFailureModes {
+				if !c.Allows(f.Code) {
+					t.Errorf("pipeline failure mode %s missing", f.Code)
+				}
+			}
+			if c.VisibleToAgents() != (tt.risk != Forbidden) {
+				t.Errorf("VisibleToAgents() = %v for %s", c.VisibleToAgents(), tt.risk)
+			}
+		})
+	}
+}
+
+func TestValidateRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(c *Contract)
+		want string
+	}{
+		{"bad name", func(c *Contract) { c.Name = "AnalyzePortfolio" }, "domain.verb"},
+		{"no permissions", func(c *Contract) { c.Permissions = nil }, "permissions"},
+		{"no audit event", func(c *Contract) { c.AuditEvent = "" }, "auditEvent"},
+		{"no repeat", func(c *Contract) { c.SideEffects.OnRepeat = "" }, "onRepeat"},
+		{"unknown tier", func(c *Contract) { c.RiskLevel = "extreme" }, "unknown riskLevel"},
+		{"low with effects", func(c *Contract) { c.RiskLevel = Low; c.Idempotency.Kind = "key" }, "no side effects"},
+		{"effects not idempotent", func(c *Contract) { c.Idempotency.Kind = "inherent" }, "needs key or natural"},
+		{"dry run mode", func(c *Contract) { c.DryRun = "sometimes" }, "dryRun"},
+		{"duplicate code", func(c *Contract) {
+			c.FailureModes = append(c.FailureModes, FailureMode{Code: "x_failed", Meaning: "again"})
+		}, "listed twice"},
+		{"output schema", func(c *Contract) { c.OutputSchema = nil }, "outputSchema"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := base(High)
+			tt.edit(&c)
+			_, err := Finish(c)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Finish() error = %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+	// A contract constructed by hand (not through Finish) that contradicts
+	// its tier is refused too.
+	c := base(Critical)
+	c.AutonomousExecution = true
+	c.Confirmation = ConfirmNone
+	c.FailureModes = append(c.FailureModes, FailureMode{Code: failure.Internal, Meaning: "m"})
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "autonomousExecution") || !strings.Contains(err.Error(), "confirmation") {
+		t.Errorf("Validate() = %v, want autonomousExecution and confirmation errors", err)
+	}
+}
+
+func TestSummaryOmitsSchemas(t *testing.T) {
+	c, err := Finish(base(Low))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Summary()
+	if _, ok := s["inputSchema"]; ok {
+		t.Errorf("Summary() carries inputSchema; the tools/list entry already does")
+	}
+	if s["riskLevel"] != "low" || s["name"] != c.Name {
+		t.Errorf("Summary() = %v", s)
+	}
+	if c.InputSchema == nil {
+		t.Errorf("Summary() cleared the contract's own schema")
+	}
+}

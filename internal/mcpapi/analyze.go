@@ -1,0 +1,73 @@
+package mcpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/portfolio"
+)
+
+// AnalyzeName is the name of the read-only analysis tool.
+const AnalyzeName = "collections.analyze_portfolio"
+
+// analyzeContract is the Tool Contract of collections.analyze_portfolio.
+func analyzeContract() contract.Contract {
+	return contract.Contract{
+		Name:  AnalyzeName,
+		Title: "Analyze collections portfolio",
+		Description: "Use when a finance operator explicitly provides a small invoice portfolio (1 to " +
+			strconv.Itoa(portfolio.MaxInvoices) + " invoices) and wants a read-only, explainable collection priority queue. " +
+			"It only analyzes the supplied invoices; it never sends messages, accesses a CRM, changes records, " +
+			"or makes payment decisions. Customers with any doNotContact invoice are left out entirely.",
+		Category:     "collections",
+		RiskLevel:    contract.Low,
+		InputSchema:  analyzeInputSchema(),
+		OutputSchema: analyzeOutputSchema(),
+		Permissions:  []string{"collections:read"},
+		SideEffects: contract.SideEffects{
+			Changes:  []string{},
+			OnRepeat: "The same arguments always give the same result; nothing is stored, the portfolio is never persisted.",
+		},
+		AuditEvent: "collections.portfolio.analyzed",
+		FailureModes: []contract.FailureMode{
+			{Code: failure.Code(portfolio.CodeInvalidJSON), Meaning: "The arguments are not a well-formed JSON object."},
+			{Code: failure.Code(portfolio.CodeUnknownField), Meaning: "An argument field is not part of the input schema; field names it."},
+			{Code: failure.Code(portfolio.CodeMissingField), Meaning: "A required field is absent; field names it."},
+			{Code: failure.Code(portfolio.CodeInvalidType), Meaning: "A field has the wrong JSON type (amountCents must be an integer); field names it."},
+			{Code: failure.Code(portfolio.CodeInvalidFormat), Meaning: "A date is not written YYYY-MM-DD."},
+			{Code: failure.Code(portfolio.CodeInvalidDate), Meaning: "A date is well formed but not a real calendar date (2025-02-30)."},
+			{Code: failure.Code(portfolio.CodeOutOfRange), Meaning: "A date lies outside " + portfolio.MinDate + ".." + portfolio.MaxDate + ", an amount outside 1.." + strconv.FormatInt(portfolio.MaxAmountCents, 10) + " cents, or the invoice count outside 1.." + strconv.Itoa(portfolio.MaxInvoices) + "."},
+			{Code: failure.Code(portfolio.CodeInvalidValue), Meaning: "status is not one of open, paid, void."},
+			{Code: failure.Code(portfolio.CodeInvalidText), Meaning: "An id or name is empty, longer than " + strconv.Itoa(portfolio.MaxTextLen) + " characters, not UTF-8, or holds control characters."},
+			{Code: failure.Code(portfolio.CodeDuplicateInvoiceID), Meaning: "Two invoices share an id; field names the second."},
+			{Code: failure.Code(portfolio.CodeConflictingCustomerName), Meaning: "One customerId carries two different customerName values; field names the first disagreeing one."},
+		},
+		Idempotency: contract.Idempotency{Kind: "inherent", Description: "Read-only and deterministic: repeating a call has no effect."},
+		DryRun:      contract.ModeNone,
+	}
+}
+
+// analyzeLogic validates the arguments and runs the pure core. Invalid
+// arguments never reach portfolio.Analyze: Parse returns no Input for them.
+func analyzeLogic(_ context.Context, args json.RawMessage) (Effect, error) {
+	in, err := portfolio.Parse(args)
+	if err != nil {
+		var pe *portfolio.Error
+		if errors.As(err, &pe) {
+			return Effect{}, &failure.Error{Code: failure.Code(pe.Code), Field: pe.Field, Message: pe.Message}
+		}
+		return Effect{}, fmt.Errorf("parse portfolio: %w", err)
+	}
+	a := portfolio.Analyze(in)
+	return Effect{
+		Structured: a,
+		Summary: fmt.Sprintf("Portfolio analyzed: %d priority account(s) from %d invoice(s); no external action taken.",
+			len(a.Accounts), len(in.Invoices)),
+		Details: map[string]any{"invoiceCount": len(in.Invoices), "accountCount": len(a.Accounts)},
+	}, nil
+}

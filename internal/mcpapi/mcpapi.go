@@ -1,0 +1,174 @@
+// Package mcpapi serves cobranca's tools over MCP Streamable HTTP (stateless)
+// and runs every tool call through one pipeline that enforces the tool's
+// contract: output-schema check, allowed error codes, audit.
+package mcpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/request"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Version is reported in the MCP implementation info.
+const Version = "0.1.0"
+
+// Options configure the MCP endpoint.
+type Options struct {
+	Logger       *slog.Logger
+	MaxBodyBytes int64
+	Auditor      Auditor // may be nil until a store is configured
+	Now          func() time.Time
+	// Extra tools registered besides the built-in ones (tests use this to
+	// register tools of tiers no product tool has yet).
+	Extra []Tool
+}
+
+// Handler is the MCP endpoint. It reads each request body once, under the
+// size limit, learns the JSON-RPC method and tool name, applies the checks
+// that must answer at the HTTP level, and hands the request to go-sdk's
+// stateless Streamable HTTP handler.
+type Handler struct {
+	log      *slog.Logger
+	maxBody  int64
+	sdk      http.Handler
+	tools    map[string]*compiled
+	visible  []*contract.Contract
+	pipeline *pipeline
+}
+
+// Tools returns the product's tools, contract and logic, in listing order.
+func Tools() ([]Tool, error) {
+	c, err := contract.Finish(analyzeContract())
+	if err != nil {
+		return nil, err
+	}
+	return []Tool{{Contract: c, Logic: analyzeLogic}}, nil
+}
+
+// New builds the MCP endpoint.
+func New(opts Options) (*Handler, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	tools, err := Tools()
+	if err != nil {
+		return nil, err
+	}
+	tools = append(tools, opts.Extra...)
+
+	h := &Handler{
+		log:      opts.Logger,
+		maxBody:  opts.MaxBodyBytes,
+		tools:    map[string]*compiled{},
+		pipeline: &pipeline{log: opts.Logger, auditor: opts.Auditor, now: opts.Now},
+	}
+	// The SDK logs every stateless session at info level; keep its warnings.
+	sdkLog := slog.New(minLevel{Handler: opts.Logger.Handler(), min: slog.LevelWarn})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "cobranca", Title: "cobranca collections", Version: Version}, &mcp.ServerOptions{
+		Logger:       sdkLog,
+		Instructions: "Collections (accounts receivable) tools. Every tool carries its Tool Contract under _meta[\"" + contract.MetaKey + "\"]: risk tier, permissions, side effects and failure codes.",
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	for _, t := range tools {
+		if _, dup := h.tools[t.Contract.Name]; dup {
+			return nil, fmt.Errorf("tool %s registered twice", t.Contract.Name)
+		}
+		ct, err := compile(t)
+		if err != nil {
+			return nil, err
+		}
+		h.tools[t.Contract.Name] = ct
+		if !t.Contract.VisibleToAgents() {
+			// The MCP endpoint treats every caller as an agent: a forbidden
+			// tool is never registered, so listing omits it and calling it
+			// is answered exactly like calling a tool that does not exist.
+			continue
+		}
+		h.visible = append(h.visible, t.Contract)
+		srv.AddTool(t.Contract.Tool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return h.pipeline.call(ctx, ct, req.Params.Arguments), nil
+		})
+	}
+	h.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: true,
+		Logger:       sdkLog,
+		// Host and Origin are checked by cobranca's own middleware, with the
+		// configured allow-lists (the SDK's check knows only loopback).
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        opts.MaxBodyBytes,
+	})
+	return h, nil
+}
+
+// Contracts returns the contracts visible to agents, in listing order.
+func (h *Handler) Contracts() []*contract.Contract { return slices.Clone(h.visible) }
+
+// envelope is the part of a JSON-RPC request the front handler needs.
+type envelope struct {
+	Method string `json:"method"`
+	Params struct {
+		Name string `json:"name"`
+	} `json:"params"`
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		h.sdk.ServeHTTP(w, r) // 405 with Allow: POST, as the SDK answers
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "could not read request body", http.StatusBadRequest)
+		return
+	}
+	var env envelope
+	if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) && json.Unmarshal(body, &env) == nil && env.Method == "tools/call" {
+		if t, ok := h.tools[env.Params.Name]; ok && t.Contract.VisibleToAgents() {
+			request.From(r.Context()).Tool = t.Contract.Name
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	h.sdk.ServeHTTP(w, r)
+}
+
+// minLevel drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{Handler: m.Handler.WithAttrs(as), min: m.min}
+}
+
+func (m minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: m.Handler.WithGroup(name), min: m.min}
+}

@@ -1,0 +1,277 @@
+package mcpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/request"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/name as JSON values (not bytes), or
+// rewrites the file with -update.
+func golden(t *testing.T, name string, got any) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	gotJSON, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(gotJSON, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	wantJSON, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	var want, gotV any
+	if err := json.Unmarshal(wantJSON, &want); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if err := json.Unmarshal(gotJSON, &gotV); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, gotV); diff != "" {
+		t.Errorf("%s differs (-want +got); if the change is intended, run go test -update:\n%s", path, diff)
+	}
+}
+
+func newTestHandler(t *testing.T, extra ...Tool) *Handler {
+	t.Helper()
+	h, err := New(Options{Logger: slog.New(slog.DiscardHandler), Extra: extra})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func connect(t *testing.T, h http.Handler) *mcp.ClientSession {
+	t.Helper()
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return sess
+}
+
+func TestGoldenContracts(t *testing.T) {
+	tools, err := Tools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools {
+		golden(t, filepath.Join("contracts", tool.Contract.Name+".json"), tool.Contract)
+	}
+}
+
+func TestGoldenToolsList(t *testing.T) {
+	sess := connect(t, newTestHandler(t))
+	res, err := sess.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		golden(t, filepath.Join("tools_list", tool.Name+".json"), tool)
+	}
+}
+
+// TestFailureCodesInContract checks that every code analyze's logic returns
+// for the validation cases is one of its contract's failure modes.
+func TestFailureCodesInContract(t *testing.T) {
+	tools, err := Tools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tools[0].Contract
+	docs := []string{
+		`not json`, `[]`, `{}`, `{"asOf":"2026-01-01"}`, `{"asOf":"2026-01-01","invoices":[],"x":1}`,
+		`{"asOf":"2026-02-30","invoices":[]}`, `{"asOf":"26-01-01","invoices":[]}`, `{"asOf":1,"invoices":[]}`,
+		`{"asOf":"1999-12-31","invoices":[]}`, `{"asOf":"2026-01-01","invoices":[]}`,
+		`{"asOf":"2026-01-01","invoices":[{"id":"","customerId":"c","customerName":"n","dueDate":"2026-01-01","amountCents":1,"status":"open","doNotContact":false}]}`,
+		`{"asOf":"2026-01-01","invoices":[{"id":"a","customerId":"c","customerName":"n","dueDate":"2026-01-01","amountCents":1,"status":"late","doNotContact":false}]}`,
+		`{"asOf":"2026-01-01","invoices":[{"id":"a","customerId":"c","customerName":"n","dueDate":"2026-01-01","amountCents":1,"status":"open","doNotContact":false},{"id":"a","customerId":"c","customerName":"n","dueDate":"2026-01-01","amountCents":1,"status":"open","doNotContact":false}]}`,
+		`{"asOf":"2026-01-01","invoices":[{"id":"a","customerId":"c","customerName":"n","dueDate":"2026-01-01","amountCents":1,"status":"open","doNotContact":false},{"id":"b","customerId":"c","customerName":"m","dueDate":"2026-01-01","amountCents":1,"status":"open","doNotContact":false}]}`,
+	}
+	seen := map[failure.Code]bool{}
+	for _, d := range docs {
+		_, err := analyzeLogic(context.Background(), json.RawMessage(d))
+		fe, ok := failure.As(err)
+		if !ok {
+			t.Errorf("analyze(%s) error = %v, want a *failure.Error", d, err)
+			continue
+		}
+		if !c.Allows(fe.Code) {
+			t.Errorf("analyze(%s) returned code %q, which is not in the contract's failureModes", d, fe.Code)
+		}
+		seen[fe.Code] = true
+	}
+	if len(seen) < 8 {
+		t.Errorf("only %d distinct codes exercised: %v", len(seen), seen)
+	}
+}
+
+func testContract(name string, risk contract.Risk) *contract.Contract {
+	c := contract.Contract{
+		Name: name, Title: "Test " + name, Description: "test tool", Category: "test",
+		RiskLevel:    risk,
+		InputSchema:  &jsonschema.Schema{Type: "object"},
+		OutputSchema: &jsonschema.Schema{Type: "object", Required: []string{"ok"}, Properties: map[string]*jsonschema.Schema{"ok": {Type: "boolean"}}},
+		Permissions:  []string{"test:run"},
+		SideEffects:  contract.SideEffects{Changes: []string{}, OnRepeat: "nothing"},
+		AuditEvent:   "test.ran",
+		FailureModes: []contract.FailureMode{{Code: "test_refused", Meaning: "refused"}},
+		Idempotency:  contract.Idempotency{Kind: "inherent"},
+		DryRun:       contract.ModeNone,
+	}
+	if risk != contract.Low {
+		c.SideEffects = contract.SideEffects{Changes: []string{"changes a test row"}, OnRepeat: "same key, same row"}
+		c.Idempotency = contract.Idempotency{Kind: "key"}
+	}
+	fc, err := contract.Finish(c)
+	if err != nil {
+		panic(err)
+	}
+	return fc
+}
+
+func TestPipelineGuards(t *testing.T) {
+	badOutput := Tool{Contract: testContract("test.bad_output", contract.Low), Logic: func(context.Context, json.RawMessage) (Effect, error) {
+		return Effect{Structured: map[string]any{"ok": "yes", "secret": "leak"}, Summary: "x"}, nil
+	}}
+	badCode := Tool{Contract: testContract("test.bad_code", contract.Low), Logic: func(context.Context, json.RawMessage) (Effect, error) {
+		return Effect{}, &failure.Error{Code: "not_in_contract", Message: "db host 10.0.0.1 down"}
+	}}
+	plainErr := Tool{Contract: testContract("test.plain_error", contract.Low), Logic: func(context.Context, json.RawMessage) (Effect, error) {
+		return Effect{}, io.ErrUnexpectedEOF
+	}}
+	allowed := Tool{Contract: testContract("test.allowed_code", contract.Low), Logic: func(context.Context, json.RawMessage) (Effect, error) {
+		return Effect{}, &failure.Error{Code: "test_refused", Field: "x", Message: "no"}
+	}}
+	h := newTestHandler(t, badOutput, badCode, plainErr, allowed)
+	var rec *recorder
+	h.pipeline.auditor, rec = newRecorder()
+	sess := connect(t, withRequest(h))
+
+	tests := []struct {
+		tool, wantCode string
+		wantOutcome    Outcome
+	}{
+		{"test.bad_output", "internal_error", OutcomeFailed},
+		{"test.bad_code", "internal_error", OutcomeFailed},
+		{"test.plain_error", "internal_error", OutcomeFailed},
+		{"test.allowed_code", "test_refused", OutcomeRejected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := json.Marshal(res)
+			if !res.IsError || !bytes.Contains(raw, []byte(`"code":"`+tt.wantCode+`"`)) {
+				t.Errorf("%s result = %s, want isError with code %s", tt.tool, raw, tt.wantCode)
+			}
+			for _, leak := range []string{"leak", "10.0.0.1", "unexpected EOF"} {
+				if bytes.Contains(raw, []byte(leak)) {
+					t.Errorf("%s result leaks %q: %s", tt.tool, leak, raw)
+				}
+			}
+			last := rec.last()
+			if last.Contract.Name != tt.tool || last.Outcome != tt.wantOutcome || string(last.Code) != tt.wantCode {
+				t.Errorf("audit record = %s %s %s, want %s %s %s", last.Contract.Name, last.Outcome, last.Code, tt.tool, tt.wantOutcome, tt.wantCode)
+			}
+			if tt.wantCode == "internal_error" && !regexp.MustCompile(`ref [0-9a-f]{32}`).Match(raw) {
+				t.Errorf("internal error carries no request reference: %s", raw)
+			}
+		})
+	}
+}
+
+func TestForbiddenToolIsUnknown(t *testing.T) {
+	forbidden := Tool{Contract: testContract("test.forbidden_action", contract.Forbidden), Logic: func(context.Context, json.RawMessage) (Effect, error) {
+		t.Error("a forbidden tool ran over MCP")
+		return Effect{Structured: map[string]any{"ok": true}}, nil
+	}}
+	h := newTestHandler(t, forbidden)
+	for _, c := range h.Contracts() {
+		if c.Name == "test.forbidden_action" {
+			t.Errorf("forbidden contract listed in Contracts()")
+		}
+	}
+	sess := connect(t, h)
+	list, err := sess.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if tool.Name == "test.forbidden_action" {
+			t.Errorf("forbidden tool in tools/list")
+		}
+	}
+	_, errForbidden := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "test.forbidden_action", Arguments: map[string]any{}})
+	_, errUnknown := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "test.unknown_action", Arguments: map[string]any{}})
+	if errForbidden == nil || errUnknown == nil {
+		t.Fatalf("calls succeeded: forbidden %v, unknown %v", errForbidden, errUnknown)
+	}
+	norm := strings.ReplaceAll(errForbidden.Error(), "test.forbidden_action", "NAME")
+	if want := strings.ReplaceAll(errUnknown.Error(), "test.unknown_action", "NAME"); norm != want {
+		t.Errorf("forbidden call answered %q, unknown call %q; they must be indistinguishable", norm, want)
+	}
+}
+
+// withRequest gives each request an Info, as the server's middleware does.
+func withRequest(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(request.With(r.Context(), &request.Info{ID: request.NewID()})))
+	})
+}
+
+type recorder struct{ recs chan CallRecord }
+
+func newRecorder() (Auditor, *recorder) {
+	r := &recorder{recs: make(chan CallRecord, 100)}
+	return r, r
+}
+
+func (r *recorder) RecordCall(_ context.Context, rec CallRecord) error {
+	r.recs <- rec
+	return nil
+}
+
+func (r *recorder) last() CallRecord {
+	var rec CallRecord
+	for {
+		select {
+		case rec = <-r.recs:
+		default:
+			return rec
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package mcpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/request"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Outcome is how a tool call ended, as the access log and the audit log say it.
+type Outcome string
+
+const (
+	OutcomeOK          Outcome = "ok"
+	OutcomeRejected    Outcome = "rejected"     // the arguments were refused
+	OutcomeDenied      Outcome = "denied"       // policy refused the caller
+	OutcomeRateLimited Outcome = "rate_limited" // over a budget
+	OutcomeFailed      Outcome = "failed"       // the server failed
+)
+
+// Effect is what a tool's logic returns: the structured result and a one-line
+// summary for the text content (counts only, never names or payload).
+type Effect struct {
+	Structured any
+	Summary    string
+	// Details are counts for the audit event (never payload).
+	Details map[string]any
+}
+
+// Logic runs one tool call on raw JSON arguments. It decodes and validates
+// its own arguments (so each payload is parsed once) and returns a
+// *failure.Error for anything the caller can correct.
+type Logic func(ctx context.Context, args json.RawMessage) (Effect, error)
+
+// Tool is a contract together with the logic that honours it.
+type Tool struct {
+	Contract *contract.Contract
+	Logic    Logic
+}
+
+// CallRecord is what the pipeline knows about a finished call; the Auditor
+// turns it into an audit event.
+type CallRecord struct {
+	Contract  *contract.Contract
+	RequestID string
+	Outcome   Outcome
+	Code      failure.Code
+	Args      json.RawMessage // to digest, never to store
+	Result    []byte          // the structured result as sent, to digest
+	Details   map[string]any
+	Duration  time.Duration
+}
+
+// Auditor records one audit event per tool call, whatever its outcome.
+type Auditor interface {
+	RecordCall(ctx context.Context, rec CallRecord) error
+}
+
+// compiled is a tool ready to serve: its resolved output schema and handler.
+type compiled struct {
+	Tool
+	output *jsonschema.Resolved
+}
+
+func compile(t Tool) (*compiled, error) {
+	out, err := t.Contract.OutputSchema.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: output schema: %w", t.Contract.Name, err)
+	}
+	if _, err := t.Contract.InputSchema.Resolve(nil); err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", t.Contract.Name, err)
+	}
+	return &compiled{Tool: t, output: out}, nil
+}
+
+// pipeline is the one path every tool call takes: run the logic, check the
+// result against the output schema, keep the error codes inside the contract,
+// audit, and shape the MCP result.
+type pipeline struct {
+	log     *slog.Logger
+	auditor Auditor
+	now     func() time.Time
+}
+
+func (p *pipeline) call(ctx context.Context, t *compiled, args json.RawMessage) *mcp.CallToolResult {
+	start := p.now()
+	info := request.From(ctx)
+	info.Tool = t.Contract.Name
+	rec := CallRecord{Contract: t.Contract, RequestID: info.ID, Args: args}
+
+	eff, err := t.Logic(ctx, args)
+	var res *mcp.CallToolResult
+	if err == nil {
+		var body []byte
+		body, err = p.checkOutput(t, eff.Structured)
+		if err == nil {
+			rec.Outcome, rec.Result, rec.Details = OutcomeOK, body, eff.Details
+			res = &mcp.CallToolResult{
+				Content:           []mcp.Content{&mcp.TextContent{Text: eff.Summary}},
+				StructuredContent: json.RawMessage(body),
+			}
+		}
+	}
+	if err != nil {
+		var fe *failure.Error
+		fe, rec.Outcome = p.classify(ctx, t, err)
+		rec.Code = fe.Code
+		res = errorResult(fe)
+	}
+	info.Outcome, info.Code = string(rec.Outcome), string(rec.Code)
+	rec.Duration = p.now().Sub(start)
+	if p.auditor != nil {
+		if aerr := p.auditor.RecordCall(ctx, rec); aerr != nil {
+			// A call whose audit event cannot be written is not answered as a
+			// success: the audit trail must never miss an effect.
+			p.log.ErrorContext(ctx, "audit write failed", "request_id", info.ID, "tool", t.Contract.Name, "err", aerr)
+			fe := &failure.Error{Code: failure.Unavailable, Message: "the audit log is unavailable; retry later (ref " + info.ID + ")", RetryAfter: time.Second}
+			info.Outcome, info.Code = string(OutcomeFailed), string(fe.Code)
+			return errorResult(fe)
+		}
+	}
+	return res
+}
+
+// checkOutput marshals the structured result and validates it against the
+// tool's output schema. A violation is a server bug: it is logged and the
+// caller gets an internal error, never the offending result.
+func (p *pipeline) checkOutput(t *compiled, v any) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("marshal result: %w", err)
+	}
+	var generic any
+	if err := json.Unmarshal(body, &generic); err != nil {
+		return nil, fmt.Errorf("re-read result: %w", err)
+	}
+	if err := t.output.Validate(generic); err != nil {
+		return nil, fmt.Errorf("result violates the output schema of %s: %w", t.Contract.Name, err)
+	}
+	return body, nil
+}
+
+// classify turns err into the failure the caller sees. Codes outside the
+// contract's failure modes, and every non-domain error, become an internal
+// error with a reference; the full error is logged once.
+func (p *pipeline) classify(ctx context.Context, t *compiled, err error) (*failure.Error, Outcome) {
+	info := request.From(ctx)
+	fe, ok := failure.As(err)
+	if !ok || !t.Contract.Allows(fe.Code) {
+		p.log.ErrorContext(ctx, "tool call failed", "request_id", info.ID, "tool", t.Contract.Name, "err", err)
+		return &failure.Error{Code: failure.Internal, Message: "internal error (ref " + info.ID + ")"}, OutcomeFailed
+	}
+	switch fe.Code {
+	case failure.Internal, failure.Unavailable:
+		p.log.ErrorContext(ctx, "tool call failed", "request_id", info.ID, "tool", t.Contract.Name, "err", err)
+		return &failure.Error{Code: fe.Code, Message: fe.Message + " (ref " + info.ID + ")", RetryAfter: fe.RetryAfter}, OutcomeFailed
+	case failure.RateLimited:
+		return fe, OutcomeRateLimited
+	}
+	return fe, OutcomeRejected
+}
+
+// errorBody is the structured content of a tool error: a stable code the
+// model can branch on and a message naming the field.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code         failure.Code `json:"code"`
+	Message      string       `json:"message"`
+	Field        string       `json:"field,omitempty"`
+	RetryAfterMs int64        `json:"retryAfterMs,omitempty"`
+}
+
+func errorResult(fe *failure.Error) *mcp.CallToolResult {
+	d := errorDetail{Code: fe.Code, Message: fe.Message, Field: fe.Field}
+	if fe.RetryAfter > 0 {
+		d.RetryAfterMs = fe.RetryAfter.Milliseconds()
+	}
+	text := string(fe.Code) + ": "
+	if fe.Field != "" {
+		text += fe.Field + ": "
+	}
+	text += fe.Message
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: errorBody{Error: d},
+	}
+}

@@ -1,0 +1,208 @@
+// Package server assembles cobranca's HTTP surface: every route is listed in
+// Routes, with the middleware that guards it.
+package server
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/request"
+	"github.com/go-chi/chi/v5"
+)
+
+// Deps are what the routes need, built by the composition root.
+type Deps struct {
+	Logger         *slog.Logger
+	MCP            *mcpapi.Handler
+	AllowedOrigins []string
+	AllowedHosts   []string
+	MaxBodyBytes   int64
+}
+
+// Routes returns the whole HTTP surface of cobranca.
+func Routes(d Deps) http.Handler {
+	r := chi.NewRouter()
+	r.Use(requestInfo(d.Logger))
+
+	// Liveness answers whatever Host a platform health checker sends.
+	r.Get("/healthz", healthz)
+
+	r.Group(func(r chi.Router) {
+		r.Use(guardOrigin(d.AllowedOrigins, d.AllowedHosts))
+		r.Use(limitBody(d.MaxBodyBytes))
+
+		r.Handle("/mcp", d.MCP)
+		r.Get("/contracts", listContracts(d.MCP))
+		r.Get("/contracts/{name}", getContract(d.MCP))
+	})
+	return r
+}
+
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+func listContracts(h *mcpapi.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"contracts": h.Contracts()})
+	}
+}
+
+func getContract(h *mcpapi.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name := chi.URLParam(r, "name")
+		i := slices.IndexFunc(h.Contracts(), func(c *contract.Contract) bool { return c.Name == name })
+		if i < 0 {
+			writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no tool named " + name}})
+			return
+		}
+		writeJSON(w, http.StatusOK, h.Contracts()[i])
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// requestInfo gives every request an id (adopting a sane X-Request-Id) and
+// writes one access line when it ends.
+func requestInfo(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			id := r.Header.Get("X-Request-Id")
+			if !request.ValidID(id) {
+				id = request.NewID()
+			}
+			info := &request.Info{ID: id}
+			w.Header().Set("X-Request-Id", id)
+			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+			next.ServeHTTP(sw, r.WithContext(request.With(r.Context(), info)))
+			attrs := []slog.Attr{
+				slog.String("request_id", id),
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", sw.status),
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			}
+			if info.Subject != "" {
+				attrs = append(attrs, slog.String("subject", info.Subject), slog.String("client_id", info.Client))
+			}
+			if info.Tool != "" {
+				attrs = append(attrs, slog.String("tool", info.Tool), slog.String("outcome", info.Outcome))
+				if info.Code != "" {
+					attrs = append(attrs, slog.String("code", info.Code))
+				}
+			}
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		})
+	}
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// limitBody refuses a body whose declared length is over the limit with 413
+// before anything reads it; bodies without a length are bounded where read.
+func limitBody(max int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > max {
+				http.Error(w, "request body exceeds "+strconv.FormatInt(max, 10)+" bytes", http.StatusRequestEntityTooLarge)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// guardOrigin is the DNS-rebinding protection: the Host header must name a
+// loopback address or a configured host, and a browser's Origin must be a
+// loopback origin or a configured one. Anything else gets 403.
+func guardOrigin(origins, hosts []string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !hostAllowed(r.Host, hosts) {
+				http.Error(w, "Forbidden: Host not allowed", http.StatusForbidden)
+				return
+			}
+			if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, origins) {
+				http.Error(w, "Forbidden: Origin not allowed", http.StatusForbidden)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func hostAllowed(host string, allowed []string) bool {
+	host = strings.ToLower(host)
+	if slices.Contains(allowed, host) {
+		return true
+	}
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	name = strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")
+	if slices.Contains(allowed, name) {
+		return true
+	}
+	return isLoopbackName(name)
+}
+
+func originAllowed(origin string, allowed []string) bool {
+	if slices.Contains(allowed, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return isLoopbackName(u.Hostname())
+}
+
+func isLoopbackName(name string) bool {
+	if name == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(name)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,471 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/server"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const maxBody = 1 << 20
+
+// protocolVersions are the MCP revisions cobranca must serve.
+var protocolVersions = []string{"2026-07-28", "2025-11-25"}
+
+type testServer struct {
+	*httptest.Server
+}
+
+func newServer(t *testing.T, extra ...mcpapi.Tool) *testServer {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Extra: extra})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(server.Routes(server.Deps{
+		Logger: log, MCP: h, MaxBodyBytes: maxBody,
+		AllowedOrigins: []string{"https://ops.example.com"},
+	}))
+	t.Cleanup(ts.Close)
+	return &testServer{ts}
+}
+
+func (s *testServer) connect(t *testing.T, version string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect %s: %v", version, err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	if got := sess.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated protocol %s, want %s", got, version)
+	}
+	return sess
+}
+
+func samplePortfolio() map[string]any {
+	inv := func(id, cust, name, due string, cents int, status string, dnc bool) map[string]any {
+		return map[string]any{"id": id, "customerId": cust, "customerName": name, "dueDate": due,
+			"amountCents": cents, "status": status, "doNotContact": dnc}
+	}
+	return map[string]any{
+		"asOf": "2026-11-29",
+		"invoices": []any{
+			inv("inv-1", "c-1", "Ana Ltda", "2026-11-01", 150000, "open", false),
+			inv("inv-2", "c-1", "Ana Ltda", "2026-12-10", 60000, "open", false),
+			inv("inv-3", "c-2", "Bruno SA", "2026-11-20", 5000, "open", false),
+			inv("inv-4", "c-3", "Carla ME", "2026-10-01", 9000, "open", true),
+			inv("inv-5", "c-4", "Diego", "2026-10-01", 9000, "paid", false),
+			inv("inv-6", "c-5", "Elisa", "2026-12-25", 7000, "open", false),
+		},
+	}
+}
+
+func TestToolsList(t *testing.T) {
+	s := newServer(t)
+	for _, v := range protocolVersions {
+		t.Run(v, func(t *testing.T) {
+			sess := s.connect(t, v)
+			res, err := sess.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Tools) != 1 || res.Tools[0].Name != mcpapi.AnalyzeName {
+				t.Fatalf("tools/list = %v, want only %s", toolNames(res.Tools), mcpapi.AnalyzeName)
+			}
+			tool := res.Tools[0]
+			meta, ok := tool.Meta[contract.MetaKey].(map[string]any)
+			if !ok {
+				t.Fatalf("tools/list entry has no _meta[%q]: %v", contract.MetaKey, tool.Meta)
+			}
+			if meta["riskLevel"] != "low" || meta["auditEvent"] != "collections.portfolio.analyzed" {
+				t.Errorf("_meta contract = %v, want riskLevel low and the audit event", meta)
+			}
+			// The four hints must be on the wire explicitly: a missing
+			// destructiveHint or openWorldHint reads as true.
+			raw, err := json.Marshal(tool.Annotations)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hints map[string]any
+			if err := json.Unmarshal(raw, &hints); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]any{"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
+			for k, w := range want {
+				if hints[k] != w {
+					t.Errorf("annotations[%s] = %v, want %v (annotations %s)", k, hints[k], w, raw)
+				}
+			}
+		})
+	}
+}
+
+func toolNames(ts []*mcp.Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestAnalyzeValid(t *testing.T) {
+	s := newServer(t)
+	args := samplePortfolio()
+	raw, _ := json.Marshal(args)
+	in, err := portfolio.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(portfolio.Analyze(in))
+	var want any
+	_ = json.Unmarshal(wantJSON, &want)
+
+	for _, v := range protocolVersions {
+		t.Run(v, func(t *testing.T) {
+			sess := s.connect(t, v)
+			list, err := sess.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outSchema := resolve(t, list.Tools[0].OutputSchema)
+
+			res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpapi.AnalyzeName, Arguments: args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError {
+				t.Fatalf("isError on a valid portfolio: %s", textOf(res))
+			}
+			got := roundTrip(t, res.StructuredContent)
+			if err := outSchema.Validate(got); err != nil {
+				t.Errorf("structuredContent does not validate against the outputSchema: %v", err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("structuredContent (-want +got):\n%s", diff)
+			}
+			text := textOf(res)
+			if text != "Portfolio analyzed: 2 priority account(s) from 6 invoice(s); no external action taken." {
+				t.Errorf("text = %q", text)
+			}
+			for _, name := range []string{"Ana", "Bruno", "c-1"} {
+				if strings.Contains(text, name) {
+					t.Errorf("text summary %q leaks %q; it must carry counts only", text, name)
+				}
+			}
+		})
+	}
+}
+
+func TestAnalyzeInvalid(t *testing.T) {
+	s := newServer(t)
+	mutate := func(f func(m map[string]any)) map[string]any {
+		m := samplePortfolio()
+		f(m)
+		return m
+	}
+	invoice := func(m map[string]any, i int) map[string]any { return m["invoices"].([]any)[i].(map[string]any) }
+	tests := []struct {
+		name  string
+		args  map[string]any
+		code  string
+		field string
+	}{
+		{"impossible date", mutate(func(m map[string]any) { invoice(m, 2)["dueDate"] = "2025-02-30" }), "invalid_date", "invoices[2].dueDate"},
+		{"month 13", mutate(func(m map[string]any) { m["asOf"] = "2025-13-01" }), "invalid_date", "asOf"},
+		{"unknown field", mutate(func(m map[string]any) { invoice(m, 1)["note"] = "x" }), "unknown_field", "invoices[1].note"},
+		{"missing field", mutate(func(m map[string]any) { delete(invoice(m, 0), "status") }), "missing_field", "invoices[0].status"},
+		{"negative amount", mutate(func(m map[string]any) { invoice(m, 3)["amountCents"] = -5 }), "out_of_range", "invoices[3].amountCents"},
+		{"fractional amount", mutate(func(m map[string]any) { invoice(m, 3)["amountCents"] = 10.5 }), "invalid_type", "invoices[3].amountCents"},
+		{"status", mutate(func(m map[string]any) { invoice(m, 4)["status"] = "overdue" }), "invalid_value", "invoices[4].status"},
+		{"duplicate id", mutate(func(m map[string]any) { invoice(m, 5)["id"] = "inv-1" }), "duplicate_invoice_id", "invoices[5].id"},
+		{"no invoices", mutate(func(m map[string]any) { m["invoices"] = []any{} }), "out_of_range", "invoices"},
+	}
+	for _, v := range protocolVersions {
+		sess := s.connect(t, v)
+		for _, tt := range tests {
+			t.Run(v+"/"+tt.name, func(t *testing.T) {
+				res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpapi.AnalyzeName, Arguments: tt.args})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !res.IsError {
+					t.Fatalf("isError = false for %s", tt.name)
+				}
+				got := errorOf(t, res)
+				if got.Code != tt.code || got.Field != tt.field {
+					t.Errorf("error = %+v, want code %s field %s", got, tt.code, tt.field)
+				}
+				if !strings.Contains(textOf(res), tt.field) {
+					t.Errorf("text %q does not name the field %s", textOf(res), tt.field)
+				}
+			})
+		}
+	}
+}
+
+type toolError struct {
+	Code         string `json:"code"`
+	Message      string `json:"message"`
+	Field        string `json:"field"`
+	RetryAfterMs int64  `json:"retryAfterMs"`
+}
+
+func errorOf(t *testing.T, res *mcp.CallToolResult) toolError {
+	t.Helper()
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Error toolError `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil || body.Error.Code == "" {
+		t.Fatalf("structuredContent %s has no error object (%v)", raw, err)
+	}
+	return body.Error
+}
+
+func textOf(res *mcp.CallToolResult) string {
+	var sb strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			sb.WriteString(tc.Text)
+		}
+	}
+	return sb.String()
+}
+
+func roundTrip(t *testing.T, v any) any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func resolve(t *testing.T, schema any) *jsonschema.Resolved {
+	t.Helper()
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// post sends a raw JSON-RPC body to /mcp.
+func (s *testServer) post(t *testing.T, body io.Reader, hdr map[string]string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/mcp", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func callBody(args any) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": mcpapi.AnalyzeName, "arguments": args}})
+	return b
+}
+
+func TestBodyLimit(t *testing.T) {
+	s := newServer(t)
+	big := samplePortfolio()
+	big["pad"] = strings.Repeat("x", maxBody)
+	body := callBody(big)
+	t.Run("content-length", func(t *testing.T) {
+		resp := s.post(t, bytes.NewReader(body), nil)
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("status = %d, want 413", resp.StatusCode)
+		}
+	})
+	t.Run("chunked", func(t *testing.T) {
+		// A reader without a known length makes the client send chunked.
+		resp := s.post(t, io.MultiReader(bytes.NewReader(body)), nil)
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("status = %d, want 413", resp.StatusCode)
+		}
+	})
+	t.Run("under the limit", func(t *testing.T) {
+		resp := s.post(t, bytes.NewReader(callBody(samplePortfolio())), nil)
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			t.Errorf("status = %d, want 200: %s", resp.StatusCode, b)
+		}
+	})
+}
+
+func TestOriginAndHost(t *testing.T) {
+	s := newServer(t)
+	tests := []struct {
+		name string
+		hdr  map[string]string
+		want int
+	}{
+		{"foreign origin", map[string]string{"Origin": "https://evil.example.com"}, http.StatusForbidden},
+		{"foreign host", map[string]string{"Host": "evil.example.com"}, http.StatusForbidden},
+		{"null origin", map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{"configured origin", map[string]string{"Origin": "https://ops.example.com"}, http.StatusOK},
+		{"loopback origin", map[string]string{"Origin": "http://localhost:3000"}, http.StatusOK},
+		{"no origin", nil, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := s.post(t, bytes.NewReader(callBody(samplePortfolio())), tt.hdr)
+			if resp.StatusCode != tt.want {
+				t.Errorf("status = %d, want %d", resp.StatusCode, tt.want)
+			}
+		})
+	}
+}
+
+func TestMethodNotAllowed(t *testing.T) {
+	s := newServer(t)
+	for _, m := range []string{http.MethodGet, http.MethodDelete} {
+		req, _ := http.NewRequest(m, s.URL+"/mcp", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("%s /mcp = %d, want 405", m, resp.StatusCode)
+		}
+	}
+}
+
+func TestContractsEndpoint(t *testing.T) {
+	s := newServer(t)
+	resp, err := http.Get(s.URL + "/contracts/" + mcpapi.AnalyzeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := mcpapi.Tools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := roundTrip(t, tools[0].Contract)
+	if diff := cmp.Diff(want, any(got)); diff != "" {
+		t.Errorf("GET /contracts/%s (-want +got):\n%s", mcpapi.AnalyzeName, diff)
+	}
+	resp2, err := http.Get(s.URL + "/contracts/no.such_tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp2.Body.Close()
+	if resp2.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown contract status = %d, want 404", resp2.StatusCode)
+	}
+}
+
+func TestHealthz(t *testing.T) {
+	s := newServer(t)
+	resp, err := http.Get(s.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz = %d", resp.StatusCode)
+	}
+	if resp.Header.Get("X-Request-Id") == "" {
+		t.Errorf("no X-Request-Id on the response")
+	}
+}
+
+// BenchmarkToolsCall measures one analyze_portfolio call of 500 invoices
+// through real HTTP and the whole handler stack.
+func BenchmarkToolsCall(b *testing.B) {
+	log := slog.New(slog.DiscardHandler)
+	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody}))
+	defer ts.Close()
+	body := callBody(benchPortfolio(500))
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(out, []byte(`"structuredContent"`)) || bytes.Contains(out, []byte(`"isError":true`)) {
+			b.Fatalf("status %d: %.300s", resp.StatusCode, out)
+		}
+	}
+}
+
+func benchPortfolio(n int) map[string]any {
+	invs := make([]any, n)
+	for i := range invs {
+		c := i % (n / 4)
+		status := "open"
+		if i%10 == 7 {
+			status = "paid"
+		}
+		invs[i] = map[string]any{
+			"id": fmt.Sprintf("inv-%05d", i+1), "customerId": fmt.Sprintf("cust-%04d", c+1),
+			"customerName": fmt.Sprintf("Cliente %d Ltda", c+1), "dueDate": fmt.Sprintf("2026-%02d-%02d", 10+i%3, 1+i%28),
+			"amountCents": 100 + (i*7919)%80000, "status": status, "doNotContact": c%33 == 0,
+		}
+	}
+	return map[string]any{"asOf": "2026-11-29", "invoices": invs}
+}
