@@ -1,0 +1,24 @@
+// Package limits enforces cobranca's rate limits: how many calls an actor
+// causes (DESIGN.md §8), as opposed to payload limits (how much work one call
+// causes) and access control (who may call at all).
+//
+// The algorithm is GCRA (the generic cell rate algorithm, a token bucket
+// stored as one timestamp per key: the theoretical arrival time, TAT). Its
+// state lives in the store, so a limit is one limit whatever replica answers
+// and survives restarts: on PostgreSQL one atomic statement per decision using
+// the database clock (package limits/postgres), on SQLite the equivalent
+// statement (package limits/sqlite). In front of the store sits an in-process
+// pre-limiter (golang.org/x/time/rate, bounded memory) that may only refuse
+// early, never admit on its own while the store answers.
+//
+// Three policies apply: per principal (subject + client id) and per origin
+// (client IP) at the HTTP edge, answered with 429 and the RateLimit headers
+// before any MCP work; and per principal × risk tier inside a tool call
+// (medium and high share the "write" budget, critical has its own), answered
+// with the tool error rate_limited.
+//
+// When the store does not answer within the configured timeout, the HTTP
+// limits go on under a local limiter holding each budget divided by the
+// replica count, and so do low-tier calls; a tier budget (medium and above)
+// fails closed with the retryable error unavailable.
+package limits
