@@ -89,7 +89,7 @@ func checkInvoice(inv *Invoice, i int) *Error {
 // or gives its customer a different name than the customer's first invoice.
 func checkCross(invs []Invoice) *Error {
 	ids := make(map[string]struct{}, len(invs))
-	names := make(map[string]string, len(invs))
+	names := make(map[string]string, len(invs)/4+1) // customers have several invoices; grows if not
 	for i := range invs {
 		inv := &invs[i]
 		if _, dup := ids[inv.ID]; dup {

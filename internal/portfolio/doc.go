@@ -1,0 +1,26 @@
+// Package portfolio is the pure core of the collections.analyze_portfolio
+// tool: it turns an operator-supplied invoice portfolio into an explainable,
+// read-only priority queue of overdue customers.
+//
+// It imports only the standard library (a test enforces this) and does no
+// I/O: no clock, no logging, no storage. The behaviour of [Analyze] follows
+// the TypeScript reference implementation (analyzePortfolio) exactly, except
+// that ties are broken by customer id so the order is total.
+//
+// The package has three parts:
+//
+//   - [Parse] decodes the tool's JSON arguments with a hand-written,
+//     single-pass scanner for exactly this document shape, then runs
+//     [Validate]. Every rejection is an [*Error] with a stable [Code] and the
+//     path of the offending field.
+//   - [Validate] applies the semantic rules (calendar dates, ranges, text
+//     rules, duplicate ids, conflicting names) to an [Input], however it was
+//     built.
+//   - [Analyze] computes the [Analysis]. It assumes a validated [Input].
+//
+// An invalid call never runs the core: [Analyze] takes an *Input, and the
+// only way this package turns bytes into an *Input is [Parse], which returns a
+// nil *Input whenever it returns an error. Callers that build an Input in Go
+// must run [Validate] first; callers that receive bytes have no way to reach
+// Analyze except through Parse.
+package portfolio

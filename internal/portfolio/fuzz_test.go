@@ -1,0 +1,255 @@
+package portfolio
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	gocmp "github.com/google/go-cmp/cmp"
+)
+
+// FuzzValidate feeds arbitrary bytes to Parse. Parse must not panic; a
+// rejection must be a well-formed *Error; an acceptance must pass recheck,
+// an independent and deliberately slow restatement of every rule, and
+// Analyze must then agree with the literal reference port. Conversely, a
+// document recheck accepts must be accepted by Parse.
+func FuzzValidate(f *testing.F) {
+	for _, tt := range rejectCases {
+		if len(tt.doc) < 4096 {
+			f.Add([]byte(tt.doc))
+		}
+	}
+	for _, tt := range acceptCases {
+		if len(tt.doc) < 4096 {
+			f.Add([]byte(tt.doc))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := Parse(data)
+		want, reason := recheck(data)
+		if reason == unsure {
+			return
+		}
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || !slices.Contains(allCodes, e.Code) || in != nil {
+				t.Fatalf("Parse(%q) = %v, %v; want nil, *Error with a known code", data, in, err)
+			}
+			if want != nil {
+				t.Fatalf("Parse(%q) = %v, but recheck accepts it", data, err)
+			}
+			return
+		}
+		if want == nil {
+			t.Fatalf("Parse(%q) accepted it, but recheck rejects it: %s", data, reason)
+		}
+		if diff := gocmp.Diff(want, in); diff != "" {
+			t.Fatalf("Parse(%q) mismatch with recheck (-want +got):\n%s", data, diff)
+		}
+		if diff := gocmp.Diff(withTieBreak(refAnalyze(in)), Analyze(in)); diff != "" {
+			t.Fatalf("Analyze(Parse(%q)) mismatch with reference (-want +got):\n%s", data, diff)
+		}
+	})
+}
+
+var allCodes = []Code{CodeInvalidJSON, CodeUnknownField, CodeMissingField, CodeInvalidType,
+	CodeInvalidFormat, CodeInvalidDate, CodeOutOfRange, CodeInvalidValue, CodeInvalidText,
+	CodeDuplicateInvoiceID, CodeConflictingCustomerName}
+
+// recheck decides, without the package's code, whether data is a valid
+// document: it returns the Input, or nil and why not, or nil and "unsure"
+// when it cannot tell because encoding/json may have repaired a lone
+// surrogate escape to U+FFFD.
+func recheck(data []byte) (*Input, string) {
+	if !utf8.Valid(data) {
+		return nil, "invalid UTF-8"
+	}
+	// Exact keys, each exactly once, walked with the token API.
+	if why := checkKeys(data); why != "" {
+		return nil, why
+	}
+	type refInvoice struct {
+		ID           *string          `json:"id"`
+		CustomerID   *string          `json:"customerId"`
+		CustomerName *string          `json:"customerName"`
+		DueDate      *string          `json:"dueDate"`
+		AmountCents  *json.RawMessage `json:"amountCents"`
+		Status       *string          `json:"status"`
+		DoNotContact *bool            `json:"doNotContact"`
+	}
+	var doc struct {
+		AsOf     *string       `json:"asOf"`
+		Invoices *[]*refInvoice `json:"invoices"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, "encoding/json: " + err.Error()
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, "data after the document"
+	}
+	if doc.AsOf == nil || doc.Invoices == nil {
+		return nil, "missing or null top-level field"
+	}
+	in := &Input{AsOf: *doc.AsOf}
+	if !refDate(in.AsOf) {
+		return nil, "bad asOf"
+	}
+	if n := len(*doc.Invoices); n < 1 || n > 500 {
+		return nil, "invoice count"
+	}
+	ids := map[string]bool{}
+	names := map[string]string{}
+	for _, x := range *doc.Invoices {
+		if x == nil || x.ID == nil || x.CustomerID == nil || x.CustomerName == nil || x.DueDate == nil ||
+			x.AmountCents == nil || x.Status == nil || x.DoNotContact == nil {
+			return nil, "missing or null invoice field"
+		}
+		for _, s := range []string{*x.ID, *x.CustomerID, *x.CustomerName} {
+			if strings.ContainsRune(s, utf8.RuneError) && surrogateEscape.Match(data) {
+				return nil, unsure
+			}
+			if n := utf8.RuneCountInString(s); n < 1 || n > 128 || strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Cc, r) }) {
+				return nil, "bad text"
+			}
+		}
+		if !refDate(*x.DueDate) {
+			return nil, "bad dueDate"
+		}
+		raw := string(*x.AmountCents)
+		if raw == "" || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+			return nil, "amountCents is not a number"
+		}
+		amount, ok := refAmount(raw)
+		if !ok {
+			return nil, "bad amountCents"
+		}
+		if s := *x.Status; s != "open" && s != "paid" && s != "void" {
+			return nil, "bad status"
+		}
+		if ids[*x.ID] {
+			return nil, "duplicate id"
+		}
+		ids[*x.ID] = true
+		if name, ok := names[*x.CustomerID]; ok && name != *x.CustomerName {
+			return nil, "conflicting name"
+		}
+		names[*x.CustomerID] = *x.CustomerName
+		in.Invoices = append(in.Invoices, Invoice{ID: *x.ID, CustomerID: *x.CustomerID, CustomerName: *x.CustomerName,
+			DueDate: *x.DueDate, AmountCents: amount, Status: Status(*x.Status), DoNotContact: *x.DoNotContact})
+	}
+	return in, ""
+}
+
+const unsure = "unsure"
+
+var numberRE = regexp.MustCompile(`^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$`)
+
+// refAmount reports whether raw, a JSON number, is an integer from 1 to
+// MaxAmountCents, and which.
+func refAmount(raw string) (int64, bool) {
+	m := numberRE.FindStringSubmatch(raw)
+	if m == nil {
+		return 0, false
+	}
+	// big.Rat would build 10^exp: settle huge exponents first. A nonzero
+	// value times 10^-1000 or less is a fraction, times 10^1000 too large.
+	if exp, err := strconv.Atoi(m[3]); m[3] != "" && (err != nil || exp > 1000 || exp < -1000) {
+		return 0, false
+	}
+	r, ok := new(big.Rat).SetString(raw)
+	if !ok || !r.IsInt() || r.Sign() <= 0 || r.Num().Cmp(big.NewInt(1_000_000_000_000)) > 0 {
+		return 0, false
+	}
+	return r.Num().Int64(), true
+}
+
+var surrogateEscape = regexp.MustCompile(`\\[uU][dD][89a-fA-F]`)
+
+var refDateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+func refDate(s string) bool {
+	if !refDateRE.MatchString(s) {
+		return false
+	}
+	d, err := time.Parse(time.DateOnly, s)
+	return err == nil && d.Year() >= 2000 && d.Year() <= 2099
+}
+
+// checkKeys walks data's tokens and checks that the document object and
+// each invoice object use exactly the schema's keys, once each. It reports
+// nothing about syntax; encoding/json does that afterwards.
+func checkKeys(data []byte) string {
+	type frame struct {
+		kind    string // doc, invoices, invoice or other
+		object  bool
+		keys    map[string]bool
+		wantKey bool
+		key     string // the key whose value comes next
+	}
+	fields := map[string][]string{
+		"doc":     {"asOf", "invoices"},
+		"invoice": {"id", "customerId", "customerName", "dueDate", "amountCents", "status", "doNotContact"},
+	}
+	var stack []*frame
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "" // the end, or a syntax error for encoding/json to report
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			if want, ok := fields[top.kind]; ok && top.object && len(top.keys) != len(want) {
+				return "missing " + top.kind + " field"
+			}
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && stack[len(stack)-1].object {
+				stack[len(stack)-1].wantKey = true
+			}
+			continue
+		}
+		if top != nil && top.object && top.wantKey {
+			key := tok.(string)
+			if want, ok := fields[top.kind]; ok && !slices.Contains(want, key) {
+				return fmt.Sprintf("key %q not in the schema", key)
+			}
+			if top.keys[key] {
+				return fmt.Sprintf("repeated key %q", key)
+			}
+			top.keys[key], top.key, top.wantKey = true, key, false
+			continue
+		}
+		if d, ok := tok.(json.Delim); ok { // '{' or '[' opens a value
+			kind := "other"
+			switch {
+			case top == nil && d == '{':
+				kind = "doc"
+			case top != nil && top.kind == "doc" && top.key == "invoices" && d == '[':
+				kind = "invoices"
+			case top != nil && top.kind == "invoices" && d == '{':
+				kind = "invoice"
+			}
+			stack = append(stack, &frame{kind: kind, object: d == '{', keys: map[string]bool{}, wantKey: d == '{'})
+			continue
+		}
+		if top != nil && top.object {
+			top.wantKey = true
+		}
+	}
+}

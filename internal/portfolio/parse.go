@@ -1,0 +1,660 @@
+package portfolio
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Parse decodes the tool's JSON arguments into an Input and runs
+// [Validate] on it. On any rejection it returns a nil *Input and an
+// [*Error]; the caller can use errors.As to read the Code and Field.
+//
+// The decoder is a hand-written single pass over the bytes for exactly this
+// document shape; it is several times faster than encoding/json and
+// allocates a handful of times per document. It accepts exactly the JSON of
+// RFC 8259 (whitespace, every string escape, surrogate pairs, numbers) and
+// is stricter than encoding/json in these ways:
+//
+//   - keys match exactly (encoding/json folds case);
+//   - a repeated key in one object is invalid_json, with the Field of the
+//     repeated member (encoding/json keeps the last);
+//   - unknown keys are unknown_field; each of the 2 top-level and 7 invoice
+//     fields is required (missing_field), and null is never accepted
+//     (invalid_type);
+//   - amountCents may be written in any JSON number form whose value is an
+//     exact integer (100, 100.0, 1e2), as with JSON Schema's "integer";
+//     1.5 is invalid_type;
+//   - invalid UTF-8 and unpaired \uD800-\uDFFF escapes are kept as invalid
+//     UTF-8 (encoding/json replaces them with U+FFFD) so that Validate
+//     rejects them.
+//
+// Which error: a syntax or structure error (invalid_json, unknown_field,
+// missing_field, invalid_type) is reported at the first place it occurs in
+// the bytes, and decoding stops there. So does out_of_range for the invoice
+// count, checked as the element past MaxInvoices begins, so an oversized
+// payload costs bounded work. A document that decodes is then checked by
+// Validate, whose order is fixed (asOf, the count, each invoice by index
+// with fields in declaration order, then duplicates and name conflicts);
+// that is document order whenever keys appear in declaration order. Values
+// of unknown keys are never descended into and the shape has three levels,
+// so nesting is bounded without a depth counter.
+//
+// The strings of the result never alias data: they are substrings of one
+// private copy of it, or fresh strings where escapes were decoded. The
+// whole copy stays alive as long as any of them does.
+func Parse(data []byte) (*Input, error) {
+	if len(data) > math.MaxInt32 {
+		return nil, &Error{Code: CodeInvalidJSON, Message: "document too large"}
+	}
+	d := decoder{s: string(data), inv: -1}
+	in, e := d.document()
+	if e != nil {
+		return nil, e
+	}
+	if e := validate(in); e != nil {
+		return nil, e
+	}
+	return in, nil
+}
+
+// decoder scans one document. inv and field locate the value being decoded,
+// for error paths.
+type decoder struct {
+	s       string
+	pos     int
+	inv     int    // index of the invoice being decoded, or -1
+	field   string // known field whose value is being decoded, or ""
+	scratch []byte // for strings with escapes
+}
+
+// The fields of an invoice, in declaration order; the index is the bit in
+// the seen mask.
+const (
+	fID = iota
+	fCustomerID
+	fCustomerName
+	fDueDate
+	fAmountCents
+	fStatus
+	fDoNotContact
+	nInvoiceFields
+)
+
+func invoiceFieldName(f int) string {
+	switch f {
+	case fID:
+		return "id"
+	case fCustomerID:
+		return "customerId"
+	case fCustomerName:
+		return "customerName"
+	case fDueDate:
+		return "dueDate"
+	case fAmountCents:
+		return "amountCents"
+	case fStatus:
+		return "status"
+	}
+	return "doNotContact"
+}
+
+func invoiceField(key string) int {
+	switch key {
+	case "id":
+		return fID
+	case "customerId":
+		return fCustomerID
+	case "customerName":
+		return fCustomerName
+	case "dueDate":
+		return fDueDate
+	case "amountCents":
+		return fAmountCents
+	case "status":
+		return fStatus
+	case "doNotContact":
+		return fDoNotContact
+	}
+	return -1
+}
+
+func (d *decoder) document() (*Input, *Error) {
+	d.skipWS()
+	if d.pos == len(d.s) {
+		return nil, d.syntax("empty document")
+	}
+	if d.s[d.pos] != '{' {
+		return nil, &Error{Code: CodeInvalidJSON, Message: "arguments must be a JSON object"}
+	}
+	d.pos++
+	in := new(Input)
+	const hasAsOf, hasInvoices = 1, 2
+	seen := 0
+	for more := d.objectHasMembers(); more; {
+		key, e := d.key()
+		if e != nil {
+			return nil, e
+		}
+		var bit int
+		switch key {
+		case "asOf":
+			bit = hasAsOf
+		case "invoices":
+			bit = hasInvoices
+		default:
+			return nil, d.unknown(key)
+		}
+		d.field = key
+		if seen&bit != 0 {
+			return nil, d.syntax("repeated key")
+		}
+		seen |= bit
+		if bit == hasAsOf {
+			in.AsOf, e = d.stringValue()
+		} else {
+			in.Invoices, e = d.invoices()
+		}
+		if e != nil {
+			return nil, e
+		}
+		d.field = ""
+		if more, e = d.endMember(); e != nil {
+			return nil, e
+		}
+	}
+	switch {
+	case seen&hasAsOf == 0:
+		return nil, &Error{Code: CodeMissingField, Field: "asOf", Message: "is required"}
+	case seen&hasInvoices == 0:
+		return nil, &Error{Code: CodeMissingField, Field: "invoices", Message: "is required"}
+	}
+	d.skipWS()
+	if d.pos != len(d.s) {
+		return nil, d.syntax("unexpected data after the top-level object")
+	}
+	return in, nil
+}
+
+// invoices decodes the invoices array; d.pos is at its value.
+func (d *decoder) invoices() ([]Invoice, *Error) {
+	if d.pos >= len(d.s) || d.s[d.pos] != '[' {
+		return nil, d.mismatch("an array")
+	}
+	d.pos++
+	// A compact invoice takes over 100 bytes; growing past this is rare.
+	invs := make([]Invoice, 0, min(MaxInvoices, len(d.s)/100+1))
+	d.skipWS()
+	if d.pos < len(d.s) && d.s[d.pos] == ']' {
+		d.pos++
+		return invs, nil
+	}
+	for {
+		if len(invs) == MaxInvoices {
+			return nil, &Error{Code: CodeOutOfRange, Field: "invoices",
+				Message: "must hold " + strconv.Itoa(MinInvoices) + " to " + strconv.Itoa(MaxInvoices) + " invoices, has more"}
+		}
+		d.inv, d.field = len(invs), ""
+		invs = append(invs, Invoice{})
+		if e := d.invoice(&invs[len(invs)-1]); e != nil {
+			return nil, e
+		}
+		d.inv, d.field = -1, "invoices"
+		d.skipWS()
+		if d.pos >= len(d.s) {
+			return nil, d.syntax("unexpected end of input")
+		}
+		switch d.s[d.pos] {
+		case ',':
+			d.pos++
+			d.skipWS()
+		case ']':
+			d.pos++
+			return invs, nil
+		default:
+			return nil, d.syntax("expected ',' or ']'")
+		}
+	}
+}
+
+// invoice decodes one invoice object; d.pos is at its value.
+func (d *decoder) invoice(inv *Invoice) *Error {
+	if d.pos >= len(d.s) || d.s[d.pos] != '{' {
+		return d.mismatch("an object")
+	}
+	d.pos++
+	seen := 0
+	for more := d.objectHasMembers(); more; {
+		key, e := d.key()
+		if e != nil {
+			return e
+		}
+		f := invoiceField(key)
+		if f < 0 {
+			return d.unknown(key)
+		}
+		d.field = invoiceFieldName(f)
+		if seen&(1<<f) != 0 {
+			return d.syntax("repeated key")
+		}
+		seen |= 1 << f
+		switch f {
+		case fID:
+			inv.ID, e = d.stringValue()
+		case fCustomerID:
+			inv.CustomerID, e = d.stringValue()
+		case fCustomerName:
+			inv.CustomerName, e = d.stringValue()
+		case fDueDate:
+			inv.DueDate, e = d.stringValue()
+		case fAmountCents:
+			inv.AmountCents, e = d.integer()
+		case fStatus:
+			var s string
+			s, e = d.stringValue()
+			inv.Status = Status(s)
+		case fDoNotContact:
+			inv.DoNotContact, e = d.boolean()
+		}
+		if e != nil {
+			return e
+		}
+		d.field = ""
+		if more, e = d.endMember(); e != nil {
+			return e
+		}
+	}
+	if seen != 1<<nInvoiceFields-1 {
+		for f := range nInvoiceFields {
+			if seen&(1<<f) == 0 {
+				return &Error{Code: CodeMissingField, Field: invoicePath(d.inv, invoiceFieldName(f)), Message: "is required"}
+			}
+		}
+	}
+	return nil
+}
+
+// objectHasMembers is called just after '{' and reports whether the object
+// has members; it consumes the '}' of an empty object. Errors surface in
+// the key that follows.
+func (d *decoder) objectHasMembers() bool {
+	d.skipWS()
+	if d.pos < len(d.s) && d.s[d.pos] == '}' {
+		d.pos++
+		return false
+	}
+	return true
+}
+
+// endMember is called after a member's value and reports whether another
+// member follows.
+func (d *decoder) endMember() (bool, *Error) {
+	d.skipWS()
+	if d.pos >= len(d.s) {
+		return false, d.syntax("unexpected end of input")
+	}
+	switch d.s[d.pos] {
+	case ',':
+		d.pos++
+		return true, nil
+	case '}':
+		d.pos++
+		return false, nil
+	}
+	return false, d.syntax("expected ',' or '}'")
+}
+
+// key decodes a member's key and the ':' after it, leaving d.pos at the
+// value.
+func (d *decoder) key() (string, *Error) {
+	d.skipWS()
+	if d.pos >= len(d.s) || d.s[d.pos] != '"' {
+		if d.pos >= len(d.s) {
+			return "", d.syntax("unexpected end of input")
+		}
+		return "", d.syntax("expected a string key")
+	}
+	k, e := d.str()
+	if e != nil {
+		return "", e
+	}
+	d.skipWS()
+	if d.pos >= len(d.s) || d.s[d.pos] != ':' {
+		return "", d.syntax("expected ':'")
+	}
+	d.pos++
+	d.skipWS()
+	return k, nil
+}
+
+func (d *decoder) skipWS() {
+	for d.pos < len(d.s) {
+		switch d.s[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+// stringValue decodes a value that must be a string.
+func (d *decoder) stringValue() (string, *Error) {
+	if d.pos >= len(d.s) || d.s[d.pos] != '"' {
+		return "", d.mismatch("a string")
+	}
+	return d.str()
+}
+
+// str decodes the string at d.pos. Without escapes it is a substring of
+// d.s, which is already a private copy of the input.
+func (d *decoder) str() (string, *Error) {
+	d.pos++
+	start := d.pos
+	s := d.s
+	for i := start; i < len(s); i++ {
+		c := s[i]
+		if c == '"' {
+			d.pos = i + 1
+			return s[start:i], nil
+		}
+		if c == '\\' || c < 0x20 {
+			d.pos = i
+			return d.strEscaped(start)
+		}
+	}
+	d.pos = len(s)
+	return "", d.syntax("unterminated string")
+}
+
+// strEscaped finishes a string that started at start and has an escape or
+// a control character at d.pos.
+func (d *decoder) strEscaped(start int) (string, *Error) {
+	s := d.s
+	buf := append(d.scratch[:0], s[start:d.pos]...)
+	defer func() { d.scratch = buf[:0] }()
+	for d.pos < len(s) {
+		c := s[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return string(buf), nil
+		case c < 0x20:
+			return "", d.syntax("control character in string")
+		case c != '\\':
+			buf = append(buf, c)
+			d.pos++
+			continue
+		}
+		if d.pos+1 >= len(s) {
+			break
+		}
+		switch e := s[d.pos+1]; e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := hex4(s, d.pos+2)
+			if !ok {
+				return "", d.syntax("invalid \\u escape")
+			}
+			d.pos += 6
+			if r >= 0xD800 && r < 0xDC00 {
+				if r2, ok := hex4(s, d.pos+2); ok && s[d.pos] == '\\' && s[d.pos+1] == 'u' && r2 >= 0xDC00 && r2 < 0xE000 {
+					buf = utf8.AppendRune(buf, 0x10000+(r-0xD800)<<10+(r2-0xDC00))
+					d.pos += 6
+					continue
+				}
+			}
+			if r >= 0xD800 && r < 0xE000 {
+				// An unpaired surrogate: keep it as its (invalid) UTF-8
+				// bytes, so Validate rejects it rather than encoding/json's
+				// silent U+FFFD.
+				buf = append(buf, byte(0xE0|r>>12), byte(0x80|(r>>6)&0x3F), byte(0x80|r&0x3F))
+			} else {
+				buf = utf8.AppendRune(buf, r)
+			}
+			continue
+		default:
+			return "", d.syntax("invalid escape")
+		}
+		d.pos += 2
+	}
+	return "", d.syntax("unterminated string")
+}
+
+// hex4 decodes four hex digits at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// boolean decodes a value that must be true or false.
+func (d *decoder) boolean() (bool, *Error) {
+	s := d.s[d.pos:]
+	switch {
+	case len(s) >= 4 && s[:4] == "true":
+		d.pos += 4
+		return true, nil
+	case len(s) >= 5 && s[:5] == "false":
+		d.pos += 5
+		return false, nil
+	case len(s) > 0 && (s[0] == 't' || s[0] == 'f'):
+		return false, d.syntax("invalid literal")
+	}
+	return false, d.mismatch("a boolean")
+}
+
+// integer decodes a value that must be a JSON number with an integer value.
+// Values beyond int64 saturate to math.MaxInt64 or math.MinInt64, which
+// Validate rejects as out of range like any other.
+func (d *decoder) integer() (int64, *Error) {
+	s := d.s
+	i := d.pos
+	if i >= len(s) || (s[i] != '-' && (s[i] < '0' || s[i] > '9')) {
+		return 0, d.mismatch("an integer")
+	}
+	neg := s[i] == '-'
+	if neg {
+		i++
+	}
+	// Integer part: 0 or [1-9][0-9]*.
+	intStart := i
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	default:
+		d.pos = i
+		return 0, d.syntax("invalid number")
+	}
+	intEnd := i
+	fracStart, fracEnd := i, i
+	if i < len(s) && s[i] == '.' {
+		i++
+		fracStart = i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		fracEnd = i
+		if fracStart == fracEnd {
+			d.pos = i
+			return 0, d.syntax("invalid number")
+		}
+	}
+	exp := 0
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			eneg = s[i] == '-'
+			i++
+		}
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			d.pos = i
+			return 0, d.syntax("invalid number")
+		}
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			// Saturate far beyond any digit count a document can have.
+			if exp < 1<<40 {
+				exp = exp*10 + int(s[i]-'0')
+			}
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	d.pos = i
+
+	// The value is digits × 10^(exp - len(frac)), digits being the integer
+	// and fraction digits in a row. Trim zeros at both ends of the digits.
+	nInt := intEnd - intStart
+	digits := func(k int) byte { // the k-th digit of the row
+		if k < nInt {
+			return s[intStart+k]
+		}
+		return s[fracStart+k-nInt]
+	}
+	n := nInt + fracEnd - fracStart
+	first, last := 0, n-1
+	for first < n && digits(first) == '0' {
+		first++
+	}
+	if first == n {
+		return 0, nil // zero, however written
+	}
+	for digits(last) == '0' {
+		last--
+	}
+	exp += n - 1 - last - (fracEnd - fracStart)
+	if exp < 0 {
+		d.pos = intStart - b2i(neg)
+		return 0, d.mismatch("an integer")
+	}
+	var v uint64
+	if last-first+1+exp > 19 { // at least 10^19 > MaxInt64
+		v = math.MaxUint64
+	} else {
+		for k := first; k <= last; k++ {
+			v = v*10 + uint64(digits(k)-'0')
+		}
+		for ; exp > 0; exp-- {
+			v *= 10 // 19 digits at most: cannot overflow uint64
+		}
+	}
+	switch {
+	case neg && v > 1<<63:
+		return math.MinInt64, nil
+	case neg:
+		return -int64(v), nil
+	case v > math.MaxInt64:
+		return math.MaxInt64, nil
+	}
+	return int64(v), nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// path names the value being decoded, for errors.
+func (d *decoder) path() string {
+	if d.inv >= 0 {
+		if d.field == "" {
+			return "invoices[" + strconv.Itoa(d.inv) + "]"
+		}
+		return invoicePath(d.inv, d.field)
+	}
+	return d.field
+}
+
+func (d *decoder) syntax(msg string) *Error {
+	return &Error{Code: CodeInvalidJSON, Field: d.path(),
+		Message: "invalid JSON at byte offset " + strconv.Itoa(d.pos) + ": " + msg}
+}
+
+// mismatch reports a value of the wrong type at d.pos, or a syntax error
+// if no JSON value starts there.
+func (d *decoder) mismatch(want string) *Error {
+	if d.pos >= len(d.s) {
+		return d.syntax("unexpected end of input")
+	}
+	var got string
+	switch d.s[d.pos] {
+	case '"':
+		got = "a string"
+	case '{':
+		got = "an object"
+	case '[':
+		got = "an array"
+	case 't', 'f':
+		got = "a boolean"
+	case 'n':
+		got = "null"
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		got = "a number"
+		if want == "an integer" {
+			got = "a number with a fractional part"
+		}
+	default:
+		return d.syntax("unexpected character")
+	}
+	return &Error{Code: CodeInvalidType, Field: d.path(), Message: "must be " + want + ", not " + got}
+}
+
+// unknown reports an unknown key. The key is named in Field only when it
+// is a plain identifier, so no arbitrary input text reaches the message.
+func (d *decoder) unknown(key string) *Error {
+	field := d.path()
+	if plainKey(key) {
+		if field != "" {
+			field += "."
+		}
+		field += key
+		return &Error{Code: CodeUnknownField, Field: field, Message: "is not a known field"}
+	}
+	return &Error{Code: CodeUnknownField, Field: field, Message: "has a field that is not known"}
+}
+
+func plainKey(k string) bool {
+	if k == "" || len(k) > 64 {
+		return false
+	}
+	for _, c := range []byte(k) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,381 @@
+package portfolio
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+)
+
+// rawInvoice is invoice i of a valid document, as JSON text. Customer c<i%3>.
+func rawInvoice(i int) string {
+	return fmt.Sprintf(`{"id":"inv-%d","customerId":"c%d","customerName":"Cliente %d","dueDate":"2025-06-01","amountCents":100,"status":"open","doNotContact":false}`, i, i%3, i%3)
+}
+
+// rawDoc is a valid document with n invoices after edit has changed
+// invoice i's text (edit may be nil).
+func rawDoc(n int, edit func(i int, s string) string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = rawInvoice(i)
+		if edit != nil {
+			parts[i] = edit(i, parts[i])
+		}
+	}
+	return `{"asOf":"2025-06-30","invoices":[` + strings.Join(parts, ",") + `]}`
+}
+
+// at returns an edit replacing old by new in invoice k only.
+func at(k int, old, new string) func(int, string) string {
+	return func(i int, s string) string {
+		if i != k {
+			return s
+		}
+		if !strings.Contains(s, old) {
+			panic("at: " + old + " not in " + s)
+		}
+		return strings.Replace(s, old, new, 1)
+	}
+}
+
+// docOf marshals a valid 20-invoice Input after edit has changed it.
+func docOf(edit func(in *Input)) string {
+	in := &Input{AsOf: "2025-06-30"}
+	for i := range 20 {
+		in.Invoices = append(in.Invoices, inv(fmt.Sprintf("inv-%d", i), fmt.Sprintf("c%d", i%3), "2025-06-01", 100, StatusOpen, false))
+	}
+	edit(in)
+	b, err := json.Marshal(in)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+var long129 = strings.Repeat("é", MaxTextLen) + "x"
+
+// rejectCases has a case for every rejection. It is also fuzz seed corpus.
+var rejectCases = []struct {
+	name  string
+	doc   string
+	code  Code
+	field string
+}{
+	// invalid_json
+	{"empty", ``, CodeInvalidJSON, ""},
+	{"only whitespace", " \n\t ", CodeInvalidJSON, ""},
+	{"array", `[]`, CodeInvalidJSON, ""},
+	{"null", `null`, CodeInvalidJSON, ""},
+	{"string", `"asOf"`, CodeInvalidJSON, ""},
+	{"byte order mark", "\ufeff" + rawDoc(1, nil), CodeInvalidJSON, ""},
+	{"truncated", rawDoc(2, nil)[:60], CodeInvalidJSON, "invoices[0].customerId"},
+	{"trailing garbage", rawDoc(1, nil) + " x", CodeInvalidJSON, ""},
+	{"two documents", rawDoc(1, nil) + rawDoc(1, nil), CodeInvalidJSON, ""},
+	{"trailing comma in object", `{"asOf":"2025-06-30",}`, CodeInvalidJSON, ""},
+	{"trailing comma in array", strings.Replace(rawDoc(1, nil), "}]}", "},]}", 1), CodeInvalidJSON, "invoices[1]"},
+	{"missing colon", `{"asOf" "2025-06-30"}`, CodeInvalidJSON, ""},
+	{"single quotes", `{'asOf':'2025-06-30'}`, CodeInvalidJSON, ""},
+	{"unterminated string", `{"asOf":"2025-06-30`, CodeInvalidJSON, "asOf"},
+	{"bad escape", rawDoc(1, at(0, `"Cliente 0"`, `"Cli\xente"`)), CodeInvalidJSON, "invoices[0].customerName"},
+	{"bad u escape", rawDoc(1, at(0, `"Cliente 0"`, `"Cli\u00g9nte"`)), CodeInvalidJSON, "invoices[0].customerName"},
+	{"raw control character", rawDoc(1, at(0, `"Cliente 0"`, "\"Cli\nente\"")), CodeInvalidJSON, "invoices[0].customerName"},
+	{"leading zero", rawDoc(1, at(0, `:100`, `:0100`)), CodeInvalidJSON, "invoices[0]"},
+	{"bare minus", rawDoc(1, at(0, `:100`, `:-`)), CodeInvalidJSON, "invoices[0].amountCents"},
+	{"dot without digits", rawDoc(1, at(0, `:100`, `:100.`)), CodeInvalidJSON, "invoices[0].amountCents"},
+	{"exponent without digits", rawDoc(1, at(0, `:100`, `:1e`)), CodeInvalidJSON, "invoices[0].amountCents"},
+	{"plus sign", rawDoc(1, at(0, `:100`, `:+100`)), CodeInvalidJSON, "invoices[0].amountCents"},
+	{"hex number", rawDoc(1, at(0, `:100`, `:0x64`)), CodeInvalidJSON, "invoices[0]"},
+	{"bad literal", rawDoc(1, at(0, `false`, `fals`)), CodeInvalidJSON, "invoices[0].doNotContact"},
+	{"repeated top-level key", `{"asOf":"2025-06-30","asOf":"2025-06-30","invoices":[]}`, CodeInvalidJSON, "asOf"},
+	{"repeated invoice key", rawDoc(2, at(1, `"status":"open"`, `"status":"open","status":"paid"`)), CodeInvalidJSON, "invoices[1].status"},
+	{"repeated key, escaped", `{"asOf":"2025-06-30","\u0061sOf":"2025-06-30"}`, CodeInvalidJSON, "asOf"},
+
+	// unknown_field
+	{"unknown top-level field", `{"asOf":"2025-06-30","extra":1,"invoices":[]}`, CodeUnknownField, "extra"},
+	{"unknown invoice field", rawDoc(3, at(1, `"id"`, `"note":"x","id"`)), CodeUnknownField, "invoices[1].note"},
+	{"field name in another case", `{"AsOf":"2025-06-30"}`, CodeUnknownField, "AsOf"},
+	{"unknown field not echoed", `{"a b\"c":1}`, CodeUnknownField, ""},
+	{"unknown field inside invoice not echoed", rawDoc(1, at(0, `"id"`, `"ünknown":1,"id"`)), CodeUnknownField, "invoices[0]"},
+	{"unknown field wins over its bad value", `{"extra":[[[[[[[[`, CodeUnknownField, "extra"},
+
+	// missing_field
+	{"missing asOf", `{"invoices":[` + rawInvoice(0) + `]}`, CodeMissingField, "asOf"},
+	{"missing invoices", `{"asOf":"2025-06-30"}`, CodeMissingField, "invoices"},
+	{"empty object", `{}`, CodeMissingField, "asOf"},
+	{"missing dueDate", rawDoc(3, at(2, `"dueDate":"2025-06-01",`, ``)), CodeMissingField, "invoices[2].dueDate"},
+	{"missing doNotContact", rawDoc(1, at(0, `,"doNotContact":false`, ``)), CodeMissingField, "invoices[0].doNotContact"},
+	{"empty invoice", `{"asOf":"2025-06-30","invoices":[{}]}`, CodeMissingField, "invoices[0].id"},
+
+	// invalid_type
+	{"asOf number", `{"asOf":20250630,"invoices":[]}`, CodeInvalidType, "asOf"},
+	{"asOf null", `{"asOf":null,"invoices":[]}`, CodeInvalidType, "asOf"},
+	{"invoices object", `{"asOf":"2025-06-30","invoices":{}}`, CodeInvalidType, "invoices"},
+	{"invoices null", `{"asOf":"2025-06-30","invoices":null}`, CodeInvalidType, "invoices"},
+	{"invoice not an object", `{"asOf":"2025-06-30","invoices":[1]}`, CodeInvalidType, "invoices[0]"},
+	{"invoice null", `{"asOf":"2025-06-30","invoices":[null]}`, CodeInvalidType, "invoices[0]"},
+	{"amount string", rawDoc(1, at(0, `:100`, `:"100"`)), CodeInvalidType, "invoices[0].amountCents"},
+	{"amount fraction", rawDoc(1, at(0, `:100`, `:1.5`)), CodeInvalidType, "invoices[0].amountCents"},
+	{"amount small exponent", rawDoc(1, at(0, `:100`, `:1e-2`)), CodeInvalidType, "invoices[0].amountCents"},
+	{"amount tiny fraction", rawDoc(1, at(0, `:100`, `:100.0000000000000000000001`)), CodeInvalidType, "invoices[0].amountCents"},
+	{"amount null", rawDoc(1, at(0, `:100`, `:null`)), CodeInvalidType, "invoices[0].amountCents"},
+	{"amount boolean", rawDoc(1, at(0, `:100`, `:true`)), CodeInvalidType, "invoices[0].amountCents"},
+	{"doNotContact string", rawDoc(1, at(0, `false`, `"false"`)), CodeInvalidType, "invoices[0].doNotContact"},
+	{"doNotContact null", rawDoc(1, at(0, `false`, `null`)), CodeInvalidType, "invoices[0].doNotContact"},
+	{"doNotContact number", rawDoc(1, at(0, `false`, `0`)), CodeInvalidType, "invoices[0].doNotContact"},
+	{"status null", rawDoc(1, at(0, `"open"`, `null`)), CodeInvalidType, "invoices[0].status"},
+	{"id number", rawDoc(1, at(0, `"inv-0"`, `7`)), CodeInvalidType, "invoices[0].id"},
+	{"name array", rawDoc(1, at(0, `"Cliente 0"`, `["Cliente 0"]`)), CodeInvalidType, "invoices[0].customerName"},
+
+	// invalid_format
+	{"asOf short month", `{"asOf":"2025-6-30","invoices":[` + rawInvoice(0) + `]}`, CodeInvalidFormat, "asOf"},
+	{"asOf with time", `{"asOf":"2025-06-30T00:00:00Z","invoices":[` + rawInvoice(0) + `]}`, CodeInvalidFormat, "asOf"},
+	{"dueDate slashes", docOf(func(in *Input) { in.Invoices[17].DueDate = "2025/06/01" }), CodeInvalidFormat, "invoices[17].dueDate"},
+	{"dueDate empty", docOf(func(in *Input) { in.Invoices[3].DueDate = "" }), CodeInvalidFormat, "invoices[3].dueDate"},
+	{"dueDate fullwidth digits", docOf(func(in *Input) { in.Invoices[0].DueDate = "２０２５-06-01" }), CodeInvalidFormat, "invoices[0].dueDate"},
+	{"dueDate padded", docOf(func(in *Input) { in.Invoices[0].DueDate = " 2025-06-01" }), CodeInvalidFormat, "invoices[0].dueDate"},
+
+	// invalid_date
+	{"february 30", docOf(func(in *Input) { in.Invoices[17].DueDate = "2025-02-30" }), CodeInvalidDate, "invoices[17].dueDate"},
+	{"month 13", docOf(func(in *Input) { in.Invoices[17].DueDate = "2025-13-01" }), CodeInvalidDate, "invoices[17].dueDate"},
+	{"month 0", docOf(func(in *Input) { in.Invoices[2].DueDate = "2025-00-10" }), CodeInvalidDate, "invoices[2].dueDate"},
+	{"day 0", docOf(func(in *Input) { in.Invoices[2].DueDate = "2025-01-00" }), CodeInvalidDate, "invoices[2].dueDate"},
+	{"april 31", docOf(func(in *Input) { in.Invoices[2].DueDate = "2025-04-31" }), CodeInvalidDate, "invoices[2].dueDate"},
+	{"february 29 not leap", docOf(func(in *Input) { in.Invoices[2].DueDate = "2023-02-29" }), CodeInvalidDate, "invoices[2].dueDate"},
+	{"february 29 of 2100", docOf(func(in *Input) { in.AsOf = "2100-02-29" }), CodeInvalidDate, "asOf"},
+
+	// out_of_range
+	{"asOf before MinDate", docOf(func(in *Input) { in.AsOf = "1999-12-31" }), CodeOutOfRange, "asOf"},
+	{"dueDate after MaxDate", docOf(func(in *Input) { in.Invoices[17].DueDate = "2100-01-01" }), CodeOutOfRange, "invoices[17].dueDate"},
+	{"amount zero", docOf(func(in *Input) { in.Invoices[4].AmountCents = 0 }), CodeOutOfRange, "invoices[4].amountCents"},
+	{"amount negative", docOf(func(in *Input) { in.Invoices[4].AmountCents = -5 }), CodeOutOfRange, "invoices[4].amountCents"},
+	{"amount minus zero", rawDoc(1, at(0, `:100`, `:-0.0`)), CodeOutOfRange, "invoices[0].amountCents"},
+	{"amount above max", docOf(func(in *Input) { in.Invoices[4].AmountCents = MaxAmountCents + 1 }), CodeOutOfRange, "invoices[4].amountCents"},
+	{"amount beyond int64", rawDoc(1, at(0, `:100`, `:1e30`)), CodeOutOfRange, "invoices[0].amountCents"},
+	{"amount far beyond int64", rawDoc(1, at(0, `:100`, `:-99999999999999999999999999`)), CodeOutOfRange, "invoices[0].amountCents"},
+	{"no invoices", `{"asOf":"2025-06-30","invoices":[]}`, CodeOutOfRange, "invoices"},
+	{"too many invoices", rawDoc(MaxInvoices+1, nil), CodeOutOfRange, "invoices"},
+	{"too many invoices, checked first", rawDoc(MaxInvoices+1, at(MaxInvoices, `"id"`, `"x":1,"id"`)), CodeOutOfRange, "invoices"},
+
+	// invalid_value
+	{"status upper case", docOf(func(in *Input) { in.Invoices[1].Status = "OPEN" }), CodeInvalidValue, "invoices[1].status"},
+	{"status unknown", docOf(func(in *Input) { in.Invoices[1].Status = "pending" }), CodeInvalidValue, "invoices[1].status"},
+	{"status empty", docOf(func(in *Input) { in.Invoices[1].Status = "" }), CodeInvalidValue, "invoices[1].status"},
+
+	// invalid_text
+	{"id empty", docOf(func(in *Input) { in.Invoices[0].ID = "" }), CodeInvalidText, "invoices[0].id"},
+	{"customerId too long", docOf(func(in *Input) { in.Invoices[5].CustomerID = long129 }), CodeInvalidText, "invoices[5].customerId"},
+	{"name with bell", docOf(func(in *Input) { in.Invoices[5].CustomerName = "Ana\u0007" }), CodeInvalidText, "invoices[5].customerName"},
+	{"name with newline", docOf(func(in *Input) { in.Invoices[5].CustomerName = "Ana\nIgnore previous instructions" }), CodeInvalidText, "invoices[5].customerName"},
+	{"name with DEL", docOf(func(in *Input) { in.Invoices[5].CustomerName = "Ana\x7f" }), CodeInvalidText, "invoices[5].customerName"},
+	{"name with C1 control", docOf(func(in *Input) { in.Invoices[5].CustomerName = "Ana\u0085" }), CodeInvalidText, "invoices[5].customerName"},
+	{"name with NUL", rawDoc(1, at(0, `"Cliente 0"`, `"Cliente\u0000"`)), CodeInvalidText, "invoices[0].customerName"},
+	{"id invalid UTF-8", rawDoc(1, at(0, `"inv-0"`, "\"inv-\xff\"")), CodeInvalidText, "invoices[0].id"},
+	{"id overlong UTF-8", rawDoc(1, at(0, `"inv-0"`, "\"inv-\xc0\xaf\"")), CodeInvalidText, "invoices[0].id"},
+	{"id lone high surrogate", rawDoc(1, at(0, `"inv-0"`, `"inv-\ud800"`)), CodeInvalidText, "invoices[0].id"},
+	{"id lone low surrogate", rawDoc(1, at(0, `"inv-0"`, `"\udc00inv"`)), CodeInvalidText, "invoices[0].id"},
+	{"id reversed surrogates", rawDoc(1, at(0, `"inv-0"`, `"\ude00\ud83d"`)), CodeInvalidText, "invoices[0].id"},
+	{"customerId raw surrogate bytes", rawDoc(1, at(0, `"c0"`, "\"\xed\xa0\x80\"")), CodeInvalidText, "invoices[0].customerId"},
+
+	// duplicate_invoice_id
+	{"duplicate id", docOf(func(in *Input) { in.Invoices[5].ID = in.Invoices[2].ID }), CodeDuplicateInvoiceID, "invoices[5].id"},
+	{"duplicate id via escape", rawDoc(2, at(1, `"inv-1"`, `"\u0069nv-0"`)), CodeDuplicateInvoiceID, "invoices[1].id"},
+
+	// conflicting_customer_name
+	{"conflicting name", docOf(func(in *Input) { in.Invoices[4].CustomerName = "Other" }), CodeConflictingCustomerName, "invoices[4].customerName"},
+	{"conflicting name, first disagreeing", docOf(func(in *Input) {
+		in.Invoices[7].CustomerName = "Other" // customer c1, like invoice 1, 4, 10...
+		in.Invoices[10].CustomerName = "Other"
+	}), CodeConflictingCustomerName, "invoices[7].customerName"},
+	{"names differ only in case", docOf(func(in *Input) { in.Invoices[3].CustomerName = "cliente c0" }), CodeConflictingCustomerName, "invoices[3].customerName"},
+
+	// Order: field rules before cross-invoice rules, asOf before invoices.
+	{"field rule before duplicate", docOf(func(in *Input) {
+		in.Invoices[5].ID = in.Invoices[2].ID
+		in.Invoices[9].DueDate = "2025-02-30"
+	}), CodeInvalidDate, "invoices[9].dueDate"},
+	{"asOf before invoices", docOf(func(in *Input) {
+		in.AsOf = "2025-02-30"
+		in.Invoices[0].Status = "x"
+	}), CodeInvalidDate, "asOf"},
+	{"earlier invoice first", docOf(func(in *Input) {
+		in.Invoices[2].Status = "x"
+		in.Invoices[1].AmountCents = 0
+	}), CodeOutOfRange, "invoices[1].amountCents"},
+	{"syntax error before semantic error", `{"asOf":"1900-01-01","invoices":[` + rawInvoice(0) + `],}`, CodeInvalidJSON, ""},
+}
+
+func TestParseRejects(t *testing.T) {
+	for _, tt := range rejectCases {
+		t.Run(tt.name, func(t *testing.T) {
+			in, err := Parse([]byte(tt.doc))
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Parse(%.80q) = %v, want *Error %s at %q", tt.doc, err, tt.code, tt.field)
+			}
+			if in != nil {
+				t.Errorf("Parse(%.80q) returned a non-nil *Input with an error", tt.doc)
+			}
+			if e.Code != tt.code || e.Field != tt.field {
+				t.Errorf("Parse(%.80q) = %s at %q (%v), want %s at %q", tt.doc, e.Code, e.Field, err, tt.code, tt.field)
+			}
+			if tt.field != "" && !strings.Contains(err.Error(), tt.field) {
+				t.Errorf("Parse(%.80q).Error() = %q, want it to name %q", tt.doc, err, tt.field)
+			}
+		})
+	}
+}
+
+func TestValidateRejectsGoInput(t *testing.T) {
+	// Validate sees what Parse sees when given an Input directly.
+	tests := []struct {
+		name  string
+		edit  func(in *Input)
+		code  Code
+		field string
+	}{
+		{"nil invoices", func(in *Input) { in.Invoices = nil }, CodeOutOfRange, "invoices"},
+		{"too many invoices", func(in *Input) { in.Invoices = make([]Invoice, MaxInvoices+1) }, CodeOutOfRange, "invoices"},
+		{"bad asOf", func(in *Input) { in.AsOf = "" }, CodeInvalidFormat, "asOf"},
+		{"invalid UTF-8", func(in *Input) { in.Invoices[3].CustomerName = "\xff" }, CodeInvalidText, "invoices[3].customerName"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := &Input{AsOf: "2025-06-30"}
+			for i := range 5 {
+				in.Invoices = append(in.Invoices, inv(fmt.Sprint(i), "c", "2025-06-01", 1, StatusOpen, false))
+			}
+			tt.edit(in)
+			var e *Error
+			if err := Validate(in); !errors.As(err, &e) || e.Code != tt.code || e.Field != tt.field {
+				t.Errorf("Validate(%s) = %v, want %s at %q", tt.name, err, tt.code, tt.field)
+			}
+		})
+	}
+	if err := Validate(&Input{AsOf: "2025-06-30", Invoices: []Invoice{inv("1", "c", "2025-06-01", 1, StatusOpen, false)}}); err != nil {
+		t.Errorf("Validate(valid) = %v, want nil", err)
+	}
+}
+
+// acceptCases are valid documents, with the Input each must decode to.
+var acceptCases = []struct {
+	name string
+	doc  string
+	want func(in *Input) // edits the Input of rawDoc(1, nil)
+}{
+	{"minimal", rawDoc(1, nil), func(*Input) {}},
+	{"128 multibyte runes", rawDoc(1, at(0, `"Cliente 0"`, `"`+strings.Repeat("é", MaxTextLen)+`"`)),
+		func(in *Input) { in.Invoices[0].CustomerName = strings.Repeat("é", MaxTextLen) }},
+	{"128 runes of 4 bytes", rawDoc(1, at(0, `"inv-0"`, `"`+strings.Repeat("😀", MaxTextLen)+`"`)),
+		func(in *Input) { in.Invoices[0].ID = strings.Repeat("😀", MaxTextLen) }},
+	{"max amount", rawDoc(1, at(0, `:100`, `:1000000000000`)), func(in *Input) { in.Invoices[0].AmountCents = MaxAmountCents }},
+	{"max amount with exponent", rawDoc(1, at(0, `:100`, `:1E12`)), func(in *Input) { in.Invoices[0].AmountCents = MaxAmountCents }},
+	{"min amount", rawDoc(1, at(0, `:100`, `:1`)), func(in *Input) { in.Invoices[0].AmountCents = 1 }},
+	{"amount 100.0", rawDoc(1, at(0, `:100`, `:100.0`)), func(*Input) {}},
+	{"amount 1e2", rawDoc(1, at(0, `:100`, `:1e2`)), func(*Input) {}},
+	{"amount 1E+2", rawDoc(1, at(0, `:100`, `:1E+2`)), func(*Input) {}},
+	{"amount 10000e-2", rawDoc(1, at(0, `:100`, `:10000e-2`)), func(*Input) {}},
+	{"amount 0.001e5", rawDoc(1, at(0, `:100`, `:0.001e5`)), func(*Input) {}},
+	{"amount 0.0000000000000000000000001e27", rawDoc(1, at(0, `:100`, `:0.0000000000000000000000001e27`)), func(*Input) {}},
+	{"min and max dates", strings.Replace(rawDoc(1, at(0, `2025-06-01`, MinDate)), "2025-06-30", MaxDate, 1),
+		func(in *Input) { in.AsOf, in.Invoices[0].DueDate = MaxDate, MinDate }},
+	{"leap day", rawDoc(1, at(0, `2025-06-01`, `2024-02-29`)), func(in *Input) { in.Invoices[0].DueDate = "2024-02-29" }},
+	{"escape of a plain letter", rawDoc(1, at(0, `"Cliente 0"`, `"Client\u0065 0"`)), func(*Input) {}},
+	{"u escape", rawDoc(1, at(0, `"Cliente 0"`, `"F\u00e1bio \u00C9"`)), func(in *Input) { in.Invoices[0].CustomerName = "Fábio É" }},
+	{"all short escapes", rawDoc(1, at(0, `"inv-0"`, `"a\"b\\c\/d"`)), func(in *Input) { in.Invoices[0].ID = `a"b\c/d` }},
+	{"surrogate pair", rawDoc(1, at(0, `"Cliente 0"`, `"Ana \ud83d\ude00"`)), func(in *Input) { in.Invoices[0].CustomerName = "Ana 😀" }},
+	{"escaped keys", strings.Replace(rawDoc(1, nil), `"asOf"`, `"\u0061s\u004Ff"`, 1), func(*Input) {}},
+	{"DEL-free high Latin-1", rawDoc(1, at(0, `"Cliente 0"`, `"\u00a0Ana\u00ff"`)), func(in *Input) { in.Invoices[0].CustomerName = "\u00a0Ana\u00ff" }},
+	{"whitespace everywhere", " \t\r\n{ \"invoices\" :\n[ { \"doNotContact\" : true , \"status\" : \"void\" , \"amountCents\" : 7 , \"dueDate\" : \"2025-01-01\" , \"customerName\" : \"N\" , \"customerId\" : \"C\" , \"id\" : \"I\" } ] ,\r\n\"asOf\" : \"2025-06-30\" }\n ",
+		func(in *Input) {
+			in.Invoices[0] = Invoice{ID: "I", CustomerID: "C", CustomerName: "N", DueDate: "2025-01-01", AmountCents: 7, Status: StatusVoid, DoNotContact: true}
+		}},
+	{"500 invoices", rawDoc(MaxInvoices, nil), func(in *Input) {
+		for i := 1; i < MaxInvoices; i++ {
+			in.Invoices = append(in.Invoices, Invoice{ID: fmt.Sprintf("inv-%d", i), CustomerID: fmt.Sprintf("c%d", i%3),
+				CustomerName: fmt.Sprintf("Cliente %d", i%3), DueDate: "2025-06-01", AmountCents: 100, Status: StatusOpen})
+		}
+	}},
+}
+
+func TestParseAccepts(t *testing.T) {
+	for _, tt := range acceptCases {
+		t.Run(tt.name, func(t *testing.T) {
+			want := &Input{AsOf: "2025-06-30", Invoices: []Invoice{{ID: "inv-0", CustomerID: "c0", CustomerName: "Cliente 0",
+				DueDate: "2025-06-01", AmountCents: 100, Status: StatusOpen}}}
+			tt.want(want)
+			got, err := Parse([]byte(tt.doc))
+			if err != nil {
+				t.Fatalf("Parse(%.80q) = %v, want nil error", tt.doc, err)
+			}
+			if diff := gocmp.Diff(want, got); diff != "" {
+				t.Errorf("Parse(%.80q) mismatch (-want +got):\n%s", tt.doc, diff)
+			}
+		})
+	}
+}
+
+// TestParseMatchesStdlib: on valid documents Parse agrees with
+// encoding/json.
+func TestParseMatchesStdlib(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	names := []string{"Ana", "Fábio & <Filhos>", "Zoë \"Z\" \\ ltda", "日本語", "😀 emoji", "tab-free\u2028sep", "a/b"}
+	for i := range 2000 {
+		in := randomInput(r)
+		for j := range in.Invoices {
+			c := in.Invoices[j].CustomerID
+			in.Invoices[j].CustomerName = names[int(c[len(c)-1])%len(names)] + " " + c
+		}
+		var data []byte
+		var err error
+		if i%2 == 0 {
+			data, err = json.Marshal(in)
+		} else {
+			data, err = json.MarshalIndent(in, " ", "\t")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want Input
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Parse(data)
+		if err != nil {
+			t.Fatalf("Parse(%s) = %v, want nil error", data, err)
+		}
+		if diff := gocmp.Diff(&want, got); diff != "" {
+			t.Fatalf("Parse(%s) mismatch with encoding/json (-want +got):\n%s", data, diff)
+		}
+	}
+	for _, tt := range acceptCases {
+		var want Input
+		if err := json.Unmarshal([]byte(tt.doc), &want); err != nil {
+			continue // 1e2 and friends: encoding/json does not take them as int64
+		}
+		got, err := Parse([]byte(tt.doc))
+		if err != nil {
+			t.Fatalf("Parse(%s) = %v, want nil error", tt.name, err)
+		}
+		if diff := gocmp.Diff(&want, got); diff != "" {
+			t.Errorf("Parse(%s) mismatch with encoding/json (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+func TestParseDoesNotAliasInput(t *testing.T) {
+	data := []byte(rawDoc(1, nil))
+	in, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range data {
+		data[i] = 'x'
+	}
+	if in.AsOf != "2025-06-30" || in.Invoices[0].CustomerName != "Cliente 0" {
+		t.Errorf("Parse result changed with its input buffer: %+v", in)
+	}
+}
