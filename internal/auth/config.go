@@ -189,3 +189,7 @@ func checkURL(s string, secure bool) error {
 	}
 	return nil
 }
+
+// Validate reports every problem in c, naming the environment variables,
+// as New would.
+func (c Config) Validate() error { return c.withDefaults().validate() }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cobranca/cobranca/internal/auth"
 )
 
 // Config is the whole configuration of a cobranca process.
@@ -31,6 +33,21 @@ type Config struct {
 	LogLevel slog.Level
 	// DataDir holds the embedded database and development keys.
 	DataDir string
+
+	// Issuer is the OAuth authorization server tokens must come from; empty
+	// means development mode (a local signing key and `cobranca token`).
+	Issuer string
+	// Resource is this server's resource identifier, the audience tokens
+	// must name (RFC 8707).
+	Resource string
+	// JWKSURL is where the issuer publishes its signing keys.
+	JWKSURL string
+	// JWTPublicKey is a PEM public key file used instead of a JWKS.
+	JWTPublicKey string
+	// AgentClientIDs are OAuth client ids whose tokens count as agents.
+	AgentClientIDs []string
+	// StepUpACR are the acr values that satisfy step-up authentication.
+	StepUpACR []string
 }
 
 // Production reports whether cobranca runs in production mode.
@@ -47,7 +64,42 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("data_dir", c.DataDir),
+		slog.String("issuer", c.Issuer),
+		slog.String("resource", c.Resource),
+		slog.String("jwks_url", c.JWKSURL),
+		slog.String("jwt_public_key", c.JWTPublicKey),
+		slog.Any("agent_client_ids", c.AgentClientIDs),
+		slog.Any("stepup_acr", c.StepUpACR),
 	)
+}
+
+// Auth is the configuration of token verification. Development mode's
+// issuer is the server's own URL, from Addr.
+func (c Config) Auth() auth.Config {
+	return auth.Config{
+		Issuer:         c.Issuer,
+		Resource:       c.Resource,
+		JWKSURL:        c.JWKSURL,
+		PublicKeyFile:  c.JWTPublicKey,
+		AgentClientIDs: c.AgentClientIDs,
+		StepUpACR:      c.StepUpACR,
+		Production:     c.Production(),
+		DataDir:        c.DataDir,
+		BaseURL:        c.baseURL(),
+	}
+}
+
+// baseURL is how a local client reaches the server: a wildcard listen
+// address is reached as localhost.
+func (c Config) baseURL() string {
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // variable describes one COBRANCA_* environment variable.
@@ -118,6 +170,32 @@ var variables = []variable{
 	{"COBRANCA_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`.", func(c *Config, v string) error {
 		return c.LogLevel.UnmarshalText([]byte(v))
 	}},
+	{"COBRANCA_ISSUER", "", "OAuth issuer whose access tokens are accepted (`iss`). Unset: development mode — a signing key kept in COBRANCA_DATA_DIR and `cobranca token`; production refuses it.", func(c *Config, v string) error {
+		c.Issuer = v
+		return nil
+	}},
+	{"COBRANCA_RESOURCE", "", "This server's resource URL (RFC 8707), which tokens' `aud` must contain, e.g. `https://mcp.example.com/mcp`. Development default: `http://<COBRANCA_ADDR>/mcp`.", func(c *Config, v string) error {
+		c.Resource = v
+		return nil
+	}},
+	{"COBRANCA_JWKS_URL", "", "The issuer's JWKS; keys are cached and refetched on an unknown `kid`.", func(c *Config, v string) error {
+		c.JWKSURL = v
+		return nil
+	}},
+	{"COBRANCA_JWT_PUBLIC_KEY", "", "PEM file with the issuer's public key, instead of COBRANCA_JWKS_URL (air-gapped installs).", func(c *Config, v string) error {
+		c.JWTPublicKey = v
+		return nil
+	}},
+	{"COBRANCA_AGENT_CLIENT_IDS", "", "Comma-separated OAuth client ids whose tokens are AI agents even without an `act` claim.", func(c *Config, v string) error {
+		list, err := splitList(v, func(string) error { return nil })
+		c.AgentClientIDs = list
+		return err
+	}},
+	{"COBRANCA_STEPUP_ACR", "", "Comma-separated `acr` values that satisfy step-up authentication (RFC 9470).", func(c *Config, v string) error {
+		list, err := splitList(v, func(string) error { return nil })
+		c.StepUpACR = list
+		return err
+	}},
 	{"COBRANCA_DATA_DIR", "./data", "Directory for the embedded database and development keys.", func(c *Config, v string) error {
 		if v == "" {
 			return errors.New("must not be empty")
@@ -161,6 +239,9 @@ func Load(environ []string) (Config, error) {
 	for _, k := range unknown {
 		errs = append(errs, fmt.Errorf("%s: unknown variable (see the README's configuration table)", k))
 	}
+	// Token verification settings are checked together (URLs, and
+	// combinations such as production without an issuer).
+	errs = append(errs, c.Auth().Validate())
 	return c, errors.Join(errs...)
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -28,6 +29,11 @@ func TestLoadValues(t *testing.T) {
 		"COBRANCA_MAX_BODY_BYTES=2048",
 		"COBRANCA_ENV=production",
 		"COBRANCA_LOG_LEVEL=debug",
+		"COBRANCA_ISSUER=https://idp.example.com",
+		"COBRANCA_RESOURCE=https://mcp.example.com/mcp",
+		"COBRANCA_JWKS_URL=https://idp.example.com/jwks.json",
+		"COBRANCA_AGENT_CLIENT_IDS=ledger-bot, collector-bot",
+		"COBRANCA_STEPUP_ACR=urn:cobranca:mfa",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +49,46 @@ func TestLoadValues(t *testing.T) {
 	}
 }
 
+func TestAuth(t *testing.T) {
+	c, err := Load([]string{
+		"COBRANCA_ADDR=0.0.0.0:9000",
+		"COBRANCA_ISSUER=https://idp.example.com",
+		"COBRANCA_RESOURCE=https://mcp.example.com/mcp",
+		"COBRANCA_JWT_PUBLIC_KEY=/etc/cobranca/issuer.pem",
+		"COBRANCA_AGENT_CLIENT_IDS=ledger-bot, collector-bot",
+		"COBRANCA_STEPUP_ACR=urn:cobranca:mfa,phr",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := auth.Config{
+		Issuer:         "https://idp.example.com",
+		Resource:       "https://mcp.example.com/mcp",
+		PublicKeyFile:  "/etc/cobranca/issuer.pem",
+		AgentClientIDs: []string{"ledger-bot", "collector-bot"},
+		StepUpACR:      []string{"urn:cobranca:mfa", "phr"},
+		DataDir:        "./data",
+		BaseURL:        "http://localhost:9000",
+	}
+	if diff := cmp.Diff(want, c.Auth()); diff != "" {
+		t.Errorf("Auth() (-want +got):\n%s", diff)
+	}
+}
+
+// TestProductionRefusesDevelopmentMode: without an issuer, production does
+// not start, and the error names what to set.
+func TestProductionRefusesDevelopmentMode(t *testing.T) {
+	_, err := Load([]string{"COBRANCA_ENV=production", "COBRANCA_LOG_LEVEL=loud"})
+	if err == nil {
+		t.Fatal("Load accepted production without an issuer")
+	}
+	for _, want := range []string{"COBRANCA_LOG_LEVEL:", "refuses development mode", "COBRANCA_ISSUER", "COBRANCA_RESOURCE", "COBRANCA_JWKS_URL or COBRANCA_JWT_PUBLIC_KEY"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s:\n%v", want, err)
+		}
+	}
+}
+
 // TestLoadErrors: every problem is reported at once, each naming its variable.
 func TestLoadErrors(t *testing.T) {
 	_, err := Load([]string{
@@ -52,11 +98,14 @@ func TestLoadErrors(t *testing.T) {
 		"COBRANCA_ENV=staging",
 		"COBRANCA_LOG_LEVEL=loud",
 		"COBRANCA_ADRR=127.0.0.1:1",
+		"COBRANCA_ISSUER=idp.example.com",
+		"COBRANCA_JWKS_URL=https://idp.example.com/jwks.json",
+		"COBRANCA_RESOURCE=https://mcp.example.com/mcp",
 	})
 	if err == nil {
 		t.Fatal("Load accepted invalid values")
 	}
-	for _, name := range []string{"COBRANCA_ADDR:", "COBRANCA_MAX_BODY_BYTES:", "COBRANCA_ALLOWED_ORIGINS:", "COBRANCA_ENV:", "COBRANCA_LOG_LEVEL:", "COBRANCA_ADRR: unknown variable"} {
+	for _, name := range []string{"COBRANCA_ADDR:", "COBRANCA_MAX_BODY_BYTES:", "COBRANCA_ALLOWED_ORIGINS:", "COBRANCA_ENV:", "COBRANCA_LOG_LEVEL:", "COBRANCA_ADRR: unknown variable", "COBRANCA_ISSUER:"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not name %s:\n%v", name, err)
 		}
