@@ -1,0 +1,264 @@
+// Package pgtest gives tests a real, throwaway PostgreSQL: one cluster per test binary,
+// started on first use, and a fresh database per test.
+//
+// When COBRANCA_TEST_DATABASE_URL is set, its server is used instead (the role must be allowed
+// to create databases and roles). Otherwise the cluster is made with initdb and run with
+// postgres, found on PATH or under /usr/lib/postgresql/*/bin, as the "postgres" OS user when
+// the test runs as root, listening only on a unix socket in a temporary directory that is
+// removed at the end. When PostgreSQL is missing, tests are skipped, except when CI=true, where
+// that is a failure.
+//
+// Use one Cluster per test binary:
+//
+//	var pg = pgtest.New()
+//
+//	func TestMain(m *testing.M) {
+//		code := m.Run()
+//		pg.Close()
+//		os.Exit(code)
+//	}
+//
+//	func TestSomething(t *testing.T) {
+//		url := pg.Database(t)
+//		…
+//	}
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Cluster is a PostgreSQL server for the tests of one binary. The zero value is not usable:
+// call New.
+type Cluster struct {
+	once sync.Once
+	err  error
+	url  string // superuser URL of the maintenance database
+
+	dir  string    // temporary directory of a cluster we started
+	proc *exec.Cmd // the postmaster we started
+}
+
+// New returns a Cluster that starts on the first call to Database.
+func New() *Cluster { return &Cluster{} }
+
+// Database creates a new, empty database and returns a superuser URL for it. The database is
+// dropped when the test ends.
+func (c *Cluster) Database(t testing.TB) string {
+	t.Helper()
+	c.once.Do(func() { c.err = c.start() })
+	if c.err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("PostgreSQL is required when CI=true: %v", c.err)
+		}
+		t.Skipf("PostgreSQL not available: %v", c.err)
+	}
+	name := "cobranca_test_" + randomName()
+	ctx := context.Background()
+	if err := c.admin(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.admin(context.Background(), "DROP DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			t.Errorf("pgtest: drop database: %v", err)
+		}
+	})
+	u, err := url.Parse(c.url)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// Exec runs statements as the superuser in the maintenance database: roles, mostly.
+func (c *Cluster) Exec(t testing.TB, sql string) {
+	t.Helper()
+	if err := c.admin(context.Background(), sql); err != nil {
+		t.Fatalf("pgtest: %s: %v", sql, err)
+	}
+}
+
+// WithUser returns databaseURL with its user and password replaced.
+func WithUser(t testing.TB, databaseURL, user, password string) string {
+	t.Helper()
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	u.User = url.UserPassword(user, password)
+	return u.String()
+}
+
+// RandomName returns a short random lower-case identifier suffix, for roles and databases.
+func RandomName() string { return randomName() }
+
+func randomName() string {
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 12)
+	rand.Read(b)
+	for i := range b {
+		b[i] = letters[int(b[i])%len(letters)]
+	}
+	return string(b)
+}
+
+func (c *Cluster) admin(ctx context.Context, sql string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// Close stops the cluster and removes its files, if this Cluster started one.
+func (c *Cluster) Close() {
+	if c.proc != nil && c.proc.Process != nil {
+		// SIGINT is PostgreSQL's fast shutdown: disconnect everyone, stop.
+		_ = c.proc.Process.Signal(syscall.SIGINT)
+		done := make(chan struct{})
+		go func() { _ = c.proc.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = c.proc.Process.Kill()
+			<-done
+		}
+	}
+	if c.dir != "" {
+		_ = os.RemoveAll(c.dir)
+	}
+}
+
+func (c *Cluster) start() error {
+	if u := os.Getenv("COBRANCA_TEST_DATABASE_URL"); u != "" {
+		c.url = u
+		return c.waitReady(10 * time.Second)
+	}
+	initdb, postgres, err := binaries()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		return err
+	}
+	c.dir = dir
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		// PostgreSQL refuses to run as root.
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			return fmt.Errorf("running as root and no postgres user: %w", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			return err
+		}
+	}
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(initdb, "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("initdb: %v\n%s", err, out)
+	}
+	logFile, err := os.Create(filepath.Join(dir, "postgres.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	// Unix socket only; durability off: the cluster lives as long as the test binary.
+	c.proc = exec.Command(postgres, "-D", data, "-k", dir, "-p", "5432",
+		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
+		"-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "shared_buffers=64MB")
+	c.proc.Dir = dir
+	c.proc.Stdout, c.proc.Stderr = logFile, logFile
+	// Pdeathsig: should the test binary die, the postmaster does an immediate shutdown.
+	c.proc.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT}
+	if err := c.proc.Start(); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	c.url = "postgres://postgres@/postgres?host=" + url.QueryEscape(dir) + "&port=5432&sslmode=disable"
+	if err := c.waitReady(60 * time.Second); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
+		return fmt.Errorf("%w\n%s", err, log)
+	}
+	return nil
+}
+
+func (c *Cluster) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		conn, err := pgx.Connect(ctx, c.url)
+		if err == nil {
+			err = conn.Ping(ctx)
+			conn.Close(ctx)
+		}
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if c.proc != nil && c.proc.ProcessState != nil {
+			return errors.New("postgres exited")
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres not ready after %v: %w", timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// binaries finds initdb and postgres: on PATH, else the newest /usr/lib/postgresql/*/bin.
+func binaries() (initdb, postgres string, err error) {
+	if i, err := exec.LookPath("initdb"); err == nil {
+		if p, err := exec.LookPath("postgres"); err == nil {
+			return i, p, nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	slices.SortFunc(dirs, func(a, b string) int {
+		return versionOf(b) - versionOf(a)
+	})
+	for _, d := range dirs {
+		i, p := filepath.Join(d, "initdb"), filepath.Join(d, "postgres")
+		if isFile(i) && isFile(p) {
+			return i, p, nil
+		}
+	}
+	return "", "", errors.New("initdb and postgres not found on PATH nor in /usr/lib/postgresql/*/bin")
+}
+
+func versionOf(binDir string) int {
+	v, _ := strconv.Atoi(strings.Split(filepath.Base(filepath.Dir(binDir)), ".")[0])
+	return v
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}

@@ -1,0 +1,47 @@
+package pgtest_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cobranca/cobranca/internal/pgtest"
+)
+
+var pg = pgtest.New()
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pg.Close()
+	os.Exit(code)
+}
+
+func TestDatabasesAreSeparate(t *testing.T) {
+	ctx := context.Background()
+	a, b := pg.Database(t), pg.Database(t)
+	if a == b {
+		t.Fatalf("Database() returned %q twice", a)
+	}
+	connA, err := pgx.Connect(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer connA.Close(ctx)
+	if _, err := connA.Exec(ctx, "CREATE TABLE only_in_a (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	connB, err := pgx.Connect(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer connB.Close(ctx)
+	var n int
+	if err := connB.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE tablename = 'only_in_a'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("table created in database A is visible in database B")
+	}
+}

@@ -1,0 +1,207 @@
+// Package sqlite implements store.DB on an embedded SQLite database (modernc.org/sqlite, pure
+// Go): the default, so `cobranca serve` needs no database server.
+//
+// Writes go through one connection whose transactions begin IMMEDIATE (they take the write
+// lock at BEGIN, so a transaction never fails half way when another writer holds it); reads
+// outside transactions use a pool of read-only connections, which WAL lets run alongside the
+// writer. Other processes on the same file (cobranca migrate, cobranca audit verify) are
+// handled by the busy timeout.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/migrations"
+)
+
+// FileName is the database file created in the data directory.
+const FileName = "cobranca.db"
+
+// DB is an open SQLite database. It implements store.DB.
+type DB struct {
+	path     string
+	write    *sql.DB
+	read     *sql.DB
+	migrator *store.Migrator
+}
+
+var _ store.DB = (*DB)(nil)
+
+// Open opens (creating if needed) the database file at path, creating its directory with mode
+// 0700. It does not migrate.
+func Open(ctx context.Context, path string, logger *slog.Logger) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: empty path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	pragmas := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+		pragmas.Add("_pragma", p)
+	}
+	wq := url.Values{"_txlock": {"immediate"}}
+	for k, v := range pragmas {
+		wq[k] = v
+	}
+	w, err := sql.Open("sqlite", "file:"+path+"?"+wq.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	// The write connection is opened first so that WAL mode is set before readers arrive.
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	rq := url.Values{"_pragma": append(pragmas["_pragma"], "query_only(1)")}
+	r, err := sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	n := max(2, runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	db := &DB{path: path, write: w, read: r}
+	db.migrator, err = store.NewMigrator(w, store.SQLite, migrations.SQLite(), logger, db.lockFile)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Path returns the database file's path.
+func (db *DB) Path() string { return db.path }
+
+// Dialect returns store.SQLite.
+func (db *DB) Dialect() store.Dialect { return store.SQLite }
+
+// Exec runs a statement on the write connection.
+func (db *DB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return exec(ctx, db.write, query, args)
+}
+
+// Query runs a query on a read-only connection.
+func (db *DB) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
+	return queryRows(ctx, db.read, query, args)
+}
+
+// QueryRow runs a query on a read-only connection.
+func (db *DB) QueryRow(ctx context.Context, query string, args ...any) store.Row {
+	return row{db.read.QueryRowContext(ctx, query, args...)}
+}
+
+// InTx runs fn in a write transaction (BEGIN IMMEDIATE).
+func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) (err error) {
+	sqlTx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = sqlTx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = sqlTx.Rollback()
+		}
+	}()
+	if err := fn(ctx, tx{sqlTx}); err != nil {
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return nil
+}
+
+// Ready reports whether the database answers and every migration is applied.
+func (db *DB) Ready(ctx context.Context) error {
+	if err := db.read.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	return db.migrator.Current(ctx)
+}
+
+// Migrate applies the pending migrations, holding an exclusive lock on a file next to the
+// database so that two processes migrating at once take turns.
+func (db *DB) Migrate(ctx context.Context) ([]store.Migration, error) {
+	return db.migrator.Up(ctx)
+}
+
+// Migrations lists the known migrations and their state.
+func (db *DB) Migrations(ctx context.Context) ([]store.Migration, error) {
+	return db.migrator.Status(ctx)
+}
+
+// Close closes the database.
+func (db *DB) Close() error {
+	return errors.Join(db.read.Close(), db.write.Close())
+}
+
+type tx struct{ tx *sql.Tx }
+
+func (t tx) Dialect() store.Dialect { return store.SQLite }
+
+func (t tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return exec(ctx, t.tx, query, args)
+}
+
+func (t tx) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
+	return queryRows(ctx, t.tx, query, args)
+}
+
+func (t tx) QueryRow(ctx context.Context, query string, args ...any) store.Row {
+	return row{t.tx.QueryRowContext(ctx, query, args...)}
+}
+
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func exec(ctx context.Context, q querier, query string, args []any) (int64, error) {
+	res, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func queryRows(ctx context.Context, q querier, query string, args []any) (store.Rows, error) {
+	r, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows{r}, nil
+}
+
+type row struct{ r *sql.Row }
+
+func (r row) Scan(dest ...any) error {
+	err := r.r.Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNoRows
+	}
+	return err
+}
+
+type rows struct{ *sql.Rows }
+
+func (r rows) Close() { _ = r.Rows.Close() }

@@ -1,0 +1,84 @@
+// Package store defines what cobranca needs from its database, independent of the dialect:
+// SQL with $n placeholders, transactions in one helper, readiness and migrations. The two
+// implementations live in store/sqlite (the embedded default) and store/postgres (production,
+// several replicas).
+//
+// Queries stay small and hand-written; where the dialects differ, the consumer picks its SQL
+// by Dialect. Scan only into portable types: string, int64, bool, []byte.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Dialect names the SQL a DB speaks.
+type Dialect string
+
+// The dialects.
+const (
+	Postgres Dialect = "postgres"
+	SQLite   Dialect = "sqlite"
+)
+
+// ErrNoRows is returned by Row.Scan when the query selected no row, on both dialects.
+var ErrNoRows = errors.New("store: no rows in result set")
+
+// ErrPendingMigrations is returned by Ready when the schema is behind the binary.
+var ErrPendingMigrations = errors.New("store: migrations pending")
+
+// Row is the result of QueryRow.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Rows is the result of Query. Close is idempotent; Err reports what ended the iteration.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// Querier runs SQL, with $1, $2, … placeholders on both dialects.
+type Querier interface {
+	// Exec runs a statement and returns the number of rows it affected.
+	Exec(ctx context.Context, sql string, args ...any) (int64, error)
+	Query(ctx context.Context, sql string, args ...any) (Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) Row
+}
+
+// Tx is a transaction in progress, handed to the function given to DB.InTx.
+type Tx interface {
+	Querier
+	Dialect() Dialect
+}
+
+// DB is a database handle: what the composition root opens and hands to the packages that
+// define their own, smaller interfaces over it.
+type DB interface {
+	Querier
+	Dialect() Dialect
+	// InTx runs fn in a transaction: committed when fn returns nil, rolled back otherwise
+	// (and when fn panics). On SQLite the transaction holds the write lock from its start
+	// (BEGIN IMMEDIATE), so concurrent writers queue instead of failing with SQLITE_BUSY.
+	InTx(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+	// Ready reports whether the database answers and its schema is current.
+	Ready(ctx context.Context) error
+	// Migrate applies the pending migrations. It is safe to call from several processes at
+	// once: they take turns.
+	Migrate(ctx context.Context) ([]Migration, error)
+	// Migrations lists every migration the binary knows and whether it is applied.
+	Migrations(ctx context.Context) ([]Migration, error)
+	Close() error
+}
+
+// Migration describes one migration: applied by Migrate, or listed by Migrations.
+type Migration struct {
+	Version   int64
+	Name      string // the file name
+	Applied   bool
+	AppliedAt time.Time     // zero when not applied, or when unknown
+	Duration  time.Duration // set by Migrate
+}

@@ -1,0 +1,230 @@
+package storetest_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/cobranca/cobranca/internal/pgtest"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
+)
+
+var pg = pgtest.New()
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pg.Close()
+	os.Exit(code)
+}
+
+func eachStore(t *testing.T, fn func(t *testing.T, f storetest.Fixture)) {
+	for _, f := range storetest.Fixtures(pg) {
+		t.Run(string(f.Dialect), func(t *testing.T) {
+			t.Parallel()
+			fn(t, f)
+		})
+	}
+}
+
+func TestInTx(t *testing.T) {
+	eachStore(t, func(t *testing.T, f storetest.Fixture) {
+		ctx := context.Background()
+		db := f.Migrated(t)
+		if _, err := db.Exec(ctx, "CREATE TABLE scratch (k TEXT PRIMARY KEY, v BIGINT NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+		insert := func(k string) func(ctx context.Context, tx store.Tx) error {
+			return func(ctx context.Context, tx store.Tx) error {
+				_, err := tx.Exec(ctx, "INSERT INTO scratch (k, v) VALUES ($1, $2)", k, int64(len(k)))
+				return err
+			}
+		}
+		errBoom := errors.New("boom")
+		if err := db.InTx(ctx, insert("committed")); err != nil {
+			t.Fatalf("InTx(commit) = %v", err)
+		}
+		err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			if err := insert("rolled-back")(ctx, tx); err != nil {
+				return err
+			}
+			return errBoom
+		})
+		if !errors.Is(err, errBoom) {
+			t.Fatalf("InTx(fail) = %v, want %v", err, errBoom)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("InTx did not re-panic")
+				}
+			}()
+			_ = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				_ = insert("panicked")(ctx, tx)
+				panic("boom")
+			})
+		}()
+
+		rows, err := db.Query(ctx, "SELECT k, v FROM scratch ORDER BY k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rows.Next() {
+			var k string
+			var v int64
+			if err := rows.Scan(&k, &v); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, k)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0] != "committed" {
+			t.Errorf("rows after commit, rollback and panic = %q, want [committed]", got)
+		}
+
+		var v int64
+		err = db.QueryRow(ctx, "SELECT v FROM scratch WHERE k = $1", "absent").Scan(&v)
+		if !errors.Is(err, store.ErrNoRows) {
+			t.Errorf("QueryRow(absent).Scan = %v, want store.ErrNoRows", err)
+		}
+		err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.QueryRow(ctx, "SELECT v FROM scratch WHERE k = $1", "absent").Scan(&v)
+		})
+		if !errors.Is(err, store.ErrNoRows) {
+			t.Errorf("tx.QueryRow(absent).Scan = %v, want store.ErrNoRows", err)
+		}
+	})
+}
+
+func TestConcurrentWriters(t *testing.T) {
+	eachStore(t, func(t *testing.T, f storetest.Fixture) {
+		ctx := context.Background()
+		db := f.Migrated(t)
+		if _, err := db.Exec(ctx, "CREATE TABLE counter (id BIGINT PRIMARY KEY, n BIGINT NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(ctx, "INSERT INTO counter (id, n) VALUES (1, 0)"); err != nil {
+			t.Fatal(err)
+		}
+		// Read-then-write transactions: on SQLite, a deferred transaction would fail here with
+		// SQLITE_BUSY when two upgrade their read lock at once.
+		const writers, each = 8, 25
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		for range writers {
+			wg.Go(func() {
+				for range each {
+					err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+						var n int64
+						if err := tx.QueryRow(ctx, "SELECT n FROM counter WHERE id = 1"+forUpdate(f.Dialect)).Scan(&n); err != nil {
+							return err
+						}
+						_, err := tx.Exec(ctx, "UPDATE counter SET n = $1 WHERE id = 1", n+1)
+						return err
+					})
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("InTx: %v", err)
+		}
+		var n int64
+		if err := db.QueryRow(ctx, "SELECT n FROM counter WHERE id = 1").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != writers*each {
+			t.Errorf("counter = %d, want %d", n, writers*each)
+		}
+	})
+}
+
+// forUpdate completes "… FOR UPDATE" for the dialect: SQLite has no row locks and needs none.
+func forUpdate(d store.Dialect) string {
+	if d == store.SQLite {
+		return ""
+	}
+	return " FOR UPDATE"
+}
+
+func TestReadyAndMigrations(t *testing.T) {
+	eachStore(t, func(t *testing.T, f storetest.Fixture) {
+		ctx := context.Background()
+		db := f.Open(t, f.NewDatabase(t))
+		if err := db.Ready(ctx); !errors.Is(err, store.ErrPendingMigrations) {
+			t.Fatalf("Ready before Migrate = %v, want ErrPendingMigrations", err)
+		}
+		applied, err := db.Migrate(ctx)
+		if err != nil {
+			t.Fatalf("Migrate = %v", err)
+		}
+		if len(applied) == 0 {
+			t.Fatal("Migrate applied nothing on an empty database")
+		}
+		if err := db.Ready(ctx); err != nil {
+			t.Fatalf("Ready after Migrate = %v", err)
+		}
+		again, err := db.Migrate(ctx)
+		if err != nil || len(again) != 0 {
+			t.Fatalf("second Migrate = %v, %v; want nothing applied", again, err)
+		}
+		list, err := db.Migrations(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != len(applied) {
+			t.Errorf("Migrations() lists %d, Migrate applied %d", len(list), len(applied))
+		}
+		for _, m := range list {
+			if !m.Applied || m.Name == "" || m.Version <= 0 {
+				t.Errorf("Migrations() entry %+v: want applied, named, versioned", m)
+			}
+		}
+	})
+}
+
+func TestConcurrentMigrate(t *testing.T) {
+	eachStore(t, func(t *testing.T, f storetest.Fixture) {
+		ctx := context.Background()
+		where := f.NewDatabase(t)
+		// Two handles, as two replicas starting at once would have.
+		dbs := []store.DB{f.Open(t, where), f.Open(t, where), f.Open(t, where)}
+		results := make([][]store.Migration, len(dbs))
+		errs := make([]error, len(dbs))
+		var wg sync.WaitGroup
+		for i, db := range dbs {
+			wg.Go(func() { results[i], errs[i] = db.Migrate(ctx) })
+		}
+		wg.Wait()
+		total := 0
+		for i := range dbs {
+			if errs[i] != nil {
+				t.Errorf("Migrate #%d = %v", i, errs[i])
+			}
+			total += len(results[i])
+		}
+		list, err := dbs[0].Migrations(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != len(list) {
+			t.Errorf("migrations applied in total = %d, want each of the %d once", total, len(list))
+		}
+		for i, db := range dbs {
+			if err := db.Ready(ctx); err != nil {
+				t.Errorf("Ready #%d = %v", i, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,68 @@
+// Package storetest runs tests against both store implementations: real SQLite files and
+// real PostgreSQL databases (from internal/pgtest).
+package storetest
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/cobranca/cobranca/internal/pgtest"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/postgres"
+	"github.com/cobranca/cobranca/internal/store/sqlite"
+)
+
+// Fixture makes databases of one dialect.
+type Fixture struct {
+	Dialect store.Dialect
+	// NewDatabase makes a fresh, empty database and returns where it is (a URL or a path).
+	NewDatabase func(t testing.TB) string
+	// Open opens a new handle on the database at where, closed when the test ends.
+	Open func(t testing.TB, where string) store.DB
+}
+
+// Fixtures returns a Fixture per dialect: SQLite, then PostgreSQL on pg.
+func Fixtures(pg *pgtest.Cluster) []Fixture {
+	return []Fixture{
+		{
+			Dialect:     store.SQLite,
+			NewDatabase: func(t testing.TB) string { return filepath.Join(t.TempDir(), sqlite.FileName) },
+			Open: func(t testing.TB, where string) store.DB {
+				t.Helper()
+				db, err := sqlite.Open(context.Background(), where, quiet())
+				if err != nil {
+					t.Fatalf("sqlite.Open: %v", err)
+				}
+				t.Cleanup(func() { db.Close() })
+				return db
+			},
+		},
+		{
+			Dialect:     store.Postgres,
+			NewDatabase: pg.Database,
+			Open: func(t testing.TB, where string) store.DB {
+				t.Helper()
+				db, err := postgres.Open(context.Background(), where, quiet())
+				if err != nil {
+					t.Fatalf("postgres.Open: %v", err)
+				}
+				t.Cleanup(func() { db.Close() })
+				return db
+			},
+		},
+	}
+}
+
+// Migrated opens a fresh, migrated database.
+func (f Fixture) Migrated(t testing.TB) store.DB {
+	t.Helper()
+	db := f.Open(t, f.NewDatabase(t))
+	if _, err := db.Migrate(context.Background()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return db
+}
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
