@@ -67,3 +67,17 @@ func (d Decision) RetryAfterMillis() int64 { return ceilUnit(d.RetryAfter, time.
 func ceilUnit(d, unit time.Duration) int64 {
 	return max(int64((d+unit-1)/unit), 1)
 }
+
+// Decided is the decision a backend reports after its atomic step, given
+// whether it admitted the request, the clock it used, and the key's TAT
+// afterwards (the new one when admitted, the unchanged one when refused; the
+// zero time when a refused key's TAT could not be read). Every backend
+// answers through here, so the arithmetic has one home.
+func Decided(lim Limit, allowed bool, now, tat time.Time) Decision {
+	nowUS := now.UnixMicro()
+	tatUS := nowUS + lim.toleranceUS() // unknown: assume a full backlog
+	if !tat.IsZero() {
+		tatUS = tat.UnixMicro()
+	}
+	return decided(lim, allowed, nowUS, tatUS)
+}

@@ -1,0 +1,229 @@
+package limits
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
+)
+
+// Backend keeps the GCRA state shared by every replica. Take decides one
+// request for key under lim in one atomic step (a refusal leaves the key as
+// it was) and reports the decision.
+type Backend interface {
+	Take(ctx context.Context, key string, lim Limit) (Decision, error)
+}
+
+// Policies are the budgets cobranca enforces. An Off limit disables its policy.
+type Policies struct {
+	Principal Limit // per principal (subject + client id), every request to /mcp
+	Origin    Limit // per client IP, every request to /mcp
+	Write     Limit // per principal, calls of medium- and high-tier tools
+	Critical  Limit // per principal, calls of critical-tier tools
+}
+
+// The default budgets, as specs (the README's configuration table quotes them).
+const (
+	DefaultPrincipal    = "600/1m,burst=60"
+	DefaultOrigin       = "1200/1m,burst=120"
+	DefaultWrite        = "60/1m,burst=10"
+	DefaultCritical     = "10/1h,burst=3"
+	DefaultStoreTimeout = 200 * time.Millisecond
+)
+
+// DefaultPolicies returns the default budgets.
+func DefaultPolicies() Policies {
+	must := func(s string) Limit {
+		l, err := ParseSpec(s)
+		if err != nil {
+			panic(err) // the defaults are constants
+		}
+		return l
+	}
+	return Policies{must(DefaultPrincipal), must(DefaultOrigin), must(DefaultWrite), must(DefaultCritical)}
+}
+
+// Options configure a Limiter.
+type Options struct {
+	Policies Policies
+	// StoreTimeout bounds each store call; past it the store counts as down.
+	StoreTimeout time.Duration
+	// Replicas is how many processes share the budgets; while the store is
+	// down each decides alone with its share of every budget.
+	Replicas int
+	// TrustedProxyHeader names the header that carries the client's address
+	// (Fly-Client-IP, X-Forwarded-For: its rightmost address). Empty: the
+	// connection's remote address is the origin.
+	TrustedProxyHeader string
+	// MaxLocalKeys bounds the keys held in memory (default 50 000).
+	MaxLocalKeys int
+	Logger       *slog.Logger
+	Now          func() time.Time
+}
+
+// Limiter enforces the policies. It is safe for concurrent use.
+type Limiter struct {
+	backend Backend
+	opts    Options
+	local   *local
+
+	downUntil atomic.Int64 // unix ns: the store is not asked again before
+	lastWarn  atomic.Int64 // unix ns of the last "deciding locally" warning
+
+	localDecisions atomic.Uint64
+	storeFailures  atomic.Uint64
+	earlyRefusals  atomic.Uint64
+}
+
+// storeRetry is how long the store is left alone after a failed call: in an
+// outage, requests are decided locally at once instead of each waiting out
+// the timeout.
+const storeRetry = time.Second
+
+// warnEvery spaces the "deciding locally" warnings.
+const warnEvery = 10 * time.Second
+
+// New returns a Limiter over backend.
+func New(backend Backend, opts Options) *Limiter {
+	if opts.StoreTimeout <= 0 {
+		opts.StoreTimeout = DefaultStoreTimeout
+	}
+	opts.Replicas = max(opts.Replicas, 1)
+	if opts.MaxLocalKeys <= 0 {
+		opts.MaxLocalKeys = 50_000
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Limiter{backend: backend, opts: opts, local: newLocal(opts.MaxLocalKeys)}
+}
+
+// Stats are the Limiter's counters since it started.
+type Stats struct {
+	LocalDecisions uint64 // decided by the local fallback because the store was down
+	StoreFailures  uint64 // store calls that failed or timed out
+	EarlyRefusals  uint64 // refused by the pre-limiter without asking the store
+}
+
+// Stats returns the counters (for /metrics).
+func (l *Limiter) Stats() Stats {
+	return Stats{l.localDecisions.Load(), l.storeFailures.Load(), l.earlyRefusals.Load()}
+}
+
+// PrincipalKey identifies a principal for the per-principal policies: the
+// subject and the client it acts through.
+func PrincipalKey(subject, clientID string) string {
+	return strconv.Itoa(len(subject)) + ":" + subject + clientID
+}
+
+// storeKey is the key under which policy's state for id is kept. Identities
+// and addresses are hashed: the table holds no personal data, and every key
+// has the same small size whatever the caller sent.
+func storeKey(policy, id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return policy + ":" + base64.RawURLEncoding.EncodeToString(sum[:18])
+}
+
+// errStoreDown marks a decision the store could not make.
+var errStoreDown = errors.New("rate-limit store unavailable")
+
+// check decides one request of policy for id. When the store does not
+// answer, a failClosed check returns an error wrapping errStoreDown; any
+// other is decided by the local fallback.
+func (l *Limiter) check(ctx context.Context, policy string, lim Limit, id string, failClosed bool) (Decision, error) {
+	if lim.Off() {
+		return Decision{Allowed: true}, nil
+	}
+	key := storeKey(policy, id)
+	e := l.local.get(key, lim, l.opts.Replicas)
+	now := l.opts.Now()
+
+	pre, held := take(e.pre, now)
+	if !pre.Allowed {
+		l.earlyRefusals.Add(1)
+		return pre, nil
+	}
+
+	var err error
+	if until := l.downUntil.Load(); until == 0 || now.UnixNano() >= until {
+		sctx, cancel := context.WithTimeout(ctx, l.opts.StoreTimeout)
+		var d Decision
+		d, err = l.backend.Take(sctx, key, lim)
+		cancel()
+		if err == nil {
+			if d.Allowed {
+				e.fallback.AllowN(now, 1)
+			} else {
+				held.CancelAt(now) // only admitted requests count against the pre-limiter
+			}
+			return d, nil
+		}
+		if ctx.Err() != nil {
+			held.CancelAt(now)
+			return Decision{}, ctx.Err() // the caller left; the store is not to blame
+		}
+		l.storeFailures.Add(1)
+		l.downUntil.Store(now.Add(storeRetry).UnixNano())
+	} else {
+		err = errors.New("store down since a recent failure")
+	}
+
+	if failClosed {
+		held.CancelAt(now)
+		return Decision{}, fmt.Errorf("%w: %w", errStoreDown, err)
+	}
+	l.localDecisions.Add(1)
+	if last := l.lastWarn.Load(); now.UnixNano()-last >= int64(warnEvery) && l.lastWarn.CompareAndSwap(last, now.UnixNano()) {
+		l.opts.Logger.WarnContext(ctx, "rate-limit store unavailable: deciding on the local limiter (each budget divided by the replica count)",
+			"replicas", l.opts.Replicas, "local_decisions", l.localDecisions.Load(), "err", err)
+	}
+	d, _ := take(e.fallback, now)
+	if !d.Allowed {
+		held.CancelAt(now)
+	}
+	return d, nil
+}
+
+// Tier enforces the per-principal budget of risk's tier, before a tool's
+// logic runs. It returns nil when the call may go on, a *failure.Error
+// rate_limited (with RetryAfter) when the budget is spent, and a
+// *failure.Error unavailable when the store cannot be asked: budgets guard
+// state changes, so they fail closed. Low-tier calls have no tier budget
+// (the principal and origin limits cover them).
+func (l *Limiter) Tier(ctx context.Context, principalKey string, risk contract.Risk) error {
+	var policy string
+	var lim Limit
+	switch risk {
+	case contract.Low:
+		return nil
+	case contract.Medium, contract.High:
+		policy, lim = "write", l.opts.Policies.Write
+	default: // critical, and forbidden should it ever reach here
+		policy, lim = "critical", l.opts.Policies.Critical
+	}
+	d, err := l.check(ctx, policy, lim, principalKey, true)
+	switch {
+	case errors.Is(err, errStoreDown):
+		return &failure.Error{Code: failure.Unavailable, Message: "rate limits cannot be checked right now; retry later", RetryAfter: storeRetry, Err: err}
+	case err != nil:
+		return err
+	case !d.Allowed:
+		return &failure.Error{
+			Code:       failure.RateLimited,
+			Message:    fmt.Sprintf("too many %s-tier calls; retry in %d ms", risk, d.RetryAfterMillis()),
+			RetryAfter: time.Duration(d.RetryAfterMillis()) * time.Millisecond,
+		}
+	}
+	return nil
+}

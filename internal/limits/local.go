@@ -1,0 +1,116 @@
+package limits
+
+import (
+	"container/list"
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// local holds the in-process state of each key, in a bounded LRU split into
+// shards so that concurrent requests rarely share a lock. A key evicted loses
+// nothing that matters: the pre-limiter only ever refuses early, so a fresh
+// one merely asks the store; the fallback restarts with a full (per-replica)
+// burst.
+type local struct {
+	seed   maphash.Seed
+	shards []shard
+}
+
+type shard struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of *entry, most recently used first
+	byKey map[string]*list.Element
+}
+
+// entry is one key's local state.
+type entry struct {
+	key string
+	// pre admits what the store would admit, at the full budget; it sees
+	// only requests this process admitted (refusals are given back), so when
+	// it refuses, the shared budget is certainly spent too.
+	pre *rate.Limiter
+	// fallback decides while the store does not answer: the budget divided
+	// by the replica count. Requests admitted by the store feed it too, so
+	// an outage starts from the key's recent use, not from a full burst.
+	fallback *rate.Limiter
+}
+
+const localShards = 16
+
+func newLocal(maxKeys int) *local {
+	per := max(maxKeys/localShards, 1)
+	l := &local{seed: maphash.MakeSeed(), shards: make([]shard, localShards)}
+	for i := range l.shards {
+		l.shards[i] = shard{max: per, order: list.New(), byKey: make(map[string]*list.Element, per)}
+	}
+	return l
+}
+
+// get returns key's entry, creating it for lim (and evicting the least
+// recently used key of its shard when full).
+func (l *local) get(key string, lim Limit, replicas int) *entry {
+	s := &l.shards[maphash.String(l.seed, key)%localShards]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if el, ok := s.byKey[key]; ok {
+		s.order.MoveToFront(el)
+		return el.Value.(*entry)
+	}
+	if s.order.Len() >= s.max {
+		old := s.order.Back()
+		s.order.Remove(old)
+		delete(s.byKey, old.Value.(*entry).key)
+	}
+	e := &entry{key: key, pre: newBucket(lim, 1), fallback: newBucket(lim, replicas)}
+	s.byKey[key] = s.order.PushFront(e)
+	return e
+}
+
+// len is the number of keys held.
+func (l *local) len() int {
+	n := 0
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		n += s.order.Len()
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// newBucket is the token bucket equivalent of lim shared by n replicas: the
+// same GCRA with rate and burst divided by n (the burst never below one).
+func newBucket(lim Limit, n int) *rate.Limiter {
+	n = max(n, 1)
+	every := rate.Every(lim.Interval() * time.Duration(n))
+	burst := int(max(lim.Burst/int64(n), 1))
+	return rate.NewLimiter(every, burst) // starts full
+}
+
+// take asks b for one request at now without waiting, and says how it went
+// in the terms of a Decision. Refused requests are given back.
+func take(b *rate.Limiter, now time.Time) (Decision, *rate.Reservation) {
+	r := b.ReserveN(now, 1)
+	if !r.OK() {
+		return Decision{RetryAfter: time.Hour}, nil
+	}
+	if wait := r.DelayFrom(now); wait > 0 {
+		r.CancelAt(now)
+		return Decision{RetryAfter: wait, Reset: bucketReset(b, now)}, nil
+	}
+	tokens := b.TokensAt(now)
+	return Decision{Allowed: true, Remaining: int64(max(tokens, 0)), Reset: bucketReset(b, now)}, r
+}
+
+// bucketReset is how long until b is full again.
+func bucketReset(b *rate.Limiter, now time.Time) time.Duration {
+	missing := float64(b.Burst()) - b.TokensAt(now)
+	if missing <= 0 || b.Limit() <= 0 {
+		return 0
+	}
+	return time.Duration(missing / float64(b.Limit()) * float64(time.Second))
+}
