@@ -1,0 +1,119 @@
+// Package limitstest is the behaviour every limits.Backend must show, run by
+// each backend's tests against a real database.
+package limitstest
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/limits"
+)
+
+// Backend is a backend under test: Advance moves its clock forward (a fake
+// clock's, or by sleeping when the backend uses the database's clock), and
+// Sweep deletes expired keys.
+type Backend interface {
+	limits.Backend
+	Sweep(ctx context.Context) (int64, error)
+}
+
+// Run runs the suite. newBackend returns a backend on an empty table;
+// advance moves its clock; slack is how far its clock may drift from the
+// test's during one test (zero for a fake clock).
+func Run(t *testing.T, newBackend func(t *testing.T) Backend, advance func(time.Duration), slack time.Duration) {
+	ctx := context.Background()
+	take := func(t *testing.T, b Backend, key string, lim limits.Limit) limits.Decision {
+		t.Helper()
+		d, err := b.Take(ctx, key, lim)
+		if err != nil {
+			t.Fatalf("Take(%q): %v", key, err)
+		}
+		return d
+	}
+	near := func(got, want time.Duration) bool { return got <= want && got >= want-slack-time.Millisecond }
+	hourly := limits.Limit{Rate: 5, Period: time.Hour, Burst: 5} // T = 12 min: nothing refills during a test
+
+	t.Run("burst then refusal", func(t *testing.T) {
+		b := newBackend(t)
+		for i := range int64(5) {
+			d := take(t, b, "k", hourly)
+			if !d.Allowed || d.Remaining != 4-i || d.RetryAfter != 0 {
+				t.Fatalf("request %d: %+v, want allowed with %d remaining", i+1, d, 4-i)
+			}
+		}
+		for i := range 20 {
+			d := take(t, b, "k", hourly)
+			if d.Allowed || d.Remaining != 0 || !near(d.RetryAfter, 12*time.Minute) || !near(d.Reset, time.Hour) {
+				t.Fatalf("refusal %d: %+v, want refused, retry after ≈12m, reset ≈1h (refusals must not move the TAT)", i+1, d)
+			}
+		}
+		if d := take(t, b, "other", hourly); !d.Allowed || d.Remaining != 4 {
+			t.Fatalf("another key: %+v, want allowed with 4 remaining", d)
+		}
+	})
+
+	t.Run("refill", func(t *testing.T) {
+		b := newBackend(t)
+		lim := limits.Limit{Rate: 10, Period: time.Second, Burst: 2} // T = 100ms
+		take(t, b, "k", lim)
+		take(t, b, "k", lim)
+		if d := take(t, b, "k", lim); d.Allowed {
+			t.Fatalf("third at once: %+v, want refused", d)
+		}
+		advance(110 * time.Millisecond)
+		if d := take(t, b, "k", lim); !d.Allowed {
+			t.Fatalf("one interval later: %+v, want allowed", d)
+		}
+		advance(300 * time.Millisecond)
+		if d := take(t, b, "k", lim); !d.Allowed || d.Remaining != 1 {
+			t.Fatalf("long after: %+v, want allowed with 1 remaining", d)
+		}
+	})
+
+	t.Run("concurrent callers share one budget", func(t *testing.T) {
+		b := newBackend(t)
+		lim := limits.Limit{Rate: 20, Period: time.Hour, Burst: 20}
+		var admitted, refused atomic.Int64
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				for range 5 {
+					d, err := b.Take(ctx, "hot", lim)
+					switch {
+					case err != nil:
+						t.Error(err)
+						return
+					case d.Allowed:
+						admitted.Add(1)
+					case d.RetryAfter <= 0:
+						t.Errorf("refusal without RetryAfter: %+v", d)
+					default:
+						refused.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if admitted.Load() != 20 || refused.Load() != 60 {
+			t.Fatalf("admitted %d, refused %d; want 20 and 60", admitted.Load(), refused.Load())
+		}
+	})
+
+	t.Run("sweep", func(t *testing.T) {
+		b := newBackend(t)
+		lim := limits.Limit{Rate: 100, Period: time.Second, Burst: 1} // T = 10ms
+		take(t, b, "gone", lim)
+		take(t, b, "kept", hourly)
+		advance(50 * time.Millisecond)
+		n, err := b.Sweep(ctx)
+		if err != nil || n != 1 {
+			t.Fatalf("Sweep = %d, %v; want 1 key deleted", n, err)
+		}
+		if d := take(t, b, "kept", hourly); !d.Allowed || d.Remaining != 3 {
+			t.Fatalf("kept key after sweep: %+v, want its state (3 remaining)", d)
+		}
+	})
+}

@@ -1,0 +1,87 @@
+// Package sqlite keeps the rate limiter's GCRA state in the embedded SQLite
+// database: one process, one file, so the clock is the process's own
+// (injected, for tests).
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/limits"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// DB is what the backend needs of the store: write transactions.
+type DB interface {
+	InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error
+}
+
+// Backend implements limits.Backend on the rate_limit table (migration 00010).
+type Backend struct {
+	db  DB
+	now func() time.Time
+}
+
+// New returns a Backend over db, on the clock now.
+func New(db DB, now func() time.Time) *Backend {
+	if now == nil {
+		now = time.Now
+	}
+	return &Backend{db: db, now: now}
+}
+
+// takeSQL is one GCRA decision: $1 the key, $2 now, $3 the interval T and $4
+// the tolerance Burst×T, all in microseconds. A new key is admitted with
+// TAT = now + T; a known one is advanced only when max(tat, now) + T − now ≤ τ,
+// otherwise nothing is written and RETURNING is empty.
+const takeSQL = `
+INSERT INTO rate_limit (key, tat) VALUES ($1, $2 + $3)
+ON CONFLICT (key) DO UPDATE
+    SET tat = max(tat, $2) + $3
+    WHERE max(tat, $2) + $3 - $2 <= $4
+RETURNING tat`
+
+// Take decides one request for key under lim, in one write transaction: the
+// upsert, and on refusal the read of the unchanged TAT for Retry-After.
+func (b *Backend) Take(ctx context.Context, key string, lim limits.Limit) (limits.Decision, error) {
+	now := b.now()
+	nowUS, t := now.UnixMicro(), lim.Interval().Microseconds()
+	var d limits.Decision
+	err := b.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		var tat int64
+		err := tx.QueryRow(ctx, takeSQL, key, nowUS, t, lim.Burst*t).Scan(&tat)
+		if err == nil {
+			d = limits.Decided(lim, true, now, time.UnixMicro(tat))
+			return nil
+		}
+		if !errors.Is(err, store.ErrNoRows) {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT tat FROM rate_limit WHERE key = $1`, key).Scan(&tat); err != nil {
+			return err
+		}
+		d = limits.Decided(lim, false, now, time.UnixMicro(tat))
+		return nil
+	})
+	if err != nil {
+		return limits.Decision{}, fmt.Errorf("rate limit: %w", err)
+	}
+	return d, nil
+}
+
+// Sweep deletes the keys whose TAT has passed: they hold a full burst, which
+// is what a missing key means too.
+func (b *Backend) Sweep(ctx context.Context) (int64, error) {
+	var n int64
+	err := b.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		n, err = tx.Exec(ctx, `DELETE FROM rate_limit WHERE tat < $1`, b.now().UnixMicro())
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("rate limit sweep: %w", err)
+	}
+	return n, nil
+}
