@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/limits"
 )
 
 // Config is the whole configuration of a cobranca process.
@@ -48,6 +51,17 @@ type Config struct {
 	AgentClientIDs []string
 	// StepUpACR are the acr values that satisfy step-up authentication.
 	StepUpACR []string
+
+	// RateLimits are the budgets per principal, per origin and per tier.
+	RateLimits limits.Policies
+	// RateStoreTimeout bounds each rate-limit decision in the store.
+	RateStoreTimeout time.Duration
+	// Replicas is how many processes share the budgets; each takes its
+	// share when it must decide alone (store down).
+	Replicas int
+	// TrustedProxyHeader names the header the proxy in front sets to the
+	// client's address; empty means the connection's remote address.
+	TrustedProxyHeader string
 }
 
 // Production reports whether cobranca runs in production mode.
@@ -70,6 +84,13 @@ func (c Config) LogValue() slog.Value {
 		slog.String("jwt_public_key", c.JWTPublicKey),
 		slog.Any("agent_client_ids", c.AgentClientIDs),
 		slog.Any("stepup_acr", c.StepUpACR),
+		slog.String("rate_principal", c.RateLimits.Principal.String()),
+		slog.String("rate_origin", c.RateLimits.Origin.String()),
+		slog.String("rate_write", c.RateLimits.Write.String()),
+		slog.String("rate_critical", c.RateLimits.Critical.String()),
+		slog.Duration("rate_store_timeout", c.RateStoreTimeout),
+		slog.Int("replicas", c.Replicas),
+		slog.String("trusted_proxy_header", c.TrustedProxyHeader),
 	)
 }
 
@@ -86,6 +107,16 @@ func (c Config) Auth() auth.Config {
 		Production:     c.Production(),
 		DataDir:        c.DataDir,
 		BaseURL:        c.baseURL(),
+	}
+}
+
+// Limits is the configuration of the rate limiter.
+func (c Config) Limits() limits.Options {
+	return limits.Options{
+		Policies:           c.RateLimits,
+		StoreTimeout:       c.RateStoreTimeout,
+		Replicas:           c.Replicas,
+		TrustedProxyHeader: c.TrustedProxyHeader,
 	}
 }
 
@@ -203,6 +234,50 @@ var variables = []variable{
 		c.DataDir = v
 		return nil
 	}},
+	{"COBRANCA_RATE_PRINCIPAL", limits.DefaultPrincipal, "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", func(c *Config, v string) error {
+		return parseRate(&c.RateLimits.Principal, v)
+	}},
+	{"COBRANCA_RATE_ORIGIN", limits.DefaultOrigin, "Requests to /mcp per client IP (IPv6: per /64), checked before the token: `N/PERIOD[,burst=B]` or `off`.", func(c *Config, v string) error {
+		return parseRate(&c.RateLimits.Origin, v)
+	}},
+	{"COBRANCA_RATE_WRITE", limits.DefaultWrite, "Calls of medium- and high-tier tools per principal: `N/PERIOD[,burst=B]` or `off`. Over it: tool error `rate_limited` with `retryAfterMs`.", func(c *Config, v string) error {
+		return parseRate(&c.RateLimits.Write, v)
+	}},
+	{"COBRANCA_RATE_CRITICAL", limits.DefaultCritical, "Calls of critical-tier tools per principal: `N/PERIOD[,burst=B]` or `off`.", func(c *Config, v string) error {
+		return parseRate(&c.RateLimits.Critical, v)
+	}},
+	{"COBRANCA_RATE_STORE_TIMEOUT", limits.DefaultStoreTimeout.String(), "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Millisecond || d > 10*time.Second {
+			return errors.New("must be a duration from 1ms to 10s, like 200ms")
+		}
+		c.RateStoreTimeout = d
+		return nil
+	}},
+	{"COBRANCA_REPLICAS", "1", "How many server processes share the rate limits. While the store is down each one limits locally with 1/REPLICAS of every budget.", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return errors.New("must be a whole number from 1 to 1000")
+		}
+		c.Replicas = n
+		return nil
+	}},
+	{"COBRANCA_TRUSTED_PROXY_HEADER", "", "Header the proxy in front sets to the client's address, for the per-origin limit (e.g. `Fly-Client-IP`; for `X-Forwarded-For` the rightmost address is used). Unset: the connection's address. Set it only behind a proxy that always overwrites or appends it.", func(c *Config, v string) error {
+		if strings.ContainsAny(v, " :\t,") {
+			return fmt.Errorf("%q is not a header name", v)
+		}
+		c.TrustedProxyHeader = http.CanonicalHeaderKey(v)
+		return nil
+	}},
+}
+
+func parseRate(dst *limits.Limit, v string) error {
+	l, err := limits.ParseSpec(v)
+	if err != nil {
+		return err
+	}
+	*dst = l
+	return nil
 }
 
 // Load builds a Config from environ (as os.Environ returns it). Unknown

@@ -5,8 +5,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -15,7 +17,8 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Env: "development", Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, LogLevel: slog.LevelInfo, DataDir: "./data"}
+	want := Config{Env: "development", Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, LogLevel: slog.LevelInfo, DataDir: "./data",
+		RateLimits: limits.DefaultPolicies(), RateStoreTimeout: 200 * time.Millisecond, Replicas: 1}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
 	}
@@ -121,6 +124,40 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 	for _, v := range Variables() {
 		if !strings.Contains(string(readme), "| `"+v[0]+"` |") {
 			t.Errorf("README.md has no configuration table row for %s", v[0])
+		}
+	}
+}
+
+func TestRateLimitVariables(t *testing.T) {
+	c, err := Load(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RateLimits != limits.DefaultPolicies() || c.RateStoreTimeout != 200*time.Millisecond || c.Replicas != 1 || c.TrustedProxyHeader != "" {
+		t.Errorf("defaults: %+v, %v, %d, %q", c.RateLimits, c.RateStoreTimeout, c.Replicas, c.TrustedProxyHeader)
+	}
+	c, err = Load([]string{
+		"COBRANCA_RATE_PRINCIPAL=off", "COBRANCA_RATE_WRITE=5/s,burst=2", "COBRANCA_REPLICAS=3",
+		"COBRANCA_RATE_STORE_TIMEOUT=50ms", "COBRANCA_TRUSTED_PROXY_HEADER=fly-client-ip",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := limits.Options{
+		Policies: limits.Policies{
+			Origin:   limits.DefaultPolicies().Origin,
+			Write:    limits.Limit{Rate: 5, Period: time.Second, Burst: 2},
+			Critical: limits.DefaultPolicies().Critical,
+		},
+		StoreTimeout: 50 * time.Millisecond, Replicas: 3, TrustedProxyHeader: "Fly-Client-Ip",
+	}
+	if got := c.Limits(); got.Policies != want.Policies || got.StoreTimeout != want.StoreTimeout || got.Replicas != want.Replicas || got.TrustedProxyHeader != want.TrustedProxyHeader {
+		t.Errorf("Limits() = %+v, want %+v", got, want)
+	}
+	_, err = Load([]string{"COBRANCA_RATE_ORIGIN=lots", "COBRANCA_RATE_CRITICAL=10/1d", "COBRANCA_REPLICAS=0", "COBRANCA_RATE_STORE_TIMEOUT=1m", "COBRANCA_TRUSTED_PROXY_HEADER=X Forwarded"})
+	for _, name := range []string{"COBRANCA_RATE_ORIGIN", "COBRANCA_RATE_CRITICAL", "COBRANCA_REPLICAS", "COBRANCA_RATE_STORE_TIMEOUT", "COBRANCA_TRUSTED_PROXY_HEADER"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s: %v", name, err)
 		}
 	}
 }
