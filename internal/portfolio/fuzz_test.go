@@ -89,7 +89,7 @@ func recheck(data []byte) (*Input, string) {
 		DoNotContact *bool            `json:"doNotContact"`
 	}
 	var doc struct {
-		AsOf     *string       `json:"asOf"`
+		AsOf     *string        `json:"asOf"`
 		Invoices *[]*refInvoice `json:"invoices"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -101,6 +101,7 @@ var rejectCases = []struct {
 	{"unknown field not echoed", `{"a b\"c":1}`, CodeUnknownField, ""},
 	{"unknown field inside invoice not echoed", rawDoc(1, at(0, `"id"`, `"ünknown":1,"id"`)), CodeUnknownField, "invoices[0]"},
 	{"unknown field wins over its bad value", `{"extra":[[[[[[[[`, CodeUnknownField, "extra"},
+	{"deep nesting is not descended into", `{"asOf":"2025-06-30","invoices":[` + strings.Repeat("[", 1_000_000), CodeInvalidType, "invoices[0]"},
 
 	// missing_field
 	{"missing asOf", `{"invoices":[` + rawInvoice(0) + `]}`, CodeMissingField, "asOf"},
