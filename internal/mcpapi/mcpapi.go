@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/contract"
@@ -32,6 +33,15 @@ type Options struct {
 	// Extra tools registered besides the built-in ones (tests use this to
 	// register tools of tiers no product tool has yet).
 	Extra []Tool
+	// Limits, when set, enforces the risk tier budgets before a tool runs.
+	Limits TierLimits
+	// Scopes, when set, refuses a tools/call whose token lacks a scope the
+	// tool's contract requires, with its 403. The server always sets it;
+	// only tests of the pipeline alone leave it nil.
+	Scopes ScopeChallenger
+	// DisableFastPath sends every request through go-sdk (the tests compare
+	// both paths byte for byte; benchmarks measure both).
+	DisableFastPath bool
 }
 
 // Handler is the MCP endpoint. It reads each request body once, under the
@@ -45,6 +55,12 @@ type Handler struct {
 	tools    map[string]*compiled
 	visible  []*contract.Contract
 	pipeline *pipeline
+	slowOnly bool
+	scopes   ScopeChallenger
+	// fastCalls counts the calls the fast path answered.
+	fastCalls atomic.Int64
+	// serverInfoMeta is the result _meta of the 2026-07-28 protocol.
+	serverInfoMeta []byte
 }
 
 // Tools returns the product's tools, contract and logic, in listing order.
@@ -73,15 +89,24 @@ func New(opts Options) (*Handler, error) {
 	}
 	tools = append(tools, opts.Extra...)
 
-	h := &Handler{
-		log:      opts.Logger,
-		maxBody:  opts.MaxBodyBytes,
-		tools:    map[string]*compiled{},
-		pipeline: &pipeline{log: opts.Logger, auditor: opts.Auditor, now: opts.Now},
+	impl := &mcp.Implementation{Name: "cobranca", Title: "cobranca collections", Version: Version}
+	serverInfo, err := json.Marshal(map[string]any{"io.modelcontextprotocol/serverInfo": impl})
+	if err != nil {
+		return nil, err
 	}
+	h := &Handler{
+		log:            opts.Logger,
+		maxBody:        opts.MaxBodyBytes,
+		tools:          map[string]*compiled{},
+		pipeline:       &pipeline{log: opts.Logger, auditor: opts.Auditor, now: opts.Now},
+		slowOnly:       opts.DisableFastPath,
+		scopes:         opts.Scopes,
+		serverInfoMeta: serverInfo,
+	}
+	h.pipeline.limits = opts.Limits
 	// The SDK logs every stateless session at info level; keep its warnings.
 	sdkLog := slog.New(minLevel{Handler: opts.Logger.Handler(), min: slog.LevelWarn})
-	srv := mcp.NewServer(&mcp.Implementation{Name: "cobranca", Title: "cobranca collections", Version: Version}, &mcp.ServerOptions{
+	srv := mcp.NewServer(impl, &mcp.ServerOptions{
 		Logger:       sdkLog,
 		Instructions: "Collections (accounts receivable) tools. Every tool carries its Tool Contract under _meta[\"" + contract.MetaKey + "\"]: risk tier, permissions, side effects and failure codes.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
@@ -103,6 +128,9 @@ func New(opts Options) (*Handler, error) {
 		}
 		h.visible = append(h.visible, t.Contract)
 		srv.AddTool(t.Contract.Tool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if !permitted(ctx, h.scopes, ct.Contract) {
+				return nil, errInsufficientScope
+			}
 			return h.pipeline.call(ctx, ct, req.Params.Arguments), nil
 		})
 	}
@@ -144,11 +172,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "could not read request body", http.StatusBadRequest)
 		return
 	}
-	var env envelope
-	if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) && json.Unmarshal(body, &env) == nil && env.Method == "tools/call" {
-		if t, ok := h.tools[env.Params.Name]; ok && t.Contract.VisibleToAgents() {
-			request.From(r.Context()).Tool = t.Contract.Name
+	// The plain tools/call is read in one pass; anything else is read with
+	// encoding/json only far enough to learn the method and tool name.
+	call, plain := scanCall(body)
+	toolName := call.name
+	if !plain {
+		var env envelope
+		if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) && json.Unmarshal(body, &env) == nil && env.Method == "tools/call" {
+			toolName = env.Params.Name
 		}
+	}
+	if t, ok := h.tools[toolName]; ok && t.Contract.VisibleToAgents() {
+		request.From(r.Context()).Tool = t.Contract.Name
+	}
+	if !authorize(h.scopes, h.tools, w, r, body, toolName) {
+		return
+	}
+	if plain && h.serveFast(w, r, call) {
+		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))

@@ -1,0 +1,168 @@
+package mcpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path answers an ordinary tools/call itself instead of handing it
+// to go-sdk, which parses a 77 KB body about five times before a tool runs
+// (DESIGN.md §10). It runs the same pipeline as the SDK path — validation,
+// output-schema check, error codes, audit — and writes the bytes the SDK
+// would write; the tests prove it by sending the same requests through both
+// paths. Any request that is not the plain case (another method, a batch,
+// an unexpected member or header, a _meta it does not recognise) goes to the
+// SDK untouched, so the SDK keeps deciding every protocol corner.
+
+const (
+	protocol20260728 = "2026-07-28"
+	metaProtocol     = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo   = "io.modelcontextprotocol/clientInfo"
+	metaClientCaps   = "io.modelcontextprotocol/clientCapabilities"
+)
+
+// legacyProtocols are the revisions before 2026-07-28 that the SDK serves
+// statelessly with the plain result shape.
+var legacyProtocols = map[string]bool{"": true, "2025-11-25": true, "2025-06-18": true, "2025-03-26": true, "2024-11-05": true}
+
+// serveFast answers the plain tools/call env read from the request's body and
+// reports true, or reports false having written nothing.
+func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnvelope) bool {
+	if h.slowOnly || len(r.Header.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return false
+	}
+	if !acceptsBoth(r.Header.Values("Accept")) {
+		return false
+	}
+	t, ok := h.tools[env.name]
+	if !ok || !t.Contract.VisibleToAgents() {
+		return false // the SDK answers "unknown tool" for both
+	}
+	version := r.Header.Get("Mcp-Protocol-Version")
+	newProtocol := false
+	switch {
+	case version == protocol20260728:
+		if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != env.name || !plainMeta(env.meta, version) {
+			return false
+		}
+		newProtocol = true
+	case legacyProtocols[version]:
+		if env.meta != nil {
+			return false
+		}
+	default:
+		return false
+	}
+
+	res := h.pipeline.call(r.Context(), t, env.args)
+	out, err := h.encodeResult(env.id, res, newProtocol)
+	if err != nil {
+		// Nothing has been written: the SDK path can still answer.
+		h.log.ErrorContext(r.Context(), "fast path could not encode a result", "err", err)
+		return false
+	}
+	h.fastCalls.Add(1)
+	hdr := w.Header()
+	hdr.Set("Cache-Control", "no-cache, no-transform")
+	hdr.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+	return true
+}
+
+// plainMeta reports whether a 2026-07-28 request _meta holds exactly what the
+// SDK's clients send — the protocol version (matching the header), client
+// capabilities, and optionally client info — all well formed.
+func plainMeta(meta []byte, version string) bool {
+	if meta == nil {
+		return false
+	}
+	var m struct {
+		Protocol     string                  `json:"io.modelcontextprotocol/protocolVersion"`
+		ClientInfo   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
+		Capabilities *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(meta))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return false
+	}
+	raw := map[string]json.RawMessage{}
+	if json.Unmarshal(meta, &raw) != nil || len(raw) > 3 || bytes.Equal(raw[metaClientInfo], []byte("null")) {
+		return false
+	}
+	return m.Protocol == version && m.Capabilities != nil
+}
+
+func acceptsBoth(values []string) bool {
+	var jsonOK, streamOK bool
+	for _, value := range values {
+		for _, raw := range strings.Split(value, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}
+
+// encodeResult writes the JSON-RPC response exactly as go-sdk v1.8.0 does for
+// a stateless JSON response: members in the SDK's order, the structured
+// content as the pipeline produced it.
+func (h *Handler) encodeResult(id []byte, res *mcp.CallToolResult, newProtocol bool) ([]byte, error) {
+	var structured []byte
+	switch sc := res.StructuredContent.(type) {
+	case json.RawMessage:
+		structured = sc
+	default:
+		b, err := json.Marshal(sc)
+		if err != nil {
+			return nil, err
+		}
+		structured = b
+	}
+	buf := make([]byte, 0, len(structured)+256)
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, id...)
+	buf = append(buf, `,"result":{`...)
+	if newProtocol {
+		buf = append(buf, `"_meta":`...)
+		buf = append(buf, h.serverInfoMeta...)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"content":[`...)
+	for i, c := range res.Content {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, b...)
+	}
+	buf = append(buf, `],"structuredContent":`...)
+	buf = append(buf, structured...)
+	if res.IsError {
+		buf = append(buf, `,"isError":true`...)
+	}
+	if newProtocol {
+		buf = append(buf, `,"resultType":"complete"`...)
+	}
+	buf = append(buf, "}}"...)
+	return buf, nil
+}

@@ -1,0 +1,140 @@
+package mcpapi
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const meta2026 = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+
+func validArgs() string {
+	return `{"asOf":"2026-11-29","invoices":[{"id":"a","customerId":"c","customerName":"Ana <&> \u00e9","dueDate":"2026-11-01","amountCents":5,"status":"open","doNotContact":false},` +
+		`{"id":"b","customerId":"d","customerName":"Bia","dueDate":"2026-12-01","amountCents":250000,"status":"open","doNotContact":false}]}`
+}
+
+type fastCase struct {
+	name string
+	body string
+	hdr  map[string]string
+	fast bool // the fast path must answer it
+}
+
+func fastCases() []fastCase {
+	legacy := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	v2026 := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": AnalyzeName}
+	call := func(id, params string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
+	}
+	p := func(args string) string { return `{"name":"` + AnalyzeName + `","arguments":` + args + `}` }
+	p26 := func(args string) string { return `{` + meta2026 + `,"name":"` + AnalyzeName + `","arguments":` + args + `}` }
+	return []fastCase{
+		{"legacy valid", call("1", p(validArgs())), legacy, true},
+		{"legacy no version header", call("7", p(validArgs())), map[string]string{}, true},
+		{"legacy 2025-06-18", call("7", p(validArgs())), map[string]string{"Mcp-Protocol-Version": "2025-06-18"}, true},
+		{"legacy string id", call(`"req-42"`, p(validArgs())), legacy, true},
+		{"legacy negative id", call(`-3`, p(validArgs())), legacy, true},
+		{"legacy whitespace", " \n" + strings.ReplaceAll(call("1", p(validArgs())), ",", " , ") + "\n", legacy, true},
+		{"legacy invalid date", call("2", p(`{"asOf":"2026-02-30","invoices":[]}`)), legacy, true},
+		{"legacy html in error", call("2", p(`{"asOf":"<b>&","invoices":[]}`)), legacy, true},
+		{"legacy unknown field", call("3", p(`{"asOf":"2026-01-01","invoices":[],"x<y":1}`)), legacy, true},
+		{"legacy empty args", call("3", p(`{}`)), legacy, true},
+		{"2026 valid", call("2", p26(validArgs())), v2026, true},
+		{"2026 invalid", call("2", p26(`{"asOf":"2026-01-01"}`)), v2026, true},
+		// Everything below is the SDK's to answer.
+		{"2026 missing Mcp-Name", call("2", p26(validArgs())), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}, false},
+		{"2026 wrong Mcp-Name", call("2", p26(validArgs())), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "x.y"}, false},
+		{"2026 no meta", call("2", p(validArgs())), v2026, false},
+		{"legacy with meta", call("2", p26(validArgs())), legacy, false},
+		{"meta progress token", call("2", `{"_meta":{"progressToken":1},"name":"`+AnalyzeName+`","arguments":`+validArgs()+`}`), legacy, false},
+		{"unknown tool", call("4", `{"name":"no.such_tool","arguments":{}}`), legacy, false},
+		{"float id", call("1.5", p(validArgs())), legacy, false},
+		{"null arguments", call("4", `{"name":"`+AnalyzeName+`","arguments":null}`), legacy, false},
+		{"no arguments", call("4", `{"name":"`+AnalyzeName+`"}`), legacy, false},
+		{"extra member", `{"jsonrpc":"2.0","id":1,"method":"tools/call","x":1,"params":` + p(validArgs()) + `}`, legacy, false},
+		{"duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":` + p(validArgs()) + `}`, legacy, false},
+		{"batch", `[` + call("1", p(validArgs())) + `]`, map[string]string{"Mcp-Protocol-Version": "2025-03-26"}, false},
+		{"tools/list", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, legacy, false},
+		{"malformed", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":{"asOf":}}}`, legacy, false},
+		{"unsupported version", call("1", p(validArgs())), map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, false},
+		{"escaped name", call("1", `{"name":"collections.analyze\u005fportfolio","arguments":`+validArgs()+`}`), legacy, false},
+		{"wrong content type", call("1", p(validArgs())), map[string]string{"Content-Type": "text/plain"}, false},
+		{"accept json only", call("1", p(validArgs())), map[string]string{"Accept": "application/json"}, false},
+	}
+}
+
+func serve(h http.Handler, c fastCase) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(c.body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range c.hdr {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	withRequest(h).ServeHTTP(rec, req)
+	return rec
+}
+
+// TestFastPathMatchesSDK sends each request through the fast path and
+// through go-sdk alone: status, headers and body must be the same bytes.
+func TestFastPathMatchesSDK(t *testing.T) {
+	fast := newTestHandler(t)
+	slow, err := New(Options{DisableFastPath: true, Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range fastCases() {
+		t.Run(c.name, func(t *testing.T) {
+			before := fast.fastCalls.Load()
+			got := serve(fast, c)
+			want := serve(slow, c)
+			if served := fast.fastCalls.Load() > before; served != c.fast {
+				t.Errorf("fast path served = %v, want %v", served, c.fast)
+			}
+			if got.Code != want.Code {
+				t.Errorf("status = %d, SDK %d", got.Code, want.Code)
+			}
+			for _, k := range []string{"Content-Type", "Cache-Control", "Allow"} {
+				if got.Header().Get(k) != want.Header().Get(k) {
+					t.Errorf("header %s = %q, SDK %q", k, got.Header().Get(k), want.Header().Get(k))
+				}
+			}
+			if !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
+				t.Errorf("body differs from the SDK's:\n%s", cmp.Diff(want.Body.String(), got.Body.String()))
+			}
+			if c.fast && slow.fastCalls.Load() != 0 {
+				t.Errorf("the SDK-only handler used the fast path")
+			}
+		})
+	}
+}
+
+func FuzzScanCall(f *testing.F) {
+	for _, c := range fastCases() {
+		f.Add([]byte(c.body))
+	}
+	fast, err := New(Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	slow, err := New(Options{DisableFastPath: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		env, ok := scanCall(body)
+		if ok && (len(env.args) == 0 || env.args[0] != '{' || env.name == "") {
+			t.Fatalf("scanCall accepted %q with args %q name %q", body, env.args, env.name)
+		}
+		c := fastCase{body: string(body), hdr: map[string]string{"Mcp-Protocol-Version": "2025-11-25"}}
+		got, want := serve(fast, c), serve(slow, c)
+		if got.Code != want.Code || !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
+			t.Fatalf("fast path answered %d %q, SDK %d %q", got.Code, got.Body, want.Code, want.Body)
+		}
+	})
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Side-by-side load test: the TypeScript reference (shared/bench/peer-ts) and
+# cobranca with every control on (JWT, durable rate limits and audit on
+# PostgreSQL), both on loopback, driven by shared/bench/mcpload with the same
+# payload and concurrency, alternating A B A B. Prints one table: req/s, p50,
+# p99, server CPU per call, peak RSS, and the ratios.
+#
+#   scripts/bench.sh                 # defaults: c=8, 10s runs, 500 invoices, 2 rounds
+#   ROUNDS=3 DURATION=15s scripts/bench.sh
+#   STORE=sqlite scripts/bench.sh    # cobranca on the embedded store instead
+#
+# Needs: go, node + npm (the reference), PostgreSQL 15 binaries under
+# /usr/lib/postgresql/15/bin (for STORE=postgres, the default).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+SHARED="${SHARED:-$ROOT/../shared}"
+C="${C:-8}" DURATION="${DURATION:-10s}" WARMUP="${WARMUP:-3s}" K="${K:-500}" ROUNDS="${ROUNDS:-2}"
+STORE="${STORE:-postgres}"
+PGBIN="${PGBIN:-/usr/lib/postgresql/15/bin}"
+REF_PORT="${REF_PORT:-18081}" COB_PORT="${COB_PORT:-18080}" PG_PORT="${PG_PORT:-15432}"
+
+work="$(mktemp -d /tmp/cobranca-bench.XXXXXX)"
+chmod 755 "$work"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  if [[ -f "$work/pg/postmaster.pid" ]]; then as_pg "$PGBIN/pg_ctl" -D "$work/pg" -m fast stop >/dev/null 2>&1 || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+as_pg() { if [[ "$(id -u)" == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+echo "== building" >&2
+go build -o "$work/cobranca" ./cmd/cobranca
+(cd "$SHARED/bench/mcpload" && go build -o "$work/mcpload" .)
+cp -r "$SHARED/bench/peer-ts" "$work/peer-ts" && chmod -R u+w "$work/peer-ts"
+(cd "$work/peer-ts" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+
+env_db=()
+if [[ "$STORE" == postgres ]]; then
+  echo "== starting PostgreSQL" >&2
+  mkdir -p "$work/pg" "$work/pgsock"
+  [[ "$(id -u)" == 0 ]] && chown postgres "$work/pg" "$work/pgsock"
+  as_pg "$PGBIN/initdb" -D "$work/pg" -U postgres -A trust >/dev/null
+  as_pg "$PGBIN/pg_ctl" -D "$work/pg" -l "$work/pg/log" -w \
+    -o "-p $PG_PORT -k $work/pgsock -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on" start >/dev/null
+  env_db=(COBRANCA_DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable")
+fi
+
+echo "== starting servers" >&2
+(cd "$work/peer-ts" && PORT=$REF_PORT exec node server.mjs) >"$work/ref.log" 2>&1 &
+ref_pid=$!; pids+=("$ref_pid")
+env "${env_db[@]}" COBRANCA_ADDR="127.0.0.1:$COB_PORT" COBRANCA_DATA_DIR="$work/data" COBRANCA_LOG_LEVEL=warn \
+  "$work/cobranca" serve >"$work/cobranca.log" 2>&1 &
+cob_pid=$!; pids+=("$cob_pid")
+for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$COB_PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+sleep 1
+
+auth=()
+if "$work/cobranca" help 2>/dev/null | grep -q '^  token'; then
+  tok="$(env COBRANCA_DATA_DIR="$work/data" COBRANCA_ADDR="127.0.0.1:$COB_PORT" "$work/cobranca" token --sub bench --scope collections:read --ttl 1h)"
+  auth=(-auth "Bearer $tok")
+fi
+
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+hz="$(getconf CLK_TCK)"
+
+declare -A sum_rps sum_p50 sum_p99 sum_cpu n
+run() { # name pid url [auth...]
+  local name="$1" pid="$2" url="$3"; shift 3
+  "$work/mcpload" -url "$url" -c "$C" -d "$WARMUP" -k "$K" "$@" >/dev/null 2>&1 || true
+  local t0; t0="$(cpu_ticks "$pid")"
+  local out; out="$("$work/mcpload" -url "$url" -c "$C" -d "$DURATION" -warmup 0s -k "$K" "$@" 2>&1)"
+  local t1; t1="$(cpu_ticks "$pid")"
+  echo "$out" | sed "s/^/[$name] /" >&2
+  local ok rps p50 p99
+  ok="$(echo "$out" | grep -oE '[0-9]+ ok' | grep -oE '[0-9]+' | head -1)"
+  rps="$(echo "$out" | grep -oE '[0-9.]+ req/s' | grep -oE '[0-9.]+' | head -1)"
+  p50="$(echo "$out" | grep -oE 'p50[= ]+[0-9.]+(ms|µs|s)' | head -1 | grep -oE '[0-9.]+(ms|µs|s)')"
+  p99="$(echo "$out" | grep -oE 'p99[= ]+[0-9.]+(ms|µs|s)' | head -1 | grep -oE '[0-9.]+(ms|µs|s)')"
+  local cpu_ms
+  cpu_ms="$(awk -v d="$((t1 - t0))" -v hz="$hz" -v ok="${ok:-0}" 'BEGIN{ if (ok>0) printf "%.3f", d*1000/hz/ok; else print "nan" }')"
+  sum_rps[$name]="$(awk -v a="${sum_rps[$name]:-0}" -v b="$rps" 'BEGIN{print a+b}')"
+  sum_p50[$name]="$(awk -v a="${sum_p50[$name]:-0}" -v b="$(to_ms "$p50")" 'BEGIN{print a+b}')"
+  sum_p99[$name]="$(awk -v a="${sum_p99[$name]:-0}" -v b="$(to_ms "$p99")" 'BEGIN{print a+b}')"
+  sum_cpu[$name]="$(awk -v a="${sum_cpu[$name]:-0}" -v b="$cpu_ms" 'BEGIN{print a+b}')"
+  n[$name]=$(( ${n[$name]:-0} + 1 ))
+}
+to_ms() { awk -v v="$1" 'BEGIN{ if (v ~ /µs$/) {sub(/µs/,"",v); print v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v); print v+0} else {sub(/s/,"",v); print v*1000} }'; }
+
+for r in $(seq "$ROUNDS"); do
+  echo "== round $r" >&2
+  run reference "$ref_pid" "http://127.0.0.1:$REF_PORT/mcp"
+  run cobranca "$cob_pid" "http://127.0.0.1:$COB_PORT/mcp" "${auth[@]}"
+done
+
+rss_ref="$(awk '/VmHWM/{print $2/1024}' "/proc/$ref_pid/status")"
+rss_cob="$(awk '/VmHWM/{print $2/1024}' "/proc/$cob_pid/status")"
+avg() { awk -v s="$1" -v n="$2" 'BEGIN{printf "%.2f", s/n}'; }
+r_rps="$(avg "${sum_rps[reference]}" "${n[reference]}")"; c_rps="$(avg "${sum_rps[cobranca]}" "${n[cobranca]}")"
+r_p50="$(avg "${sum_p50[reference]}" "${n[reference]}")"; c_p50="$(avg "${sum_p50[cobranca]}" "${n[cobranca]}")"
+r_p99="$(avg "${sum_p99[reference]}" "${n[reference]}")"; c_p99="$(avg "${sum_p99[cobranca]}" "${n[cobranca]}")"
+r_cpu="$(avg "${sum_cpu[reference]}" "${n[reference]}")"; c_cpu="$(avg "${sum_cpu[cobranca]}" "${n[cobranca]}")"
+printf '\n%-10s %10s %9s %9s %13s %9s\n' server req/s p50_ms p99_ms cpu_ms/call rss_MB
+printf '%-10s %10s %9s %9s %13s %9.1f\n' reference "$r_rps" "$r_p50" "$r_p99" "$r_cpu" "$rss_ref"
+printf '%-10s %10s %9s %9s %13s %9.1f\n' cobranca "$c_rps" "$c_p50" "$c_p99" "$c_cpu" "$rss_cob"
+awk -v a="$c_rps" -v b="$r_rps" -v p="$c_p99" -v q="$r_p99" -v x="$c_cpu" -v y="$r_cpu" \
+  'BEGIN{printf "ratios: throughput %.2fx, p99 %.2fx of the reference, cpu/call %.2fx\n", a/b, p/q, x/y}'
+echo "store: $STORE, c=$C, duration=$DURATION x $ROUNDS rounds, $K invoices"
