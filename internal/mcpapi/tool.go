@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,6 +65,13 @@ type Auditor interface {
 	RecordCall(ctx context.Context, rec CallRecord) error
 }
 
+// TierLimits enforces the per-principal budget of a tool's risk tier
+// (internal/limits). It returns a *failure.Error rate_limited when the budget
+// is spent, or unavailable when it cannot be checked.
+type TierLimits interface {
+	Tier(ctx context.Context, principalKey string, risk contract.Risk) error
+}
+
 // compiled is a tool ready to serve: its resolved output schema and handler.
 type compiled struct {
 	Tool
@@ -87,6 +96,7 @@ type pipeline struct {
 	log     *slog.Logger
 	auditor Auditor
 	now     func() time.Time
+	limits  TierLimits // nil: no tier budgets
 }
 
 func (p *pipeline) call(ctx context.Context, t *compiled, args json.RawMessage) *mcp.CallToolResult {
@@ -95,7 +105,13 @@ func (p *pipeline) call(ctx context.Context, t *compiled, args json.RawMessage) 
 	info.Tool = t.Contract.Name
 	rec := CallRecord{Contract: t.Contract, RequestID: info.ID, Args: args}
 
-	eff, err := t.Logic(ctx, args)
+	// The tier budget is spent before any work; a refusal is audited like
+	// any other outcome (rate_limited, or failed when it cannot be checked).
+	err := p.tier(ctx, t)
+	var eff Effect
+	if err == nil {
+		eff, err = t.Logic(ctx, args)
+	}
 	var res *mcp.CallToolResult
 	if err == nil {
 		var body []byte
@@ -127,6 +143,17 @@ func (p *pipeline) call(ctx context.Context, t *compiled, args json.RawMessage) 
 		}
 	}
 	return res
+}
+
+func (p *pipeline) tier(ctx context.Context, t *compiled) error {
+	if p.limits == nil {
+		return nil
+	}
+	var key string
+	if pr, ok := auth.PrincipalFrom(ctx); ok {
+		key = limits.PrincipalKey(pr.Subject, pr.ClientID)
+	}
+	return p.limits.Tier(ctx, key, t.Contract.RiskLevel)
 }
 
 // checkOutput marshals the structured result and validates it against the
