@@ -227,3 +227,31 @@ func (l *Limiter) Tier(ctx context.Context, principalKey string, risk contract.R
 	}
 	return nil
 }
+
+// sweeper is a backend that can delete the keys whose TAT has passed.
+type sweeper interface {
+	Sweep(ctx context.Context) (int64, error)
+}
+
+// Run deletes expired keys from the store every interval until ctx ends, if
+// the backend can. Expired keys mean the same as missing ones, so this only
+// keeps the table to the keys in use; a failed sweep is logged and retried
+// next time.
+func (l *Limiter) Run(ctx context.Context, every time.Duration) {
+	s, ok := l.backend.(sweeper)
+	if !ok {
+		return
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+				l.opts.Logger.WarnContext(ctx, "rate-limit sweep failed", "err", err)
+			}
+		}
+	}
+}

@@ -372,3 +372,28 @@ func TestCancelledRequestIsNotAStoreFailure(t *testing.T) {
 		t.Errorf("Tier on a cancelled request = %v, stats %+v; want the context's error and no store failure", err, l.Stats())
 	}
 }
+
+// sweeping is a backend that can sweep, counting the sweeps.
+type sweeping struct {
+	memory
+	sweeps atomic.Int64
+}
+
+func (s *sweeping) Sweep(context.Context) (int64, error) { s.sweeps.Add(1); return 0, nil }
+
+func TestRunSweepsUntilCancelled(t *testing.T) {
+	b := &sweeping{memory: memory{now: time.Now, tats: map[string]time.Time{}}}
+	l := limits.New(b, limits.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { l.Run(ctx, time.Millisecond); close(done) }()
+	for b.sweeps.Load() < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+}
