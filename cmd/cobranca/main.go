@@ -53,6 +53,7 @@ var commands = []command{
 	{"serve", "run the MCP server (the default)", serve},
 	{"analyze", "analyze a portfolio file offline: analyze [--json] FILE|-", analyze},
 	{"contracts", "print every Tool Contract visible to agents as JSON", printContracts},
+	{"token", "print a development access token: token --sub NAME [--scope \"a b\"] [--agent NAME] [--acr ACR] [--ttl 1h]", token},
 }
 
 // run is the whole program; main only supplies the process's environment.

@@ -32,12 +32,17 @@ func serve(ctx context.Context, e env, args []string) error {
 	}
 	log := newLogger(e.stderr, cfg)
 
-	mcpHandler, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes})
+	authn, err := newAuthenticator(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	mcpHandler, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes, Scopes: authn})
 	if err != nil {
 		return err
 	}
 	handler := server.Routes(server.Deps{
 		Logger:         log,
+		Auth:           authn,
 		MCP:            mcpHandler,
 		AllowedOrigins: cfg.AllowedOrigins,
 		AllowedHosts:   cfg.AllowedHosts,

@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/go-chi/chi/v5"
@@ -26,6 +28,12 @@ type Deps struct {
 	AllowedOrigins []string
 	AllowedHosts   []string
 	MaxBodyBytes   int64
+	// Auth verifies the bearer token in front of /mcp and /contracts and
+	// publishes the protected resource metadata. Required.
+	Auth *auth.Authenticator
+	// Limits enforces the per-origin budget before the token is verified and
+	// the per-principal budget after; nil serves without rate limits.
+	Limits *limits.Limiter
 }
 
 // Routes returns the whole HTTP surface of cobranca.
@@ -33,18 +41,80 @@ func Routes(d Deps) http.Handler {
 	r := chi.NewRouter()
 	r.Use(requestInfo(d.Logger))
 
+	if d.Auth == nil {
+		panic("server.Routes: Deps.Auth is required: /mcp is never served without token checks")
+	}
+
 	// Liveness answers whatever Host a platform health checker sends.
 	r.Get("/healthz", healthz)
+
+	// OAuth discovery (RFC 9728) is public; every challenge points here.
+	meta := d.Auth.MetadataHandler(scopesOf(d.MCP.Contracts()))
+	for _, path := range metadataPaths(d.Auth.ResourceMetadataURL()) {
+		r.Method(http.MethodGet, path, meta)
+	}
+	if jwks := d.Auth.JWKSHandler(); jwks != nil { // development mode only
+		r.Method(http.MethodGet, "/.well-known/jwks.json", jwks)
+	}
 
 	r.Group(func(r chi.Router) {
 		r.Use(guardOrigin(d.AllowedOrigins, d.AllowedHosts))
 		r.Use(limitBody(d.MaxBodyBytes))
+		if d.Limits != nil {
+			r.Use(d.Limits.Origin)
+		}
+		r.Use(d.Auth.Middleware)
+		r.Use(recordCaller)
+		if d.Limits != nil {
+			r.Use(d.Limits.Principal(principalKey))
+		}
 
 		r.Handle("/mcp", d.MCP)
 		r.Get("/contracts", listContracts(d.MCP))
 		r.Get("/contracts/{name}", getContract(d.MCP))
 	})
 	return r
+}
+
+// scopesOf lists every scope a visible tool requires, for scopes_supported.
+func scopesOf(cs []*contract.Contract) []string {
+	var scopes []string
+	for _, c := range cs {
+		scopes = append(scopes, c.Permissions...)
+	}
+	return scopes
+}
+
+// metadataPaths are where the metadata is served: both well-known paths
+// MCP clients try, and the one RFC 9728 derives from the configured
+// resource, if that is a third.
+func metadataPaths(metadataURL string) []string {
+	paths := []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"}
+	if u, err := url.Parse(metadataURL); err == nil && !slices.Contains(paths, u.Path) {
+		paths = append(paths, u.Path)
+	}
+	return paths
+}
+
+// recordCaller puts the authenticated subject and client on the access log
+// line (never the token).
+func recordCaller(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := auth.PrincipalFrom(r.Context()); ok {
+			info := request.From(r.Context())
+			info.Subject, info.Client = p.Subject, p.ClientID
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// principalKey names the caller for the per-principal budget.
+func principalKey(r *http.Request) (string, bool) {
+	p, ok := auth.PrincipalFrom(r.Context())
+	if !ok {
+		return "", false
+	}
+	return limits.PrincipalKey(p.Subject, p.ClientID), true
 }
 
 func healthz(w http.ResponseWriter, _ *http.Request) {

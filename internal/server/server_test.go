@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/portfolio"
@@ -33,14 +34,16 @@ type testServer struct {
 func newServer(t *testing.T, extra ...mcpapi.Tool) *testServer {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Extra: extra})
+	a := newTestAuth(t)
+	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Extra: extra, Scopes: a})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(server.Routes(server.Deps{
+	ts := httptest.NewServer(withToken(mint(t, a, auth.MintOptions{}), server.Routes(server.Deps{
 		Logger: log, MCP: h, MaxBodyBytes: maxBody,
 		AllowedOrigins: []string{"https://ops.example.com"},
-	}))
+		Auth:           a,
+	})))
 	t.Cleanup(ts.Close)
 	return &testServer{ts}
 }
@@ -427,11 +430,13 @@ func TestHealthz(t *testing.T) {
 // through real HTTP and the whole handler stack.
 func BenchmarkToolsCall(b *testing.B) {
 	log := slog.New(slog.DiscardHandler)
-	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody})
+	a := newTestAuth(b)
+	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: a})
 	if err != nil {
 		b.Fatal(err)
 	}
-	ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody}))
+	ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a}))
+	token := "Bearer " + mint(b, a, auth.MintOptions{})
 	defer ts.Close()
 	body := callBody(benchPortfolio(500))
 	b.SetBytes(int64(len(body)))
@@ -441,6 +446,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		req.Header.Set("Authorization", token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			b.Fatal(err)

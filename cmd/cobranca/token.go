@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/config"
+)
+
+// newAuthenticator builds token verification from the configuration; in
+// development mode it also signs `cobranca token`'s tokens.
+func newAuthenticator(ctx context.Context, cfg config.Config, log *slog.Logger) (*auth.Authenticator, error) {
+	ac := cfg.Auth()
+	ac.Logger = log
+	a, err := auth.New(ctx, ac)
+	if err != nil {
+		return nil, fmt.Errorf("configuration:\n%w", err)
+	}
+	return a, nil
+}
+
+// token prints a development access token that `cobranca serve`, with the
+// same COBRANCA_ADDR and COBRANCA_DATA_DIR, accepts.
+func token(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	sub := fs.String("sub", "", "subject (`sub`) of the token; required")
+	scope := fs.String("scope", "", "space-separated scopes, e.g. \"collections:read\"")
+	agent := fs.String("agent", "", "mint an agent's token: act {\"sub\": NAME} and client_id NAME")
+	acr := fs.String("acr", "", "authentication context class (`acr`), for step-up")
+	ttl := fs.Duration("ttl", time.Hour, "lifetime")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("token: unexpected argument %q", fs.Arg(0))
+	}
+	if *sub == "" {
+		return errors.New("token: --sub is required")
+	}
+	if *ttl <= 0 {
+		return errors.New("token: --ttl must be positive")
+	}
+	cfg, err := config.Load(e.environ)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	if !cfg.Auth().DevMode() {
+		return fmt.Errorf("token: refused outside development mode: tokens come from COBRANCA_ISSUER (%s)", cfg.Issuer)
+	}
+	a, err := newAuthenticator(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	tok, err := a.Mint(auth.MintOptions{Subject: *sub, Scopes: strings.Fields(*scope), Agent: *agent, ACR: *acr, TTL: *ttl})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(e.stdout, tok)
+	return err
+}
