@@ -40,3 +40,7 @@ func TestBackend(t *testing.T) {
 		return limitspg.New(open(t).Pool())
 	}, time.Sleep, time.Second)
 }
+
+func BenchmarkTake(b *testing.B) {
+	limitstest.Bench(b, limitspg.New(open(b).Pool()))
+}

@@ -66,3 +66,7 @@ func TestMatchesGCRA(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkTake(b *testing.B) {
+	limitstest.Bench(b, limitssqlite.New(open(b), time.Now))
+}
