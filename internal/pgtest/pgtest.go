@@ -63,13 +63,7 @@ func New() *Cluster { return &Cluster{} }
 // dropped when the test ends.
 func (c *Cluster) Database(t testing.TB) string {
 	t.Helper()
-	c.once.Do(func() { c.err = c.start() })
-	if c.err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL is required when CI=true: %v", c.err)
-		}
-		t.Skipf("PostgreSQL not available: %v", c.err)
-	}
+	c.ensure(t)
 	name := "cobranca_test_" + randomName()
 	ctx := context.Background()
 	if err := c.admin(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
@@ -91,8 +85,22 @@ func (c *Cluster) Database(t testing.TB) string {
 // Exec runs statements as the superuser in the maintenance database: roles, mostly.
 func (c *Cluster) Exec(t testing.TB, sql string) {
 	t.Helper()
+	c.ensure(t)
 	if err := c.admin(context.Background(), sql); err != nil {
 		t.Fatalf("pgtest: %s: %v", sql, err)
+	}
+}
+
+// ensure starts the cluster on first use; without PostgreSQL it skips the test, or fails it
+// when CI=true.
+func (c *Cluster) ensure(t testing.TB) {
+	t.Helper()
+	c.once.Do(func() { c.err = c.start() })
+	if c.err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("PostgreSQL is required when CI=true: %v", c.err)
+		}
+		t.Skipf("PostgreSQL not available: %v", c.err)
 	}
 }
 

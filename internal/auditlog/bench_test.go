@@ -1,0 +1,92 @@
+package auditlog
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/store/storetest"
+)
+
+// BenchmarkAppend measures Record (one event, one transaction, as a read-only tool call writes
+// it) with the sealer running alongside, as when serving: one writer, and 16 writers at once.
+func BenchmarkAppend(b *testing.B) {
+	for _, f := range storetest.Fixtures(pg) {
+		b.Run(string(f.Dialect), func(b *testing.B) {
+			b.Run("serial", func(b *testing.B) {
+				l, stop := benchLog(b, f)
+				defer stop()
+				ctx := context.Background()
+				ev := sampleEvent(1)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := l.Record(ctx, ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+			})
+			b.Run("parallel16", func(b *testing.B) {
+				l, stop := benchLog(b, f)
+				defer stop()
+				ctx := context.Background()
+				b.ReportAllocs()
+				b.SetParallelism(8) // 8 × GOMAXPROCS(2) = 16 writers on this machine
+				b.ResetTimer()
+				start := time.Now()
+				b.RunParallel(func(pb *testing.PB) {
+					ev := sampleEvent(1)
+					for pb.Next() {
+						if err := l.Record(ctx, ev); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "appends/s")
+			})
+		})
+	}
+}
+
+// BenchmarkSeal measures the sealer alone: each iteration seals a batch of 1000 events
+// appended beforehand (outside the timer).
+func BenchmarkSeal(b *testing.B) {
+	for _, f := range storetest.Fixtures(pg) {
+		b.Run(string(f.Dialect), func(b *testing.B) {
+			db := f.Migrated(b)
+			l := newLog(db)
+			ctx := context.Background()
+			ev := sampleEvent(1)
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				for range sealBatch {
+					if err := l.Record(ctx, ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				if n, err := l.Seal(ctx); err != nil || n != sealBatch {
+					b.Fatalf("Seal() = %d, %v", n, err)
+				}
+			}
+			b.ReportMetric(float64(b.N*sealBatch)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+func benchLog(b *testing.B, f storetest.Fixture) (*Log, func()) {
+	db := f.Migrated(b)
+	l := newLog(db)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { l.RunSealer(ctx, 100*time.Millisecond); close(done) }()
+	return l, func() {
+		cancel()
+		<-done
+		if rep, err := l.Verify(context.Background()); err != nil || rep.Problem != nil {
+			b.Errorf("Verify() after the benchmark = %v, %v", rep, err)
+		}
+	}
+}

@@ -1,0 +1,248 @@
+package auditlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// DB is what the log needs from the store.
+type DB interface {
+	store.Querier
+	Dialect() store.Dialect
+	InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error
+}
+
+// Log appends, seals and verifies audit events.
+type Log struct {
+	db     DB
+	q      queries
+	now    func() time.Time
+	logger *slog.Logger
+	kick   chan struct{}
+}
+
+// Options configure a Log. The zero value is usable.
+type Options struct {
+	// Now is the clock for event times on SQLite and for checkpoints (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// New returns a Log over db.
+func New(db DB, opts Options) *Log {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Log{db: db, q: queriesFor(db.Dialect()), now: opts.Now, logger: opts.Logger, kick: make(chan struct{}, 1)}
+}
+
+// Append writes ev inside tx, the transaction of the change it records: if tx rolls back, the
+// event was never written. Seq and Time are set by the log and ignored here. Call Kick after
+// the commit to have the event sealed at once rather than at the sealer's next tick.
+func (l *Log) Append(ctx context.Context, tx store.Tx, ev Event) error {
+	if err := ev.validate(); err != nil {
+		return err
+	}
+	args := []any{
+		ev.Name, ev.Tool, ev.Risk, ev.Subject, ev.Actor, ev.ClientID, ev.ACR, ev.RequestID,
+		string(ev.Outcome), ev.FailureCode, ev.ArgsDigest, ev.ResultDigest,
+		ev.Duration.Microseconds(), detailsJSON(ev.Details),
+	}
+	if tx.Dialect() == store.SQLite {
+		args = append(args, l.now().UnixMicro())
+	}
+	if _, err := tx.Exec(ctx, l.q.insert, args...); err != nil {
+		return fmt.Errorf("audit append: %w", err)
+	}
+	return nil
+}
+
+// Record writes ev on its own, for events that go with no other change (a read-only tool
+// call, a refusal), and kicks the sealer. It is a single INSERT, atomic without a transaction.
+func (l *Log) Record(ctx context.Context, ev Event) error {
+	if err := l.Append(ctx, l.db, ev); err != nil {
+		return err
+	}
+	l.Kick()
+	return nil
+}
+
+// Kick asks the running sealer (RunSealer) to seal now. It never blocks.
+func (l *Log) Kick() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// sealGap is the least time between two runs of the sealer, so that under load each run seals
+// a batch rather than one event per kick.
+const sealGap = 20 * time.Millisecond
+
+// RunSealer seals every interval and whenever kicked, until ctx ends. Several replicas may run
+// one each: they take turns under an advisory lock.
+func (l *Log) RunSealer(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-l.kick:
+		}
+		if _, err := l.Seal(ctx); err != nil && ctx.Err() == nil {
+			l.logger.ErrorContext(ctx, "audit seal failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(sealGap):
+		}
+	}
+}
+
+// sealBatch is the most events sealed in one transaction.
+const sealBatch = 1000
+
+// Seal gives every sealable event its place in the chain and returns how many it sealed. On
+// PostgreSQL an event is sealable once every transaction older than its own has ended; an
+// event of a transaction still open waits, and so do the events after it.
+func (l *Log) Seal(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := l.sealOnce(ctx)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("audit seal: %w", err)
+		}
+		if n < sealBatch {
+			return total, nil
+		}
+	}
+}
+
+func (l *Log) sealOnce(ctx context.Context) (int, error) {
+	n := 0
+	err := l.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		n = 0
+		if l.q.sealLock != "" {
+			if _, err := tx.Exec(ctx, l.q.sealLock, sealLockID); err != nil {
+				return err
+			}
+		}
+		seq, prev, lastID := int64(0), genesis[:], int64(0)
+		err := tx.QueryRow(ctx, head).Scan(&seq, &prev, &lastID)
+		if err != nil && !errors.Is(err, store.ErrNoRows) {
+			return err
+		}
+		var rows store.Rows
+		if tx.Dialect() == store.Postgres {
+			xid := "0"
+			if seq > 0 {
+				if err := tx.QueryRow(ctx, l.q.cursor, lastID).Scan(&xid); err != nil {
+					if errors.Is(err, store.ErrNoRows) {
+						return fmt.Errorf("the last sealed event (seq %d) is missing: run cobranca audit verify", seq)
+					}
+					return err
+				}
+			}
+			rows, err = tx.Query(ctx, l.q.candidates, xid, lastID, sealBatch)
+		} else {
+			rows, err = tx.Query(ctx, l.q.candidates, lastID, sealBatch)
+		}
+		if err != nil {
+			return err
+		}
+		type seal struct {
+			id, seq    int64
+			prev, hash []byte
+		}
+		var batch []seal
+		for rows.Next() {
+			var id int64
+			var ev Event
+			if err := scanEvent(rows, &id, &ev); err != nil {
+				rows.Close()
+				return err
+			}
+			seq++
+			h := chainHash(seq, &ev, prev)
+			batch = append(batch, seal{id: id, seq: seq, prev: prev, hash: h[:]})
+			prev = h[:]
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		if tx.Dialect() == store.Postgres {
+			// One statement for the batch: the sealer must outpace every writer together.
+			seqs, ids, algs := make([]int64, len(batch)), make([]int64, len(batch)), make([]int16, len(batch))
+			prevs, hashes := make([][]byte, len(batch)), make([][]byte, len(batch))
+			for i, s := range batch {
+				seqs[i], ids[i], algs[i], prevs[i], hashes[i] = s.seq, s.id, hashAlg, s.prev, s.hash
+			}
+			if _, err := tx.Exec(ctx, insertSealsPG, seqs, ids, algs, prevs, hashes); err != nil {
+				return err
+			}
+		} else {
+			for _, s := range batch {
+				if _, err := tx.Exec(ctx, insertSeal, s.seq, s.id, int64(hashAlg), s.prev, s.hash); err != nil {
+					return err
+				}
+			}
+		}
+		n = len(batch)
+		return nil
+	})
+	return n, err
+}
+
+// scanEvent scans the content columns of the candidates and events queries: a leading id or
+// seq, then the time and the fields.
+func scanEvent(r store.Row, lead *int64, ev *Event) error {
+	var timeUS, durUS int64
+	var outcome, details string
+	err := r.Scan(lead, &timeUS, &ev.Name, &ev.Tool, &ev.Risk, &ev.Subject, &ev.Actor, &ev.ClientID,
+		&ev.ACR, &ev.RequestID, &outcome, &ev.FailureCode, &ev.ArgsDigest, &ev.ResultDigest, &durUS, &details)
+	if err != nil {
+		return err
+	}
+	ev.Time = time.UnixMicro(timeUS).UTC()
+	ev.Outcome = Outcome(outcome)
+	ev.Duration = time.Duration(durUS) * time.Microsecond
+	ev.Details, err = parseDetails(details)
+	return err
+}
+
+// Events returns up to limit sealed events with a sequence number above after, in order.
+func (l *Log) Events(ctx context.Context, after int64, limit int) ([]Event, error) {
+	rows, err := l.db.Query(ctx, l.q.events, after, int64(limit))
+	if err != nil {
+		return nil, fmt.Errorf("audit events: %w", err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var ev Event
+		if err := scanEvent(rows, &ev.Seq, &ev); err != nil {
+			return nil, fmt.Errorf("audit events: %w", err)
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit events: %w", err)
+	}
+	return out, nil
+}

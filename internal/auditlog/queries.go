@@ -1,0 +1,75 @@
+package auditlog
+
+import "github.com/cobranca/cobranca/internal/store"
+
+// sealLockID is the PostgreSQL advisory lock held by the one sealer at work ("audit-sl").
+const sealLockID int64 = 0x61756469742d736c
+
+// queries are the dialect's SQL, fixed when the Log is made.
+type queries struct {
+	insert string
+	// cursor returns the xid (as text) of the last sealed event; PostgreSQL only.
+	cursor string
+	// candidates selects the events to seal next: $1 cursor xid (PostgreSQL) or cursor id
+	// (SQLite), $2 cursor id (PostgreSQL), last: the batch size.
+	candidates string
+	sealLock   string // empty on SQLite, where the write transaction is the lock
+	// events selects sealed events by seq (inner join); chain selects every seal with its
+	// event, if any (outer join), for Verify.
+	events, chain string
+}
+
+const (
+	head          = `SELECT seq, hash, event_id FROM audit_seal ORDER BY seq DESC LIMIT 1`
+	insertSeal    = `INSERT INTO audit_seal (seq, event_id, alg, prev_hash, hash) VALUES ($1, $2, $3, $4, $5)`
+	insertSealsPG = `INSERT INTO audit_seal (seq, event_id, alg, prev_hash, hash)
+SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::smallint[], $4::bytea[], $5::bytea[])`
+	columns   = `e.event, e.tool, e.risk, e.subject, e.actor, e.client_id, e.acr, e.request_id, e.outcome, e.failure_code, e.args_digest, e.result_digest, e.duration_us`
+	coalesced = `coalesce(e.event, ''), coalesce(e.tool, ''), coalesce(e.risk, ''), coalesce(e.subject, ''), coalesce(e.actor, ''), coalesce(e.client_id, ''), coalesce(e.acr, ''), coalesce(e.request_id, ''), coalesce(e.outcome, ''), coalesce(e.failure_code, ''), coalesce(e.args_digest, ''), coalesce(e.result_digest, ''), coalesce(e.duration_us, 0)`
+)
+
+func queriesFor(d store.Dialect) queries {
+	if d == store.Postgres {
+		const timeUS = `(extract(epoch FROM e.occurred_at) * 1000000)::bigint`
+		const contentCols = timeUS + `, ` + columns + `, e.details::text`
+		return queries{
+			insert: `INSERT INTO audit_event (event, tool, risk, subject, actor, client_id, acr, request_id, outcome, failure_code, args_digest, result_digest, duration_us, details)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::text::jsonb)`,
+			cursor: `SELECT xid::text FROM audit_event WHERE id = $1`,
+			// The horizon: every transaction with a smaller id has ended, so every event it
+			// committed is visible now and no new one can appear below it.
+			candidates: `SELECT e.id, ` + contentCols + `
+FROM audit_event e
+WHERE e.xid < pg_snapshot_xmin(pg_current_snapshot())
+  AND (e.xid, e.id) > ($1::text::xid8, $2::bigint)
+  AND NOT EXISTS (SELECT FROM audit_seal s WHERE s.event_id = e.id)
+ORDER BY e.xid, e.id
+LIMIT $3`,
+			sealLock: `SELECT pg_advisory_xact_lock($1)`,
+			events: `SELECT s.seq, ` + contentCols + `
+FROM audit_seal s JOIN audit_event e ON e.id = s.event_id
+WHERE s.seq > $1 ORDER BY s.seq LIMIT $2`,
+			chain: `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(` + timeUS + `, 0), ` + coalesced + `, coalesce(e.details::text, '{}')
+FROM audit_seal s LEFT JOIN audit_event e ON e.id = s.event_id
+ORDER BY s.seq`,
+		}
+	}
+	const contentCols = `e.occurred_at, ` + columns + `, e.details`
+	return queries{
+		insert: `INSERT INTO audit_event (event, tool, risk, subject, actor, client_id, acr, request_id, outcome, failure_code, args_digest, result_digest, duration_us, details, occurred_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		// Writers are serialized, so row id order is commit order.
+		candidates: `SELECT e.id, ` + contentCols + `
+FROM audit_event e
+WHERE e.id > $1
+  AND NOT EXISTS (SELECT 1 FROM audit_seal s WHERE s.event_id = e.id)
+ORDER BY e.id
+LIMIT $2`,
+		events: `SELECT s.seq, ` + contentCols + `
+FROM audit_seal s JOIN audit_event e ON e.id = s.event_id
+WHERE s.seq > $1 ORDER BY s.seq LIMIT $2`,
+		chain: `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(e.occurred_at, 0), ` + coalesced + `, coalesce(e.details, '{}')
+FROM audit_seal s LEFT JOIN audit_event e ON e.id = s.event_id
+ORDER BY s.seq`,
+	}
+}

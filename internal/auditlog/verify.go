@@ -1,0 +1,219 @@
+package auditlog
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// Kind says what is wrong with the chain at a sequence number.
+type Kind string
+
+// Kinds of problem Verify finds.
+const (
+	// Altered: the event's content no longer matches its hash.
+	Altered Kind = "altered"
+	// Missing: the event at this sequence number, or one just before it, was removed.
+	Missing Kind = "missing"
+	// Inserted: an event that was not in the chain was put at this sequence number.
+	Inserted Kind = "inserted"
+	// Reordered: the event at this sequence number belongs elsewhere in the chain.
+	Reordered Kind = "reordered"
+	// Rebuilt: the chain is consistent but differs from a signed checkpoint: it was
+	// recomputed after a change at or before the checkpoint.
+	Rebuilt Kind = "rebuilt"
+)
+
+// Problem is the first thing wrong with the chain.
+type Problem struct {
+	Seq    int64
+	Kind   Kind
+	Detail string
+}
+
+func (p *Problem) Error() string {
+	return fmt.Sprintf("audit chain broken at seq %d: %s: %s", p.Seq, p.Kind, p.Detail)
+}
+
+// Report is the result of Verify.
+type Report struct {
+	Count   int64    // events that verified, from seq 1
+	Head    Head     // the last event that verified
+	Problem *Problem // nil when the whole chain verified
+}
+
+// Head is a position in the chain.
+type Head struct {
+	Seq  int64
+	Hash []byte
+}
+
+// String formats the report as the CLI prints it: "OK <count> events, head <seq> <hash>" or
+// "FAIL seq <n>: <kind>: <detail>".
+func (r Report) String() string {
+	if r.Problem != nil {
+		return fmt.Sprintf("FAIL seq %d: %s: %s", r.Problem.Seq, r.Problem.Kind, r.Problem.Detail)
+	}
+	return fmt.Sprintf("OK %d events, head %d %s", r.Count, r.Head.Seq, hex.EncodeToString(r.Head.Hash))
+}
+
+// link is one row of the chain: a seal and the event it points at, if that still exists.
+type link struct {
+	seq        int64
+	alg        int64
+	prev, hash []byte
+	present    bool
+	ev         Event
+}
+
+// Verify seals what can be sealed, then walks the whole chain from seq 1 and reports the first
+// problem, also checking the chain against each checkpoint (whose signatures the caller has
+// checked, see ParseCheckpoint). A problem is a Report, not an error: the error is for failing
+// to read the chain.
+func (l *Log) Verify(ctx context.Context, checkpoints ...Checkpoint) (Report, error) {
+	if _, err := l.Seal(ctx); err != nil {
+		return Report{}, err
+	}
+	rows, err := l.db.Query(ctx, l.q.chain)
+	if err != nil {
+		return Report{}, fmt.Errorf("audit verify: %w", err)
+	}
+	defer rows.Close()
+	next := func() (link, bool, error) {
+		if !rows.Next() {
+			return link{}, false, rows.Err()
+		}
+		var k link
+		var id int64
+		if err := scanLink(rows, &k, &id); err != nil {
+			return link{}, false, err
+		}
+		k.present = id != 0
+		return k, true, nil
+	}
+
+	want := make(map[int64][]byte, len(checkpoints))
+	for _, c := range checkpoints {
+		want[c.Seq] = c.Hash
+	}
+	rep := Report{Head: Head{Hash: genesis[:]}}
+	var before []byte // the hash two back, for telling an insertion from a removal
+	for {
+		k, ok, err := next()
+		if err != nil {
+			return Report{}, fmt.Errorf("audit verify: %w", err)
+		}
+		if !ok {
+			break
+		}
+		if p := check(rep.Head, before, k); p != nil {
+			if p.Kind == "" {
+				// A broken link or hash: read the rest to tell a reordering from the rest.
+				rest := []link{k}
+				for {
+					r, ok, err := next()
+					if err != nil {
+						return Report{}, fmt.Errorf("audit verify: %w", err)
+					}
+					if !ok {
+						break
+					}
+					rest = append(rest, r)
+				}
+				classify(p, rest)
+			}
+			if p.Kind == Inserted {
+				// The last event counted as verified is the one that was inserted.
+				rep.Count--
+				rep.Head = Head{Seq: rep.Head.Seq - 1, Hash: before}
+			}
+			rep.Problem = p
+			return rep, nil
+		}
+		if h, ok := want[k.seq]; ok && !bytes.Equal(h, k.hash) {
+			rep.Problem = &Problem{Seq: k.seq, Kind: Rebuilt, Detail: fmt.Sprintf("hash %x differs from the signed checkpoint's %x: the chain was recomputed", k.hash, h)}
+			return rep, nil
+		}
+		before = rep.Head.Hash
+		rep.Count++
+		rep.Head = Head{Seq: k.seq, Hash: k.hash}
+	}
+	for _, c := range checkpoints {
+		if c.Seq > rep.Head.Seq {
+			rep.Problem = &Problem{Seq: rep.Head.Seq + 1, Kind: Missing, Detail: fmt.Sprintf("the chain ends at seq %d but a signed checkpoint has seq %d", rep.Head.Seq, c.Seq)}
+			return rep, nil
+		}
+	}
+	return rep, nil
+}
+
+// check verifies one link against the head before it. A problem with an empty Kind is a broken
+// link or hash still to be classified.
+func check(h Head, before []byte, k link) *Problem {
+	switch {
+	case k.seq != h.Seq+1:
+		return &Problem{Seq: h.Seq + 1, Kind: Missing, Detail: fmt.Sprintf("no event with this sequence number; the next is %d", k.seq)}
+	case !k.present:
+		return &Problem{Seq: k.seq, Kind: Missing, Detail: "the sealed event's row is gone"}
+	case k.alg != hashAlg:
+		return &Problem{Seq: k.seq, Kind: Altered, Detail: fmt.Sprintf("unknown hash algorithm %d", k.alg)}
+	case !bytes.Equal(k.prev, h.Hash):
+		if before != nil && bytes.Equal(k.prev, before) {
+			return &Problem{Seq: h.Seq, Kind: Inserted, Detail: fmt.Sprintf("seq %d chains to seq %d: the event at %d was not in the chain", k.seq, h.Seq-1, h.Seq)}
+		}
+		return &Problem{Seq: k.seq, Detail: "prev_hash does not match the hash of the event before"}
+	}
+	if got := chainHash(k.seq, &k.ev, k.prev); !bytes.Equal(got[:], k.hash) {
+		return &Problem{Seq: k.seq, Detail: "content does not match the hash"}
+	}
+	return nil
+}
+
+// classify names a broken link or hash at rest[0], knowing the links after it: content or a
+// link that belongs to a later position was moved (reordered); a link to nothing known means
+// events were removed before it (missing); otherwise the content was changed (altered).
+func classify(p *Problem, rest []link) {
+	k := rest[0]
+	if p.Detail == "content does not match the hash" {
+		for _, r := range rest[1:] {
+			if h := chainHash(r.seq, &k.ev, r.prev); bytes.Equal(h[:], r.hash) {
+				p.Kind, p.Detail = Reordered, fmt.Sprintf("holds the event sealed as seq %d", r.seq)
+				return
+			}
+		}
+		p.Kind = Altered
+		return
+	}
+	for _, r := range rest[1:] {
+		if bytes.Equal(k.prev, r.hash) {
+			p.Kind, p.Detail = Reordered, fmt.Sprintf("chains to seq %d, which comes after it", r.seq)
+			return
+		}
+	}
+	p.Kind, p.Detail = Missing, "prev_hash matches no event: the event before it was removed"
+}
+
+func scanLink(r store.Row, k *link, id *int64) error {
+	var timeUS, durUS int64
+	var outcome, details string
+	err := r.Scan(&k.seq, &k.alg, &k.prev, &k.hash, id, &timeUS, &k.ev.Name, &k.ev.Tool, &k.ev.Risk,
+		&k.ev.Subject, &k.ev.Actor, &k.ev.ClientID, &k.ev.ACR, &k.ev.RequestID, &outcome,
+		&k.ev.FailureCode, &k.ev.ArgsDigest, &k.ev.ResultDigest, &durUS, &details)
+	if err != nil {
+		return err
+	}
+	k.ev.Seq = k.seq
+	k.ev.Time = time.UnixMicro(timeUS).UTC()
+	k.ev.Outcome = Outcome(outcome)
+	k.ev.Duration = time.Duration(durUS) * time.Microsecond
+	k.ev.Details, err = parseDetails(details)
+	if err != nil {
+		// Details that no longer parse were altered.
+		k.ev.Details = map[string]int64{"\x00unparseable": 0}
+	}
+	return nil
+}
