@@ -65,7 +65,7 @@ func analyzeLogic(_ context.Context, args json.RawMessage) (Effect, error) {
 	}
 	a := portfolio.Analyze(in)
 	return Effect{
-		Structured: a,
+		Structured: &a,
 		Summary: fmt.Sprintf("Portfolio analyzed: %d priority account(s) from %d invoice(s); no external action taken.",
 			len(a.Accounts), len(in.Invoices)),
 		Details: map[string]any{"invoiceCount": len(in.Invoices), "accountCount": len(a.Accounts)},

@@ -12,7 +12,7 @@ import (
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/request"
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/cobranca/cobranca/internal/schema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -72,14 +72,16 @@ type TierLimits interface {
 	Tier(ctx context.Context, principalKey string, risk contract.Risk) error
 }
 
-// compiled is a tool ready to serve: its resolved output schema and handler.
+// compiled is a tool ready to serve: its compiled output schema and handler.
 type compiled struct {
 	Tool
-	output *jsonschema.Resolved
+	output *schema.Validator
 }
 
 func compile(t Tool) (*compiled, error) {
-	out, err := t.Contract.OutputSchema.Resolve(nil)
+	// The output schema is checked by internal/schema, over the bytes about
+	// to be sent; a schema it cannot check completely stops the start.
+	out, err := schema.Compile(t.Contract.OutputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: output schema: %w", t.Contract.Name, err)
 	}
@@ -156,19 +158,26 @@ func (p *pipeline) tier(ctx context.Context, t *compiled) error {
 	return p.limits.Tier(ctx, key, t.Contract.RiskLevel)
 }
 
+// jsonAppender is implemented by results that encode themselves without
+// reflection, byte for byte as encoding/json would (portfolio.Analysis).
+type jsonAppender interface {
+	AppendJSON([]byte) []byte
+}
+
 // checkOutput marshals the structured result and validates it against the
 // tool's output schema. A violation is a server bug: it is logged and the
 // caller gets an internal error, never the offending result.
 func (p *pipeline) checkOutput(t *compiled, v any) ([]byte, error) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("marshal result: %w", err)
+	var body []byte
+	if ap, ok := v.(jsonAppender); ok {
+		body = ap.AppendJSON(make([]byte, 0, 16<<10))
+	} else {
+		var err error
+		if body, err = json.Marshal(v); err != nil {
+			return nil, fmt.Errorf("marshal result: %w", err)
+		}
 	}
-	var generic any
-	if err := json.Unmarshal(body, &generic); err != nil {
-		return nil, fmt.Errorf("re-read result: %w", err)
-	}
-	if err := t.output.Validate(generic); err != nil {
+	if err := t.output.Validate(body); err != nil {
 		return nil, fmt.Errorf("result violates the output schema of %s: %w", t.Contract.Name, err)
 	}
 	return body, nil

@@ -31,11 +31,22 @@ type testServer struct {
 	*httptest.Server
 }
 
+// paths are the two ways a tools/call is served: cobranca's fast path and
+// go-sdk alone. Every end-to-end test runs against both.
+var paths = []struct {
+	name string
+	slow bool
+}{{"fast", false}, {"sdk", true}}
+
 func newServer(t *testing.T, extra ...mcpapi.Tool) *testServer {
+	return newServerPath(t, false, extra...)
+}
+
+func newServerPath(t *testing.T, slow bool, extra ...mcpapi.Tool) *testServer {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	a := newTestAuth(t)
-	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Extra: extra, Scopes: a})
+	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Extra: extra, DisableFastPath: slow, Scopes: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +140,12 @@ func toolNames(ts []*mcp.Tool) []string {
 }
 
 func TestAnalyzeValid(t *testing.T) {
-	s := newServer(t)
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) { testAnalyzeValid(t, newServerPath(t, p.slow)) })
+	}
+}
+
+func testAnalyzeValid(t *testing.T, s *testServer) {
 	args := samplePortfolio()
 	raw, _ := json.Marshal(args)
 	in, err := portfolio.Parse(raw)
@@ -177,7 +193,12 @@ func TestAnalyzeValid(t *testing.T) {
 }
 
 func TestAnalyzeInvalid(t *testing.T) {
-	s := newServer(t)
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) { testAnalyzeInvalid(t, newServerPath(t, p.slow)) })
+	}
+}
+
+func testAnalyzeInvalid(t *testing.T, s *testServer) {
 	mutate := func(f func(m map[string]any)) map[string]any {
 		m := samplePortfolio()
 		f(m)
@@ -427,11 +448,17 @@ func TestHealthz(t *testing.T) {
 }
 
 // BenchmarkToolsCall measures one analyze_portfolio call of 500 invoices
-// through real HTTP and the whole handler stack.
+// through real HTTP and the whole handler stack, on both paths.
 func BenchmarkToolsCall(b *testing.B) {
+	for _, p := range paths {
+		b.Run(p.name, func(b *testing.B) { benchToolsCall(b, p.slow) })
+	}
+}
+
+func benchToolsCall(b *testing.B, slow bool) {
 	log := slog.New(slog.DiscardHandler)
 	a := newTestAuth(b)
-	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: a})
+	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, DisableFastPath: slow, Scopes: a})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,0 +1,115 @@
+package mcpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/request"
+)
+
+// benchArgs builds n invoices the way shared/bench/mcpload does: about n/4
+// customers, due dates within 30 days of asOf, ~70% open, ~3% blocked.
+func benchArgs(n int) []byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	nCust := max(1, n/4)
+	invs := make([]portfolio.Invoice, n)
+	for i := range invs {
+		c := r.IntN(nCust)
+		st := portfolio.StatusOpen
+		switch p := r.IntN(100); {
+		case p >= 90:
+			st = portfolio.StatusVoid
+		case p >= 70:
+			st = portfolio.StatusPaid
+		}
+		invs[i] = portfolio.Invoice{
+			ID: fmt.Sprintf("inv-%05d", i+1), CustomerID: fmt.Sprintf("cust-%04d", c+1),
+			CustomerName: fmt.Sprintf("Cliente %d Ltda", c+1),
+			DueDate:      fmt.Sprintf("2026-%02d-%02d", 10+r.IntN(3), 1+r.IntN(28)),
+			AmountCents:  int64(100 + r.IntN(80_000)), Status: st, DoNotContact: c%33 == 0,
+		}
+	}
+	b, err := json.Marshal(portfolio.Input{AsOf: "2026-11-29", Invoices: invs})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// BenchmarkPipeline is one analyze call through the pipeline, without HTTP:
+// decode + validate + analyze + encode + output-schema check.
+func BenchmarkPipeline(b *testing.B) {
+	h := newBenchHandler(b)
+	args := benchArgs(500)
+	ct := h.tools[AnalyzeName]
+	ctx := request.With(context.Background(), &request.Info{ID: "bench"})
+	b.SetBytes(int64(len(args)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := h.pipeline.call(ctx, ct, args); res.IsError {
+			b.Fatal("isError")
+		}
+	}
+}
+
+// BenchmarkCheckOutput is the output-schema check of one 500-invoice result.
+func BenchmarkCheckOutput(b *testing.B) {
+	h := newBenchHandler(b)
+	in, err := portfolio.Parse(benchArgs(500))
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := portfolio.Analyze(in)
+	ct := h.tools[AnalyzeName]
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := h.pipeline.checkOutput(ct, a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkServeHTTP is one tools/call through the MCP handler in process
+// (no network), on the fast path and through go-sdk alone.
+func BenchmarkServeHTTP(b *testing.B) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + string(benchArgs(500)) + `}}`
+	for _, slow := range []bool{false, true} {
+		name := "fast"
+		if slow {
+			name = "sdk"
+		}
+		b.Run(name, func(b *testing.B) {
+			h, err := New(Options{DisableFastPath: slow})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("status %d", rec.Code)
+				}
+			}
+		})
+	}
+}
+
+func newBenchHandler(b *testing.B) *Handler {
+	h, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h
+}
