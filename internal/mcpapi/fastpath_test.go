@@ -32,7 +32,9 @@ func fastCases() []fastCase {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
 	}
 	p := func(args string) string { return `{"name":"` + AnalyzeName + `","arguments":` + args + `}` }
-	p26 := func(args string) string { return `{` + meta2026 + `,"name":"` + AnalyzeName + `","arguments":` + args + `}` }
+	p26 := func(args string) string {
+		return `{` + meta2026 + `,"name":"` + AnalyzeName + `","arguments":` + args + `}`
+	}
 	return []fastCase{
 		{"legacy valid", call("1", p(validArgs())), legacy, true},
 		{"legacy no version header", call("7", p(validArgs())), map[string]string{}, true},

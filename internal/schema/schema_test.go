@@ -63,19 +63,35 @@ func randomAnalysis(r *rand.Rand) []byte {
 
 // mutate changes one thing in a valid result the way a bug would.
 var mutations = []func(string, *rand.Rand) string{
-	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"priority":"high"`, `"priority":"urgent"`, 1) },
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"priority":"high"`, `"priority":"urgent"`, 1)
+	},
 	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"daysOverdue":`, `"daysOverdue":-`, 1) },
-	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"daysOverdue":`, `"daysOverdue":0.5+`, 1) },
-	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"reason":`, `"secret":"x","reason":`, 1) },
-	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"customerName":`, `"customerNome":`, 1) },
-	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"totalOpenCents":`, `"totalOpenCents":-1`, 1) },
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"daysOverdue":`, `"daysOverdue":0.5+`, 1)
+	},
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"reason":`, `"secret":"x","reason":`, 1)
+	},
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"customerName":`, `"customerNome":`, 1)
+	},
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"totalOpenCents":`, `"totalOpenCents":-1`, 1)
+	},
 	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"accounts":[`, `"accounts":[null,`, 1) },
 	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"accounts":[`, `"accounts":{`, 1) },
-	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"oldestDueDate":"2026`, `"oldestDueDate":"1999`, 1) },
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"oldestDueDate":"2026`, `"oldestDueDate":"1999`, 1)
+	},
 	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"amountCents":`, `"amountCents":"`, 1) },
 	func(s string, _ *rand.Rand) string { return strings.Replace(s, `,"reason":"`, `,"reason":1,"x":"`, 1) },
-	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"amountCents":`, `"amountCents":1e2,"y":`, 1) },
-	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"recommendedAction":"`, `"recommendedAction":"\u0068`, 1) },
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"amountCents":`, `"amountCents":1e2,"y":`, 1)
+	},
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"recommendedAction":"`, `"recommendedAction":"\u0068`, 1)
+	},
 	func(s string, r *rand.Rand) string {
 		i := r.IntN(len(s))
 		return s[:i] + s[i+1:]
