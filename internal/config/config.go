@@ -62,6 +62,20 @@ type Config struct {
 	// TrustedProxyHeader names the header the proxy in front sets to the
 	// client's address; empty means the connection's remote address.
 	TrustedProxyHeader string
+
+	// DatabaseURL is postgres://… for PostgreSQL, or empty or sqlite:PATH for
+	// the embedded SQLite database (default: cobranca.db in DataDir). Secret:
+	// it may carry a password.
+	DatabaseURL string
+	// AutoMigrate applies pending migrations when `cobranca serve` starts.
+	AutoMigrate bool
+	// AuditKey is the HMAC key of the audit log's argument and result
+	// digests; empty in development means a key generated in DataDir.
+	// Secret.
+	AuditKey string
+	// AuditSigningKey is the Ed25519 key file (PEM) that signs audit
+	// checkpoints; empty means audit-signing.pem in DataDir.
+	AuditSigningKey string
 }
 
 // Production reports whether cobranca runs in production mode.
@@ -91,7 +105,24 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("rate_store_timeout", c.RateStoreTimeout),
 		slog.Int("replicas", c.Replicas),
 		slog.String("trusted_proxy_header", c.TrustedProxyHeader),
+		slog.String("database", redactURL(c.DatabaseURL)),
+		slog.Bool("auto_migrate", c.AutoMigrate),
+		slog.Bool("audit_key_set", c.AuditKey != ""),
+		slog.String("audit_signing_key", c.AuditSigningKey),
 	)
+}
+
+// redactURL drops the password of a database URL, and anything that does
+// not parse as a URL at all.
+func redactURL(s string) string {
+	if s == "" || strings.HasPrefix(s, "sqlite:") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparseable)"
+	}
+	return u.Redacted()
 }
 
 // Auth is the configuration of token verification. Development mode's
@@ -269,6 +300,40 @@ var variables = []variable{
 		c.TrustedProxyHeader = http.CanonicalHeaderKey(v)
 		return nil
 	}},
+	{"COBRANCA_DATABASE_URL", "", "`postgres://USER:PASSWORD@HOST/DB` for PostgreSQL; unset or `sqlite:PATH` for the embedded SQLite database (default `cobranca.db` in COBRANCA_DATA_DIR).", func(c *Config, v string) error {
+		if path, ok := strings.CutPrefix(v, "sqlite:"); ok {
+			if path == "" {
+				return errors.New("sqlite: needs a path, like sqlite:/var/lib/cobranca/cobranca.db")
+			}
+		} else if !strings.HasPrefix(v, "postgres://") && !strings.HasPrefix(v, "postgresql://") {
+			return errors.New("must start with postgres://, postgresql:// or sqlite:")
+		}
+		c.DatabaseURL = v
+		return nil
+	}},
+	{"COBRANCA_AUTO_MIGRATE", "auto", "Apply pending migrations when `serve` starts: `true`, `false`, or `auto` (on in development, off in production, where `cobranca migrate` runs them as the owner role).", func(c *Config, v string) error {
+		if v == "auto" {
+			c.AutoMigrate = !c.Production() // COBRANCA_ENV is applied first
+			return nil
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("must be true, false or auto")
+		}
+		c.AutoMigrate = b
+		return nil
+	}},
+	{"COBRANCA_AUDIT_KEY", "", "Secret key (at least 32 bytes) of the audit log's HMAC digests of arguments and results. Required in production; development generates one in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
+		if len(v) < 32 {
+			return errors.New("must be at least 32 bytes")
+		}
+		c.AuditKey = v
+		return nil
+	}},
+	{"COBRANCA_AUDIT_SIGNING_KEY", "", "Ed25519 private key file (PEM, PKCS #8) that signs `cobranca audit checkpoint`; created if missing. Default `audit-signing.pem` in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
+		c.AuditSigningKey = v
+		return nil
+	}},
 }
 
 func parseRate(dst *limits.Limit, v string) error {
@@ -317,6 +382,9 @@ func Load(environ []string) (Config, error) {
 	// Token verification settings are checked together (URLs, and
 	// combinations such as production without an issuer).
 	errs = append(errs, c.Auth().Validate())
+	if c.Production() && c.AuditKey == "" {
+		errs = append(errs, errors.New("COBRANCA_AUDIT_KEY: required in production"))
+	}
 	return c, errors.Join(errs...)
 }
 

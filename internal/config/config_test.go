@@ -18,7 +18,7 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Env: "development", Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, LogLevel: slog.LevelInfo, DataDir: "./data",
-		RateLimits: limits.DefaultPolicies(), RateStoreTimeout: 200 * time.Millisecond, Replicas: 1}
+		RateLimits: limits.DefaultPolicies(), RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
 	}
@@ -37,6 +37,7 @@ func TestLoadValues(t *testing.T) {
 		"COBRANCA_JWKS_URL=https://idp.example.com/jwks.json",
 		"COBRANCA_AGENT_CLIENT_IDS=ledger-bot, collector-bot",
 		"COBRANCA_STEPUP_ACR=urn:cobranca:mfa",
+		"COBRANCA_AUDIT_KEY=0123456789abcdef0123456789abcdef",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -158,6 +159,58 @@ func TestRateLimitVariables(t *testing.T) {
 	for _, name := range []string{"COBRANCA_RATE_ORIGIN", "COBRANCA_RATE_CRITICAL", "COBRANCA_REPLICAS", "COBRANCA_RATE_STORE_TIMEOUT", "COBRANCA_TRUSTED_PROXY_HEADER"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
+}
+
+func TestStoreVariables(t *testing.T) {
+	const key = "0123456789abcdef0123456789abcdef"
+	tests := []struct {
+		name    string
+		env     []string
+		want    func(c Config) bool
+		wantErr string
+	}{
+		{"development defaults", nil, func(c Config) bool { return c.DatabaseURL == "" && c.AutoMigrate && c.AuditKey == "" }, ""},
+		{"production does not auto-migrate", []string{"COBRANCA_ENV=production", "COBRANCA_ISSUER=https://idp.example.com", "COBRANCA_RESOURCE=https://mcp.example.com/mcp", "COBRANCA_JWKS_URL=https://idp.example.com/jwks", "COBRANCA_AUDIT_KEY=" + key},
+			func(c Config) bool { return !c.AutoMigrate }, ""},
+		{"explicit auto-migrate", []string{"COBRANCA_AUTO_MIGRATE=false"}, func(c Config) bool { return !c.AutoMigrate }, ""},
+		{"postgres", []string{"COBRANCA_DATABASE_URL=postgres://app:secret@db/cobranca"}, func(c Config) bool { return c.DatabaseURL == "postgres://app:secret@db/cobranca" }, ""},
+		{"sqlite path", []string{"COBRANCA_DATABASE_URL=sqlite:/var/lib/c.db"}, func(c Config) bool { return c.DatabaseURL == "sqlite:/var/lib/c.db" }, ""},
+		{"bad url", []string{"COBRANCA_DATABASE_URL=mysql://x"}, nil, "COBRANCA_DATABASE_URL"},
+		{"empty sqlite path", []string{"COBRANCA_DATABASE_URL=sqlite:"}, nil, "COBRANCA_DATABASE_URL"},
+		{"bad auto-migrate", []string{"COBRANCA_AUTO_MIGRATE=sometimes"}, nil, "COBRANCA_AUTO_MIGRATE"},
+		{"short audit key", []string{"COBRANCA_AUDIT_KEY=short"}, nil, "COBRANCA_AUDIT_KEY"},
+		{"production needs an audit key", []string{"COBRANCA_ENV=production", "COBRANCA_ISSUER=https://idp.example.com", "COBRANCA_RESOURCE=https://mcp.example.com/mcp", "COBRANCA_JWKS_URL=https://idp.example.com/jwks"}, nil, "COBRANCA_AUDIT_KEY: required"},
+	}
+	for _, tt := range tests {
+		c, err := Load(tt.env)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: Load = %v, want an error naming %s", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: Load = %v", tt.name, err)
+			continue
+		}
+		if !tt.want(c) {
+			t.Errorf("%s: Load = %+v", tt.name, c)
+		}
+	}
+}
+
+func TestLogValueRedactsSecrets(t *testing.T) {
+	c, err := Load([]string{"COBRANCA_DATABASE_URL=postgres://app:hunter2hunter2@db/cobranca", "COBRANCA_AUDIT_KEY=supersecretsupersecretsupersecret!"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
+	for _, secret := range []string{"hunter2hunter2", "supersecret"} {
+		if strings.Contains(b.String(), secret) {
+			t.Errorf("log line contains %q:\n%s", secret, b.String())
 		}
 	}
 }
