@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -70,7 +71,13 @@ type verifier struct {
 	keys     keySource
 	parser   *jwt.Parser
 	agentIDs []string
+	now      func() time.Time
+	leeway   time.Duration
+	verified *verifiedCache
 }
+
+// verifiedCacheSize bounds the verified-token cache (about 300 bytes each).
+const verifiedCacheSize = 10000
 
 func newVerifier(cfg Config, keys keySource) *verifier {
 	return &verifier{
@@ -86,6 +93,9 @@ func newVerifier(cfg Config, keys keySource) *verifier {
 			jwt.WithStrictDecoding(),
 		),
 		agentIDs: cfg.AgentClientIDs,
+		now:      cfg.Now,
+		leeway:   cfg.Leeway,
+		verified: newVerifiedCache(verifiedCacheSize),
 	}
 }
 
@@ -95,9 +105,17 @@ func (v *verifier) verify(ctx context.Context, token string) (*Principal, error)
 	if len(token) > MaxTokenBytes {
 		return nil, tokenError("token is too large", nil)
 	}
+	if p, ok := v.verified.get(ctx, token, v.now(), v.leeway, v.keys); ok {
+		return p, nil
+	}
 	var c claims
+	var kid string
+	var key any
 	_, err := v.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
-		return v.key(ctx, t)
+		kid, _ = t.Header["kid"].(string)
+		var err error
+		key, err = v.key(ctx, t)
+		return key, err
 	})
 	if err != nil {
 		return nil, describe(err)
@@ -136,6 +154,7 @@ func (v *verifier) verify(ctx context.Context, token string) (*Principal, error)
 	if p.ClientID != "" && slices.Contains(v.agentIDs, p.ClientID) {
 		p.Kind = KindAgent
 	}
+	v.verified.put(token, p, kid, key)
 	return p, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -523,5 +524,33 @@ func TestParseJWKSSkipsUnusableKeys(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"ok"}, got); diff != "" {
 		t.Errorf("usable kids (-want +got):\n%s", diff)
+	}
+}
+
+// TestCachedTokenStillExpires: a token served from the verified-token cache
+// is refused once it expires, and a cache hit hands out a copy.
+func TestCachedTokenStillExpires(t *testing.T) {
+	e := newEnv(t)
+	k := keysOnce()
+	claims := e.claims()
+	claims["exp"] = e.clock.Now().Add(2 * time.Minute).Unix()
+	raw := sign(t, jwt.SigningMethodEdDSA, k.ed, "ed-1", claims)
+	for i := range 3 {
+		p, err := e.a.Verify(t.Context(), raw)
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		p.Scopes = append(p.Scopes[:0], "admin:everything")
+	}
+	p, err := e.a.Verify(t.Context(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(p.Scopes, "admin:everything") {
+		t.Errorf("a caller's change to a cached principal leaked into the cache: %v", p.Scopes)
+	}
+	e.clock.Advance(2*time.Minute + 61*time.Second)
+	if _, err := e.a.Verify(t.Context(), raw); err == nil {
+		t.Errorf("expired token accepted from the cache")
 	}
 }
