@@ -3,7 +3,9 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,6 +20,7 @@ import (
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/request"
+	"github.com/cobranca/cobranca/internal/store"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -34,6 +37,9 @@ type Deps struct {
 	// Limits enforces the per-origin budget before the token is verified and
 	// the per-principal budget after; nil serves without rate limits.
 	Limits *limits.Limiter
+	// Ready answers /readyz: nil when the store answers and its migrations
+	// are current. Nil means always ready (no store).
+	Ready func(ctx context.Context) error
 }
 
 // Routes returns the whole HTTP surface of cobranca.
@@ -47,6 +53,8 @@ func Routes(d Deps) http.Handler {
 
 	// Liveness answers whatever Host a platform health checker sends.
 	r.Get("/healthz", healthz)
+	// Readiness: the store answers and its schema is current.
+	r.Get("/readyz", readyz(d.Ready, d.Logger))
 
 	// OAuth discovery (RFC 9728) is public; every challenge points here.
 	meta := d.Auth.MetadataHandler(scopesOf(d.MCP.Contracts()))
@@ -120,6 +128,30 @@ func principalKey(r *http.Request) (string, bool) {
 func healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write([]byte("ok\n"))
+}
+
+// readyz answers 200 when ready and 503 otherwise, saying only which check failed; the
+// cause is logged.
+func readyz(ready func(context.Context) error, log *slog.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if ready != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			defer cancel()
+			if err := ready(ctx); err != nil {
+				msg := "not ready: store unavailable\n"
+				if errors.Is(err, store.ErrPendingMigrations) {
+					msg = "not ready: migrations pending\n"
+				}
+				log.WarnContext(r.Context(), "not ready", "err", err)
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte(msg))
+				return
+			}
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	}
 }
 
 func listContracts(h *mcpapi.Handler) http.HandlerFunc {
