@@ -1,0 +1,89 @@
+package mcpapi
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/auth"
+)
+
+// auditWriteTimeout bounds writing one audit event. The write does not follow the request's
+// cancellation: a call whose client went away still gets its event.
+const auditWriteTimeout = 5 * time.Second
+
+// NewAuditor returns the Auditor that writes one auditlog event per tool call: who called
+// (from the verified token), which tool and tier, how it ended, HMAC digests of the arguments
+// and of the result, and the tool's integer counts. Never the arguments themselves.
+func NewAuditor(log *auditlog.Log, digest *auditlog.Digester) Auditor {
+	return &auditor{log: log, digest: digest}
+}
+
+type auditor struct {
+	log    *auditlog.Log
+	digest *auditlog.Digester
+}
+
+func (a *auditor) RecordCall(ctx context.Context, rec CallRecord) error {
+	ev := auditlog.Event{
+		Name:        rec.Contract.AuditEvent,
+		Tool:        rec.Contract.Name,
+		Risk:        string(rec.Contract.RiskLevel),
+		RequestID:   rec.RequestID,
+		Outcome:     auditOutcome(rec.Outcome),
+		FailureCode: string(rec.Code),
+		Duration:    max(rec.Duration, 0),
+		Details:     counts(rec.Details),
+	}
+	if p, ok := auth.PrincipalFrom(ctx); ok {
+		ev.Subject, ev.Actor, ev.ClientID, ev.ACR = p.Subject, p.Actor, p.ClientID, p.ACR
+	}
+	if len(rec.Args) > 0 {
+		d, err := a.digest.JSON(rec.Args)
+		if err != nil { // arguments that are not JSON were refused; digest them as sent
+			d = a.digest.Bytes(rec.Args)
+		}
+		ev.ArgsDigest = d
+	}
+	if len(rec.Result) > 0 {
+		ev.ResultDigest = a.digest.Bytes(rec.Result)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
+	defer cancel()
+	return a.log.Record(ctx, ev)
+}
+
+// auditOutcome names a pipeline outcome as the audit log does: a call that ran is "allowed";
+// the others keep their names.
+func auditOutcome(o Outcome) auditlog.Outcome {
+	if o == OutcomeOK {
+		return auditlog.Allowed
+	}
+	return auditlog.Outcome(o)
+}
+
+// counts keeps the integer details; anything else is not a count and is not audited.
+func counts(d map[string]any) map[string]int64 {
+	if len(d) == 0 {
+		return nil
+	}
+	out := make(map[string]int64, len(d))
+	for k, v := range d {
+		switch n := v.(type) {
+		case int:
+			out[k] = int64(n)
+		case int32:
+			out[k] = int64(n)
+		case int64:
+			out[k] = n
+		case uint32:
+			out[k] = int64(n)
+		case float64:
+			if n == math.Trunc(n) && math.Abs(n) < 1<<53 {
+				out[k] = int64(n)
+			}
+		}
+	}
+	return out
+}
