@@ -53,6 +53,8 @@ var commands = []command{
 	{"serve", "run the MCP server (the default)", serve},
 	{"analyze", "analyze a portfolio file offline: analyze [--json] FILE|-", analyze},
 	{"contracts", "print every Tool Contract visible to agents as JSON", printContracts},
+	{"migrate", "apply pending database migrations: migrate [status]", migrate},
+	{"audit", "verify the audit chain or sign its head: audit verify [--checkpoint FILE] | audit checkpoint [--out FILE]", audit},
 	{"token", "print a development access token: token --sub NAME [--scope \"a b\"] [--agent NAME] [--acr ACR] [--ttl 1h]", token},
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/server"
@@ -36,7 +37,35 @@ func serve(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	mcpHandler, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes, Scopes: authn})
+	db, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if cfg.AutoMigrate {
+		applied, err := db.Migrate(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range applied {
+			log.Info("migration applied", "version", m.Version, "name", m.Name, "duration", m.Duration)
+		}
+	}
+	if err := db.Ready(ctx); err != nil {
+		return fmt.Errorf("%w: run cobranca migrate, or set COBRANCA_AUTO_MIGRATE=true", err)
+	}
+	digest, err := auditDigester(cfg)
+	if err != nil {
+		return err
+	}
+	alog := auditlog.New(db, auditlog.Options{Logger: log})
+	sealCtx, stopSealer := context.WithCancel(context.WithoutCancel(ctx))
+	sealerDone := make(chan struct{})
+	go func() { defer close(sealerDone); alog.RunSealer(sealCtx, time.Second) }()
+	defer func() { stopSealer(); <-sealerDone }()
+
+	mcpHandler, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes, Scopes: authn,
+		Auditor: mcpapi.NewAuditor(alog, digest)})
 	if err != nil {
 		return err
 	}
@@ -47,6 +76,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		AllowedOrigins: cfg.AllowedOrigins,
 		AllowedHosts:   cfg.AllowedHosts,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
+		Ready:          db.Ready,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Addr)

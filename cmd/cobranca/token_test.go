@@ -35,7 +35,7 @@ func TestToken(t *testing.T) {
 	}
 
 	refused := map[string][]string{
-		"production": {"COBRANCA_ENV=production", "COBRANCA_ISSUER=https://idp.example.com", "COBRANCA_RESOURCE=https://mcp.example.com/mcp", "COBRANCA_JWKS_URL=https://idp.example.com/jwks"},
+		"production": {"COBRANCA_ENV=production", "COBRANCA_ISSUER=https://idp.example.com", "COBRANCA_RESOURCE=https://mcp.example.com/mcp", "COBRANCA_JWKS_URL=https://idp.example.com/jwks", "COBRANCA_AUDIT_KEY=0123456789abcdef0123456789abcdef"},
 		"issuer set": {"COBRANCA_ISSUER=https://idp.example.com", "COBRANCA_RESOURCE=https://mcp.example.com/mcp", "COBRANCA_JWKS_URL=https://idp.example.com/jwks"},
 	}
 	for name, env := range refused {

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/config"
+)
+
+// audit runs `audit verify [--checkpoint FILE]…` and `audit checkpoint [--out FILE]`.
+func audit(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 {
+		return errors.New("audit: want verify or checkpoint")
+	}
+	switch args[0] {
+	case "verify":
+		return auditVerify(ctx, e, args[1:])
+	case "checkpoint":
+		return auditCheckpoint(ctx, e, args[1:])
+	}
+	return fmt.Errorf("audit: unknown subcommand %q: want verify or checkpoint", args[0])
+}
+
+type fileList []string
+
+func (f *fileList) String() string     { return fmt.Sprint(*f) }
+func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
+
+func auditVerify(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	var files fileList
+	fs.Var(&files, "checkpoint", "a signed checkpoint the chain must still contain (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("audit verify: unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := config.Load(e.environ)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	var cps []auditlog.Checkpoint
+	if len(files) > 0 {
+		key, err := auditlog.LoadOrCreateSigningKey(auditSigningKeyPath(cfg))
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			doc, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			cp, err := auditlog.ParseCheckpoint(doc, key.Public().(ed25519.PublicKey))
+			if err != nil {
+				return fmt.Errorf("%s: %w", f, err)
+			}
+			cps = append(cps, cp)
+		}
+	}
+	l, closeDB, err := openAuditLog(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	rep, err := l.Verify(ctx, cps...)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, rep)
+	if rep.Problem != nil {
+		return exitError(1)
+	}
+	return nil
+}
+
+func auditCheckpoint(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("audit checkpoint", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	out := fs.String("out", "", "write the checkpoint to this file instead of stdout")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("audit checkpoint: unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := config.Load(e.environ)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	key, err := auditlog.LoadOrCreateSigningKey(auditSigningKeyPath(cfg))
+	if err != nil {
+		return err
+	}
+	l, closeDB, err := openAuditLog(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	doc, _, err := l.Checkpoint(ctx, key)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		_, err = e.stdout.Write(doc)
+		return err
+	}
+	return os.WriteFile(*out, doc, 0o644)
+}
+
+func openAuditLog(ctx context.Context, cfg config.Config) (*auditlog.Log, func(), error) {
+	db, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := db.Ready(ctx); err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("%w (run cobranca migrate)", err)
+	}
+	return auditlog.New(db, auditlog.Options{}), func() { db.Close() }, nil
+}

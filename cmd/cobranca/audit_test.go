@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/config"
+)
+
+// TestMigrateAndAudit drives the CLI on a fresh SQLite data directory: migrate, migrate
+// status, audit verify, audit checkpoint, and verify --checkpoint before and after the chain
+// grows; a checkpoint signed by another key is refused.
+func TestMigrateAndAudit(t *testing.T) {
+	dir := t.TempDir()
+	environ := []string{"COBRANCA_DATA_DIR=" + dir}
+	cli := func(args ...string) (string, error) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		err := run(context.Background(), args, environ, nil, &out, &errOut)
+		return out.String() + errOut.String(), err
+	}
+
+	if out, err := cli("audit", "verify"); err == nil || !strings.Contains(err.Error(), "migrate") {
+		t.Errorf("audit verify before migrate = %q, %v; want an error saying to migrate", out, err)
+	}
+	if out, err := cli("migrate"); err != nil || !strings.Contains(out, "applied 00001") {
+		t.Fatalf("migrate = %q, %v", out, err)
+	}
+	if out, err := cli("migrate"); err != nil || !strings.Contains(out, "nothing to apply") {
+		t.Errorf("second migrate = %q, %v", out, err)
+	}
+	if out, err := cli("migrate", "status"); err != nil || !regexp.MustCompile(`00001\s+00001_audit_log.sql\s+\d{4}-`).MatchString(out) {
+		t.Errorf("migrate status = %q, %v", out, err)
+	}
+	if out, err := cli("audit", "verify"); err != nil || strings.TrimSpace(out) != "OK 0 events, head 0 "+strings.Repeat("0", 64) {
+		t.Errorf("audit verify of an empty log = %q, %v", out, err)
+	}
+
+	record := func(n int) {
+		t.Helper()
+		cfg, err := config.Load(environ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := openStore(context.Background(), cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		l := auditlog.New(db, auditlog.Options{})
+		for range n {
+			if err := l.Record(context.Background(), auditlog.Event{Name: "collections.test.ran", Outcome: auditlog.Allowed}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	record(3)
+	cp := filepath.Join(dir, "head.json")
+	if out, err := cli("audit", "checkpoint", "--out", cp); err != nil {
+		t.Fatalf("audit checkpoint = %q, %v", out, err)
+	}
+	record(2)
+	out, err := cli("audit", "verify", "--checkpoint", cp)
+	if err != nil || !regexp.MustCompile(`^OK 5 events, head 5 [0-9a-f]{64}\n$`).MatchString(out) {
+		t.Errorf("audit verify --checkpoint = %q, %v; want OK 5 events", out, err)
+	}
+
+	other := filepath.Join(t.TempDir(), "other.pem")
+	environOther := append(environ[:len(environ):len(environ)], "COBRANCA_AUDIT_SIGNING_KEY="+other)
+	var buf bytes.Buffer
+	if err := run(context.Background(), []string{"audit", "checkpoint"}, environOther, nil, &buf, &buf); err != nil {
+		t.Fatal(err)
+	}
+	forged := filepath.Join(dir, "forged.json")
+	if err := os.WriteFile(forged, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cli("audit", "verify", "--checkpoint", forged); err == nil || !strings.Contains(err.Error(), "signature") {
+		t.Errorf("audit verify with a checkpoint of another key = %q, %v; want a signature error", out, err)
+	}
+	var ee exitError
+	if _, err := cli("audit", "bogus"); err == nil || errors.As(err, &ee) {
+		t.Errorf("audit bogus = %v, want a usage error", err)
+	}
+}

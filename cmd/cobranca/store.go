@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/postgres"
+	"github.com/cobranca/cobranca/internal/store/sqlite"
+)
+
+// openStore opens the database COBRANCA_DATABASE_URL names: PostgreSQL for postgres://…,
+// otherwise SQLite at sqlite:PATH or cobranca.db in the data directory.
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.DB, error) {
+	u := cfg.DatabaseURL
+	switch {
+	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
+		return postgres.Open(ctx, u, log)
+	case strings.HasPrefix(u, "sqlite:"):
+		return sqlite.Open(ctx, strings.TrimPrefix(u, "sqlite:"), log)
+	case u == "":
+		return sqlite.Open(ctx, filepath.Join(cfg.DataDir, sqlite.FileName), log)
+	}
+	return nil, fmt.Errorf("COBRANCA_DATABASE_URL: unsupported scheme")
+}
+
+// auditDigester keys the audit log's digests: COBRANCA_AUDIT_KEY, or in development a key
+// kept in the data directory.
+func auditDigester(cfg config.Config) (*auditlog.Digester, error) {
+	key := []byte(cfg.AuditKey)
+	if cfg.AuditKey == "" {
+		var err error
+		if key, err = auditlog.LoadOrCreateDigestKey(filepath.Join(cfg.DataDir, "audit-digest.key")); err != nil {
+			return nil, err
+		}
+	}
+	return auditlog.NewDigester(key)
+}
+
+// auditSigningKeyPath is the checkpoint signing key file.
+func auditSigningKeyPath(cfg config.Config) string {
+	if cfg.AuditSigningKey != "" {
+		return cfg.AuditSigningKey
+	}
+	return filepath.Join(cfg.DataDir, "audit-signing.pem")
+}
