@@ -64,8 +64,17 @@ func serve(ctx context.Context, e env, args []string) error {
 	go func() { defer close(sealerDone); alog.RunSealer(sealCtx, time.Second) }()
 	defer func() { stopSealer(); <-sealerDone }()
 
+	limiter, err := newLimiter(db, cfg, log)
+	if err != nil {
+		return err
+	}
+	limitsCtx, stopLimits := context.WithCancel(context.WithoutCancel(ctx))
+	limitsDone := make(chan struct{})
+	go func() { defer close(limitsDone); limiter.Run(limitsCtx, time.Minute) }()
+	defer func() { stopLimits(); <-limitsDone }()
+
 	mcpHandler, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes, Scopes: authn,
-		Auditor: mcpapi.NewAuditor(alog, digest)})
+		Auditor: mcpapi.NewAuditor(alog, digest), Limits: limiter})
 	if err != nil {
 		return err
 	}
@@ -77,6 +86,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		AllowedHosts:   cfg.AllowedHosts,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		Ready:          db.Ready,
+		Limits:         limiter,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Addr)

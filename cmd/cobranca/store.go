@@ -6,9 +6,13 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/limits"
+	limitspg "github.com/cobranca/cobranca/internal/limits/postgres"
+	limitssqlite "github.com/cobranca/cobranca/internal/limits/sqlite"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/postgres"
 	"github.com/cobranca/cobranca/internal/store/sqlite"
@@ -27,6 +31,22 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.
 		return sqlite.Open(ctx, filepath.Join(cfg.DataDir, sqlite.FileName), log)
 	}
 	return nil, fmt.Errorf("COBRANCA_DATABASE_URL: unsupported scheme")
+}
+
+// newLimiter builds the rate limiter on the store's own database.
+func newLimiter(db store.DB, cfg config.Config, log *slog.Logger) (*limits.Limiter, error) {
+	var backend limits.Backend
+	switch db := db.(type) {
+	case *postgres.DB:
+		backend = limitspg.New(db.Pool())
+	case *sqlite.DB:
+		backend = limitssqlite.New(db, time.Now)
+	default:
+		return nil, fmt.Errorf("rate limits: no backend for %T", db)
+	}
+	opts := cfg.Limits()
+	opts.Logger = log
+	return limits.New(backend, opts), nil
 }
 
 // auditDigester keys the audit log's digests: COBRANCA_AUDIT_KEY, or in development a key
