@@ -306,7 +306,7 @@ var variables = []variable{
 				return errors.New("sqlite: needs a path, like sqlite:/var/lib/cobranca/cobranca.db")
 			}
 		} else if !strings.HasPrefix(v, "postgres://") && !strings.HasPrefix(v, "postgresql://") {
-			return errors.New("must start with postgres://, postgresql:// or sqlite:")
+			return errors.New("must be a postgres:// or postgresql:// URL, or sqlite:PATH")
 		}
 		c.DatabaseURL = v
 		return nil
