@@ -52,10 +52,16 @@ fi
 echo "== starting servers" >&2
 (cd "$work/peer-ts" && PORT=$REF_PORT exec node server.mjs) >"$work/ref.log" 2>&1 &
 ref_pid=$!; pids+=("$ref_pid")
+# Limits stay on (every call takes its durable decisions in the store) but are
+# set high enough that the load generator's identity is never refused.
 env "${env_db[@]}" COBRANCA_ADDR="127.0.0.1:$COB_PORT" COBRANCA_DATA_DIR="$work/data" COBRANCA_LOG_LEVEL=warn \
+  COBRANCA_RATE_PRINCIPAL="1000000/1s,burst=1000000" COBRANCA_RATE_ORIGIN="1000000/1s,burst=1000000" \
   "$work/cobranca" serve >"$work/cobranca.log" 2>&1 &
 cob_pid=$!; pids+=("$cob_pid")
-for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$COB_PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$COB_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+if ! curl -fsS "http://127.0.0.1:$COB_PORT/readyz" >/dev/null 2>&1; then
+  echo "cobranca did not become ready:" >&2; cat "$work/cobranca.log" >&2; exit 1
+fi
 sleep 1
 
 auth=()

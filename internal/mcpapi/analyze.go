@@ -68,6 +68,7 @@ func analyzeLogic(_ context.Context, args json.RawMessage) (Effect, error) {
 		Structured: &a,
 		Summary: fmt.Sprintf("Portfolio analyzed: %d priority account(s) from %d invoice(s); no external action taken.",
 			len(a.Accounts), len(in.Invoices)),
-		Details: map[string]any{"invoiceCount": len(in.Invoices), "accountCount": len(a.Accounts)},
+		Details:       map[string]any{"invoiceCount": len(in.Invoices), "accountCount": len(a.Accounts)},
+		CanonicalArgs: in.AppendCanonicalJSON(make([]byte, 0, 160*len(in.Invoices))),
 	}, nil
 }

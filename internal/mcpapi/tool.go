@@ -34,6 +34,10 @@ type Effect struct {
 	Summary    string
 	// Details are counts for the audit event (never payload).
 	Details map[string]any
+	// CanonicalArgs is the arguments' canonical encoding (sorted keys, no
+	// space), when the logic has it at hand: the audit log digests it instead
+	// of canonicalizing the raw arguments a second time.
+	CanonicalArgs []byte
 }
 
 // Logic runs one tool call on raw JSON arguments. It decodes and validates
@@ -55,9 +59,11 @@ type CallRecord struct {
 	Outcome   Outcome
 	Code      failure.Code
 	Args      json.RawMessage // to digest, never to store
-	Result    []byte          // the structured result as sent, to digest
-	Details   map[string]any
-	Duration  time.Duration
+	// CanonicalArgs, when set, is Args in canonical form (Effect.CanonicalArgs).
+	CanonicalArgs []byte
+	Result        []byte // the structured result as sent, to digest
+	Details       map[string]any
+	Duration      time.Duration
 }
 
 // Auditor records one audit event per tool call, whatever its outcome.
@@ -119,7 +125,7 @@ func (p *pipeline) call(ctx context.Context, t *compiled, args json.RawMessage) 
 		var body []byte
 		body, err = p.checkOutput(t, eff.Structured)
 		if err == nil {
-			rec.Outcome, rec.Result, rec.Details = OutcomeOK, body, eff.Details
+			rec.Outcome, rec.Result, rec.Details, rec.CanonicalArgs = OutcomeOK, body, eff.Details, eff.CanonicalArgs
 			res = &mcp.CallToolResult{
 				Content:           []mcp.Content{&mcp.TextContent{Text: eff.Summary}},
 				StructuredContent: json.RawMessage(body),
