@@ -140,3 +140,15 @@ func TestCanonicalArgsMatchAuditlog(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkScanCall is the envelope scan of a 500-invoice tools/call.
+func BenchmarkScanCall(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":` + string(benchArgs(500)) + `,"name":"` + AnalyzeName + `"}}`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := scanCall(body); !ok {
+			b.Fatal("not plain")
+		}
+	}
+}

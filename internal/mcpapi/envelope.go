@@ -215,104 +215,230 @@ const maxDepth = 64
 // skipValue moves past one well-formed JSON value. It checks the grammar
 // (RFC 8259) but not the meaning; duplicate keys inside arguments are the
 // tool's decoder's business.
-func (s *scanner) skipValue(depth int) bool {
-	if depth > maxDepth || s.i >= len(s.b) {
-		return false
+func (s *scanner) skipValue(int) bool {
+	i, ok := skipJSON(s.b, s.i)
+	if ok {
+		s.i = i
 	}
-	switch c := s.b[s.i]; {
-	case c == '{':
-		s.i++
-		s.ws()
-		if s.eat('}') {
-			return true
-		}
-		for {
-			s.ws()
-			if !s.skipString() || !s.colon() || !s.skipValue(depth+1) {
-				return false
-			}
-			s.ws()
-			if s.eat('}') {
-				return true
-			}
-			if !s.eat(',') {
-				return false
-			}
-		}
-	case c == '[':
-		s.i++
-		s.ws()
-		if s.eat(']') {
-			return true
-		}
-		for {
-			s.ws()
-			if !s.skipValue(depth + 1) {
-				return false
-			}
-			s.ws()
-			if s.eat(']') {
-				return true
-			}
-			if !s.eat(',') {
-				return false
-			}
-		}
-	case c == '"':
-		return s.skipString()
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
-	default:
-		return s.skipNumber()
-	}
+	return ok
 }
 
-func (s *scanner) literal(lit string) bool {
-	if bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
-		s.i += len(lit)
-		return true
-	}
-	return false
-}
-
-func (s *scanner) skipString() bool {
-	if !s.eat('"') {
-		return false
-	}
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			ok := utf8.Valid(s.b[start:s.i])
-			s.i++
-			return ok
-		case c == '\\':
-			if s.i+1 >= len(s.b) {
-				return false
-			}
-			switch s.b[s.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
-			case 'u':
-				if s.i+6 > len(s.b) || !isHex4(s.b[s.i+2:s.i+6]) {
-					return false
+// skipJSON returns the index just past the JSON value that starts at b[i].
+// It is one loop with the nesting kept in a bit stack (1 = object), so the
+// 77 KB arguments of a call cost a tight pass, not a call per token.
+func skipJSON(b []byte, i int) (int, bool) {
+	var stack uint64 // bit d set: level d is an object
+	depth := 0
+	// expect: what may come next. value: a value; after: ',' or a closer;
+	// key: a key string (or '}' right after '{').
+	const (
+		value = iota
+		after
+		key
+		firstKey
+		firstValue // a value or ']' right after '['
+	)
+	state := value
+	for {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+		if i >= len(b) {
+			return i, false
+		}
+		c := b[i]
+		switch state {
+		case firstKey:
+			if c == '}' {
+				i++
+				depth--
+				state = after
+				if depth == 0 {
+					return i, true
 				}
-				s.i += 6
-			default:
-				return false
+				continue
 			}
-		case c < 0x20:
-			return false
+			fallthrough
+		case key:
+			if c != '"' {
+				return i, false
+			}
+			var ok bool
+			if i, ok = skipStringAt(b, i); !ok {
+				return i, false
+			}
+			for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+				i++
+			}
+			if i >= len(b) || b[i] != ':' {
+				return i, false
+			}
+			i++
+			state = value
+			continue
+		case after:
+			switch {
+			case c == ',':
+				i++
+				if stack&(1<<(depth-1)) != 0 {
+					state = key
+				} else {
+					state = value
+				}
+			case c == '}' && stack&(1<<(depth-1)) != 0, c == ']' && stack&(1<<(depth-1)) == 0:
+				i++
+				depth--
+				if depth == 0 {
+					return i, true
+				}
+			default:
+				return i, false
+			}
+			continue
+		case firstValue:
+			if c == ']' {
+				i++
+				depth--
+				state = after
+				if depth == 0 {
+					return i, true
+				}
+				continue
+			}
+		}
+		// A value.
+		switch {
+		case c == '{' || c == '[':
+			if depth == maxDepth {
+				return i, false
+			}
+			if c == '{' {
+				stack |= 1 << depth
+				state = firstKey
+			} else {
+				stack &^= 1 << depth
+				state = firstValue
+			}
+			depth++
+			i++
+			continue
+		case c == '"':
+			var ok bool
+			if i, ok = skipStringAt(b, i); !ok {
+				return i, false
+			}
+		case c == 't':
+			if !bytes.HasPrefix(b[i:], []byte("true")) {
+				return i, false
+			}
+			i += 4
+		case c == 'f':
+			if !bytes.HasPrefix(b[i:], []byte("false")) {
+				return i, false
+			}
+			i += 5
+		case c == 'n':
+			if !bytes.HasPrefix(b[i:], []byte("null")) {
+				return i, false
+			}
+			i += 4
 		default:
-			s.i++
+			var ok bool
+			if i, ok = skipNumberAt(b, i); !ok {
+				return i, false
+			}
+		}
+		if depth == 0 {
+			return i, true
+		}
+		state = after
+	}
+}
+
+// skipStringAt returns the index past the string starting at b[i] == '"'.
+func skipStringAt(b []byte, i int) (int, bool) {
+	i++
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return len(b), false
+		}
+		seg := b[i : i+j]
+		esc := -1
+		for k, c := range seg {
+			if c < 0x20 {
+				return i + k, false
+			}
+			if c == '\\' {
+				esc = k
+				break
+			}
+		}
+		if esc < 0 {
+			if !utf8.Valid(seg) {
+				return i, false
+			}
+			return i + j + 1, true
+		}
+		if !utf8.Valid(seg[:esc]) {
+			return i, false
+		}
+		i += esc
+		if i+1 >= len(b) {
+			return i, false
+		}
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
+				return i, false
+			}
+			i += 6
+		default:
+			return i, false
 		}
 	}
-	return false
+}
+
+func skipNumberAt(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return i, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return i, false
+		}
+	}
+	return i, true
 }
 
 func isHex4(b []byte) bool {
@@ -322,36 +448,4 @@ func isHex4(b []byte) bool {
 		}
 	}
 	return true
-}
-
-func (s *scanner) skipNumber() bool {
-	s.eat('-')
-	switch {
-	case s.eat('0'):
-	case s.i < len(s.b) && s.b[s.i] >= '1' && s.b[s.i] <= '9':
-		s.digits()
-	default:
-		return false
-	}
-	if s.eat('.') && !s.digits() {
-		return false
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if !s.eat('+') {
-			s.eat('-')
-		}
-		if !s.digits() {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *scanner) digits() bool {
-	start := s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-	}
-	return s.i > start
 }

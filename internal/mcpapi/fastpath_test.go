@@ -2,11 +2,13 @@ package mcpapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -139,4 +141,45 @@ func FuzzScanCall(f *testing.F) {
 			t.Fatalf("fast path answered %d %q, SDK %d %q", got.Code, got.Body, want.Code, want.Body)
 		}
 	})
+}
+
+// FuzzSkipJSON holds the envelope scanner's value skipper to encoding/json:
+// what it accepts is valid JSON, and valid JSON (UTF-8, nesting within
+// maxDepth) is accepted whole.
+func FuzzSkipJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `[]`, `{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, `[1e5,-0.5,true,false]`, `"x"`, `{"a":}`, `[1,]`, `{"a" 1}`, validArgs()} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, ok := skipJSON(b, 0)
+		if ok && !json.Valid(b[:n]) {
+			t.Fatalf("skipJSON accepted %q, which is not JSON", b[:n])
+		}
+		trimmed := bytes.TrimRight(b, " \t\r\n")
+		if len(trimmed) > 0 && trimmed[0] != ' ' && trimmed[0] != '\t' && trimmed[0] != '\r' && trimmed[0] != '\n' &&
+			json.Valid(trimmed) && utf8.Valid(trimmed) && nesting(trimmed) <= maxDepth {
+			if !ok || n != len(trimmed) {
+				t.Fatalf("skipJSON(%q) = %d, %v; want %d, true", trimmed, n, ok, len(trimmed))
+			}
+		}
+	})
+}
+
+// nesting is the deepest bracket nesting of a valid JSON document.
+func nesting(b []byte) int {
+	deep, d, inStr := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inStr && c == '\\':
+			i++
+		case c == '"':
+			inStr = !inStr
+		case !inStr && (c == '{' || c == '['):
+			d++
+			deep = max(deep, d)
+		case !inStr && (c == '}' || c == ']'):
+			d--
+		}
+	}
+	return deep
 }
