@@ -9,6 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
@@ -32,6 +35,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	log := newLogger(e.stderr, cfg)
+	tuneMemory(cfg, e.environ)
 
 	authn, err := newAuthenticator(ctx, cfg, log)
 	if err != nil {
@@ -63,6 +67,13 @@ func serve(ctx context.Context, e env, args []string) error {
 	sealerDone := make(chan struct{})
 	go func() { defer close(sealerDone); alog.RunSealer(sealCtx, time.Second) }()
 	defer func() { stopSealer(); <-sealerDone }()
+	// Standalone audit events are group-committed; the writer stops after
+	// the HTTP server has drained (defers run after Shutdown returns), and
+	// before the sealer.
+	writerCtx, stopWriter := context.WithCancel(context.WithoutCancel(ctx))
+	writerDone := make(chan struct{})
+	go func() { defer close(writerDone); alog.RunWriter(writerCtx) }()
+	defer func() { stopWriter(); <-writerDone }()
 
 	limiter, err := newLimiter(db, cfg, log)
 	if err != nil {
@@ -121,4 +132,16 @@ func serve(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// tuneMemory sets the runtime's soft memory limit and, unless GOGC says
+// otherwise, a lazier collector: a call allocates about 600 KB that dies
+// with it, so with the default pace the collector would run every few
+// calls on a small live heap. The limit keeps resident memory near
+// COBRANCA_MEMORY_LIMIT all the same.
+func tuneMemory(cfg config.Config, environ []string) {
+	debug.SetMemoryLimit(cfg.MemoryLimit)
+	if !slices.ContainsFunc(environ, func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") }) {
+		debug.SetGCPercent(400)
+	}
 }

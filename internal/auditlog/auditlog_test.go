@@ -148,7 +148,19 @@ func TestAppendValidates(t *testing.T) {
 	})
 }
 
+// TestConcurrentWritersChain runs 16 writers × 200 events, each Record a
+// single INSERT ("direct") or through RunWriter's group commit ("grouped").
 func TestConcurrentWritersChain(t *testing.T) {
+	for _, grouped := range []bool{false, true} {
+		name := "direct"
+		if grouped {
+			name = "grouped"
+		}
+		t.Run(name, func(t *testing.T) { testConcurrentWritersChain(t, grouped) })
+	}
+}
+
+func testConcurrentWritersChain(t *testing.T, grouped bool) {
 	const writers, each = 16, 200
 	eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
 		ctx := context.Background()
@@ -156,6 +168,15 @@ func TestConcurrentWritersChain(t *testing.T) {
 		sealCtx, stopSealer := context.WithCancel(ctx)
 		sealerDone := make(chan struct{})
 		go func() { l.RunSealer(sealCtx, 5*time.Millisecond); close(sealerDone) }()
+		if grouped {
+			writerCtx, stopWriter := context.WithCancel(ctx)
+			writerDone := make(chan struct{})
+			go func() { l.RunWriter(writerCtx); close(writerDone) }()
+			defer func() { stopWriter(); <-writerDone }()
+			for !l.writerUp.Load() {
+				time.Sleep(time.Millisecond)
+			}
+		}
 
 		var wg sync.WaitGroup
 		errs := make(chan error, writers)

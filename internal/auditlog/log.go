@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/store"
@@ -24,6 +25,10 @@ type Log struct {
 	now    func() time.Time
 	logger *slog.Logger
 	kick   chan struct{}
+
+	// queue feeds RunWriter's group commits while writerUp is set.
+	queue    chan pending
+	writerUp atomic.Bool
 }
 
 // Options configure a Log. The zero value is usable.
@@ -41,7 +46,8 @@ func New(db DB, opts Options) *Log {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Log{db: db, q: queriesFor(db.Dialect()), now: opts.Now, logger: opts.Logger, kick: make(chan struct{}, 1)}
+	return &Log{db: db, q: queriesFor(db.Dialect()), now: opts.Now, logger: opts.Logger,
+		kick: make(chan struct{}, 1), queue: make(chan pending, maxBatch)}
 }
 
 // Append writes ev inside tx, the transaction of the change it records: if tx rolls back, the
@@ -66,8 +72,26 @@ func (l *Log) Append(ctx context.Context, tx store.Tx, ev Event) error {
 }
 
 // Record writes ev on its own, for events that go with no other change (a read-only tool
-// call, a refusal), and kicks the sealer. It is a single INSERT, atomic without a transaction.
+// call, a refusal), and kicks the sealer. It returns once the event is committed: through
+// RunWriter's group commit when a writer runs, else as a single INSERT.
 func (l *Log) Record(ctx context.Context, ev Event) error {
+	if l.writerUp.Load() {
+		if err := ev.validate(); err != nil {
+			return err
+		}
+		p := pending{ev: ev, done: make(chan error, 1)}
+		select {
+		case l.queue <- p:
+		case <-ctx.Done():
+			return fmt.Errorf("audit append: %w", ctx.Err())
+		}
+		select {
+		case err := <-p.done:
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("audit append: %w", ctx.Err())
+		}
+	}
 	if err := l.Append(ctx, l.db, ev); err != nil {
 		return err
 	}

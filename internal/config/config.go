@@ -36,6 +36,8 @@ type Config struct {
 	LogLevel slog.Level
 	// DataDir holds the embedded database and development keys.
 	DataDir string
+	// MemoryLimit is the Go runtime's soft memory limit for serve, in bytes.
+	MemoryLimit int64
 
 	// Issuer is the OAuth authorization server tokens must come from; empty
 	// means development mode (a local signing key and `cobranca token`).
@@ -265,6 +267,14 @@ var variables = []variable{
 		c.DataDir = v
 		return nil
 	}},
+	{"COBRANCA_MEMORY_LIMIT", "48MiB", "Soft memory limit of the Go runtime for `serve` (`N`, `NKiB`, `NMiB`, `NGiB`); the collector runs seldom below it and hard near it, so resident memory stays near this figure. Set GOGC to override the collector's pace.", func(c *Config, v string) error {
+		n, err := parseBytes(v)
+		if err != nil || n < 16<<20 {
+			return errors.New("must be a size of at least 16MiB, like 48MiB or 1GiB")
+		}
+		c.MemoryLimit = n
+		return nil
+	}},
 	{"COBRANCA_RATE_PRINCIPAL", limits.DefaultPrincipal, "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", func(c *Config, v string) error {
 		return parseRate(&c.RateLimits.Principal, v)
 	}},
@@ -403,4 +413,23 @@ func splitList(v string, check func(string) error) ([]string, error) {
 		out = append(out, s)
 	}
 	return out, errors.Join(errs...)
+}
+
+// parseBytes reads a size written N, NKiB, NMiB or NGiB.
+func parseBytes(v string) (int64, error) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > (1<<50)/mult {
+		return 0, errors.New("not a size")
+	}
+	return n * mult, nil
 }

@@ -17,7 +17,7 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Env: "development", Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, LogLevel: slog.LevelInfo, DataDir: "./data",
+	want := Config{Env: "development", Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, LogLevel: slog.LevelInfo, DataDir: "./data", MemoryLimit: 48 << 20,
 		RateLimits: limits.DefaultPolicies(), RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
@@ -211,6 +211,20 @@ func TestLogValueRedactsSecrets(t *testing.T) {
 	for _, secret := range []string{"hunter2hunter2", "supersecret"} {
 		if strings.Contains(b.String(), secret) {
 			t.Errorf("log line contains %q:\n%s", secret, b.String())
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{{"48MiB", 48 << 20, true}, {"1GiB", 1 << 30, true}, {"512KiB", 512 << 10, true}, {"1000", 1000, true},
+		{"48MB", 0, false}, {"-1MiB", 0, false}, {"", 0, false}, {"9999999999GiB", 0, false}} {
+		got, err := parseBytes(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
 		}
 	}
 }

@@ -1,0 +1,122 @@
+package auditlog
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// maxBatch bounds how many standalone events one group commit writes.
+const maxBatch = 64
+
+// pending is one Record call waiting for its group commit.
+type pending struct {
+	ev   Event
+	done chan error
+}
+
+// RunWriter group-commits the events Record is given until ctx ends: it
+// takes the first waiting event, gathers every other one already waiting (up
+// to maxBatch), writes them with one multi-row INSERT in one transaction and
+// only then lets each Record return. Under concurrent calls that is one
+// statement and one commit for many events instead of one each; with a
+// single caller it is the same single INSERT as before. Record still returns
+// only once its event is committed, so no call is answered before its audit
+// event exists. Stop it only after every Record caller has returned (serve
+// stops it after the HTTP server has drained).
+func (l *Log) RunWriter(ctx context.Context) {
+	l.writerUp.Store(true)
+	defer l.writerUp.Store(false)
+	batch := make([]pending, 0, maxBatch)
+	for {
+		batch = batch[:0]
+		select {
+		case <-ctx.Done():
+			l.drainWriter()
+			return
+		case p := <-l.queue:
+			batch = append(batch, p)
+		}
+	gather:
+		for len(batch) < maxBatch {
+			select {
+			case p := <-l.queue:
+				batch = append(batch, p)
+			default:
+				break gather
+			}
+		}
+		// The events' own deadlines are the callers'; the write itself
+		// must not be cut short by one caller leaving.
+		err := l.writeBatch(context.WithoutCancel(ctx), batch)
+		for _, p := range batch {
+			p.done <- err
+		}
+		if err == nil {
+			l.Kick()
+		}
+	}
+}
+
+// drainWriter answers the events still queued when the writer stops, one by
+// one, so that none is left waiting.
+func (l *Log) drainWriter() {
+	for {
+		select {
+		case p := <-l.queue:
+			p.done <- l.writeBatch(context.Background(), []pending{p})
+		default:
+			return
+		}
+	}
+}
+
+func (l *Log) writeBatch(ctx context.Context, batch []pending) error {
+	if len(batch) == 1 {
+		return l.Append(ctx, l.db, batch[0].ev)
+	}
+	sqlite := l.db.Dialect() == store.SQLite
+	cols := 14
+	if sqlite {
+		cols = 15
+	}
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO audit_event (event, tool, risk, subject, actor, client_id, acr, request_id, outcome, failure_code, args_digest, result_digest, duration_us, details`)
+	if sqlite {
+		sb.WriteString(`, occurred_at`)
+	}
+	sb.WriteString(`) VALUES `)
+	args := make([]any, 0, cols*len(batch))
+	for i, p := range batch {
+		ev := p.ev
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteByte('(')
+		for c := 1; c <= cols; c++ {
+			if c > 1 {
+				sb.WriteByte(',')
+			}
+			sb.WriteByte('$')
+			sb.WriteString(strconv.Itoa(i*cols + c))
+			if c == 14 && !sqlite {
+				sb.WriteString(`::text::jsonb`)
+			}
+		}
+		sb.WriteByte(')')
+		args = append(args,
+			ev.Name, ev.Tool, ev.Risk, ev.Subject, ev.Actor, ev.ClientID, ev.ACR, ev.RequestID,
+			string(ev.Outcome), ev.FailureCode, ev.ArgsDigest, ev.ResultDigest,
+			ev.Duration.Microseconds(), detailsJSON(ev.Details))
+		if sqlite {
+			args = append(args, l.now().UnixMicro())
+		}
+	}
+	if _, err := l.db.Exec(ctx, sb.String(), args...); err != nil {
+		return fmt.Errorf("audit append (%d events): %w", len(batch), err)
+	}
+	return nil
+}
