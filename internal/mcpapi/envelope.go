@@ -356,49 +356,42 @@ func skipJSON(b []byte, i int) (int, bool) {
 }
 
 // skipStringAt returns the index past the string starting at b[i] == '"'.
+// Strings here are short (ids, names, dates): a plain loop beats IndexByte,
+// and UTF-8 is checked only for strings that have non-ASCII bytes.
 func skipStringAt(b []byte, i int) (int, bool) {
 	i++
-	for {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return len(b), false
-		}
-		seg := b[i : i+j]
-		esc := -1
-		for k, c := range seg {
-			if c < 0x20 {
-				return i + k, false
-			}
-			if c == '\\' {
-				esc = k
-				break
-			}
-		}
-		if esc < 0 {
-			if !utf8.Valid(seg) {
+	start, high := i, false
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			if high && !utf8.Valid(b[start:i]) {
 				return i, false
 			}
-			return i + j + 1, true
-		}
-		if !utf8.Valid(seg[:esc]) {
-			return i, false
-		}
-		i += esc
-		if i+1 >= len(b) {
-			return i, false
-		}
-		switch b[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			i += 2
-		case 'u':
-			if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
+			return i + 1, true
+		case c == '\\':
+			if i+1 >= len(b) {
 				return i, false
 			}
-			i += 6
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
+					return i, false
+				}
+				i += 6
+			default:
+				return i, false
+			}
+		case c < 0x20:
+			return i, false
 		default:
-			return i, false
+			high = high || c >= 0x80
+			i++
 		}
 	}
+	return i, false
 }
 
 func skipNumberAt(b []byte, i int) (int, bool) {
