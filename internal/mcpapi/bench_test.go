@@ -71,7 +71,7 @@ func BenchmarkCheckOutput(b *testing.B) {
 	ct := h.tools[AnalyzeName]
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := h.pipeline.checkOutput(ct, a); err != nil {
+		if _, err := h.pipeline.checkOutput(ct, &a); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -150,5 +150,23 @@ func BenchmarkScanCall(b *testing.B) {
 		if _, ok := scanCall(body); !ok {
 			b.Fatal("not plain")
 		}
+	}
+}
+
+// BenchmarkFloor is the in-process floor of issue 6: decode + validate +
+// analyze + encode of the 500-invoice payload, nothing else. Server CPU per
+// call (scripts/bench.sh) is compared with it.
+func BenchmarkFloor(b *testing.B) {
+	args := benchArgs(500)
+	buf := make([]byte, 0, 64<<10)
+	b.SetBytes(int64(len(args)))
+	b.ReportAllocs()
+	for b.Loop() {
+		in, err := portfolio.Parse(args)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := portfolio.Analyze(in)
+		buf = a.AppendJSON(buf[:0])
 	}
 }

@@ -48,6 +48,7 @@ type node struct {
 	types    kind // 0: any type
 	props    map[string]*node
 	required []string
+	reqBit   map[string]uint64 // required property → its bit in the seen mask
 	closed   bool
 	items    *node
 	minItems int
@@ -120,6 +121,13 @@ func compile(s *jsonschema.Schema, at string) (*node, error) {
 		}
 	}
 	n.required = slices.Clone(s.Required)
+	if len(n.required) > 64 {
+		return nil, fmt.Errorf("%s: more than 64 required properties are not supported", at)
+	}
+	n.reqBit = make(map[string]uint64, len(n.required))
+	for i, r := range n.required {
+		n.reqBit[r] |= 1 << i
+	}
 	if ap := s.AdditionalProperties; ap != nil {
 		// Only the false schema is supported.
 		if b, err := json.Marshal(ap); err != nil || string(b) != "false" {
@@ -346,9 +354,6 @@ func (n *node) checkString(s []byte) error {
 func (c *cursor) object(n *node) error {
 	c.i++ // {
 	var seen uint64
-	if len(n.required) > 64 {
-		return c.errf("more than 64 required properties are not supported")
-	}
 	c.ws()
 	if c.i < len(c.b) && c.b[c.i] == '}' {
 		c.i++
@@ -376,11 +381,7 @@ func (c *cursor) object(n *node) error {
 			}
 			child = &node{maxItems: -1, maxLen: -1}
 		}
-		for i, r := range n.required {
-			if r == string(key) {
-				seen |= 1 << i
-			}
-		}
+		seen |= n.reqBit[string(key)]
 		if len(c.buf) > 0 && len(key) > 0 && &key[0] == &c.buf[0] {
 			key = bytes.Clone(key) // unescaped into the scratch buffer
 		}
