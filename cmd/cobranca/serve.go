@@ -75,10 +75,11 @@ func serve(ctx context.Context, e env, args []string) error {
 	go func() { defer close(writerDone); alog.RunWriter(writerCtx) }()
 	defer func() { stopWriter(); <-writerDone }()
 
-	limiter, err := newLimiter(db, cfg, log)
+	limiter, releaseLimiter, err := newLimiter(ctx, db, cfg, log)
 	if err != nil {
 		return err
 	}
+	defer releaseLimiter()
 	limitsCtx, stopLimits := context.WithCancel(context.WithoutCancel(ctx))
 	limitsDone := make(chan struct{})
 	go func() { defer close(limitsDone); limiter.Run(limitsCtx, time.Minute) }()

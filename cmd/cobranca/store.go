@@ -33,20 +33,27 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.
 	return nil, fmt.Errorf("COBRANCA_DATABASE_URL: unsupported scheme")
 }
 
-// newLimiter builds the rate limiter on the store's own database.
-func newLimiter(db store.DB, cfg config.Config, log *slog.Logger) (*limits.Limiter, error) {
+// newLimiter builds the rate limiter on the store's database: on PostgreSQL
+// through a small pool of its own whose commits do not wait for the WAL
+// flush (limitspg.Open). The returned func releases what it opened.
+func newLimiter(ctx context.Context, db store.DB, cfg config.Config, log *slog.Logger) (*limits.Limiter, func(), error) {
 	var backend limits.Backend
+	release := func() {}
 	switch db := db.(type) {
 	case *postgres.DB:
-		backend = limitspg.New(db.Pool())
+		pg, err := limitspg.Open(ctx, cfg.DatabaseURL, 8)
+		if err != nil {
+			return nil, nil, err
+		}
+		backend, release = pg, pg.Close
 	case *sqlite.DB:
 		backend = limitssqlite.New(db, time.Now)
 	default:
-		return nil, fmt.Errorf("rate limits: no backend for %T", db)
+		return nil, nil, fmt.Errorf("rate limits: no backend for %T", db)
 	}
 	opts := cfg.Limits()
 	opts.Logger = log
-	return limits.New(backend, opts), nil
+	return limits.New(backend, opts), release, nil
 }
 
 // auditDigester keys the audit log's digests: COBRANCA_AUDIT_KEY, or in development a key
