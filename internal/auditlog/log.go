@@ -109,7 +109,7 @@ func (l *Log) Kick() {
 
 // sealGap is the least time between two runs of the sealer, so that under load each run seals
 // a batch rather than one event per kick.
-const sealGap = 20 * time.Millisecond
+const sealGap = 100 * time.Millisecond
 
 // RunSealer seals every interval and whenever kicked, until ctx ends. Several replicas may run
 // one each: they take turns under an advisory lock.
