@@ -69,6 +69,6 @@ func analyzeLogic(_ context.Context, args json.RawMessage) (Effect, error) {
 		Summary: fmt.Sprintf("Portfolio analyzed: %d priority account(s) from %d invoice(s); no external action taken.",
 			len(a.Accounts), len(in.Invoices)),
 		Details:       map[string]any{"invoiceCount": len(in.Invoices), "accountCount": len(a.Accounts)},
-		CanonicalArgs: in.AppendCanonicalJSON(make([]byte, 0, 160*len(in.Invoices))),
+		CanonicalArgs: in.AppendCanonicalJSON(make([]byte, 0, len(args)+64)), // never longer than compact input, give or take
 	}, nil
 }

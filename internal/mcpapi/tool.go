@@ -176,7 +176,7 @@ type jsonAppender interface {
 func (p *pipeline) checkOutput(t *compiled, v any) ([]byte, error) {
 	var body []byte
 	if ap, ok := v.(jsonAppender); ok {
-		body = ap.AppendJSON(make([]byte, 0, 16<<10))
+		body = ap.AppendJSON(make([]byte, 0, 32<<10))
 	} else {
 		var err error
 		if body, err = json.Marshal(v); err != nil {
