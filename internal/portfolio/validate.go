@@ -144,8 +144,20 @@ func textProblem(s string) string {
 	if s == "" {
 		return "must not be empty"
 	}
-	n := 0
-	for i := 0; i < len(s); {
+	// Fast path: printable ASCII, one byte a character, as nearly every id
+	// and name is.
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
+		i++
+	}
+	if i == len(s) {
+		if len(s) > MaxTextLen {
+			return "must be at most " + strconv.Itoa(MaxTextLen) + " characters"
+		}
+		return ""
+	}
+	n := i
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7f {
