@@ -1,6 +1,7 @@
 package mcpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,6 +56,9 @@ func analyzeContract() contract.Contract {
 // analyzeLogic validates the arguments and runs the pure core. Invalid
 // arguments never reach portfolio.Analyze: Parse returns no Input for them.
 func analyzeLogic(_ context.Context, args json.RawMessage) (Effect, error) {
+	if a := bytes.TrimSpace(args); len(a) == 0 || bytes.Equal(a, []byte("null")) {
+		return Effect{}, &failure.Error{Code: failure.Code(portfolio.CodeMissingField), Field: "arguments", Message: "is required: an object {asOf, invoices}"}
+	}
 	in, err := portfolio.Parse(args)
 	if err != nil {
 		var pe *portfolio.Error

@@ -1,11 +1,8 @@
 package mcpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
-	"slices"
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
@@ -19,38 +16,21 @@ type ScopeChallenger interface {
 }
 
 // authorize checks, before anything runs, that the caller's token grants
-// every scope the called tools' contracts require. name is the tool of a
-// single tools/call ("" for anything else); a batch is read here, since
-// older protocol revisions let the SDK run one. Only tools visible to
-// agents are checked: a forbidden tool must be answered exactly like an
-// unknown one, which the SDK does. On a refusal it has written the 403.
-func authorize(scopes ScopeChallenger, tools map[string]*compiled, w http.ResponseWriter, r *http.Request, body []byte, name string) bool {
+// every scope the called tool's contract requires. name is the tool of a
+// tools/call ("" for anything else; batches never get here). Only tools
+// visible to agents are checked: a forbidden tool must be answered exactly
+// like an unknown one, which the SDK does. On a refusal it has written the
+// 403.
+func authorize(scopes ScopeChallenger, tools map[string]*compiled, w http.ResponseWriter, r *http.Request, name string) bool {
 	if scopes == nil {
 		return true
 	}
-	names := []string{name}
-	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
-		var batch []envelope
-		if json.Unmarshal(body, &batch) == nil {
-			names = names[:0]
-			for _, env := range batch {
-				if env.Method == "tools/call" {
-					names = append(names, env.Params.Name)
-				}
-			}
-		}
+	t, ok := tools[name]
+	if !ok || !t.Contract.VisibleToAgents() {
+		return true
 	}
 	p, _ := auth.PrincipalFrom(r.Context())
-	var missing []string
-	for _, n := range names {
-		if t, ok := tools[n]; ok && t.Contract.VisibleToAgents() {
-			for _, s := range p.MissingScopes(t.Contract.Permissions) {
-				if !slices.Contains(missing, s) {
-					missing = append(missing, s)
-				}
-			}
-		}
-	}
+	missing := p.MissingScopes(t.Contract.Permissions)
 	if len(missing) == 0 {
 		return true
 	}

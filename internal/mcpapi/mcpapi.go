@@ -172,6 +172,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "could not read request body", http.StatusBadRequest)
 		return
 	}
+	// One request per POST. Batches are gone from the revisions cobranca
+	// serves (2025-06-18 on), and an older one would let one POST carry
+	// thousands of calls past the per-request limits.
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		http.Error(w, "JSON-RPC batches are not supported: send one request per POST", http.StatusBadRequest)
+		return
+	}
 	// The plain tools/call is read in one pass; anything else is read with
 	// encoding/json only far enough to learn the method and tool name.
 	call, plain := scanCall(body)
@@ -185,7 +192,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if t, ok := h.tools[toolName]; ok && t.Contract.VisibleToAgents() {
 		request.From(r.Context()).Tool = t.Contract.Name
 	}
-	if !authorize(h.scopes, h.tools, w, r, body, toolName) {
+	if !authorize(h.scopes, h.tools, w, r, toolName) {
+		h.pipeline.refused(r.Context(), h.tools[toolName], OutcomeDenied, "insufficient_scope")
 		return
 	}
 	if plain && h.serveFast(w, r, call) {

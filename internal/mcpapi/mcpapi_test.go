@@ -15,8 +15,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -134,6 +136,69 @@ func TestFailureCodesInContract(t *testing.T) {
 	}
 	if len(seen) < 8 {
 		t.Errorf("only %d distinct codes exercised: %v", len(seen), seen)
+	}
+	// Every code the decoder can return is a failure mode, and every failure
+	// mode is one the decoder or the pipeline can return.
+	known := map[failure.Code]bool{}
+	for _, pc := range portfolio.Codes() {
+		known[failure.Code(pc)] = true
+		if !c.Allows(failure.Code(pc)) {
+			t.Errorf("portfolio code %q is not in %s's failureModes", pc, c.Name)
+		}
+	}
+	for _, f := range contract.PipelineFailureModes {
+		known[f.Code] = true
+	}
+	for _, f := range c.FailureModes {
+		if !known[f.Code] {
+			t.Errorf("failure mode %q of %s is returned by nothing", f.Code, c.Name)
+		}
+	}
+}
+
+// TestMissingArguments: a call with no arguments, or null ones, is told so
+// by name rather than as malformed JSON.
+func TestMissingArguments(t *testing.T) {
+	for _, args := range []string{"", "null", " null "} {
+		_, err := analyzeLogic(context.Background(), json.RawMessage(args))
+		fe, ok := failure.As(err)
+		if !ok || fe.Code != "missing_field" || fe.Field != "arguments" {
+			t.Errorf("analyze(%q) error = %v, want missing_field on arguments", args, err)
+		}
+	}
+}
+
+type challenger struct{}
+
+func (challenger) WriteInsufficientScope(w http.ResponseWriter, missing []string) {
+	http.Error(w, "insufficient scope: "+strings.Join(missing, " "), http.StatusForbidden)
+}
+
+// TestDeniedCallAudited: a call refused for a missing scope never runs, and
+// still leaves an audit record saying so.
+func TestDeniedCallAudited(t *testing.T) {
+	h, err := New(Options{Logger: slog.New(slog.DiscardHandler), Scopes: challenger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec *recorder
+	h.pipeline.auditor, rec = newRecorder()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + validArgs() + `}}`
+	for _, slow := range []bool{false, true} {
+		h.slowOnly = slow
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		ctx := auth.WithPrincipal(req.Context(), &auth.Principal{Subject: "mallory", Scopes: []string{"other:read"}})
+		w := httptest.NewRecorder()
+		withRequest(h).ServeHTTP(w, req.WithContext(ctx))
+		if w.Code != http.StatusForbidden {
+			t.Fatalf("status %d, want 403", w.Code)
+		}
+		got := rec.last()
+		if got.Contract == nil || got.Contract.Name != AnalyzeName || got.Outcome != OutcomeDenied || got.Code != "insufficient_scope" || got.Result != nil {
+			t.Errorf("audit record = %+v, want a denied %s with code insufficient_scope", got, AnalyzeName)
+		}
 	}
 }
 

@@ -170,6 +170,21 @@ type jsonAppender interface {
 	AppendJSON([]byte) []byte
 }
 
+// refused audits a call refused before it ran (a missing scope), so that the
+// audit trail has every tool call whatever its fate. It never fails the
+// answer already given: a write error is logged.
+func (p *pipeline) refused(ctx context.Context, t *compiled, outcome Outcome, code failure.Code) {
+	info := request.From(ctx)
+	info.Outcome, info.Code = string(outcome), string(code)
+	if p.auditor == nil || t == nil {
+		return
+	}
+	rec := CallRecord{Contract: t.Contract, RequestID: info.ID, Outcome: outcome, Code: code}
+	if err := p.auditor.RecordCall(ctx, rec); err != nil {
+		p.log.ErrorContext(ctx, "audit write failed", "request_id", info.ID, "tool", t.Contract.Name, "err", err)
+	}
+}
+
 // checkOutput marshals the structured result and validates it against the
 // tool's output schema. A violation is a server bug: it is logged and the
 // caller gets an internal error, never the offending result.

@@ -66,3 +66,14 @@ func (e *Error) Error() string {
 	b.WriteString(")")
 	return b.String()
 }
+
+// Codes lists every code Parse and Validate can return; the tool's contract
+// must list each (a test in mcpapi holds it to that, and one here holds this
+// list to the constants above).
+func Codes() []Code {
+	return []Code{
+		CodeInvalidJSON, CodeUnknownField, CodeMissingField, CodeInvalidType, CodeInvalidFormat,
+		CodeInvalidDate, CodeOutOfRange, CodeInvalidValue, CodeInvalidText,
+		CodeDuplicateInvoiceID, CodeConflictingCustomerName,
+	}
+}

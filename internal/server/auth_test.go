@@ -201,7 +201,7 @@ func TestMetadataDocument(t *testing.T) {
 }
 
 // TestMissingScope: a tools/call without the contract's scopes is refused
-// with 403 naming them, before the tool runs, on both paths and in a batch.
+// with 403 naming them, before the tool runs, on both paths.
 func TestMissingScope(t *testing.T) {
 	ran := false
 	two := testTool("test.two_scopes", contract.Low, []string{"test:read", "test:export"}, func() { ran = true })
@@ -222,7 +222,6 @@ func TestMissingScope(t *testing.T) {
 			}{
 				{"one missing", tok, call("test.two_scopes"), "test:export"},
 				{"no scopes at all", mint(t, s.auth, auth.MintOptions{Subject: "bob", Scopes: []string{}}), call(mcpapi.AnalyzeName), "collections:read"},
-				{"inside a batch", tok, []byte(`[` + string(call(mcpapi.AnalyzeName)) + `,` + string(call("test.two_scopes")) + `]`), "collections:read test:export"},
 			}
 			for _, c := range cases {
 				resp, body := s.doVersion(t, c.token, c.body, "")
@@ -395,4 +394,32 @@ func testTool(name string, risk contract.Risk, scopes []string, run func()) mcpa
 		run()
 		return mcpapi.Effect{Structured: map[string]any{"ok": true}, Summary: "ok"}, nil
 	}}
+}
+
+// TestBatchRefused: one POST carries one request. A batch — which older
+// revisions allowed, and which would carry thousands of calls past the
+// per-request limits — is refused whole, and nothing in it runs.
+func TestBatchRefused(t *testing.T) {
+	ran := 0
+	one := testTool("test.counted", contract.Low, []string{"test:read"}, func() { ran++ })
+	for _, p := range bothPaths {
+		t.Run(p.name, func(t *testing.T) {
+			ran = 0
+			s := newAuthServer(t, p.slow, one)
+			tok := mint(t, s.auth, auth.MintOptions{Subject: "alice", Scopes: []string{"test:read", "collections:read"}})
+			call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test.counted","arguments":{}}}`
+			for _, version := range []string{"", "2025-03-26", "2025-11-25"} {
+				resp, body := s.doVersion(t, tok, []byte(" ["+call+","+call+"]"), version)
+				if resp.StatusCode != http.StatusBadRequest {
+					t.Errorf("batch with version %q: %d %s, want 400", version, resp.StatusCode, body)
+				}
+			}
+			if ran != 0 {
+				t.Errorf("%d calls of a refused batch ran", ran)
+			}
+			if resp, body := s.doVersion(t, tok, []byte(call), "2025-11-25"); resp.StatusCode != http.StatusOK || ran != 1 {
+				t.Errorf("single call: %d %s, ran %d times", resp.StatusCode, body, ran)
+			}
+		})
+	}
 }
