@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cobranca/cobranca/internal/store"
 )
 
 // maxBatch bounds how many standalone events one group commit writes.
 const maxBatch = 64
+
+// drainTimeout bounds each write of an event still queued at shutdown.
+const drainTimeout = 5 * time.Second
 
 // pending is one Record call waiting for its group commit.
 type pending struct {
@@ -62,12 +66,15 @@ func (l *Log) RunWriter(ctx context.Context) {
 }
 
 // drainWriter answers the events still queued when the writer stops, one by
-// one, so that none is left waiting.
+// one, so that none is left waiting; each write has a deadline, so a hung
+// database cannot hang shutdown.
 func (l *Log) drainWriter() {
 	for {
 		select {
 		case p := <-l.queue:
-			p.done <- l.writeBatch(context.Background(), []pending{p})
+			ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+			p.done <- l.writeBatch(ctx, []pending{p})
+			cancel()
 		default:
 			return
 		}

@@ -83,8 +83,8 @@ type Config struct {
 // Production reports whether cobranca runs in production mode.
 func (c Config) Production() bool { return c.Env == "production" }
 
-// LogValue keeps secrets out of logs; today no field is secret, but the
-// method is the one place to redact one when it is.
+// LogValue keeps secrets out of logs: the database password is redacted
+// and the audit key never appears; it is the one place that decides.
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("env", c.Env),
