@@ -35,6 +35,8 @@ type Options struct {
 	Extra []Tool
 	// Limits, when set, enforces the risk tier budgets before a tool runs.
 	Limits TierLimits
+	// Metrics, when set, counts every call by tool, tier and outcome.
+	Metrics CallObserver
 	// Scopes, when set, refuses a tools/call whose token lacks a scope the
 	// tool's contract requires, with its 403. The server always sets it;
 	// only tests of the pipeline alone leave it nil.
@@ -104,6 +106,7 @@ func New(opts Options) (*Handler, error) {
 		serverInfoMeta: serverInfo,
 	}
 	h.pipeline.limits = opts.Limits
+	h.pipeline.observe = opts.Metrics
 	// The SDK logs every stateless session at info level; keep its warnings.
 	sdkLog := slog.New(minLevel{Handler: opts.Logger.Handler(), min: slog.LevelWarn})
 	srv := mcp.NewServer(impl, &mcp.ServerOptions{
@@ -145,6 +148,9 @@ func New(opts Options) (*Handler, error) {
 	})
 	return h, nil
 }
+
+// FastCalls is how many calls the fast path has answered (for metrics).
+func (h *Handler) FastCalls() int64 { return h.fastCalls.Load() }
 
 // Contracts returns the contracts visible to agents, in listing order.
 func (h *Handler) Contracts() []*contract.Contract { return slices.Clone(h.visible) }

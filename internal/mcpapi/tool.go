@@ -66,6 +66,11 @@ type CallRecord struct {
 	Duration      time.Duration
 }
 
+// CallObserver counts calls for the metrics endpoint (internal/metrics).
+type CallObserver interface {
+	ObserveCall(tool, tier, outcome string, d time.Duration)
+}
+
 // Auditor records one audit event per tool call, whatever its outcome.
 type Auditor interface {
 	RecordCall(ctx context.Context, rec CallRecord) error
@@ -104,7 +109,8 @@ type pipeline struct {
 	log     *slog.Logger
 	auditor Auditor
 	now     func() time.Time
-	limits  TierLimits // nil: no tier budgets
+	limits  TierLimits   // nil: no tier budgets
+	observe CallObserver // nil: no metrics
 }
 
 func (p *pipeline) call(ctx context.Context, t *compiled, args json.RawMessage) *mcp.CallToolResult {
@@ -140,6 +146,11 @@ func (p *pipeline) call(ctx context.Context, t *compiled, args json.RawMessage) 
 	}
 	info.Outcome, info.Code = string(rec.Outcome), string(rec.Code)
 	rec.Duration = p.now().Sub(start)
+	if p.observe != nil {
+		defer func() {
+			p.observe.ObserveCall(t.Contract.Name, string(t.Contract.RiskLevel), info.Outcome, p.now().Sub(start))
+		}()
+	}
 	if p.auditor != nil {
 		if aerr := p.auditor.RecordCall(ctx, rec); aerr != nil {
 			// A call whose audit event cannot be written is not answered as a
@@ -176,7 +187,13 @@ type jsonAppender interface {
 func (p *pipeline) refused(ctx context.Context, t *compiled, outcome Outcome, code failure.Code) {
 	info := request.From(ctx)
 	info.Outcome, info.Code = string(outcome), string(code)
-	if p.auditor == nil || t == nil {
+	if t == nil {
+		return
+	}
+	if p.observe != nil {
+		p.observe.ObserveCall(t.Contract.Name, string(t.Contract.RiskLevel), string(outcome), 0)
+	}
+	if p.auditor == nil {
 		return
 	}
 	rec := CallRecord{Contract: t.Contract, RequestID: info.ID, Outcome: outcome, Code: code}

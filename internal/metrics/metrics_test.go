@@ -1,0 +1,33 @@
+package metrics
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestExposition(t *testing.T) {
+	m := New()
+	m.ObserveCall("collections.analyze_portfolio", "low", "ok", 3*time.Millisecond)
+	m.ObserveCall("collections.analyze_portfolio", "low", "ok", time.Millisecond)
+	m.ObserveCall("collections.analyze_portfolio", "low", "denied", 0)
+	n := 41.0
+	m.CounterFunc("cobranca_test_external_total", "a counter kept elsewhere", func() float64 { return n })
+	n++
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`cobranca_tool_calls_total{outcome="ok",tier="low",tool="collections.analyze_portfolio"} 2`,
+		`cobranca_tool_calls_total{outcome="denied",tier="low",tool="collections.analyze_portfolio"} 1`,
+		`cobranca_tool_call_duration_seconds_count{tool="collections.analyze_portfolio"} 2`,
+		`cobranca_test_external_total 42`,
+		`go_goroutines `,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
