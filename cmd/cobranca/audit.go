@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,18 +12,43 @@ import (
 	"github.com/cobranca/cobranca/internal/config"
 )
 
-// audit runs `audit verify [--checkpoint FILE]…` and `audit checkpoint [--out FILE]`.
+// audit runs `audit verify [--checkpoint FILE]… [--pubkey FILE]`,
+// `audit checkpoint [--out FILE]` and `audit pubkey`.
 func audit(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
-		return errors.New("audit: want verify or checkpoint")
+		return errors.New("audit: want verify, checkpoint or pubkey")
 	}
 	switch args[0] {
 	case "verify":
 		return auditVerify(ctx, e, args[1:])
 	case "checkpoint":
 		return auditCheckpoint(ctx, e, args[1:])
+	case "pubkey":
+		return auditPubkey(e, args[1:])
 	}
-	return fmt.Errorf("audit: unknown subcommand %q: want verify or checkpoint", args[0])
+	return fmt.Errorf("audit: unknown subcommand %q: want verify, checkpoint or pubkey", args[0])
+}
+
+// auditPubkey prints the public half of the checkpoint signing key, for
+// keeping off the box with the checkpoints.
+func auditPubkey(e env, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("audit pubkey: unexpected argument %q", args[0])
+	}
+	cfg, err := config.Load(e.environ)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	pub, err := auditlog.LoadVerifyKey(auditSigningKeyPath(cfg))
+	if err != nil {
+		return err
+	}
+	doc, err := auditlog.PublicKeyPEM(pub)
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(doc)
+	return err
 }
 
 type fileList []string
@@ -37,6 +61,7 @@ func auditVerify(ctx context.Context, e env, args []string) error {
 	fs.SetOutput(e.stderr)
 	var files fileList
 	fs.Var(&files, "checkpoint", "a signed checkpoint the chain must still contain (repeatable)")
+	pubkey := fs.String("pubkey", "", "PEM public key that signed the checkpoints (default: the signing key file, which must exist)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -49,7 +74,11 @@ func auditVerify(ctx context.Context, e env, args []string) error {
 	}
 	var cps []auditlog.Checkpoint
 	if len(files) > 0 {
-		key, err := auditlog.LoadOrCreateSigningKey(auditSigningKeyPath(cfg))
+		keyFile := *pubkey
+		if keyFile == "" {
+			keyFile = auditSigningKeyPath(cfg)
+		}
+		pub, err := auditlog.LoadVerifyKey(keyFile)
 		if err != nil {
 			return err
 		}
@@ -58,7 +87,7 @@ func auditVerify(ctx context.Context, e env, args []string) error {
 			if err != nil {
 				return err
 			}
-			cp, err := auditlog.ParseCheckpoint(doc, key.Public().(ed25519.PublicKey))
+			cp, err := auditlog.ParseCheckpoint(doc, pub)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f, err)
 			}

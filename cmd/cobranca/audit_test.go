@@ -72,6 +72,29 @@ func TestMigrateAndAudit(t *testing.T) {
 		t.Errorf("audit verify --checkpoint = %q, %v; want OK 5 events", out, err)
 	}
 
+	// An auditor off the box holds only the public key.
+	pubPEM, err := cli("audit", "pubkey")
+	if err != nil || !strings.HasPrefix(pubPEM, "-----BEGIN PUBLIC KEY-----") {
+		t.Fatalf("audit pubkey = %q, %v", pubPEM, err)
+	}
+	pubFile := filepath.Join(t.TempDir(), "audit.pub")
+	if err := os.WriteFile(pubFile, []byte(pubPEM), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cli("audit", "verify", "--checkpoint", cp, "--pubkey", pubFile); err != nil || !strings.HasPrefix(out, "OK 5 events") {
+		t.Errorf("audit verify --pubkey = %q, %v; want OK 5 events", out, err)
+	}
+	// Verifying never creates the key it would trust.
+	missing := filepath.Join(t.TempDir(), "nokey.pem")
+	envMissing := append(environ[:len(environ):len(environ)], "COBRANCA_AUDIT_SIGNING_KEY="+missing)
+	var mbuf bytes.Buffer
+	if err := run(context.Background(), []string{"audit", "verify", "--checkpoint", cp}, envMissing, nil, &mbuf, &mbuf); err == nil {
+		t.Errorf("audit verify with no key file succeeded: %s", mbuf.String())
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("audit verify created a signing key at %s", missing)
+	}
+
 	other := filepath.Join(t.TempDir(), "other.pem")
 	environOther := append(environ[:len(environ):len(environ)], "COBRANCA_AUDIT_SIGNING_KEY="+other)
 	var buf bytes.Buffer

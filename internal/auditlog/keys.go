@@ -105,3 +105,47 @@ func writeNew(path string, data []byte) error {
 	}
 	return os.Link(f.Name(), path)
 }
+
+// LoadVerifyKey returns the Ed25519 key that checks checkpoints, from a PEM
+// file holding either the public key ("PUBLIC KEY", what an auditor keeps
+// off the box) or the signing key itself ("PRIVATE KEY"). It never creates
+// a key: verification must not mint the key it then trusts.
+func LoadVerifyKey(path string) (ed25519.PublicKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint key: %w", err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		return nil, fmt.Errorf("checkpoint key %s: not PEM", path)
+	}
+	var k any
+	switch blk.Type {
+	case "PUBLIC KEY":
+		k, err = x509.ParsePKIXPublicKey(blk.Bytes)
+	case "PRIVATE KEY":
+		k, err = x509.ParsePKCS8PrivateKey(blk.Bytes)
+		if priv, ok := k.(ed25519.PrivateKey); ok && err == nil {
+			k = priv.Public()
+		}
+	default:
+		return nil, fmt.Errorf("checkpoint key %s: want a PEM PUBLIC KEY or PRIVATE KEY, got %s", path, blk.Type)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint key %s: %w", path, err)
+	}
+	pub, ok := k.(ed25519.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("checkpoint key %s: not an Ed25519 key", path)
+	}
+	return pub, nil
+}
+
+// PublicKeyPEM is pub as a PEM PUBLIC KEY, for `cobranca audit pubkey`.
+func PublicKeyPEM(pub ed25519.PublicKey) ([]byte, error) {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
+}
