@@ -6,30 +6,22 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/cobranca/cobranca/internal/keyfile"
 )
 
 // LoadOrCreateDigestKey reads the digest key kept at path (hex), creating a random 32-byte key
 // there (mode 0600) when the file does not exist. For development: production passes the key
 // in configuration.
 func LoadOrCreateDigestKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := keyfile.LoadOrCreate(path, func() ([]byte, error) {
 		key := make([]byte, 32)
 		rand.Read(key)
-		if err := writeNew(path, []byte(hex.EncodeToString(key)+"\n")); err != nil {
-			if errors.Is(err, fs.ErrExist) { // another process made it first
-				return LoadOrCreateDigestKey(path)
-			}
-			return nil, fmt.Errorf("audit digest key: %w", err)
-		}
-		return key, nil
-	}
+		return []byte(hex.EncodeToString(key) + "\n"), nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("audit digest key: %w", err)
 	}
@@ -43,67 +35,11 @@ func LoadOrCreateDigestKey(path string) ([]byte, error) {
 // LoadOrCreateSigningKey reads the Ed25519 checkpoint signing key at path (PEM, PKCS #8),
 // creating one there (mode 0600) when the file does not exist.
 func LoadOrCreateSigningKey(path string) (ed25519.PrivateKey, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		_, key, err := ed25519.GenerateKey(rand.Reader)
-		if err != nil {
-			return nil, err
-		}
-		der, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			return nil, err
-		}
-		if err := writeNew(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				return LoadOrCreateSigningKey(path)
-			}
-			return nil, fmt.Errorf("audit signing key: %w", err)
-		}
-		return key, nil
-	}
+	key, err := keyfile.LoadOrCreateEd25519(path)
 	if err != nil {
 		return nil, fmt.Errorf("audit signing key: %w", err)
 	}
-	blk, _ := pem.Decode(b)
-	if blk == nil || blk.Type != "PRIVATE KEY" {
-		return nil, fmt.Errorf("audit signing key %s: want a PEM PRIVATE KEY", path)
-	}
-	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("audit signing key %s: %w", path, err)
-	}
-	key, ok := k.(ed25519.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("audit signing key %s: not an Ed25519 key", path)
-	}
 	return key, nil
-}
-
-// writeNew creates path with data, failing with fs.ErrExist if it is there already. The file
-// appears complete or not at all (written aside, then hard-linked into place), so a process
-// racing to create the same key reads the winner's.
-func writeNew(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".key-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Link(f.Name(), path)
 }
 
 // LoadVerifyKey returns the Ed25519 key that checks checkpoints, from a PEM

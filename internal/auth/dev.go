@@ -3,18 +3,16 @@ package auth
 import (
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/x509"
 	"encoding/base64"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/cobranca/cobranca/internal/keyfile"
 )
 
 // devKeyFile is the development signing key, under COBRANCA_DATA_DIR.
@@ -27,78 +25,15 @@ type devIssuer struct {
 	path string
 }
 
-// loadDevIssuer reads the development key, creating it on first start.
+// loadDevIssuer reads the development key, creating it on first start
+// (keyfile: mode 0600, atomic, the same key for processes starting together).
 func loadDevIssuer(cfg Config) (*devIssuer, error) {
 	path := filepath.Join(cfg.DataDir, devKeyFile)
-	key, err := readDevKey(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		key, err = createDevKey(path)
-	}
+	key, err := keyfile.LoadOrCreateEd25519(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("development signing key: %w", err)
 	}
 	return &devIssuer{key: key, kid: thumbprint(key.Public().(ed25519.PublicKey)), path: path}, nil
-}
-
-func readDevKey(path string) (ed25519.PrivateKey, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	block, _ := pem.Decode(data)
-	if block == nil || block.Type != "PRIVATE KEY" {
-		return nil, fmt.Errorf("%s: no PEM PRIVATE KEY", path)
-	}
-	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	key, ok := k.(ed25519.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("%s: not an Ed25519 key", path)
-	}
-	return key, nil
-}
-
-// createDevKey writes a new key atomically with mode 0600: to a temporary
-// file in the same directory, synced, then linked into place. If another
-// process won the race, its key is used.
-func createDevKey(path string) (ed25519.PrivateKey, error) {
-	_, key, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, err
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(dir, ".dev-signing-key-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp.Name())
-	// CreateTemp already uses 0600; Chmod makes it explicit whatever the umask.
-	err = errors.Join(
-		tmp.Chmod(0o600),
-		pem.Encode(tmp, &pem.Block{Type: "PRIVATE KEY", Bytes: der}),
-		tmp.Sync(),
-		tmp.Close(),
-	)
-	if err != nil {
-		return nil, err
-	}
-	// Link, unlike Rename, never replaces a key another process created.
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return readDevKey(path)
-		}
-		return nil, err
-	}
-	return key, nil
 }
 
 func (d *devIssuer) jwks() any {
