@@ -7,9 +7,12 @@
 // state lives in the store, so a limit is one limit whatever replica answers
 // and survives restarts: on PostgreSQL one atomic statement per decision using
 // the database clock (package limits/postgres), on SQLite the equivalent
-// statement (package limits/sqlite). In front of the store sits an in-process
-// pre-limiter (golang.org/x/time/rate, bounded memory) that may only refuse
-// early, never admit on its own while the store answers.
+// statement (package limits/sqlite). An authenticated request's origin and
+// principal decisions are taken together, as one chain: one round trip and
+// one commit (Limiter.DeferOrigin). In front of the store sits an in-process
+// pre-limiter (golang.org/x/time/rate, bounded memory), with the store's
+// recent refusals until their Retry-After, that may only refuse early, never
+// admit on its own while the store answers.
 //
 // Three policies apply: per principal (subject + client id) and per origin
 // (client IP) at the HTTP edge, answered with 429 and the RateLimit headers

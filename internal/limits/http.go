@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/netip"
@@ -21,7 +22,10 @@ import (
 // request would be admitted.
 
 // Origin is middleware enforcing the per-origin budget on every request,
-// before authentication (so a flood costs no token verification).
+// before authentication (so a flood costs no token verification). It asks
+// the store for every request it does not refuse early; in front of
+// authentication and Principal, DeferOrigin does the same work in the
+// principal's round trip.
 func (l *Limiter) Origin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if l.admit(w, r, "origin", l.opts.Policies.Origin, ClientIP(r, l.opts.TrustedProxyHeader)) {
@@ -30,17 +34,131 @@ func (l *Limiter) Origin(next http.Handler) http.Handler {
 	})
 }
 
+// DeferOrigin is Origin for routes where authentication and then Principal
+// follow: it takes the per-origin decision to the store together with the
+// per-principal one, so that an authenticated request costs one round trip
+// and one commit for both instead of two of each.
+//
+// What it still does before authentication is refuse early, so that a flood
+// costs no token verification once its origin is known to be over budget:
+// the pre-limiter refuses what this replica alone has seen exceed the
+// budget, and the key's local state remembers every refusal the store made,
+// until its Retry-After (the store would refuse again until then: refusals
+// leave a key as it is, and admissions only push it further out). Neither
+// ever admits: whatever they do not refuse goes on with the decision
+// pending, carried in the request's context.
+//
+// Principal then decides the origin and the principal in one chain (the
+// principal is charged only when the origin admits, as if asked one after
+// the other), and answers 429 for whichever refused. A request that never
+// reaches Principal (authentication refused it) has its origin charged
+// after its answer, in a round trip of its own: failed requests spend the
+// origin's budget exactly as before, so the store soon refuses the origin
+// and from then on DeferOrigin does, before any verification. The price of
+// deciding late is bounded: requests from an origin already over budget
+// reach token verification only until this replica has seen one refusal
+// from the store (at most the requests in flight at that moment, again
+// after each Retry-After), and they are answered 401 rather than 429 and
+// without RateLimit fields, since their answer was written before the
+// origin was decided.
+//
+// While the store is known to be down (a call failed within the last
+// second), the origin is decided here, locally, exactly as Origin does.
+func (l *Limiter) DeferOrigin(next http.Handler) http.Handler {
+	lim := l.opts.Policies.Origin
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := l.opts.Now()
+		if lim.Off() || !l.storeUp(now) {
+			if l.admit(w, r, "origin", lim, ClientIP(r, l.opts.TrustedProxyHeader)) {
+				next.ServeHTTP(w, r)
+			}
+			return
+		}
+		s, d, ok := l.begin("origin", lim, ClientIP(r, l.opts.TrustedProxyHeader), now)
+		if !ok {
+			l.answer(w, "origin", lim, d)
+			return
+		}
+		p := &pendingOrigin{s: s}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pendingKey{}, p)))
+		if !p.taken {
+			p.taken = true
+			_, _ = l.decide(r.Context(), l.opts.Now(), false, p.s)
+		}
+	})
+}
+
+// pendingOrigin is the origin decision DeferOrigin leaves to Principal.
+type pendingOrigin struct {
+	s     step
+	taken bool // Principal took it over
+}
+
+type pendingKey struct{}
+
 // Principal returns middleware enforcing the per-principal budget. who
 // returns the principal key (PrincipalKey) of an authenticated request;
-// requests it does not know pass (authentication answers them).
+// requests it does not know pass (authentication answers them). Behind
+// DeferOrigin, it also decides the pending origin, first, in the same store
+// call.
 func (l *Limiter) Principal(who func(*http.Request) (string, bool)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if id, ok := who(r); !ok || l.admit(w, r, "principal", l.opts.Policies.Principal, id) {
+			if l.admitEdge(w, r, who) {
 				next.ServeHTTP(w, r)
 			}
 		})
 	}
+}
+
+// admitEdge decides the pending origin, if any, and the principal, if known
+// and limited, in one chain; it sets the RateLimit fields of each policy
+// decided and answers 429 for the first that refused.
+func (l *Limiter) admitEdge(w http.ResponseWriter, r *http.Request, who func(*http.Request) (string, bool)) bool {
+	var steps []step
+	if p, ok := r.Context().Value(pendingKey{}).(*pendingOrigin); ok && !p.taken {
+		p.taken = true
+		steps = append(make([]step, 0, 2), p.s)
+	}
+	lim := l.opts.Policies.Principal
+	id, known := who(r)
+	if !known || lim.Off() {
+		return l.decideEdge(w, r, steps)
+	}
+	if len(steps) == 0 {
+		return l.admit(w, r, "principal", lim, id)
+	}
+	now := l.opts.Now()
+	s, d, ok := l.begin("principal", lim, id, now)
+	if !ok {
+		// Refused early: the origin is still decided first, as it would
+		// have been before authentication.
+		if !l.decideEdge(w, r, steps) {
+			return false
+		}
+		l.answer(w, "principal", lim, d)
+		return false
+	}
+	return l.decideEdge(w, r, append(steps, s))
+}
+
+// decideEdge decides steps as one chain and answers for them.
+func (l *Limiter) decideEdge(w http.ResponseWriter, r *http.Request, steps []step) bool {
+	if len(steps) == 0 {
+		return true
+	}
+	ds, err := l.decide(r.Context(), l.opts.Now(), false, steps...)
+	if err != nil {
+		// Only a request whose client has gone gets here; nobody reads this.
+		http.Error(w, "request cancelled", http.StatusServiceUnavailable)
+		return false
+	}
+	for i, d := range ds {
+		if !l.answer(w, steps[i].policy, steps[i].lim, d) {
+			return false
+		}
+	}
+	return true
 }
 
 // admit decides the request, sets the RateLimit fields, and answers 429 when
@@ -57,6 +175,12 @@ func (l *Limiter) admit(w http.ResponseWriter, r *http.Request, policy string, l
 		http.Error(w, "request cancelled", http.StatusServiceUnavailable)
 		return false
 	}
+	return l.answer(w, policy, lim, d)
+}
+
+// answer sets policy's RateLimit fields from d and, when d refuses, answers
+// 429. It reports whether the request may go on.
+func (l *Limiter) answer(w http.ResponseWriter, policy string, lim Limit, d Decision) bool {
 	h := w.Header()
 	h.Add("RateLimit-Policy", policyField(policy, lim))
 	h.Add("RateLimit", `"`+policy+`";r=`+strconv.FormatInt(d.Remaining, 10)+";t="+strconv.FormatInt(ceilSeconds(d.Reset), 10))

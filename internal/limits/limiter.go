@@ -13,13 +13,36 @@ import (
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"golang.org/x/time/rate"
 )
 
 // Backend keeps the GCRA state shared by every replica. Take decides one
 // request for key under lim in one atomic step (a refusal leaves the key as
 // it was) and reports the decision.
+//
+// A backend may also decide a chain of keys in one round trip and one commit:
+//
+//	TakeChain(ctx context.Context, reqs []Request) ([]Decision, error)
+//
+// deciding reqs in order, each under its own limit, and stopping at the
+// first refusal: the keys after it are not charged (as if asked one by one,
+// each only when the one before was admitted). It returns the decisions
+// made, so the last is the refusal if there was one. The keys are distinct.
+// The HTTP edge uses it for the origin and principal decisions of one
+// request; without it, they cost two calls.
 type Backend interface {
 	Take(ctx context.Context, key string, lim Limit) (Decision, error)
+}
+
+// Request is one key of a chain, to be decided under its limit.
+type Request struct {
+	Key   string
+	Limit Limit
+}
+
+// chainer is a backend that decides a chain of keys in one call.
+type chainer interface {
+	TakeChain(ctx context.Context, reqs []Request) ([]Decision, error)
 }
 
 // Policies are the budgets cobranca enforces. An Off limit disables its policy.
@@ -138,6 +161,60 @@ func storeKey(policy, id string) string {
 // errStoreDown marks a decision the store could not make.
 var errStoreDown = errors.New("rate-limit store unavailable")
 
+// step is one decision in the making: the key, its limit and its local
+// state, with the pre-limiter's token held (taken at the time at) until the
+// store has answered.
+type step struct {
+	policy string
+	lim    Limit
+	key    string
+	e      *entry
+	held   *rate.Reservation
+	at     time.Time
+}
+
+// begin asks the local state about one request of policy for id: refused
+// early (ok false, with the decision to answer) when the store refused the
+// key within its Retry-After, or when the pre-limiter refuses; otherwise
+// the step holds a pre-limiter token for the store's decision.
+func (l *Limiter) begin(policy string, lim Limit, id string, now time.Time) (s step, d Decision, ok bool) {
+	key := storeKey(policy, id)
+	e := l.local.get(key, lim, l.opts.Replicas)
+	if d, refused := e.refusedAt(now); refused {
+		l.earlyRefusals.Add(1)
+		return step{}, d, false
+	}
+	pre, held := take(e.pre, now)
+	if !pre.Allowed {
+		l.earlyRefusals.Add(1)
+		return step{}, pre, false
+	}
+	return step{policy: policy, lim: lim, key: key, e: e, held: held, at: now}, Decision{}, true
+}
+
+// settle records the store's decision d, asked at now, in the local state.
+// Only admitted requests count against the pre-limiter; a refusal is
+// remembered until its Retry-After, counted from before the question was
+// sent, so never past the moment the store would admit again.
+func (s step) settle(d Decision, now time.Time) {
+	if d.Allowed {
+		s.e.fallback.AllowN(now, 1)
+		return
+	}
+	s.abandon()
+	s.e.refuse(now, d)
+}
+
+// abandon gives the pre-limiter its token back.
+func (s step) abandon() { s.held.CancelAt(s.at) }
+
+// storeUp reports whether the store is to be asked at now: it is, unless a
+// call failed less than storeRetry ago.
+func (l *Limiter) storeUp(now time.Time) bool {
+	until := l.downUntil.Load()
+	return until == 0 || now.UnixNano() >= until
+}
+
 // check decides one request of policy for id. When the store does not
 // answer, a failClosed check returns an error wrapping errStoreDown; any
 // other is decided by the local fallback.
@@ -145,33 +222,43 @@ func (l *Limiter) check(ctx context.Context, policy string, lim Limit, id string
 	if lim.Off() {
 		return Decision{Allowed: true}, nil
 	}
-	key := storeKey(policy, id)
-	e := l.local.get(key, lim, l.opts.Replicas)
 	now := l.opts.Now()
-
-	pre, held := take(e.pre, now)
-	if !pre.Allowed {
-		l.earlyRefusals.Add(1)
-		return pre, nil
+	s, d, ok := l.begin(policy, lim, id, now)
+	if !ok {
+		return d, nil
 	}
+	ds, err := l.decide(ctx, now, failClosed, s)
+	if err != nil {
+		return Decision{}, err
+	}
+	return ds[0], nil
+}
 
+// decide asks the store about steps as one chain (one call; see Backend),
+// at now, and settles each step with the answer. When the store does not
+// answer, a failClosed decision returns an error wrapping errStoreDown; any
+// other is made by the local fallback, in the same order, stopping at the
+// first refusal. The decisions returned stop at the first refusal too.
+func (l *Limiter) decide(ctx context.Context, now time.Time, failClosed bool, steps ...step) ([]Decision, error) {
 	var err error
-	if until := l.downUntil.Load(); until == 0 || now.UnixNano() >= until {
+	if l.storeUp(now) {
 		sctx, cancel := context.WithTimeout(ctx, l.opts.StoreTimeout)
-		var d Decision
-		d, err = l.backend.Take(sctx, key, lim)
+		var ds []Decision
+		ds, err = l.take(sctx, steps)
 		cancel()
 		if err == nil {
-			if d.Allowed {
-				e.fallback.AllowN(now, 1)
-			} else {
-				held.CancelAt(now) // only admitted requests count against the pre-limiter
+			for i, s := range steps {
+				if i < len(ds) {
+					s.settle(ds[i], now)
+				} else {
+					s.abandon() // after a refusal: not asked
+				}
 			}
-			return d, nil
+			return ds, nil
 		}
 		if ctx.Err() != nil {
-			held.CancelAt(now)
-			return Decision{}, ctx.Err() // the caller left; the store is not to blame
+			abandon(steps)
+			return nil, ctx.Err() // the caller left; the store is not to blame
 		}
 		l.storeFailures.Add(1)
 		l.downUntil.Store(now.Add(storeRetry).UnixNano())
@@ -180,19 +267,58 @@ func (l *Limiter) check(ctx context.Context, policy string, lim Limit, id string
 	}
 
 	if failClosed {
-		held.CancelAt(now)
-		return Decision{}, fmt.Errorf("%w: %w", errStoreDown, err)
+		abandon(steps)
+		return nil, fmt.Errorf("%w: %w", errStoreDown, err)
 	}
-	l.localDecisions.Add(1)
-	if last := l.lastWarn.Load(); now.UnixNano()-last >= int64(warnEvery) && l.lastWarn.CompareAndSwap(last, now.UnixNano()) {
-		l.opts.Logger.WarnContext(ctx, "rate-limit store unavailable: deciding on the local limiter (each budget divided by the replica count)",
-			"replicas", l.opts.Replicas, "local_decisions", l.localDecisions.Load(), "err", err)
+	ds := make([]Decision, 0, len(steps))
+	for i, s := range steps {
+		l.localDecisions.Add(1)
+		if last := l.lastWarn.Load(); now.UnixNano()-last >= int64(warnEvery) && l.lastWarn.CompareAndSwap(last, now.UnixNano()) {
+			l.opts.Logger.WarnContext(ctx, "rate-limit store unavailable: deciding on the local limiter (each budget divided by the replica count)",
+				"replicas", l.opts.Replicas, "local_decisions", l.localDecisions.Load(), "err", err)
+		}
+		d, _ := take(s.e.fallback, now)
+		ds = append(ds, d)
+		if !d.Allowed {
+			abandon(steps[i:])
+			break
+		}
 	}
-	d, _ := take(e.fallback, now)
-	if !d.Allowed {
-		held.CancelAt(now)
+	return ds, nil
+}
+
+func abandon(steps []step) {
+	for _, s := range steps {
+		s.abandon()
 	}
-	return d, nil
+}
+
+// take is the store call for a chain: one TakeChain when the backend has it
+// and there is more than one key, else Take after Take.
+func (l *Limiter) take(ctx context.Context, steps []step) ([]Decision, error) {
+	if c, ok := l.backend.(chainer); ok && len(steps) > 1 {
+		reqs := make([]Request, len(steps))
+		for i, s := range steps {
+			reqs[i] = Request{Key: s.key, Limit: s.lim}
+		}
+		ds, err := c.TakeChain(ctx, reqs)
+		if err == nil && (len(ds) == 0 || len(ds) > len(steps) || (len(ds) < len(steps) && ds[len(ds)-1].Allowed)) {
+			err = fmt.Errorf("rate limit: %d decisions for a chain of %d", len(ds), len(steps))
+		}
+		return ds, err
+	}
+	ds := make([]Decision, 0, len(steps))
+	for _, s := range steps {
+		d, err := l.backend.Take(ctx, s.key, s.lim)
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, d)
+		if !d.Allowed {
+			break
+		}
+	}
+	return ds, nil
 }
 
 // Tier enforces the per-principal budget of risk's tier, before a tool's

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -37,6 +38,31 @@ type entry struct {
 	// by the replica count. Requests admitted by the store feed it too, so
 	// an outage starts from the key's recent use, not from a full burst.
 	fallback *rate.Limiter
+	// refusedUntil and fullAt (unix ns) remember the store's last refusal of
+	// the key: until refusedUntil it would refuse again (a refusal leaves the
+	// TAT as it is, and only admissions move it, forward), so requests are
+	// refused here without asking. fullAt is when the key is back to a full
+	// burst, for the RateLimit field. Being part of the entry, this memory
+	// is bounded like the rest of it.
+	refusedUntil atomic.Int64
+	fullAt       atomic.Int64
+}
+
+// refuse remembers the store's refusal d, decided after now.
+func (e *entry) refuse(now time.Time, d Decision) {
+	e.fullAt.Store(now.Add(d.Reset).UnixNano())
+	e.refusedUntil.Store(now.Add(d.RetryAfter).UnixNano())
+}
+
+// refusedAt reports whether the store's last refusal still holds at now,
+// and the decision to answer if so.
+func (e *entry) refusedAt(now time.Time) (Decision, bool) {
+	until := e.refusedUntil.Load()
+	if until == 0 || now.UnixNano() >= until {
+		return Decision{}, false
+	}
+	retry := time.Duration(until - now.UnixNano())
+	return Decision{RetryAfter: retry, Reset: max(time.Duration(e.fullAt.Load()-now.UnixNano()), retry)}, true
 }
 
 const localShards = 16

@@ -1,8 +1,10 @@
 package limits
 
 import (
+	"context"
 	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -70,5 +72,82 @@ func TestNewBucketShare(t *testing.T) {
 	}
 	if b := newBucket(Limit{Rate: 10, Period: time.Hour, Burst: 3}, 5); b.Burst() != 1 {
 		t.Errorf("a fifth of burst 3 = %d, want at least 1", b.Burst())
+	}
+}
+
+// refusing is a store that refuses every key, retry after 1.5 s, counting
+// the calls for the keys in calls.
+type refusing struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (r *refusing) Take(_ context.Context, key string, _ Limit) (Decision, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.calls[key]; ok {
+		r.calls[key]++
+	}
+	return Decision{RetryAfter: 1500 * time.Millisecond, Reset: 3 * time.Second}, nil
+}
+
+// TestRefusalRemembered: a refusal from the store is remembered until its
+// Retry-After, no longer, and the memory of refusals stays within the
+// local bound however many keys are refused.
+func TestRefusalRemembered(t *testing.T) {
+	const bound = 1024
+	now := t0
+	store := &refusing{calls: map[string]int{}}
+	for _, id := range []string{"a", "0", "99999"} {
+		store.calls[storeKey("origin", id)] = 0
+	}
+	l := New(store, Options{MaxLocalKeys: bound, Now: func() time.Time { return now }})
+	lim := Limit{Rate: 600, Period: time.Minute, Burst: 60}
+	ctx := context.Background()
+	calls := func(id string) int {
+		store.mu.Lock()
+		defer store.mu.Unlock()
+		return store.calls[storeKey("origin", id)]
+	}
+	decide := func(id string) Decision {
+		t.Helper()
+		d, err := l.check(ctx, "origin", lim, id, false)
+		if err != nil || d.Allowed {
+			t.Fatalf("check(%s) = %+v, %v; want a refusal", id, d, err)
+		}
+		return d
+	}
+
+	decide("a")
+	now = now.Add(time.Second)
+	if d := decide("a"); calls("a") != 1 || d.RetryAfter != 500*time.Millisecond || d.Reset != 2*time.Second {
+		t.Errorf("1 s after the refusal: %d store calls, %+v; want 1 call, retry after 500ms, reset 2s", calls("a"), d)
+	}
+	now = now.Add(500 * time.Millisecond)
+	if decide("a"); calls("a") != 2 {
+		t.Errorf("at the Retry-After: %d store calls, want the store asked again", calls("a"))
+	}
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 100_000 {
+		decide(strconv.Itoa(i))
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if n := l.local.len(); n > bound {
+		t.Errorf("after 100 000 refused keys %d are held, want at most %d", n, bound)
+	}
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > bound*1024 {
+		t.Errorf("heap grew by %d bytes for %d keys held, want under %d", grew, bound, bound*1024)
+	}
+	// The latest refusals are remembered; the oldest were evicted with their
+	// keys and cost a store call again (never an admission).
+	if decide("99999"); calls("99999") != 1 {
+		t.Errorf("a recent refusal was asked again: %d calls", calls("99999"))
+	}
+	if decide("0"); calls("0") != 2 {
+		t.Errorf("an evicted refusal: %d calls, want the store asked again", calls("0"))
 	}
 }

@@ -68,8 +68,11 @@ func Routes(d Deps) http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(guardOrigin(d.AllowedOrigins, d.AllowedHosts))
 		r.Use(limitBody(d.MaxBodyBytes))
+		// The origin limit runs before authentication, so that an origin over
+		// its budget costs no token verification; its durable decision waits
+		// for the principal's, so both take one store round trip.
 		if d.Limits != nil {
-			r.Use(d.Limits.Origin)
+			r.Use(d.Limits.DeferOrigin)
 		}
 		r.Use(d.Auth.Middleware)
 		r.Use(recordCaller)

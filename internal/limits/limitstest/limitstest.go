@@ -12,11 +12,11 @@ import (
 	"github.com/cobranca/cobranca/internal/limits"
 )
 
-// Backend is a backend under test: Advance moves its clock forward (a fake
-// clock's, or by sleeping when the backend uses the database's clock), and
-// Sweep deletes expired keys.
+// Backend is a backend under test: it decides chains (see limits.Backend)
+// and Sweep deletes expired keys.
 type Backend interface {
 	limits.Backend
+	TakeChain(ctx context.Context, reqs []limits.Request) ([]limits.Decision, error)
 	Sweep(ctx context.Context) (int64, error)
 }
 
@@ -92,6 +92,101 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend, advance func(time.
 						t.Errorf("refusal without RetryAfter: %+v", d)
 					default:
 						refused.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if admitted.Load() != 20 || refused.Load() != 60 {
+			t.Fatalf("admitted %d, refused %d; want 20 and 60", admitted.Load(), refused.Load())
+		}
+	})
+
+	chain := func(t *testing.T, b Backend, reqs ...limits.Request) []limits.Decision {
+		t.Helper()
+		ds, err := b.TakeChain(ctx, reqs)
+		if err != nil {
+			t.Fatalf("TakeChain: %v", err)
+		}
+		return ds
+	}
+	remaining := func(t *testing.T, b Backend, key string, lim limits.Limit) int64 {
+		t.Helper()
+		d := take(t, b, key, lim)
+		if !d.Allowed {
+			return -1
+		}
+		return d.Remaining + 1 // what was left before this take
+	}
+
+	t.Run("chain", func(t *testing.T) {
+		lim2 := limits.Limit{Rate: 2, Period: time.Hour, Burst: 2}
+		for _, n := range []int{2, 3} {
+			b := newBackend(t)
+			var reqs []limits.Request
+			for i := range n {
+				lim := hourly
+				if i == n-1 {
+					lim = lim2 // the last key runs out first
+				}
+				reqs = append(reqs, limits.Request{Key: "chain:" + string(rune('a'+i)), Limit: lim})
+			}
+			for round := range 2 {
+				ds := chain(t, b, reqs...)
+				if len(ds) != n {
+					t.Fatalf("chain of %d, round %d: %d decisions %+v, want %d", n, round+1, len(ds), ds, n)
+				}
+				for i, d := range ds {
+					if want := reqs[i].Limit.Burst - 1 - int64(round); !d.Allowed || d.Remaining != want {
+						t.Fatalf("chain of %d, round %d, key %d: %+v, want allowed with %d remaining", n, round+1, i, d, want)
+					}
+				}
+			}
+			// The last key is spent: every key before it is charged, it refuses.
+			ds := chain(t, b, reqs...)
+			if len(ds) != n || ds[n-1].Allowed || !near(ds[n-1].RetryAfter, 30*time.Minute) || !ds[0].Allowed || ds[0].Remaining != 2 {
+				t.Fatalf("chain of %d, last key spent: %+v, want the others charged (2 left) and the last refused, retry after ≈30m", n, ds)
+			}
+		}
+
+		// A refusal stops the chain: the keys after it are not charged.
+		b := newBackend(t)
+		first := limits.Request{Key: "first", Limit: limits.Limit{Rate: 1, Period: time.Hour, Burst: 1}}
+		second := limits.Request{Key: "second", Limit: hourly}
+		if ds := chain(t, b, first, second); len(ds) != 2 || !ds[0].Allowed || !ds[1].Allowed || ds[1].Remaining != 4 {
+			t.Fatalf("first chain: %+v, want both admitted", ds)
+		}
+		for i := range 3 {
+			ds := chain(t, b, first, second)
+			if len(ds) != 1 || ds[0].Allowed || !near(ds[0].RetryAfter, time.Hour) {
+				t.Fatalf("chain %d after the first key is spent: %+v, want only the first decided, refused, retry after ≈1h", i+2, ds)
+			}
+		}
+		if got := remaining(t, b, "second", hourly); got != 4 {
+			t.Fatalf("the second key after refused chains: %d left, want 4 (refused chains charge nothing after the refusal)", got)
+		}
+	})
+
+	t.Run("concurrent chains share the first key's budget", func(t *testing.T) {
+		b := newBackend(t)
+		shared := limits.Limit{Rate: 20, Period: time.Hour, Burst: 20}
+		var admitted, refused atomic.Int64
+		var wg sync.WaitGroup
+		for g := range 16 {
+			wg.Go(func() {
+				own := limits.Request{Key: "own:" + string(rune('a'+g)), Limit: hourly}
+				for range 5 {
+					ds, err := b.TakeChain(ctx, []limits.Request{{Key: "shared", Limit: shared}, own})
+					switch {
+					case err != nil:
+						t.Error(err)
+						return
+					case len(ds) == 2 && ds[0].Allowed && ds[1].Allowed:
+						admitted.Add(1)
+					case len(ds) == 1 && !ds[0].Allowed && ds[0].RetryAfter > 0:
+						refused.Add(1)
+					default:
+						t.Errorf("chain answered %+v", ds)
 					}
 				}
 			})

@@ -1,5 +1,6 @@
 // Package postgres keeps the rate limiter's GCRA state in PostgreSQL, shared
-// by every replica: one statement per decision, on the database's clock.
+// by every replica: one statement per decision (and one for the HTTP edge's
+// chain of two), on the database's clock.
 package postgres
 
 import (
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/limits"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -82,20 +84,120 @@ FROM clock`
 
 // Take decides one request for key under lim.
 func (b *Backend) Take(ctx context.Context, key string, lim limits.Limit) (limits.Decision, error) {
+	return take(ctx, b.pool, key, lim)
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func take(ctx context.Context, q querier, key string, lim limits.Limit) (limits.Decision, error) {
 	t := lim.Interval().Microseconds()
 	var now int64
 	var taken, current *int64
-	if err := b.pool.QueryRow(ctx, takeSQL, key, t, lim.Burst*t).Scan(&now, &taken, &current); err != nil {
+	if err := q.QueryRow(ctx, takeSQL, key, t, lim.Burst*t).Scan(&now, &taken, &current); err != nil {
 		return limits.Decision{}, fmt.Errorf("rate limit: %w", err)
 	}
+	return decided(lim, now, taken, current), nil
+}
+
+// decided is the decision a statement reported: admitted with the new TAT
+// taken, or refused with the TAT as it stood (current; nil when the
+// statement's snapshot could not see the key).
+func decided(lim limits.Limit, now int64, taken, current *int64) limits.Decision {
 	if taken != nil {
-		return limits.Decided(lim, true, time.UnixMicro(now), time.UnixMicro(*taken)), nil
+		return limits.Decided(lim, true, time.UnixMicro(now), time.UnixMicro(*taken))
 	}
 	var tat time.Time
 	if current != nil {
 		tat = time.UnixMicro(*current)
 	}
-	return limits.Decided(lim, false, time.UnixMicro(now), tat), nil
+	return limits.Decided(lim, false, time.UnixMicro(now), tat)
+}
+
+// chainSQL decides two keys in one statement, hence one round trip and one
+// commit: $1 the first key with its T ($2) and τ ($3), $4 the second with
+// its own ($5, $6). Each upsert is takeSQL's; the second inserts nothing
+// unless the first returned a row, i.e. admitted, so the second key is
+// charged only when the first admits. Reading the first CTE's RETURNING is
+// what orders the two (data-modifying CTEs otherwise run in no set order);
+// rows are locked first key first, the order every chain uses, so chains do
+// not deadlock. The keys must differ: one statement cannot update a row
+// twice.
+const chainSQL = `
+WITH clock AS (
+    SELECT (extract(epoch FROM statement_timestamp()) * 1000000)::bigint AS now_us
+), first AS (
+    INSERT INTO rate_limit AS r (key, tat)
+    SELECT $1, now_us + $2 FROM clock
+    ON CONFLICT (key) DO UPDATE
+        SET tat = greatest(r.tat, excluded.tat - $2) + $2
+        WHERE greatest(r.tat, excluded.tat - $2) + $2 - (excluded.tat - $2) <= $3
+    RETURNING r.tat
+), second AS (
+    INSERT INTO rate_limit AS r (key, tat)
+    SELECT $4, now_us + $5 FROM clock WHERE EXISTS (SELECT FROM first)
+    ON CONFLICT (key) DO UPDATE
+        SET tat = greatest(r.tat, excluded.tat - $5) + $5
+        WHERE greatest(r.tat, excluded.tat - $5) + $5 - (excluded.tat - $5) <= $6
+    RETURNING r.tat
+)
+SELECT clock.now_us,
+       (SELECT tat FROM first),
+       CASE WHEN NOT EXISTS (SELECT FROM first) THEN (SELECT tat FROM rate_limit WHERE key = $1) END,
+       (SELECT tat FROM second),
+       CASE WHEN EXISTS (SELECT FROM first) AND NOT EXISTS (SELECT FROM second)
+            THEN (SELECT tat FROM rate_limit WHERE key = $4) END
+FROM clock`
+
+// TakeChain decides reqs in order, stopping at the first refusal (see
+// limits.Backend). A chain of two, the HTTP edge's origin and principal, is
+// one statement; a longer one runs Take's statement per key in one
+// transaction (one commit, a round trip per key).
+func (b *Backend) TakeChain(ctx context.Context, reqs []limits.Request) ([]limits.Decision, error) {
+	switch len(reqs) {
+	case 0:
+		return nil, nil
+	case 1:
+		d, err := b.Take(ctx, reqs[0].Key, reqs[0].Limit)
+		if err != nil {
+			return nil, err
+		}
+		return []limits.Decision{d}, nil
+	case 2:
+		t1, t2 := reqs[0].Limit.Interval().Microseconds(), reqs[1].Limit.Interval().Microseconds()
+		var now int64
+		var taken1, current1, taken2, current2 *int64
+		err := b.pool.QueryRow(ctx, chainSQL, reqs[0].Key, t1, reqs[0].Limit.Burst*t1, reqs[1].Key, t2, reqs[1].Limit.Burst*t2).
+			Scan(&now, &taken1, &current1, &taken2, &current2)
+		if err != nil {
+			return nil, fmt.Errorf("rate limit: %w", err)
+		}
+		first := decided(reqs[0].Limit, now, taken1, current1)
+		if !first.Allowed {
+			return []limits.Decision{first}, nil
+		}
+		return []limits.Decision{first, decided(reqs[1].Limit, now, taken2, current2)}, nil
+	}
+	var ds []limits.Decision
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		ds = ds[:0]
+		for _, r := range reqs {
+			d, err := take(ctx, tx, r.Key, r.Limit)
+			if err != nil {
+				return err
+			}
+			if ds = append(ds, d); !d.Allowed {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ds, nil
 }
 
 // Sweep deletes the keys whose TAT has passed: they hold a full burst, which

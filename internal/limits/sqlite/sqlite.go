@@ -46,29 +46,51 @@ RETURNING tat`
 // Take decides one request for key under lim, in one write transaction: the
 // upsert, and on refusal the read of the unchanged TAT for Retry-After.
 func (b *Backend) Take(ctx context.Context, key string, lim limits.Limit) (limits.Decision, error) {
+	ds, err := b.TakeChain(ctx, []limits.Request{{Key: key, Limit: lim}})
+	if err != nil {
+		return limits.Decision{}, err
+	}
+	return ds[0], nil
+}
+
+// TakeChain decides reqs in order, stopping at the first refusal (see
+// limits.Backend), in one write transaction on one clock reading.
+func (b *Backend) TakeChain(ctx context.Context, reqs []limits.Request) ([]limits.Decision, error) {
 	now := b.now()
-	nowUS, t := now.UnixMicro(), lim.Interval().Microseconds()
-	var d limits.Decision
+	ds := make([]limits.Decision, 0, len(reqs))
 	err := b.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		var tat int64
-		err := tx.QueryRow(ctx, takeSQL, key, nowUS, t, lim.Burst*t).Scan(&tat)
-		if err == nil {
-			d = limits.Decided(lim, true, now, time.UnixMicro(tat))
-			return nil
+		ds = ds[:0]
+		for _, r := range reqs {
+			d, err := take(ctx, tx, r.Key, r.Limit, now)
+			if err != nil {
+				return err
+			}
+			if ds = append(ds, d); !d.Allowed {
+				break
+			}
 		}
-		if !errors.Is(err, store.ErrNoRows) {
-			return err
-		}
-		if err := tx.QueryRow(ctx, `SELECT tat FROM rate_limit WHERE key = $1`, key).Scan(&tat); err != nil {
-			return err
-		}
-		d = limits.Decided(lim, false, now, time.UnixMicro(tat))
 		return nil
 	})
 	if err != nil {
-		return limits.Decision{}, fmt.Errorf("rate limit: %w", err)
+		return nil, fmt.Errorf("rate limit: %w", err)
 	}
-	return d, nil
+	return ds, nil
+}
+
+func take(ctx context.Context, tx store.Tx, key string, lim limits.Limit, now time.Time) (limits.Decision, error) {
+	nowUS, t := now.UnixMicro(), lim.Interval().Microseconds()
+	var tat int64
+	err := tx.QueryRow(ctx, takeSQL, key, nowUS, t, lim.Burst*t).Scan(&tat)
+	if err == nil {
+		return limits.Decided(lim, true, now, time.UnixMicro(tat)), nil
+	}
+	if !errors.Is(err, store.ErrNoRows) {
+		return limits.Decision{}, err
+	}
+	if err := tx.QueryRow(ctx, `SELECT tat FROM rate_limit WHERE key = $1`, key).Scan(&tat); err != nil {
+		return limits.Decision{}, err
+	}
+	return limits.Decided(lim, false, now, time.UnixMicro(tat)), nil
 }
 
 // Sweep deletes the keys whose TAT has passed: they hold a full burst, which

@@ -1,0 +1,163 @@
+package limits_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/limits"
+	limitspg "github.com/cobranca/cobranca/internal/limits/postgres"
+	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/server"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// statements counts the statements a pool sends that touch the rate_limit
+// table: each is one round trip, and outside a transaction one commit.
+type statements struct{ n atomic.Int64 }
+
+func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(data.SQL, "rate_limit") || strings.HasPrefix(strings.TrimSpace(strings.ToLower(data.SQL)), "begin") {
+		s.n.Add(1)
+	}
+	return ctx
+}
+
+func (*statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// tracedReplica is newReplica with its limiter on a pool of its own whose
+// statements are counted.
+func tracedReplica(t *testing.T, a *auth.Authenticator, url string, opts limits.Options) (*httptest.Server, *statements, *limits.Limiter) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &statements{}
+	cfg.ConnConfig.Tracer = st
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	lim := limits.New(limitspg.New(pool), opts)
+	h, err := mcpapi.New(mcpapi.Options{Logger: slog.New(slog.DiscardHandler), Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.Routes(server.Deps{
+		Logger: slog.New(slog.DiscardHandler), MCP: h, Auth: a, Limits: lim, MaxBodyBytes: 1 << 20,
+	}))
+	t.Cleanup(srv.Close)
+	return srv, st, lim
+}
+
+// TestOneStatementPerAuthenticatedRequest: on PostgreSQL, an authenticated
+// request's origin and principal decisions are one statement, and the
+// answers carry both policies' fields; over the principal's budget the
+// statement still charges the origin.
+func TestOneStatementPerAuthenticatedRequest(t *testing.T) {
+	url := pg.Database(t)
+	if _, err := openStore(t, url).Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a, tok := devAuth(t)
+	srv, st, _ := tracedReplica(t, a, url, limits.Options{Policies: limits.Policies{
+		Origin:    limits.Limit{Rate: 100, Period: time.Hour, Burst: 100},
+		Principal: limits.Limit{Rate: 5, Period: time.Hour, Burst: 5},
+	}})
+	for i := range 5 {
+		ans := callTool(t, srv.URL, tok, mcpapi.AnalyzeName, analyzeArgs)
+		if ans.status != http.StatusOK || ans.isError {
+			t.Fatalf("call %d: %+v", i+1, ans)
+		}
+		want := []string{`"origin";r=` + strconv.Itoa(99-i) + `;t=` + strconv.Itoa(36*(i+1)), `"principal";r=` + strconv.Itoa(4-i) + `;t=` + strconv.Itoa(720*(i+1))}
+		if got := ans.header.Values("RateLimit"); !slices.Equal(got, want) {
+			t.Errorf("call %d: RateLimit %q, want %q", i+1, got, want)
+		}
+	}
+	if got := st.n.Load(); got != 5 {
+		t.Errorf("5 authenticated calls took %d statements, want 5", got)
+	}
+	ans := callTool(t, srv.URL, tok, mcpapi.AnalyzeName, analyzeArgs)
+	if ans.status != http.StatusTooManyRequests || ans.header.Get("Retry-After") == "" {
+		t.Fatalf("over the principal's budget: %+v, want 429 with Retry-After", ans)
+	}
+	if got := ans.header.Values("RateLimit")[0]; got != `"origin";r=94;t=216` {
+		t.Errorf("over the principal's budget: origin %q, want it charged (r=94)", got)
+	}
+}
+
+// TestOneLimitAcrossReplicasWithOrigin is TestOneLimitAcrossReplicas with
+// the origin limit on too, so that every decision goes through the chain:
+// admitted ≤ burst + rate × elapsed + 1 for the principal, one statement a
+// request, and every refusal carries Retry-After.
+func TestOneLimitAcrossReplicasWithOrigin(t *testing.T) {
+	url := pg.Database(t)
+	if _, err := openStore(t, url).Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a, tok := devAuth(t)
+	lim := limits.Limit{Rate: 20, Period: time.Second, Burst: 10}
+	opts := limits.Options{Policies: limits.Policies{Principal: lim, Origin: limits.Limit{Rate: 100_000, Period: time.Second, Burst: 100_000}}, Replicas: 3}
+	type rep struct {
+		url string
+		st  *statements
+		lim *limits.Limiter
+	}
+	var replicas []rep
+	for range 3 {
+		srv, st, l := tracedReplica(t, a, url, opts)
+		replicas = append(replicas, rep{srv.URL, st, l})
+	}
+	var admitted, refused, next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 6 {
+		wg.Go(func() {
+			for range 40 {
+				switch ans := call(t, replicas[next.Add(1)%3].url, tok, "tools/list", `{}`); ans.status {
+				case http.StatusOK:
+					admitted.Add(1)
+				case http.StatusTooManyRequests:
+					refused.Add(1)
+					if s, err := strconv.Atoi(ans.header.Get("Retry-After")); err != nil || s < 1 {
+						t.Errorf("429 with Retry-After %q", ans.header.Get("Retry-After"))
+					}
+				default:
+					t.Errorf("status %d", ans.status)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	bound := lim.Burst + int64(elapsed.Seconds()*float64(lim.Rate)) + 1
+	var stmts int64
+	for _, r := range replicas {
+		stmts += r.st.n.Load()
+		if s := r.lim.Stats(); s.StoreFailures != 0 || s.LocalDecisions != 0 {
+			t.Errorf("a replica decided without the store: %+v", s)
+		}
+	}
+	t.Logf("240 requests in %v over 3 replicas: %d admitted (bound %d), %d refused, %d statements", elapsed, admitted.Load(), bound, refused.Load(), stmts)
+	if admitted.Load() > bound {
+		t.Errorf("admitted %d > burst + rate × elapsed + 1 = %d", admitted.Load(), bound)
+	}
+	if admitted.Load() < lim.Burst || refused.Load() == 0 {
+		t.Errorf("admitted %d, refused %d: want at least the burst admitted and the rest refused", admitted.Load(), refused.Load())
+	}
+	if stmts > 240 {
+		t.Errorf("%d statements for 240 requests, want at most one each", stmts)
+	}
+}
