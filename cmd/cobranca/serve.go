@@ -16,7 +16,9 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/metrics"
 	"github.com/cobranca/cobranca/internal/server"
 )
 
@@ -85,8 +87,9 @@ func serve(ctx context.Context, e env, args []string) error {
 	go func() { defer close(limitsDone); limiter.Run(limitsCtx, time.Minute) }()
 	defer func() { stopLimits(); <-limitsDone }()
 
+	m := metrics.New()
 	mcpHandler, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes, Scopes: authn,
-		Auditor: mcpapi.NewAuditor(alog, digest), Limits: limiter})
+		Auditor: mcpapi.NewAuditor(alog, digest), Limits: limiter, Metrics: m})
 	if err != nil {
 		return err
 	}
@@ -99,7 +102,9 @@ func serve(ctx context.Context, e env, args []string) error {
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		Ready:          db.Ready,
 		Limits:         limiter,
+		Metrics:        m.Handler(),
 	})
+	registerServerMetrics(m, mcpHandler, limiter)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -145,4 +150,16 @@ func tuneMemory(cfg config.Config, environ []string) {
 	if !slices.ContainsFunc(environ, func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") }) {
 		debug.SetGCPercent(400)
 	}
+}
+
+// registerServerMetrics exposes counters other packages keep.
+func registerServerMetrics(m *metrics.Metrics, h *mcpapi.Handler, l *limits.Limiter) {
+	m.CounterFunc("cobranca_fastpath_calls_total", "tools/call answered by cobranca's fast path rather than go-sdk.",
+		func() float64 { return float64(h.FastCalls()) })
+	m.CounterFunc("cobranca_ratelimit_local_decisions_total", "Rate-limit decisions taken by the local fallback because the store was down.",
+		func() float64 { return float64(l.Stats().LocalDecisions) })
+	m.CounterFunc("cobranca_ratelimit_store_failures_total", "Rate-limit store calls that failed or timed out.",
+		func() float64 { return float64(l.Stats().StoreFailures) })
+	m.CounterFunc("cobranca_ratelimit_early_refusals_total", "Requests refused by the in-process pre-limiter or a remembered store refusal, without a store call.",
+		func() float64 { return float64(l.Stats().EarlyRefusals) })
 }

@@ -40,6 +40,10 @@ type Deps struct {
 	// Ready answers /readyz: nil when the store answers and its migrations
 	// are current. Nil means always ready (no store).
 	Ready func(ctx context.Context) error
+	// Metrics serves /metrics (Prometheus); nil serves none. Like /healthz
+	// it answers whatever Host a scraper sends, and it carries counts by
+	// tool, tier and outcome only: no identity, address or payload.
+	Metrics http.Handler
 }
 
 // Routes returns the whole HTTP surface of cobranca.
@@ -55,6 +59,9 @@ func Routes(d Deps) http.Handler {
 	r.Get("/healthz", healthz)
 	// Readiness: the store answers and its schema is current.
 	r.Get("/readyz", readyz(d.Ready, d.Logger))
+	if d.Metrics != nil {
+		r.Method(http.MethodGet, "/metrics", d.Metrics)
+	}
 
 	// OAuth discovery (RFC 9728) is public; every challenge points here.
 	meta := d.Auth.MetadataHandler(scopesOf(d.MCP.Contracts()))
@@ -183,27 +190,31 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// requestInfo gives every request an id (adopting a sane X-Request-Id) and
-// writes one access line when it ends.
+// requestInfo gives every request an id of its own — the id the audit log
+// and error references use, so a caller can never choose it — and writes one
+// access line when it ends. A sane client X-Request-Id is logged beside it
+// for correlation.
 func requestInfo(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			id := r.Header.Get("X-Request-Id")
-			if !request.ValidID(id) {
-				id = request.NewID()
-			}
+			id := request.NewID()
 			info := &request.Info{ID: id}
 			w.Header().Set("X-Request-Id", id)
 			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 			next.ServeHTTP(sw, r.WithContext(request.With(r.Context(), info)))
 			attrs := []slog.Attr{
 				slog.String("request_id", id),
+			}
+			if client := r.Header.Get("X-Request-Id"); request.ValidID(client) {
+				attrs = append(attrs, slog.String("client_request_id", client))
+			}
+			attrs = append(attrs,
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", sw.status),
 				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
-			}
+			)
 			if info.Subject != "" {
 				attrs = append(attrs, slog.String("subject", info.Subject), slog.String("client_id", info.Client))
 			}
