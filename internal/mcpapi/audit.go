@@ -31,7 +31,7 @@ func (a *auditor) RecordCall(ctx context.Context, rec CallRecord) error {
 		Tool:        rec.Contract.Name,
 		Risk:        string(rec.Contract.RiskLevel),
 		RequestID:   rec.RequestID,
-		Outcome:     auditOutcome(rec.Outcome),
+		Outcome:     rec.Outcome,
 		FailureCode: string(rec.Code),
 		Duration:    max(rec.Duration, 0),
 		Details:     counts(rec.Details),
@@ -54,15 +54,6 @@ func (a *auditor) RecordCall(ctx context.Context, rec CallRecord) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
 	defer cancel()
 	return a.log.Record(ctx, ev)
-}
-
-// auditOutcome names a pipeline outcome as the audit log does: a call that ran is "allowed";
-// the others keep their names.
-func auditOutcome(o Outcome) auditlog.Outcome {
-	if o == OutcomeOK {
-		return auditlog.Allowed
-	}
-	return auditlog.Outcome(o)
 }
 
 // counts keeps the integer details; anything else is not a count and is not audited.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
@@ -16,15 +17,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Outcome is how a tool call ended, as the access log and the audit log say it.
-type Outcome string
+// Outcome is how a tool call ended: the audit log's outcomes, which the
+// access log and the metrics use as they are.
+type Outcome = auditlog.Outcome
 
 const (
-	OutcomeOK          Outcome = "ok"
-	OutcomeRejected    Outcome = "rejected"     // the arguments were refused
-	OutcomeDenied      Outcome = "denied"       // policy refused the caller
-	OutcomeRateLimited Outcome = "rate_limited" // over a budget
-	OutcomeFailed      Outcome = "failed"       // the server failed
+	OutcomeOK          = auditlog.Allowed     // ran and succeeded
+	OutcomeRejected    = auditlog.Rejected    // the arguments were refused
+	OutcomeDenied      = auditlog.Denied      // policy refused the caller
+	OutcomeRateLimited = auditlog.RateLimited // over a budget
+	OutcomeFailed      = auditlog.Failed      // the server failed
 )
 
 // Effect is what a tool's logic returns: the structured result and a one-line

@@ -28,7 +28,7 @@ func New() *Metrics {
 		reg: reg,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cobranca_tool_calls_total",
-			Help: "Tool calls by tool, risk tier and outcome (ok, rejected, denied, rate_limited, failed).",
+			Help: "Tool calls by tool, risk tier and outcome (allowed, rejected, denied, rate_limited, failed).",
 		}, []string{"tool", "tier", "outcome"}),
 		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "cobranca_tool_call_duration_seconds",

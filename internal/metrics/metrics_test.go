@@ -10,8 +10,8 @@ import (
 
 func TestExposition(t *testing.T) {
 	m := New()
-	m.ObserveCall("collections.analyze_portfolio", "low", "ok", 3*time.Millisecond)
-	m.ObserveCall("collections.analyze_portfolio", "low", "ok", time.Millisecond)
+	m.ObserveCall("collections.analyze_portfolio", "low", "allowed", 3*time.Millisecond)
+	m.ObserveCall("collections.analyze_portfolio", "low", "allowed", time.Millisecond)
 	m.ObserveCall("collections.analyze_portfolio", "low", "denied", 0)
 	n := 41.0
 	m.CounterFunc("cobranca_test_external_total", "a counter kept elsewhere", func() float64 { return n })
@@ -20,7 +20,7 @@ func TestExposition(t *testing.T) {
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
 	for _, want := range []string{
-		`cobranca_tool_calls_total{outcome="ok",tier="low",tool="collections.analyze_portfolio"} 2`,
+		`cobranca_tool_calls_total{outcome="allowed",tier="low",tool="collections.analyze_portfolio"} 2`,
 		`cobranca_tool_calls_total{outcome="denied",tier="low",tool="collections.analyze_portfolio"} 1`,
 		`cobranca_tool_call_duration_seconds_count{tool="collections.analyze_portfolio"} 2`,
 		`cobranca_test_external_total 42`,

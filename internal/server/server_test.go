@@ -547,7 +547,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatalf("/metrics = %d", resp.StatusCode)
 	}
 	for _, want := range []string{
-		`cobranca_tool_calls_total{outcome="ok",tier="low",tool="collections.analyze_portfolio"} 1`,
+		`cobranca_tool_calls_total{outcome="allowed",tier="low",tool="collections.analyze_portfolio"} 1`,
 		`cobranca_tool_calls_total{outcome="rejected",tier="low",tool="collections.analyze_portfolio"} 1`,
 	} {
 		if !strings.Contains(string(body), want) {
