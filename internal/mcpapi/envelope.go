@@ -186,27 +186,35 @@ func (s *scanner) params(env *callEnvelope) bool {
 			}
 			env.name, seenName = string(v), true
 		case "arguments":
-			if env.args != nil || s.i >= len(s.b) || s.b[s.i] != '{' {
+			if env.args != nil {
 				return false
 			}
-			start := s.i
-			if !s.skipValue(0) {
+			if env.args, ok = s.object(); !ok {
 				return false
 			}
-			env.args = s.b[start:s.i]
 		case "_meta":
-			if env.meta != nil || s.i >= len(s.b) || s.b[s.i] != '{' {
+			if env.meta != nil {
 				return false
 			}
-			start := s.i
-			if !s.skipValue(0) {
+			if env.meta, ok = s.object(); !ok {
 				return false
 			}
-			env.meta = s.b[start:s.i]
 		default:
 			return false
 		}
 	}
+}
+
+// object reads one well-formed JSON object and returns its bytes.
+func (s *scanner) object() ([]byte, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return nil, false
+	}
+	start := s.i
+	if !s.skipValue(0) {
+		return nil, false
+	}
+	return s.b[start:s.i], true
 }
 
 // maxDepth bounds nesting inside a skipped value.
