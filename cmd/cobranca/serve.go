@@ -77,7 +77,8 @@ func serve(ctx context.Context, e env, args []string) error {
 	go func() { defer close(writerDone); alog.RunWriter(writerCtx) }()
 	defer func() { stopWriter(); <-writerDone }()
 
-	limiter, releaseLimiter, err := newLimiter(ctx, db, cfg, log)
+	m := metrics.New()
+	limiter, releaseLimiter, err := newLimiter(ctx, db, cfg, log, mcpapi.NewEdgeRefusalAuditor(alog, log, m))
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,6 @@ func serve(ctx context.Context, e env, args []string) error {
 	go func() { defer close(limitsDone); limiter.Run(limitsCtx, time.Minute) }()
 	defer func() { stopLimits(); <-limitsDone }()
 
-	m := metrics.New()
 	mcpHandler, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes, Scopes: authn,
 		Auditor: mcpapi.NewAuditor(alog, digest), Limits: limiter, Metrics: m})
 	if err != nil {

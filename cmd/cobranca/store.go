@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.
 // newLimiter builds the rate limiter on the store's database: on PostgreSQL
 // through a small pool of its own whose commits do not wait for the WAL
 // flush (limitspg.Open). The returned func releases what it opened.
-func newLimiter(ctx context.Context, db store.DB, cfg config.Config, log *slog.Logger) (*limits.Limiter, func(), error) {
+func newLimiter(ctx context.Context, db store.DB, cfg config.Config, log *slog.Logger, onRefused func(*http.Request, string, limits.Decision)) (*limits.Limiter, func(), error) {
 	var backend limits.Backend
 	release := func() {}
 	switch db := db.(type) {
@@ -53,6 +54,7 @@ func newLimiter(ctx context.Context, db store.DB, cfg config.Config, log *slog.L
 	}
 	opts := cfg.Limits()
 	opts.Logger = log
+	opts.OnRefused = onRefused
 	return limits.New(backend, opts), release, nil
 }
 

@@ -76,7 +76,7 @@ func (l *Limiter) DeferOrigin(next http.Handler) http.Handler {
 		}
 		s, d, ok := l.begin("origin", lim, ClientIP(r, l.opts.TrustedProxyHeader), now)
 		if !ok {
-			l.answer(w, "origin", lim, d)
+			l.answer(w, r, "origin", lim, d)
 			return
 		}
 		p := &pendingOrigin{s: s}
@@ -136,7 +136,7 @@ func (l *Limiter) admitEdge(w http.ResponseWriter, r *http.Request, who func(*ht
 		if !l.decideEdge(w, r, steps) {
 			return false
 		}
-		l.answer(w, "principal", lim, d)
+		l.answer(w, r, "principal", lim, d)
 		return false
 	}
 	return l.decideEdge(w, r, append(steps, s))
@@ -154,7 +154,7 @@ func (l *Limiter) decideEdge(w http.ResponseWriter, r *http.Request, steps []ste
 		return false
 	}
 	for i, d := range ds {
-		if !l.answer(w, steps[i].policy, steps[i].lim, d) {
+		if !l.answer(w, r, steps[i].policy, steps[i].lim, d) {
 			return false
 		}
 	}
@@ -175,17 +175,20 @@ func (l *Limiter) admit(w http.ResponseWriter, r *http.Request, policy string, l
 		http.Error(w, "request cancelled", http.StatusServiceUnavailable)
 		return false
 	}
-	return l.answer(w, policy, lim, d)
+	return l.answer(w, r, policy, lim, d)
 }
 
 // answer sets policy's RateLimit fields from d and, when d refuses, answers
-// 429. It reports whether the request may go on.
-func (l *Limiter) answer(w http.ResponseWriter, policy string, lim Limit, d Decision) bool {
+// 429 and tells Options.OnRefused. It reports whether the request may go on.
+func (l *Limiter) answer(w http.ResponseWriter, r *http.Request, policy string, lim Limit, d Decision) bool {
 	h := w.Header()
 	h.Add("RateLimit-Policy", policyField(policy, lim))
 	h.Add("RateLimit", `"`+policy+`";r=`+strconv.FormatInt(d.Remaining, 10)+";t="+strconv.FormatInt(ceilSeconds(d.Reset), 10))
 	if d.Allowed {
 		return true
+	}
+	if l.opts.OnRefused != nil {
+		l.opts.OnRefused(r, policy, d)
 	}
 	secs := d.RetryAfterSeconds()
 	h.Set("Retry-After", strconv.FormatInt(secs, 10))

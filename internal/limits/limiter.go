@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -88,8 +89,12 @@ type Options struct {
 	TrustedProxyHeader string
 	// MaxLocalKeys bounds the keys held in memory (default 50 000).
 	MaxLocalKeys int
-	Logger       *slog.Logger
-	Now          func() time.Time
+	// OnRefused, when set, is told of every request answered 429 at the
+	// HTTP level (before any MCP work), before the answer is written; the
+	// server audits and counts them. It must be quick.
+	OnRefused func(r *http.Request, policy string, d Decision)
+	Logger    *slog.Logger
+	Now       func() time.Time
 }
 
 // Limiter enforces the policies. It is safe for concurrent use.

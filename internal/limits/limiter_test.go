@@ -397,3 +397,35 @@ func TestRunSweepsUntilCancelled(t *testing.T) {
 		t.Fatal("Run did not return after its context ended")
 	}
 }
+
+// TestOnRefusedHearsEvery429: the hook is told of each 429 at the HTTP
+// level, with its policy and the advised wait, and of nothing admitted.
+func TestOnRefusedHearsEvery429(t *testing.T) {
+	var heard []string
+	var waits []time.Duration
+	l, _, _ := newLimiter(t, limits.Policies{Origin: spec(t, "60/1m,burst=2")}, limits.Options{
+		OnRefused: func(r *http.Request, policy string, d limits.Decision) {
+			heard = append(heard, policy)
+			waits = append(waits, d.RetryAfter)
+		},
+	})
+	h := l.Origin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	refused := 0
+	for range 5 {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		req.RemoteAddr = "198.51.100.9:40000"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	if refused != 3 || len(heard) != refused {
+		t.Fatalf("refused %d, hook heard %v; want 3 refusals, each heard", refused, heard)
+	}
+	for i, p := range heard {
+		if p != "origin" || waits[i] <= 0 {
+			t.Errorf("hook call %d: policy %q, wait %v", i, p, waits[i])
+		}
+	}
+}

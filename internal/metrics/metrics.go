@@ -17,6 +17,7 @@ type Metrics struct {
 	reg       *prometheus.Registry
 	calls     *prometheus.CounterVec
 	durations *prometheus.HistogramVec
+	refusals  *prometheus.CounterVec
 }
 
 // New returns Metrics on a fresh registry with the Go runtime and process
@@ -36,7 +37,11 @@ func New() *Metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}, []string{"tool"}),
 	}
-	reg.MustRegister(m.calls, m.durations)
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "cobranca_ratelimit_refusals_total",
+		Help: "Requests answered 429 at the HTTP level, by policy (origin, principal).",
+	}, []string{"policy"})
+	reg.MustRegister(m.calls, m.durations, m.refusals)
 	return m
 }
 
@@ -47,6 +52,9 @@ func (m *Metrics) ObserveCall(tool, tier, outcome string, d time.Duration) {
 		m.durations.WithLabelValues(tool).Observe(d.Seconds())
 	}
 }
+
+// Refused counts one request answered 429 at the HTTP level.
+func (m *Metrics) Refused(policy string) { m.refusals.WithLabelValues(policy).Inc() }
 
 // CounterFunc registers a counter read from f at every scrape (for counters
 // another package keeps, such as the rate limiter's).

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,13 +12,16 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/sqlite"
@@ -151,5 +155,55 @@ func TestReadyz(t *testing.T) {
 				t.Errorf("GET /readyz leaks the cause: %q", body)
 			}
 		})
+	}
+}
+
+type refusalCount map[string]int
+
+func (c refusalCount) Refused(policy string) { c[policy]++ }
+
+// TestEdgeRefusalsAudited: requests answered 429 at the HTTP level are all
+// counted, and audited — without payload, with the caller — up to a bounded
+// rate, so that a flood cannot become a flood of audit writes.
+func TestEdgeRefusalsAudited(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	alog := auditlog.New(db, auditlog.Options{})
+	count := refusalCount{}
+	hook := mcpapi.NewEdgeRefusalAuditor(alog, slog.New(slog.DiscardHandler), count)
+	const n = 200
+	for i := range n {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"secret":"Ana Ltda"}`))
+		info := &request.Info{ID: fmt.Sprintf("req-%03d", i)}
+		rctx := request.With(auth.WithPrincipal(r.Context(), &auth.Principal{Subject: "alice", ClientID: "bot"}), info)
+		hook(r.WithContext(rctx), "principal", limits.Decision{RetryAfter: 1500 * time.Millisecond})
+	}
+	if count["principal"] != n {
+		t.Errorf("counted %d refusals, want %d", count["principal"], n)
+	}
+	if _, err := alog.Seal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := alog.Events(ctx, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) == 0 || len(evs) > 60 {
+		t.Fatalf("%d refusals audited out of %d in a burst; want some, and at most the burst (50) plus a few", len(evs), n)
+	}
+	ev := evs[0]
+	if ev.Name != "mcp.request.rate_limited.principal" || ev.Outcome != auditlog.RateLimited || ev.Subject != "alice" ||
+		ev.ClientID != "bot" || ev.RequestID != "req-000" || ev.Details["retryAfterMs"] != 1500 {
+		t.Errorf("audit event = %+v", ev)
+	}
+	if strings.Contains(fmt.Sprintf("%+v", ev), "Ana") {
+		t.Errorf("audit event carries payload: %+v", ev)
 	}
 }
