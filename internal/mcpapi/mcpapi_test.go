@@ -340,3 +340,38 @@ func (r *recorder) last() CallRecord {
 		}
 	}
 }
+
+type failingAuditor struct{}
+
+func (failingAuditor) RecordCall(context.Context, CallRecord) error { return io.ErrClosedPipe }
+
+// TestAuditUnavailable: when the audit event cannot be written, a read-only
+// call is still answered, and a call with side effects fails closed with
+// unavailable.
+func TestAuditUnavailable(t *testing.T) {
+	ok := func(context.Context, json.RawMessage) (Effect, error) {
+		return Effect{Structured: map[string]any{"ok": true}, Summary: "done"}, nil
+	}
+	read := Tool{Contract: testContract("test.read_only", contract.Low), Logic: ok}
+	write := Tool{Contract: testContract("test.writes", contract.Medium), Logic: ok}
+	h := newTestHandler(t, read, write)
+	h.pipeline.auditor = failingAuditor{}
+	sess := connect(t, withRequest(h))
+	for _, tt := range []struct {
+		tool    string
+		isError bool
+	}{{"test.read_only", false}, {"test.writes", true}, {AnalyzeName, false}} {
+		args := map[string]any{}
+		if tt.tool == AnalyzeName {
+			_ = json.Unmarshal([]byte(validArgs()), &args)
+		}
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(res)
+		if res.IsError != tt.isError || (tt.isError && !bytes.Contains(raw, []byte(`"code":"unavailable"`))) {
+			t.Errorf("%s with the audit log down: %s", tt.tool, raw)
+		}
+	}
+}

@@ -155,12 +155,17 @@ func (p *pipeline) call(ctx context.Context, t *compiled, args json.RawMessage) 
 	}
 	if p.auditor != nil {
 		if aerr := p.auditor.RecordCall(ctx, rec); aerr != nil {
-			// A call whose audit event cannot be written is not answered as a
-			// success: the audit trail must never miss an effect.
 			p.log.ErrorContext(ctx, "audit write failed", "request_id", info.ID, "tool", t.Contract.Name, "err", aerr)
-			fe := &failure.Error{Code: failure.Unavailable, Message: "the audit log is unavailable; retry later (ref " + info.ID + ")", RetryAfter: time.Second}
-			info.Outcome, info.Code = string(OutcomeFailed), string(fe.Code)
-			return errorResult(fe)
+			// A tool that changes nothing is still answered (DESIGN.md §8:
+			// low-tier reads may go on while the store is down); the gap is
+			// in the log above. A call with side effects is not answered as
+			// a success without its audit event: the trail must never miss
+			// an effect.
+			if len(t.Contract.SideEffects.Changes) > 0 {
+				fe := &failure.Error{Code: failure.Unavailable, Message: "the audit log is unavailable; retry later (ref " + info.ID + ")", RetryAfter: time.Second}
+				info.Outcome, info.Code = string(OutcomeFailed), string(fe.Code)
+				return errorResult(fe)
+			}
 		}
 	}
 	return res
