@@ -200,38 +200,11 @@ func TestOneLimitAcrossReplicas(t *testing.T) {
 		replicas = append(replicas, newReplica(t, a, openStore(t, url), opts))
 	}
 
-	var admitted, refused, next atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range 6 {
-		wg.Go(func() {
-			for range 40 {
-				r := replicas[next.Add(1)%3]
-				ans := call(t, r.URL, tok, "tools/list", `{}`)
-				switch ans.status {
-				case http.StatusOK:
-					admitted.Add(1)
-				case http.StatusTooManyRequests:
-					refused.Add(1)
-					if s, err := strconv.Atoi(ans.header.Get("Retry-After")); err != nil || s < 1 {
-						t.Errorf("429 with Retry-After %q", ans.header.Get("Retry-After"))
-					}
-				default:
-					t.Errorf("status %d", ans.status)
-				}
-			}
-		})
+	urls := make([]string, len(replicas))
+	for i, r := range replicas {
+		urls[i] = r.URL
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	bound := lim.Burst + int64(elapsed.Seconds()*float64(lim.Rate)) + 1
-	t.Logf("240 requests in %v over 3 replicas: %d admitted (bound %d), %d refused", elapsed, admitted.Load(), bound, refused.Load())
-	if admitted.Load() > bound {
-		t.Errorf("admitted %d > burst + rate × elapsed + 1 = %d: the replicas did not share one budget", admitted.Load(), bound)
-	}
-	if admitted.Load() < lim.Burst || refused.Load() == 0 {
-		t.Errorf("admitted %d, refused %d: want at least the burst admitted and the rest refused", admitted.Load(), refused.Load())
-	}
+	floodWithinBound(t, urls, tok, lim)
 	for _, r := range replicas {
 		if s := r.lim.Stats(); s.StoreFailures != 0 || s.LocalDecisions != 0 {
 			t.Errorf("a replica decided without the store: %+v", s)
@@ -350,4 +323,42 @@ func (s *syncBuffer) Bytes() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return bytes.Clone(s.b.Bytes())
+}
+
+// floodWithinBound sends 240 tools/list calls from one identity, six at a
+// time, spread over urls, and checks the shared budget held: admitted ≤
+// burst + rate × elapsed + 1, at least the burst admitted, some refused, and
+// every refusal carrying a Retry-After of at least a second.
+func floodWithinBound(t *testing.T, urls []string, tok string, lim limits.Limit) {
+	t.Helper()
+	var admitted, refused, next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 6 {
+		wg.Go(func() {
+			for range 40 {
+				switch ans := call(t, urls[int(next.Add(1))%len(urls)], tok, "tools/list", `{}`); ans.status {
+				case http.StatusOK:
+					admitted.Add(1)
+				case http.StatusTooManyRequests:
+					refused.Add(1)
+					if s, err := strconv.Atoi(ans.header.Get("Retry-After")); err != nil || s < 1 {
+						t.Errorf("429 with Retry-After %q", ans.header.Get("Retry-After"))
+					}
+				default:
+					t.Errorf("status %d", ans.status)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	bound := lim.Burst + int64(elapsed.Seconds()*float64(lim.Rate)) + 1
+	t.Logf("240 requests in %v over %d replicas: %d admitted (bound %d), %d refused", elapsed, len(urls), admitted.Load(), bound, refused.Load())
+	if admitted.Load() > bound {
+		t.Errorf("admitted %d > burst + rate × elapsed + 1 = %d: the replicas did not share one budget", admitted.Load(), bound)
+	}
+	if admitted.Load() < lim.Burst || refused.Load() == 0 {
+		t.Errorf("admitted %d, refused %d: want at least the burst admitted and the rest refused", admitted.Load(), refused.Load())
+	}
 }
