@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -19,11 +18,7 @@ import (
 
 var pg = pgtest.New()
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pg.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pg.Run(m) }
 
 // eachStore runs fn against a fresh, migrated database of each dialect.
 func eachStore(t *testing.T, fn func(t *testing.T, f storetest.Fixture, db store.DB)) {

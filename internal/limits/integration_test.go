@@ -32,11 +32,7 @@ import (
 
 var pg = pgtest.New()
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pg.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pg.Run(m) }
 
 const analyzeArgs = `{"asOf":"2026-03-01","invoices":[{"id":"i1","customerId":"c1","customerName":"Ana","dueDate":"2026-01-15","amountCents":150000,"status":"open","doNotContact":false}]}`
 

@@ -270,3 +270,11 @@ func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
 }
+
+// Run is a test binary's TestMain body: it runs the tests, removes the
+// cluster c started (if any), and exits with the tests' status.
+func (c *Cluster) Run(m *testing.M) {
+	code := m.Run()
+	c.Close()
+	os.Exit(code)
+}

@@ -2,7 +2,6 @@ package pgtest_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -12,11 +11,7 @@ import (
 
 var pg = pgtest.New()
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pg.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pg.Run(m) }
 
 func TestDatabasesAreSeparate(t *testing.T) {
 	ctx := context.Background()

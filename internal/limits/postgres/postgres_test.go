@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -17,11 +16,7 @@ import (
 
 var pg = pgtest.New()
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pg.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pg.Run(m) }
 
 // open returns the store on a fresh, migrated database.
 func open(t testing.TB) *postgres.DB {

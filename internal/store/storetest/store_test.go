@@ -3,7 +3,6 @@ package storetest_test
 import (
 	"context"
 	"errors"
-	"os"
 	"sync"
 	"testing"
 
@@ -14,11 +13,7 @@ import (
 
 var pg = pgtest.New()
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pg.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pg.Run(m) }
 
 func eachStore(t *testing.T, fn func(t *testing.T, f storetest.Fixture)) {
 	for _, f := range storetest.Fixtures(pg) {
