@@ -37,6 +37,7 @@ func FuzzValidate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in, err := Parse(data)
+		checkPrefix(t, data, in, err)
 		want, reason := recheck(data)
 		if reason == unsure {
 			return
@@ -61,6 +62,31 @@ func FuzzValidate(f *testing.F) {
 			t.Fatalf("Analyze(Parse(%q)) mismatch with reference (-want +got):\n%s", data, diff)
 		}
 	})
+}
+
+// checkPrefix holds ParsePrefix to Parse: followed by the rest of a JSON-RPC
+// request, a document Parse accepts is accepted whole, with its extent; and
+// whatever prefix ParsePrefix accepts, Parse accepts alone, to the same Input.
+func checkPrefix(t *testing.T, data []byte, in *Input, err error) {
+	t.Helper()
+	rest := append(slices.Clip(data), `,"name":"collections.analyze_portfolio"}}`...)
+	pin, n, perr := ParsePrefix(rest)
+	if err == nil {
+		if perr != nil || n != len(bytes.TrimRight(data, " \t\r\n")) || !gocmp.Equal(in, pin) {
+			t.Fatalf("ParsePrefix(%q) = %v, %d, %v; Parse accepted %q", rest, pin, n, perr, data)
+		}
+	}
+	if perr != nil {
+		var e *Error
+		if !errors.As(perr, &e) || !slices.Contains(allCodes, e.Code) || pin != nil || n != 0 {
+			t.Fatalf("ParsePrefix(%q) = %v, %d, %v; want nil, 0, *Error with a known code", rest, pin, n, perr)
+		}
+		return
+	}
+	whole, werr := Parse(rest[:n])
+	if werr != nil || !gocmp.Equal(whole, pin) {
+		t.Fatalf("ParsePrefix(%q) accepted %d bytes, but Parse of them = %v", rest, n, werr)
+	}
 }
 
 var allCodes = []Code{CodeInvalidJSON, CodeUnknownField, CodeMissingField, CodeInvalidType,

@@ -44,18 +44,35 @@ import (
 // private copy of it, or fresh strings where escapes were decoded. The
 // whole copy stays alive as long as any of them does.
 func Parse(data []byte) (*Input, error) {
+	in, _, err := parse(data, true)
+	return in, err
+}
+
+// ParsePrefix is [Parse] for a JSON object at the start of data (after
+// optional whitespace) that is followed by more bytes, as the arguments are
+// inside a JSON-RPC request: it decodes and validates that object alone and
+// also returns n, the number of bytes of data up to the end of the object.
+// What follows the object is not examined. On error n is 0.
+//
+// Parse and ParsePrefix accept the same objects and return the same errors
+// for them, except Parse's invalid_json for data after the object.
+func ParsePrefix(data []byte) (in *Input, n int, err error) {
+	return parse(data, false)
+}
+
+func parse(data []byte, whole bool) (*Input, int, error) {
 	if len(data) > math.MaxInt32 {
-		return nil, &Error{Code: CodeInvalidJSON, Message: "document too large"}
+		return nil, 0, &Error{Code: CodeInvalidJSON, Message: "document too large"}
 	}
 	d := decoder{s: string(data), inv: -1}
-	in, e := d.document()
+	in, e := d.document(whole)
 	if e != nil {
-		return nil, e
+		return nil, 0, e
 	}
 	if e := validate(in); e != nil {
-		return nil, e
+		return nil, 0, e
 	}
-	return in, nil
+	return in, d.pos, nil
 }
 
 // decoder scans one document. inv and field locate the value being decoded,
@@ -119,7 +136,9 @@ func invoiceField(key string) int {
 	return -1
 }
 
-func (d *decoder) document() (*Input, *Error) {
+// document decodes the arguments object; whole requires it to be all of the
+// data but whitespace.
+func (d *decoder) document(whole bool) (*Input, *Error) {
 	d.skipWS()
 	if d.pos == len(d.s) {
 		return nil, d.syntax("empty document")
@@ -168,6 +187,9 @@ func (d *decoder) document() (*Input, *Error) {
 		return nil, &Error{Code: CodeMissingField, Field: "asOf", Message: "is required"}
 	case seen&hasInvoices == 0:
 		return nil, &Error{Code: CodeMissingField, Field: "invoices", Message: "is required"}
+	}
+	if !whole {
+		return in, nil
 	}
 	d.skipWS()
 	if d.pos != len(d.s) {
