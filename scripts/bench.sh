@@ -8,6 +8,11 @@
 #   scripts/bench.sh                 # defaults: c=8, 10s runs, 500 invoices, 2 rounds
 #   ROUNDS=3 DURATION=15s scripts/bench.sh
 #   STORE=sqlite scripts/bench.sh    # cobranca on the embedded store instead
+#   PROFILE=/tmp/cpu.pprof scripts/bench.sh   # also a CPU profile of cobranca's last run
+#
+# After the runs it measures the in-process floor (mcpapi.BenchmarkFloor:
+# decode + validate + analyze + encode, nothing else) on the idle machine and
+# prints cobranca's CPU per call as a multiple of it.
 #
 # Needs: go, node + npm (the reference), PostgreSQL 15 binaries under
 # /usr/lib/postgresql/15/bin (for STORE=postgres, the default).
@@ -18,7 +23,8 @@ SHARED="${SHARED:-$ROOT/../shared}"
 C="${C:-8}" DURATION="${DURATION:-10s}" WARMUP="${WARMUP:-3s}" K="${K:-500}" ROUNDS="${ROUNDS:-2}"
 STORE="${STORE:-postgres}"
 PGBIN="${PGBIN:-/usr/lib/postgresql/15/bin}"
-REF_PORT="${REF_PORT:-18081}" COB_PORT="${COB_PORT:-18080}" PG_PORT="${PG_PORT:-15432}"
+REF_PORT="${REF_PORT:-18081}" COB_PORT="${COB_PORT:-18080}" PG_PORT="${PG_PORT:-15432}" DEBUG_PORT="${DEBUG_PORT:-16060}"
+PROFILE="${PROFILE:-}"
 
 work="$(mktemp -d /tmp/cobranca-bench.XXXXXX)"
 chmod 755 "$work"
@@ -56,6 +62,7 @@ ref_pid=$!; pids+=("$ref_pid")
 # set high enough that the load generator's identity is never refused.
 env "${env_db[@]}" COBRANCA_ADDR="127.0.0.1:$COB_PORT" COBRANCA_DATA_DIR="$work/data" COBRANCA_LOG_LEVEL=warn \
   COBRANCA_RATE_PRINCIPAL="1000000/1s,burst=1000000" COBRANCA_RATE_ORIGIN="1000000/1s,burst=1000000" \
+  COBRANCA_DEBUG_ADDR="127.0.0.1:$DEBUG_PORT" \
   "$work/cobranca" serve >"$work/cobranca.log" 2>&1 &
 cob_pid=$!; pids+=("$cob_pid")
 for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$COB_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -77,9 +84,16 @@ declare -A sum_rps sum_p50 sum_p99 sum_cpu n
 run() { # name pid url [auth...]
   local name="$1" pid="$2" url="$3"; shift 3
   "$work/mcpload" -url "$url" -c "$C" -d "$WARMUP" -k "$K" "$@" >/dev/null 2>&1 || true
+  local prof_pid=""
+  if [[ -n "$PROFILE" && "$name" == cobranca && "$r" == "$ROUNDS" ]]; then
+    local secs; secs="$(awk -v d="$DURATION" 'BEGIN{ sub(/s$/,"",d); s=int(d)-1; print (s<1?1:s) }')"
+    curl -fsS -o "$PROFILE" "http://127.0.0.1:$DEBUG_PORT/debug/pprof/profile?seconds=$secs" &
+    prof_pid=$!
+  fi
   local t0; t0="$(cpu_ticks "$pid")"
   local out; out="$("$work/mcpload" -url "$url" -c "$C" -d "$DURATION" -warmup 0s -k "$K" "$@" 2>&1)"
   local t1; t1="$(cpu_ticks "$pid")"
+  if [[ -n "$prof_pid" ]]; then wait "$prof_pid" && echo "== CPU profile of cobranca's last run: $PROFILE" >&2; fi
   echo "$out" | sed "s/^/[$name] /" >&2
   local ok rps p50 p99
   ok="$(echo "$out" | grep -oE '[0-9]+ ok' | grep -oE '[0-9]+' | head -1)"
@@ -115,3 +129,14 @@ printf '%-10s %10s %9s %9s %13s %9.1f\n' cobranca "$c_rps" "$c_p50" "$c_p99" "$c
 awk -v a="$c_rps" -v b="$r_rps" -v p="$c_p99" -v q="$r_p99" -v x="$c_cpu" -v y="$r_cpu" \
   'BEGIN{printf "ratios: throughput %.2fx, p99 %.2fx of the reference, cpu/call %.2fx\n", a/b, p/q, x/y}'
 echo "store: $STORE, c=$C, duration=$DURATION x $ROUNDS rounds, $K invoices"
+
+# The in-process floor, measured with the servers idle (stopped) so it has the
+# machine to itself, as the issue defines it.
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+pids=()
+sleep 1
+floor_ns="$(go test -run '^$' -bench '^BenchmarkFloor$' -benchtime 2s -count 3 ./internal/mcpapi/ 2>/dev/null |
+  awk '/^BenchmarkFloor/{ for (i=1;i<=NF;i++) if ($(i+1)=="ns/op") { if (m==""||$i<m) m=$i } } END{ print m }')"
+if [[ -n "$floor_ns" ]]; then
+  awk -v f="$floor_ns" -v x="$c_cpu" 'BEGIN{printf "in-process floor (BenchmarkFloor, best of 3): %.3f ms; cobranca cpu/call = %.2fx the floor\n", f/1e6, x/(f/1e6)}'
+fi

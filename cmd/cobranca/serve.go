@@ -121,6 +121,17 @@ func serve(ctx context.Context, e env, args []string) error {
 	}
 	log.Info("cobranca listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "config", cfg)
 
+	if cfg.DebugAddr != "" {
+		dln, err := net.Listen("tcp", cfg.DebugAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("listen on %s (COBRANCA_DEBUG_ADDR): %w", cfg.DebugAddr, err)
+		}
+		dsrv := &http.Server{Handler: server.Debug(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = dsrv.Serve(dln) }()
+		defer dsrv.Close()
+		log.Info("profiles served", "addr", "http://"+dln.Addr().String()+"/debug/pprof/")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -38,6 +38,9 @@ type Config struct {
 	DataDir string
 	// MemoryLimit is the Go runtime's soft memory limit for serve, in bytes.
 	MemoryLimit int64
+	// DebugAddr, when set, is a loopback host:port where serve exposes the
+	// Go runtime's profiles (net/http/pprof) on a listener of its own.
+	DebugAddr string
 
 	// Issuer is the OAuth authorization server tokens must come from; empty
 	// means development mode (a local signing key and `cobranca token`).
@@ -273,6 +276,20 @@ var variables = []variable{
 			return errors.New("must be a size of at least 16MiB, like 48MiB or 1GiB")
 		}
 		c.MemoryLimit = n
+		return nil
+	}},
+	{"COBRANCA_DEBUG_ADDR", "", "Loopback `host:port` where `serve` exposes Go profiles (`/debug/pprof/`) on a listener of its own, for profiling under load; unset: no such listener. A non-loopback address is refused.", func(c *Config, v string) error {
+		if v == "" {
+			return nil
+		}
+		host, _, err := net.SplitHostPort(v)
+		if err != nil {
+			return fmt.Errorf("must be host:port: %v", err)
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return fmt.Errorf("%q is not a loopback address: profiles reveal the process's memory layout and must not be reachable from outside", host)
+		}
+		c.DebugAddr = v
 		return nil
 	}},
 	{"COBRANCA_RATE_PRINCIPAL", limits.DefaultPrincipal, "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", func(c *Config, v string) error {

@@ -560,3 +560,24 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestDebug: the debug listener serves the runtime's profiles, and the
+// public routes do not.
+func TestDebug(t *testing.T) {
+	for path, want := range map[string]string{"/debug/pprof/": "goroutine", "/debug/pprof/heap?debug=1": "heap profile", "/debug/pprof/cmdline": ".test"} {
+		rec := httptest.NewRecorder()
+		server.Debug().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("GET %s: %d, body lacks %q", path, rec.Code, want)
+		}
+	}
+	ts := newServer(t)
+	resp, err := http.Get(ts.URL + "/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("public GET /debug/pprof/: %d, want 404", resp.StatusCode)
+	}
+}
