@@ -53,26 +53,33 @@ func analyzeContract() contract.Contract {
 	}
 }
 
-// analyzeLogic validates the arguments and runs the pure core. Invalid
-// arguments never reach portfolio.Analyze: Parse returns no Input for them.
-func analyzeLogic(_ context.Context, args json.RawMessage) (Effect, error) {
-	if a := bytes.TrimSpace(args); len(a) == 0 || bytes.Equal(a, []byte("null")) {
-		return Effect{}, &failure.Error{Code: failure.Code(portfolio.CodeMissingField), Field: "arguments", Message: "is required: an object {asOf, invoices}"}
+// analyzeDecode decodes and validates the arguments object at the start of
+// b. Invalid arguments never reach portfolio.Analyze: ParsePrefix returns no
+// Input for them.
+func analyzeDecode(b []byte) (any, int, error) {
+	if a := bytes.TrimSpace(b); len(a) == 0 || bytes.Equal(a, []byte("null")) {
+		return nil, 0, &failure.Error{Code: failure.Code(portfolio.CodeMissingField), Field: "arguments", Message: "is required: an object {asOf, invoices}"}
 	}
-	in, err := portfolio.Parse(args)
+	in, n, err := portfolio.ParsePrefix(b)
 	if err != nil {
 		var pe *portfolio.Error
 		if errors.As(err, &pe) {
-			return Effect{}, &failure.Error{Code: failure.Code(pe.Code), Field: pe.Field, Message: pe.Message}
+			return nil, 0, &failure.Error{Code: failure.Code(pe.Code), Field: pe.Field, Message: pe.Message}
 		}
-		return Effect{}, fmt.Errorf("parse portfolio: %w", err)
+		return nil, 0, fmt.Errorf("parse portfolio: %w", err)
 	}
+	return in, n, nil
+}
+
+// analyzeRun runs the pure core on arguments analyzeDecode accepted.
+func analyzeRun(_ context.Context, raw json.RawMessage, v any) (Effect, error) {
+	in := v.(*portfolio.Input)
 	a := portfolio.Analyze(in)
 	return Effect{
 		Structured: &a,
 		Summary: fmt.Sprintf("Portfolio analyzed: %d priority account(s) from %d invoice(s); no external action taken.",
 			len(a.Accounts), len(in.Invoices)),
 		Details:       map[string]any{"invoiceCount": len(in.Invoices), "accountCount": len(a.Accounts)},
-		CanonicalArgs: in.AppendCanonicalJSON(make([]byte, 0, len(args)+64)), // never longer than compact input, give or take
+		CanonicalArgs: in.AppendCanonicalJSON(make([]byte, 0, len(raw)+64)), // never longer than compact input, give or take
 	}, nil
 }

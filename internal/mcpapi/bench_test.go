@@ -54,7 +54,7 @@ func BenchmarkPipeline(b *testing.B) {
 	b.SetBytes(int64(len(args)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := h.pipeline.call(ctx, ct, args); res.IsError {
+		if res := h.pipeline.call(ctx, ct, callArgs{raw: args}); res.IsError {
 			b.Fatal("isError")
 		}
 	}
@@ -107,6 +107,35 @@ func BenchmarkServeHTTP(b *testing.B) {
 	}
 }
 
+// BenchmarkScanCallDecode is the same scan with the tool's Decoder reading
+// the arguments in place, as the fast path does: the envelope and the
+// arguments' decoding and validation in one pass.
+func BenchmarkScanCallDecode(b *testing.B) {
+	h := newBenchHandler(b)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + string(benchArgs(500)) + `}}`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if env, ok := scanCall(body, h.decoder); !ok || !env.args.decoded || env.args.err != nil {
+			b.Fatal("not plain")
+		}
+	}
+}
+
+// analyzeLogic runs the analyze tool on raw arguments, as the SDK path
+// does: decode the whole of them, then run.
+func analyzeLogic(ctx context.Context, raw json.RawMessage) (Effect, error) {
+	tools, err := Tools()
+	if err != nil {
+		return Effect{}, err
+	}
+	t, err := compile(tools[0])
+	if err != nil {
+		return Effect{}, err
+	}
+	return t.run(ctx, callArgs{raw: raw})
+}
+
 func newBenchHandler(b *testing.B) *Handler {
 	h, err := New(Options{})
 	if err != nil {
@@ -147,7 +176,7 @@ func BenchmarkScanCall(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok := scanCall(body); !ok {
+		if _, ok := scanCall(body, nil); !ok {
 			b.Fatal("not plain")
 		}
 	}

@@ -6,13 +6,13 @@ import (
 )
 
 // callEnvelope is a tools/call request read in one pass over the body: the
-// raw id, the tool name, the raw arguments and the raw _meta, all slices of
-// the body (nothing is copied or decoded twice).
+// raw id, the tool name, the arguments and the raw _meta, all slices of the
+// body (nothing is copied or decoded twice).
 type callEnvelope struct {
 	id   []byte // a JSON integer literal or a plain JSON string, as sent
 	name string
-	args []byte // a JSON object
-	meta []byte // a JSON object, or nil when absent
+	args callArgs // raw: a JSON object
+	meta []byte   // a JSON object, or nil when absent
 }
 
 // scanCall reads body as a single JSON-RPC tools/call request of the plain
@@ -21,8 +21,16 @@ type callEnvelope struct {
 // or in the id or name, malformed JSON — and the caller then hands the
 // request to the SDK, which answers it as it always would. So this scanner
 // only ever needs to recognise the ordinary case, never to judge the rest.
-func scanCall(body []byte) (env callEnvelope, ok bool) {
-	s := scanner{b: body}
+//
+// When the name comes before the arguments and decoder returns the named
+// tool's Decoder, the arguments are decoded where they sit, and the decoder's
+// reading of them stands in for skipping them: an object a Decoder accepts
+// is well-formed JSON to its end (FuzzScanCall holds the two ways of reading
+// to the same envelope). Arguments the Decoder refuses are then skipped as
+// usual, so a malformed body is still the SDK's to answer, and the refusal
+// is kept for the pipeline. decoder may be nil.
+func scanCall(body []byte, decoder func(name string) Decoder) (env callEnvelope, ok bool) {
+	s := scanner{b: body, decoder: decoder}
 	s.ws()
 	if !s.eat('{') {
 		return env, false
@@ -72,15 +80,16 @@ func scanCall(body []byte) (env callEnvelope, ok bool) {
 		}
 	}
 	s.ws()
-	if s.i != len(s.b) || !seenJSONRPC || !seenID || !seenMethod || !seenParams || env.name == "" || env.args == nil {
+	if s.i != len(s.b) || !seenJSONRPC || !seenID || !seenMethod || !seenParams || env.name == "" || env.args.raw == nil {
 		return env, false
 	}
 	return env, true
 }
 
 type scanner struct {
-	b []byte
-	i int
+	b       []byte
+	i       int
+	decoder func(name string) Decoder
 }
 
 func (s *scanner) ws() {
@@ -186,10 +195,21 @@ func (s *scanner) params(env *callEnvelope) bool {
 			}
 			env.name, seenName = string(v), true
 		case "arguments":
-			if env.args != nil {
+			if env.args.raw != nil {
 				return false
 			}
-			if env.args, ok = s.object(); !ok {
+			if seenName && s.decoder != nil && s.i < len(s.b) && s.b[s.i] == '{' {
+				if dec := s.decoder(env.name); dec != nil {
+					v, n, err := dec(s.b[s.i:])
+					if err == nil {
+						env.args = callArgs{raw: s.b[s.i : s.i+n], decoded: true, value: v}
+						s.i += n
+						continue
+					}
+					env.args.decoded, env.args.err = true, err
+				}
+			}
+			if env.args.raw, ok = s.object(); !ok {
 				return false
 			}
 		case "_meta":

@@ -48,6 +48,9 @@ func fastCases() []fastCase {
 		{"legacy html in error", call("2", p(`{"asOf":"<b>&","invoices":[]}`)), legacy, true},
 		{"legacy unknown field", call("3", p(`{"asOf":"2026-01-01","invoices":[],"x<y":1}`)), legacy, true},
 		{"legacy empty args", call("3", p(`{}`)), legacy, true},
+		{"legacy arguments before name", call("3", `{"arguments":`+validArgs()+`,"name":"`+AnalyzeName+`"}`), legacy, true},
+		{"legacy arguments before name, invalid", call("3", `{"arguments":{"asOf":"2026-01-01","x":1},"name":"`+AnalyzeName+`"}`), legacy, true},
+		{"legacy refused early, then well-formed", call("3", p(`{"x":{"deep":[1,2,{"y":null}]},"asOf":"2026-01-01","invoices":[]}`)), legacy, true},
 		{"2026 valid", call("2", p26(validArgs())), v2026, true},
 		{"2026 invalid", call("2", p26(`{"asOf":"2026-01-01"}`)), v2026, true},
 		// Everything below is the SDK's to answer.
@@ -65,6 +68,10 @@ func fastCases() []fastCase {
 		{"batch", `[` + call("1", p(validArgs())) + `]`, map[string]string{"Mcp-Protocol-Version": "2025-03-26"}, false},
 		{"tools/list", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, legacy, false},
 		{"malformed", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":{"asOf":}}}`, legacy, false},
+		// The decoder refuses "x" at once; the JSON after it is malformed, so
+		// the whole request is the SDK's, as if the decoder had not run.
+		{"refused early, then malformed", call("3", p(`{"x":1,"asOf":"2026-01-01","invoices":[}`)), legacy, false},
+		{"valid arguments, malformed after", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + validArgs() + `,}}`, legacy, false},
 		{"unsupported version", call("1", p(validArgs())), map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, false},
 		{"escaped name", call("1", `{"name":"collections.analyze\u005fportfolio","arguments":`+validArgs()+`}`), legacy, false},
 		{"wrong content type", call("1", p(validArgs())), map[string]string{"Content-Type": "text/plain"}, false},
@@ -131,9 +138,21 @@ func FuzzScanCall(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		env, ok := scanCall(body)
-		if ok && (len(env.args) == 0 || env.args[0] != '{' || env.name == "") {
-			t.Fatalf("scanCall accepted %q with args %q name %q", body, env.args, env.name)
+		env, ok := scanCall(body, nil)
+		if ok && (len(env.args.raw) == 0 || env.args.raw[0] != '{' || env.name == "" || env.args.decoded) {
+			t.Fatalf("scanCall accepted %q with args %q name %q", body, env.args.raw, env.name)
+		}
+		// Reading the arguments with the tool's Decoder finds the same
+		// envelope as skipping them, and what it accepts is well-formed.
+		denv, dok := scanCall(body, fast.decoder)
+		if dok != ok || string(denv.id) != string(env.id) || denv.name != env.name ||
+			!bytes.Equal(denv.args.raw, env.args.raw) || !bytes.Equal(denv.meta, env.meta) {
+			t.Fatalf("scanCall(%q): skipping the arguments gives %v %+v, decoding them %v %+v", body, ok, env, dok, denv)
+		}
+		if dok && denv.args.decoded && denv.args.err == nil {
+			if n, ok := skipJSON(denv.args.raw, 0); !ok || n != len(denv.args.raw) {
+				t.Fatalf("the decoder accepted arguments %q that skipJSON does not (%d, %v)", denv.args.raw, n, ok)
+			}
 		}
 		c := fastCase{body: string(body), hdr: map[string]string{"Mcp-Protocol-Version": "2025-11-25"}}
 		got, want := serve(fast, c), serve(slow, c)

@@ -71,7 +71,7 @@ func Tools() ([]Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []Tool{{Contract: c, Logic: analyzeLogic}}, nil
+	return []Tool{{Contract: c, Decode: analyzeDecode, Run: analyzeRun}}, nil
 }
 
 // New builds the MCP endpoint.
@@ -134,7 +134,7 @@ func New(opts Options) (*Handler, error) {
 			if !permitted(ctx, h.scopes, ct.Contract) {
 				return nil, errInsufficientScope
 			}
-			return h.pipeline.call(ctx, ct, req.Params.Arguments), nil
+			return h.pipeline.call(ctx, ct, callArgs{raw: req.Params.Arguments}), nil
 		})
 	}
 	h.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
@@ -187,7 +187,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The plain tools/call is read in one pass; anything else is read with
 	// encoding/json only far enough to learn the method and tool name.
-	call, plain := scanCall(body)
+	call, plain := scanCall(body, h.decoder)
 	toolName := call.name
 	if !plain {
 		var env envelope
@@ -208,6 +208,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	h.sdk.ServeHTTP(w, r)
+}
+
+// decoder returns the Decoder of the named tool when the fast path may serve
+// it, or nil.
+func (h *Handler) decoder(name string) Decoder {
+	if h.slowOnly {
+		return nil
+	}
+	if t, ok := h.tools[name]; ok && t.Contract.VisibleToAgents() {
+		return t.Decode
+	}
+	return nil
 }
 
 // minLevel drops records below min.

@@ -1,6 +1,7 @@
 package mcpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,10 +48,55 @@ type Effect struct {
 // *failure.Error for anything the caller can correct.
 type Logic func(ctx context.Context, args json.RawMessage) (Effect, error)
 
-// Tool is a contract together with the logic that honours it.
+// Decoder reads a tool's arguments where they sit in the request: the JSON
+// object at the start of b, which may run on past it. It returns the decoded
+// arguments and the object's length in bytes, or a *failure.Error for
+// arguments the caller can correct (the length is then unknown). A tool with
+// a Decoder has its arguments decoded once, by the request reader when it
+// can (so the 77 KB of a large call are read in one pass, not first skipped
+// and then decoded), and its Run gets what the Decoder made of them.
+type Decoder func(b []byte) (args any, n int, err error)
+
+// Run does a call's work on arguments a Decoder accepted; raw are the same
+// arguments as sent.
+type Run func(ctx context.Context, raw json.RawMessage, args any) (Effect, error)
+
+// Tool is a contract together with the logic that honours it: either Logic,
+// or Decode and Run.
 type Tool struct {
 	Contract *contract.Contract
 	Logic    Logic
+	Decode   Decoder
+	Run      Run
+}
+
+// callArgs are one call's arguments: as sent, and what the tool's Decoder
+// made of them when the request reader already ran it (decoded).
+type callArgs struct {
+	raw     json.RawMessage
+	decoded bool
+	value   any
+	err     error
+}
+
+// run runs the tool's logic on a.
+func (t *compiled) run(ctx context.Context, a callArgs) (Effect, error) {
+	if t.Decode == nil {
+		return t.Logic(ctx, a.raw)
+	}
+	if !a.decoded {
+		var n int
+		a.value, n, a.err = t.Decode(a.raw)
+		if a.err == nil && len(bytes.TrimLeft(a.raw[n:], " \t\r\n")) > 0 {
+			// The SDK hands over exactly one JSON value; the decoder
+			// stopping short of it is a server bug.
+			a.err = fmt.Errorf("tool %s: decoder read %d of %d bytes of arguments", t.Contract.Name, n, len(a.raw))
+		}
+	}
+	if a.err != nil {
+		return Effect{}, a.err
+	}
+	return t.Run(ctx, a.raw, a.value)
 }
 
 // CallRecord is what the pipeline knows about a finished call; the Auditor
@@ -92,6 +138,10 @@ type compiled struct {
 }
 
 func compile(t Tool) (*compiled, error) {
+	twoStep := t.Decode != nil && t.Run != nil
+	if (t.Logic != nil) == twoStep || (t.Decode == nil) != (t.Run == nil) {
+		return nil, fmt.Errorf("tool %s: give it either Logic, or Decode and Run", t.Contract.Name)
+	}
 	// The output schema is checked by internal/schema, over the bytes about
 	// to be sent; a schema it cannot check completely stops the start.
 	out, err := schema.Compile(t.Contract.OutputSchema)
@@ -115,18 +165,18 @@ type pipeline struct {
 	observe CallObserver // nil: no metrics
 }
 
-func (p *pipeline) call(ctx context.Context, t *compiled, args json.RawMessage) *mcp.CallToolResult {
+func (p *pipeline) call(ctx context.Context, t *compiled, args callArgs) *mcp.CallToolResult {
 	start := p.now()
 	info := request.From(ctx)
 	info.Tool = t.Contract.Name
-	rec := CallRecord{Contract: t.Contract, RequestID: info.ID, Args: args}
+	rec := CallRecord{Contract: t.Contract, RequestID: info.ID, Args: args.raw}
 
 	// The tier budget is spent before any work; a refusal is audited like
 	// any other outcome (rate_limited, or failed when it cannot be checked).
 	err := p.tier(ctx, t)
 	var eff Effect
 	if err == nil {
-		eff, err = t.Logic(ctx, args)
+		eff, err = t.run(ctx, args)
 	}
 	var res *mcp.CallToolResult
 	if err == nil {
