@@ -3,7 +3,6 @@ package mcpapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -72,14 +71,14 @@ func analyzeDecode(b []byte) (any, int, error) {
 }
 
 // analyzeRun runs the pure core on arguments analyzeDecode accepted.
-func analyzeRun(_ context.Context, raw json.RawMessage, v any) (Effect, error) {
+func analyzeRun(_ context.Context, v any) (Effect, error) {
 	in := v.(*portfolio.Input)
 	a := portfolio.Analyze(in)
 	return Effect{
 		Structured: &a,
 		Summary: fmt.Sprintf("Portfolio analyzed: %d priority account(s) from %d invoice(s); no external action taken.",
 			len(a.Accounts), len(in.Invoices)),
-		Details:       map[string]any{"invoiceCount": len(in.Invoices), "accountCount": len(a.Accounts)},
-		CanonicalArgs: in.AppendCanonicalJSON(make([]byte, 0, len(raw)+64)), // never longer than compact input, give or take
+		Details:             map[string]any{"invoiceCount": len(in.Invoices), "accountCount": len(a.Accounts)},
+		AppendCanonicalArgs: in.AppendCanonicalJSON,
 	}, nil
 }

@@ -44,8 +44,11 @@ func (a *auditor) RecordCall(ctx context.Context, rec CallRecord) error {
 	if p, ok := auth.PrincipalFrom(ctx); ok {
 		ev.Subject, ev.Actor, ev.ClientID, ev.ACR = p.Subject, p.Actor, p.ClientID, p.ACR
 	}
-	if len(rec.CanonicalArgs) > 0 {
-		ev.ArgsDigest = a.digest.Bytes(rec.CanonicalArgs)
+	if rec.AppendCanonicalArgs != nil {
+		p := getBuffer(len(rec.Args) + 64) // canonical is about as long as compact input
+		b := rec.AppendCanonicalArgs(*p)
+		ev.ArgsDigest = a.digest.Bytes(b)
+		putBuffer(p, b)
 	} else if len(rec.Args) > 0 {
 		d, err := a.digest.JSON(rec.Args)
 		if err != nil { // arguments that are not JSON were refused; digest them as sent

@@ -71,7 +71,7 @@ func BenchmarkCheckOutput(b *testing.B) {
 	ct := h.tools[AnalyzeName]
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := h.pipeline.checkOutput(ct, &a); err != nil {
+		if _, err := h.pipeline.checkOutput(ct, &a, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -164,8 +164,8 @@ func TestCanonicalArgsMatchAuditlog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(eff.CanonicalArgs) != string(want) {
-			t.Errorf("CanonicalArgs =\n%s\nauditlog.CanonicalJSON =\n%s", eff.CanonicalArgs, want)
+		if got := eff.AppendCanonicalArgs(nil); string(got) != string(want) {
+			t.Errorf("AppendCanonicalArgs =\n%s\nauditlog.CanonicalJSON =\n%s", got, want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,8 +63,11 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnve
 		return false
 	}
 
+	rp := getBuffer(32 << 10)
+	env.args.result = *rp
 	res := h.pipeline.call(r.Context(), t, env.args)
-	out, err := h.encodeResult(env.id, res, newProtocol)
+	op := getBuffer(len(env.args.raw)/2 + 1024) // results run to about 40 % of the arguments
+	out, err := h.encodeResult(*op, env.id, res, newProtocol)
 	if err != nil {
 		// Nothing has been written: the SDK path can still answer.
 		h.log.ErrorContext(r.Context(), "fast path could not encode a result", "err", err)
@@ -73,8 +77,18 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnve
 	hdr := w.Header()
 	hdr.Set("Cache-Control", "no-cache, no-transform")
 	hdr.Set("Content-Type", "application/json")
+	// With its length known the response goes out in one piece, not
+	// chunked (the SDK leaves it to net/http; the bytes are the same).
+	hdr.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
+	// The response is written: its buffers can serve another call.
+	putBuffer(op, out)
+	if sc, ok := res.StructuredContent.(json.RawMessage); ok {
+		putBuffer(rp, sc)
+	} else {
+		putBuffer(rp, *rp)
+	}
 	return true
 }
 
@@ -120,10 +134,10 @@ func acceptsBoth(values []string) bool {
 	return jsonOK && streamOK
 }
 
-// encodeResult writes the JSON-RPC response exactly as go-sdk v1.8.0 does for
-// a stateless JSON response: members in the SDK's order, the structured
-// content as the pipeline produced it.
-func (h *Handler) encodeResult(id []byte, res *mcp.CallToolResult, newProtocol bool) ([]byte, error) {
+// encodeResult appends to buf the JSON-RPC response exactly as go-sdk v1.8.0
+// writes a stateless JSON response: members in the SDK's order, the
+// structured content as the pipeline produced it.
+func (h *Handler) encodeResult(buf []byte, id []byte, res *mcp.CallToolResult, newProtocol bool) ([]byte, error) {
 	var structured []byte
 	switch sc := res.StructuredContent.(type) {
 	case json.RawMessage:
@@ -135,7 +149,6 @@ func (h *Handler) encodeResult(id []byte, res *mcp.CallToolResult, newProtocol b
 		}
 		structured = b
 	}
-	buf := make([]byte, 0, len(structured)+256)
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = append(buf, id...)
 	buf = append(buf, `,"result":{`...)

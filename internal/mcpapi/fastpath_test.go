@@ -3,9 +3,12 @@ package mcpapi
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -201,4 +204,55 @@ func nesting(b []byte) int {
 		}
 	}
 	return deep
+}
+
+// TestConcurrentCalls: the fast path recycles its buffers between calls, so
+// calls of different sizes and outcomes run at once over real HTTP, and each
+// must get exactly the answer the SDK alone gives it (run under -race in CI).
+func TestConcurrentCalls(t *testing.T) {
+	fast := httptest.NewServer(withRequest(newTestHandler(t)))
+	defer fast.Close()
+	slow, err := New(Options{DisableFastPath: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []fastCase
+	for i, n := range []int{1, 7, 60, 500} {
+		cases = append(cases, fastCase{body: `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + string(benchArgs(n)) + `}}`})
+	}
+	for _, c := range fastCases() {
+		if c.fast {
+			cases = append(cases, c)
+		}
+	}
+	want := make([][]byte, len(cases))
+	for i, c := range cases {
+		want[i] = serve(slow, c).Body.Bytes()
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for k := range 30 {
+				i := (g*7 + k) % len(cases)
+				req, _ := http.NewRequest(http.MethodPost, fast.URL, strings.NewReader(cases[i].body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				for k, v := range cases[i].hdr {
+					req.Header.Set(k, v)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || !bytes.Equal(got, want[i]) {
+					t.Errorf("case %d under concurrency: %v\n%s", i, err, cmp.Diff(string(want[i]), string(got)))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

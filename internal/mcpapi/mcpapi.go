@@ -168,7 +168,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sdk.ServeHTTP(w, r) // 405 with Allow: POST, as the SDK answers
 		return
 	}
-	body, err := readBody(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength, h.maxBody)
+	bp, body, err := readBody(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength, h.maxBody)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -203,6 +203,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if plain && h.serveFast(w, r, call) {
+		putBuffer(bp, body) // the answer is written; nothing holds the body
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -240,15 +241,17 @@ func (m minLevel) WithGroup(name string) slog.Handler {
 	return minLevel{Handler: m.Handler.WithGroup(name), min: m.min}
 }
 
-// readBody reads the whole body into one buffer sized from Content-Length
-// when it is declared (io.ReadAll would grow a buffer by doubling: about
-// twice a 77 KB body in garbage per call).
-func readBody(r io.Reader, declared, max int64) ([]byte, error) {
+// readBody reads the whole body into one recycled buffer with room for
+// Content-Length when it is declared (io.ReadAll would grow a buffer by
+// doubling: about twice a 77 KB body in garbage per call). It returns the
+// buffer for putBuffer, and the body.
+func readBody(r io.Reader, declared, max int64) (*[]byte, []byte, error) {
 	size := int64(bytes.MinRead)
 	if declared > 0 && declared <= max {
 		size += declared
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
+	p := getBuffer(int(size))
+	buf := bytes.NewBuffer(*p)
 	_, err := buf.ReadFrom(r)
-	return buf.Bytes(), err
+	return p, buf.Bytes(), err
 }

@@ -37,10 +37,11 @@ type Effect struct {
 	Summary    string
 	// Details are counts for the audit event (never payload).
 	Details map[string]any
-	// CanonicalArgs is the arguments' canonical encoding (sorted keys, no
-	// space), when the logic has it at hand: the audit log digests it instead
-	// of canonicalizing the raw arguments a second time.
-	CanonicalArgs []byte
+	// AppendCanonicalArgs, when the logic has the decoded arguments at hand,
+	// appends their canonical encoding (sorted keys, no space) to a buffer:
+	// the audit log digests that instead of canonicalizing the raw arguments
+	// a second time.
+	AppendCanonicalArgs func([]byte) []byte
 }
 
 // Logic runs one tool call on raw JSON arguments. It decodes and validates
@@ -57,9 +58,8 @@ type Logic func(ctx context.Context, args json.RawMessage) (Effect, error)
 // and then decoded), and its Run gets what the Decoder made of them.
 type Decoder func(b []byte) (args any, n int, err error)
 
-// Run does a call's work on arguments a Decoder accepted; raw are the same
-// arguments as sent.
-type Run func(ctx context.Context, raw json.RawMessage, args any) (Effect, error)
+// Run does a call's work on arguments its tool's Decoder accepted.
+type Run func(ctx context.Context, args any) (Effect, error)
 
 // Tool is a contract together with the logic that honours it: either Logic,
 // or Decode and Run.
@@ -77,6 +77,8 @@ type callArgs struct {
 	decoded bool
 	value   any
 	err     error
+	// result, when not nil, is an empty buffer to encode the result into.
+	result []byte
 }
 
 // run runs the tool's logic on a.
@@ -96,7 +98,7 @@ func (t *compiled) run(ctx context.Context, a callArgs) (Effect, error) {
 	if a.err != nil {
 		return Effect{}, a.err
 	}
-	return t.Run(ctx, a.raw, a.value)
+	return t.Run(ctx, a.value)
 }
 
 // CallRecord is what the pipeline knows about a finished call; the Auditor
@@ -107,8 +109,9 @@ type CallRecord struct {
 	Outcome   Outcome
 	Code      failure.Code
 	Args      json.RawMessage // to digest, never to store
-	// CanonicalArgs, when set, is Args in canonical form (Effect.CanonicalArgs).
-	CanonicalArgs []byte
+	// AppendCanonicalArgs, when set, writes Args in canonical form
+	// (Effect.AppendCanonicalArgs).
+	AppendCanonicalArgs func([]byte) []byte
 	Result        []byte // the structured result as sent, to digest
 	Details       map[string]any
 	Duration      time.Duration
@@ -181,9 +184,9 @@ func (p *pipeline) call(ctx context.Context, t *compiled, args callArgs) *mcp.Ca
 	var res *mcp.CallToolResult
 	if err == nil {
 		var body []byte
-		body, err = p.checkOutput(t, eff.Structured)
+		body, err = p.checkOutput(t, eff.Structured, args.result)
 		if err == nil {
-			rec.Outcome, rec.Result, rec.Details, rec.CanonicalArgs = OutcomeOK, body, eff.Details, eff.CanonicalArgs
+			rec.Outcome, rec.Result, rec.Details, rec.AppendCanonicalArgs = OutcomeOK, body, eff.Details, eff.AppendCanonicalArgs
 			res = &mcp.CallToolResult{
 				Content:           []mcp.Content{&mcp.TextContent{Text: eff.Summary}},
 				StructuredContent: json.RawMessage(body),
@@ -259,13 +262,17 @@ func (p *pipeline) refused(ctx context.Context, t *compiled, outcome Outcome, co
 	}
 }
 
-// checkOutput marshals the structured result and validates it against the
-// tool's output schema. A violation is a server bug: it is logged and the
-// caller gets an internal error, never the offending result.
-func (p *pipeline) checkOutput(t *compiled, v any) ([]byte, error) {
+// checkOutput marshals the structured result, into dst when v encodes itself
+// and dst is not nil, and validates it against the tool's output schema. A
+// violation is a server bug: it is logged and the caller gets an internal
+// error, never the offending result.
+func (p *pipeline) checkOutput(t *compiled, v any, dst []byte) ([]byte, error) {
 	var body []byte
 	if ap, ok := v.(jsonAppender); ok {
-		body = ap.AppendJSON(make([]byte, 0, 32<<10))
+		if dst == nil {
+			dst = make([]byte, 0, 32<<10)
+		}
+		body = ap.AppendJSON(dst)
 	} else {
 		var err error
 		if body, err = json.Marshal(v); err != nil {

@@ -1,0 +1,35 @@
+package mcpapi
+
+import "sync"
+
+// A call on the fast path needs a few large byte buffers that die with it —
+// the request body, the encoded result, the response, the arguments'
+// canonical form for the audit digest — about 220 KB for 500 invoices. They
+// are recycled rather than allocated (and zeroed, and collected) per call.
+// Only buffers whose every use has ended go back: the fast path returns its
+// own after writing the response; the SDK path never returns any.
+
+// maxPooledBuffer is the largest buffer kept for reuse, so that one huge
+// body does not pin its memory in the pool.
+const maxPooledBuffer = 256 << 10
+
+var buffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// getBuffer returns an empty buffer with room for at least n bytes.
+func getBuffer(n int) *[]byte {
+	p := buffers.Get().(*[]byte)
+	if cap(*p) < n {
+		*p = make([]byte, 0, n)
+	}
+	*p = (*p)[:0]
+	return p
+}
+
+// putBuffer recycles p, holding b, which may be *p grown by appends.
+func putBuffer(p *[]byte, b []byte) {
+	if cap(b) > maxPooledBuffer {
+		return
+	}
+	*p = b[:0]
+	buffers.Put(p)
+}
