@@ -112,9 +112,9 @@ type CallRecord struct {
 	// AppendCanonicalArgs, when set, writes Args in canonical form
 	// (Effect.AppendCanonicalArgs).
 	AppendCanonicalArgs func([]byte) []byte
-	Result        []byte // the structured result as sent, to digest
-	Details       map[string]any
-	Duration      time.Duration
+	Result              []byte // the structured result as sent, to digest
+	Details             map[string]any
+	Duration            time.Duration
 }
 
 // CallObserver counts calls for the metrics endpoint (internal/metrics).
