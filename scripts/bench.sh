@@ -10,9 +10,11 @@
 #   STORE=sqlite scripts/bench.sh    # cobranca on the embedded store instead
 #   PROFILE=/tmp/cpu.pprof scripts/bench.sh   # also a CPU profile of cobranca's last run
 #
-# After the runs it measures the in-process floor (mcpapi.BenchmarkFloor:
-# decode + validate + analyze + encode, nothing else) on the idle machine and
-# prints cobranca's CPU per call as a multiple of it.
+# After the runs it measures the in-process floor — decode + validate +
+# analyze + encode of the same payload, nothing else — on the idle machine,
+# two ways: with cobranca's own decoder and encoder (mcpapi.BenchmarkFloor)
+# and with encoding/json (BenchmarkFloorStdlib, how issue 6 states its floor
+# figures), and prints cobranca's CPU per call as a multiple of each.
 #
 # Needs: go, node + npm (the reference), PostgreSQL 15 binaries under
 # /usr/lib/postgresql/15/bin (for STORE=postgres, the default).
@@ -135,8 +137,13 @@ echo "store: $STORE, c=$C, duration=$DURATION x $ROUNDS rounds, $K invoices"
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 pids=()
 sleep 1
-floor_ns="$(go test -run '^$' -bench '^BenchmarkFloor$' -benchtime 2s -count 3 ./internal/mcpapi/ 2>/dev/null |
-  awk '/^BenchmarkFloor/{ for (i=1;i<=NF;i++) if ($(i+1)=="ns/op") { if (m==""||$i<m) m=$i } } END{ print m }')"
-if [[ -n "$floor_ns" ]]; then
-  awk -v f="$floor_ns" -v x="$c_cpu" 'BEGIN{printf "in-process floor (BenchmarkFloor, best of 3): %.3f ms; cobranca cpu/call = %.2fx the floor\n", f/1e6, x/(f/1e6)}'
+floor_ns() { # the best of 3 runs of one benchmark, in ns/op
+  go test -run '^$' -bench "^$1\$" -benchtime 2s -count 3 ./internal/mcpapi/ 2>/dev/null |
+    awk -v b="$1" '$1 ~ "^"b"(-[0-9]+)?$" { for (i=1;i<NF;i++) if ($(i+1)=="ns/op") { if (m==""||$i<m) m=$i } } END{ print m }'
+}
+f_own="$(floor_ns BenchmarkFloor)"; f_std="$(floor_ns BenchmarkFloorStdlib)"
+if [[ -n "$f_own" && -n "$f_std" ]]; then
+  awk -v f="$f_own" -v g="$f_std" -v x="$c_cpu" 'BEGIN{
+    printf "in-process floor, cobranca'"'"'s decoder and encoder (BenchmarkFloor, best of 3): %.3f ms; cobranca cpu/call = %.2fx\n", f/1e6, x/(f/1e6)
+    printf "in-process floor, encoding/json (BenchmarkFloorStdlib, best of 3):       %.3f ms; cobranca cpu/call = %.2fx\n", g/1e6, x/(g/1e6) }'
 fi
