@@ -22,13 +22,16 @@ type callEnvelope struct {
 // request to the SDK, which answers it as it always would. So this scanner
 // only ever needs to recognise the ordinary case, never to judge the rest.
 //
-// When the name comes before the arguments and decoder returns the named
-// tool's Decoder, the arguments are decoded where they sit, and the decoder's
-// reading of them stands in for skipping them: an object a Decoder accepts
-// is well-formed JSON to its end (FuzzScanCall holds the two ways of reading
-// to the same envelope). Arguments the Decoder refuses are then skipped as
-// usual, so a malformed body is still the SDK's to answer, and the refusal
-// is kept for the pipeline. decoder may be nil.
+// When decoder returns the named tool's Decoder, the arguments are decoded
+// where they sit, and the decoder's reading of them stands in for skipping
+// them: an object a Decoder accepts is well-formed JSON to its end
+// (FuzzScanCall holds the two ways of reading to the same envelope).
+// Arguments the Decoder refuses are then skipped as usual, so a malformed
+// body is still the SDK's to answer, and the refusal is kept for the
+// pipeline. Arguments that come before the name (clients that sort keys send
+// them so) are decoded for the name nameHint guesses, and what that decoder
+// made of them is dropped unless the name read afterwards is the guessed
+// one. decoder may be nil.
 func scanCall(body []byte, decoder func(name string) Decoder) (env callEnvelope, ok bool) {
 	s := scanner{b: body, decoder: decoder}
 	s.ws()
@@ -83,13 +86,34 @@ func scanCall(body []byte, decoder func(name string) Decoder) (env callEnvelope,
 	if s.i != len(s.b) || !seenJSONRPC || !seenID || !seenMethod || !seenParams || env.name == "" || env.args.raw == nil {
 		return env, false
 	}
+	if env.args.decoded && s.decodedFor != env.name {
+		env.args = callArgs{raw: env.args.raw} // decoded for a wrong guess
+	}
 	return env, true
+}
+
+// nameHint guesses the tool name of a call whose arguments come before its
+// name: the string after the body's last "name" key. It is only a guess,
+// which the scanner checks against the name it then reads.
+func nameHint(body []byte) string {
+	i := bytes.LastIndex(body, []byte(`"name"`))
+	if i < 0 {
+		return ""
+	}
+	s := scanner{b: body, i: i}
+	if _, ok := s.plainString(); !ok || !s.colon() {
+		return ""
+	}
+	v, _ := s.plainString()
+	return string(v)
 }
 
 type scanner struct {
 	b       []byte
 	i       int
 	decoder func(name string) Decoder
+	// decodedFor is the tool name whose Decoder read the arguments.
+	decodedFor string
 }
 
 func (s *scanner) ws() {
@@ -164,6 +188,9 @@ func (s *scanner) id() ([]byte, bool) {
 	if n == 0 || n > 15 || (n > 1 && s.b[digits] == '0') {
 		return nil, false
 	}
+	if digits > start && n == 1 && s.b[digits] == '0' {
+		return nil, false // -0: the SDK answers with id 0; let it
+	}
 	if s.i < len(s.b) && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
 		return nil, false
 	}
@@ -198,8 +225,13 @@ func (s *scanner) params(env *callEnvelope) bool {
 			if env.args.raw != nil {
 				return false
 			}
-			if seenName && s.decoder != nil && s.i < len(s.b) && s.b[s.i] == '{' {
-				if dec := s.decoder(env.name); dec != nil {
+			if s.decoder != nil && s.i < len(s.b) && s.b[s.i] == '{' {
+				name := env.name
+				if !seenName {
+					name = nameHint(s.b)
+				}
+				if dec := s.decoder(name); dec != nil {
+					s.decodedFor = name
 					v, n, err := dec(s.b[s.i:])
 					if err == nil {
 						env.args = callArgs{raw: s.b[s.i : s.i+n], decoded: true, value: v}

@@ -2,6 +2,7 @@ package mcpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -52,6 +54,7 @@ func fastCases() []fastCase {
 		{"legacy unknown field", call("3", p(`{"asOf":"2026-01-01","invoices":[],"x<y":1}`)), legacy, true},
 		{"legacy empty args", call("3", p(`{}`)), legacy, true},
 		{"legacy arguments before name", call("3", `{"arguments":`+validArgs()+`,"name":"`+AnalyzeName+`"}`), legacy, true},
+		{"legacy arguments before name, misleading hint", call("3", `{"arguments":{"asOf":"2026-01-01","invoices":[],"note":{"name":"test.other"}},"name":"`+AnalyzeName+`"}`), legacy, true},
 		{"legacy arguments before name, invalid", call("3", `{"arguments":{"asOf":"2026-01-01","x":1},"name":"`+AnalyzeName+`"}`), legacy, true},
 		{"legacy refused early, then well-formed", call("3", p(`{"x":{"deep":[1,2,{"y":null}]},"asOf":"2026-01-01","invoices":[]}`)), legacy, true},
 		{"2026 valid", call("2", p26(validArgs())), v2026, true},
@@ -151,6 +154,9 @@ func FuzzScanCall(f *testing.F) {
 		if dok != ok || string(denv.id) != string(env.id) || denv.name != env.name ||
 			!bytes.Equal(denv.args.raw, env.args.raw) || !bytes.Equal(denv.meta, env.meta) {
 			t.Fatalf("scanCall(%q): skipping the arguments gives %v %+v, decoding them %v %+v", body, ok, env, dok, denv)
+		}
+		if dok && denv.args.decoded && fast.decoder(denv.name) == nil {
+			t.Fatalf("scanCall(%q) kept arguments decoded for another tool than %q", body, denv.name)
 		}
 		if dok && denv.args.decoded && denv.args.err == nil {
 			if n, ok := skipJSON(denv.args.raw, 0); !ok || n != len(denv.args.raw) {
@@ -255,4 +261,26 @@ func TestConcurrentCalls(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestScanCallWrongGuess: arguments decoded for a guessed name that the body
+// then contradicts are dropped, and decoded again in the pipeline for the
+// tool actually named.
+func TestScanCallWrongGuess(t *testing.T) {
+	h := newTestHandler(t, Tool{Contract: testContract("test.other", contract.Low), Logic: func(context.Context, json.RawMessage) (Effect, error) {
+		return Effect{Structured: map[string]any{}}, nil
+	}})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":` + validArgs() + `,"name":"test.other","_meta":{"x":{"name":"` + AnalyzeName + `"}}}}`
+	if hint := nameHint([]byte(body)); hint != AnalyzeName {
+		t.Fatalf("nameHint = %q, want the misleading %q", hint, AnalyzeName)
+	}
+	env, ok := scanCall([]byte(body), h.decoder)
+	if !ok || env.name != "test.other" || env.args.decoded || env.args.value != nil || string(env.args.raw) != validArgs() {
+		t.Fatalf("scanCall = %v, %+v; want test.other with undecoded arguments", ok, env)
+	}
+	// Guessed right, the decoded arguments are kept.
+	body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":` + validArgs() + `,"name":"` + AnalyzeName + `"}}`
+	if env, ok := scanCall([]byte(body), h.decoder); !ok || !env.args.decoded || env.args.err != nil || env.args.value == nil {
+		t.Fatalf("scanCall = %v, %+v; want decoded arguments", ok, env)
+	}
 }
