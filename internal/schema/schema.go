@@ -13,11 +13,12 @@ package schema
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,20 +46,46 @@ var kindNames = map[string]kind{
 }
 
 type node struct {
-	types    kind // 0: any type
-	props    map[string]*node
+	types kind // 0: any type
+	// props are the declared properties, then the required names that are
+	// not declared, in the schema's PropertyOrder (the order the encoder
+	// writes them) when it has one, so the next key is usually the next
+	// prop and found without hashing; index finds the others.
+	props    []prop
+	index    map[string]int
 	required []string
-	reqBit   map[string]uint64 // required property → its bit in the seen mask
+	reqAll   uint64 // every required property's bit in the seen mask
 	closed   bool
+	other    *node // any value: undeclared properties, and items when the schema has none
 	items    *node
 	minItems int
 	maxItems int // -1: none
 	enum     [][]byte
 	minLen   int
 	maxLen   int // -1: none
-	pattern  *regexp.Regexp
+	pattern  *pattern
 	minimum  *float64
 	maximum  *float64
+	strCheck bool // enum, minLen, maxLen or pattern is set
+}
+
+type prop struct {
+	name   string
+	quoted string // `"name":` when name needs no escape in JSON, else ""
+	// When quoted has at most 16 bytes, qw holds them (little-endian,
+	// zero-padded) and qm selects them, to compare in two loads.
+	qw, qm [2]uint64
+	node   *node  // nil: required but not declared
+	bit    uint64 // its bits in the seen mask, if required
+}
+
+// keyAt reports whether b starts with p.quoted.
+func (p *prop) keyAt(b []byte) bool {
+	if p.qm[0] != 0 && len(b) >= 16 {
+		return binary.LittleEndian.Uint64(b)&p.qm[0] == p.qw[0] &&
+			binary.LittleEndian.Uint64(b[8:])&p.qm[1] == p.qw[1]
+	}
+	return p.quoted != "" && len(b) >= len(p.quoted) && string(b[:len(p.quoted)]) == p.quoted
 }
 
 // Validator checks documents against one compiled schema.
@@ -74,14 +101,17 @@ var supported = []string{
 
 // Compile compiles s, or reports why it cannot be checked by this package.
 func Compile(s *jsonschema.Schema) (*Validator, error) {
-	n, err := compile(s, "#")
+	anyNode := &node{maxItems: -1, maxLen: -1}
+	anyNode.other, anyNode.items = anyNode, anyNode
+	n, err := compile(s, "#", anyNode)
 	if err != nil {
 		return nil, err
 	}
 	return &Validator{root: n}, nil
 }
 
-func compile(s *jsonschema.Schema, at string) (*node, error) {
+// compile compiles s; anyNode is the node that accepts any value.
+func compile(s *jsonschema.Schema, at string, anyNode *node) (*node, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%s: nil schema", at)
 	}
@@ -98,7 +128,7 @@ func compile(s *jsonschema.Schema, at string) (*node, error) {
 			return nil, fmt.Errorf("%s: keyword %q is not supported", at, k)
 		}
 	}
-	n := &node{maxItems: -1, maxLen: -1, closed: false}
+	n := &node{maxItems: -1, maxLen: -1, closed: false, other: anyNode, items: anyNode}
 	types := s.Types
 	if s.Type != "" {
 		types = append(types, s.Type)
@@ -110,23 +140,58 @@ func compile(s *jsonschema.Schema, at string) (*node, error) {
 		}
 		n.types |= k
 	}
-	if len(s.Properties) > 0 {
-		n.props = make(map[string]*node, len(s.Properties))
-		for name, ps := range s.Properties {
-			pn, err := compile(ps, at+"/properties/"+name)
-			if err != nil {
-				return nil, err
-			}
-			n.props[name] = pn
-		}
-	}
 	n.required = slices.Clone(s.Required)
 	if len(n.required) > 64 {
 		return nil, fmt.Errorf("%s: more than 64 required properties are not supported", at)
 	}
-	n.reqBit = make(map[string]uint64, len(n.required))
-	for i, r := range n.required {
-		n.reqBit[r] |= 1 << i
+	var names []string
+	for _, name := range s.PropertyOrder {
+		if _, ok := s.Properties[name]; ok && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	ordered := len(names)
+	for name := range s.Properties {
+		if !slices.Contains(names[:ordered], name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names[ordered:])
+	declared := len(names)
+	for _, r := range n.required {
+		if !slices.Contains(names, r) {
+			names = append(names, r)
+		}
+	}
+	if len(names) > 0 {
+		n.index = make(map[string]int, len(names))
+	}
+	for i, name := range names {
+		p := prop{name: name}
+		if !strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' }) {
+			p.quoted = `"` + name + `":`
+			if len(p.quoted) <= 16 {
+				var q [16]byte
+				copy(q[:], p.quoted)
+				for i := range len(p.quoted) {
+					p.qm[i/8] |= 0xff << (8 * (i % 8))
+				}
+				p.qw = [2]uint64{binary.LittleEndian.Uint64(q[:]), binary.LittleEndian.Uint64(q[8:])}
+			}
+		}
+		if i < declared {
+			if p.node, err = compile(s.Properties[name], at+"/properties/"+name, anyNode); err != nil {
+				return nil, err
+			}
+		}
+		for j, r := range n.required {
+			if r == name {
+				p.bit |= 1 << j
+			}
+		}
+		n.reqAll |= p.bit
+		n.props = append(n.props, p)
+		n.index[name] = i
 	}
 	if ap := s.AdditionalProperties; ap != nil {
 		// Only the false schema is supported.
@@ -136,7 +201,7 @@ func compile(s *jsonschema.Schema, at string) (*node, error) {
 		n.closed = true
 	}
 	if s.Items != nil {
-		if n.items, err = compile(s.Items, at+"/items"); err != nil {
+		if n.items, err = compile(s.Items, at+"/items", anyNode); err != nil {
 			return nil, err
 		}
 	}
@@ -161,11 +226,12 @@ func compile(s *jsonschema.Schema, at string) (*node, error) {
 		n.maxLen = *s.MaxLength
 	}
 	if s.Pattern != "" {
-		if n.pattern, err = regexp.Compile(s.Pattern); err != nil {
+		if n.pattern, err = compilePattern(s.Pattern); err != nil {
 			return nil, fmt.Errorf("%s: pattern: %w", at, err)
 		}
 	}
 	n.minimum, n.maximum = s.Minimum, s.Maximum
+	n.strCheck = n.enum != nil || n.minLen > 0 || n.maxLen >= 0 || n.pattern != nil
 	return n, nil
 }
 
@@ -173,22 +239,33 @@ func compile(s *jsonschema.Schema, at string) (*node, error) {
 // also rejects malformed JSON.
 func (v *Validator) Validate(doc []byte) error {
 	c := cursor{b: doc}
+	err := c.document(v.root)
+	if ve, ok := err.(*ValidationError); ok {
+		ve.Path = pathString(c.within)
+	}
+	return err
+}
+
+func (c *cursor) document(n *node) error {
 	c.ws()
-	if err := c.value(v.root); err != nil {
+	if err := c.value(n); err != nil {
 		return err
 	}
 	c.ws()
 	if c.i != len(c.b) {
-		return c.errf("trailing data")
+		return errf("trailing data")
 	}
 	return nil
 }
 
 type cursor struct {
-	b    []byte
-	i    int
-	buf  []byte // scratch for unescaped strings
-	path []seg  // where the cursor is, turned into text only for an error
+	b   []byte
+	i   int
+	buf []byte // scratch for unescaped strings
+	// within is the path of the value an error was found in, innermost
+	// step first, gathered as the error returns through the containers:
+	// checking a valid document keeps no path.
+	within []seg
 }
 
 // seg is one step of a path: an object key, or an array index when key is nil.
@@ -197,10 +274,11 @@ type seg struct {
 	index int
 }
 
-func (c *cursor) pathString() string {
+// pathString spells a path given innermost step first.
+func pathString(within []seg) string {
 	var sb strings.Builder
 	sb.WriteString("$")
-	for _, p := range c.path {
+	for _, p := range slices.Backward(within) {
 		if p.key != nil {
 			sb.WriteString("." + string(p.key))
 		} else {
@@ -208,18 +286,6 @@ func (c *cursor) pathString() string {
 		}
 	}
 	return sb.String()
-}
-
-// wrap gives a node-level error the cursor's path.
-func (c *cursor) wrap(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ve *ValidationError
-	if errors.As(err, &ve) && ve.Path == "" {
-		ve.Path = c.pathString()
-	}
-	return err
 }
 
 // ValidationError says where a document breaks its schema.
@@ -230,79 +296,91 @@ type ValidationError struct {
 
 func (e *ValidationError) Error() string { return e.Path + ": " + e.Reason }
 
-func (c *cursor) errf(format string, a ...any) error {
-	return &ValidationError{Path: c.pathString(), Reason: fmt.Sprintf(format, a...)}
+func errf(format string, a ...any) error {
+	return &ValidationError{Reason: fmt.Sprintf(format, a...)}
+}
+
+// inside records that err, from the value at step s, is within that step.
+func (c *cursor) inside(err error, s seg) error {
+	c.within = append(c.within, s)
+	return err
 }
 
 var errSyntax = errors.New("malformed JSON")
 
 func (c *cursor) ws() {
-	for c.i < len(c.b) && (c.b[c.i] == ' ' || c.b[c.i] == '\t' || c.b[c.i] == '\n' || c.b[c.i] == '\r') {
-		c.i++
+	const space = 1<<' ' | 1<<'\t' | 1<<'\n' | 1<<'\r'
+	i := c.i
+	for i < len(c.b) && c.b[i] <= ' ' && space&(1<<c.b[i]) != 0 {
+		i++
 	}
+	c.i = i
 }
 
 func (c *cursor) value(n *node) error {
 	if c.i >= len(c.b) {
-		return c.errf("%v", errSyntax)
+		return errf("%v", errSyntax)
 	}
 	switch ch := c.b[c.i]; {
 	case ch == '{':
 		if !n.allows(kObject) {
-			return c.errf("is an object, want %s", n.typeNames())
+			return errf("is an object, want %s", n.typeNames())
 		}
 		return c.object(n)
 	case ch == '[':
 		if !n.allows(kArray) {
-			return c.errf("is an array, want %s", n.typeNames())
+			return errf("is an array, want %s", n.typeNames())
 		}
 		return c.array(n)
 	case ch == '"':
-		s, err := c.str()
+		s, ascii, err := c.str()
 		if err != nil {
-			return c.errf("%v", err)
+			return errf("%v", err)
 		}
 		if !n.allows(kString) {
-			return c.errf("is a string, want %s", n.typeNames())
+			return errf("is a string, want %s", n.typeNames())
 		}
-		return c.wrap(n.checkString(s))
+		if !n.strCheck {
+			return nil
+		}
+		return n.checkString(s, ascii)
 	case ch == 't' || ch == 'f':
 		lit := "true"
 		if ch == 'f' {
 			lit = "false"
 		}
 		if !bytes.HasPrefix(c.b[c.i:], []byte(lit)) {
-			return c.errf("%v", errSyntax)
+			return errf("%v", errSyntax)
 		}
 		c.i += len(lit)
 		if !n.allows(kBoolean) {
-			return c.errf("is a boolean, want %s", n.typeNames())
+			return errf("is a boolean, want %s", n.typeNames())
 		}
-		return c.wrap(n.checkEnumless())
+		return n.checkEnumless()
 	case ch == 'n':
 		if !bytes.HasPrefix(c.b[c.i:], []byte("null")) {
-			return c.errf("%v", errSyntax)
+			return errf("%v", errSyntax)
 		}
 		c.i += 4
 		if !n.allows(kNull) {
-			return c.errf("is null, want %s", n.typeNames())
+			return errf("is null, want %s", n.typeNames())
 		}
-		return c.wrap(n.checkEnumless())
+		return n.checkEnumless()
 	default:
 		f, isInt, err := c.number()
 		if err != nil {
-			return c.errf("%v", err)
+			return errf("%v", err)
 		}
 		if !(n.allows(kNumber) || (isInt && n.allows(kInteger))) {
-			return c.errf("is a number, want %s", n.typeNames())
+			return errf("is a number, want %s", n.typeNames())
 		}
 		if n.minimum != nil && f < *n.minimum {
-			return c.errf("%v is less than the minimum %v", f, *n.minimum)
+			return errf("%v is less than the minimum %v", f, *n.minimum)
 		}
 		if n.maximum != nil && f > *n.maximum {
-			return c.errf("%v is more than the maximum %v", f, *n.maximum)
+			return errf("%v is more than the maximum %v", f, *n.maximum)
 		}
-		return c.wrap(n.checkEnumless())
+		return n.checkEnumless()
 	}
 }
 
@@ -325,6 +403,15 @@ func (n *node) typeNames() string {
 	return fmt.Sprint(out)
 }
 
+func (n *node) inEnum(s []byte) bool {
+	for _, e := range n.enum {
+		if string(e) == string(s) {
+			return true
+		}
+	}
+	return false
+}
+
 func (n *node) checkEnumless() error {
 	if n.enum != nil {
 		return &ValidationError{Reason: "is not one of the enumerated values"}
@@ -332,12 +419,17 @@ func (n *node) checkEnumless() error {
 	return nil
 }
 
-func (n *node) checkString(s []byte) error {
-	if n.enum != nil && !slices.ContainsFunc(n.enum, func(e []byte) bool { return bytes.Equal(e, s) }) {
+// checkString checks the string s; ascii says s is all ASCII, so its
+// length in runes is len(s).
+func (n *node) checkString(s []byte, ascii bool) error {
+	if n.enum != nil && !n.inEnum(s) {
 		return &ValidationError{Reason: fmt.Sprintf("%q is not one of the enumerated values", s)}
 	}
 	if n.minLen > 0 || n.maxLen >= 0 {
-		l := utf8.RuneCount(s)
+		l := len(s)
+		if !ascii {
+			l = utf8.RuneCount(s)
+		}
 		if l < n.minLen {
 			return &ValidationError{Reason: fmt.Sprintf("is shorter than %d characters", n.minLen)}
 		}
@@ -345,7 +437,7 @@ func (n *node) checkString(s []byte) error {
 			return &ValidationError{Reason: fmt.Sprintf("is longer than %d characters", n.maxLen)}
 		}
 	}
-	if n.pattern != nil && !n.pattern.Match(s) {
+	if n.pattern != nil && !n.pattern.match(s) {
 		return &ValidationError{Reason: fmt.Sprintf("does not match %s", n.pattern)}
 	}
 	return nil
@@ -354,59 +446,82 @@ func (n *node) checkString(s []byte) error {
 func (c *cursor) object(n *node) error {
 	c.i++ // {
 	var seen uint64
+	hint := 0 // the prop expected next
 	c.ws()
 	if c.i < len(c.b) && c.b[c.i] == '}' {
 		c.i++
-		return c.wrap(n.checkRequired(seen))
+		return n.checkRequired(seen)
 	}
 	for {
 		c.ws()
 		if c.i >= len(c.b) || c.b[c.i] != '"' {
-			return c.errf("%v", errSyntax)
+			return errf("%v", errSyntax)
 		}
-		key, err := c.str()
-		if err != nil {
-			return c.errf("%v", err)
-		}
-		c.ws()
-		if c.i >= len(c.b) || c.b[c.i] != ':' {
-			return c.errf("%v", errSyntax)
-		}
-		c.i++
-		c.ws()
-		child, known := n.props[string(key)]
-		if !known {
-			if n.closed {
-				return c.errf("unexpected property %q", key)
+		var key []byte
+		j := -1
+		if hint < len(n.props) {
+			// The expected key, written plainly and followed by its colon,
+			// is what str, ws and the look-up below would find.
+			if p := &n.props[hint]; p.keyAt(c.b[c.i:]) {
+				key = c.b[c.i+1 : c.i+len(p.quoted)-2]
+				c.i += len(p.quoted)
+				j = hint
 			}
-			child = &node{maxItems: -1, maxLen: -1}
 		}
-		seen |= n.reqBit[string(key)]
+		if j < 0 {
+			var err error
+			if key, _, err = c.str(); err != nil {
+				return errf("%v", err)
+			}
+			c.ws()
+			if c.i >= len(c.b) || c.b[c.i] != ':' {
+				return errf("%v", errSyntax)
+			}
+			c.i++
+			var ok bool
+			if j, ok = n.index[string(key)]; !ok {
+				j = -1
+			}
+		}
+		c.ws()
+		child, declared := n.other, false
+		if j >= 0 {
+			p := &n.props[j]
+			seen |= p.bit
+			if p.node != nil {
+				child, declared = p.node, true
+			}
+			hint = j + 1
+		}
+		if !declared && n.closed {
+			return errf("unexpected property %q", key)
+		}
 		if len(c.buf) > 0 && len(key) > 0 && &key[0] == &c.buf[0] {
 			key = bytes.Clone(key) // unescaped into the scratch buffer
 		}
-		c.path = append(c.path, seg{key: key})
 		if err := c.value(child); err != nil {
-			return err
+			return c.inside(err, seg{key: key})
 		}
-		c.path = c.path[:len(c.path)-1]
 		c.ws()
 		if c.i >= len(c.b) {
-			return c.errf("%v", errSyntax)
+			return errf("%v", errSyntax)
 		}
 		switch c.b[c.i] {
 		case ',':
 			c.i++
 		case '}':
 			c.i++
-			return c.wrap(n.checkRequired(seen))
+			return n.checkRequired(seen)
 		default:
-			return c.errf("%v", errSyntax)
+			return errf("%v", errSyntax)
 		}
 	}
 }
 
 func (n *node) checkRequired(seen uint64) error {
+	if seen&n.reqAll == n.reqAll {
+		return nil
+	}
 	for i, r := range n.required {
 		if seen&(1<<i) == 0 {
 			return &ValidationError{Reason: fmt.Sprintf("missing required property %q", r)}
@@ -418,9 +533,6 @@ func (n *node) checkRequired(seen uint64) error {
 func (c *cursor) array(n *node) error {
 	c.i++ // [
 	items := n.items
-	if items == nil {
-		items = &node{maxItems: -1, maxLen: -1}
-	}
 	count := 0
 	c.ws()
 	if c.i < len(c.b) && c.b[c.i] == ']' {
@@ -428,59 +540,81 @@ func (c *cursor) array(n *node) error {
 	} else {
 		for {
 			c.ws()
-			c.path = append(c.path, seg{index: count})
 			if err := c.value(items); err != nil {
-				return err
+				return c.inside(err, seg{index: count})
 			}
-			c.path = c.path[:len(c.path)-1]
 			count++
 			c.ws()
 			if c.i >= len(c.b) {
-				return c.errf("%v", errSyntax)
+				return errf("%v", errSyntax)
 			}
 			if c.b[c.i] == ']' {
 				c.i++
 				break
 			}
 			if c.b[c.i] != ',' {
-				return c.errf("%v", errSyntax)
+				return errf("%v", errSyntax)
 			}
 			c.i++
 		}
 	}
 	if count < n.minItems {
-		return c.errf("has %d items, fewer than %d", count, n.minItems)
+		return errf("has %d items, fewer than %d", count, n.minItems)
 	}
 	if n.maxItems >= 0 && count > n.maxItems {
-		return c.errf("has %d items, more than %d", count, n.maxItems)
+		return errf("has %d items, more than %d", count, n.maxItems)
 	}
 	return nil
 }
 
-// str reads a string at c.i and returns its unescaped contents; the slice is
-// valid until the next call.
-func (c *cursor) str() ([]byte, error) {
-	c.i++ // "
-	start := c.i
-	for c.i < len(c.b) {
-		ch := c.b[c.i]
-		if ch == '"' {
+// str reads a string at c.i and returns its unescaped contents, and whether
+// they are all ASCII; the slice is valid until the next call.
+func (c *cursor) str() (s []byte, ascii bool, err error) {
+	b, i := c.b, c.i+1 // past the "
+	start := i
+	ascii = true
+	for {
+		// Eight bytes at a time while none needs a look: most strings are
+		// plain ASCII with no escapes.
+		if i+8 <= len(b) {
+			m := special(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3 // the first byte that needs a look
+		} else if i >= len(b) {
+			c.i = i
+			return nil, false, errSyntax
+		}
+		switch ch := b[i]; {
+		case ch == '"':
 			// Invalid UTF-8 is not refused: encoding/json reads each bad
 			// byte as U+FFFD, which counts, matches and compares as one
-			// rune here too (utf8.RuneCount, regexp).
-			s := c.b[start:c.i]
-			c.i++
-			return s, nil
+			// rune here too (utf8.RuneCount, regexp, dfa).
+			c.i = i + 1
+			return b[start:i], ascii, nil
+		case ch == '\\':
+			c.i = i
+			s, err = c.strSlow(start)
+			return s, false, err
+		case ch < 0x20:
+			c.i = i
+			return nil, false, errSyntax
+		case ch >= utf8.RuneSelf:
+			ascii = false
 		}
-		if ch == '\\' {
-			return c.strSlow(start)
-		}
-		if ch < 0x20 {
-			return nil, errSyntax
-		}
-		c.i++
+		i++
 	}
-	return nil, errSyntax
+}
+
+// special has the high bit set in the lowest byte of w (the first in the
+// string) that is '"', '\\', below 0x20 or above 0x7f, if there is one. The
+// subtractions borrow only out of such a byte, so the bytes before the
+// first one are exact; later bytes may be flagged falsely.
+func special(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return ((w - 0x20*ones) | ((w ^ '"'*ones) - ones) | ((w ^ '\\'*ones) - ones) | w) & highs
 }
 
 func (c *cursor) strSlow(start int) ([]byte, error) {
@@ -566,59 +700,59 @@ func (c *cursor) hex4() (rune, bool) {
 // number reads a JSON number and reports its value and whether it is an
 // integer (a zero fractional part, as JSON Schema's "integer" means).
 func (c *cursor) number() (float64, bool, error) {
-	start := c.i
-	neg := c.i < len(c.b) && c.b[c.i] == '-'
+	b, i := c.b, c.i
+	start := i
+	neg := i < len(b) && b[i] == '-'
 	if neg {
-		c.i++
+		i++
 	}
-	intStart := c.i
+	intStart := i
+	var v int64 // the integer part, when it has at most 15 digits
 	switch {
-	case c.i < len(c.b) && c.b[c.i] == '0':
-		c.i++
-	case c.i < len(c.b) && c.b[c.i] >= '1' && c.b[c.i] <= '9':
-		for c.i < len(c.b) && c.b[c.i] >= '0' && c.b[c.i] <= '9' {
-			c.i++
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			v = v*10 + int64(b[i]-'0')
+			i++
 		}
 	default:
 		return 0, false, errSyntax
 	}
 	plain := true
-	if c.i < len(c.b) && c.b[c.i] == '.' {
+	if i < len(b) && b[i] == '.' {
 		plain = false
-		c.i++
-		d := c.i
-		for c.i < len(c.b) && c.b[c.i] >= '0' && c.b[c.i] <= '9' {
-			c.i++
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
 		}
-		if c.i == d {
+		if i == d {
 			return 0, false, errSyntax
 		}
 	}
-	if c.i < len(c.b) && (c.b[c.i] == 'e' || c.b[c.i] == 'E') {
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		plain = false
-		c.i++
-		if c.i < len(c.b) && (c.b[c.i] == '+' || c.b[c.i] == '-') {
-			c.i++
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
 		}
-		d := c.i
-		for c.i < len(c.b) && c.b[c.i] >= '0' && c.b[c.i] <= '9' {
-			c.i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
 		}
-		if c.i == d {
+		if i == d {
 			return 0, false, errSyntax
 		}
 	}
-	if plain && c.i-intStart <= 15 {
-		var v int64
-		for _, d := range c.b[intStart:c.i] {
-			v = v*10 + int64(d-'0')
-		}
+	c.i = i
+	if plain && i-intStart <= 15 {
 		if neg {
 			v = -v
 		}
 		return float64(v), true, nil
 	}
-	f, err := strconv.ParseFloat(string(c.b[start:c.i]), 64)
+	f, err := strconv.ParseFloat(string(b[start:i]), 64)
 	if err != nil {
 		return 0, false, errSyntax
 	}

@@ -1,6 +1,7 @@
 package schema_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -161,6 +162,12 @@ func FuzzValidate(f *testing.F) {
 	}
 	f.Add([]byte(`{"totalOpenCents":0,"accounts":[]}`))
 	f.Add([]byte(`{"totalOpenCents":1.0e0,"accounts":[],"x":"\ud800"}`))
+	// Keys the expected-key fast path must not take, and strings its
+	// word-at-a-time scan must hand to the careful path.
+	f.Add([]byte(`{"totalOpenCents":0,"accounts":[{"customerId":"c\u0031","customerN\u0061me":"Nome \u00e9 \"q\"",` +
+		`"amountCents":1,"oldestDueDate":"2026-01-31","daysOverdue":1,"priority":"high","recommendedAction":"human_review","reason":"é\\"}]}`))
+	f.Add([]byte("{\"totalOpenCents\" : 0 ,\"accounts\":[{\"customerId\":\"\xff\xfe\",\"customerName\":\"\xe9\x80\",\"amountCents\":1," +
+		"\"oldestDueDate\":\"2026-01-3\xd9\xa1\",\"daysOverdue\":1,\"priority\":\"high\",\"recommendedAction\":\"human_review\",\"reason\":\"\"}]}"))
 	v, ref := outputSchema(f)
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		want, wellFormed := reference(t, ref, doc)
@@ -175,6 +182,263 @@ func FuzzValidate(f *testing.F) {
 			t.Fatalf("Validate(%q) = %v, jsonschema-go valid = %v", doc, got, want)
 		}
 	})
+}
+
+// edgeSchema reaches what the analyze contract does not: lengths counted
+// in runes, patterns, non-ASCII enums, property names that need an escape,
+// a long one, one out of PropertyOrder, and a required property that is not
+// declared.
+func edgeSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"name":                  {Type: "string", MinLength: ptr(2), MaxLength: ptr(4)},
+			"code":                  {Type: "string", Pattern: `^[a-z]{2}-[0-9]$`},
+			"text":                  {Type: "string", Pattern: `^[^\x00-\x1f\x7f-\x9f]*$`, MaxLength: ptr(40)},
+			"kind":                  {Type: "string", Enum: []any{"a", "é", `a"b`}},
+			`q"k`:                   {Type: "integer"},
+			"é":                     {Type: "boolean"},
+			"aVeryLongPropertyName": {Type: "number", Minimum: ptr(0.0)},
+			"list":                  {Type: "array", Items: &jsonschema.Schema{Type: "string", MinLength: ptr(1)}, MaxItems: ptr(3)},
+			"meta": {
+				Type:       "object",
+				Properties: map[string]*jsonschema.Schema{"x": {Type: "string", MaxLength: ptr(1)}},
+				Required:   []string{"ghost"},
+			},
+		},
+		PropertyOrder:        []string{"name", "code", "text", "kind"},
+		Required:             []string{"name", "kind"},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+	}
+}
+
+// edgeDocs are valid and invalid documents for edgeSchema.
+var edgeDocs = []string{
+	`{"name":"ab","kind":"a"}`,
+	`{"name":"a","kind":"a"}`,
+	`{"name":"abcd","kind":"a"}`,
+	`{"name":"abcde","kind":"a"}`,
+	`{"name":"éé","kind":"a"}`,
+	`{"name":"éééé","kind":"a"}`,
+	`{"name":"ééééé","kind":"a"}`,
+	`{"name":"\u00e9\u00e9\u00e9\u00e9","kind":"a"}`,
+	`{"name":"\u00e9\u00e9\u00e9\u00e9\u00e9","kind":"a"}`,
+	`{"name":"\ud83d\ude00\ud83d\ude00","kind":"a"}`,
+	"{\"name\":\"\xff\xff\",\"kind\":\"a\"}",
+	"{\"name\":\"\xff\",\"kind\":\"a\"}",
+	"{\"name\":\"\xe9\x80\",\"kind\":\"a\"}",
+	"{\"name\":\"\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\",\"kind\":\"a\"}",
+	`{"n\u0061me":"ab","kind":"a"}`,
+	`{"nam":"ab","kind":"a"}`,
+	`{"names":"ab","kind":"a"}`,
+	`{"name" : "ab" , "kind" :"a" }`,
+	" {\n\t\"name\":\r\"ab\",\"kind\":\"a\"} ",
+	`{"kind":"a","name":"ab"}`,
+	`{"kind":"a","name":"ab","name":"abc"}`,
+	`{"kind":"a","name":"a","name":"abcde"}`,
+	`{"name":"ab"}`,
+	`{"kind":"a"}`,
+	`{}`,
+	`{"name":"ab","kind":"é"}`,
+	`{"name":"ab","kind":"\u00e9"}`,
+	`{"name":"ab","kind":"e\u0301"}`,
+	`{"name":"ab","kind":"a\"b"}`,
+	`{"name":"ab","kind":"a\\b"}`,
+	`{"name":"ab","kind":"A"}`,
+	`{"name":"ab","kind":"a","q\"k":1}`,
+	`{"name":"ab","kind":"a","q\u0022k":1.5}`,
+	`{"name":"ab","kind":"a","qk":1}`,
+	`{"name":"ab","kind":"a","é":true}`,
+	`{"name":"ab","kind":"a","\u00e9":false}`,
+	`{"name":"ab","kind":"a","é":1}`,
+	`{"name":"ab","kind":"a","aVeryLongPropertyName":0}`,
+	`{"name":"ab","kind":"a","aVeryLongPropertyName":-1e-9}`,
+	`{"name":"ab","kind":"a","aVeryLongPropertyNam":0}`,
+	`{"name":"ab","kind":"a","aVeryLongPropertyName":0,"aVeryLongPropertyName":1}`,
+	`{"name":"ab","code":"ab-1","kind":"a"}`,
+	`{"name":"ab","code":"ab-12","kind":"a"}`,
+	`{"name":"ab","code":"AB-1","kind":"a"}`,
+	`{"name":"ab","code":"ab-1\n","kind":"a"}`,
+	`{"name":"ab","code":"\u0061b-1","kind":"a"}`,
+	`{"name":"ab","code":"ab-١","kind":"a"}`,
+	`{"name":"ab","text":"","kind":"a"}`,
+	`{"name":"ab","text":"a\u0085b","kind":"a"}`,
+	`{"name":"ab","text":"a\u00a0b","kind":"a"}`,
+	`{"name":"ab","text":"a\u007fb","kind":"a"}`,
+	`{"name":"ab","text":"tab\there","kind":"a"}`,
+	`{"name":"ab","text":"\ud800","kind":"a"}`,
+	`{"name":"ab","text":"\ud800\u0041","kind":"a"}`,
+	"{\"name\":\"ab\",\"text\":\"\xff\xc2\",\"kind\":\"a\"}",
+	"{\"name\":\"ab\",\"text\":\"a\xc2\x85b\",\"kind\":\"a\"}",
+	`{"name":"ab","text":"` + strings.Repeat("é", 40) + `","kind":"a"}`,
+	`{"name":"ab","text":"` + strings.Repeat("é", 41) + `","kind":"a"}`,
+	`{"name":"ab","text":"` + strings.Repeat("x", 40) + `","kind":"a"}`,
+	`{"name":"ab","text":"` + strings.Repeat("x", 41) + `","kind":"a"}`,
+	`{"name":"ab","text":"abcdefgh\"ijklmnop","kind":"a"}`,
+	`{"name":"ab","text":"abcdefghijklmnop\u0041","kind":"a"}`,
+	`{"name":"ab","text":"abcdefghijklmno/\/","kind":"a"}`,
+	"{\"name\":\"ab\",\"text\":\"abcdefghij\x01klm\",\"kind\":\"a\"}",
+	"{\"name\":\"ab\",\"text\":\"abcdefghij\x7fklm\",\"kind\":\"a\"}",
+	`{"name":"ab","kind":"a","list":["a","b","c"]}`,
+	`{"name":"ab","kind":"a","list":["a","b","c","d"]}`,
+	`{"name":"ab","kind":"a","list":[""]}`,
+	`{"name":"ab","kind":"a","list":[]}`,
+	`{"name":"ab","kind":"a","meta":{"ghost":null}}`,
+	`{"name":"ab","kind":"a","meta":{"gh\u006fst":[{}]}}`,
+	`{"name":"ab","kind":"a","meta":{}}`,
+	`{"name":"ab","kind":"a","meta":{"ghost":1,"x":"é","other":{}}}`,
+	`{"name":"ab","kind":"a","meta":{"ghost":1,"x":"ab"}}`,
+	`{"name":"ab","kind":"a","meta":{"x":"a","ghost":1,"x":"b"}}`,
+	`{"name":"ab","kind":"a","zzz":1}`,
+	`{"name":"ab","kind":"a","ghost":1}`,
+	`{"name":"ab","kind":"a"`,
+	`{"name":"ab","kind":"a`,
+	`{"name":"ab","kind":`,
+	`{"name":"ab","kind"`,
+	`{"name":"ab","kind`,
+	`{"name":"ab",`,
+	`{"name"`,
+	`{"name":"ab" "kind":"a"}`,
+	`{"name":"ab","kind":"a"}}`,
+	`{"name":"ab","kind":"a",}`,
+	"{\"name\":\"ab\x01\",\"kind\":\"a\"}",
+	`{"name":"ab\x","kind":"a"}`,
+	`{"name":"ab\u12","kind":"a"}`,
+	`{"name":"ab","kind":"a","q\"k":01}`,
+	`{"name":"ab","kind":"a","q\"k":1.}`,
+}
+
+// TestSameVerdictsEdge holds Validator to jsonschema-go's verdicts on
+// edgeDocs.
+func TestSameVerdictsEdge(t *testing.T) {
+	s := edgeSchema()
+	v, err := schema.Compile(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var valid, invalid int
+	for _, doc := range edgeDocs {
+		want, wellFormed := reference(t, ref, []byte(doc))
+		got := v.Validate([]byte(doc))
+		switch {
+		case !wellFormed && got == nil:
+			t.Errorf("Validate accepted malformed JSON %q", doc)
+		case wellFormed && (got == nil) != want:
+			t.Errorf("Validate(%q) = %v, jsonschema-go valid = %v", doc, got, want)
+		case got == nil:
+			valid++
+		default:
+			invalid++
+		}
+	}
+	if valid < 30 || invalid < 30 {
+		t.Errorf("too few cases of each verdict: %d valid, %d invalid", valid, invalid)
+	}
+}
+
+func FuzzEdgeSchema(f *testing.F) {
+	for _, doc := range edgeDocs {
+		f.Add([]byte(doc))
+	}
+	s := edgeSchema()
+	v, err := schema.Compile(s)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ref, err := s.Resolve(nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		want, wellFormed := reference(t, ref, doc)
+		got := v.Validate(doc)
+		if !wellFormed {
+			if got == nil {
+				t.Fatalf("Validate accepted malformed JSON %q", doc)
+			}
+			return
+		}
+		if hasDuplicateKeys(doc) {
+			return // see TestDuplicateKeys
+		}
+		if (got == nil) != want {
+			t.Fatalf("Validate(%q) = %v, jsonschema-go valid = %v", doc, got, want)
+		}
+	})
+}
+
+// TestDuplicateKeys pins where Validate knowingly differs from
+// jsonschema-go: of a key given twice, jsonschema-go sees only the last
+// value (encoding/json keeps it), while Validate checks every one.
+func TestDuplicateKeys(t *testing.T) {
+	v, err := schema.Compile(edgeSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		doc   string
+		valid bool
+	}{
+		{`{"name":"ab","kind":"a","name":"abc"}`, true},
+		{`{"name":"abcde","kind":"a","name":"abc"}`, false},
+		{`{"name":"abc","kind":"a","name":"abcde"}`, false},
+		{`{"name":"ab","kind":"a","meta":{"x":"00","ghost":0,"x":""}}`, false},
+	} {
+		if !hasDuplicateKeys([]byte(tc.doc)) {
+			t.Errorf("hasDuplicateKeys(%s) = false, want true", tc.doc)
+		}
+		if err := v.Validate([]byte(tc.doc)); (err == nil) != tc.valid {
+			t.Errorf("Validate(%s) = %v, want valid = %v", tc.doc, err, tc.valid)
+		}
+	}
+	if hasDuplicateKeys([]byte(`{"a":{"b":1},"b":{"a":[{"a":1},{"a":2}]}}`)) {
+		t.Error("hasDuplicateKeys: found a duplicate in a document without one")
+	}
+}
+
+// hasDuplicateKeys reports whether an object in doc, well-formed JSON, has
+// a key twice, as encoding/json reads keys.
+func hasDuplicateKeys(doc []byte) bool {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	var dup func() bool // reads one value
+	dup = func() bool {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for d.More() {
+				k, err := d.Token()
+				if err != nil {
+					return false
+				}
+				key := k.(string)
+				if seen[key] {
+					return true
+				}
+				seen[key] = true
+				if dup() {
+					return true
+				}
+			}
+			_, _ = d.Token()
+		case json.Delim('['):
+			for d.More() {
+				if dup() {
+					return true
+				}
+			}
+			_, _ = d.Token()
+		}
+		return false
+	}
+	return dup()
 }
 
 func BenchmarkValidate(b *testing.B) {
@@ -200,6 +464,56 @@ func BenchmarkValidateJSONSchemaGo(b *testing.B) {
 			b.Fatal(err)
 		}
 		if err := ref.Validate(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// largeAnalysis is an analyze_portfolio result the size the server sends
+// under load (500 invoices, 99 accounts, ≈23 KB): the one mcpapi's
+// BenchmarkCheckOutput checks, from the input its benchArgs(500) builds.
+func largeAnalysis(tb testing.TB) []byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	const n = 500
+	nCust := n / 4
+	invs := make([]portfolio.Invoice, n)
+	for i := range invs {
+		c := r.IntN(nCust)
+		st := portfolio.StatusOpen
+		switch p := r.IntN(100); {
+		case p >= 90:
+			st = portfolio.StatusVoid
+		case p >= 70:
+			st = portfolio.StatusPaid
+		}
+		invs[i] = portfolio.Invoice{
+			ID: fmt.Sprintf("inv-%05d", i+1), CustomerID: fmt.Sprintf("cust-%04d", c+1),
+			CustomerName: fmt.Sprintf("Cliente %d Ltda", c+1),
+			DueDate:      fmt.Sprintf("2026-%02d-%02d", 10+r.IntN(3), 1+r.IntN(28)),
+			AmountCents:  int64(100 + r.IntN(80_000)), Status: st, DoNotContact: c%33 == 0,
+		}
+	}
+	raw, err := json.Marshal(portfolio.Input{AsOf: "2026-11-29", Invoices: invs})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	in, err := portfolio.Parse(raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a := portfolio.Analyze(in)
+	return a.AppendJSON(nil)
+}
+
+// BenchmarkValidateLarge is the output check of one large analyze result,
+// the validate half of mcpapi's BenchmarkCheckOutput.
+func BenchmarkValidateLarge(b *testing.B) {
+	v, _ := outputSchema(b)
+	doc := largeAnalysis(b)
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := v.Validate(doc); err != nil {
 			b.Fatal(err)
 		}
 	}
