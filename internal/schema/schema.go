@@ -9,6 +9,8 @@
 // bytes the server is about to send. Compile refuses a schema that uses a
 // keyword outside the subset, so a contract can never be checked less than
 // its schema says; the tests hold the two validators to the same verdicts.
+// One difference, stricter on purpose: every copy of a repeated object key
+// is checked, where jsonschema-go (through encoding/json) sees only the last.
 package schema
 
 import (
