@@ -64,3 +64,12 @@ func BenchmarkMarshalStdlib(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkAppendCanonicalJSON(b *testing.B) {
+	in, data := benchInput(b)
+	buf := make([]byte, 0, len(data)+64)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = in.AppendCanonicalJSON(buf[:0])
+	}
+}
