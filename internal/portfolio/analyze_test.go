@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -385,5 +386,91 @@ func TestAnalyzeMatchesReference(t *testing.T) {
 	in, _ := benchInput(t)
 	if diff := gocmp.Diff(withTieBreak(refAnalyze(in)), Analyze(in)); diff != "" {
 		t.Errorf("Analyze(benchInput) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestAnalyzeOrder covers both ways Analyze orders accounts: a counting
+// sort by days with the runs of equal days sorted (days spanning few
+// values), and a merge sort of all (days spread wide); and runs long
+// enough to be merged, with ties on days and amount left to the id.
+func TestAnalyzeOrder(t *testing.T) {
+	tests := []struct {
+		name      string
+		customers int
+		days      func(r *rand.Rand, c int) int
+		cents     func(r *rand.Rand, c int) int64
+	}{
+		{"one day, one amount", 200, func(*rand.Rand, int) int { return 3 }, func(*rand.Rand, int) int64 { return 500 }},
+		{"one day, few amounts", 120, func(*rand.Rand, int) int { return 20 }, func(r *rand.Rand, _ int) int64 { return int64(1 + r.IntN(3)) }},
+		{"few days", 300, func(r *rand.Rand, _ int) int { return 1 + r.IntN(4) }, func(r *rand.Rand, _ int) int64 { return int64(1 + r.IntN(50)) }},
+		{"days spread wide", 300, func(r *rand.Rand, _ int) int { return 1 + r.IntN(9000) }, func(r *rand.Rand, _ int) int64 { return int64(1 + r.IntN(3)) }},
+		{"two far days", 40, func(r *rand.Rand, c int) int { return []int{1, 9000}[c%2] }, func(r *rand.Rand, _ int) int64 { return int64(1 + r.IntN(2)) }},
+		{"descending days", 60, func(_ *rand.Rand, c int) int { return 1 + c }, func(*rand.Rand, int) int64 { return 1 }},
+	}
+	asOf := time.Date(2050, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(8, 9))
+			in := &Input{AsOf: asOf.Format(time.DateOnly)}
+			for i := range MaxInvoices {
+				c := r.IntN(tt.customers)
+				if i < tt.customers {
+					c = i // every customer appears
+				}
+				st := StatusOpen
+				if r.IntN(5) == 0 {
+					st = StatusPaid
+				}
+				in.Invoices = append(in.Invoices, Invoice{
+					ID: fmt.Sprintf("i%d", i), CustomerID: fmt.Sprintf("c%03d", (c*7919)%1000), CustomerName: fmt.Sprintf("n%d", c),
+					DueDate:     asOf.AddDate(0, 0, -tt.days(r, c)).Format(time.DateOnly),
+					AmountCents: tt.cents(r, c), Status: st, DoNotContact: r.IntN(100) == 0,
+				})
+			}
+			if err := Validate(in); err != nil {
+				t.Fatalf("Validate(%s) = %v", tt.name, err)
+			}
+			if diff := gocmp.Diff(withTieBreak(refAnalyze(in)), Analyze(in)); diff != "" {
+				t.Errorf("Analyze(%s) mismatch with reference (-want +got):\n%s", tt.name, diff)
+			}
+		})
+	}
+}
+
+func TestFormatBRLMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 11))
+	var amounts []int64
+	for p := int64(1); p <= math.MaxInt64/10; p *= 10 {
+		amounts = append(amounts, p-1, p, p+1, 10*p-1)
+	}
+	for range 20000 {
+		amounts = append(amounts, r.Int64N(1<<r.IntN(63)+1))
+	}
+	amounts = append(amounts, math.MaxInt64)
+	for _, c := range amounts {
+		if got, want := FormatBRL(c), refFormatBRL(c); got != want {
+			t.Fatalf("FormatBRL(%d) = %q, want %q", c, got, want)
+		}
+	}
+	// Negative amounts are out of the contract, but must be sized right.
+	for _, c := range append(amounts, -1, -99, -100, -123456, math.MinInt64) {
+		for _, c := range []int64{c, -c} {
+			if got, want := brlLen(c), len(FormatBRL(c)); got != want {
+				t.Fatalf("brlLen(%d) = %d, want len(%q) = %d", c, got, FormatBRL(c), want)
+			}
+		}
+	}
+}
+
+// reasonLen sizes the reasons' shared string: a wrong size would only cost
+// a copy, so it is checked here.
+func TestReasonLen(t *testing.T) {
+	for _, days := range []int32{math.MinInt32, -100000, -10, -9, -1, 0, 1, 9, 10, 99, 100, 36524, math.MaxInt32} {
+		for _, cents := range []int64{math.MinInt64, -1, 0, 1, 99, 100, 99_999, 100_000, 199_999_999, MaxInvoices * MaxAmountCents, math.MaxInt64} {
+			reason := fmt.Sprintf("%d days overdue with %s open", days, FormatBRL(cents))
+			if got := reasonLen(days, cents); got != len(reason) {
+				t.Errorf("reasonLen(%d, %d) = %d, want len(%q) = %d", days, cents, got, reason, len(reason))
+			}
+		}
 	}
 }

@@ -27,22 +27,47 @@ func appendBRL(dst []byte, cents int64) []byte {
 	dst = append(dst, "R$\u00a0"...)
 	whole, frac := u/100, u%100
 
-	// Digits of the whole part, least significant first.
-	var digits [20]byte
+	// The whole part in groups of three digits, least significant first.
+	var groups [7]uint64 // 10^21 > MaxUint64/100
 	n := 0
 	for {
-		digits[n] = byte('0' + whole%10)
+		groups[n] = whole % 1000
 		n++
-		whole /= 10
+		whole /= 1000
 		if whole == 0 {
 			break
 		}
 	}
-	for i := n - 1; i >= 0; i-- {
-		dst = append(dst, digits[i])
-		if i > 0 && i%3 == 0 {
-			dst = append(dst, '.')
-		}
+	switch g := groups[n-1]; {
+	case g >= 100:
+		dst = append(dst, byte('0'+g/100), byte('0'+g/10%10), byte('0'+g%10))
+	case g >= 10:
+		dst = append(dst, byte('0'+g/10), byte('0'+g%10))
+	default:
+		dst = append(dst, byte('0'+g))
+	}
+	for i := n - 2; i >= 0; i-- {
+		g := groups[i]
+		dst = append(dst, '.', byte('0'+g/100), byte('0'+g/10%10), byte('0'+g%10))
 	}
 	return append(dst, ',', byte('0'+frac/10), byte('0'+frac%10))
+}
+
+// brlLen is len(FormatBRL(cents)).
+func brlLen(cents int64) int {
+	u := uint64(cents)
+	if cents < 0 {
+		u = -u
+	}
+	n := decimalLen(u / 100)
+	return b2i(cents < 0) + len("R$\u00a0") + n + (n-1)/3 + len(",00")
+}
+
+// decimalLen is the number of decimal digits of u.
+func decimalLen(u uint64) int {
+	n := 1
+	for ; u >= 10; u /= 10 {
+		n++
+	}
+	return n
 }

@@ -16,6 +16,17 @@ func dateShape(s string) bool {
 	return true
 }
 
+// dateKey maps a date of dateShape to a number, so that dates compare as
+// numbers in the order they compare as strings: the eight digits, in order,
+// one a byte. Any other string maps to 0.
+func dateKey(s string) uint64 {
+	if len(s) != 10 {
+		return 0
+	}
+	return uint64(s[0])<<56 | uint64(s[1])<<48 | uint64(s[2])<<40 | uint64(s[3])<<32 |
+		uint64(s[5])<<24 | uint64(s[6])<<16 | uint64(s[8])<<8 | uint64(s[9])
+}
+
 // civil splits a string of dateShape into year, month and day. It does not
 // check the shape; callers do.
 func civil(s string) (y, m, d int) {

@@ -1,0 +1,93 @@
+package portfolio
+
+import (
+	"math/bits"
+	"math/rand/v2"
+)
+
+// stringIndex numbers distinct strings 0, 1, 2... in order of first
+// appearance, as a map[string]int32 would, at a fraction of the cost for
+// Analyze and Validate: an open-addressing hash table with linear probing,
+// sized once from the number of strings so that it is never more than half
+// full and never grows, whose entries hold no pointers. A string of up to
+// 16 bytes is held whole in its entry's two words, so it is compared
+// without reading it again; a longer one is compared through the caller,
+// who knows where it lives.
+//
+// Each index hashes with its own random keys, so no input can be crafted
+// to make its strings collide; collisions only cost comparisons, never
+// change a result.
+type stringIndex struct {
+	k0, k1  uint64  // hash keys
+	mask    uint64  // len(slots)-1
+	slots   []int32 // 0 when empty, or else 1 + the number of a string
+	entries []entry // by number
+}
+
+// entry is what the index keeps of a string: its length and two words
+// (see number).
+type entry struct {
+	w0, w1 uint64
+	n      int
+}
+
+// newStringIndex makes an index for at most n distinct strings. Its entries
+// start with room for hint of them.
+func newStringIndex(n, hint int) stringIndex {
+	size := 8
+	for size < 2*n {
+		size <<= 1
+	}
+	return stringIndex{
+		k0: rand.Uint64(), k1: rand.Uint64(), mask: uint64(size - 1),
+		slots: make([]int32, size), entries: make([]entry, 0, min(hint, n)),
+	}
+}
+
+// number returns the number of s, giving it the next one if s is new, and
+// whether it is new. For strings longer than 16 bytes it calls str to get
+// the string of a number already given.
+func (x *stringIndex) number(s string, str func(k int32) string) (k int32, added bool) {
+	// Two words that, with the length, hold every byte of a string of up
+	// to 16 bytes: its first and last eight bytes, which overlap under 16,
+	// or four and four under 8, or three bytes under 4. Of a longer string
+	// they are only its ends, and the hash reads all of it.
+	var w0, w1 uint64
+	h := x.k0 ^ uint64(len(s))
+	switch n := len(s); {
+	case n > 16:
+		for i := 0; i < n-8; i += 8 {
+			h = mix(h^load64(s[i:]), x.k1)
+		}
+		w0, w1 = load64(s), load64(s[n-8:])
+	case n >= 8:
+		w0, w1 = load64(s), load64(s[n-8:])
+	case n >= 4:
+		w0, w1 = uint64(load32(s)), uint64(load32(s[n-4:]))
+	case n > 0:
+		w0 = uint64(s[0]) | uint64(s[n/2])<<8 | uint64(s[n-1])<<16
+	}
+	if len(s) <= 16 {
+		h ^= w0
+	}
+	h = mix(h, w1^x.k1)
+
+	for p := h & x.mask; ; p = (p + 1) & x.mask {
+		e := x.slots[p]
+		if e == 0 {
+			k = int32(len(x.entries))
+			x.entries = append(x.entries, entry{w0: w0, w1: w1, n: len(s)})
+			x.slots[p] = k + 1
+			return k, true
+		}
+		if en := &x.entries[e-1]; en.w0 == w0 && en.w1 == w1 && en.n == len(s) && (len(s) <= 16 || str(e-1) == s) {
+			return e - 1, false
+		}
+	}
+}
+
+// mix is the multiply-and-fold of wyhash.
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
