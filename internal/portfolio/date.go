@@ -16,6 +16,33 @@ func dateShape(s string) bool {
 	return true
 }
 
+// goodDate reports whether s is a valid date: dateShape, realDate and from
+// MinDate to MaxDate, in one pass.
+func goodDate(s string) bool {
+	if len(s) != 10 {
+		return false
+	}
+	// Digits and dashes where they belong, a word at a time: xor with
+	// "0000-00-" leaves each byte 0 to 9 for a digit and 0 for a dash, so
+	// adding 6 to a digit and 15 to a dash keeps the high nibble clear.
+	w := load64(s) ^ 0x2d30302d30303030
+	if (w|(w+0x0f06060f06060606))&0xf0f0f0f0f0f0f0f0 != 0 {
+		return false
+	}
+	d0, d1 := s[8]-'0', s[9]-'0'
+	if d0 > 9 || d1 > 9 {
+		return false
+	}
+	y := int(w&0xff)*1000 + int(w>>8&0xff)*100 + int(w>>16&0xff)*10 + int(w>>24&0xff)
+	m := int(w>>40&0xff)*10 + int(w>>48&0xff)
+	d := int(d0)*10 + int(d1)
+	if m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+		return false
+	}
+	k := dateKey(s)
+	return k >= dateKey(MinDate) && k <= dateKey(MaxDate)
+}
+
 // dateKey maps a date of dateShape to a number, so that dates compare as
 // numbers in the order they compare as strings: the eight digits, in order,
 // one a byte. Any other string maps to 0.

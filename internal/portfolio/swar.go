@@ -21,3 +21,15 @@ func load32(s string) uint32 {
 	_ = s[3]
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
+
+const (
+	lsb = 0x0101010101010101 // 1 in every byte
+	msb = 0x8080808080808080 // the top bit of every byte
+)
+
+// printableASCII8 reports whether every byte of w is from 0x20 to 0x7e. A
+// byte outside sets its top bit in w (from 0x80), in w-0x20 (under 0x20) or
+// in w+1 (0x7f).
+func printableASCII8(w uint64) bool {
+	return (w|(w-0x20*lsb)|(w+lsb))&msb == 0
+}

@@ -88,18 +88,21 @@ func checkInvoice(inv *Invoice, i int) *Error {
 // checkCross finds the first invoice, by index, that repeats an earlier id
 // or gives its customer a different name than the customer's first invoice.
 func checkCross(invs []Invoice) *Error {
-	ids := make(map[string]struct{}, len(invs))
-	names := make(map[string]string, len(invs)/4+1) // customers have several invoices; grows if not
+	ids := newStringIndex(len(invs), len(invs))
+	customers := newStringIndex(len(invs), len(invs)/4+1)
+	firsts := make([]int32, 0, len(invs)/4+1)          // each customer's first invoice
+	idOf := func(k int32) string { return invs[k].ID } // ids are numbered as invoices are
+	customerOf := func(k int32) string { return invs[firsts[k]].CustomerID }
 	for i := range invs {
 		inv := &invs[i]
-		if _, dup := ids[inv.ID]; dup {
+		if _, added := ids.number(inv.ID, idOf); !added {
 			return &Error{Code: CodeDuplicateInvoiceID, Field: invoicePath(i, "id"),
 				Message: "repeats the id of an earlier invoice"}
 		}
-		ids[inv.ID] = struct{}{}
-		if name, seen := names[inv.CustomerID]; !seen {
-			names[inv.CustomerID] = inv.CustomerName
-		} else if name != inv.CustomerName {
+		k, added := customers.number(inv.CustomerID, customerOf)
+		if added {
+			firsts = append(firsts, int32(i))
+		} else if invs[firsts[k]].CustomerName != inv.CustomerName {
 			return &Error{Code: CodeConflictingCustomerName, Field: invoicePath(i, "customerName"),
 				Message: "differs from the name on an earlier invoice of the same customerId"}
 		}
@@ -109,6 +112,9 @@ func checkCross(invs []Invoice) *Error {
 
 // checkDate validates a date field; i < 0 means the top-level asOf.
 func checkDate(s, name string, i int) *Error {
+	if goodDate(s) {
+		return nil
+	}
 	var code Code
 	var msg string
 	switch {
@@ -145,8 +151,19 @@ func textProblem(s string) string {
 		return "must not be empty"
 	}
 	// Fast path: printable ASCII, one byte a character, as nearly every id
-	// and name is.
+	// and name is; eight bytes at a time, the last word overlapping the
+	// one before. The bytes before i are printable ASCII.
 	i := 0
+	if len(s) >= 8 {
+		for ; i+8 < len(s); i += 8 {
+			if !printableASCII8(load64(s[i:])) {
+				break
+			}
+		}
+		if i+8 >= len(s) && printableASCII8(load64(s[len(s)-8:])) {
+			i = len(s)
+		}
+	}
 	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
 		i++
 	}
@@ -173,6 +190,12 @@ func textProblem(s string) string {
 				return "must not contain control characters"
 			}
 			i += size
+			// Past an accented letter, a name goes on in plain ASCII, as
+			// a rule: by words again.
+			for i+8 <= len(s) && printableASCII8(load64(s[i:])) {
+				i += 8
+				n += 8
+			}
 		}
 		n++
 	}
