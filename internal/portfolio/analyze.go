@@ -2,7 +2,6 @@ package portfolio
 
 import (
 	"math"
-	"strconv"
 	"strings"
 )
 
@@ -94,7 +93,7 @@ func Analyze(in *Input) Analysis {
 	for _, k := range listed {
 		c := &custs[k]
 		var tmp [64]byte
-		b := strconv.AppendInt(tmp[:0], int64(c.days), 10)
+		b := appendInt(tmp[:0], int64(c.days))
 		b = append(b, " days overdue with "...)
 		b = appendBRL(b, c.open)
 		b = append(b, " open"...)

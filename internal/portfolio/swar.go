@@ -33,3 +33,20 @@ const (
 func printableASCII8(w uint64) bool {
 	return (w|(w-0x20*lsb)|(w+lsb))&msb == 0
 }
+
+// hasZeroByte sets the top bit of the first zero byte of x, if any, and
+// maybe of later bytes; the other bits mean nothing.
+func hasZeroByte(x uint64) uint64 { return (x - lsb) &^ x }
+
+// jsonSafe8 reports whether every byte of w stands for itself inside a
+// JSON string as encoding/json writes it: ASCII from 0x20, but for '"' and
+// '\\', and for '<', '>' and '&' when html is set. A byte outside sets its
+// top bit in w (from 0x80), in w-0x20 (under 0x20), or in hasZeroByte of w
+// xor that character repeated.
+func jsonSafe8(w uint64, html bool) bool {
+	t := w | (w - 0x20*lsb) | hasZeroByte(w^('"'*lsb)) | hasZeroByte(w^('\\'*lsb))
+	if html {
+		t |= hasZeroByte(w^('<'*lsb)) | hasZeroByte(w^('>'*lsb)) | hasZeroByte(w^('&'*lsb))
+	}
+	return t&msb == 0
+}

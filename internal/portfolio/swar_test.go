@@ -2,6 +2,7 @@ package portfolio
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 )
@@ -9,6 +10,10 @@ import (
 // The word tests against byte-by-byte statements of the same rules.
 
 func printableByte(c byte) bool { return c >= 0x20 && c < 0x7f }
+
+func jsonSafeByte(c byte, html bool) bool {
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && !(html && (c == '<' || c == '>' || c == '&'))
+}
 
 // firstByte returns the index of the first byte of w that f holds for, or 8.
 func firstByte(w uint64, f func(byte) bool) int {
@@ -58,6 +63,30 @@ func TestPrintableASCII8(t *testing.T) {
 		want := firstByte(w, func(c byte) bool { return !printableByte(c) }) == 8
 		if got := printableASCII8(w); got != want {
 			t.Fatalf("printableASCII8(%#016x) = %v, want %v", w, got, want)
+		}
+	}
+}
+
+func TestJSONSafe8(t *testing.T) {
+	for w := range interestingWords {
+		for _, html := range []bool{false, true} {
+			want := firstByte(w, func(c byte) bool { return !jsonSafeByte(c, html) }) == 8
+			if got := jsonSafe8(w, html); got != want {
+				t.Fatalf("jsonSafe8(%#016x, %v) = %v, want %v", w, html, got, want)
+			}
+		}
+	}
+}
+
+func TestHasZeroByte(t *testing.T) {
+	for w := range interestingWords {
+		want := firstByte(w, func(c byte) bool { return c == 0 })
+		got := 8
+		if m := hasZeroByte(w) & msb; m != 0 {
+			got = bits.TrailingZeros64(m) / 8
+		}
+		if got != want {
+			t.Fatalf("hasZeroByte(%#016x) finds byte %d, want %d", w, got, want)
 		}
 	}
 }
