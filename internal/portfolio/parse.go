@@ -2,6 +2,7 @@ package portfolio
 
 import (
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -64,7 +65,7 @@ func parse(data []byte, whole bool) (*Input, int, error) {
 	if len(data) > math.MaxInt32 {
 		return nil, 0, &Error{Code: CodeInvalidJSON, Message: "document too large"}
 	}
-	d := decoder{s: string(data), inv: -1}
+	d := decoder{s: string(data), inv: -1, field: noField}
 	in, e := d.document(whole)
 	if e != nil {
 		return nil, 0, e
@@ -81,12 +82,12 @@ type decoder struct {
 	s       string
 	pos     int
 	inv     int    // index of the invoice being decoded, or -1
-	field   string // known field whose value is being decoded, or ""
+	field   int    // known field whose value is being decoded, or noField
 	scratch []byte // for strings with escapes
 }
 
 // The fields of an invoice, in declaration order; the index is the bit in
-// the seen mask.
+// the seen mask. Then the fields of the document, for error paths.
 const (
 	fID = iota
 	fCustomerID
@@ -96,10 +97,19 @@ const (
 	fStatus
 	fDoNotContact
 	nInvoiceFields
+
+	fAsOf     = nInvoiceFields
+	fInvoices = nInvoiceFields + 1
+	noField   = -1
 )
 
-func invoiceFieldName(f int) string {
+// fieldName is the JSON name of a field.
+func fieldName(f int) string {
 	switch f {
+	case fAsOf:
+		return "asOf"
+	case fInvoices:
+		return "invoices"
 	case fID:
 		return "id"
 	case fCustomerID:
@@ -158,13 +168,12 @@ func (d *decoder) document(whole bool) (*Input, *Error) {
 		var bit int
 		switch key {
 		case "asOf":
-			bit = hasAsOf
+			bit, d.field = hasAsOf, fAsOf
 		case "invoices":
-			bit = hasInvoices
+			bit, d.field = hasInvoices, fInvoices
 		default:
 			return nil, d.unknown(key)
 		}
-		d.field = key
 		if seen&bit != 0 {
 			return nil, d.syntax("repeated key")
 		}
@@ -177,7 +186,7 @@ func (d *decoder) document(whole bool) (*Input, *Error) {
 		if e != nil {
 			return nil, e
 		}
-		d.field = ""
+		d.field = noField
 		if more, e = d.endMember(); e != nil {
 			return nil, e
 		}
@@ -216,12 +225,18 @@ func (d *decoder) invoices() ([]Invoice, *Error) {
 			return nil, &Error{Code: CodeOutOfRange, Field: "invoices",
 				Message: "must hold " + strconv.Itoa(MinInvoices) + " to " + strconv.Itoa(MaxInvoices) + " invoices, has more"}
 		}
-		d.inv, d.field = len(invs), ""
-		invs = append(invs, Invoice{})
+		d.inv, d.field = len(invs), noField
+		if len(invs) < cap(invs) {
+			// Room that make zeroed: no need to store a zero Invoice
+			// over it, with write barriers.
+			invs = invs[:len(invs)+1]
+		} else {
+			invs = append(invs, Invoice{})
+		}
 		if e := d.invoice(&invs[len(invs)-1]); e != nil {
 			return nil, e
 		}
-		d.inv, d.field = -1, "invoices"
+		d.inv, d.field = -1, fInvoices
 		d.skipWS()
 		if d.pos >= len(d.s) {
 			return nil, d.syntax("unexpected end of input")
@@ -247,15 +262,18 @@ func (d *decoder) invoice(inv *Invoice) *Error {
 	d.pos++
 	seen := 0
 	for more := d.objectHasMembers(); more; {
-		key, e := d.key()
-		if e != nil {
-			return e
-		}
-		f := invoiceField(key)
+		var e *Error
+		f := d.nextKey(seen)
 		if f < 0 {
-			return d.unknown(key)
+			var key string
+			if key, e = d.key(); e != nil {
+				return e
+			}
+			if f = invoiceField(key); f < 0 {
+				return d.unknown(key)
+			}
 		}
-		d.field = invoiceFieldName(f)
+		d.field = f
 		if seen&(1<<f) != 0 {
 			return d.syntax("repeated key")
 		}
@@ -281,7 +299,7 @@ func (d *decoder) invoice(inv *Invoice) *Error {
 		if e != nil {
 			return e
 		}
-		d.field = ""
+		d.field = noField
 		if more, e = d.endMember(); e != nil {
 			return e
 		}
@@ -289,11 +307,48 @@ func (d *decoder) invoice(inv *Invoice) *Error {
 	if seen != 1<<nInvoiceFields-1 {
 		for f := range nInvoiceFields {
 			if seen&(1<<f) == 0 {
-				return &Error{Code: CodeMissingField, Field: invoicePath(d.inv, invoiceFieldName(f)), Message: "is required"}
+				return &Error{Code: CodeMissingField, Field: invoicePath(d.inv, fieldName(f)), Message: "is required"}
 			}
 		}
 	}
 	return nil
+}
+
+// nextKey is a fast path for key and invoiceField in an invoice with the
+// fields seen so far: when the member at d.pos has the first of the other
+// fields in declaration order as its plain key, directly followed by ':',
+// as encoders write it, it consumes what key would and returns that field.
+// Otherwise it returns -1 and consumes at most whitespace.
+func (d *decoder) nextKey(seen int) int {
+	d.skipWS()
+	rest := d.s[d.pos:]
+	// Comparisons with constant strings of up to 16 bytes compile to a few
+	// loads; strings.HasPrefix would call memequal.
+	var n int
+	var ok bool
+	f := bits.TrailingZeros(^uint(seen))
+	switch f {
+	case fID:
+		n, ok = 5, len(rest) >= 5 && rest[:5] == `"id":`
+	case fCustomerID:
+		n, ok = 13, len(rest) >= 13 && rest[:13] == `"customerId":`
+	case fCustomerName:
+		n, ok = 15, len(rest) >= 15 && rest[:15] == `"customerName":`
+	case fDueDate:
+		n, ok = 10, len(rest) >= 10 && rest[:10] == `"dueDate":`
+	case fAmountCents:
+		n, ok = 14, len(rest) >= 14 && rest[:14] == `"amountCents":`
+	case fStatus:
+		n, ok = 9, len(rest) >= 9 && rest[:9] == `"status":`
+	case fDoNotContact:
+		n, ok = 15, len(rest) >= 15 && rest[:15] == `"doNotContact":`
+	}
+	if !ok {
+		return -1
+	}
+	d.pos += n
+	d.skipWS()
+	return f
 }
 
 // objectHasMembers is called just after '{' and reports whether the object
@@ -350,14 +405,19 @@ func (d *decoder) key() (string, *Error) {
 }
 
 func (d *decoder) skipWS() {
-	for d.pos < len(d.s) {
-		switch d.s[d.pos] {
-		case ' ', '\t', '\n', '\r':
-			d.pos++
-		default:
-			return
-		}
+	// Compact JSON has no space to skip: check for that first, inlined.
+	if d.pos < len(d.s) && d.s[d.pos] > ' ' {
+		return
 	}
+	d.skipSomeWS()
+}
+
+func (d *decoder) skipSomeWS() {
+	s, i := d.s, d.pos
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	d.pos = i
 }
 
 // stringValue decodes a value that must be a string.
@@ -371,22 +431,34 @@ func (d *decoder) stringValue() (string, *Error) {
 // str decodes the string at d.pos. Without escapes it is a substring of
 // d.s, which is already a private copy of the input.
 func (d *decoder) str() (string, *Error) {
-	d.pos++
-	start := d.pos
-	s := d.s
-	for i := start; i < len(s); i++ {
-		c := s[i]
-		if c == '"' {
-			d.pos = i + 1
-			return s[start:i], nil
-		}
-		if c == '\\' || c < 0x20 {
-			d.pos = i
-			return d.strEscaped(start)
+	start := d.pos + 1
+	i := stringStop(d.s, start)
+	switch {
+	case i == len(d.s):
+		d.pos = i
+		return "", d.syntax("unterminated string")
+	case d.s[i] == '"':
+		d.pos = i + 1
+		return d.s[start:i], nil
+	}
+	d.pos = i
+	return d.strEscaped(start)
+}
+
+// stringStop returns the index of the first '"', '\\' or control character
+// of s from i on, or len(s): eight bytes at a time while they last.
+func stringStop(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		if m := stringStops8(load64(s[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
-	d.pos = len(s)
-	return "", d.syntax("unterminated string")
+	for ; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return i
 }
 
 // strEscaped finishes a string that started at start and has an escape or
@@ -498,6 +570,20 @@ func (d *decoder) boolean() (bool, *Error) {
 func (d *decoder) integer() (int64, *Error) {
 	s := d.s
 	i := d.pos
+	// Fast path: a plain integer of 1 to 18 digits, the usual spelling,
+	// cannot overflow.
+	if i < len(s) && s[i] >= '1' && s[i] <= '9' {
+		var v int64
+		j := i
+		for j < len(s) && j-i < 18 && s[j]-'0' <= 9 {
+			v = v*10 + int64(s[j]-'0')
+			j++
+		}
+		if j == len(s) || s[j] != '.' && s[j] != 'e' && s[j] != 'E' && s[j]-'0' > 9 {
+			d.pos = j
+			return v, nil
+		}
+	}
 	if i >= len(s) || (s[i] != '-' && (s[i] < '0' || s[i] > '9')) {
 		return 0, d.mismatch("an integer")
 	}
@@ -612,13 +698,15 @@ func b2i(b bool) int {
 
 // path names the value being decoded, for errors.
 func (d *decoder) path() string {
-	if d.inv >= 0 {
-		if d.field == "" {
-			return "invoices[" + strconv.Itoa(d.inv) + "]"
-		}
-		return invoicePath(d.inv, d.field)
+	switch {
+	case d.inv >= 0 && d.field == noField:
+		return "invoices[" + strconv.Itoa(d.inv) + "]"
+	case d.inv >= 0:
+		return invoicePath(d.inv, fieldName(d.field))
+	case d.field == noField:
+		return ""
 	}
-	return d.field
+	return fieldName(d.field)
 }
 
 func (d *decoder) syntax(msg string) *Error {

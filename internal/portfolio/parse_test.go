@@ -380,3 +380,94 @@ func TestParseDoesNotAliasInput(t *testing.T) {
 		t.Errorf("Parse result changed with its input buffer: %+v", in)
 	}
 }
+
+// TestParseExactErrors pins whole errors, byte offsets included, where the
+// decoder's fast paths (keys in declaration order, strings scanned a word at
+// a time, plain integers) give way to the general ones: at the end of the
+// data, in the middle of a key, at escapes and control characters.
+func TestParseExactErrors(t *testing.T) {
+	doc := rawDoc(1, nil)
+	upTo := func(s string) string { return doc[:strings.Index(doc, s)+len(s)] }
+	edit := func(old, new string) string { return strings.Replace(doc, old, new, 1) }
+	tests := []struct {
+		doc            string
+		code           Code // "" when the document is valid
+		field, message string
+	}{
+		{upTo(`{"i`), CodeInvalidJSON, "invoices[0]", "invalid JSON at byte offset 36: unterminated string"},
+		{upTo(`{"id`), CodeInvalidJSON, "invoices[0]", "invalid JSON at byte offset 37: unterminated string"},
+		{upTo(`{"id"`), CodeInvalidJSON, "invoices[0]", "invalid JSON at byte offset 38: expected ':'"},
+		{upTo(`{"id":`), CodeInvalidJSON, "invoices[0].id", "invalid JSON at byte offset 39: unexpected end of input"},
+		{upTo(`{"id":"inv-`), CodeInvalidJSON, "invoices[0].id", "invalid JSON at byte offset 44: unterminated string"},
+		{upTo(`{"id":"inv-0`), CodeInvalidJSON, "invoices[0].id", "invalid JSON at byte offset 45: unterminated string"},
+		{upTo(`"customerName":"Cliente 0`), CodeInvalidJSON, "invoices[0].customerName", "invalid JSON at byte offset 90: unterminated string"},
+		{upTo(`"amountCents":10`), CodeInvalidJSON, "invoices[0]", "invalid JSON at byte offset 131: unexpected end of input"},
+		{upTo(`"doNotContact":fal`), CodeInvalidJSON, "invoices[0].doNotContact", "invalid JSON at byte offset 164: invalid literal"},
+		{edit(`"id":`, `"id" :`), "", "", ""},
+		{edit(`"id":`, `"\u0069d":`), "", "", ""},
+		{edit(`"id":`, `"idx":`), CodeUnknownField, "invoices[0].idx", "is not a known field"},
+		{edit(`"customerId":"c0"`, `"customerId":"c0","customerId":"c0"`), CodeInvalidJSON, "invoices[0].customerId", "invalid JSON at byte offset 78: repeated key"},
+		{edit(`"id":"inv-0",`, ``), CodeMissingField, "invoices[0].id", "is required"},
+		{edit(`"status":"open",`, `"status":"open","id":"x",`), CodeInvalidJSON, "invoices[0].id", "invalid JSON at byte offset 154: repeated key"},
+		{edit(`"Cliente 0"`, `"Cliente\u0001 0"`), CodeInvalidText, "invoices[0].customerName", "must not contain control characters"},
+		{edit(`"Cliente 0"`, "\"Cliente\x01 0\""), CodeInvalidJSON, "invoices[0].customerName", "invalid JSON at byte offset 88: control character in string"},
+		{edit(`"Cliente 0"`, `"Clien\te 0"`), CodeInvalidText, "invoices[0].customerName", "must not contain control characters"},
+		{edit(`"Cliente 0"`, `"Cliente 0\"`), CodeInvalidJSON, "invoices[0]", "invalid JSON at byte offset 94: expected ',' or '}'"},
+		{edit(`:100,`, `:123456789012345678,`), CodeOutOfRange, "invoices[0].amountCents", "must be an integer number of cents from 1 to 1000000000000"},
+		{edit(`:100,`, `:1234567890123456789,`), CodeOutOfRange, "invoices[0].amountCents", "must be an integer number of cents from 1 to 1000000000000"},
+		{edit(`:100,`, `:12345678901234567890,`), CodeOutOfRange, "invoices[0].amountCents", "must be an integer number of cents from 1 to 1000000000000"},
+		{edit(`:100,`, `:100x,`), CodeInvalidJSON, "invoices[0]", "invalid JSON at byte offset 132: expected ',' or '}'"},
+		{edit(`:100,`, `:0100,`), CodeInvalidJSON, "invoices[0]", "invalid JSON at byte offset 130: expected ',' or '}'"},
+		{edit(`:100,`, `:100.5,`), CodeInvalidType, "invoices[0].amountCents", "must be an integer, not a number with a fractional part"},
+		{edit(`:100,`, `:-100,`), CodeOutOfRange, "invoices[0].amountCents", "must be an integer number of cents from 1 to 1000000000000"},
+		{edit(`:100,`, `:100e0,`), "", "", ""},
+	}
+	for _, tt := range tests {
+		in, err := Parse([]byte(tt.doc))
+		if tt.code == "" {
+			if err != nil || in == nil {
+				t.Errorf("Parse(%q) = %v, want it accepted", tt.doc, err)
+			}
+			continue
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Code != tt.code || e.Field != tt.field || e.Message != tt.message {
+			t.Errorf("Parse(%q) = %v, want %s at %q: %s", tt.doc, err, tt.code, tt.field, tt.message)
+		}
+	}
+}
+
+// TestParseStringsAtEveryOffset puts each kind of byte the string scanner
+// stops at, or must not stop at, at every offset of a value, so that it
+// falls in every position of a word and in the bytes after the last whole
+// word; Parse must agree with encoding/json.
+func TestParseStringsAtEveryOffset(t *testing.T) {
+	for _, piece := range []string{`\"`, `\\`, `\/`, `\u00e9`, `\ud83d\ude00`, "é", "😀", "\u2028", "<&>"} {
+		for before := range 18 {
+			for after := range 18 {
+				name := strings.Repeat("a", before) + piece + strings.Repeat("b", after)
+				doc := rawDoc(1, at(0, `"Cliente 0"`, `"`+name+`"`))
+				var want Input
+				if err := json.Unmarshal([]byte(doc), &want); err != nil {
+					t.Fatal(err)
+				}
+				got, err := Parse([]byte(doc))
+				if err != nil {
+					t.Fatalf("Parse(%q) = %v", doc, err)
+				}
+				if diff := gocmp.Diff(&want, got); diff != "" {
+					t.Fatalf("Parse(%q) mismatch with encoding/json (-want +got):\n%s", doc, diff)
+				}
+			}
+		}
+	}
+	// And unterminated, with the data ending 0 to 17 bytes into the value.
+	for n := range 18 {
+		doc := `{"asOf":"` + strings.Repeat("2", n)
+		_, err := Parse([]byte(doc))
+		want := "portfolio: asOf: invalid JSON at byte offset " + fmt.Sprint(len(doc)) + ": unterminated string (invalid_json)"
+		if err == nil || err.Error() != want {
+			t.Errorf("Parse(%q) = %v, want %s", doc, err, want)
+		}
+	}
+}
