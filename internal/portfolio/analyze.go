@@ -7,7 +7,7 @@ import (
 
 // customer accumulates one customer's invoices during Analyze. It holds
 // invoice indexes rather than strings so that slices of it have no pointers:
-// cheaper to allocate, to scan and to sort.
+// cheaper to allocate and to scan.
 type customer struct {
 	open      int64  // sum of open invoices, overdue or not
 	oldestKey uint64 // dateKey of the oldest overdue due date; MaxUint64 if none

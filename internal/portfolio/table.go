@@ -14,9 +14,8 @@ import (
 // without reading it again; a longer one is compared through the caller,
 // who knows where it lives.
 //
-// Each index hashes with its own random keys, so no input can be crafted
-// to make its strings collide; collisions only cost comparisons, never
-// change a result.
+// Each index hashes with its own random keys, so input cannot plan
+// collisions; they would only cost comparisons, never change a result.
 type stringIndex struct {
 	k0, k1  uint64  // hash keys
 	mask    uint64  // len(slots)-1
