@@ -3,8 +3,6 @@ package mcpapi
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,37 +10,12 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/portfolio/portfoliotest"
 	"github.com/cobranca/cobranca/internal/request"
 )
 
-// benchArgs builds n invoices the way shared/bench/mcpload does: about n/4
-// customers, due dates within 30 days of asOf, ~70% open, ~3% blocked.
-func benchArgs(n int) []byte {
-	r := rand.New(rand.NewPCG(1, 2))
-	nCust := max(1, n/4)
-	invs := make([]portfolio.Invoice, n)
-	for i := range invs {
-		c := r.IntN(nCust)
-		st := portfolio.StatusOpen
-		switch p := r.IntN(100); {
-		case p >= 90:
-			st = portfolio.StatusVoid
-		case p >= 70:
-			st = portfolio.StatusPaid
-		}
-		invs[i] = portfolio.Invoice{
-			ID: fmt.Sprintf("inv-%05d", i+1), CustomerID: fmt.Sprintf("cust-%04d", c+1),
-			CustomerName: fmt.Sprintf("Cliente %d Ltda", c+1),
-			DueDate:      fmt.Sprintf("2026-%02d-%02d", 10+r.IntN(3), 1+r.IntN(28)),
-			AmountCents:  int64(100 + r.IntN(80_000)), Status: st, DoNotContact: c%33 == 0,
-		}
-	}
-	b, err := json.Marshal(portfolio.Input{AsOf: "2026-11-29", Invoices: invs})
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
+// benchArgs builds n invoices the way shared/bench/mcpload does.
+var benchArgs = portfoliotest.Args
 
 // BenchmarkPipeline is one analyze call through the pipeline, without HTTP:
 // decode + validate + analyze + encode + output-schema check.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/portfolio/portfoliotest"
 	"github.com/cobranca/cobranca/internal/schema"
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -481,31 +482,7 @@ func BenchmarkValidateJSONSchemaGo(b *testing.B) {
 // under load (500 invoices, 99 accounts, ≈23 KB): the one mcpapi's
 // BenchmarkCheckOutput checks, from the input its benchArgs(500) builds.
 func largeAnalysis(tb testing.TB) []byte {
-	r := rand.New(rand.NewPCG(1, 2))
-	const n = 500
-	nCust := n / 4
-	invs := make([]portfolio.Invoice, n)
-	for i := range invs {
-		c := r.IntN(nCust)
-		st := portfolio.StatusOpen
-		switch p := r.IntN(100); {
-		case p >= 90:
-			st = portfolio.StatusVoid
-		case p >= 70:
-			st = portfolio.StatusPaid
-		}
-		invs[i] = portfolio.Invoice{
-			ID: fmt.Sprintf("inv-%05d", i+1), CustomerID: fmt.Sprintf("cust-%04d", c+1),
-			CustomerName: fmt.Sprintf("Cliente %d Ltda", c+1),
-			DueDate:      fmt.Sprintf("2026-%02d-%02d", 10+r.IntN(3), 1+r.IntN(28)),
-			AmountCents:  int64(100 + r.IntN(80_000)), Status: st, DoNotContact: c%33 == 0,
-		}
-	}
-	raw, err := json.Marshal(portfolio.Input{AsOf: "2026-11-29", Invoices: invs})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	in, err := portfolio.Parse(raw)
+	in, err := portfolio.Parse(portfoliotest.Args(500))
 	if err != nil {
 		tb.Fatal(err)
 	}
