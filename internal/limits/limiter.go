@@ -326,6 +326,11 @@ func (l *Limiter) take(ctx context.Context, steps []step) ([]Decision, error) {
 	return ds, nil
 }
 
+// Budgeted reports whether calls of tools of the risk tier spend a tier
+// budget in Tier: every tier but low (read-only tools spend only the
+// per-principal and per-origin request budgets).
+func (l *Limiter) Budgeted(risk contract.Risk) bool { return risk != contract.Low }
+
 // Tier enforces the per-principal budget of risk's tier, before a tool's
 // logic runs. It returns nil when the call may go on, a *failure.Error
 // rate_limited (with RetryAfter) when the budget is spent, and a
@@ -333,11 +338,12 @@ func (l *Limiter) take(ctx context.Context, steps []step) ([]Decision, error) {
 // state changes, so they fail closed. Low-tier calls have no tier budget
 // (the principal and origin limits cover them).
 func (l *Limiter) Tier(ctx context.Context, principalKey string, risk contract.Risk) error {
+	if !l.Budgeted(risk) {
+		return nil
+	}
 	var policy string
 	var lim Limit
 	switch risk {
-	case contract.Low:
-		return nil
 	case contract.Medium, contract.High:
 		policy, lim = "write", l.opts.Policies.Write
 	default: // critical, and forbidden should it ever reach here

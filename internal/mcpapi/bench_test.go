@@ -89,7 +89,7 @@ func BenchmarkScanCallDecode(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if env, ok := scanCall(body, h.decoder); !ok || !env.args.decoded || env.args.err != nil {
+		if env, ok := scanCall(body, fastDecoders(h)); !ok || !env.args.decoded || env.args.err != nil {
 			b.Fatal("not plain")
 		}
 	}

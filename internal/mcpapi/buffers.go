@@ -6,8 +6,10 @@ import "sync"
 // the request body, the encoded result, the response, the arguments'
 // canonical form for the audit digest — about 220 KB for 500 invoices. They
 // are recycled rather than allocated (and zeroed, and collected) per call.
-// Only buffers whose every use has ended go back: the fast path returns its
-// own after writing the response; the SDK path never returns any.
+// Only buffers whose every use has ended go back: the fast path returns the
+// body, result and response buffers after writing the response, the SDK path
+// returns none of them, and the auditor takes and returns its canonical
+// buffer within one digest, on either path.
 
 // maxPooledBuffer is the largest buffer kept for reuse, so that one huge
 // body does not pin its memory in the pool.

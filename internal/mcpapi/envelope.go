@@ -6,8 +6,9 @@ import (
 )
 
 // callEnvelope is a tools/call request read in one pass over the body: the
-// raw id, the tool name, the arguments and the raw _meta, all slices of the
-// body (nothing is copied or decoded twice).
+// raw id, the tool name, the arguments (as sent, and decoded when the
+// scanner could) and the raw _meta; id, arguments and _meta are slices of
+// the body.
 type callEnvelope struct {
 	id   []byte // a JSON integer literal or a plain JSON string, as sent
 	name string

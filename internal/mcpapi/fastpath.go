@@ -34,13 +34,7 @@ var legacyProtocols = map[string]bool{"": true, "2025-11-25": true, "2025-06-18"
 // serveFast answers the plain tools/call env read from the request's body and
 // reports true, or reports false having written nothing.
 func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnvelope) bool {
-	if h.slowOnly || len(r.Header.Values("Last-Event-ID")) > 0 {
-		return false
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return false
-	}
-	if !acceptsBoth(r.Header.Values("Accept")) {
+	if !h.mayServeFast(r) {
 		return false
 	}
 	t, ok := h.tools[env.name]
@@ -90,6 +84,23 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnve
 		putBuffer(rp, *rp)
 	}
 	return true
+}
+
+// mayServeFast reports whether r's headers leave it to the fast path: a
+// JSON POST that accepts both response types, of a protocol revision the
+// fast path speaks, not resuming a stream. What the body holds is decided
+// by scanCall and serveFast.
+func (h *Handler) mayServeFast(r *http.Request) bool {
+	if h.slowOnly || len(r.Header.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return false
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != protocol20260728 && !legacyProtocols[v] {
+		return false
+	}
+	return acceptsBoth(r.Header.Values("Accept"))
 }
 
 // plainMeta reports whether a 2026-07-28 request _meta holds exactly what the

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/google/go-cmp/cmp"
 )
@@ -54,11 +55,14 @@ func fastCases() []fastCase {
 		{"legacy unknown field", call("3", p(`{"asOf":"2026-01-01","invoices":[],"x<y":1}`)), legacy, true},
 		{"legacy empty args", call("3", p(`{}`)), legacy, true},
 		{"legacy arguments before name", call("3", `{"arguments":`+validArgs()+`,"name":"`+AnalyzeName+`"}`), legacy, true},
-		{"legacy arguments before name, misleading hint", call("3", `{"arguments":{"asOf":"2026-01-01","invoices":[],"note":{"name":"test.other"}},"name":"`+AnalyzeName+`"}`), legacy, true},
+		{"legacy arguments before name, a name inside them", call("3", `{"arguments":{"asOf":"2026-01-01","invoices":[],"note":{"name":"test.other"}},"name":"`+AnalyzeName+`"}`), legacy, true},
 		{"legacy arguments before name, invalid", call("3", `{"arguments":{"asOf":"2026-01-01","x":1},"name":"`+AnalyzeName+`"}`), legacy, true},
 		{"legacy refused early, then well-formed", call("3", p(`{"x":{"deep":[1,2,{"y":null}]},"asOf":"2026-01-01","invoices":[]}`)), legacy, true},
 		{"2026 valid", call("2", p26(validArgs())), v2026, true},
 		{"2026 invalid", call("2", p26(`{"asOf":"2026-01-01"}`)), v2026, true},
+		// The guess from the body's last "name" is the client's name: no
+		// decoder, so the arguments are skipped and decoded in the pipeline.
+		{"2026 arguments before name, wrong guess", call("2", `{"arguments":`+validArgs()+`,"name":"`+AnalyzeName+`",`+meta2026+`}`), v2026, true},
 		// Everything below is the SDK's to answer.
 		{"2026 missing Mcp-Name", call("2", p26(validArgs())), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}, false},
 		{"2026 wrong Mcp-Name", call("2", p26(validArgs())), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "x.y"}, false},
@@ -98,7 +102,9 @@ func serve(h http.Handler, c fastCase) *httptest.ResponseRecorder {
 }
 
 // TestFastPathMatchesSDK sends each request through the fast path and
-// through go-sdk alone: status, headers and body must be the same bytes.
+// through go-sdk alone: status, the headers a client reads and body must be
+// the same bytes. The framing differs on purpose: the fast path sends a
+// Content-Length where net/http chunks the SDK's large responses.
 func TestFastPathMatchesSDK(t *testing.T) {
 	fast := newTestHandler(t)
 	slow, err := New(Options{DisableFastPath: true, Now: time.Now})
@@ -150,12 +156,12 @@ func FuzzScanCall(f *testing.F) {
 		}
 		// Reading the arguments with the tool's Decoder finds the same
 		// envelope as skipping them, and what it accepts is well-formed.
-		denv, dok := scanCall(body, fast.decoder)
+		denv, dok := scanCall(body, fastDecoders(fast))
 		if dok != ok || string(denv.id) != string(env.id) || denv.name != env.name ||
 			!bytes.Equal(denv.args.raw, env.args.raw) || !bytes.Equal(denv.meta, env.meta) {
 			t.Fatalf("scanCall(%q): skipping the arguments gives %v %+v, decoding them %v %+v", body, ok, env, dok, denv)
 		}
-		if dok && denv.args.decoded && fast.decoder(denv.name) == nil {
+		if dok && denv.args.decoded && fastDecoders(fast)(denv.name) == nil {
 			t.Fatalf("scanCall(%q) kept arguments decoded for another tool than %q", body, denv.name)
 		}
 		if dok && denv.args.decoded && denv.args.err == nil {
@@ -267,20 +273,80 @@ func TestConcurrentCalls(t *testing.T) {
 // then contradicts are dropped, and decoded again in the pipeline for the
 // tool actually named.
 func TestScanCallWrongGuess(t *testing.T) {
-	h := newTestHandler(t, Tool{Contract: testContract("test.other", contract.Low), Logic: func(context.Context, json.RawMessage) (Effect, error) {
-		return Effect{Structured: map[string]any{}}, nil
-	}})
+	// test.other has a Decoder too, which accepts any object: the analyze
+	// decoder's value must not reach it.
+	h := newTestHandler(t, Tool{Contract: testContract("test.other", contract.Low),
+		Decode: func(b []byte) (any, int, error) { n, _ := skipJSON(b, 0); return "other", n, nil },
+		Run:    func(context.Context, any) (Effect, error) { return Effect{Structured: map[string]any{"ok": true}}, nil },
+	})
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":` + validArgs() + `,"name":"test.other","_meta":{"x":{"name":"` + AnalyzeName + `"}}}}`
 	if hint := nameHint([]byte(body)); hint != AnalyzeName {
 		t.Fatalf("nameHint = %q, want the misleading %q", hint, AnalyzeName)
 	}
-	env, ok := scanCall([]byte(body), h.decoder)
+	env, ok := scanCall([]byte(body), fastDecoders(h))
 	if !ok || env.name != "test.other" || env.args.decoded || env.args.value != nil || string(env.args.raw) != validArgs() {
 		t.Fatalf("scanCall = %v, %+v; want test.other with undecoded arguments", ok, env)
 	}
 	// Guessed right, the decoded arguments are kept.
 	body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":` + validArgs() + `,"name":"` + AnalyzeName + `"}}`
-	if env, ok := scanCall([]byte(body), h.decoder); !ok || !env.args.decoded || env.args.err != nil || env.args.value == nil {
+	if env, ok := scanCall([]byte(body), fastDecoders(h)); !ok || !env.args.decoded || env.args.err != nil || env.args.value == nil {
 		t.Fatalf("scanCall = %v, %+v; want decoded arguments", ok, env)
+	}
+}
+
+// fastDecoders is the scanner's decoder lookup for a plain tools/call
+// request with no principal.
+func fastDecoders(h *Handler) func(string) Decoder {
+	return h.decoders(plainRequest())
+}
+
+func plainRequest() *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	return r
+}
+
+// tierStub is a TierLimits whose medium tier and above spend a budget.
+type tierStub struct{}
+
+func (tierStub) Tier(context.Context, string, contract.Risk) error { return nil }
+func (tierStub) Budgeted(r contract.Risk) bool                     { return r != contract.Low }
+
+// TestDecodeInPlaceOnlyWhenNothingComesFirst: the scanner decodes a tool's
+// arguments only where the pipeline would run nothing before decoding them —
+// not for a caller the scope check will refuse, not for a tool whose tier
+// budget must be spent first, not for a request its headers send to the SDK.
+func TestDecodeInPlaceOnlyWhenNothingComesFirst(t *testing.T) {
+	decode := func(b []byte) (any, int, error) { n, _ := skipJSON(b, 0); return nil, n, nil }
+	run := func(context.Context, any) (Effect, error) { return Effect{Structured: map[string]any{}}, nil }
+	h, err := New(Options{Scopes: challenger{}, Limits: tierStub{}, Extra: []Tool{
+		{Contract: testContract("test.write_decoded", contract.Medium), Decode: decode, Run: run},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(scopes ...string) *http.Request {
+		r := plainRequest()
+		return r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Subject: "s", Scopes: scopes}))
+	}
+	if d := h.decoders(with("collections:read")); d == nil || d(AnalyzeName) == nil {
+		t.Error("a permitted low-tier call is not decoded in place")
+	}
+	if d := h.decoders(with("other:read")); d == nil || d(AnalyzeName) != nil {
+		t.Error("a call the scope check refuses is decoded in place")
+	}
+	if d := h.decoders(with("collections:read", "test:run")); d == nil || d("test.write_decoded") != nil {
+		t.Error("a call whose tier budget comes first is decoded in place")
+	}
+	r := with("collections:read")
+	r.Header.Set("Accept", "application/json")
+	if h.decoders(r) != nil {
+		t.Error("a request the SDK will answer is decoded in place")
+	}
+	r = with("collections:read")
+	r.Header.Set("Mcp-Protocol-Version", "1999-01-01")
+	if h.decoders(r) != nil {
+		t.Error("a request of an unknown protocol revision is decoded in place")
 	}
 }

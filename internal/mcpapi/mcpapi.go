@@ -187,7 +187,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The plain tools/call is read in one pass; anything else is read with
 	// encoding/json only far enough to learn the method and tool name.
-	call, plain := scanCall(body, h.decoder)
+	call, plain := scanCall(body, h.decoders(r))
 	toolName := call.name
 	if !plain {
 		var env envelope
@@ -211,16 +211,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.sdk.ServeHTTP(w, r)
 }
 
-// decoder returns the Decoder of the named tool when the fast path may serve
-// it, or nil.
-func (h *Handler) decoder(name string) Decoder {
-	if h.slowOnly {
+// decoders returns the scanner's decoder lookup for r: the named tool's
+// Decoder when the fast path may serve the call, or nil, so that arguments
+// are decoded before the pipeline only where the pipeline would run nothing
+// before decoding them — the caller holds the tool's scopes (authorize
+// refuses it otherwise, with nothing decoded) and the tool's tier spends no
+// budget (a budget is spent before any work). nil when the request's headers
+// already send it to the SDK.
+func (h *Handler) decoders(r *http.Request) func(name string) Decoder {
+	if !h.mayServeFast(r) {
 		return nil
 	}
-	if t, ok := h.tools[name]; ok && t.Contract.VisibleToAgents() {
+	return func(name string) Decoder {
+		t, ok := h.tools[name]
+		if !ok || t.Decode == nil || !t.Contract.VisibleToAgents() || !permitted(r.Context(), h.scopes, t.Contract) ||
+			(h.pipeline.limits != nil && h.pipeline.limits.Budgeted(t.Contract.RiskLevel)) {
+			return nil
+		}
 		return t.Decode
 	}
-	return nil
 }
 
 // minLevel drops records below min.

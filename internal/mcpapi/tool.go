@@ -46,7 +46,9 @@ type Effect struct {
 
 // Logic runs one tool call on raw JSON arguments. It decodes and validates
 // its own arguments (so each payload is parsed once) and returns a
-// *failure.Error for anything the caller can correct.
+// *failure.Error for anything the caller can correct. It suits tools whose
+// arguments are small: the request reader skips them and hands them over
+// raw; a tool with large arguments gives a Decoder and a Run instead.
 type Logic func(ctx context.Context, args json.RawMessage) (Effect, error)
 
 // Decoder reads a tool's arguments where they sit in the request: the JSON
@@ -55,7 +57,10 @@ type Logic func(ctx context.Context, args json.RawMessage) (Effect, error)
 // arguments the caller can correct (the length is then unknown). A tool with
 // a Decoder has its arguments decoded once, by the request reader when it
 // can (so the 77 KB of a large call are read in one pass, not first skipped
-// and then decoded), and its Run gets what the Decoder made of them.
+// and then decoded), and its Run gets what the Decoder made of them. A
+// Decoder must be pure and take time linear in what it reads: the request
+// reader may run it on arguments that turn out to be another tool's, and
+// then drops the result.
 type Decoder func(b []byte) (args any, n int, err error)
 
 // Run does a call's work on arguments its tool's Decoder accepted.
@@ -132,6 +137,8 @@ type Auditor interface {
 // is spent, or unavailable when it cannot be checked.
 type TierLimits interface {
 	Tier(ctx context.Context, principalKey string, risk contract.Risk) error
+	// Budgeted reports whether Tier spends a budget for the risk tier.
+	Budgeted(risk contract.Risk) bool
 }
 
 // compiled is a tool ready to serve: its compiled output schema and handler.
