@@ -618,7 +618,7 @@ func (d *decoder) integer() (int64, *Error) {
 			return 0, d.syntax("invalid number")
 		}
 	}
-	exp := 0
+	var exp int64 // int64 so that 32-bit builds saturate where 64-bit ones do
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
 		eneg := false
@@ -633,7 +633,7 @@ func (d *decoder) integer() (int64, *Error) {
 		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
 			// Saturate far beyond any digit count a document can have.
 			if exp < 1<<40 {
-				exp = exp*10 + int(s[i]-'0')
+				exp = exp*10 + int64(s[i]-'0')
 			}
 		}
 		if eneg {
@@ -662,13 +662,13 @@ func (d *decoder) integer() (int64, *Error) {
 	for digits(last) == '0' {
 		last--
 	}
-	exp += n - 1 - last - (fracEnd - fracStart)
+	exp += int64(n - 1 - last - (fracEnd - fracStart))
 	if exp < 0 {
 		d.pos = intStart - b2i(neg)
 		return 0, d.mismatch("an integer")
 	}
 	var v uint64
-	if last-first+1+exp > 19 { // at least 10^19 > MaxInt64
+	if int64(last-first+1)+exp > 19 { // at least 10^19 > MaxInt64
 		v = math.MaxUint64
 	} else {
 		for k := first; k <= last; k++ {

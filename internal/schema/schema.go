@@ -311,7 +311,7 @@ func (c *cursor) inside(err error, s seg) error {
 var errSyntax = errors.New("malformed JSON")
 
 func (c *cursor) ws() {
-	const space = 1<<' ' | 1<<'\t' | 1<<'\n' | 1<<'\r'
+	const space uint64 = 1<<' ' | 1<<'\t' | 1<<'\n' | 1<<'\r'
 	i := c.i
 	for i < len(c.b) && c.b[i] <= ' ' && space&(1<<c.b[i]) != 0 {
 		i++

@@ -11,9 +11,9 @@ import (
 )
 
 // Args returns the JSON arguments of n invoices built the way
-// shared/bench/mcpload builds them: about n/4 customers, due dates in the
-// three months before asOf, ~70 % open, ~3 % of customers blocked. The same
-// n gives the same bytes.
+// shared/bench/mcpload builds them: about n/4 customers, due dates from
+// October to December 2026 around asOf 2026-11-29, ~70 % open, ~3 % of
+// customers blocked. The same n gives the same bytes.
 func Args(n int) []byte {
 	r := rand.New(rand.NewPCG(1, 2))
 	nCust := max(1, n/4)
