@@ -88,7 +88,9 @@ run() { # name pid url [auth...]
   "$work/mcpload" -url "$url" -c "$C" -d "$WARMUP" -k "$K" "$@" >/dev/null 2>&1 || true
   local prof_pid=""
   if [[ -n "$PROFILE" && "$name" == cobranca && "$r" == "$ROUNDS" ]]; then
-    local secs; secs="$(awk -v d="$DURATION" 'BEGIN{ sub(/s$/,"",d); s=int(d)-1; print (s<1?1:s) }')"
+    # The run's length less a second, within the debug listener's 1..60 s.
+    local secs; secs="$(awk -v d="$DURATION" 'BEGIN{ if (d ~ /m$/) { sub(/m$/,"",d); d*=60 } else sub(/s$/,"",d);
+      s=int(d)-1; print (s<1 ? 1 : (s>60 ? 60 : s)) }')"
     curl -fsS -o "$PROFILE" "http://127.0.0.1:$DEBUG_PORT/debug/pprof/profile?seconds=$secs" &
     prof_pid=$!
   fi

@@ -127,8 +127,13 @@ func serve(ctx context.Context, e env, args []string) error {
 			ln.Close()
 			return fmt.Errorf("listen on %s (COBRANCA_DEBUG_ADDR): %w", cfg.DebugAddr, err)
 		}
-		dsrv := &http.Server{Handler: server.Debug(), ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = dsrv.Serve(dln) }()
+		dsrv := &http.Server{Handler: server.Debug(), ReadHeaderTimeout: 10 * time.Second,
+			WriteTimeout: (server.MaxProfileSeconds + 10) * time.Second}
+		go func() {
+			if err := dsrv.Serve(dln); !errors.Is(err, http.ErrServerClosed) {
+				log.Error("debug listener stopped", "err", err)
+			}
+		}()
 		defer dsrv.Close()
 		log.Info("profiles served", "addr", "http://"+dln.Addr().String()+"/debug/pprof/")
 	}

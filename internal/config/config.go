@@ -278,7 +278,7 @@ var variables = []variable{
 		c.MemoryLimit = n
 		return nil
 	}},
-	{"COBRANCA_DEBUG_ADDR", "", "Loopback `host:port` where `serve` exposes Go profiles (`/debug/pprof/`) on a listener of its own, for profiling under load; unset: no such listener. A non-loopback address is refused.", func(c *Config, v string) error {
+	{"COBRANCA_DEBUG_ADDR", "", "Loopback `ip:port` where `serve` exposes Go profiles (`/debug/pprof/`) on a listener of its own, for profiling under load; unset: no such listener. A non-loopback address is refused.", func(c *Config, v string) error {
 		if v == "" {
 			return nil
 		}
@@ -286,8 +286,8 @@ var variables = []variable{
 		if err != nil {
 			return fmt.Errorf("must be host:port: %v", err)
 		}
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return fmt.Errorf("%q is not a loopback address: profiles reveal the process's memory layout and must not be reachable from outside", host)
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			return fmt.Errorf("%q is not a loopback IP address (like 127.0.0.1 or ::1): profiles reveal the process's memory layout and must not be reachable from outside", host)
 		}
 		c.DebugAddr = v
 		return nil

@@ -236,12 +236,12 @@ func TestDebugAddr(t *testing.T) {
 	if err != nil || c.DebugAddr != "" {
 		t.Fatalf("default: DebugAddr %q, err %v; want off", c.DebugAddr, err)
 	}
-	for _, ok := range []string{"127.0.0.1:6060", "[::1]:6060", "localhost:0"} {
+	for _, ok := range []string{"127.0.0.1:6060", "[::1]:6060", "127.0.0.2:0"} {
 		if c, err := Load([]string{"COBRANCA_DEBUG_ADDR=" + ok}); err != nil || c.DebugAddr != ok {
 			t.Errorf("%s: DebugAddr %q, err %v", ok, c.DebugAddr, err)
 		}
 	}
-	for _, bad := range []string{"0.0.0.0:6060", ":6060", "10.0.0.5:6060", "example.com:6060", "6060"} {
+	for _, bad := range []string{"0.0.0.0:6060", ":6060", "10.0.0.5:6060", "example.com:6060", "localhost:6060", "6060"} {
 		if _, err := Load([]string{"COBRANCA_DEBUG_ADDR=" + bad}); err == nil || !strings.Contains(err.Error(), "COBRANCA_DEBUG_ADDR:") {
 			t.Errorf("%s: err %v, want one naming COBRANCA_DEBUG_ADDR", bad, err)
 		}

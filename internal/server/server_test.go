@@ -561,16 +561,47 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 }
 
-// TestDebug: the debug listener serves the runtime's profiles, and the
-// public routes do not.
+// TestDebug: the debug listener serves the runtime's profiles, bounded in
+// time, and nothing registers them on the public routes or on
+// http.DefaultServeMux.
 func TestDebug(t *testing.T) {
-	for path, want := range map[string]string{"/debug/pprof/": "goroutine", "/debug/pprof/heap?debug=1": "heap profile", "/debug/pprof/cmdline": ".test"} {
-		rec := httptest.NewRecorder()
-		server.Debug().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
-			t.Errorf("GET %s: %d, body lacks %q", path, rec.Code, want)
+	dbg := httptest.NewServer(server.Debug())
+	defer dbg.Close()
+	get := func(path string) (int, []byte) {
+		t.Helper()
+		resp, err := http.Get(dbg.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, b
+	}
+	for path, want := range map[string]string{"/debug/pprof/": "goroutine", "/debug/pprof/heap?debug=1": "heap profile", "/debug/pprof/goroutine?debug=2": "goroutine "} {
+		if code, body := get(path); code != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d, body lacks %q", path, code, want)
 		}
 	}
+	// A CPU profile is gzip-compressed protobuf; a trace starts "go 1.".
+	if code, body := get("/debug/pprof/profile?seconds=1"); code != http.StatusOK || len(body) < 2 || body[0] != 0x1f || body[1] != 0x8b {
+		t.Errorf("CPU profile: %d, %d bytes", code, len(body))
+	}
+	if code, body := get("/debug/pprof/trace?seconds=1"); code != http.StatusOK || !bytes.HasPrefix(body, []byte("go 1.")) {
+		t.Errorf("trace: %d, %.10q", code, body)
+	}
+	for path, want := range map[string]int{
+		"/debug/pprof/profile?seconds=61": http.StatusBadRequest, "/debug/pprof/trace?seconds=0": http.StatusBadRequest,
+		"/debug/pprof/profile?seconds=x": http.StatusBadRequest, "/debug/pprof/heap?debug=9": http.StatusBadRequest,
+		"/debug/pprof/nosuch": http.StatusNotFound, "/debug/pprof/cmdline": http.StatusNotFound,
+	} {
+		if code, _ := get(path); code != want {
+			t.Errorf("GET %s: %d, want %d", path, code, want)
+		}
+	}
+
 	ts := newServer(t)
 	resp, err := http.Get(ts.URL + "/debug/pprof/")
 	if err != nil {
@@ -579,5 +610,8 @@ func TestDebug(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("public GET /debug/pprof/: %d, want 404", resp.StatusCode)
+	}
+	if _, pattern := http.DefaultServeMux.Handler(httptest.NewRequest(http.MethodGet, "/debug/pprof/", nil)); pattern != "" {
+		t.Errorf("http.DefaultServeMux serves /debug/pprof/ (pattern %q): something imports net/http/pprof", pattern)
 	}
 }
