@@ -17,7 +17,7 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Env: "development", Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, LogLevel: slog.LevelInfo, DataDir: "./data", MemoryLimit: 48 << 20,
+	want := Config{Env: "development", Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, LogLevel: slog.LevelInfo, DataDir: "./data", MemoryLimit: 40 << 20,
 		RateLimits: limits.DefaultPolicies(), RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
