@@ -170,27 +170,29 @@ func FuzzValidate(f *testing.F) {
 	f.Add([]byte("{\"totalOpenCents\" : 0 ,\"accounts\":[{\"customerId\":\"\xff\xfe\",\"customerName\":\"\xe9\x80\",\"amountCents\":1," +
 		"\"oldestDueDate\":\"2026-01-3\xd9\xa1\",\"daysOverdue\":1,\"priority\":\"high\",\"recommendedAction\":\"human_review\",\"reason\":\"\"}]}"))
 	v, ref := outputSchema(f)
-	f.Fuzz(func(t *testing.T, doc []byte) {
-		want, wellFormed := reference(t, ref, doc)
-		got := v.Validate(doc)
-		if !wellFormed {
-			if got == nil {
-				t.Fatalf("Validate accepted malformed JSON %q", doc)
-			}
-			return
+	f.Fuzz(func(t *testing.T, doc []byte) { sameVerdict(t, v, ref, doc) })
+}
+
+// sameVerdict holds v's verdict on doc to jsonschema-go's on the same
+// schema: malformed JSON is refused; with a repeated key, every copy is
+// checked where jsonschema-go sees only the last (TestDuplicateKeys), so v
+// may be stricter, never looser; otherwise the verdicts are equal.
+func sameVerdict(t *testing.T, v *schema.Validator, ref *jsonschema.Resolved, doc []byte) {
+	t.Helper()
+	want, wellFormed := reference(t, ref, doc)
+	got := v.Validate(doc)
+	switch {
+	case !wellFormed:
+		if got == nil {
+			t.Fatalf("Validate accepted malformed JSON %q", doc)
 		}
-		if hasDuplicateKeys(doc) {
-			// Every copy of a repeated key is checked, where jsonschema-go
-			// sees only the last (TestDuplicateKeys): stricter, never looser.
-			if got == nil && !want {
-				t.Fatalf("Validate(%q) accepted what jsonschema-go rejects", doc)
-			}
-			return
+	case hasDuplicateKeys(doc):
+		if got == nil && !want {
+			t.Fatalf("Validate(%q) accepted what jsonschema-go rejects", doc)
 		}
-		if (got == nil) != want {
-			t.Fatalf("Validate(%q) = %v, jsonschema-go valid = %v", doc, got, want)
-		}
-	})
+	case (got == nil) != want:
+		t.Fatalf("Validate(%q) = %v, jsonschema-go valid = %v", doc, got, want)
+	}
 }
 
 // edgeSchema reaches what the analyze contract does not: lengths counted
@@ -362,26 +364,7 @@ func FuzzEdgeSchema(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, doc []byte) {
-		want, wellFormed := reference(t, ref, doc)
-		got := v.Validate(doc)
-		if !wellFormed {
-			if got == nil {
-				t.Fatalf("Validate accepted malformed JSON %q", doc)
-			}
-			return
-		}
-		if hasDuplicateKeys(doc) {
-			// Every copy is checked (TestDuplicateKeys): never looser.
-			if got == nil && !want {
-				t.Fatalf("Validate(%q) accepted what jsonschema-go rejects", doc)
-			}
-			return
-		}
-		if (got == nil) != want {
-			t.Fatalf("Validate(%q) = %v, jsonschema-go valid = %v", doc, got, want)
-		}
-	})
+	f.Fuzz(func(t *testing.T, doc []byte) { sameVerdict(t, v, ref, doc) })
 }
 
 // TestDuplicateKeys pins where Validate knowingly differs from

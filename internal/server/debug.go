@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"runtime/pprof"
 	"runtime/trace"
@@ -65,33 +66,28 @@ func wait(r *http.Request, d time.Duration) {
 }
 
 func cpuProfile(w http.ResponseWriter, r *http.Request) {
-	d, ok := seconds(w, r, 30)
-	if !ok {
-		return
-	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", `attachment; filename="profile"`)
-	if err := pprof.StartCPUProfile(w); err != nil {
-		http.Error(w, "could not start a CPU profile: "+err.Error(), http.StatusConflict)
-		return
-	}
-	wait(r, d)
-	pprof.StopCPUProfile()
+	timed(w, r, "profile", 30, pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 func executionTrace(w http.ResponseWriter, r *http.Request) {
-	d, ok := seconds(w, r, 1)
+	timed(w, r, "trace", 1, trace.Start, trace.Stop)
+}
+
+// timed records a profile into w for ?seconds= (default def), or until the
+// client goes away.
+func timed(w http.ResponseWriter, r *http.Request, name string, def int, start func(io.Writer) error, stop func()) {
+	d, ok := seconds(w, r, def)
 	if !ok {
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", `attachment; filename="trace"`)
-	if err := trace.Start(w); err != nil {
-		http.Error(w, "could not start a trace: "+err.Error(), http.StatusConflict)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	if err := start(w); err != nil {
+		http.Error(w, "could not start a "+name+": "+err.Error(), http.StatusConflict)
 		return
 	}
 	wait(r, d)
-	trace.Stop()
+	stop()
 }
 
 func namedProfile(w http.ResponseWriter, r *http.Request) {
