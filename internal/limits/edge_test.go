@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/limits"
+	"github.com/cobranca/cobranca/internal/limits/limitstest"
 )
 
 // chaining is the in-memory backend with TakeChain, counting the store calls
@@ -88,9 +89,9 @@ func (e *edge) do(origin, subject string) *httptest.ResponseRecorder {
 	return w
 }
 
-func newChaining(t testing.TB, p limits.Policies, opts limits.Options) (*limits.Limiter, *chaining, *clock) {
+func newChaining(t testing.TB, p limits.Policies, opts limits.Options) (*limits.Limiter, *chaining, *limitstest.Clock) {
 	t.Helper()
-	c := &clock{now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}
+	c := limitstest.NewClock()
 	b := &chaining{memory: memory{now: c.Now, tats: map[string]time.Time{}}}
 	opts.Policies, opts.Now = p, c.Now
 	if opts.StoreTimeout == 0 {

@@ -16,19 +16,8 @@ import (
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/limits"
+	"github.com/cobranca/cobranca/internal/limits/limitstest"
 )
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // switchable is a real backend that can be made to fail like a store that
 // does not answer, and counts the calls that reach it.
@@ -73,9 +62,9 @@ func (m *memory) Take(_ context.Context, key string, lim limits.Limit) (limits.D
 }
 
 // newLimiter returns a Limiter on an in-memory backend with a fake clock.
-func newLimiter(t testing.TB, p limits.Policies, opts limits.Options) (*limits.Limiter, *switchable, *clock) {
+func newLimiter(t testing.TB, p limits.Policies, opts limits.Options) (*limits.Limiter, *switchable, *limitstest.Clock) {
 	t.Helper()
-	c := &clock{now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}
+	c := limitstest.NewClock()
 	b := &switchable{Backend: &memory{now: c.Now, tats: map[string]time.Time{}}}
 	opts.Policies, opts.Now = p, c.Now
 	if opts.StoreTimeout == 0 {

@@ -212,3 +212,22 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend, advance func(time.
 		}
 	})
 }
+
+// Clock is a fake clock the tests move by hand, safe for concurrent use.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a Clock at 2026-07-01 12:00 UTC.
+func NewClock() *Clock { return &Clock{now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,19 +12,6 @@ import (
 	limitssqlite "github.com/cobranca/cobranca/internal/limits/sqlite"
 	"github.com/cobranca/cobranca/internal/store/sqlite"
 )
-
-// clock is a fake clock the tests move by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 func open(t testing.TB) *sqlite.DB {
 	t.Helper()
@@ -42,7 +28,7 @@ func open(t testing.TB) *sqlite.DB {
 }
 
 func TestBackend(t *testing.T) {
-	c := &clock{now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}
+	c := limitstest.NewClock()
 	limitstest.Run(t, func(t *testing.T) limitstest.Backend {
 		return limitssqlite.New(open(t), c.Now)
 	}, c.Advance, 0)
@@ -51,7 +37,7 @@ func TestBackend(t *testing.T) {
 // TestMatchesGCRA: on a fake clock the store decides exactly as the pure
 // arithmetic does, step by step.
 func TestMatchesGCRA(t *testing.T) {
-	c := &clock{now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}
+	c := limitstest.NewClock()
 	b := limitssqlite.New(open(t), c.Now)
 	lim := limits.Limit{Rate: 7, Period: time.Second, Burst: 4}
 	r := rand.New(rand.NewPCG(3, 4))
