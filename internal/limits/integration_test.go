@@ -20,6 +20,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/limits"
 	limitspg "github.com/cobranca/cobranca/internal/limits/postgres"
@@ -27,7 +28,6 @@ import (
 	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/cobranca/cobranca/internal/store/postgres"
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 var pg = pgtest.New()
@@ -37,22 +37,8 @@ func TestMain(m *testing.M) { pg.Run(m) }
 const analyzeArgs = `{"asOf":"2026-03-01","invoices":[{"id":"i1","customerId":"c1","customerName":"Ana","dueDate":"2026-01-15","amountCents":150000,"status":"open","doNotContact":false}]}`
 
 // mediumTool is a test-only medium-tier tool (no product tool has the tier yet).
-func mediumTool(t testing.TB) mcpapi.Tool {
-	c, err := contract.Finish(contract.Contract{
-		Name: "test.mark_contacted", Title: "Test medium tool", Description: "test tool", Category: "test",
-		RiskLevel:    contract.Medium,
-		InputSchema:  &jsonschema.Schema{Type: "object"},
-		OutputSchema: &jsonschema.Schema{Type: "object", Required: []string{"ok"}, Properties: map[string]*jsonschema.Schema{"ok": {Type: "boolean"}}},
-		Permissions:  []string{"test:write"},
-		SideEffects:  contract.SideEffects{Changes: []string{"marks a test row"}, OnRepeat: "same key, same row"},
-		AuditEvent:   "test.marked",
-		FailureModes: []contract.FailureMode{},
-		Idempotency:  contract.Idempotency{Kind: "key"},
-		DryRun:       contract.ModeNone,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+func mediumTool() mcpapi.Tool {
+	c := contracttest.New("test.mark_contacted", contract.Medium, "test:write")
 	return mcpapi.Tool{Contract: c, Logic: func(context.Context, json.RawMessage) (mcpapi.Effect, error) {
 		return mcpapi.Effect{Structured: map[string]any{"ok": true}, Summary: "marked"}, nil
 	}}
@@ -94,7 +80,7 @@ func newReplica(t *testing.T, a *auth.Authenticator, pool *postgres.DB, opts lim
 	t.Helper()
 	lim := limits.New(limitspg.New(pool.Pool()), opts)
 	au := &auditor{}
-	h, err := mcpapi.New(mcpapi.Options{Logger: slog.New(slog.DiscardHandler), Extra: []mcpapi.Tool{mediumTool(t)}, Limits: lim, Auditor: au})
+	h, err := mcpapi.New(mcpapi.Options{Logger: slog.New(slog.DiscardHandler), Extra: []mcpapi.Tool{mediumTool()}, Limits: lim, Auditor: au})
 	if err != nil {
 		t.Fatal(err)
 	}

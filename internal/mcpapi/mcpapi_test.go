@@ -17,11 +17,11 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -203,27 +203,7 @@ func TestDeniedCallAudited(t *testing.T) {
 }
 
 func testContract(name string, risk contract.Risk) *contract.Contract {
-	c := contract.Contract{
-		Name: name, Title: "Test " + name, Description: "test tool", Category: "test",
-		RiskLevel:    risk,
-		InputSchema:  &jsonschema.Schema{Type: "object"},
-		OutputSchema: &jsonschema.Schema{Type: "object", Required: []string{"ok"}, Properties: map[string]*jsonschema.Schema{"ok": {Type: "boolean"}}},
-		Permissions:  []string{"test:run"},
-		SideEffects:  contract.SideEffects{Changes: []string{}, OnRepeat: "nothing"},
-		AuditEvent:   "test.ran",
-		FailureModes: []contract.FailureMode{{Code: "test_refused", Meaning: "refused"}},
-		Idempotency:  contract.Idempotency{Kind: "inherent"},
-		DryRun:       contract.ModeNone,
-	}
-	if risk != contract.Low {
-		c.SideEffects = contract.SideEffects{Changes: []string{"changes a test row"}, OnRepeat: "same key, same row"}
-		c.Idempotency = contract.Idempotency{Kind: "key"}
-	}
-	fc, err := contract.Finish(c)
-	if err != nil {
-		panic(err)
-	}
-	return fc
+	return contracttest.New(name, risk, "test:run")
 }
 
 func TestPipelineGuards(t *testing.T) {

@@ -15,10 +15,10 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -371,25 +371,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // testTool is a tool registered only in tests; run is called if it runs.
 func testTool(name string, risk contract.Risk, scopes []string, run func()) mcpapi.Tool {
-	c := contract.Contract{
-		Name: name, Title: "Test " + name, Description: "test tool", Category: "test",
-		RiskLevel:    risk,
-		InputSchema:  &jsonschema.Schema{Type: "object"},
-		OutputSchema: &jsonschema.Schema{Type: "object", Required: []string{"ok"}, Properties: map[string]*jsonschema.Schema{"ok": {Type: "boolean"}}},
-		Permissions:  scopes,
-		SideEffects:  contract.SideEffects{Changes: []string{}, OnRepeat: "nothing"},
-		AuditEvent:   "test.ran",
-		Idempotency:  contract.Idempotency{Kind: "inherent"},
-		DryRun:       contract.ModeNone,
-	}
-	if risk != contract.Low {
-		c.SideEffects = contract.SideEffects{Changes: []string{"changes a test row"}, OnRepeat: "same key, same row"}
-		c.Idempotency = contract.Idempotency{Kind: "key"}
-	}
-	fc, err := contract.Finish(c)
-	if err != nil {
-		panic(err)
-	}
+	fc := contracttest.New(name, risk, scopes...)
 	return mcpapi.Tool{Contract: fc, Logic: func(context.Context, json.RawMessage) (mcpapi.Effect, error) {
 		run()
 		return mcpapi.Effect{Structured: map[string]any{"ok": true}, Summary: "ok"}, nil

@@ -1,0 +1,37 @@
+// Package contracttest builds finished Tool Contracts for tools that exist
+// only in tests (the product has no tool of most tiers yet).
+package contracttest
+
+import (
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// New returns the finished contract of a test tool named name, of the
+// given risk tier, requiring permissions. It takes any object and returns
+// {"ok": boolean}; its one domain failure mode is test_refused; above the
+// low tier it changes a test row and is idempotent by key. It panics if
+// contract.Finish refuses it, which would be a bug in this package.
+func New(name string, risk contract.Risk, permissions ...string) *contract.Contract {
+	c := contract.Contract{
+		Name: name, Title: "Test " + name, Description: "test tool", Category: "test",
+		RiskLevel:    risk,
+		InputSchema:  &jsonschema.Schema{Type: "object"},
+		OutputSchema: &jsonschema.Schema{Type: "object", Required: []string{"ok"}, Properties: map[string]*jsonschema.Schema{"ok": {Type: "boolean"}}},
+		Permissions:  permissions,
+		SideEffects:  contract.SideEffects{Changes: []string{}, OnRepeat: "nothing"},
+		AuditEvent:   "test.ran",
+		FailureModes: []contract.FailureMode{{Code: "test_refused", Meaning: "refused"}},
+		Idempotency:  contract.Idempotency{Kind: "inherent"},
+		DryRun:       contract.ModeNone,
+	}
+	if risk != contract.Low {
+		c.SideEffects = contract.SideEffects{Changes: []string{"changes a test row"}, OnRepeat: "same key, same row"}
+		c.Idempotency = contract.Idempotency{Kind: "key"}
+	}
+	fc, err := contract.Finish(c)
+	if err != nil {
+		panic(err)
+	}
+	return fc
+}
