@@ -298,6 +298,23 @@ func abandon(steps []step) {
 	}
 }
 
+// DecideChain decides reqs in order with take, stopping after the first
+// refusal: the rule of TakeChain, for a backend that decides one key at a
+// time inside one transaction.
+func DecideChain(reqs []Request, take func(Request) (Decision, error)) ([]Decision, error) {
+	ds := make([]Decision, 0, len(reqs))
+	for _, r := range reqs {
+		d, err := take(r)
+		if err != nil {
+			return nil, err
+		}
+		if ds = append(ds, d); !d.Allowed {
+			break
+		}
+	}
+	return ds, nil
+}
+
 // take is the store call for a chain: one TakeChain when the backend has it
 // and there is more than one key, else Take after Take.
 func (l *Limiter) take(ctx context.Context, steps []step) ([]Decision, error) {

@@ -182,17 +182,9 @@ func (b *Backend) TakeChain(ctx context.Context, reqs []limits.Request) ([]limit
 	}
 	var ds []limits.Decision
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		ds = ds[:0]
-		for _, r := range reqs {
-			d, err := take(ctx, tx, r.Key, r.Limit)
-			if err != nil {
-				return err
-			}
-			if ds = append(ds, d); !d.Allowed {
-				break
-			}
-		}
-		return nil
+		var err error
+		ds, err = limits.DecideChain(reqs, func(r limits.Request) (limits.Decision, error) { return take(ctx, tx, r.Key, r.Limit) })
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -57,19 +57,11 @@ func (b *Backend) Take(ctx context.Context, key string, lim limits.Limit) (limit
 // limits.Backend), in one write transaction on one clock reading.
 func (b *Backend) TakeChain(ctx context.Context, reqs []limits.Request) ([]limits.Decision, error) {
 	now := b.now()
-	ds := make([]limits.Decision, 0, len(reqs))
+	var ds []limits.Decision
 	err := b.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		ds = ds[:0]
-		for _, r := range reqs {
-			d, err := take(ctx, tx, r.Key, r.Limit, now)
-			if err != nil {
-				return err
-			}
-			if ds = append(ds, d); !d.Allowed {
-				break
-			}
-		}
-		return nil
+		var err error
+		ds, err = limits.DecideChain(reqs, func(r limits.Request) (limits.Decision, error) { return take(ctx, tx, r.Key, r.Limit, now) })
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rate limit: %w", err)
