@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,7 +23,7 @@ import (
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/cobranca/cobranca/internal/store"
-	"github.com/cobranca/cobranca/internal/store/sqlite"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
 // TestAnalyzeAudited: one analyze_portfolio call over MCP writes exactly one audit event, with
@@ -33,14 +32,7 @@ func TestAnalyzeAudited(t *testing.T) {
 	for _, p := range paths {
 		t.Run(p.name, func(t *testing.T) {
 			ctx := context.Background()
-			db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			if _, err := db.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
+			db := storetest.SQLite(t)
 			digest, err := auditlog.NewDigester([]byte(strings.Repeat("k", 32)))
 			if err != nil {
 				t.Fatal(err)
@@ -167,14 +159,7 @@ func (c refusalCount) Refused(policy string) { c[policy]++ }
 // rate, so that a flood cannot become a flood of audit writes.
 func TestEdgeRefusalsAudited(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.SQLite(t)
 	alog := auditlog.New(db, auditlog.Options{})
 	count := refusalCount{}
 	hook := mcpapi.NewEdgeRefusalAuditor(alog, slog.New(slog.DiscardHandler), count)

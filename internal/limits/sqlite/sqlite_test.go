@@ -3,34 +3,19 @@ package sqlite_test
 import (
 	"context"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/limits/limitstest"
 	limitssqlite "github.com/cobranca/cobranca/internal/limits/sqlite"
-	"github.com/cobranca/cobranca/internal/store/sqlite"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 )
-
-func open(t testing.TB) *sqlite.DB {
-	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cobranca.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
 
 func TestBackend(t *testing.T) {
 	c := limitstest.NewClock()
 	limitstest.Run(t, func(t *testing.T) limitstest.Backend {
-		return limitssqlite.New(open(t), c.Now)
+		return limitssqlite.New(storetest.SQLite(t), c.Now)
 	}, c.Advance, 0)
 }
 
@@ -38,7 +23,7 @@ func TestBackend(t *testing.T) {
 // arithmetic does, step by step.
 func TestMatchesGCRA(t *testing.T) {
 	c := limitstest.NewClock()
-	b := limitssqlite.New(open(t), c.Now)
+	b := limitssqlite.New(storetest.SQLite(t), c.Now)
 	lim := limits.Limit{Rate: 7, Period: time.Second, Burst: 4}
 	r := rand.New(rand.NewPCG(3, 4))
 	var tat time.Time
@@ -54,5 +39,5 @@ func TestMatchesGCRA(t *testing.T) {
 }
 
 func BenchmarkTake(b *testing.B) {
-	limitstest.Bench(b, limitssqlite.New(open(b), time.Now))
+	limitstest.Bench(b, limitssqlite.New(storetest.SQLite(b), time.Now))
 }

@@ -65,4 +65,20 @@ func (f Fixture) Migrated(t testing.TB) store.DB {
 	return db
 }
 
+// SQLite opens a fresh, migrated SQLite database in the test's temporary
+// directory, closed when the test ends.
+func SQLite(t testing.TB) *sqlite.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), quiet())
+	if err != nil {
+		t.Fatalf("sqlite.Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return db
+}
+
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
