@@ -66,21 +66,30 @@ func (b *Backend) Close() {
 // read sees the statement's snapshot: under a concurrent writer it may be a
 // little stale, which only shortens the advised wait; a key inserted by a
 // transaction our snapshot cannot see reads NULL, handled by limits.Decided.
-const takeSQL = `
+var takeSQL = `
 WITH clock AS (
     SELECT (extract(epoch FROM statement_timestamp()) * 1000000)::bigint AS now_us
 ), taken AS (
-    INSERT INTO rate_limit AS r (key, tat)
-    SELECT $1, now_us + $2 FROM clock
-    ON CONFLICT (key) DO UPDATE
-        SET tat = greatest(r.tat, excluded.tat - $2) + $2
-        WHERE greatest(r.tat, excluded.tat - $2) + $2 - (excluded.tat - $2) <= $3
-    RETURNING r.tat
+    ` + gcraUpsert("$1", "$2", "$3", "") + `
 )
 SELECT clock.now_us,
        (SELECT tat FROM taken),
        CASE WHEN NOT EXISTS (SELECT FROM taken) THEN (SELECT tat FROM rate_limit WHERE key = $1) END
 FROM clock`
+
+// gcraUpsert is one GCRA decision as an upsert of the key (placeholder k)
+// with its emission interval T (t) and tolerance τ (tau), on the clock CTE's
+// now_us; when, if not empty, is a further condition for inserting or
+// updating at all. It returns the new TAT when it admitted, no row when it
+// refused. takeSQL and chainSQL use it, so the rule is written once.
+func gcraUpsert(k, t, tau, when string) string {
+	return `INSERT INTO rate_limit AS r (key, tat)
+    SELECT ` + k + `, now_us + ` + t + ` FROM clock` + when + `
+    ON CONFLICT (key) DO UPDATE
+        SET tat = greatest(r.tat, excluded.tat - ` + t + `) + ` + t + `
+        WHERE greatest(r.tat, excluded.tat - ` + t + `) + ` + t + ` - (excluded.tat - ` + t + `) <= ` + tau + `
+    RETURNING r.tat`
+}
 
 // Take decides one request for key under lim.
 func (b *Backend) Take(ctx context.Context, key string, lim limits.Limit) (limits.Decision, error) {
@@ -118,30 +127,20 @@ func decided(lim limits.Limit, now int64, taken, current *int64) limits.Decision
 
 // chainSQL decides two keys in one statement, hence one round trip and one
 // commit: $1 the first key with its T ($2) and τ ($3), $4 the second with
-// its own ($5, $6). Each upsert is takeSQL's; the second inserts nothing
-// unless the first returned a row, i.e. admitted, so the second key is
-// charged only when the first admits. Reading the first CTE's RETURNING is
+// its own ($5, $6). Each upsert is gcraUpsert, as in takeSQL; the second
+// inserts nothing unless the first returned a row, i.e. admitted, so the
+// second key is charged only when the first admits. Reading the first CTE's RETURNING is
 // what orders the two (data-modifying CTEs otherwise run in no set order);
 // rows are locked first key first, the order every chain uses, so chains do
 // not deadlock. The keys must differ: one statement cannot update a row
 // twice.
-const chainSQL = `
+var chainSQL = `
 WITH clock AS (
     SELECT (extract(epoch FROM statement_timestamp()) * 1000000)::bigint AS now_us
 ), first AS (
-    INSERT INTO rate_limit AS r (key, tat)
-    SELECT $1, now_us + $2 FROM clock
-    ON CONFLICT (key) DO UPDATE
-        SET tat = greatest(r.tat, excluded.tat - $2) + $2
-        WHERE greatest(r.tat, excluded.tat - $2) + $2 - (excluded.tat - $2) <= $3
-    RETURNING r.tat
+    ` + gcraUpsert("$1", "$2", "$3", "") + `
 ), second AS (
-    INSERT INTO rate_limit AS r (key, tat)
-    SELECT $4, now_us + $5 FROM clock WHERE EXISTS (SELECT FROM first)
-    ON CONFLICT (key) DO UPDATE
-        SET tat = greatest(r.tat, excluded.tat - $5) + $5
-        WHERE greatest(r.tat, excluded.tat - $5) + $5 - (excluded.tat - $5) <= $6
-    RETURNING r.tat
+    ` + gcraUpsert("$4", "$5", "$6", " WHERE EXISTS (SELECT FROM first)") + `
 )
 SELECT clock.now_us,
        (SELECT tat FROM first),
