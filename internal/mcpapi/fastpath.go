@@ -31,12 +31,10 @@ const (
 // statelessly with the plain result shape.
 var legacyProtocols = map[string]bool{"": true, "2025-11-25": true, "2025-06-18": true, "2025-03-26": true, "2024-11-05": true}
 
-// serveFast answers the plain tools/call env read from the request's body and
-// reports true, or reports false having written nothing.
+// serveFast answers the plain tools/call env read from the body of r, whose
+// headers passed mayServeFast, and reports true, or reports false having
+// written nothing.
 func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnvelope) bool {
-	if !h.mayServeFast(r) {
-		return false
-	}
 	t, ok := h.tools[env.name]
 	if !ok || !t.Contract.VisibleToAgents() {
 		return false // the SDK answers "unknown tool" for both

@@ -330,23 +330,27 @@ func TestDecodeInPlaceOnlyWhenNothingComesFirst(t *testing.T) {
 		r := plainRequest()
 		return r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Subject: "s", Scopes: scopes}))
 	}
-	if d := h.decoders(with("collections:read")); d == nil || d(AnalyzeName) == nil {
+	if d := h.decoders(with("collections:read")); d(AnalyzeName) == nil {
 		t.Error("a permitted low-tier call is not decoded in place")
 	}
-	if d := h.decoders(with("other:read")); d == nil || d(AnalyzeName) != nil {
+	if d := h.decoders(with("other:read")); d(AnalyzeName) != nil {
 		t.Error("a call the scope check refuses is decoded in place")
 	}
-	if d := h.decoders(with("collections:read", "test:run")); d == nil || d("test.write_decoded") != nil {
+	if d := h.decoders(with("collections:read", "test:run")); d("test.write_decoded") != nil {
 		t.Error("a call whose tier budget comes first is decoded in place")
+	}
+	// ServeHTTP looks decoders up only for requests mayServeFast admits.
+	if !h.mayServeFast(with("collections:read")) {
+		t.Error("a plain request is not left to the fast path")
 	}
 	r := with("collections:read")
 	r.Header.Set("Accept", "application/json")
-	if h.decoders(r) != nil {
+	if h.mayServeFast(r) {
 		t.Error("a request the SDK will answer is decoded in place")
 	}
 	r = with("collections:read")
 	r.Header.Set("Mcp-Protocol-Version", "1999-01-01")
-	if h.decoders(r) != nil {
+	if h.mayServeFast(r) {
 		t.Error("a request of an unknown protocol revision is decoded in place")
 	}
 }

@@ -187,7 +187,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The plain tools/call is read in one pass; anything else is read with
 	// encoding/json only far enough to learn the method and tool name.
-	call, plain := scanCall(body, h.decoders(r))
+	fast := h.mayServeFast(r)
+	var decoders func(string) Decoder
+	if fast {
+		decoders = h.decoders(r)
+	}
+	call, plain := scanCall(body, decoders)
 	toolName := call.name
 	if !plain {
 		var env envelope
@@ -202,7 +207,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.pipeline.refused(r.Context(), h.tools[toolName], OutcomeDenied, "insufficient_scope")
 		return
 	}
-	if plain && h.serveFast(w, r, call) {
+	if plain && fast && h.serveFast(w, r, call) {
 		putBuffer(bp, body) // the answer is written; nothing holds the body
 		return
 	}
@@ -211,17 +216,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.sdk.ServeHTTP(w, r)
 }
 
-// decoders returns the scanner's decoder lookup for r: the named tool's
-// Decoder when the fast path may serve the call, or nil, so that arguments
-// are decoded before the pipeline only where the pipeline would run nothing
-// before decoding them — the caller holds the tool's scopes (authorize
-// refuses it otherwise, with nothing decoded) and the tool's tier spends no
-// budget (a budget is spent before any work). nil when the request's headers
-// already send it to the SDK.
+// decoders returns the scanner's decoder lookup for r, a request whose
+// headers leave it to the fast path (mayServeFast): the named tool's
+// Decoder, or nil, so that arguments are decoded before the pipeline only
+// where the pipeline would run nothing before decoding them — the caller
+// holds the tool's scopes (authorize refuses it otherwise, with nothing
+// decoded) and the tool's tier spends no budget (a budget is spent before
+// any work).
 func (h *Handler) decoders(r *http.Request) func(name string) Decoder {
-	if !h.mayServeFast(r) {
-		return nil
-	}
 	return func(name string) Decoder {
 		t, ok := h.tools[name]
 		if !ok || t.Decode == nil || !t.Contract.VisibleToAgents() || !permitted(r.Context(), h.scopes, t.Contract) ||
