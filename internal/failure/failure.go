@@ -8,7 +8,6 @@ package failure
 
 import (
 	"errors"
-	"net/http"
 	"time"
 )
 
@@ -46,35 +45,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// New returns an Error with the given code and safe message.
-func New(code Code, msg string) *Error { return &Error{Code: code, Message: msg} }
-
 // As returns the *Error in err's chain, if any.
 func As(err error) (*Error, bool) {
 	var e *Error
 	ok := errors.As(err, &e)
 	return e, ok
-}
-
-// CodeOf returns err's code, or Internal for errors that are not domain errors.
-func CodeOf(err error) Code {
-	if e, ok := As(err); ok {
-		return e.Code
-	}
-	return Internal
-}
-
-// HTTPStatus maps a code to the status used where an error is answered at the
-// HTTP edge rather than inside a tool result.
-func HTTPStatus(c Code) int {
-	switch c {
-	case RateLimited:
-		return http.StatusTooManyRequests
-	case Unavailable:
-		return http.StatusServiceUnavailable
-	case Internal:
-		return http.StatusInternalServerError
-	default:
-		return http.StatusBadRequest
-	}
 }
