@@ -40,26 +40,23 @@ func (c *Account) appendJSON(b []byte) []byte {
 	b = append(b, `","daysOverdue":`...)
 	b = appendInt(b, int64(c.DaysOverdue))
 	b = append(b, `,"priority":`...)
-	switch c.Priority {
-	case PriorityHigh, PriorityMedium: // need no escaping
-		b = append(b, '"')
-		b = append(b, c.Priority...)
-		b = append(b, '"')
-	default:
-		b = appendString(b, true, string(c.Priority))
-	}
+	b = appendConstant(b, string(c.Priority), c.Priority == PriorityHigh || c.Priority == PriorityMedium)
 	b = append(b, `,"recommendedAction":`...)
-	switch c.RecommendedAction {
-	case ActionHumanReview, ActionPrepareReminder: // need no escaping
-		b = append(b, '"')
-		b = append(b, c.RecommendedAction...)
-		b = append(b, '"')
-	default:
-		b = appendString(b, true, string(c.RecommendedAction))
-	}
+	b = appendConstant(b, string(c.RecommendedAction), c.RecommendedAction == ActionHumanReview || c.RecommendedAction == ActionPrepareReminder)
 	b = append(b, `,"reason":"`...)
 	b = appendEscaped(b, true, c.Reason)
 	return append(b, `"}`...)
+}
+
+// appendConstant writes s, quoted as-is when it is one of the package's
+// constants (known), which need no escaping, or escaped like any string.
+func appendConstant(b []byte, s string, known bool) []byte {
+	if !known {
+		return appendString(b, true, s)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 const hexDigits = "0123456789abcdef"
