@@ -78,7 +78,7 @@ func analyzeRun(_ context.Context, v any) (Effect, error) {
 		Structured: &a,
 		Summary: fmt.Sprintf("Portfolio analyzed: %d priority account(s) from %d invoice(s); no external action taken.",
 			len(a.Accounts), len(in.Invoices)),
-		Details:             map[string]any{"invoiceCount": len(in.Invoices), "accountCount": len(a.Accounts)},
+		Details:             map[string]int64{"invoiceCount": int64(len(in.Invoices)), "accountCount": int64(len(a.Accounts))},
 		AppendCanonicalArgs: in.AppendCanonicalJSON,
 	}, nil
 }

@@ -3,7 +3,6 @@ package mcpapi
 import (
 	"context"
 	"log/slog"
-	"math"
 	"net/http"
 	"time"
 
@@ -39,7 +38,7 @@ func (a *auditor) RecordCall(ctx context.Context, rec CallRecord) error {
 		Outcome:     rec.Outcome,
 		FailureCode: string(rec.Code),
 		Duration:    max(rec.Duration, 0),
-		Details:     counts(rec.Details),
+		Details:     rec.Details,
 	}
 	if p, ok := auth.PrincipalFrom(ctx); ok {
 		ev.Subject, ev.Actor, ev.ClientID, ev.ACR = p.Subject, p.Actor, p.ClientID, p.ACR
@@ -62,31 +61,6 @@ func (a *auditor) RecordCall(ctx context.Context, rec CallRecord) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
 	defer cancel()
 	return a.log.Record(ctx, ev)
-}
-
-// counts keeps the integer details; anything else is not a count and is not audited.
-func counts(d map[string]any) map[string]int64 {
-	if len(d) == 0 {
-		return nil
-	}
-	out := make(map[string]int64, len(d))
-	for k, v := range d {
-		switch n := v.(type) {
-		case int:
-			out[k] = int64(n)
-		case int32:
-			out[k] = int64(n)
-		case int64:
-			out[k] = n
-		case uint32:
-			out[k] = int64(n)
-		case float64:
-			if n == math.Trunc(n) && math.Abs(n) < 1<<53 {
-				out[k] = int64(n)
-			}
-		}
-	}
-	return out
 }
 
 // RefusalCounter counts requests refused at the HTTP level, by policy.

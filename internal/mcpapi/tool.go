@@ -35,8 +35,9 @@ const (
 type Effect struct {
 	Structured any
 	Summary    string
-	// Details are counts for the audit event (never payload).
-	Details map[string]any
+	// Details are counts for the audit event: integers by type, so that no
+	// payload can reach the audit log through them.
+	Details map[string]int64
 	// AppendCanonicalArgs, when the logic has the decoded arguments at hand,
 	// appends their canonical encoding (sorted keys, no space) to a buffer:
 	// the audit log digests that instead of canonicalizing the raw arguments
@@ -118,7 +119,7 @@ type CallRecord struct {
 	// (Effect.AppendCanonicalArgs).
 	AppendCanonicalArgs func([]byte) []byte
 	Result              []byte // the structured result as sent, to digest
-	Details             map[string]any
+	Details             map[string]int64
 	Duration            time.Duration
 }
 
