@@ -17,16 +17,16 @@ type ScopeChallenger interface {
 
 // authorize checks, before anything runs, that the caller's token grants
 // every scope the called tool's contract requires. name is the tool of a
-// tools/call ("" for anything else; batches never get here). Only tools
-// visible to agents are checked: a forbidden tool must be answered exactly
-// like an unknown one, which the SDK does. On a refusal it has written the
-// 403.
+// tools/call ("" for anything else; batches never get here). Only the tools
+// the endpoint serves are checked: a forbidden tool is not one, and must be
+// answered exactly like an unknown one, which the SDK does. On a refusal it
+// has written the 403.
 func authorize(scopes ScopeChallenger, tools map[string]*compiled, w http.ResponseWriter, r *http.Request, name string) bool {
 	if scopes == nil {
 		return true
 	}
 	t, ok := tools[name]
-	if !ok || !t.Contract.VisibleToAgents() {
+	if !ok {
 		return true
 	}
 	p, _ := auth.PrincipalFrom(r.Context())

@@ -36,8 +36,8 @@ var legacyProtocols = map[string]bool{"": true, "2025-11-25": true, "2025-06-18"
 // written nothing.
 func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnvelope) bool {
 	t, ok := h.tools[env.name]
-	if !ok || !t.Contract.VisibleToAgents() {
-		return false // the SDK answers "unknown tool" for both
+	if !ok {
+		return false // the SDK answers "unknown tool", forbidden tools included
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
 	newProtocol := false

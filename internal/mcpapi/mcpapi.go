@@ -54,7 +54,7 @@ type Handler struct {
 	log      *slog.Logger
 	maxBody  int64
 	sdk      http.Handler
-	tools    map[string]*compiled
+	tools    map[string]*compiled // the tools served, by name; never a forbidden one
 	visible  []*contract.Contract
 	pipeline *pipeline
 	slowOnly bool
@@ -114,21 +114,23 @@ func New(opts Options) (*Handler, error) {
 		Instructions: "Collections (accounts receivable) tools. Every tool carries its Tool Contract under _meta[\"" + contract.MetaKey + "\"]: risk tier, permissions, side effects and failure codes.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	names := map[string]bool{}
 	for _, t := range tools {
-		if _, dup := h.tools[t.Contract.Name]; dup {
+		if names[t.Contract.Name] {
 			return nil, fmt.Errorf("tool %s registered twice", t.Contract.Name)
 		}
+		names[t.Contract.Name] = true
 		ct, err := compile(t)
 		if err != nil {
 			return nil, err
 		}
-		h.tools[t.Contract.Name] = ct
 		if !t.Contract.VisibleToAgents() {
 			// The MCP endpoint treats every caller as an agent: a forbidden
-			// tool is never registered, so listing omits it and calling it
-			// is answered exactly like calling a tool that does not exist.
+			// tool is never served, so listing omits it and calling it is
+			// answered exactly like calling a tool that does not exist.
 			continue
 		}
+		h.tools[t.Contract.Name] = ct
 		h.visible = append(h.visible, t.Contract)
 		srv.AddTool(t.Contract.Tool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if !permitted(ctx, h.scopes, ct.Contract) {
@@ -200,7 +202,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			toolName = env.Params.Name
 		}
 	}
-	if t, ok := h.tools[toolName]; ok && t.Contract.VisibleToAgents() {
+	if t, ok := h.tools[toolName]; ok {
 		request.From(r.Context()).Tool = t.Contract.Name
 	}
 	if !authorize(h.scopes, h.tools, w, r, toolName) {
@@ -226,7 +228,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) decoders(r *http.Request) func(name string) Decoder {
 	return func(name string) Decoder {
 		t, ok := h.tools[name]
-		if !ok || t.Decode == nil || !t.Contract.VisibleToAgents() || !permitted(r.Context(), h.scopes, t.Contract) ||
+		if !ok || t.Decode == nil || !permitted(r.Context(), h.scopes, t.Contract) ||
 			(h.pipeline.limits != nil && h.pipeline.limits.Budgeted(t.Contract.RiskLevel)) {
 			return nil
 		}
