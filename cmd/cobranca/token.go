@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
@@ -47,6 +46,10 @@ func token(ctx context.Context, e env, args []string) error {
 	if *ttl <= 0 {
 		return errors.New("token: --ttl must be positive")
 	}
+	scopes, err := auth.ParseScope(*scope)
+	if err != nil {
+		return fmt.Errorf("token: --scope: %w", err)
+	}
 	cfg, err := config.Load(e.environ)
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
@@ -58,7 +61,7 @@ func token(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	tok, err := a.Mint(auth.MintOptions{Subject: *sub, Scopes: strings.Fields(*scope), Agent: *agent, ACR: *acr, TTL: *ttl})
+	tok, err := a.Mint(auth.MintOptions{Subject: *sub, Scopes: scopes, Agent: *agent, ACR: *acr, TTL: *ttl})
 	if err != nil {
 		return err
 	}

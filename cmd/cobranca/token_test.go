@@ -34,6 +34,12 @@ func TestToken(t *testing.T) {
 		t.Errorf("Principal = %+v", p)
 	}
 
+	out.Reset()
+	err = run(t.Context(), []string{"token", "--sub", "alice", "--scope", "collections:read\treminders:draft"}, environ, nil, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "--scope") || out.Len() > 0 {
+		t.Errorf("token with a tab in --scope = %q, %v; want a refusal naming --scope", out.String(), err)
+	}
+
 	refused := map[string][]string{
 		"production": {"COBRANCA_ENV=production", "COBRANCA_ISSUER=https://idp.example.com", "COBRANCA_RESOURCE=https://mcp.example.com/mcp", "COBRANCA_JWKS_URL=https://idp.example.com/jwks", "COBRANCA_AUDIT_KEY=0123456789abcdef0123456789abcdef"},
 		"issuer set": {"COBRANCA_ISSUER=https://idp.example.com", "COBRANCA_RESOURCE=https://mcp.example.com/mcp", "COBRANCA_JWKS_URL=https://idp.example.com/jwks"},

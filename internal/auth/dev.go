@@ -76,6 +76,11 @@ func (a *Authenticator) Mint(opts MintOptions) (string, error) {
 	if strings.TrimSpace(opts.Subject) == "" {
 		return "", errors.New("auth: mint: subject is required")
 	}
+	for _, sc := range opts.Scopes {
+		if err := checkScopeToken(sc); err != nil {
+			return "", fmt.Errorf("auth: mint: scope: %w", err)
+		}
+	}
 	if opts.TTL < 0 {
 		return "", errors.New("auth: mint: ttl must be positive")
 	}

@@ -105,6 +105,10 @@ func TestMintHuman(t *testing.T) {
 	if _, err := a.Mint(MintOptions{}); err == nil {
 		t.Error("Mint without subject succeeded")
 	}
+	// A scope the server would refuse is refused when minted.
+	if tok, err := a.Mint(MintOptions{Subject: "bob", Scopes: []string{"collections.read\tadmin"}}); err == nil {
+		t.Errorf("Mint with a tab inside a scope succeeded: %s", tok)
+	}
 }
 
 func TestMintRefusedOutsideDevMode(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -35,33 +36,139 @@ func (e *TokenError) Unwrap() error { return e.Err }
 func tokenError(desc string, err error) error { return &TokenError{Description: desc, Err: err} }
 
 // claims are the access token claims cobranca reads (RFC 9068, RFC 8693,
-// RFC 9470).
+// RFC 9470). The registered claims are spelled out rather than embedded
+// from jwt.RegisteredClaims so that the times are numericDates: golang-jwt's
+// NumericDate also takes a quoted number ("exp": "1700000000").
 type claims struct {
-	jwt.RegisteredClaims
-	ClientID string           `json:"client_id,omitempty"`
-	AZP      string           `json:"azp,omitempty"`
-	Scope    string           `json:"scope,omitempty"`
-	SCP      scpClaim         `json:"scp,omitempty"`
-	Act      json.RawMessage  `json:"act,omitempty"`
-	ACR      string           `json:"acr,omitempty"`
-	AuthTime *jwt.NumericDate `json:"auth_time,omitempty"`
+	Issuer    string           `json:"iss,omitempty"`
+	Subject   string           `json:"sub,omitempty"`
+	Audience  jwt.ClaimStrings `json:"aud,omitempty"`
+	ExpiresAt numericDate      `json:"exp"`
+	NotBefore numericDate      `json:"nbf"`
+	IssuedAt  numericDate      `json:"iat"`
+	ID        string           `json:"jti,omitempty"`
+	ClientID  string           `json:"client_id,omitempty"`
+	AZP       string           `json:"azp,omitempty"`
+	Scope     string           `json:"scope,omitempty"`
+	SCP       scpClaim         `json:"scp"`
+	Act       json.RawMessage  `json:"act,omitempty"`
+	ACR       string           `json:"acr,omitempty"`
+	AuthTime  numericDate      `json:"auth_time"`
 }
 
+func (c *claims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt.get(), nil }
+func (c *claims) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt.get(), nil }
+func (c *claims) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore.get(), nil }
+func (c *claims) GetIssuer() (string, error)                   { return c.Issuer, nil }
+func (c *claims) GetSubject() (string, error)                  { return c.Subject, nil }
+func (c *claims) GetAudience() (jwt.ClaimStrings, error)       { return c.Audience, nil }
+
+// numericDate is a time claim that, when present, is a JSON number of
+// seconds (RFC 7519 §2, NumericDate): a string, null, or any other value is
+// refused with errNotNumericDate.
+type numericDate struct {
+	date *jwt.NumericDate // nil when the claim is absent
+}
+
+var errNotNumericDate = errors.New("a time claim (exp, nbf, iat, auth_time) is not a JSON number")
+
+func (d *numericDate) UnmarshalJSON(data []byte) error {
+	// encoding/json calls this for a present claim only, null included, and
+	// hands over the value without surrounding white space.
+	if len(data) == 0 || (data[0] != '-' && (data[0] < '0' || data[0] > '9')) {
+		return errNotNumericDate
+	}
+	var n jwt.NumericDate
+	if err := n.UnmarshalJSON(data); err != nil {
+		return errNotNumericDate
+	}
+	d.date = &n
+	return nil
+}
+
+func (d numericDate) get() *jwt.NumericDate { return d.date }
+
 // scpClaim is an array of scopes; some issuers send one space separated
-// string instead.
-type scpClaim []string
+// string instead. Both are checked as the scope claim is (see scopes).
+type scpClaim struct {
+	str    string
+	list   []string
+	isList bool
+}
 
 func (s *scpClaim) UnmarshalJSON(data []byte) error {
-	var str string
-	if json.Unmarshal(data, &str) == nil {
-		*s = strings.Fields(str)
+	if json.Unmarshal(data, &s.str) == nil {
 		return nil
 	}
-	var list []string
-	if err := json.Unmarshal(data, &list); err != nil {
+	if err := json.Unmarshal(data, &s.list); err != nil {
 		return errors.New("scp must be a string or an array of strings")
 	}
-	*s = list
+	s.isList = true
+	return nil
+}
+
+// scopes returns the scope-tokens of the scope and scp claims, without
+// duplicates; an error says which claim is invalid (and, for the log, why).
+func (c *claims) scopes() ([]string, error) {
+	scope, err := ParseScope(c.Scope)
+	if err != nil {
+		return nil, tokenError("token has an invalid scope claim", err)
+	}
+	var scp []string
+	if c.SCP.isList {
+		for _, s := range c.SCP.list {
+			if err = checkScopeToken(s); err != nil {
+				break
+			}
+		}
+		scp = c.SCP.list
+	} else {
+		scp, err = ParseScope(c.SCP.str)
+	}
+	if err != nil {
+		return nil, tokenError("token has an invalid scp claim", err)
+	}
+	var out []string
+	for _, s := range append(scope, scp...) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// ParseScope splits an OAuth scope string (RFC 6749 §3.3: scope-token
+// *( SP scope-token ), scope-token = 1*NQCHAR) into its scope-tokens. Only
+// the space character separates them; runs of spaces and spaces at either
+// end are tolerated (they cannot change which scopes are named). Any other
+// character outside NQCHAR — a tab, a newline, a quote, a backslash,
+// anything beyond ASCII — makes the whole scope invalid: the error names
+// the character and its position, never the scope.
+func ParseScope(scope string) ([]string, error) {
+	var out []string
+	for tok := range strings.SplitSeq(scope, " ") {
+		if tok == "" {
+			continue
+		}
+		if err := checkScopeToken(tok); err != nil {
+			return nil, err
+		}
+		out = append(out, tok)
+	}
+	return out, nil
+}
+
+// checkScopeToken reports whether tok is one scope-token: 1*NQCHAR, where
+// NQCHAR = %x21 / %x23-5B / %x5D-7E.
+func checkScopeToken(tok string) error {
+	if tok == "" {
+		return errors.New("empty scope-token")
+	}
+	for i := 0; i < len(tok); i++ {
+		if c := tok[i]; c < 0x21 || c == '"' || c == '\\' || c > 0x7e {
+			return fmt.Errorf("byte 0x%02x at offset %d of a scope-token is not an RFC 6749 NQCHAR", c, i)
+		}
+	}
 	return nil
 }
 
@@ -120,28 +227,28 @@ func (v *verifier) verify(ctx context.Context, token string) (*Principal, error)
 	if err != nil {
 		return nil, describe(err)
 	}
-	if c.Subject == "" {
+	if strings.TrimSpace(c.Subject) == "" {
 		return nil, tokenError("token has no subject", nil)
+	}
+	scopes, err := c.scopes()
+	if err != nil {
+		return nil, err
 	}
 	p := &Principal{
 		Subject:  c.Subject,
 		ClientID: c.ClientID,
 		ACR:      c.ACR,
 		TokenID:  c.ID,
-		Expiry:   c.ExpiresAt.Time,
+		Expiry:   c.ExpiresAt.date.Time,
 		Kind:     KindHuman,
 	}
 	if p.ClientID == "" {
 		p.ClientID = c.AZP
 	}
-	if c.AuthTime != nil {
-		p.AuthTime = c.AuthTime.Time
+	if c.AuthTime.date != nil {
+		p.AuthTime = c.AuthTime.date.Time
 	}
-	for _, s := range append(strings.Fields(c.Scope), c.SCP...) {
-		if s != "" && !slices.Contains(p.Scopes, s) {
-			p.Scopes = append(p.Scopes, s)
-		}
-	}
+	p.Scopes = scopes
 	if len(c.Act) > 0 && !bytes.Equal(c.Act, []byte("null")) {
 		var act struct {
 			Sub string `json:"sub"`
@@ -190,6 +297,8 @@ var errBadType = errors.New("typ must be at+jwt or JWT")
 func describe(err error) error {
 	var desc string
 	switch {
+	case errors.Is(err, errNotNumericDate):
+		desc = "token has a time claim that is not a number"
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		desc = "token is malformed"
 	case errors.Is(err, errUnknownKey):
