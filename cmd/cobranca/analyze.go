@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,20 +16,15 @@ import (
 // the largest size is far below it.
 const maxPortfolioFile = 8 << 20
 
-func analyze(_ context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+func analyze(_ context.Context, e env, fs *flagSet, args []string) error {
 	asJSON := fs.Bool("json", false, "print exactly the tool's structured result as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: cobranca analyze [--json] FILE|-   (a JSON object {asOf, invoices}; - reads stdin)")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitError(2)
+		fmt.Fprintln(e.stderr, "cobranca analyze: want one FILE, or - to read stdin")
+		fs.help(e.stderr)
+		return exitUsage
 	}
 	data, err := readInput(fs.Arg(0), e.stdin)
 	if err != nil {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,28 +10,14 @@ import (
 	"github.com/cobranca/cobranca/internal/config"
 )
 
-// audit runs `audit verify [--checkpoint FILE]… [--pubkey FILE]`,
-// `audit checkpoint [--out FILE]` and `audit pubkey`.
-func audit(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 {
-		return errors.New("audit: want verify, checkpoint or pubkey")
-	}
-	switch args[0] {
-	case "verify":
-		return auditVerify(ctx, e, args[1:])
-	case "checkpoint":
-		return auditCheckpoint(ctx, e, args[1:])
-	case "pubkey":
-		return auditPubkey(e, args[1:])
-	}
-	return fmt.Errorf("audit: unknown subcommand %q: want verify, checkpoint or pubkey", args[0])
-}
-
 // auditPubkey prints the public half of the checkpoint signing key, for
 // keeping off the box with the checkpoints.
-func auditPubkey(e env, args []string) error {
-	if len(args) > 0 {
-		return fmt.Errorf("audit pubkey: unexpected argument %q", args[0])
+func auditPubkey(_ context.Context, e env, fs *flagSet, args []string) error {
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("audit pubkey: unexpected argument %q", fs.Arg(0))
 	}
 	cfg, err := config.Load(e.environ)
 	if err != nil {
@@ -56,13 +40,11 @@ type fileList []string
 func (f *fileList) String() string     { return fmt.Sprint(*f) }
 func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
 
-func auditVerify(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+func auditVerify(ctx context.Context, e env, fs *flagSet, args []string) error {
 	var files fileList
 	fs.Var(&files, "checkpoint", "a signed checkpoint the chain must still contain (repeatable)")
 	pubkey := fs.String("pubkey", "", "PEM public key that signed the checkpoints (default: the signing key file, which must exist)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -110,11 +92,9 @@ func auditVerify(ctx context.Context, e env, args []string) error {
 	return nil
 }
 
-func auditCheckpoint(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("audit checkpoint", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+func auditCheckpoint(ctx context.Context, e env, fs *flagSet, args []string) error {
 	out := fs.String("out", "", "write the checkpoint to this file instead of stdout")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -108,8 +108,7 @@ func TestMigrateAndAudit(t *testing.T) {
 	if out, err := cli("audit", "verify", "--checkpoint", forged); err == nil || !strings.Contains(err.Error(), "signature") {
 		t.Errorf("audit verify with a checkpoint of another key = %q, %v; want a signature error", out, err)
 	}
-	var ee exitError
-	if _, err := cli("audit", "bogus"); err == nil || errors.As(err, &ee) {
-		t.Errorf("audit bogus = %v, want a usage error", err)
+	if _, err := cli("audit", "bogus"); !errors.Is(err, exitUsage) {
+		t.Errorf("audit bogus = %v, want a usage error (exit 2)", err)
 	}
 }

@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 
 	"github.com/cobranca/cobranca/internal/mcpapi"
 )
 
-func printContracts(_ context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("contracts", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	if err := fs.Parse(args); err != nil {
+func printContracts(_ context.Context, e env, fs *flagSet, args []string) error {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	h, err := mcpapi.New(mcpapi.Options{})

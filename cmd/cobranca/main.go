@@ -5,11 +5,11 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 )
@@ -37,51 +37,169 @@ type env struct {
 }
 
 // exitError asks main to exit with a status after the command already said
-// why (a failed verification, a rejected portfolio).
+// why (a failed verification, a rejected portfolio, a usage mistake).
 type exitError int
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
+// exitUsage is the status of a command line cobranca cannot make sense of,
+// as with the flag package's ExitOnError.
+const exitUsage = exitError(2)
+
 type command struct {
-	name    string
+	name    string // one word, or a group and a word: "audit verify"
+	args    string // what follows the name in a synopsis
 	summary string
-	run     func(ctx context.Context, e env, args []string) error
+	run     func(ctx context.Context, e env, fs *flagSet, args []string) error
 }
 
-// commands is the one table of subcommands.
+// commands is the one table of subcommands: the usage text, the help of
+// each command and README.md's command table are made from it.
 var commands = []command{
-	{"serve", "run the MCP server (the default)", serve},
-	{"analyze", "analyze a portfolio file offline: analyze [--json] FILE|-", analyze},
-	{"contracts", "print every Tool Contract visible to agents as JSON", printContracts},
-	{"migrate", "apply pending database migrations: migrate [status]", migrate},
-	{"audit", "verify the audit chain or sign its head: audit verify [--checkpoint FILE] | audit checkpoint [--out FILE]", audit},
-	{"token", "print a development access token: token --sub NAME [--scope \"a b\"] [--agent NAME] [--acr ACR] [--ttl 1h]", token},
+	{"serve", "", "run the server", serve},
+	{"analyze", "[--json] FILE|-", "validate and analyze a portfolio `{asOf, invoices}` offline", analyze},
+	{"contracts", "", "print every Tool Contract visible to agents", printContracts},
+	{"migrate", "[status]", "apply pending database migrations (as the owner role), or list them", migrate},
+	{"audit verify", "[--checkpoint FILE] [--pubkey FILE]", "walk the audit hash chain: `OK <count> events, head <seq> <hash>`, or the first bad sequence number and what is wrong (exit 1)", auditVerify},
+	{"audit checkpoint", "[--out FILE]", "sign the verified head of the audit chain (Ed25519) for keeping off the box", auditCheckpoint},
+	{"audit pubkey", "", "print the checkpoint signing key's public half, so checkpoints can be verified elsewhere (`verify --pubkey`)", auditPubkey},
+	{"token", "--sub NAME [--scope \"a b\"] [--agent NAME] [--acr ACR] [--ttl 1h]", "print a development access token (refused outside development mode)", token},
+	{"help", "[COMMAND]", "print the commands, or a command's flags (also `cobranca COMMAND --help`)", nil},
+}
+
+// defaultCommand runs when the first argument is not a command.
+const defaultCommand = "serve"
+
+// synopsis is how c is invoked: "cobranca analyze [--json] FILE|-".
+func (c command) synopsis() string {
+	return strings.TrimSpace("cobranca " + c.name + " " + c.args)
 }
 
 // run is the whole program; main only supplies the process's environment.
 func run(ctx context.Context, args []string, environ []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := env{environ: environ, stdin: stdin, stdout: stdout, stderr: stderr}
-	name := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
+	if len(args) > 0 && (args[0] == "help" || isHelpFlag(args[0])) {
+		if len(args) == 1 || args[1] == "help" {
+			usage(stdout, "")
+			return nil
+		}
+		// `help CMD…` is `CMD… --help`: every command parses its flags
+		// before it does anything.
+		args = append(args[1:len(args):len(args)], "--help")
 	}
-	if name == "help" || name == "-h" || name == "--help" {
-		usage(stdout)
+	c, rest, err := lookup(args)
+	switch {
+	case errors.Is(err, errHelpGroup):
+		usage(stdout, args[0])
+		return nil
+	case err != nil:
+		fmt.Fprintln(stderr, "cobranca:", err)
+		usage(stderr, args[0])
+		return exitUsage
+	}
+	fs := &flagSet{FlagSet: flag.NewFlagSet(c.name, flag.ContinueOnError), cmd: c, e: e}
+	fs.SetOutput(stderr)
+	fs.Usage = func() {} // parse prints the help, to stdout when asked for
+	err = c.run(ctx, e, fs, rest)
+	if errors.Is(err, errHelpShown) {
 		return nil
 	}
-	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
-	if i < 0 {
-		usage(stderr)
-		return fmt.Errorf("unknown command %q", name)
-	}
-	return commands[i].run(ctx, e, args)
+	return err
 }
 
-func usage(w io.Writer) {
+func isHelpFlag(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// errHelpGroup: the help of a group of commands ("audit --help").
+var errHelpGroup = errors.New("help of a group")
+
+// lookup finds the command args name and returns it with its arguments.
+func lookup(args []string) (command, []string, error) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		args = append([]string{defaultCommand}, args...)
+	}
+	for _, c := range commands {
+		group, word, grouped := strings.Cut(c.name, " ")
+		switch {
+		case !grouped && c.name == args[0] && c.run != nil:
+			return c, args[1:], nil
+		case grouped && group == args[0] && len(args) > 1 && word == args[1]:
+			return c, args[2:], nil
+		}
+	}
+	switch {
+	case !isGroup(args[0]):
+		return command{}, nil, fmt.Errorf("unknown command %q", args[0])
+	case len(args) == 1:
+		return command{}, nil, fmt.Errorf("%s: want a subcommand", args[0])
+	case isHelpFlag(args[1]):
+		return command{}, nil, errHelpGroup
+	}
+	return command{}, nil, fmt.Errorf("%s: unknown subcommand %q", args[0], args[1])
+}
+
+func isGroup(name string) bool {
+	for _, c := range commands {
+		if strings.HasPrefix(c.name, name+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// usage prints the commands, or only those of group when it is one.
+func usage(w io.Writer, group string) {
 	fmt.Fprintln(w, "usage: cobranca [command] [flags]")
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "commands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		if isGroup(group) && !strings.HasPrefix(c.name, group+" ") {
+			continue
+		}
+		def := ""
+		if c.name == defaultCommand {
+			def = " (default)"
+		}
+		fmt.Fprintf(w, "  %s%s\n      %s\n", c.synopsis(), def, c.summary)
 	}
-	fmt.Fprintln(w, "\nConfiguration comes from COBRANCA_* environment variables; see README.md.")
+	fmt.Fprintln(w, "\n`cobranca help COMMAND` or `cobranca COMMAND --help` prints a command's flags.")
+	fmt.Fprintln(w, "Configuration comes from COBRANCA_* environment variables; see README.md.")
+}
+
+// flagSet is a command's flags; parse answers -h and --help with the
+// command's help.
+type flagSet struct {
+	*flag.FlagSet
+	cmd command
+	e   env
+}
+
+// errHelpShown ends a command whose help was asked for: run returns nil.
+var errHelpShown = errors.New("help shown")
+
+// parse parses args. -h or --help print the command's help on stdout and
+// return errHelpShown; a mistake prints it on stderr and returns exitUsage.
+func (fs *flagSet) parse(args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.help(fs.e.stdout)
+		return errHelpShown
+	default: // the flag package has said what is wrong
+		fs.help(fs.e.stderr)
+		return exitUsage
+	}
+}
+
+func (fs *flagSet) help(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", fs.cmd.synopsis(), fs.cmd.summary)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintln(w, "\nflags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(fs.e.stderr)
+	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"text/tabwriter"
@@ -13,10 +12,8 @@ import (
 
 // migrate applies the pending migrations (run it as the database's owner role), or with
 // "status" lists them.
-func migrate(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	if err := fs.Parse(args); err != nil {
+func migrate(ctx context.Context, e env, fs *flagSet, args []string) error {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	status := false

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"time"
@@ -26,15 +25,13 @@ func newAuthenticator(ctx context.Context, cfg config.Config, log *slog.Logger) 
 
 // token prints a development access token that `cobranca serve`, with the
 // same COBRANCA_ADDR and COBRANCA_DATA_DIR, accepts.
-func token(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	sub := fs.String("sub", "", "subject (`sub`) of the token; required")
-	scope := fs.String("scope", "", "space-separated scopes, e.g. \"collections:read\"")
-	agent := fs.String("agent", "", "mint an agent's token: act {\"sub\": NAME} and client_id NAME")
-	acr := fs.String("acr", "", "authentication context class (`acr`), for step-up")
+func token(ctx context.Context, e env, fs *flagSet, args []string) error {
+	sub := fs.String("sub", "", "the token's subject (`NAME`, the sub claim); required")
+	scope := fs.String("scope", "", "space-separated `SCOPES`, e.g. \"collections:read\"")
+	agent := fs.String("agent", "", "mint an agent's token: act {\"sub\": `NAME`} and client_id NAME")
+	acr := fs.String("acr", "", "authentication context class (`ACR`, the acr claim), for step-up")
 	ttl := fs.Duration("ttl", time.Hour, "lifetime")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
