@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,10 +19,6 @@ import (
 	"github.com/cobranca/cobranca/internal/metrics"
 	"github.com/cobranca/cobranca/internal/server"
 )
-
-func newLogger(w io.Writer, cfg config.Config) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: cfg.LogLevel}))
-}
 
 func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err := fs.parse(args); err != nil {

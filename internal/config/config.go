@@ -34,6 +34,9 @@ type Config struct {
 	MaxBodyBytes int64
 	// LogLevel is the minimum slog level.
 	LogLevel slog.Level
+	// LogFormat is "json", "text", or "auto": text when the log goes to a
+	// terminal, JSON otherwise (the process decides; see LogFormatAuto).
+	LogFormat string
 	// DataDir holds the embedded database and development keys.
 	DataDir string
 	// MemoryLimit is the Go runtime's soft memory limit for serve, in bytes.
@@ -83,6 +86,13 @@ type Config struct {
 	AuditSigningKey string
 }
 
+// The values of COBRANCA_LOG_FORMAT.
+const (
+	LogFormatAuto = "auto"
+	LogFormatJSON = "json"
+	LogFormatText = "text"
+)
+
 // Production reports whether cobranca runs in production mode.
 func (c Config) Production() bool { return c.Env == "production" }
 
@@ -96,6 +106,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("allowed_hosts", c.AllowedHosts),
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.String("log_level", c.LogLevel.String()),
+		slog.String("log_format", c.LogFormat),
 		slog.String("data_dir", c.DataDir),
 		slog.String("issuer", c.Issuer),
 		slog.String("resource", c.Resource),
@@ -236,6 +247,13 @@ var variables = []variable{
 	}},
 	{"COBRANCA_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`.", func(c *Config, v string) error {
 		return c.LogLevel.UnmarshalText([]byte(v))
+	}},
+	{"COBRANCA_LOG_FORMAT", LogFormatAuto, "`auto` (text when the log goes to a terminal, JSON otherwise), `json` or `text`.", func(c *Config, v string) error {
+		if v != LogFormatAuto && v != LogFormatJSON && v != LogFormatText {
+			return errors.New(`must be "auto", "json" or "text"`)
+		}
+		c.LogFormat = v
+		return nil
 	}},
 	{"COBRANCA_ISSUER", "", "OAuth issuer whose access tokens are accepted (`iss`). Unset: development mode — a signing key kept in COBRANCA_DATA_DIR and `cobranca token`; production refuses it.", func(c *Config, v string) error {
 		c.Issuer = v

@@ -17,7 +17,7 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Env: "development", Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, LogLevel: slog.LevelInfo, DataDir: "./data", MemoryLimit: 40 << 20,
+	want := Config{Env: "development", Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, LogLevel: slog.LevelInfo, LogFormat: "auto", DataDir: "./data", MemoryLimit: 40 << 20,
 		RateLimits: limits.DefaultPolicies(), RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
@@ -32,6 +32,7 @@ func TestLoadValues(t *testing.T) {
 		"COBRANCA_MAX_BODY_BYTES=2048",
 		"COBRANCA_ENV=production",
 		"COBRANCA_LOG_LEVEL=debug",
+		"COBRANCA_LOG_FORMAT=text",
 		"COBRANCA_ISSUER=https://idp.example.com",
 		"COBRANCA_RESOURCE=https://mcp.example.com/mcp",
 		"COBRANCA_JWKS_URL=https://idp.example.com/jwks.json",
@@ -42,7 +43,7 @@ func TestLoadValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "0.0.0.0:9000" || !c.Production() || c.MaxBodyBytes != 2048 || c.LogLevel != slog.LevelDebug {
+	if c.Addr != "0.0.0.0:9000" || !c.Production() || c.MaxBodyBytes != 2048 || c.LogLevel != slog.LevelDebug || c.LogFormat != "text" {
 		t.Errorf("Load = %+v", c)
 	}
 	if diff := cmp.Diff([]string{"https://ops.example.com", "http://localhost:3000"}, c.AllowedOrigins); diff != "" {
@@ -101,6 +102,7 @@ func TestLoadErrors(t *testing.T) {
 		"COBRANCA_ALLOWED_ORIGINS=ops.example.com",
 		"COBRANCA_ENV=staging",
 		"COBRANCA_LOG_LEVEL=loud",
+		"COBRANCA_LOG_FORMAT=xml",
 		"COBRANCA_ADRR=127.0.0.1:1",
 		"COBRANCA_ISSUER=idp.example.com",
 		"COBRANCA_JWKS_URL=https://idp.example.com/jwks.json",
@@ -109,7 +111,7 @@ func TestLoadErrors(t *testing.T) {
 	if err == nil {
 		t.Fatal("Load accepted invalid values")
 	}
-	for _, name := range []string{"COBRANCA_ADDR:", "COBRANCA_MAX_BODY_BYTES:", "COBRANCA_ALLOWED_ORIGINS:", "COBRANCA_ENV:", "COBRANCA_LOG_LEVEL:", "COBRANCA_ADRR: unknown variable", "COBRANCA_ISSUER:"} {
+	for _, name := range []string{"COBRANCA_ADDR:", "COBRANCA_MAX_BODY_BYTES:", "COBRANCA_ALLOWED_ORIGINS:", "COBRANCA_ENV:", "COBRANCA_LOG_LEVEL:", "COBRANCA_LOG_FORMAT:", "COBRANCA_ADRR: unknown variable", "COBRANCA_ISSUER:"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not name %s:\n%v", name, err)
 		}
