@@ -13,7 +13,10 @@ import (
 // lockFile takes an exclusive flock on PATH.lock, polling until ctx ends. goose has no SQLite
 // locker, and a lock held inside the database would block the migration's own writes.
 func (db *DB) lockFile(ctx context.Context) (func(), error) {
-	f, err := os.OpenFile(db.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err := createPrivate(db.path + ".lock"); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(db.path+".lock", os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}

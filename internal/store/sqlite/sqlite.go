@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -39,12 +40,16 @@ type DB struct {
 var _ store.DB = (*DB)(nil)
 
 // Open opens (creating if needed) the database file at path, creating its directory with mode
-// 0700. It does not migrate.
+// 0700 and the file with mode 0600, whatever the umask and the directory's mode; SQLite gives
+// the -wal and -shm files the database file's mode. It does not migrate.
 func Open(ctx context.Context, path string, logger *slog.Logger) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: empty path")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	if err := createPrivate(path); err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	pragmas := url.Values{}
@@ -84,6 +89,20 @@ func Open(ctx context.Context, path string, logger *slog.Logger) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// createPrivate creates path, empty and with mode 0600, unless it exists: SQLite would create it
+// 0644 less the umask. An existing file keeps the mode its operator gave it.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// The umask may have taken bits from 0600 (0o277 leaves 0400).
+	return errors.Join(f.Chmod(0o600), f.Close())
 }
 
 // Path returns the database file's path.
