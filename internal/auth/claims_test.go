@@ -10,6 +10,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // TestClaimShapes holds the shapes of scope, scp, the time claims and sub
@@ -138,3 +139,30 @@ func setTime(claim string, d time.Duration, render func(time.Time) any) func(jwt
 func intDate(t time.Time) any  { return t.Unix() }
 func fracDate(t time.Time) any { return float64(t.Unix()) + 0.5 }
 func strDate(t time.Time) any  { return strconv.FormatInt(t.Unix(), 10) }
+
+// FuzzParseScope: ParseScope returns exactly the space-separated pieces of
+// a scope made of NQCHARs and spaces, and refuses any other scope.
+func FuzzParseScope(f *testing.F) {
+	for _, s := range []string{"", "a", "collections.read admin", "  a   b ", "a\tb", "a\nb", `a"b`, `a\b`, "coleções", "a\x7fb", "~!#[]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, scope string) {
+		got, err := ParseScope(scope)
+		valid := true
+		for i := 0; i < len(scope); i++ {
+			c := scope[i]
+			if c != ' ' && (c < 0x21 || c == '"' || c == '\\' || c > 0x7e) {
+				valid = false
+			}
+		}
+		if valid != (err == nil) {
+			t.Fatalf("ParseScope(%q) = %q, %v; want an error exactly when a byte is neither SP nor NQCHAR", scope, got, err)
+		}
+		if err != nil {
+			return
+		}
+		if diff := cmp.Diff(strings.Fields(scope), got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("ParseScope(%q) (-want +got):\n%s", scope, diff)
+		}
+	})
+}
