@@ -24,7 +24,7 @@ type Principal struct {
 	Subject  string    // sub
 	ClientID string    // client_id, or azp when client_id is absent
 	Actor    string    // act.sub, when the token carries an RFC 8693 actor
-	Scopes   []string  // from scope (space separated) and scp (array)
+	Scopes   []string  // from scope and scp (see ParseScope), without duplicates
 	ACR      string    // acr
 	AuthTime time.Time // auth_time; zero when absent
 	Kind     Kind
