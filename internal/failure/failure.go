@@ -2,12 +2,15 @@
 // branch on, a message that is safe to show to a model or a person, the field
 // it concerns, and the wrapped cause that only the logs see.
 //
-// One table (HTTPStatus, and the tool-result encoding in mcpapi) maps these
-// errors to what crosses the wire; nothing else decides how an error looks.
+// What crosses the wire is written here once: Detail is the machine-readable
+// error every surface sends (a tool error result's _meta, an HTTP refusal's
+// body) and Text its one-line form for people and models.
 package failure
 
 import (
+	"encoding/json"
 	"errors"
+	"net/http"
 	"time"
 )
 
@@ -33,14 +36,54 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	msg := e.Message
-	if e.Field != "" {
-		msg = e.Field + ": " + msg
-	}
 	if e.Err != nil {
-		return string(e.Code) + ": " + msg + ": " + e.Err.Error()
+		return e.Text() + ": " + e.Err.Error()
 	}
-	return string(e.Code) + ": " + msg
+	return e.Text()
+}
+
+// Text is what the caller may read of e, in one line: "code: field:
+// message", or "code: message" when no field is concerned. The cause is
+// never part of it.
+func (e *Error) Text() string {
+	if e.Field != "" {
+		return string(e.Code) + ": " + e.Field + ": " + e.Message
+	}
+	return string(e.Code) + ": " + e.Message
+}
+
+// Detail is the machine-readable form of an Error, the one shape in which
+// every surface sends an error to a program: under _meta["io.cobranca/error"]
+// of a tool error result, and as {"error": Detail} (Body) in an HTTP
+// refusal.
+type Detail struct {
+	Code         Code   `json:"code"`
+	Message      string `json:"message"`
+	Field        string `json:"field,omitempty"`
+	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
+}
+
+// Detail returns what the caller may read of e; the cause is left out.
+func (e *Error) Detail() Detail {
+	d := Detail{Code: e.Code, Message: e.Message, Field: e.Field}
+	if e.RetryAfter > 0 {
+		d.RetryAfterMs = e.RetryAfter.Milliseconds()
+	}
+	return d
+}
+
+// Body is the JSON body of an HTTP error response: {"error": Detail}.
+type Body struct {
+	Error Detail `json:"error"`
+}
+
+// WriteHTTP answers status with e as an HTTP error body, {"error": Detail}.
+// Headers the answer needs besides Content-Type (Retry-After,
+// Cache-Control) are the caller's to set first.
+func WriteHTTP(w http.ResponseWriter, status int, e *Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(Body{Error: e.Detail()})
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cobranca/cobranca/internal/failure"
 )
 
 // The response fields follow draft-ietf-httpapi-ratelimit-headers-09 (March
@@ -192,11 +194,12 @@ func (l *Limiter) answer(w http.ResponseWriter, r *http.Request, policy string, 
 	}
 	secs := d.RetryAfterSeconds()
 	h.Set("Retry-After", strconv.FormatInt(secs, 10))
-	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusTooManyRequests)
-	_, _ = w.Write([]byte(`{"error":{"code":"rate_limited","message":"too many requests (` + policy + ` limit); retry after ` +
-		strconv.FormatInt(secs, 10) + ` s","retryAfterMs":` + strconv.FormatInt(d.RetryAfterMillis(), 10) + "}}\n"))
+	failure.WriteHTTP(w, http.StatusTooManyRequests, &failure.Error{
+		Code:       failure.RateLimited,
+		Message:    "too many requests (" + policy + " limit); retry after " + strconv.FormatInt(secs, 10) + " s",
+		RetryAfter: time.Duration(d.RetryAfterMillis()) * time.Millisecond,
+	})
 	return false
 }
 

@@ -145,20 +145,15 @@ func call(t testing.TB, url, tok, method, params string) answer {
 	}
 	var msg struct {
 		Result struct {
-			IsError           bool `json:"isError"`
-			StructuredContent struct {
-				Error struct {
-					Code         failure.Code `json:"code"`
-					RetryAfterMs int64        `json:"retryAfterMs"`
-				} `json:"error"`
-			} `json:"structuredContent"`
+			IsError bool                      `json:"isError"`
+			Meta    map[string]failure.Detail `json:"_meta"`
 		} `json:"result"`
 		Error *struct{ Message string } `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &msg); err != nil || msg.Error != nil {
 		t.Fatalf("%s: unexpected answer %s", method, raw)
 	}
-	a.isError, a.code, a.retryMs = msg.Result.IsError, msg.Result.StructuredContent.Error.Code, msg.Result.StructuredContent.Error.RetryAfterMs
+	a.isError, a.code, a.retryMs = msg.Result.IsError, msg.Result.Meta[mcpapi.ErrorMetaKey].Code, msg.Result.Meta[mcpapi.ErrorMetaKey].RetryAfterMs
 	return a
 }
 

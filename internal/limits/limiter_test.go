@@ -3,6 +3,7 @@ package limits_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -102,10 +103,9 @@ func TestHTTP429Headers(t *testing.T) {
 	check(do(), http.StatusNoContent, `"origin";r=0;t=2`, "")
 	res := do()
 	check(res, http.StatusTooManyRequests, `"origin";r=0;t=2`, "1")
-	var body bytes.Buffer
-	body.ReadFrom(res.Body)
-	if !strings.Contains(body.String(), `"code":"rate_limited"`) || !strings.Contains(body.String(), `"retryAfterMs":1000`) {
-		t.Errorf("429 body %s, want code rate_limited and retryAfterMs 1000", body.String())
+	var body failure.Body
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || body.Error.Code != failure.RateLimited || body.Error.RetryAfterMs != 1000 {
+		t.Errorf("429 body %+v (%v), want code rate_limited and retryAfterMs 1000", body, err)
 	}
 	c.Advance(400 * time.Millisecond)
 	res = do()

@@ -3,6 +3,7 @@ package mcpapi
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"mime"
 	"net/http"
 	"strconv"
@@ -149,6 +150,7 @@ func acceptsBoth(values []string) bool {
 func (h *Handler) encodeResult(buf []byte, id []byte, res *mcp.CallToolResult, newProtocol bool) ([]byte, error) {
 	var structured []byte
 	switch sc := res.StructuredContent.(type) {
+	case nil: // an error result has none
 	case json.RawMessage:
 		structured = sc
 	default:
@@ -158,12 +160,16 @@ func (h *Handler) encodeResult(buf []byte, id []byte, res *mcp.CallToolResult, n
 		}
 		structured = b
 	}
+	meta, err := h.resultMeta(res.Meta, newProtocol)
+	if err != nil {
+		return nil, err
+	}
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = append(buf, id...)
 	buf = append(buf, `,"result":{`...)
-	if newProtocol {
+	if meta != nil {
 		buf = append(buf, `"_meta":`...)
-		buf = append(buf, h.serverInfoMeta...)
+		buf = append(buf, meta...)
 		buf = append(buf, ',')
 	}
 	buf = append(buf, `"content":[`...)
@@ -177,8 +183,11 @@ func (h *Handler) encodeResult(buf []byte, id []byte, res *mcp.CallToolResult, n
 		}
 		buf = append(buf, b...)
 	}
-	buf = append(buf, `],"structuredContent":`...)
-	buf = append(buf, structured...)
+	buf = append(buf, ']')
+	if structured != nil {
+		buf = append(buf, `,"structuredContent":`...)
+		buf = append(buf, structured...)
+	}
 	if res.IsError {
 		buf = append(buf, `,"isError":true`...)
 	}
@@ -187,4 +196,22 @@ func (h *Handler) encodeResult(buf []byte, id []byte, res *mcp.CallToolResult, n
 	}
 	buf = append(buf, "}}"...)
 	return buf, nil
+}
+
+// resultMeta returns a result's _meta as the SDK sends it, or nil when it
+// sends none: the tool's own (an error result's failure detail), and on
+// 2026-07-28 the server's info besides unless the tool set it (go-sdk's
+// annotateServerInfo), encoded like any map: keys sorted.
+func (h *Handler) resultMeta(m mcp.Meta, newProtocol bool) ([]byte, error) {
+	if len(m) == 0 {
+		if newProtocol {
+			return h.serverInfoMeta, nil // a success: no encoding per call
+		}
+		return nil, nil
+	}
+	if _, ok := m[mcp.MetaKeyServerInfo]; newProtocol && !ok {
+		m = maps.Clone(m)
+		m[mcp.MetaKeyServerInfo] = h.impl
+	}
+	return json.Marshal(m)
 }

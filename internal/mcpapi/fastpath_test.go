@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +18,10 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/request"
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const meta2026 = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
@@ -353,4 +358,106 @@ func TestDecodeInPlaceOnlyWhenNothingComesFirst(t *testing.T) {
 	if h.mayServeFast(r) {
 		t.Error("a request of an unknown protocol revision is decoded in place")
 	}
+}
+
+// refusal is what the test.refuse tool is told to fail with.
+type refusal struct {
+	Code    string `json:"code"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
+	RetryMs int64  `json:"retryMs"`
+}
+
+// refuseTool fails every call with the error its arguments describe.
+func refuseTool() Tool {
+	return Tool{Contract: testContract("test.refuse", contract.Low), Logic: func(_ context.Context, raw json.RawMessage) (Effect, error) {
+		var r refusal
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return Effect{}, err
+		}
+		return Effect{}, &failure.Error{Code: failure.Code(r.Code), Field: r.Field, Message: r.Message, RetryAfter: time.Duration(r.RetryMs) * time.Millisecond}
+	}}
+}
+
+// FuzzErrorResult holds error results to one shape on both paths and both
+// protocol revisions: the fast path writes the SDK's bytes; the result has
+// no structuredContent (the outputSchema is the success shape, which clients
+// check it against), its _meta carries the failure detail under ErrorMetaKey
+// (beside the server info on 2026-07-28), and its text is "code: field:
+// message".
+func FuzzErrorResult(f *testing.F) {
+	f.Add(uint8(0), "invoices[1].dueDate", "2025-02-30 is not a calendar date", int64(0), false)
+	f.Add(uint8(1), "", "too many low-tier calls; retry in 1500 ms", int64(1500), true)
+	f.Add(uint8(2), "x<y>&z", "<b>\u2028</b> \xff", int64(-3), true)
+	f.Add(uint8(3), "", "", int64(1), false)
+	codes := []string{"test_refused", "rate_limited", "unavailable", "internal_error"}
+	pin := func(h http.Handler) http.Handler { // one request id: internal errors cite it
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r.WithContext(request.With(r.Context(), &request.Info{ID: "ref-1"})))
+		})
+	}
+	fast, err := New(Options{Extra: []Tool{refuseTool()}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	slow, err := New(Options{Extra: []Tool{refuseTool()}, DisableFastPath: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, code uint8, field, message string, retryMs int64, newProtocol bool) {
+		r := refusal{Code: codes[int(code)%len(codes)], Field: field, Message: message, RetryMs: retryMs}
+		args, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = json.Unmarshal(args, &r) // as the tool reads it: invalid UTF-8 replaced
+		c := fastCase{hdr: map[string]string{"Mcp-Protocol-Version": "2025-11-25"}}
+		params := `{"name":"test.refuse","arguments":` + string(args) + `}`
+		if newProtocol {
+			c.hdr = map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "test.refuse"}
+			params = `{` + meta2026 + `,"name":"test.refuse","arguments":` + string(args) + `}`
+		}
+		c.body = `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":` + params + `}`
+		before := fast.fastCalls.Load()
+		got, want := serve(pin(fast), c), serve(pin(slow), c)
+		if fast.fastCalls.Load() == before {
+			t.Fatalf("the fast path did not answer %s", c.body)
+		}
+		if got.Code != want.Code || !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
+			t.Fatalf("fast path answered %d:\n%s\nSDK %d:\n%s", got.Code, got.Body, want.Code, want.Body)
+		}
+		var resp struct {
+			Result struct {
+				Meta              map[string]json.RawMessage `json:"_meta"`
+				Content           []mcp.TextContent          `json:"content"`
+				StructuredContent json.RawMessage            `json:"structuredContent"`
+				IsError           bool                       `json:"isError"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(got.Body.Bytes(), &resp); err != nil {
+			t.Fatalf("%v: %s", err, got.Body)
+		}
+		res := resp.Result
+		fe := &failure.Error{Code: failure.Code(r.Code), Field: r.Field, Message: r.Message, RetryAfter: time.Duration(r.RetryMs) * time.Millisecond}
+		if fe.Code == failure.Internal || fe.Code == failure.Unavailable { // the server's fault: cited by request
+			fe = &failure.Error{Code: fe.Code, Message: r.Message + " (ref ref-1)", RetryAfter: fe.RetryAfter}
+		}
+		var detail failure.Detail
+		if err := json.Unmarshal(res.Meta[ErrorMetaKey], &detail); err != nil || detail != fe.Detail() {
+			t.Errorf("_meta[%s] = %s (%v), want %+v", ErrorMetaKey, res.Meta[ErrorMetaKey], err, fe.Detail())
+		}
+		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; ok != newProtocol || len(res.Meta) != 1+btoi(newProtocol) {
+			t.Errorf("_meta has keys %v; want the error, and the server info on 2026-07-28 only", slices.Sorted(maps.Keys(res.Meta)))
+		}
+		if !res.IsError || res.StructuredContent != nil || len(res.Content) != 1 || res.Content[0].Text != fe.Text() {
+			t.Errorf("result = %s; want isError, no structuredContent, text %q", got.Body, fe.Text())
+		}
+	})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

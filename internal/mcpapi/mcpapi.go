@@ -61,7 +61,9 @@ type Handler struct {
 	scopes   ScopeChallenger
 	// fastCalls counts the calls the fast path answered.
 	fastCalls atomic.Int64
-	// serverInfoMeta is the result _meta of the 2026-07-28 protocol.
+	// impl is the server's implementation info, which every 2026-07-28
+	// result carries in its _meta; serverInfoMeta is that _meta, encoded.
+	impl           *mcp.Implementation
 	serverInfoMeta []byte
 }
 
@@ -92,7 +94,7 @@ func New(opts Options) (*Handler, error) {
 	tools = append(tools, opts.Extra...)
 
 	impl := &mcp.Implementation{Name: "cobranca", Title: "cobranca collections", Version: Version}
-	serverInfo, err := json.Marshal(map[string]any{"io.modelcontextprotocol/serverInfo": impl})
+	serverInfo, err := json.Marshal(mcp.Meta{mcp.MetaKeyServerInfo: impl})
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +105,7 @@ func New(opts Options) (*Handler, error) {
 		pipeline:       &pipeline{log: opts.Logger, auditor: opts.Auditor, now: opts.Now},
 		slowOnly:       opts.DisableFastPath,
 		scopes:         opts.Scopes,
+		impl:           impl,
 		serverInfoMeta: serverInfo,
 	}
 	h.pipeline.limits = opts.Limits

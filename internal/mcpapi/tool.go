@@ -313,32 +313,22 @@ func (p *pipeline) classify(ctx context.Context, t *compiled, err error) (*failu
 	return fe, OutcomeRejected
 }
 
-// errorBody is the structured content of a tool error: a stable code the
-// model can branch on and a message naming the field.
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Code         failure.Code `json:"code"`
-	Message      string       `json:"message"`
-	Field        string       `json:"field,omitempty"`
-	RetryAfterMs int64        `json:"retryAfterMs,omitempty"`
-}
+// ErrorMetaKey is the reverse-DNS _meta key under which a tool error result
+// carries its failure.Detail: {code, message, field?, retryAfterMs?}.
+//
+// An error result has no structuredContent. The official TypeScript SDK 1.x
+// client and the Inspector validate a structuredContent that is present
+// against the tool's outputSchema, isError or not, and would throw on an
+// error shape; every client tolerates its absence when isError is true. The
+// outputSchema thus stays the strict success shape, the text content says
+// "code: field: message" for a model, and a program reads the code from
+// _meta.
+const ErrorMetaKey = "io.cobranca/error"
 
 func errorResult(fe *failure.Error) *mcp.CallToolResult {
-	d := errorDetail{Code: fe.Code, Message: fe.Message, Field: fe.Field}
-	if fe.RetryAfter > 0 {
-		d.RetryAfterMs = fe.RetryAfter.Milliseconds()
-	}
-	text := string(fe.Code) + ": "
-	if fe.Field != "" {
-		text += fe.Field + ": "
-	}
-	text += fe.Message
 	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
-		StructuredContent: errorBody{Error: d},
+		Meta:    mcp.Meta{ErrorMetaKey: fe.Detail()},
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: fe.Text()}},
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/request"
@@ -175,7 +176,7 @@ func getContract(h *mcpapi.Handler) http.HandlerFunc {
 		name := chi.URLParam(r, "name")
 		i := slices.IndexFunc(h.Contracts(), func(c *contract.Contract) bool { return c.Name == name })
 		if i < 0 {
-			writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no tool named " + name}})
+			failure.WriteHTTP(w, http.StatusNotFound, &failure.Error{Code: "not_found", Message: "no tool named " + name})
 			return
 		}
 		writeJSON(w, http.StatusOK, h.Contracts()[i])

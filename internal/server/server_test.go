@@ -14,6 +14,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/metrics"
 	"github.com/cobranca/cobranca/internal/portfolio"
@@ -234,7 +235,7 @@ func testAnalyzeInvalid(t *testing.T, s *testServer) {
 					t.Fatalf("isError = false for %s", tt.name)
 				}
 				got := errorOf(t, res)
-				if got.Code != tt.code || got.Field != tt.field {
+				if string(got.Code) != tt.code || got.Field != tt.field {
 					t.Errorf("error = %+v, want code %s field %s", got, tt.code, tt.field)
 				}
 				if !strings.Contains(textOf(res), tt.field) {
@@ -245,26 +246,26 @@ func testAnalyzeInvalid(t *testing.T, s *testServer) {
 	}
 }
 
-type toolError struct {
-	Code         string `json:"code"`
-	Message      string `json:"message"`
-	Field        string `json:"field"`
-	RetryAfterMs int64  `json:"retryAfterMs"`
-}
-
-func errorOf(t *testing.T, res *mcp.CallToolResult) toolError {
+// errorOf reads the failure detail of an error result where a program
+// reads it, _meta[mcpapi.ErrorMetaKey], and checks the result carries no
+// structuredContent: clients validate that against the outputSchema.
+func errorOf(t *testing.T, res *mcp.CallToolResult) failure.Detail {
 	t.Helper()
-	raw, err := json.Marshal(res.StructuredContent)
+	if res.StructuredContent != nil {
+		t.Errorf("error result carries structuredContent %v; clients check it against the outputSchema", res.StructuredContent)
+	}
+	raw, err := json.Marshal(res.Meta[mcpapi.ErrorMetaKey])
 	if err != nil {
 		t.Fatal(err)
 	}
-	var body struct {
-		Error toolError `json:"error"`
+	var d failure.Detail
+	if err := json.Unmarshal(raw, &d); err != nil || d.Code == "" {
+		t.Fatalf("_meta[%s] = %s: no failure detail (%v)", mcpapi.ErrorMetaKey, raw, err)
 	}
-	if err := json.Unmarshal(raw, &body); err != nil || body.Error.Code == "" {
-		t.Fatalf("structuredContent %s has no error object (%v)", raw, err)
+	if want := (&failure.Error{Code: d.Code, Field: d.Field, Message: d.Message}).Text(); textOf(res) != want {
+		t.Errorf("text = %q, want %q", textOf(res), want)
 	}
-	return body.Error
+	return d
 }
 
 func textOf(res *mcp.CallToolResult) string {
@@ -427,9 +428,10 @@ func TestContractsEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp2.Body.Close()
-	if resp2.StatusCode != http.StatusNotFound {
-		t.Errorf("unknown contract status = %d, want 404", resp2.StatusCode)
+	defer resp2.Body.Close()
+	var body failure.Body
+	if err := json.NewDecoder(resp2.Body).Decode(&body); err != nil || resp2.StatusCode != http.StatusNotFound || body.Error.Code != "not_found" {
+		t.Errorf("unknown contract = %d %+v (%v), want 404 with code not_found", resp2.StatusCode, body, err)
 	}
 }
 
