@@ -2,6 +2,9 @@ module github.com/cobranca/cobranca
 
 go 1.26.0
 
+// The node modules the client compatibility suite installs (npm ci) hold no Go.
+ignore ./clients/node_modules
+
 require (
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/golang-jwt/jwt/v5 v5.3.1

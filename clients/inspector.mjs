@@ -1,0 +1,62 @@
+// The MCP Inspector CLI (@modelcontextprotocol/inspector --cli), run as a
+// user runs it, one process per case, in the protocol era COMPAT_ERA names
+// (its --protocol-era flag: legacy initializes with 2025-11-25, modern speaks
+// 2026-07-28). Its JSON output ({"result":…} or {"error":{code,message}}) is
+// mapped to the report every client script prints.
+import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { env, report } from "./lib.mjs";
+
+if (!["legacy", "modern"].includes(env.era)) {
+  throw new Error(`COMPAT_ERA=${env.era}: want legacy or modern`);
+}
+const require = createRequire(import.meta.url);
+const cli = join(dirname(require.resolve("@modelcontextprotocol/inspector/package.json")), "clients/launcher/build/index.js");
+
+// inspect runs the CLI once and returns {result} or {error}, as step does.
+function inspect(token, ...args) {
+  const argv = [cli, "--cli", "--server-url", env.url, "--protocol-era", env.era, "--format", "json", "--quiet",
+    // Never start an interactive OAuth flow: a missing token must fail.
+    "--stored-auth-only"];
+  if (token) {
+    argv.push("--header", `Authorization: Bearer ${token}`);
+  }
+  argv.push(...args);
+  return new Promise((resolve) => {
+    execFile(process.execPath, argv, { timeout: 60_000 }, (err, stdout, stderr) => {
+      const line = [stdout, stderr].map((s) => s.trim().split("\n").pop()).find((s) => s.startsWith("{"));
+      let out;
+      try {
+        out = JSON.parse(line);
+      } catch {
+        out = { error: { code: "unreadable", message: `exit ${err?.code}: ${stdout}${stderr}` } };
+      }
+      if (out.error) {
+        resolve({ error: { name: String(out.error.code), message: String(out.error.message) } });
+      } else {
+        resolve({ result: out.result });
+      }
+    });
+  });
+}
+
+const call = (token, args) =>
+  inspect(token, "--method", "tools/call", "--tool-name", env.tool, "--tool-args-json", JSON.stringify(args));
+
+const [list, valid, invalid, noToken, noScope] = await Promise.all([
+  inspect(env.token, "--method", "tools/list"),
+  call(env.token, env.validArgs),
+  call(env.token, env.invalidArgs),
+  call("", env.validArgs),
+  call(env.tokenNoScope, env.validArgs),
+]);
+report({
+  // Each run connects; the listing's stands for them all.
+  connect: list.error ? list : { result: {} },
+  tools: list.error ? list : { result: list.result.tools.map((t) => t.name) },
+  valid,
+  invalid,
+  noToken,
+  noScope,
+});
