@@ -244,7 +244,7 @@ func (s *compatServer) record(next http.Handler) http.Handler {
 			ex.rpcMethod = env.Method
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		sw := &statusWatch{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r)
 		ex.status, ex.challenge = sw.status, w.Header().Get("WWW-Authenticate")
 		s.mu.Lock()
@@ -253,29 +253,18 @@ func (s *compatServer) record(next http.Handler) http.Handler {
 	})
 }
 
-type statusWriter struct {
+// statusWatch notes the status a handler answers: the one it writes, or 200.
+type statusWatch struct {
 	http.ResponseWriter
 	status int
-	wrote  bool
 }
 
-func (w *statusWriter) WriteHeader(code int) {
-	if !w.wrote {
-		w.status, w.wrote = code, true
-	}
+func (w *statusWatch) WriteHeader(code int) {
+	w.status = code
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *statusWriter) Write(b []byte) (int, error) {
-	w.wrote = true
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
+func (w *statusWatch) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // calls returns the exchanges on /mcp by holder.
 func (s *compatServer) calls(holder string) []exchange {

@@ -39,3 +39,40 @@ export async function step(fn) {
 export function report(r) {
   process.stdout.write(JSON.stringify(r) + "\n");
 }
+
+// runCases runs every case with an SDK client — connect(token) returns one
+// connected with that bearer token (none for "") — and prints the report.
+export async function runCases(connect) {
+  const r = {};
+  let client;
+  r.connect = await step(async () => {
+    client = await connect(env.token);
+    return {};
+  });
+  if (client) {
+    // Listing first also arms the client's output-schema validation of calls.
+    r.tools = await step(async () => (await client.listTools()).tools.map((t) => t.name));
+    r.valid = await step(() => client.callTool({ name: env.tool, arguments: env.validArgs }));
+    r.invalid = await step(() => client.callTool({ name: env.tool, arguments: env.invalidArgs }));
+    await client.close();
+  }
+  r.noToken = await step(async () => {
+    const c = await connect("");
+    return c.callTool({ name: env.tool, arguments: env.validArgs });
+  });
+  r.noScope = await step(async () => {
+    const c = await connect(env.tokenNoScope);
+    try {
+      await c.listTools();
+      return await c.callTool({ name: env.tool, arguments: env.validArgs });
+    } finally {
+      await c.close();
+    }
+  });
+  report(r);
+}
+
+// bearer is the headers that present token, if any.
+export function bearer(token) {
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
