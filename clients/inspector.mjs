@@ -18,13 +18,15 @@ const cli = join(dirname(require.resolve("@modelcontextprotocol/inspector/packag
 function inspect(token, ...args) {
   const argv = [cli, "--cli", "--server-url", env.url, "--protocol-era", env.era, "--format", "json", "--quiet",
     // Never start an interactive OAuth flow: a missing token must fail.
-    "--stored-auth-only"];
+    "--stored-auth-only",
+    // Its 15 s default is short for a loaded CI machine running five at once.
+    "--connect-timeout", "60000"];
   if (token) {
     argv.push("--header", `Authorization: Bearer ${token}`);
   }
   argv.push(...args);
   return new Promise((resolve) => {
-    execFile(process.execPath, argv, { timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, argv, { timeout: 150_000 }, (err, stdout, stderr) => {
       const line = [stdout, stderr].map((s) => s.trim().split("\n").pop()).find((s) => s.startsWith("{"));
       let out;
       try {
