@@ -108,7 +108,8 @@ func TestOneLimitAcrossReplicasWithOrigin(t *testing.T) {
 	}
 	a, tok := devAuth(t)
 	lim := limits.Limit{Rate: 20, Period: time.Second, Burst: 10}
-	opts := limits.Options{Policies: limits.Policies{Principal: lim, Origin: limits.Limit{Rate: 100_000, Period: time.Second, Burst: 100_000}}, Replicas: 3}
+	opts := limits.Options{Policies: limits.Policies{Principal: lim, Origin: limits.Limit{Rate: 100_000, Period: time.Second, Burst: 100_000}}, Replicas: 3,
+		StoreTimeout: 10 * time.Second} // every decision must reach the store, as in TestOneLimitAcrossReplicas
 	type rep struct {
 		url string
 		st  *statements

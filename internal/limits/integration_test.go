@@ -171,7 +171,11 @@ func TestOneLimitAcrossReplicas(t *testing.T) {
 	}
 	a, tok := devAuth(t)
 	lim := limits.Limit{Rate: 20, Period: time.Second, Burst: 10}
-	opts := limits.Options{Policies: limits.Policies{Principal: lim}, Replicas: 3}
+	// Every decision must reach the store: a generous store timeout keeps a
+	// loaded machine (CI runs the client suite's node processes alongside)
+	// from turning slow round trips into local decisions, which this test
+	// would rightly count as a failure. Timeouts have their own tests.
+	opts := limits.Options{Policies: limits.Policies{Principal: lim}, Replicas: 3, StoreTimeout: 10 * time.Second}
 	var replicas []*replica
 	for range 3 {
 		replicas = append(replicas, newReplica(t, a, openStore(t, url), opts))
