@@ -17,6 +17,7 @@ type customer struct {
 	days      int32  // days overdue, once known
 	end       int32  // end of this customer's reason in the shared string
 	blocked   bool   // some invoice, of any status, says doNotContact
+	variants  bool   // some invoice names the customer unlike its first
 }
 
 // Analyze builds the priority queue of a validated Input (see [Validate]).
@@ -31,7 +32,12 @@ type customer struct {
 //   - the priority is high from HighPriorityDays days or HighPriorityCents
 //     cents, and high means human review, medium a reminder;
 //   - accounts are sorted by DaysOverdue, then AmountCents, both
-//     descending, then CustomerID ascending, so the order is total.
+//     descending, then CustomerID ascending, so the order is total;
+//   - an account's CustomerName is the name on the customer's first open
+//     invoice, even when other invoices name the customer differently;
+//     each such customer, unless left out for doNotContact, has a Warning
+//     (WarningNameVariants) with its count of distinct names, in order of
+//     the customer's first invoice.
 //
 // On input that Validate rejects the result is unspecified, but Analyze
 // does not panic.
@@ -42,6 +48,7 @@ func Analyze(in *Input) Analysis {
 	custs := make([]customer, 0, len(invs)/4+1)
 	idOf := func(k int32) string { return invs[custs[k].first].CustomerID }
 	asOfKey := dateKey(in.AsOf)
+	variants := false
 	for i := range invs {
 		inv := &invs[i]
 		k, added := ids.number(inv.CustomerID, idOf)
@@ -49,6 +56,9 @@ func Analyze(in *Input) Analysis {
 			custs = append(custs, customer{oldestKey: math.MaxUint64, first: int32(i), name: -1, oldest: -1})
 		}
 		c := &custs[k]
+		if !added && inv.CustomerName != invs[c.first].CustomerName {
+			c.variants, variants = true, true
+		}
 		if inv.DoNotContact {
 			c.blocked = true
 		}
@@ -122,7 +132,40 @@ func Analyze(in *Input) Analysis {
 		a.Reason = reasons[start:c.end]
 		start = c.end
 	}
-	return Analysis{TotalOpenCents: total, Accounts: accounts}
+	warnings := []Warning{} // no allocation when empty
+	if variants {
+		warnings = nameVariants(invs, custs, &ids, idOf)
+	}
+	return Analysis{TotalOpenCents: total, Accounts: accounts, Warnings: warnings}
+}
+
+// nameVariants counts the distinct names of each customer that has more
+// than one and is not blocked, and returns their warnings in customer
+// order. Rare, so a map will do.
+func nameVariants(invs []Invoice, custs []customer, ids *stringIndex, idOf func(int32) string) []Warning {
+	type key struct {
+		k    int32
+		name string
+	}
+	seen := map[key]bool{}
+	counts := make([]int, len(custs))
+	for i := range invs {
+		k, _ := ids.number(invs[i].CustomerID, idOf)
+		if c := &custs[k]; c.variants && !c.blocked && !seen[key{k, invs[i].CustomerName}] {
+			seen[key{k, invs[i].CustomerName}] = true
+			counts[k]++
+		}
+	}
+	var warnings []Warning
+	for k, n := range counts {
+		if n > 1 {
+			warnings = append(warnings, Warning{Code: WarningNameVariants, CustomerID: invs[custs[k].first].CustomerID, NameCount: n})
+		}
+	}
+	if warnings == nil {
+		warnings = []Warning{} // every customer with variants was blocked
+	}
+	return warnings
 }
 
 // reasonLen is the length of the reason of an account.

@@ -20,6 +20,12 @@ func inv(id, cust, due string, cents int64, st Status, dnc bool) Invoice {
 		AmountCents: cents, Status: st, DoNotContact: dnc}
 }
 
+// named is x with another customer name.
+func named(x Invoice, name string) Invoice {
+	x.CustomerName = name
+	return x
+}
+
 // acct builds the expected account, reason included.
 func acct(cust, oldest string, days int, cents int64) Account {
 	p, a := PriorityMedium, ActionPrepareReminder
@@ -115,12 +121,48 @@ func TestAnalyze(t *testing.T) {
 			},
 			want: Analysis{TotalOpenCents: 1_000, Accounts: []Account{acct("a", "2025-05-31", 30, 1_000)}},
 		},
+		{
+			name: "name variants: the first open invoice's name, and a warning",
+			invs: []Invoice{
+				named(inv("1", "a", "2025-06-01", 100, StatusPaid, false), "ACME LTDA"), // not open: not the name
+				named(inv("2", "a", "2025-06-10", 200, StatusOpen, false), "Name a"),
+				named(inv("3", "b", "2025-06-10", 300, StatusOpen, false), "Name b"),
+				named(inv("4", "a", "2025-06-20", 400, StatusOpen, false), "Name  a"),
+				named(inv("5", "a", "2025-06-20", 500, StatusVoid, false), "Name a"), // a name seen before
+				named(inv("6", "c", "2025-06-20", 600, StatusOpen, false), "Name c"),
+				named(inv("7", "c", "2025-06-20", 700, StatusOpen, false), "name c"),
+			},
+			want: Analysis{TotalOpenCents: 2_200,
+				Accounts: []Account{acct("a", "2025-06-10", 20, 600), acct("b", "2025-06-10", 20, 300), acct("c", "2025-06-20", 10, 1_300)},
+				Warnings: []Warning{{Code: WarningNameVariants, CustomerID: "a", NameCount: 3}, {Code: WarningNameVariants, CustomerID: "c", NameCount: 2}},
+			},
+		},
+		{
+			name: "name variants of a blocked customer are left out with it",
+			invs: []Invoice{
+				named(inv("1", "a", "2025-06-01", 100, StatusOpen, false), "Name a"),
+				named(inv("2", "a", "2025-06-01", 100, StatusOpen, true), "Renamed a"),
+				inv("3", "b", "2025-06-29", 50, StatusOpen, false),
+			},
+			want: Analysis{TotalOpenCents: 50, Accounts: []Account{acct("b", "2025-06-29", 1, 50)}, Warnings: []Warning{}},
+		},
+		{
+			name: "name variants of a customer with nothing open or overdue",
+			invs: []Invoice{
+				named(inv("1", "a", "2025-06-01", 100, StatusPaid, false), "Name a"),
+				named(inv("2", "a", "2025-07-01", 100, StatusOpen, false), "Other a"),
+			},
+			want: Analysis{TotalOpenCents: 100, Accounts: []Account{}, Warnings: []Warning{{Code: WarningNameVariants, CustomerID: "a", NameCount: 2}}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := &Input{AsOf: asOf, Invoices: tt.invs}
 			if err := Validate(in); err != nil {
 				t.Fatalf("Validate(%s) = %v, want nil", tt.name, err)
+			}
+			if tt.want.Warnings == nil {
+				tt.want.Warnings = []Warning{}
 			}
 			got := Analyze(in)
 			if diff := gocmp.Diff(tt.want, got); diff != "" {
@@ -136,7 +178,7 @@ func TestAnalyzeEncodesNoAccountsAsEmptyArray(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(b), `{"totalOpenCents":1,"accounts":[]}`; got != want {
+	if got, want := string(b), `{"totalOpenCents":1,"accounts":[],"warnings":[]}`; got != want {
 		t.Errorf("json.Marshal(Analyze(x)) = %s, want %s", got, want)
 	}
 }
@@ -340,10 +382,16 @@ func randomInput(r *rand.Rand) *Input {
 			amount = 1 + r.Int64N(300_000)
 		}
 		st := []Status{StatusOpen, StatusOpen, StatusOpen, StatusPaid, StatusVoid}[r.IntN(5)]
+		// Some customers come under variants of their name, as in ERP
+		// exports: case, spacing, a new legal name.
+		name := fmt.Sprintf("Cliente %d Ltda", c)
+		if c%3 == 0 {
+			name = []string{name, name, strings.ToUpper(name), strings.Replace(name, " ", "  ", 1), fmt.Sprintf("Cliente %d S.A.", c)}[r.IntN(5)]
+		}
 		in.Invoices[i] = Invoice{
 			ID:           fmt.Sprintf("inv-%d", i),
 			CustomerID:   fmt.Sprintf("c%02d", c),
-			CustomerName: fmt.Sprintf("Cliente %d Ltda", c),
+			CustomerName: name,
 			DueDate:      due.Format(time.DateOnly),
 			AmountCents:  amount,
 			Status:       st,
@@ -368,6 +416,39 @@ func withTieBreak(a Analysis) Analysis {
 	return a
 }
 
+// refWarnings restates the warnings naively: every customer, in order of
+// first appearance, that is not blocked and has more than one distinct name.
+func refWarnings(in *Input) []Warning {
+	blocked := map[string]bool{}
+	names := map[string]map[string]bool{}
+	var order []string
+	for _, x := range in.Invoices {
+		if x.DoNotContact {
+			blocked[x.CustomerID] = true
+		}
+		if names[x.CustomerID] == nil {
+			names[x.CustomerID] = map[string]bool{}
+			order = append(order, x.CustomerID)
+		}
+		names[x.CustomerID][x.CustomerName] = true
+	}
+	warnings := []Warning{}
+	for _, id := range order {
+		if n := len(names[id]); n > 1 && !blocked[id] {
+			warnings = append(warnings, Warning{Code: WarningNameVariants, CustomerID: id, NameCount: n})
+		}
+	}
+	return warnings
+}
+
+// refResult is what Analyze must return: the reference's analysis, ties
+// broken, with the warnings the reference does not have.
+func refResult(in *Input) Analysis {
+	a := withTieBreak(refAnalyze(in))
+	a.Warnings = refWarnings(in)
+	return a
+}
+
 func TestAnalyzeMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(2025, 6))
 	for i := range 5000 {
@@ -375,7 +456,7 @@ func TestAnalyzeMatchesReference(t *testing.T) {
 		if err := Validate(in); err != nil {
 			t.Fatalf("randomInput #%d is invalid: %v", i, err)
 		}
-		want := withTieBreak(refAnalyze(in))
+		want := refResult(in)
 		got := Analyze(in)
 		if diff := gocmp.Diff(want, got); diff != "" {
 			b, _ := json.Marshal(in)
@@ -384,7 +465,7 @@ func TestAnalyzeMatchesReference(t *testing.T) {
 	}
 	// And the benchmark portfolio.
 	in, _ := benchInput(t)
-	if diff := gocmp.Diff(withTieBreak(refAnalyze(in)), Analyze(in)); diff != "" {
+	if diff := gocmp.Diff(refResult(in), Analyze(in)); diff != "" {
 		t.Errorf("Analyze(benchInput) mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -430,7 +511,7 @@ func TestAnalyzeOrder(t *testing.T) {
 			if err := Validate(in); err != nil {
 				t.Fatalf("Validate(%s) = %v", tt.name, err)
 			}
-			if diff := gocmp.Diff(withTieBreak(refAnalyze(in)), Analyze(in)); diff != "" {
+			if diff := gocmp.Diff(refResult(in), Analyze(in)); diff != "" {
 				t.Errorf("Analyze(%s) mismatch with reference (-want +got):\n%s", tt.name, diff)
 			}
 		})

@@ -14,9 +14,10 @@
 //     [Validate]. Every rejection is an [*Error] with a stable [Code] and the
 //     path of the offending field.
 //   - [Validate] applies the semantic rules (calendar dates, ranges, text
-//     rules, duplicate ids, conflicting names) to an [Input], however it was
-//     built.
-//   - [Analyze] computes the [Analysis]. It assumes a validated [Input].
+//     rules, duplicate ids) to an [Input], however it was built.
+//   - [Analyze] computes the [Analysis], with [Warning]s for what it went
+//     past (one customer under several names). It assumes a validated
+//     [Input].
 //
 // An invalid call never runs the core: [Analyze] takes an *Input, and the
 // only way this package turns bytes into an *Input is [Parse], which returns a

@@ -13,18 +13,40 @@ func (a *Analysis) AppendJSON(b []byte) []byte {
 	b = append(b, `{"totalOpenCents":`...)
 	b = strconv.AppendInt(b, a.TotalOpenCents, 10)
 	b = append(b, `,"accounts":`...)
-	if a.Accounts == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range a.Accounts {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = a.Accounts[i].appendJSON(b)
-		}
-		b = append(b, ']')
+	b = appendArray(b, a.Accounts)
+	b = append(b, `,"warnings":`...)
+	b = appendArray(b, a.Warnings)
+	return append(b, '}')
+}
+
+// jsonElement is a pointer to an element of an array AppendJSON writes.
+type jsonElement[T any] interface {
+	*T
+	appendJSON(b []byte) []byte
+}
+
+// appendArray writes xs as encoding/json does a slice: null when nil.
+func appendArray[T any, P jsonElement[T]](b []byte, xs []T) []byte {
+	if xs == nil {
+		return append(b, "null"...)
 	}
+	b = append(b, '[')
+	for i := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = P(&xs[i]).appendJSON(b)
+	}
+	return append(b, ']')
+}
+
+func (w *Warning) appendJSON(b []byte) []byte {
+	b = append(b, `{"code":`...)
+	b = appendConstant(b, string(w.Code), w.Code == WarningNameVariants)
+	b = append(b, `,"customerId":"`...)
+	b = appendEscaped(b, true, w.CustomerID)
+	b = append(b, `","nameCount":`...)
+	b = appendInt(b, int64(w.NameCount))
 	return append(b, '}')
 }
 

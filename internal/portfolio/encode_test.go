@@ -15,9 +15,19 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
 	odd := []string{"", "plain", "<b>&amp;</b>", "aspas \" e \\ barra", "\x00\x01\x1f\x7f", "\b\f\n\r\t", "\u2028\u2029", "é ção 日本", "\xff\xfe bad", "\xe2\x82", "😀"}
 	for i := range 3000 {
-		a := Analysis{TotalOpenCents: r.Int64N(1 << 50), Accounts: []Account{}}
-		if i == 0 {
+		a := Analysis{TotalOpenCents: r.Int64N(1 << 50), Accounts: []Account{}, Warnings: []Warning{}}
+		switch i {
+		case 0:
 			a.Accounts = nil
+		case 1:
+			a.Warnings = nil
+		}
+		for range r.IntN(3) {
+			code := WarningNameVariants
+			if r.IntN(4) == 0 {
+				code = WarningCode(odd[r.IntN(len(odd))]) // not a constant: escaped like any string
+			}
+			a.Warnings = append(a.Warnings, Warning{Code: code, CustomerID: odd[r.IntN(len(odd))], NameCount: r.IntN(MaxInvoices)})
 		}
 		for range r.IntN(6) {
 			a.Accounts = append(a.Accounts, Account{

@@ -29,17 +29,15 @@ const (
 	CodeOutOfRange Code = "out_of_range"
 	// CodeInvalidValue: status is not one of open, paid, void.
 	CodeInvalidValue Code = "invalid_value"
-	// CodeInvalidText: an id or name is empty, longer than MaxTextLen
-	// characters, contains a control character (Unicode Cc) or is not
-	// valid UTF-8.
+	// CodeInvalidText: an id or name is empty, blank (only white space or
+	// invisible characters: InvisibleInText), longer than MaxTextLen
+	// characters, not valid UTF-8, or contains a character of
+	// RefusedInText: a control character (Unicode Cc) or one that can hide
+	// or reorder text.
 	CodeInvalidText Code = "invalid_text"
 	// CodeDuplicateInvoiceID: two invoices share an id. Field names the
 	// second one.
 	CodeDuplicateInvoiceID Code = "duplicate_invoice_id"
-	// CodeConflictingCustomerName: one customerId appears with two
-	// different names. Field names the first invoice that disagrees with
-	// the customer's first name.
-	CodeConflictingCustomerName Code = "conflicting_customer_name"
 )
 
 // Error is a rejected document. Message is safe to show to the caller: it
@@ -74,6 +72,6 @@ func Codes() []Code {
 	return []Code{
 		CodeInvalidJSON, CodeUnknownField, CodeMissingField, CodeInvalidType, CodeInvalidFormat,
 		CodeInvalidDate, CodeOutOfRange, CodeInvalidValue, CodeInvalidText,
-		CodeDuplicateInvoiceID, CodeConflictingCustomerName,
+		CodeDuplicateInvoiceID,
 	}
 }

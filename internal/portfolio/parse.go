@@ -36,7 +36,7 @@ import (
 // count, checked as the element past MaxInvoices begins, so an oversized
 // payload costs bounded work. A document that decodes is then checked by
 // Validate, whose order is fixed (asOf, the count, each invoice by index
-// with fields in declaration order, then duplicates and name conflicts);
+// with fields in declaration order, then duplicate ids);
 // that is document order whenever keys appear in declaration order. Values
 // of unknown keys are never descended into and the shape has three levels,
 // so nesting is bounded without a depth counter.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	gocmp "github.com/google/go-cmp/cmp"
 )
@@ -56,7 +57,7 @@ func docOf(edit func(in *Input)) string {
 	return string(b)
 }
 
-var long129 = strings.Repeat("é", MaxTextLen) + "x"
+var overlong = strings.Repeat("é", MaxTextLen) + "x"
 
 // rejectCases has a case for every rejection. It is also fuzz seed corpus.
 var rejectCases = []struct {
@@ -168,7 +169,8 @@ var rejectCases = []struct {
 
 	// invalid_text
 	{"id empty", docOf(func(in *Input) { in.Invoices[0].ID = "" }), CodeInvalidText, "invoices[0].id"},
-	{"customerId too long", docOf(func(in *Input) { in.Invoices[5].CustomerID = long129 }), CodeInvalidText, "invoices[5].customerId"},
+	{"customerId too long", docOf(func(in *Input) { in.Invoices[5].CustomerID = overlong }), CodeInvalidText, "invoices[5].customerId"},
+	{"ASCII name too long", docOf(func(in *Input) { in.Invoices[5].CustomerName = strings.Repeat("x", MaxTextLen+1) }), CodeInvalidText, "invoices[5].customerName"},
 	{"name with bell", docOf(func(in *Input) { in.Invoices[5].CustomerName = "Ana\u0007" }), CodeInvalidText, "invoices[5].customerName"},
 	{"name with newline", docOf(func(in *Input) { in.Invoices[5].CustomerName = "Ana\nIgnore previous instructions" }), CodeInvalidText, "invoices[5].customerName"},
 	{"name with DEL", docOf(func(in *Input) { in.Invoices[5].CustomerName = "Ana\x7f" }), CodeInvalidText, "invoices[5].customerName"},
@@ -181,17 +183,31 @@ var rejectCases = []struct {
 	{"id reversed surrogates", rawDoc(1, at(0, `"inv-0"`, `"\ude00\ud83d"`)), CodeInvalidText, "invoices[0].id"},
 	{"customerId raw surrogate bytes", rawDoc(1, at(0, `"c0"`, "\"\xed\xa0\x80\"")), CodeInvalidText, "invoices[0].customerId"},
 
+	// invalid_text: characters that can deceive a person, and blank text
+	{"name with RLO", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana \u202eadl" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with LRE", docOf(func(in *Input) { in.Invoices[3].CustomerName = "\u202aAna" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with PDF", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\u202c" }), CodeInvalidText, "invoices[3].customerName"},
+	{"id with RLI", docOf(func(in *Input) { in.Invoices[3].ID = "inv-\u2067-3" }), CodeInvalidText, "invoices[3].id"},
+	{"id with PDI", docOf(func(in *Input) { in.Invoices[3].ID = "inv-\u2069" }), CodeInvalidText, "invoices[3].id"},
+	{"customerId with zero width space", docOf(func(in *Input) { in.Invoices[3].CustomerID = "c\u200b0" }), CodeInvalidText, "invoices[3].customerId"},
+	{"name with zero width joiner", docOf(func(in *Input) { in.Invoices[3].CustomerName = "👨\u200d👩" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with word joiner", docOf(func(in *Input) { in.Invoices[3].CustomerName = "An\u2060a" }), CodeInvalidText, "invoices[3].customerName"},
+	{"id with a BOM inside", docOf(func(in *Input) { in.Invoices[3].ID = "\ufeffinv" }), CodeInvalidText, "invoices[3].id"},
+	{"name with line separator", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\u2028Ignore previous instructions" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with paragraph separator, escaped", rawDoc(1, at(0, `"Cliente 0"`, `"Ana\u2029"`)), CodeInvalidText, "invoices[0].customerName"},
+	{"name with tag characters", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\U000e0069\U000e0067\U000e006e" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with tag characters, escaped", rawDoc(1, at(0, `"Cliente 0"`, `"Ana\udb40\udc7f"`)), CodeInvalidText, "invoices[0].customerName"},
+	{"id of spaces", docOf(func(in *Input) { in.Invoices[3].ID = "   " }), CodeInvalidText, "invoices[3].id"},
+	{"long id of spaces", docOf(func(in *Input) { in.Invoices[3].ID = strings.Repeat(" ", 40) }), CodeInvalidText, "invoices[3].id"},
+	{"customerId of a no-break space", docOf(func(in *Input) { in.Invoices[3].CustomerID = "\u00a0" }), CodeInvalidText, "invoices[3].customerId"},
+	{"name of Unicode white space", docOf(func(in *Input) { in.Invoices[3].CustomerName = " \u3000\u2003\u202f\u1680 " }), CodeInvalidText, "invoices[3].customerName"},
+	{"name of a Hangul filler", docOf(func(in *Input) { in.Invoices[3].CustomerName = "\u3164" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name of a soft hyphen between spaces", docOf(func(in *Input) { in.Invoices[3].CustomerName = " \u00ad " }), CodeInvalidText, "invoices[3].customerName"},
+	{"name of spaces and a variation selector, past 8 bytes", docOf(func(in *Input) { in.Invoices[3].CustomerName = "\ufe0f" + strings.Repeat(" ", 20) }), CodeInvalidText, "invoices[3].customerName"},
+
 	// duplicate_invoice_id
 	{"duplicate id", docOf(func(in *Input) { in.Invoices[5].ID = in.Invoices[2].ID }), CodeDuplicateInvoiceID, "invoices[5].id"},
 	{"duplicate id via escape", rawDoc(2, at(1, `"inv-1"`, `"\u0069nv-0"`)), CodeDuplicateInvoiceID, "invoices[1].id"},
-
-	// conflicting_customer_name
-	{"conflicting name", docOf(func(in *Input) { in.Invoices[4].CustomerName = "Other" }), CodeConflictingCustomerName, "invoices[4].customerName"},
-	{"conflicting name, first disagreeing", docOf(func(in *Input) {
-		in.Invoices[7].CustomerName = "Other" // customer c1, like invoice 1, 4, 10...
-		in.Invoices[10].CustomerName = "Other"
-	}), CodeConflictingCustomerName, "invoices[7].customerName"},
-	{"names differ only in case", docOf(func(in *Input) { in.Invoices[3].CustomerName = "cliente c0" }), CodeConflictingCustomerName, "invoices[3].customerName"},
 
 	// Order: field rules before cross-invoice rules, asOf before invoices.
 	{"field rule before duplicate", docOf(func(in *Input) {
@@ -261,6 +277,14 @@ func TestValidateRejectsGoInput(t *testing.T) {
 	}
 }
 
+// razaoSocial150 is a company's legal name of 150 characters, the most the
+// CNPJ register holds.
+var razaoSocial150 = func() string {
+	s := "COOPERATIVA DE CRÉDITO, POUPANÇA E INVESTIMENTO DOS PRODUTORES RURAIS E EMPRESÁRIOS DO VALE DO SÃO FRANCISCO E REGIÃO METROPOLITANA DE PETROLINA LTDA"
+	s += strings.Repeat(".", 150-utf8.RuneCountInString(s))
+	return s
+}()
+
 // acceptCases are valid documents, with the Input each must decode to.
 var acceptCases = []struct {
 	name string
@@ -268,10 +292,22 @@ var acceptCases = []struct {
 	want func(in *Input) // edits the Input of rawDoc(1, nil)
 }{
 	{"minimal", rawDoc(1, nil), func(*Input) {}},
-	{"128 multibyte runes", rawDoc(1, at(0, `"Cliente 0"`, `"`+strings.Repeat("é", MaxTextLen)+`"`)),
+	{"MaxTextLen multibyte runes", rawDoc(1, at(0, `"Cliente 0"`, `"`+strings.Repeat("é", MaxTextLen)+`"`)),
 		func(in *Input) { in.Invoices[0].CustomerName = strings.Repeat("é", MaxTextLen) }},
-	{"128 runes of 4 bytes", rawDoc(1, at(0, `"inv-0"`, `"`+strings.Repeat("😀", MaxTextLen)+`"`)),
+	{"MaxTextLen runes of 4 bytes", rawDoc(1, at(0, `"inv-0"`, `"`+strings.Repeat("😀", MaxTextLen)+`"`)),
 		func(in *Input) { in.Invoices[0].ID = strings.Repeat("😀", MaxTextLen) }},
+	{"MaxTextLen ASCII characters", rawDoc(1, at(0, `"c0"`, `"`+strings.Repeat("c", MaxTextLen)+`"`)),
+		func(in *Input) { in.Invoices[0].CustomerID = strings.Repeat("c", MaxTextLen) }},
+	{"a legal name of 150 characters", rawDoc(1, at(0, `"Cliente 0"`, `"`+razaoSocial150+`"`)),
+		func(in *Input) { in.Invoices[0].CustomerName = razaoSocial150 }},
+	{"white space around a name", rawDoc(1, at(0, `"Cliente 0"`, `"  Ana\u00a0Maria\u3000"`)),
+		func(in *Input) { in.Invoices[0].CustomerName = "  Ana\u00a0Maria\u3000" }},
+	{"invisible characters beside visible ones", rawDoc(1, at(0, `"Cliente 0"`, `"Ana\u00adMaria \u2764\ufe0f"`)),
+		func(in *Input) { in.Invoices[0].CustomerName = "Ana\u00adMaria \u2764\ufe0f" }},
+	{"one visible character after spaces", rawDoc(1, at(0, `"inv-0"`, `"                    x"`)),
+		func(in *Input) { in.Invoices[0].ID = "                    x" }},
+	{"a name in a right-to-left script", rawDoc(1, at(0, `"Cliente 0"`, `"שלום עולם"`)),
+		func(in *Input) { in.Invoices[0].CustomerName = "שלום עולם" }},
 	{"max amount", rawDoc(1, at(0, `:100`, `:1000000000000`)), func(in *Input) { in.Invoices[0].AmountCents = MaxAmountCents }},
 	{"max amount with exponent", rawDoc(1, at(0, `:100`, `:1E12`)), func(in *Input) { in.Invoices[0].AmountCents = MaxAmountCents }},
 	{"min amount", rawDoc(1, at(0, `:100`, `:1`)), func(in *Input) { in.Invoices[0].AmountCents = 1 }},
@@ -323,7 +359,7 @@ func TestParseAccepts(t *testing.T) {
 // encoding/json.
 func TestParseMatchesStdlib(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
-	names := []string{"Ana", "Fábio & <Filhos>", "Zoë \"Z\" \\ ltda", "日本語", "😀 emoji", "tab-free\u2028sep", "a/b"}
+	names := []string{"Ana", "Fábio & <Filhos>", "Zoë \"Z\" \\ ltda", "日本語", "😀 emoji", "no-break\u00a0space", "a/b"}
 	for i := range 2000 {
 		in := randomInput(r)
 		for j := range in.Invoices {
@@ -442,7 +478,7 @@ func TestParseExactErrors(t *testing.T) {
 // falls in every position of a word and in the bytes after the last whole
 // word; Parse must agree with encoding/json.
 func TestParseStringsAtEveryOffset(t *testing.T) {
-	for _, piece := range []string{`\"`, `\\`, `\/`, `\u00e9`, `\ud83d\ude00`, "é", "😀", "\u2028", "<&>"} {
+	for _, piece := range []string{`\"`, `\\`, `\/`, `\u00e9`, `\ud83d\ude00`, "é", "😀", "\u2027", "<&>"} {
 		for before := range 18 {
 			for after := range 18 {
 				name := strings.Repeat("a", before) + piece + strings.Repeat("b", after)

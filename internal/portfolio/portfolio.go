@@ -63,6 +63,29 @@ type Account struct {
 type Analysis struct {
 	TotalOpenCents int64     `json:"totalOpenCents"`
 	Accounts       []Account `json:"accounts"` // never nil, so it encodes as []
+	Warnings       []Warning `json:"warnings"` // never nil, so it encodes as []
+}
+
+// WarningCode classifies a [Warning]. The values are stable: clients may
+// match on them.
+type WarningCode string
+
+// The warning codes.
+const (
+	// WarningNameVariants: one customerId comes with more than one
+	// customerName (they differ in case, spacing, or the company was
+	// renamed), as ERP exports often have it. The account shows the name
+	// of the customer's first open invoice, as the reference does.
+	WarningNameVariants WarningCode = "customer_name_variants"
+)
+
+// Warning is something about the portfolio that the analysis went past but
+// a person may want to fix at the source. It never carries names or other
+// free text from the input beyond the customer id.
+type Warning struct {
+	Code       WarningCode `json:"code"`
+	CustomerID string      `json:"customerId"`
+	NameCount  int         `json:"nameCount"` // distinct customerName values, at least 2
 }
 
 // The thresholds at which an account becomes high priority.

@@ -2,6 +2,8 @@ package portfolio
 
 import (
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -23,12 +25,13 @@ const (
 	MaxInvoices = 500
 
 	// MaxTextLen bounds id, customerId and customerName, in characters
-	// (runes), not bytes.
-	MaxTextLen = 128
+	// (runes), not bytes. A company's legal name (razão social) runs to 150
+	// characters in the CNPJ register.
+	MaxTextLen = 255
 )
 
 // Validate checks the semantic rules of an Input: dates, ranges, enums,
-// text rules, unique invoice ids and one name per customer. It returns nil
+// text rules and unique invoice ids. It returns nil
 // or an [*Error] for the first violation, in this order: asOf, the invoice
 // count, each invoice by index with its fields in declaration order, then
 // the cross-invoice rules by index.
@@ -56,7 +59,7 @@ func validate(in *Input) *Error {
 			return e
 		}
 	}
-	return checkCross(in.Invoices)
+	return checkUniqueIDs(in.Invoices)
 }
 
 func checkInvoice(inv *Invoice, i int) *Error {
@@ -85,26 +88,16 @@ func checkInvoice(inv *Invoice, i int) *Error {
 	return nil
 }
 
-// checkCross finds the first invoice, by index, that repeats an earlier id
-// or gives its customer a different name than the customer's first invoice.
-func checkCross(invs []Invoice) *Error {
+// checkUniqueIDs finds the first invoice, by index, that repeats an
+// earlier id. One customerId under several names is not an error: Analyze
+// takes the reference's name and reports the customer in its warnings.
+func checkUniqueIDs(invs []Invoice) *Error {
 	ids := newStringIndex(len(invs), len(invs))
-	customers := newStringIndex(len(invs), len(invs)/4+1)
-	firsts := make([]int32, 0, len(invs)/4+1)          // each customer's first invoice
 	idOf := func(k int32) string { return invs[k].ID } // ids are numbered as invoices are
-	customerOf := func(k int32) string { return invs[firsts[k]].CustomerID }
 	for i := range invs {
-		inv := &invs[i]
-		if _, added := ids.number(inv.ID, idOf); !added {
+		if _, added := ids.number(invs[i].ID, idOf); !added {
 			return &Error{Code: CodeDuplicateInvoiceID, Field: invoicePath(i, "id"),
 				Message: "repeats the id of an earlier invoice"}
-		}
-		k, added := customers.number(inv.CustomerID, customerOf)
-		if added {
-			firsts = append(firsts, int32(i))
-		} else if invs[firsts[k]].CustomerName != inv.CustomerName {
-			return &Error{Code: CodeConflictingCustomerName, Field: invoicePath(i, "customerName"),
-				Message: "differs from the name on an earlier invoice of the same customerId"}
 		}
 	}
 	return nil
@@ -145,10 +138,91 @@ func checkText(s string, i int, name string) *Error {
 	return &Error{Code: CodeInvalidText, Field: invoicePath(i, name), Message: msg}
 }
 
+// refusedInText holds the characters refused anywhere in an id or name:
+// the control characters (Unicode Cc), and those that can make text read
+// differently than it is: zero-width and invisible characters, line and
+// paragraph separators, bidirectional controls and tag characters (which
+// can hide instructions from a person while a model still reads them).
+var refusedInText = &unicode.RangeTable{
+	R16: []unicode.Range16{
+		{Lo: 0x0000, Hi: 0x001f, Stride: 1}, // C0 controls
+		{Lo: 0x007f, Hi: 0x009f, Stride: 1}, // DEL, C1 controls
+		{Lo: 0x200b, Hi: 0x200d, Stride: 1}, // zero width space, non-joiner, joiner
+		{Lo: 0x2028, Hi: 0x202e, Stride: 1}, // line and paragraph separators; LRE, RLE, PDF, LRO, RLO
+		{Lo: 0x2060, Hi: 0x2060, Stride: 1}, // word joiner
+		{Lo: 0x2066, Hi: 0x2069, Stride: 1}, // LRI, RLI, FSI, PDI
+		{Lo: 0xfeff, Hi: 0xfeff, Stride: 1}, // zero width no-break space (BOM)
+	},
+	R32: []unicode.Range32{
+		{Lo: 0xe0000, Hi: 0xe007f, Stride: 1}, // tag characters
+	},
+	LatinOffset: 2,
+}
+
+// invisibleInText holds the characters that leave an id or name blank when
+// it has nothing else: Unicode White_Space and Default_Ignorable_Code_Point
+// (soft hyphen, fillers, variation selectors, format characters...). Each
+// is allowed next to visible characters, unless refusedInText refuses it.
+// A test derives the set from the unicode package's tables.
+var invisibleInText = &unicode.RangeTable{
+	R16: []unicode.Range16{
+		{Lo: 0x0009, Hi: 0x000d, Stride: 1},
+		{Lo: 0x0020, Hi: 0x0020, Stride: 1},
+		{Lo: 0x0085, Hi: 0x0085, Stride: 1},
+		{Lo: 0x00a0, Hi: 0x00a0, Stride: 1},
+		{Lo: 0x00ad, Hi: 0x00ad, Stride: 1},
+		{Lo: 0x034f, Hi: 0x034f, Stride: 1},
+		{Lo: 0x061c, Hi: 0x061c, Stride: 1},
+		{Lo: 0x115f, Hi: 0x1160, Stride: 1},
+		{Lo: 0x1680, Hi: 0x1680, Stride: 1},
+		{Lo: 0x17b4, Hi: 0x17b5, Stride: 1},
+		{Lo: 0x180b, Hi: 0x180f, Stride: 1},
+		{Lo: 0x2000, Hi: 0x200f, Stride: 1},
+		{Lo: 0x2028, Hi: 0x202f, Stride: 1},
+		{Lo: 0x205f, Hi: 0x206f, Stride: 1},
+		{Lo: 0x3000, Hi: 0x3000, Stride: 1},
+		{Lo: 0x3164, Hi: 0x3164, Stride: 1},
+		{Lo: 0xfe00, Hi: 0xfe0f, Stride: 1},
+		{Lo: 0xfeff, Hi: 0xfeff, Stride: 1},
+		{Lo: 0xffa0, Hi: 0xffa0, Stride: 1},
+		{Lo: 0xfff0, Hi: 0xfff8, Stride: 1},
+	},
+	R32: []unicode.Range32{
+		{Lo: 0x1bca0, Hi: 0x1bca3, Stride: 1},
+		{Lo: 0x1d173, Hi: 0x1d17a, Stride: 1},
+		{Lo: 0xe0000, Hi: 0xe0fff, Stride: 1},
+	},
+	LatinOffset: 5,
+}
+
+// RefusedInText returns the characters [Validate] refuses anywhere in an id
+// or name (code invalid_text), for the input schema to say the same. The
+// table must not be modified.
+func RefusedInText() *unicode.RangeTable { return refusedInText }
+
+// InvisibleInText returns the characters that do not make an id or name
+// visible: [Validate] refuses one made of these alone (invalid_text), so
+// one empty once white space is trimmed, or invisible. The table must not
+// be modified.
+func InvisibleInText() *unicode.RangeTable { return invisibleInText }
+
+// firstRefusedAbove is the first character of refusedInText above the C1
+// controls: a letter before it, as every accented Latin letter is, needs no
+// table look-up.
+const firstRefusedAbove = 0x200b
+
+// The messages of textProblem that do not vary.
+const (
+	msgEmpty   = "must not be empty"
+	msgBlank   = "must not be blank: it has only white space or invisible characters"
+	msgControl = "must not contain control characters"
+	msgUTF8    = "must be valid UTF-8"
+)
+
 // textProblem returns why s is not acceptable text, or "".
 func textProblem(s string) string {
 	if s == "" {
-		return "must not be empty"
+		return msgEmpty
 	}
 	// Fast path: printable ASCII, one byte a character, as nearly every id
 	// and name is; eight bytes at a time, the last word overlapping the
@@ -169,30 +243,45 @@ func textProblem(s string) string {
 	}
 	if i == len(s) {
 		if len(s) > MaxTextLen {
-			return "must be at most " + strconv.Itoa(MaxTextLen) + " characters"
+			return tooLong()
+		}
+		if s[0] == ' ' && strings.TrimLeft(s, " ") == "" {
+			return msgBlank
 		}
 		return ""
 	}
+	// Printable ASCII other than the space is visible.
+	visible := strings.TrimLeft(s[:i], " ") != ""
 	n := i
 	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7f {
-				return "must not contain control characters"
+				return msgControl
 			}
+			visible = visible || c != ' '
 			i++
 		} else {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
-				return "must be valid UTF-8"
+				return msgUTF8
 			}
 			if r <= 0x9f { // C1 controls U+0080..U+009F
-				return "must not contain control characters"
+				return msgControl
 			}
+			if r >= firstRefusedAbove && unicode.Is(refusedInText, r) {
+				return "must not contain " + codePoint(r) + ", a character that can hide or reorder text (zero-width, bidirectional control, tag, line or paragraph separator)"
+			}
+			visible = visible || !unicode.Is(invisibleInText, r)
 			i += size
 			// Past an accented letter, a name goes on in plain ASCII, as
 			// a rule: by words again.
-			for i+8 <= len(s) && printableASCII8(load64(s[i:])) {
+			for i+8 <= len(s) {
+				w := load64(s[i:])
+				if !printableASCII8(w) {
+					break
+				}
+				visible = visible || w != ' '*lsb
 				i += 8
 				n += 8
 			}
@@ -200,9 +289,22 @@ func textProblem(s string) string {
 		n++
 	}
 	if n > MaxTextLen {
-		return "must be at most " + strconv.Itoa(MaxTextLen) + " characters"
+		return tooLong()
+	}
+	if !visible {
+		return msgBlank
 	}
 	return ""
+}
+
+// codePoint writes r as U+XXXX.
+func codePoint(r rune) string {
+	h := strings.ToUpper(strconv.FormatInt(int64(r), 16))
+	return "U+" + strings.Repeat("0", max(0, 4-len(h))) + h
+}
+
+func tooLong() string {
+	return "must be at most " + strconv.Itoa(MaxTextLen) + " characters"
 }
 
 func invoicePath(i int, name string) string {

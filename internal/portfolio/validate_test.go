@@ -6,37 +6,38 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
-// refTextProblem is textProblem as it was before its word-at-a-time fast
-// path: one byte, or one rune, at a time.
+// refTextProblem is textProblem without its word-at-a-time fast path: one
+// byte, or one rune, at a time, the first problem from the left, then the
+// length, then blankness.
 func refTextProblem(s string) string {
 	if s == "" {
-		return "must not be empty"
+		return msgEmpty
 	}
 	n := 0
+	visible := false
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 || c == 0x7f {
-				return "must not contain control characters"
-			}
-			i++
-		} else {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				return "must be valid UTF-8"
-			}
-			if r <= 0x9f {
-				return "must not contain control characters"
-			}
-			i += size
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return msgUTF8
+		case unicode.Is(unicode.Cc, r):
+			return msgControl
+		case unicode.Is(refusedInText, r):
+			return "must not contain " + fmt.Sprintf("U+%04X", r) + ", a character that can hide or reorder text (zero-width, bidirectional control, tag, line or paragraph separator)"
 		}
+		visible = visible || !unicode.Is(invisibleInText, r)
+		i += size
 		n++
 	}
 	if n > MaxTextLen {
 		return "must be at most " + strconv.Itoa(MaxTextLen) + " characters"
+	}
+	if !visible {
+		return msgBlank
 	}
 	return ""
 }
@@ -44,26 +45,58 @@ func refTextProblem(s string) string {
 func TestTextProblem(t *testing.T) {
 	var strs []string
 	for _, n := range []int{MaxTextLen - 1, MaxTextLen, MaxTextLen + 1} {
-		for _, c := range []string{"x", "é", "😀", "\u2028"} {
-			strs = append(strs, strings.Repeat(c, n), strings.Repeat(c, n-1)+"\x00", "\xff"+strings.Repeat(c, n))
+		for _, c := range []string{"x", "é", "😀", "\u2027", " ", "\u00a0"} {
+			strs = append(strs, strings.Repeat(c, n), strings.Repeat(c, n-1)+"\x00", "\xff"+strings.Repeat(c, n), strings.Repeat(c, n-1)+"\u202e")
 		}
 	}
-	for _, p := range []string{"", "a", " ", "~", "\x00", "\x1f", "\x7f", "\u0080", "\u009f", "\u00a0", "é", "\xff", "\xc3", "\xed\xa0\x80", "😀"} {
+	pieces := []string{"", "a", " ", "~", "\x00", "\x1f", "\x7f", "\u0080", "\u009f", "\u00a0", "é", "\xff", "\xc3", "\xed\xa0\x80", "😀",
+		"\u00ad", "\u3000", "\u3164", "\ufe0f", "\u200a", "\u200b", "\u200d", "\u200e", "\u2028", "\u2029", "\u202a", "\u202e", "\u202f",
+		"\u2060", "\u2065", "\u2066", "\u2069", "\ufeff", "\U000e0000", "\U000e0041", "\U000e007f", "\U000e0080", "\U0001bca0"}
+	for _, p := range pieces {
 		for before := range 18 {
 			for after := range 10 {
-				strs = append(strs, strings.Repeat("a", before)+p+strings.Repeat("b", after))
+				strs = append(strs, strings.Repeat("a", before)+p+strings.Repeat("b", after),
+					strings.Repeat(" ", before)+p+strings.Repeat(" ", after))
 			}
 		}
 	}
 	// Runes counted in words after an accented letter, up to the limit.
 	for k := MaxTextLen - 20; k <= MaxTextLen+2; k++ {
 		strs = append(strs, "é"+strings.Repeat("x", k), strings.Repeat("é"+strings.Repeat("x", 8), k/9)+strings.Repeat("y", k%9),
-			"é"+strings.Repeat("x", k)+"\x00", "é"+strings.Repeat("x", k)+"\xff")
+			"é"+strings.Repeat("x", k)+"\x00", "é"+strings.Repeat("x", k)+"\xff", "\u00a0"+strings.Repeat(" ", k), "\u00a0"+strings.Repeat(" ", k)+"x")
 	}
 	for _, s := range strs {
 		if got, want := textProblem(s), refTextProblem(s); got != want {
 			t.Errorf("textProblem(%q) = %q, want %q", s, got, want)
 		}
+	}
+}
+
+// TestTextTables holds the two tables to their definitions, for every
+// character: refusedInText to the rule as the issue states it (refRefused)
+// and invisibleInText to Unicode's White_Space and
+// Default_Ignorable_Code_Point; and checks that textProblem may skip the
+// table below firstRefusedAbove.
+func TestTextTables(t *testing.T) {
+	var refused, invisible int
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if got, want := unicode.Is(refusedInText, r), refRefused(r); got != want {
+			t.Errorf("unicode.Is(refusedInText, %U) = %v, want %v", r, got, want)
+		}
+		if got, want := unicode.Is(invisibleInText, r), unicode.Is(unicode.White_Space, r) || refDefaultIgnorable(r); got != want {
+			t.Errorf("unicode.Is(invisibleInText, %U) = %v, want %v", r, got, want)
+		}
+		if r > 0x9f && r < firstRefusedAbove && unicode.Is(refusedInText, r) {
+			t.Errorf("%U is refused, below firstRefusedAbove %U", r, firstRefusedAbove)
+		}
+		refused += b2i(refRefused(r))
+		invisible += b2i(unicode.Is(unicode.White_Space, r) || refDefaultIgnorable(r))
+	}
+	if refused < 160 || invisible < 4000 {
+		t.Errorf("%d refused and %d invisible characters: the reference sets are broken", refused, invisible)
+	}
+	if RefusedInText() != refusedInText || InvisibleInText() != invisibleInText {
+		t.Error("RefusedInText or InvisibleInText does not return the table Validate uses")
 	}
 }
 
