@@ -43,9 +43,8 @@ func analyzeContract() contract.Contract {
 			{Code: failure.Code(portfolio.CodeInvalidDate), Meaning: "A date is well formed but not a real calendar date (2025-02-30)."},
 			{Code: failure.Code(portfolio.CodeOutOfRange), Meaning: "A date lies outside " + portfolio.MinDate + ".." + portfolio.MaxDate + ", an amount outside 1.." + strconv.FormatInt(portfolio.MaxAmountCents, 10) + " cents, or the invoice count outside 1.." + strconv.Itoa(portfolio.MaxInvoices) + "."},
 			{Code: failure.Code(portfolio.CodeInvalidValue), Meaning: "status is not one of open, paid, void."},
-			{Code: failure.Code(portfolio.CodeInvalidText), Meaning: "An id or name is empty, longer than " + strconv.Itoa(portfolio.MaxTextLen) + " characters, not UTF-8, or holds control characters."},
+			{Code: failure.Code(portfolio.CodeInvalidText), Meaning: "An id or name is empty or blank (only white space or invisible characters), longer than " + strconv.Itoa(portfolio.MaxTextLen) + " characters, not UTF-8, or holds a control character or one that can hide or reorder text (zero-width, bidirectional control, tag, line or paragraph separator); field names it."},
 			{Code: failure.Code(portfolio.CodeDuplicateInvoiceID), Meaning: "Two invoices share an id; field names the second."},
-			{Code: failure.Code(portfolio.CodeConflictingCustomerName), Meaning: "One customerId carries two different customerName values; field names the first disagreeing one."},
 		},
 		Idempotency: contract.Idempotency{Kind: "inherent", Description: "Read-only and deterministic: repeating a call has no effect."},
 		DryRun:      contract.ModeNone,
@@ -74,11 +73,17 @@ func analyzeDecode(b []byte) (any, int, error) {
 func analyzeRun(_ context.Context, v any) (Effect, error) {
 	in := v.(*portfolio.Input)
 	a := portfolio.Analyze(in)
+	summary := fmt.Sprintf("Portfolio analyzed: %d priority account(s) from %d invoice(s); no external action taken.",
+		len(a.Accounts), len(in.Invoices))
+	details := map[string]int64{"invoiceCount": int64(len(in.Invoices)), "accountCount": int64(len(a.Accounts))}
+	if n := len(a.Warnings); n > 0 {
+		summary += fmt.Sprintf(" %d warning(s): see warnings.", n)
+		details["warningCount"] = int64(n)
+	}
 	return Effect{
-		Structured: &a,
-		Summary: fmt.Sprintf("Portfolio analyzed: %d priority account(s) from %d invoice(s); no external action taken.",
-			len(a.Accounts), len(in.Invoices)),
-		Details:             map[string]int64{"invoiceCount": int64(len(in.Invoices)), "accountCount": int64(len(a.Accounts))},
+		Structured:          &a,
+		Summary:             summary,
+		Details:             details,
 		AppendCanonicalArgs: in.AppendCanonicalJSON,
 	}, nil
 }

@@ -3,6 +3,9 @@ package mcpapi
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf16"
 
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -20,12 +23,105 @@ import (
 // step with the constants.
 const datePattern = `^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`
 
-// textPattern bans the control characters (Unicode Cc: U+0000-U+001F,
-// U+007F-U+009F) that Parse rejects in ids and names. Go's RE2 and ECMA-262
-// read it alike, with or without the u flag: \xHH is the code point U+00HH
-// in both, and no character outside the class is split differently into
-// UTF-16 code units than into runes.
-const textPattern = `^[^\x00-\x1f\x7f-\x9f]*$`
+// textPattern is the rule for ids and names as far as a pattern can say it:
+// no character of portfolio.RefusedInText, and at least one that is not in
+// portfolio.InvisibleInText (white space, default-ignorable characters). It
+// reads: invisible characters that are allowed, then a visible one, then
+// any allowed characters. The first two classes are disjoint, so a
+// backtracking engine takes linear time too. It is built from those tables,
+// so the schema and Parse cannot drift apart.
+//
+// Go's RE2 and ECMA-262 must read it alike, with or without the u flag, and
+// they share no escape for a character beyond U+00FF: such characters are
+// written as themselves (\xHH below that). A pattern cannot name a
+// character beyond U+FFFF without the u flag, so the tag characters
+// (U+E0000-U+E007F) and the invisible characters up there are left to
+// Parse; every such character lies outside every class here, so it is
+// "visible" and allowed in both readings: in UTF-16 its two surrogates each
+// fall in the negated classes, as the one rune does in RE2.
+func textPattern() string {
+	refused, invisible := portfolio.RefusedInText(), portfolio.InvisibleInText()
+	cuts := bmpCuts(refused, invisible)
+	allowedInvisible := bmpClass(cuts, func(r rune) bool { return unicode.Is(invisible, r) && !unicode.Is(refused, r) })
+	notVisible := bmpClass(cuts, func(r rune) bool { return unicode.Is(invisible, r) || unicode.Is(refused, r) })
+	notAllowed := bmpClass(cuts, func(r rune) bool { return unicode.Is(refused, r) })
+	return "^[" + allowedInvisible + "]*[^" + notVisible + "][^" + notAllowed + "]*$"
+}
+
+// bmpCuts returns, in order, the characters of U+0000-U+10000 at which
+// membership of the tables' characters can change, the surrogates' ends
+// included: a set made of the tables holds all or none of the characters
+// from one cut to the next.
+func bmpCuts(tables ...*unicode.RangeTable) []rune {
+	cuts := []rune{0, 0xd800, 0xe000, 0x10000}
+	for _, t := range tables {
+		for _, rg := range t.R16 {
+			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+				cuts = append(cuts, r, r+1)
+			}
+		}
+	}
+	slices.Sort(cuts)
+	return slices.Compact(cuts)
+}
+
+// bmpClass writes the characters of U+0000-U+FFFF for which in is true as
+// the ranges inside a character class; in must give one answer from each of
+// cuts (see bmpCuts) to the next.
+//
+// A bidirectional control written as itself would reorder how the rest of
+// the published schema displays (up to the end of its line), which is the
+// very deception the pattern refuses. So a range or character that opens an
+// embedding or override (LRE, RLE, LRO, RLO) is followed by a PDF, and one
+// that opens an isolate (LRI, RLI, FSI) by a PDI, when the class holds
+// them, as it does whenever it holds the others; a repeated member changes
+// nothing.
+func bmpClass(cuts []rune, in func(rune) bool) string {
+	var b strings.Builder
+	write := func(r rune) {
+		if r <= 0xff {
+			fmt.Fprintf(&b, `\x%02x`, r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	for i := 0; i+1 < len(cuts); i++ {
+		if !in(cuts[i]) || utf16.IsSurrogate(cuts[i]) {
+			continue
+		}
+		lo := cuts[i]
+		for i+2 < len(cuts) && in(cuts[i+1]) && !utf16.IsSurrogate(cuts[i+1]) {
+			i++
+		}
+		r := cuts[i+1] - 1
+		write(lo)
+		if r > lo+1 {
+			b.WriteByte('-')
+		}
+		if r > lo {
+			write(r)
+		}
+		ends := []rune{lo, r}
+		if lo == r {
+			ends = ends[:1]
+		}
+		for _, end := range ends {
+			switch {
+			case (end == lre || end == rle || end == lro || end == rlo) && in(pdf):
+				write(pdf)
+			case (end == lri || end == rli || end == fsi) && r != pdi && in(pdi):
+				write(pdi)
+			}
+		}
+	}
+	return b.String()
+}
+
+// The explicit bidirectional formatting characters.
+const (
+	lre, rle, pdf, lro, rlo = '\u202a', '\u202b', '\u202c', '\u202d', '\u202e'
+	lri, rli, fsi, pdi      = '\u2066', '\u2067', '\u2068', '\u2069'
+)
 
 func analyzeInputSchema() *jsonschema.Schema {
 	s := mustFor[portfolio.Input]()
@@ -44,15 +140,18 @@ func analyzeInputSchema() *jsonschema.Schema {
 	inv := invs.Items
 	closeObject(inv)
 	inv.Description = "One invoice. Every field is required."
+	text := textPattern()
 	for _, name := range []string{"id", "customerId", "customerName"} {
 		p := inv.Properties[name]
 		p.MinLength, p.MaxLength = ptr(1), ptr(portfolio.MaxTextLen)
-		p.Pattern = textPattern
+		p.Pattern = text
 	}
-	limit := fmt.Sprintf(" 1 to %d characters, no control characters.", portfolio.MaxTextLen)
+	limit := fmt.Sprintf(" 1 to %d characters, not blank; no control characters, nor characters that can hide or reorder text "+
+		"(zero-width, bidirectional controls, tag characters, line and paragraph separators).", portfolio.MaxTextLen)
 	inv.Properties["id"].Description = "Invoice id, unique within the call;" + limit
 	inv.Properties["customerId"].Description = "Customer id; invoices are grouped by it;" + limit
-	inv.Properties["customerName"].Description = "Customer name, the same on every invoice of a customer;" + limit
+	inv.Properties["customerName"].Description = "Customer name. Where a customer's invoices name it differently, " +
+		"its account shows the name on its first open invoice and warnings reports the customer;" + limit
 	due := inv.Properties["dueDate"]
 	due.Description = fmt.Sprintf("Due date (ISO calendar date, YYYY-MM-DD) from %s to %s.", portfolio.MinDate, portfolio.MaxDate)
 	dateRules(due)
@@ -98,6 +197,21 @@ func analyzeOutputSchema() *jsonschema.Schema {
 	act.Enum = []any{string(portfolio.ActionHumanReview), string(portfolio.ActionPrepareReminder)}
 	act.Description = "human_review for high priority, prepare_reminder for medium; a suggestion for a person, never performed."
 	acc.Properties["reason"].Description = `"<days> days overdue with <amount in BRL, pt-BR format> open".`
+
+	warns := s.Properties["warnings"]
+	warns.Types, warns.Type = nil, "array"
+	warns.Description = "What the analysis went past and a person may want to fix at the source; empty when nothing. " +
+		"Customers left out for doNotContact are never reported."
+	w := warns.Items
+	closeObject(w)
+	code := w.Properties["code"]
+	code.Enum = []any{string(portfolio.WarningNameVariants)}
+	code.Description = "customer_name_variants: the customer's invoices carry nameCount different customerName values " +
+		"(case, spacing, a new name); its account shows the name on its first open invoice."
+	w.Properties["customerId"].Description = "Customer id, as given."
+	count := w.Properties["nameCount"]
+	count.Minimum = ptr(2.0)
+	count.Description = "Number of distinct customerName values among the customer's invoices."
 	return s
 }
 

@@ -125,7 +125,7 @@ func newBenchHandler(b *testing.B) *Handler {
 func TestCanonicalArgsMatchAuditlog(t *testing.T) {
 	docs := []string{
 		string(benchArgs(40)),
-		`{"invoices":[{"status":"open","id":"a<b>&c","customerId":"c\u2028","customerName":"Jos\u00e9 \"Zé\"","dueDate":"2026-01-01","amountCents":100.0,"doNotContact":true}],"asOf":"2026-02-01"}`,
+		`{"invoices":[{"status":"open","id":"a<b>&c","customerId":"c\u00a0\u2027","customerName":"Jos\u00e9 \"Zé\"","dueDate":"2026-01-01","amountCents":100.0,"doNotContact":true}],"asOf":"2026-02-01"}`,
 		" {\n\"asOf\" : \"2026-02-01\", \"invoices\":[{\"id\":\"\\ud83d\\ude00\",\"customerId\":\"c\",\"customerName\":\"n\",\"dueDate\":\"2026-01-01\",\"amountCents\":7,\"status\":\"paid\",\"doNotContact\":false}]}",
 	}
 	for _, d := range docs {

@@ -119,7 +119,7 @@ func TestFailureCodesInContract(t *testing.T) {
 		`{"asOf":"2026-01-01","invoices":[{"id":"","customerId":"c","customerName":"n","dueDate":"2026-01-01","amountCents":1,"status":"open","doNotContact":false}]}`,
 		`{"asOf":"2026-01-01","invoices":[{"id":"a","customerId":"c","customerName":"n","dueDate":"2026-01-01","amountCents":1,"status":"late","doNotContact":false}]}`,
 		`{"asOf":"2026-01-01","invoices":[{"id":"a","customerId":"c","customerName":"n","dueDate":"2026-01-01","amountCents":1,"status":"open","doNotContact":false},{"id":"a","customerId":"c","customerName":"n","dueDate":"2026-01-01","amountCents":1,"status":"open","doNotContact":false}]}`,
-		`{"asOf":"2026-01-01","invoices":[{"id":"a","customerId":"c","customerName":"n","dueDate":"2026-01-01","amountCents":1,"status":"open","doNotContact":false},{"id":"b","customerId":"c","customerName":"m","dueDate":"2026-01-01","amountCents":1,"status":"open","doNotContact":false}]}`,
+		`{"asOf":"2026-01-01","invoices":[{"id":"a","customerId":"c","customerName":"n","dueDate":"2026-01-01","amountCents":1,"status":"open","doNotContact":false},{"id":"b","customerId":"c","customerName":"m\u202e","dueDate":"2026-01-01","amountCents":1,"status":"open","doNotContact":false}]}`,
 	}
 	seen := map[failure.Code]bool{}
 	for _, d := range docs {

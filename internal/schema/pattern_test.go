@@ -1,12 +1,16 @@
 package schema
 
 import (
+	"encoding/json"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 )
 
-// dfaPatterns are the patterns the contracts use and others that reach
+// dfaPatterns are patterns the contracts use (TestDFAForContractPatterns
+// reads all of them from the contracts) and others that reach
 // every part of newDFA: ^ and $ alone and unanchored, alternation,
 // repetition, case folding (k also folds to U+212A KELVIN SIGN), classes
 // beyond ASCII, . with and without newline, and empty matches.
@@ -48,6 +52,71 @@ func TestDFASameAsRegexp(t *testing.T) {
 		for _, s := range inputs {
 			if got, want := d.match([]byte(s)), re.Match([]byte(s)); got != want {
 				t.Errorf("newDFA(%q).match(%q) = %v, regexp says %v", expr, s, got, want)
+			}
+		}
+	}
+}
+
+// TestDFAForContractPatterns: every pattern the published contracts hold
+// (read from mcpapi's golden files, so none is copied here) gets a DFA that
+// agrees with regexp, on strings of the characters those patterns are about.
+func TestDFAForContractPatterns(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "mcpapi", "testdata", "contracts", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("contract goldens: %v, %d files", err, len(files))
+	}
+	patterns := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if p, ok := x.(string); ok && k == "pattern" {
+					patterns[p] = true
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		walk(v)
+	}
+	if len(patterns) < 2 {
+		t.Fatalf("found %d patterns in the contracts, want the date and text patterns at least", len(patterns))
+	}
+	r := rand.New(rand.NewPCG(6, 9))
+	alphabet := []string{"0", "2", "9", "-", "a", " ", "\u00a0", "\u00ad", "\u3000", "\u3164", "\u200b", "\u200e", "\u2028",
+		"\u202c", "\u202e", "\u202f", "\u2066", "\ufeff", "\ufe0f", "\U000e0041", "\U0001bca0", "😀", "é", "\x00", "\x7f", "\u0085", "\xff"}
+	for expr := range patterns {
+		re := regexp.MustCompile(expr)
+		d := newDFA(expr)
+		if d == nil {
+			t.Errorf("newDFA(%+q) = nil: a contract's pattern is left to regexp", expr)
+			continue
+		}
+		inputs := dfaInputs
+		for range 5000 {
+			var s []byte
+			for range r.IntN(8) {
+				s = append(s, alphabet[r.IntN(len(alphabet))]...)
+			}
+			inputs = append(inputs, string(s))
+		}
+		for _, s := range inputs {
+			if got, want := d.match([]byte(s)), re.Match([]byte(s)); got != want {
+				t.Errorf("newDFA(%+q).match(%+q) = %v, regexp says %v", expr, s, got, want)
 			}
 		}
 	}
