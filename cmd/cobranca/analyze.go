@@ -49,9 +49,17 @@ func analyze(_ context.Context, e env, fs *flagSet, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(e.stdout, "\n%d priority account(s) from %d invoice(s) as of %s; total open %s\n",
-		len(a.Accounts), len(in.Invoices), in.AsOf, portfolio.FormatBRL(a.TotalOpenCents))
-	return err
+	if _, err := fmt.Fprintf(e.stdout, "\n%d priority account(s) from %d invoice(s) as of %s; total open %s\n",
+		len(a.Accounts), len(in.Invoices), in.AsOf, portfolio.FormatBRL(a.TotalOpenCents)); err != nil {
+		return err
+	}
+	for _, w := range a.Warnings {
+		if _, err := fmt.Fprintf(e.stdout, "warning: %s: customer %s has %d different names; its account shows the name on its first open invoice\n",
+			w.Code, w.CustomerID, w.NameCount); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func readInput(name string, stdin io.Reader) ([]byte, error) {
