@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 )
 
@@ -35,26 +36,38 @@ func TestDFASameAsRegexp(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
 	alphabet := []string{"0", "1", "2", "9", "-", "a", "b", "c", "k", "x", "é", "\u212a", "\x7f", "\u0085", "\xff", "\xc3", "\n", " ", "\U0010FFFF"}
 	for _, expr := range dfaPatterns {
-		re := regexp.MustCompile(expr)
-		d := newDFA(expr)
-		if d == nil {
-			t.Errorf("newDFA(%q) = nil, want a DFA", expr)
-			continue
-		}
-		inputs := dfaInputs
-		for range 2000 {
-			var s []byte
-			for range r.IntN(12) {
-				s = append(s, alphabet[r.IntN(len(alphabet))]...)
-			}
-			inputs = append(inputs, string(s))
-		}
-		for _, s := range inputs {
-			if got, want := d.match([]byte(s)), re.Match([]byte(s)); got != want {
-				t.Errorf("newDFA(%q).match(%q) = %v, regexp says %v", expr, s, got, want)
-			}
+		checkDFA(t, expr, randomStrings(r, alphabet, 2000, 12))
+	}
+}
+
+// checkDFA requires a DFA for expr that agrees with regexp on dfaInputs and
+// more.
+func checkDFA(t *testing.T, expr string, more []string) {
+	t.Helper()
+	re := regexp.MustCompile(expr)
+	d := newDFA(expr)
+	if d == nil {
+		t.Errorf("newDFA(%+q) = nil, want a DFA", expr)
+		return
+	}
+	for _, s := range append(slices.Clip(dfaInputs), more...) {
+		if got, want := d.match([]byte(s)), re.Match([]byte(s)); got != want {
+			t.Errorf("newDFA(%+q).match(%+q) = %v, regexp says %v", expr, s, got, want)
 		}
 	}
+}
+
+// randomStrings makes n strings of fewer than pieces pieces of alphabet.
+func randomStrings(r *rand.Rand, alphabet []string, n, pieces int) []string {
+	out := make([]string, n)
+	for i := range out {
+		var s []byte
+		for range r.IntN(pieces) {
+			s = append(s, alphabet[r.IntN(len(alphabet))]...)
+		}
+		out[i] = string(s)
+	}
+	return out
 }
 
 // TestDFAForContractPatterns: every pattern the published contracts hold
@@ -100,25 +113,7 @@ func TestDFAForContractPatterns(t *testing.T) {
 	alphabet := []string{"0", "2", "9", "-", "a", " ", "\u00a0", "\u00ad", "\u3000", "\u3164", "\u200b", "\u200e", "\u2028",
 		"\u202c", "\u202e", "\u202f", "\u2066", "\ufeff", "\ufe0f", "\U000e0041", "\U0001bca0", "😀", "é", "\x00", "\x7f", "\u0085", "\xff"}
 	for expr := range patterns {
-		re := regexp.MustCompile(expr)
-		d := newDFA(expr)
-		if d == nil {
-			t.Errorf("newDFA(%+q) = nil: a contract's pattern is left to regexp", expr)
-			continue
-		}
-		inputs := dfaInputs
-		for range 5000 {
-			var s []byte
-			for range r.IntN(8) {
-				s = append(s, alphabet[r.IntN(len(alphabet))]...)
-			}
-			inputs = append(inputs, string(s))
-		}
-		for _, s := range inputs {
-			if got, want := d.match([]byte(s)), re.Match([]byte(s)); got != want {
-				t.Errorf("newDFA(%+q).match(%+q) = %v, regexp says %v", expr, s, got, want)
-			}
-		}
+		checkDFA(t, expr, randomStrings(r, alphabet, 5000, 8))
 	}
 }
 
