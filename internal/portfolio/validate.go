@@ -217,6 +217,8 @@ const (
 	msgBlank   = "must not be blank: it has only white space or invisible characters"
 	msgControl = "must not contain control characters"
 	msgUTF8    = "must be valid UTF-8"
+	// msgRefused follows "must not contain U+XXXX".
+	msgRefused = ", a character that can hide or reorder text (zero-width, bidirectional control, tag, line or paragraph separator)"
 )
 
 // textProblem returns why s is not acceptable text, or "".
@@ -270,7 +272,7 @@ func textProblem(s string) string {
 				return msgControl
 			}
 			if r >= firstRefusedAbove && unicode.Is(refusedInText, r) {
-				return "must not contain " + codePoint(r) + ", a character that can hide or reorder text (zero-width, bidirectional control, tag, line or paragraph separator)"
+				return "must not contain " + codePoint(r) + msgRefused
 			}
 			visible = visible || !unicode.Is(invisibleInText, r)
 			i += size

@@ -27,7 +27,7 @@ func refTextProblem(s string) string {
 		case unicode.Is(unicode.Cc, r):
 			return msgControl
 		case unicode.Is(refusedInText, r):
-			return "must not contain " + fmt.Sprintf("U+%04X", r) + ", a character that can hide or reorder text (zero-width, bidirectional control, tag, line or paragraph separator)"
+			return fmt.Sprintf("must not contain U+%04X", r) + msgRefused
 		}
 		visible = visible || !unicode.Is(invisibleInText, r)
 		i += size
