@@ -179,7 +179,7 @@ func analyzeOutputSchema() *jsonschema.Schema {
 	acc := accs.Items
 	closeObject(acc)
 	acc.Properties["customerId"].Description = "Customer id, as given."
-	acc.Properties["customerName"].Description = "Customer name, as given."
+	acc.Properties["customerName"].Description = "Customer name, as given on the customer's first open invoice."
 	amt := acc.Properties["amountCents"]
 	amt.Minimum = ptr(1.0)
 	amt.Description = "Sum of the customer's open invoices, overdue or not, in BRL cents."
