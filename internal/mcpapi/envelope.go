@@ -2,6 +2,7 @@ package mcpapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"unicode/utf8"
 )
 
@@ -502,4 +503,272 @@ func isHex4(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// rpcRequest is a JSON-RPC request as the front handler reads it: member
+// names matched exactly, as JSON-RPC and go-sdk read them (case-sensitive,
+// escapes decoded), so that what the front checks is what go-sdk dispatches.
+// FuzzReadRequest holds the two readings together.
+type rpcRequest struct {
+	method string
+	id     []byte // the id as sent, one exactID accepts; nil for a notification
+	// name is params.name of a tools/call, when named: params is an object
+	// whose one "name" member is a string.
+	name  string
+	named bool
+}
+
+// readRequest reads body as one JSON-RPC request, or refuses it. Where
+// go-sdk would pick one of two readings (a duplicate member: it takes the
+// last) or ignore bytes (after the JSON value: it stops reading), the front
+// refuses instead, so no request can be checked with one reading and run
+// with another. What it reads of a refused request (a tool name, when the
+// first value is well formed) is returned all the same, for the audit.
+func readRequest(body []byte) (rpcRequest, *refusal) {
+	var req rpcRequest
+	i := skipWS(body, 0)
+	if i < len(body) && body[i] == '[' {
+		return req, &refuseBatch
+	}
+	if i >= len(body) || body[i] != '{' {
+		if end, ok := skipJSON(body, i); ok && skipWS(body, end) == len(body) {
+			return req, &refuseInvalid // JSON, but not a request object
+		}
+		return req, malformed(body)
+	}
+	var (
+		seen               [4]int // jsonrpc, id, method, params
+		version, id, meth  []byte
+		params             []byte
+		dupParams, badName bool
+	)
+	end, ok := eachMember(body, i, func(key string, v []byte) bool {
+		switch key {
+		case "jsonrpc":
+			seen[0]++
+			version = v
+		case "id":
+			seen[1]++
+			id = v
+		case "method":
+			seen[2]++
+			meth = v
+		case "params":
+			seen[3]++
+			params = v
+		}
+		return true
+	})
+	if !ok {
+		return req, malformed(body)
+	}
+	if len(meth) > 0 && meth[0] == '"' {
+		req.method = jsonString(meth)
+	}
+	if len(params) > 0 && params[0] == '{' {
+		var names, args, metas int
+		var name []byte
+		eachMember(params, 0, func(key string, v []byte) bool {
+			switch key {
+			case "name":
+				names++
+				name = v
+			case "arguments":
+				args++
+			case "_meta":
+				metas++
+			}
+			return true
+		})
+		dupParams = names > 1 || args > 1 || metas > 1
+		badName = names == 1 && name[0] != '"'
+		if req.method == "tools/call" && names == 1 && !badName {
+			req.name, req.named = jsonString(name), true
+		}
+	}
+	switch {
+	case skipWS(body, end) != len(body):
+		return req, &refuseTrailing
+	case seen[0] > 1 || seen[1] > 1 || seen[2] > 1 || seen[3] > 1 || dupParams:
+		req.named = req.named && !dupParams
+		return req, &refuseDuplicate
+	case string(version) != `"2.0"` && (len(version) == 0 || version[0] != '"' || jsonString(version) != "2.0"):
+		return req, &refuseInvalid
+	case len(meth) == 0 || meth[0] != '"':
+		return req, &refuseInvalid
+	case id != nil && !exactID(id):
+		return req, &refuseID
+	}
+	req.id = id
+	if badName || (len(params) > 0 && params[0] != '{' && string(params) != "null") {
+		return req, &refuseParams
+	}
+	return req, nil
+}
+
+// malformed is the refusal of a body that is not well-formed JSON: too deep
+// for the front's reader, or not JSON at all.
+func malformed(body []byte) *refusal {
+	if nesting(body) > maxDepth {
+		return &refuseTooDeep
+	}
+	return &refuseParse
+}
+
+// nesting is the deepest bracket nesting of b outside strings (the measure
+// go-sdk's own depth check takes).
+func nesting(b []byte) int {
+	deep, d, inStr := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inStr && c == '\\':
+			i++
+		case c == '"':
+			inStr = !inStr
+		case !inStr && (c == '{' || c == '['):
+			d++
+			deep = max(deep, d)
+		case !inStr && (c == '}' || c == ']') && d > 0:
+			d--
+		}
+	}
+	return deep
+}
+
+// eachMember walks the JSON object starting at b[i] == '{', calling fn with
+// each member's name (escapes decoded) and value (as sent, checked to be
+// well-formed JSON), until fn returns false. It returns the index past the
+// object, and false if the object is malformed up to where it stopped.
+func eachMember(b []byte, i int, fn func(key string, value []byte) bool) (int, bool) {
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, false
+		}
+		k := i
+		var ok bool
+		if i, ok = skipStringAt(b, i); !ok {
+			return i, false
+		}
+		key := b[k:i]
+		i = skipWS(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return i, false
+		}
+		v := skipWS(b, i+1)
+		if i, ok = skipJSON(b, v); !ok {
+			return i, false
+		}
+		var name string
+		if bytes.IndexByte(key, '\\') < 0 {
+			name = string(key[1 : len(key)-1])
+		} else {
+			name = jsonString(key)
+		}
+		if !fn(name, b[v:i]) {
+			return i, true
+		}
+		i = skipWS(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipWS(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return i + 1, true
+		}
+		return i, false
+	}
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonString is the value of lit, a string literal skipStringAt accepted.
+func jsonString(lit []byte) string {
+	if bytes.IndexByte(lit, '\\') < 0 {
+		return string(lit[1 : len(lit)-1])
+	}
+	var s string
+	_ = json.Unmarshal(lit, &s) // well formed: skipStringAt checked it
+	return s
+}
+
+// maxExactID is the largest integer id every JSON reader holds exactly
+// (2^53: go-sdk reads ids as float64).
+const maxExactID = 1 << 53
+
+// exactID reports whether lit, a well-formed JSON value, is an id go-sdk
+// answers under the very same id: a string whose escapes all stand for
+// Unicode characters (a lone surrogate would come back as U+FFFD; raw
+// invalid UTF-8 is malformed already), or an integer written without
+// fraction or exponent, other than -0, within ±2^53.
+func exactID(lit []byte) bool {
+	if len(lit) == 0 {
+		return false
+	}
+	if lit[0] == '"' {
+		for i := 1; i < len(lit)-1; i++ {
+			if lit[i] != '\\' {
+				continue
+			}
+			i++
+			if lit[i] != 'u' {
+				continue
+			}
+			r := hex4(lit[i+1 : i+5])
+			i += 4
+			switch {
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return false
+			case r >= 0xD800 && r <= 0xDBFF:
+				if i+6 >= len(lit) || lit[i+1] != '\\' || lit[i+2] != 'u' {
+					return false
+				}
+				if lo := hex4(lit[i+3 : i+7]); lo < 0xDC00 || lo > 0xDFFF {
+					return false
+				}
+				i += 6
+			}
+		}
+		return true
+	}
+	digits := lit
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 16 || string(lit) == "-0" {
+		return false
+	}
+	var n uint64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false // a fraction, an exponent, or not a number
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n <= maxExactID
+}
+
+// hex4 is the value of four hex digits isHex4 accepted.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c-'a') + 10
+		default:
+			r |= rune(c-'A') + 10
+		}
+	}
+	return r
 }

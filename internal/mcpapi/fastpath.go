@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,12 +28,15 @@ const (
 	metaClientCaps   = "io.modelcontextprotocol/clientCapabilities"
 )
 
-// legacyProtocols are the revisions before 2026-07-28 that the SDK serves
-// statelessly with the plain result shape.
-var legacyProtocols = map[string]bool{"": true, "2025-11-25": true, "2025-06-18": true, "2025-03-26": true, "2024-11-05": true}
+// legacyProtocol reports whether v names a served revision before
+// 2026-07-28, which the SDK serves statelessly with the plain result shape
+// (no header: the oldest it assumes).
+func legacyProtocol(v string) bool {
+	return v == "" || v != protocol20260728 && slices.Contains(servedProtocols, v)
+}
 
 // serveFast answers the plain tools/call env read from the body of r, whose
-// headers passed mayServeFast, and reports true, or reports false having
+// headers passed checkHeaders, and reports true, or reports false having
 // written nothing.
 func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnvelope) bool {
 	t, ok := h.tools[env.name]
@@ -48,7 +51,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnve
 			return false
 		}
 		newProtocol = true
-	case legacyProtocols[version]:
+	case legacyProtocol(version):
 		if env.meta != nil {
 			return false
 		}
@@ -83,23 +86,6 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnve
 		putBuffer(rp, *rp)
 	}
 	return true
-}
-
-// mayServeFast reports whether r's headers leave it to the fast path: a
-// JSON POST that accepts both response types, of a protocol revision the
-// fast path speaks, not resuming a stream. What the body holds is decided
-// by scanCall and serveFast.
-func (h *Handler) mayServeFast(r *http.Request) bool {
-	if h.slowOnly || len(r.Header.Values("Last-Event-ID")) > 0 {
-		return false
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return false
-	}
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != protocol20260728 && !legacyProtocols[v] {
-		return false
-	}
-	return acceptsBoth(r.Header.Values("Accept"))
 }
 
 // plainMeta reports whether a 2026-07-28 request _meta holds exactly what the

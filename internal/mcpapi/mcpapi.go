@@ -65,6 +65,8 @@ type Handler struct {
 	// result carries in its _meta; serverInfoMeta is that _meta, encoded.
 	impl           *mcp.Implementation
 	serverInfoMeta []byte
+	// calls and notifications are the methods served (servedMethods).
+	calls, notifications map[string]bool
 }
 
 // Tools returns the product's tools, contract and logic, in listing order.
@@ -112,10 +114,12 @@ func New(opts Options) (*Handler, error) {
 	h.pipeline.observe = opts.Metrics
 	// The SDK logs every stateless session at info level; keep its warnings.
 	sdkLog := slog.New(minLevel{Handler: opts.Logger.Handler(), min: slog.LevelWarn})
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	h.calls, h.notifications = servedMethods(caps)
 	srv := mcp.NewServer(impl, &mcp.ServerOptions{
 		Logger:       sdkLog,
 		Instructions: "Collections (accounts receivable) tools. Every tool carries its Tool Contract under _meta[\"" + contract.MetaKey + "\"]: risk tier, permissions, side effects and failure codes.",
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities: caps,
 	})
 	names := map[string]bool{}
 	for _, t := range tools {
@@ -136,7 +140,9 @@ func New(opts Options) (*Handler, error) {
 		h.tools[t.Contract.Name] = ct
 		h.visible = append(h.visible, t.Contract)
 		srv.AddTool(t.Contract.Tool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			dispatched(ctx)
 			if !permitted(ctx, h.scopes, ct.Contract) {
+				h.pipeline.refused(ctx, ct, OutcomeDenied, "insufficient_scope")
 				return nil, errInsufficientScope
 			}
 			return h.pipeline.call(ctx, ct, callArgs{raw: req.Params.Arguments}), nil
@@ -160,14 +166,6 @@ func (h *Handler) FastCalls() int64 { return h.fastCalls.Load() }
 // Contracts returns the contracts visible to agents, in listing order.
 func (h *Handler) Contracts() []*contract.Contract { return slices.Clone(h.visible) }
 
-// envelope is the part of a JSON-RPC request the front handler needs.
-type envelope struct {
-	Method string `json:"method"`
-	Params struct {
-		Name string `json:"name"`
-	} `json:"params"`
-}
-
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.Body == nil {
 		h.sdk.ServeHTTP(w, r) // 405 with Allow: POST, as the SDK answers
@@ -183,42 +181,106 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "could not read request body", http.StatusBadRequest)
 		return
 	}
-	// One request per POST. Batches are gone from the revisions cobranca
-	// serves (2025-06-18 on), and an older one would let one POST carry
-	// thousands of calls past the per-request limits.
-	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
-		http.Error(w, "JSON-RPC batches are not supported: send one request per POST", http.StatusBadRequest)
-		return
-	}
-	// The plain tools/call is read in one pass; anything else is read with
-	// encoding/json only far enough to learn the method and tool name.
-	fast := h.mayServeFast(r)
+	// Headers go-sdk would refuse are answered first, as it does; the body
+	// is still read, so that a refused tool call is audited.
+	refused := checkHeaders(r)
+	fast := refused == nil && !h.slowOnly
+	// The plain tools/call is read in one pass; anything else is read by
+	// readRequest, exactly as go-sdk will read it, or refused.
 	var decoders func(string) Decoder
 	if fast {
 		decoders = h.decoders(r)
 	}
 	call, plain := scanCall(body, decoders)
-	toolName := call.name
+	req := rpcRequest{method: "tools/call", id: call.id, name: call.name, named: true}
 	if !plain {
-		var env envelope
-		if bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) && json.Unmarshal(body, &env) == nil && env.Method == "tools/call" {
-			toolName = env.Params.Name
+		var bad *refusal
+		req, bad = readRequest(body)
+		if refused == nil {
+			refused = bad
 		}
 	}
-	if t, ok := h.tools[toolName]; ok {
-		request.From(r.Context()).Tool = t.Contract.Name
+	var t *compiled
+	if req.named {
+		if t = h.tools[req.name]; t != nil {
+			request.From(r.Context()).Tool = t.Contract.Name
+		}
 	}
-	if !authorize(h.scopes, h.tools, w, r, toolName) {
-		h.pipeline.refused(r.Context(), h.tools[toolName], OutcomeDenied, "insufficient_scope")
+	if refused == nil {
+		var done bool
+		if refused, done = h.route(w, req); done {
+			return
+		}
+	}
+	if refused != nil {
+		refused.write(w, r, req.id)
+		h.pipeline.refused(r.Context(), t, refused.outcome(), refused.code)
+		return
+	}
+	if !authorize(h.scopes, h.tools, w, r, req.name) {
+		h.pipeline.refused(r.Context(), t, OutcomeDenied, "insufficient_scope")
 		return
 	}
 	if plain && fast && h.serveFast(w, r, call) {
 		putBuffer(bp, body) // the answer is written; nothing holds the body
 		return
 	}
+	h.serveSDK(w, r, body, t)
+}
+
+// route refuses a well-formed request the endpoint does not serve: a method
+// outside the advertised capabilities, a call sent as a notification, a
+// tools/call without a tool name or of a tool not served. A notification of
+// a method not served is accepted and dropped (done): JSON-RPC never answers
+// a notification.
+func (h *Handler) route(w http.ResponseWriter, req rpcRequest) (_ *refusal, done bool) {
+	switch {
+	case req.id == nil && h.notifications[req.method]:
+		return nil, false
+	case req.id == nil && h.calls[req.method]:
+		return &refuseNoID, false
+	case req.id == nil:
+		w.WriteHeader(http.StatusAccepted)
+		return nil, true
+	case !h.calls[req.method]:
+		return &refuseMethod, false
+	case req.method != "tools/call":
+		return nil, false
+	case !req.named:
+		return &refuseParams, false
+	case h.tools[req.name] == nil:
+		return &refuseUnknownTool, false
+	}
+	return nil, false
+}
+
+// serveSDK hands the request to go-sdk and sends its answer with the
+// endpoint's own messages in place of go-sdk's. A tools/call of tool t that
+// go-sdk refused before dispatch (a header or _meta that does not match the
+// body, params it cannot decode) is audited here; one it dispatched was
+// audited by the pipeline.
+func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, body []byte, t *compiled) {
+	var d dispatch
+	r = r.WithContext(context.WithValue(r.Context(), dispatchKey{}, &d))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	h.sdk.ServeHTTP(w, r)
+	sw := &sdkWriter{header: http.Header{}}
+	h.sdk.ServeHTTP(sw, r)
+	if f := sw.send(w, r); f != nil && t != nil && !d.ran.Load() {
+		h.pipeline.refused(r.Context(), t, f.outcome(), f.code)
+	}
+}
+
+// dispatch records that go-sdk ran a tool handler for the request: the
+// pipeline audits every call it runs, so the front must not audit it again.
+type dispatch struct{ ran atomic.Bool }
+
+type dispatchKey struct{}
+
+func dispatched(ctx context.Context) {
+	if d, ok := ctx.Value(dispatchKey{}).(*dispatch); ok {
+		d.ran.Store(true)
+	}
 }
 
 // decoders returns the scanner's decoder lookup for r, a request whose

@@ -1,0 +1,280 @@
+package mcpapi
+
+import (
+	"bytes"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// refusal is one way the endpoint refuses a request before any tool runs:
+// the answer — an HTTP status and either a plain-text body or, when rpc is
+// set, a JSON-RPC error — with a fixed message, and the stable code that the
+// audit event of a refused tool call carries. The messages are the
+// endpoint's own and never repeat the request: go-sdk's do (params, raw
+// bytes, header values, customer names with them).
+type refusal struct {
+	code    failure.Code
+	status  int
+	rpc     int64 // the JSON-RPC error code; 0: a plain-text HTTP error
+	message string
+	// echoID: the answer carries the request's id (the id was read and is
+	// valid); otherwise it carries null, as JSON-RPC requires when the id
+	// could not be read.
+	echoID bool
+}
+
+// The refusals the front handler answers itself.
+var (
+	refuseVersion = refusal{code: "unsupported_protocol_version", status: http.StatusBadRequest,
+		message: "Bad Request: Unsupported protocol version (supported versions: " + strings.Join(servedProtocols, ",") + ")"}
+	refuseContentType = refusal{code: "unsupported_media_type", status: http.StatusUnsupportedMediaType,
+		message: "Content-Type must be 'application/json'"}
+	refuseAccept = refusal{code: "not_acceptable", status: http.StatusBadRequest,
+		message: "Accept must contain both 'application/json' and 'text/event-stream'"}
+	refuseLastEventID = refusal{code: "bad_request", status: http.StatusBadRequest,
+		message: "can't send Last-Event-ID for POST request"}
+	// One request per POST. Batches are gone from the revisions cobranca
+	// serves (2025-06-18 on), and an older one would let one POST carry
+	// thousands of calls past the per-request limits.
+	refuseBatch = refusal{code: "batch_not_supported", status: http.StatusBadRequest,
+		message: "JSON-RPC batches are not supported: send one request per POST"}
+	refuseParse = refusal{code: "parse_error", status: http.StatusBadRequest, rpc: jsonrpc.CodeParseError,
+		message: "Parse error: the body is not well-formed JSON (UTF-8)"}
+	refuseTooDeep = refusal{code: "too_deep", status: http.StatusBadRequest, rpc: jsonrpc.CodeParseError,
+		message: "Parse error: values nest deeper than " + strconv.Itoa(maxDepth) + " levels"}
+	refuseTrailing = refusal{code: "trailing_data", status: http.StatusBadRequest, rpc: jsonrpc.CodeParseError,
+		message: "Parse error: the body holds more than one JSON value"}
+	refuseInvalid = refusal{code: "invalid_request", status: http.StatusBadRequest, rpc: jsonrpc.CodeInvalidRequest,
+		message: "Invalid Request: not a JSON-RPC 2.0 request object"}
+	refuseDuplicate = refusal{code: "duplicate_member", status: http.StatusBadRequest, rpc: jsonrpc.CodeInvalidRequest,
+		message: "Invalid Request: a member name appears twice"}
+	refuseID = refusal{code: "invalid_id", status: http.StatusBadRequest, rpc: jsonrpc.CodeInvalidRequest,
+		message: "Invalid Request: id must be a string or an integer between -2^53 and 2^53"}
+	refuseNoID = refusal{code: "missing_id", status: http.StatusBadRequest, rpc: jsonrpc.CodeInvalidRequest,
+		message: "Invalid Request: this method needs an id"}
+	refuseParams = refusal{code: "invalid_params", status: http.StatusOK, rpc: jsonrpc.CodeInvalidParams, echoID: true,
+		message: "Invalid params"}
+	refuseUnknownTool = refusal{code: "unknown_tool", status: http.StatusOK, rpc: jsonrpc.CodeInvalidParams, echoID: true,
+		message: "unknown tool"}
+	refuseMethod = refusal{code: "method_not_found", status: http.StatusOK, rpc: jsonrpc.CodeMethodNotFound, echoID: true,
+		message: "Method not found"}
+)
+
+// servedProtocols are the protocol revisions the endpoint serves, newest
+// first: the fast path's and go-sdk's alike.
+var servedProtocols = []string{protocol20260728, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// checkHeaders refuses a POST whose headers go-sdk would refuse, in go-sdk's
+// order, before its body is looked at.
+func checkHeaders(r *http.Request) *refusal {
+	if v := r.Header.Get("Mcp-Protocol-Version"); !legacyProtocol(v) && v != protocol20260728 {
+		return &refuseVersion
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return &refuseContentType
+	}
+	if !acceptsBoth(r.Header.Values("Accept")) {
+		return &refuseAccept
+	}
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
+		return &refuseLastEventID
+	}
+	return nil
+}
+
+// servedMethods are the methods the endpoint answers: the base protocol, and
+// those of each capability the server advertises. A call of any other method
+// is "method not found", whatever go-sdk would do with it (it serves empty
+// resource and prompt lists, and logging/setLevel, to any server).
+func servedMethods(caps *mcp.ServerCapabilities) (calls, notifications map[string]bool) {
+	calls = map[string]bool{"initialize": true, "ping": true, "server/discover": true}
+	notifications = map[string]bool{
+		"notifications/initialized": true, "notifications/cancelled": true,
+		"notifications/progress": true, "notifications/roots/list_changed": true,
+	}
+	if caps.Tools != nil {
+		calls["tools/list"], calls["tools/call"] = true, true
+	}
+	if caps.Prompts != nil {
+		calls["prompts/list"], calls["prompts/get"] = true, true
+	}
+	if caps.Resources != nil {
+		calls["resources/list"], calls["resources/read"], calls["resources/templates/list"] = true, true, true
+	}
+	if caps.Logging != nil {
+		calls["logging/setLevel"] = true
+	}
+	if caps.Completions != nil {
+		calls["completion/complete"] = true
+	}
+	return calls, notifications
+}
+
+// write answers r with the refusal; id is the request's, when echoID.
+func (f *refusal) write(w http.ResponseWriter, r *http.Request, id []byte) {
+	if f.rpc == 0 {
+		http.Error(w, f.message, f.status)
+		return
+	}
+	status := f.status
+	if f.rpc == jsonrpc.CodeMethodNotFound && r.Header.Get("Mcp-Protocol-Version") >= protocol20260728 {
+		status = http.StatusNotFound // as go-sdk answers an unknown method on 2026-07-28
+	}
+	if !f.echoID {
+		id = nil
+	}
+	writeRPCError(w, status, id, f.rpc, f.message)
+}
+
+// writeRPCError writes a JSON-RPC error response as go-sdk encodes one; a nil
+// id is written null.
+func writeRPCError(w http.ResponseWriter, status int, id []byte, code int64, message string) {
+	if id == nil {
+		id = []byte("null")
+	}
+	b := make([]byte, 0, 96+len(id)+len(message))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, code, 10)
+	b = append(b, `,"message":`...)
+	b = strconv.AppendQuote(b, message) // fixed ASCII messages: JSON and Go quoting agree
+	b = append(b, "}}"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// sdkRefusal is the fixed answer that stands for one go-sdk gave: by its
+// JSON-RPC error code when it answered one (rpc != 0), else by HTTP status.
+func sdkRefusal(status int, rpc int64) refusal {
+	f := refusal{status: status, rpc: rpc, echoID: true}
+	switch rpc {
+	case 0:
+		f.code, f.message = "bad_request", http.StatusText(status)
+		switch status {
+		case http.StatusNotFound:
+			f.code = "not_found"
+		case http.StatusRequestEntityTooLarge:
+			f.code = "too_large"
+		case http.StatusUnsupportedMediaType:
+			f.code = "unsupported_media_type"
+		case http.StatusInternalServerError:
+			f.code = "internal_error"
+		}
+	case jsonrpc.CodeParseError:
+		f.code, f.message = refuseParse.code, "Parse error"
+	case jsonrpc.CodeInvalidRequest:
+		f.code, f.message = refuseInvalid.code, "Invalid Request"
+	case jsonrpc.CodeMethodNotFound:
+		f.code, f.message = refuseMethod.code, refuseMethod.message
+	case jsonrpc.CodeInvalidParams:
+		f.code, f.message = refuseParams.code, refuseParams.message
+	case jsonrpc.CodeInternalError:
+		f.code, f.message = "internal_error", "Internal error"
+	case mcp.CodeHeaderMismatch:
+		f.code, f.message = "header_mismatch", "Header mismatch: Mcp-Method, Mcp-Name and Mcp-Protocol-Version must agree with the request body"
+	default:
+		f.code, f.message = "refused", "Request refused"
+	}
+	return f
+}
+
+// outcome is how a tool call refused this way ends in the audit log.
+func (f *refusal) outcome() Outcome {
+	if f.status >= 500 || f.rpc == jsonrpc.CodeInternalError {
+		return OutcomeFailed
+	}
+	return OutcomeRejected
+}
+
+// sdkWriter holds go-sdk's answer to a request until the front has checked
+// it: go-sdk's error messages repeat the request, so they are replaced
+// (rewrite) before anything is sent.
+type sdkWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (s *sdkWriter) Header() http.Header { return s.header }
+
+func (s *sdkWriter) WriteHeader(status int) {
+	if s.status == 0 {
+		s.status = status
+	}
+}
+
+func (s *sdkWriter) Write(p []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.body.Write(p)
+}
+
+// send writes go-sdk's answer to w, its error messages replaced by the
+// endpoint's. It returns the refusal that stands for the answer, or nil when
+// go-sdk answered with a result (or accepted a notification).
+func (s *sdkWriter) send(w http.ResponseWriter, r *http.Request) *refusal {
+	status := s.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	body := s.body.Bytes()
+	if status >= 400 && !strings.HasPrefix(s.header.Get("Content-Type"), "application/json") {
+		f := sdkRefusal(status, 0)
+		f.write(w, r, nil)
+		return &f
+	}
+	if id, code, ok := rpcError(body); ok {
+		f := sdkRefusal(status, code)
+		writeRPCError(w, status, id, code, f.message)
+		return &f
+	}
+	dst := w.Header()
+	for k, v := range s.header {
+		dst[k] = v
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	return nil
+}
+
+// rpcError reports whether b is a JSON-RPC error response, and its id and
+// error code.
+func rpcError(b []byte) (id []byte, code int64, ok bool) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, 0, false
+	}
+	var errObj []byte
+	eachMember(b, i, func(key string, v []byte) bool {
+		switch key {
+		case "id":
+			id = v
+		case "error":
+			errObj = v
+		case "result":
+			return false // a result: nothing more to learn
+		}
+		return true
+	})
+	if len(errObj) == 0 || errObj[0] != '{' || id == nil {
+		return nil, 0, false
+	}
+	eachMember(errObj, 0, func(key string, v []byte) bool {
+		if key == "code" {
+			code, _ = strconv.ParseInt(string(v), 10, 64)
+			return false
+		}
+		return true
+	})
+	return id, code, true
+}
