@@ -421,39 +421,45 @@ func skipJSON(b []byte, i int) (int, bool) {
 // Strings here are short (ids, names, dates): a plain loop beats IndexByte,
 // and UTF-8 is checked only for strings that have non-ASCII bytes.
 func skipStringAt(b []byte, i int) (int, bool) {
+	end, ok, high := scanString(b, i)
+	if ok && high && !utf8.Valid(b[i+1:end-1]) {
+		return end - 1, false
+	}
+	return end, ok
+}
+
+// scanString is skipStringAt without the UTF-8 check: high reports a byte
+// >= 0x80 in the string, whose UTF-8 the caller must check.
+func scanString(b []byte, i int) (end int, ok, high bool) {
 	i++
-	start, high := i, false
 	for i < len(b) {
 		c := b[i]
 		switch {
 		case c == '"':
-			if high && !utf8.Valid(b[start:i]) {
-				return i, false
-			}
-			return i + 1, true
+			return i + 1, true, high
 		case c == '\\':
 			if i+1 >= len(b) {
-				return i, false
+				return i, false, high
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
-					return i, false
+					return i, false, high
 				}
 				i += 6
 			default:
-				return i, false
+				return i, false, high
 			}
 		case c < 0x20:
-			return i, false
+			return i, false, high
 		default:
 			high = high || c >= 0x80
 			i++
 		}
 	}
-	return i, false
+	return i, false, high
 }
 
 func skipNumberAt(b []byte, i int) (int, bool) {
@@ -537,60 +543,83 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 		return req, malformed(body)
 	}
 	var (
-		seen               [4]int // jsonrpc, id, method, params
-		version, id, meth  []byte
-		params             []byte
-		dupParams, badName bool
+		seen                     [4]int // jsonrpc, id, method, params
+		version, id, meth        []byte
+		paramsKind               byte
+		names, args, metas       int
+		name                     []byte
+		methodRead, methodIsCall bool
 	)
-	end, ok := eachMember(body, i, func(key string, v []byte) bool {
+	// params is walked, not skipped, so that the tool name of a call is
+	// known (for its audit event) even when something after it is malformed.
+	params := func(key string, v int) (int, bool) {
+		switch key {
+		case "name":
+			names++
+			end, ok := skipValue(body, v)
+			if ok {
+				name = body[v:end]
+				if names == 1 && methodIsCall && name[0] == '"' && utf8.Valid(name) {
+					req.name, req.named = jsonString(name), true
+				}
+			}
+			return end, ok
+		case "arguments":
+			args++
+		case "_meta":
+			metas++
+		}
+		return skipValue(body, v)
+	}
+	end, ok := eachMember(body, i, func(key string, v int) (int, bool) {
+		var dst *[]byte
 		switch key {
 		case "jsonrpc":
 			seen[0]++
-			version = v
+			dst = &version
 		case "id":
 			seen[1]++
-			id = v
+			dst = &id
 		case "method":
 			seen[2]++
-			meth = v
+			dst = &meth
 		case "params":
 			seen[3]++
-			params = v
+			paramsKind = body[v]
+			if body[v] == '{' && seen[3] == 1 {
+				return eachMember(body, v, params)
+			}
 		}
-		return true
+		end, ok := skipValue(body, v)
+		if ok && dst != nil {
+			*dst = body[v:end]
+			if key == "method" && !methodRead {
+				methodRead = true
+				methodIsCall = string(*dst) == `"tools/call"` || (validText(*dst) && (*dst)[0] == '"' && jsonString(*dst) == "tools/call")
+				if methodIsCall && names == 1 && name[0] == '"' && utf8.Valid(name) {
+					req.name, req.named = jsonString(name), true // params came first
+				}
+			}
+		}
+		return end, ok
 	})
+	if seen[2] > 1 || names > 1 {
+		req.named = false // which reading names the tool is ambiguous
+	}
 	if !ok {
 		return req, malformed(body)
+	}
+	if !validText(version) || !validText(meth) {
+		return req, &refuseParse
 	}
 	if len(meth) > 0 && meth[0] == '"' {
 		req.method = jsonString(meth)
 	}
-	if len(params) > 0 && params[0] == '{' {
-		var names, args, metas int
-		var name []byte
-		eachMember(params, 0, func(key string, v []byte) bool {
-			switch key {
-			case "name":
-				names++
-				name = v
-			case "arguments":
-				args++
-			case "_meta":
-				metas++
-			}
-			return true
-		})
-		dupParams = names > 1 || args > 1 || metas > 1
-		badName = names == 1 && name[0] != '"'
-		if req.method == "tools/call" && names == 1 && !badName {
-			req.name, req.named = jsonString(name), true
-		}
-	}
+	badName := names == 1 && (name[0] != '"' || !utf8.Valid(name))
 	switch {
 	case skipWS(body, end) != len(body):
 		return req, &refuseTrailing
-	case seen[0] > 1 || seen[1] > 1 || seen[2] > 1 || seen[3] > 1 || dupParams:
-		req.named = req.named && !dupParams
+	case seen[0] > 1 || seen[1] > 1 || seen[2] > 1 || seen[3] > 1 || names > 1 || args > 1 || metas > 1:
 		return req, &refuseDuplicate
 	case string(version) != `"2.0"` && (len(version) == 0 || version[0] != '"' || jsonString(version) != "2.0"):
 		return req, &refuseInvalid
@@ -600,10 +629,15 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 		return req, &refuseID
 	}
 	req.id = id
-	if badName || (len(params) > 0 && params[0] != '{' && string(params) != "null") {
+	if badName || (seen[3] == 1 && paramsKind != '{' && paramsKind != 'n') {
 		return req, &refuseParams
 	}
 	return req, nil
+}
+
+// validText reports whether a member value, when a string, is UTF-8.
+func validText(v []byte) bool {
+	return len(v) == 0 || v[0] != '"' || utf8.Valid(v)
 }
 
 // malformed is the refusal of a body that is not well-formed JSON: too deep
@@ -636,10 +670,11 @@ func nesting(b []byte) int {
 }
 
 // eachMember walks the JSON object starting at b[i] == '{', calling fn with
-// each member's name (escapes decoded) and value (as sent, checked to be
-// well-formed JSON), until fn returns false. It returns the index past the
-// object, and false if the object is malformed up to where it stopped.
-func eachMember(b []byte, i int, fn func(key string, value []byte) bool) (int, bool) {
+// each member's name (escapes decoded) and the index of its value; fn
+// returns the index past the value (skipValue, or a walk of its own), or a
+// negative index to stop the walk there. eachMember returns the index past
+// the object, and false if the object is malformed up to where it stopped.
+func eachMember(b []byte, i int, fn func(key string, v int) (int, bool)) (int, bool) {
 	i = skipWS(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
@@ -659,17 +694,17 @@ func eachMember(b []byte, i int, fn func(key string, value []byte) bool) (int, b
 			return i, false
 		}
 		v := skipWS(b, i+1)
-		if i, ok = skipJSON(b, v); !ok {
-			return i, false
-		}
 		var name string
 		if bytes.IndexByte(key, '\\') < 0 {
 			name = string(key[1 : len(key)-1])
 		} else {
 			name = jsonString(key)
 		}
-		if !fn(name, b[v:i]) {
-			return i, true
+		if i, ok = fn(name, v); !ok {
+			return i, false
+		}
+		if i < 0 {
+			return v, true
 		}
 		i = skipWS(b, i)
 		if i < len(b) && b[i] == ',' {
@@ -681,6 +716,17 @@ func eachMember(b []byte, i int, fn func(key string, value []byte) bool) (int, b
 		}
 		return i, false
 	}
+}
+
+// skipValue returns the index past the well-formed JSON value at b[v]; the
+// UTF-8 of a string value is left to the caller (an id that is not UTF-8 is
+// an invalid id, not a malformed body).
+func skipValue(b []byte, v int) (int, bool) {
+	if v < len(b) && b[v] == '"' {
+		end, ok, _ := scanString(b, v)
+		return end, ok
+	}
+	return skipJSON(b, v)
 }
 
 func skipWS(b []byte, i int) int {
@@ -706,14 +752,17 @@ const maxExactID = 1 << 53
 
 // exactID reports whether lit, a well-formed JSON value, is an id go-sdk
 // answers under the very same id: a string whose escapes all stand for
-// Unicode characters (a lone surrogate would come back as U+FFFD; raw
-// invalid UTF-8 is malformed already), or an integer written without
+// Unicode characters, in UTF-8 (invalid bytes and lone surrogates would come
+// back as U+FFFD), or an integer written without
 // fraction or exponent, other than -0, within ±2^53.
 func exactID(lit []byte) bool {
 	if len(lit) == 0 {
 		return false
 	}
 	if lit[0] == '"' {
+		if !utf8.Valid(lit) {
+			return false
+		}
 		for i := 1; i < len(lit)-1; i++ {
 			if lit[i] != '\\' {
 				continue

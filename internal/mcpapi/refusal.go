@@ -255,26 +255,30 @@ func rpcError(b []byte) (id []byte, code int64, ok bool) {
 		return nil, 0, false
 	}
 	var errObj []byte
-	eachMember(b, i, func(key string, v []byte) bool {
-		switch key {
-		case "id":
-			id = v
-		case "error":
-			errObj = v
-		case "result":
-			return false // a result: nothing more to learn
+	eachMember(b, i, func(key string, v int) (int, bool) {
+		if key == "result" {
+			return -1, true // a result: nothing more to learn
 		}
-		return true
+		end, ok := skipValue(b, v)
+		switch {
+		case !ok:
+		case key == "id":
+			id = b[v:end]
+		case key == "error":
+			errObj = b[v:end]
+		}
+		return end, ok
 	})
 	if len(errObj) == 0 || errObj[0] != '{' || id == nil {
 		return nil, 0, false
 	}
-	eachMember(errObj, 0, func(key string, v []byte) bool {
-		if key == "code" {
-			code, _ = strconv.ParseInt(string(v), 10, 64)
-			return false
+	eachMember(errObj, 0, func(key string, v int) (int, bool) {
+		end, ok := skipValue(errObj, v)
+		if ok && key == "code" {
+			code, _ = strconv.ParseInt(string(errObj[v:end]), 10, 64)
+			return -1, true
 		}
-		return true
+		return end, ok
 	})
 	return id, code, true
 }

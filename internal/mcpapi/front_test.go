@@ -1,0 +1,431 @@
+package mcpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// frontServer is the endpoint over real HTTP, as the server mounts it: each
+// request gets an Info and the principal scopes say (none: no principal).
+type frontServer struct {
+	*httptest.Server
+	h   *Handler
+	rec *recorder
+	ran *atomic.Int64 // runs of test.counted
+}
+
+func newFrontServer(t *testing.T, slow bool, scopes ...string) *frontServer {
+	t.Helper()
+	var ran atomic.Int64
+	counted := Tool{Contract: testContract("test.counted", contract.Low), Logic: func(context.Context, json.RawMessage) (Effect, error) {
+		ran.Add(1)
+		return Effect{Structured: map[string]any{"ok": true}, Summary: "done"}, nil
+	}}
+	h, err := New(Options{Logger: slog.New(slog.DiscardHandler), Scopes: challenger{}, DisableFastPath: slow, Extra: []Tool{counted}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec *recorder
+	h.pipeline.auditor, rec = newRecorder()
+	inner := withRequest(h)
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if scopes != nil {
+			r = r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Subject: "s", Scopes: scopes}))
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return &frontServer{Server: s, h: h, rec: rec, ran: &ran}
+}
+
+// post sends body with the headers of a plain call of the given revision,
+// then hdr, and returns the status and the response bytes (headers
+// included, so that nothing can hide in them).
+func (s *frontServer) post(t *testing.T, version, body string, hdr map[string]string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if version != "" {
+		req.Header.Set("Mcp-Protocol-Version", version)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var raw bytes.Buffer
+	_ = resp.Header.Write(&raw)
+	raw.WriteString("\r\n")
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.Write(b)
+	return resp.StatusCode, raw.Bytes()
+}
+
+// records returns the audit records written so far.
+func (r *recorder) drain() []CallRecord {
+	var out []CallRecord
+	for {
+		select {
+		case rec := <-r.recs:
+			out = append(out, rec)
+		default:
+			return out
+		}
+	}
+}
+
+var bothPaths = []struct {
+	name string
+	slow bool
+}{{"fast", false}, {"sdk", true}}
+
+// revision builds the requests of one protocol revision: the 2026-07-28
+// ones carry the _meta triple and the Mcp-Method/Mcp-Name headers.
+type revision struct {
+	version string
+}
+
+var bothRevisions = []revision{{"2025-11-25"}, {protocol20260728}}
+
+func (v revision) meta() string {
+	if v.version != protocol20260728 {
+		return ""
+	}
+	return meta2026 + ","
+}
+
+// call is a tools/call of tool with raw arguments; extra goes into params.
+func (v revision) call(id, tool, args, extra string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + v.meta() + extra + `"name":"` + tool + `","arguments":` + args + `}}`
+}
+
+func (v revision) headers(method, name string) map[string]string {
+	if v.version != protocol20260728 {
+		return nil
+	}
+	h := map[string]string{"Mcp-Method": method}
+	if name != "" {
+		h["Mcp-Name"] = name
+	}
+	return h
+}
+
+// TestEnvelopeReadExactly: a call whose body holds a second member name
+// differing only in case (or spelled with escapes) is read as JSON-RPC
+// reads it — case-sensitive — by the front's scope check and by go-sdk
+// alike: a caller without the tool's scope gets the 403 challenge and a
+// denied audit event, whatever the extra members say; nothing runs.
+func TestEnvelopeReadExactly(t *testing.T) {
+	for _, p := range bothPaths {
+		for _, v := range bothRevisions {
+			t.Run(p.name+"/"+v.version, func(t *testing.T) {
+				s := newFrontServer(t, p.slow, "other:read")
+				args := `{}`
+				bodies := map[string]string{
+					"extra Name after":  v.call("1", "test.counted", args, `"Name":"no.such_tool",`),
+					"extra Name before": `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + v.meta() + `"name":"test.counted","arguments":{},"Name":"no.such_tool"}}`,
+					"extra NAME":        v.call("1", "test.counted", args, `"NAME":"no.such_tool",`),
+					"extra Method":      `{"jsonrpc":"2.0","id":1,"Method":"tools/list","method":"tools/call","params":{` + v.meta() + `"name":"test.counted","arguments":{}}}`,
+					"extra PARAMS":      `{"jsonrpc":"2.0","id":1,"method":"tools/call","PARAMS":{"name":"no.such_tool"},"params":{` + v.meta() + `"name":"test.counted","arguments":{}}}`,
+					"escaped name key":  `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + v.meta() + `"Name":"no.such_tool","n\u0061me":"test.counted","arguments":{}}}`,
+					"escaped method":    `{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{` + v.meta() + `"name":"test.counted","arguments":{},"Name":"x.y"}}`,
+				}
+				for name, body := range bodies {
+					status, out := s.post(t, v.version, body, v.headers("tools/call", "test.counted"))
+					if status != http.StatusForbidden {
+						t.Errorf("%s: status %d, want 403:\n%s", name, status, out)
+					}
+					recs := s.rec.drain()
+					if len(recs) != 1 || recs[0].Contract.Name != "test.counted" || recs[0].Outcome != OutcomeDenied || recs[0].Code != "insufficient_scope" {
+						t.Errorf("%s: audit records %+v, want one denied test.counted insufficient_scope", name, recs)
+					}
+				}
+				if n := s.ran.Load(); n != 0 {
+					t.Errorf("the tool ran %d times", n)
+				}
+			})
+		}
+	}
+}
+
+// refusedCase is a request the endpoint refuses, and how.
+type refusedCase struct {
+	name, body string
+	hdr        map[string]string
+	status     int
+	code       string
+}
+
+// TestRefusedCallsAudited: a tools/call refused before the pipeline runs —
+// by the front or by go-sdk — leaves exactly one audit event, rejected with
+// a stable code; a call the pipeline ran leaves exactly one too.
+func TestRefusedCallsAudited(t *testing.T) {
+	deep := strings.Repeat("[", 1001) + strings.Repeat("]", 1001)
+	for _, p := range bothPaths {
+		for _, v := range bothRevisions {
+			t.Run(p.name+"/"+v.version, func(t *testing.T) {
+				s := newFrontServer(t, p.slow, "test:run")
+				hdr := v.headers("tools/call", "test.counted")
+				with := func(k, val string) map[string]string {
+					m := map[string]string{k: val}
+					for k, v := range hdr {
+						if _, ok := m[k]; !ok {
+							m[k] = v
+						}
+					}
+					return m
+				}
+				call := v.call("7", "test.counted", `{}`, "")
+				tests := []refusedCase{
+					{"content type", call, with("Content-Type", "text/plain"), 415, "unsupported_media_type"},
+					{"accept", call, with("Accept", "application/json"), 400, "not_acceptable"},
+					{"protocol version", call, with("Mcp-Protocol-Version", "1999-01-01"), 400, "unsupported_protocol_version"},
+					{"last event id", call, with("Last-Event-ID", "1"), 400, "bad_request"},
+					{"trailing bytes", call + "garbage", hdr, 400, "trailing_data"},
+					{"two objects", call + call, hdr, 400, "trailing_data"},
+					{"fractional id", v.call("1.5", "test.counted", `{}`, ""), hdr, 400, "invalid_id"},
+					{"duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{` + v.meta() + `"name":"test.counted","arguments":{}}}`, hdr, 400, "duplicate_member"},
+					{"no id", `{"jsonrpc":"2.0","method":"tools/call","params":{` + v.meta() + `"name":"test.counted","arguments":{}}}`, hdr, 400, "missing_id"},
+					{"nesting too deep", v.call("7", "test.counted", `{"x":`+deep+`}`, ""), hdr, 400, "too_deep"},
+				}
+				if v.version == protocol20260728 {
+					tests = append(tests,
+						refusedCase{"Mcp-Name mismatch", call, with("Mcp-Name", "test.other"), 400, "header_mismatch"},
+						refusedCase{"Mcp-Method mismatch", call, with("Mcp-Method", "tools/list"), 400, "header_mismatch"},
+						refusedCase{"_meta protocol mismatch", strings.Replace(call, `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, `"io.modelcontextprotocol/protocolVersion":"2025-11-25"`, 1), hdr, 400, "header_mismatch"},
+					)
+				}
+				for _, tt := range tests {
+					status, out := s.post(t, v.version, tt.body, tt.hdr)
+					if status != tt.status {
+						t.Errorf("%s: status %d, want %d:\n%s", tt.name, status, tt.status, out)
+					}
+					recs := s.rec.drain()
+					if len(recs) != 1 || recs[0].Contract.Name != "test.counted" || recs[0].Outcome != OutcomeRejected || string(recs[0].Code) != tt.code {
+						t.Errorf("%s: audit records %+v, want one rejected test.counted %s", tt.name, recs, tt.code)
+					}
+				}
+				if n := s.ran.Load(); n != 0 {
+					t.Errorf("a refused call ran the tool %d times", n)
+				}
+				// A call that runs is audited once, by the pipeline.
+				if status, out := s.post(t, v.version, call, hdr); status != http.StatusOK || s.ran.Load() != 1 {
+					t.Errorf("valid call: status %d, ran %d:\n%s", status, s.ran.Load(), out)
+				}
+				if recs := s.rec.drain(); len(recs) != 1 || recs[0].Outcome != OutcomeOK {
+					t.Errorf("valid call: audit records %+v, want one ok", recs)
+				}
+			})
+		}
+	}
+}
+
+type echoCase struct {
+	name, body string
+	hdr        map[string]string
+}
+
+// TestAnswersNeverEchoRequest: whatever a malformed or refused request
+// holds — a customer name, an invoice id — the answer (headers and body) is
+// the endpoint's own and repeats none of it.
+func TestAnswersNeverEchoRequest(t *testing.T) {
+	const customer, invoice = "Maria Silva Comercio Ltda", "NF-2026-000042"
+	inv := `{"id":"` + invoice + `","customerId":"c1","customerName":"` + customer + `","dueDate":"2026-11-01","amountCents":5,"status":"open","doNotContact":false}`
+	args := `{"asOf":"2026-11-29","invoices":[` + inv + `]}`
+	for _, p := range bothPaths {
+		for _, v := range bothRevisions {
+			t.Run(p.name+"/"+v.version, func(t *testing.T) {
+				s := newFrontServer(t, p.slow, "collections:read", "test:run")
+				hdr := v.headers("tools/call", AnalyzeName)
+				with := func(k, val string) map[string]string {
+					m := map[string]string{k: val}
+					for k, v := range hdr {
+						if _, ok := m[k]; !ok {
+							m[k] = v
+						}
+					}
+					return m
+				}
+				call := v.call("1", AnalyzeName, args, "")
+				bodies := []echoCase{
+					{"malformed arguments", v.call("1", AnalyzeName, `{"asOf":"`+customer+`",}`, ""), hdr},
+					{"malformed at the end", call[:len(call)-1] + `,"x":"` + invoice + `"`, hdr},
+					{"trailing bytes", call + `"` + customer + `"`, hdr},
+					{"two objects", call + call, hdr},
+					{"unknown tool", v.call("1", "x."+invoice, args, ""), v.headers("tools/call", "x."+invoice)},
+					{"customer as tool name", v.call("1", customer, args, ""), v.headers("tools/call", customer)},
+					{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"` + customer + `","params":{` + strings.TrimSuffix(v.meta(), ",") + `}}`, v.headers(customer, "")},
+					{"name not a string", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + v.meta() + `"name":["` + customer + `"],"arguments":` + args + `}}`, hdr},
+					{"params not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["` + customer + `",` + args + `]}`, hdr},
+					{"string id not echoable", v.call(`"`+invoice+`\ud800"`, AnalyzeName, args, ""), hdr},
+					{"numeric id not echoable", v.call("1.5", AnalyzeName, args, ""), hdr},
+					{"duplicate name", v.call("1", AnalyzeName, args, `"name":"`+customer+`",`), hdr},
+					{"no jsonrpc", `{"id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + args + `}}`, hdr},
+					{"batch", `[` + call + `]`, hdr},
+					{"not an object", `"` + customer + `"`, hdr},
+					{"wrong content type", call, with("Content-Type", "text/plain")},
+					{"arguments not an object", v.call("1", AnalyzeName, `"`+customer+`"`, ""), hdr},
+					{"invalid arguments", v.call("1", AnalyzeName, `{"asOf":"2026-11-29","invoices":[`+strings.Replace(inv, `"status":"open"`, `"status":"`+customer+`"`, 1)+`]}`, ""), hdr},
+					{"unknown argument", v.call("1", AnalyzeName, `{"asOf":"2026-11-29","invoices":[],"`+customer+`":1}`, ""), hdr},
+				}
+				if v.version == protocol20260728 {
+					bodies = append(bodies,
+						echoCase{"Mcp-Name mismatch", call, with("Mcp-Name", customer)},
+						echoCase{"Mcp-Method mismatch", call, with("Mcp-Method", invoice)},
+						echoCase{"_meta protocol mismatch", strings.Replace(call, `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, `"io.modelcontextprotocol/protocolVersion":"`+customer+`"`, 1), hdr},
+					)
+				}
+				for _, b := range bodies {
+					_, out := s.post(t, v.version, b.body, b.hdr)
+					for _, secret := range []string{customer, invoice, "Maria", "000042"} {
+						if bytes.Contains(out, []byte(secret)) {
+							t.Errorf("%s: the answer repeats %q:\n%s", b.name, secret, out)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestInexactIDs: an id the server could not echo exactly is an Invalid
+// Request answered with id null, on both paths, and nothing runs; an id it
+// can echo is echoed byte for byte.
+func TestInexactIDs(t *testing.T) {
+	bad := []string{"1.5", "1.0", "1e3", "1E3", "10e-1", "-0", "9007199254740993", "-9007199254740993",
+		"9223372036854775808", "123456789012345678901234567890", "1e400", `"\ud800"`, `"a\udc00"`, `"\ud800\u0041"`, "\"\xff\"", "\"caf\xe9\"", "null", "true", "{}", "[]"}
+	good := []string{"0", "-1", "9007199254740992", "-9007199254740992", `"x"`, `""`, `"\u00e9\ud83d\ude00"`}
+	for _, p := range bothPaths {
+		for _, v := range bothRevisions {
+			t.Run(p.name+"/"+v.version, func(t *testing.T) {
+				s := newFrontServer(t, p.slow, "test:run")
+				hdr := v.headers("tools/call", "test.counted")
+				for _, id := range bad {
+					status, out := s.post(t, v.version, v.call(id, "test.counted", `{}`, ""), hdr)
+					body := out[bytes.Index(out, []byte("\r\n\r\n"))+4:]
+					if status != http.StatusBadRequest || !bytes.Equal(body, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"`+refuseID.message+`"}}`)) {
+						t.Errorf("id %s: status %d, answer %s; want 400 Invalid Request with id null", id, status, body)
+					}
+				}
+				if n := s.ran.Load(); n != 0 {
+					t.Errorf("calls with inexact ids ran %d times", n)
+				}
+				for _, id := range good {
+					status, out := s.post(t, v.version, v.call(id, "test.counted", `{}`, ""), hdr)
+					body := out[bytes.Index(out, []byte("\r\n\r\n"))+4:]
+					want := id
+					if id == `"\u00e9\ud83d\ude00"` {
+						want = "\"\u00e9\U0001F600\"" // the same string, as go-sdk writes it
+					}
+					if status != http.StatusOK || !bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","id":`+want+`,"result":`)) {
+						t.Errorf("id %s: status %d, answer %s; want the result under id %s", id, status, body, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestTrailingBytes: a body with anything after its JSON value is refused
+// with 400 and runs nothing, however valid the first value.
+func TestTrailingBytes(t *testing.T) {
+	for _, p := range bothPaths {
+		for _, v := range bothRevisions {
+			t.Run(p.name+"/"+v.version, func(t *testing.T) {
+				s := newFrontServer(t, p.slow, "test:run")
+				hdr := v.headers("tools/call", "test.counted")
+				call := v.call("1", "test.counted", `{}`, "")
+				for _, body := range []string{call + "garbage", call + call, call + " {}", call + "\n" + call, call + "]", call + "\x00"} {
+					status, out := s.post(t, v.version, body, hdr)
+					if status != http.StatusBadRequest || !bytes.Contains(out, []byte(`"code":-32700`)) {
+						t.Errorf("%q: status %d, want 400 with a parse error:\n%s", body, status, out)
+					}
+				}
+				if n := s.ran.Load(); n != 0 {
+					t.Errorf("bodies with trailing bytes ran the tool %d times", n)
+				}
+				// White space after the value is no trailing data.
+				if status, out := s.post(t, v.version, call+" \r\n\t", hdr); status != http.StatusOK || s.ran.Load() != 1 {
+					t.Errorf("trailing white space: status %d:\n%s", status, out)
+				}
+			})
+		}
+	}
+}
+
+// TestUnadvertisedMethods: the server advertises tools only; a real go-sdk
+// client asking for prompts, resources or a log level gets "method not
+// found", on both revisions and both paths, and so does any raw call of a
+// method not served.
+func TestUnadvertisedMethods(t *testing.T) {
+	for _, p := range bothPaths {
+		for _, v := range bothRevisions {
+			t.Run(p.name+"/"+v.version, func(t *testing.T) {
+				s := newFrontServer(t, p.slow, "test:run")
+				c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+				sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.URL}, &mcp.ClientSessionOptions{ProtocolVersion: v.version})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer sess.Close()
+				ctx := context.Background()
+				calls := map[string]func() error{
+					"resources/list": func() error { _, err := sess.ListResources(ctx, nil); return err },
+					"prompts/list":   func() error { _, err := sess.ListPrompts(ctx, nil); return err },
+					"logging/setLevel": func() error {
+						return sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})
+					},
+					"resources/templates/list": func() error { _, err := sess.ListResourceTemplates(ctx, nil); return err },
+					"prompts/get": func() error {
+						_, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "p"})
+						return err
+					},
+				}
+				for method, call := range calls {
+					var rpcErr *jsonrpc.Error
+					if err := call(); !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound {
+						t.Errorf("%s: error %v, want JSON-RPC method not found (-32601)", method, err)
+					}
+				}
+				if _, err := sess.ListTools(ctx, nil); err != nil {
+					t.Errorf("tools/list: %v", err)
+				}
+				wantStatus := http.StatusOK
+				if v.version == protocol20260728 {
+					wantStatus = http.StatusNotFound
+				}
+				for _, method := range []string{"resources/read", "resources/subscribe", "completion/complete", "subscriptions/listen", "tasks/list", "no/such"} {
+					body := `{"jsonrpc":"2.0","id":"q","method":"` + method + `","params":{` + strings.TrimSuffix(v.meta(), ",") + `}}`
+					status, out := s.post(t, v.version, body, v.headers(method, ""))
+					if status != wantStatus || !bytes.HasSuffix(out, []byte(`{"jsonrpc":"2.0","id":"q","error":{"code":-32601,"message":"Method not found"}}`)) {
+						t.Errorf("%s: status %d, want %d and method not found:\n%s", method, status, wantStatus, out)
+					}
+				}
+			})
+		}
+	}
+}
