@@ -694,6 +694,9 @@ func eachMember(b []byte, i int, fn func(key string, v int) (int, bool)) (int, b
 			return i, false
 		}
 		v := skipWS(b, i+1)
+		if v >= len(b) {
+			return v, false
+		}
 		var name string
 		if bytes.IndexByte(key, '\\') < 0 {
 			name = string(key[1 : len(key)-1])

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // frontServer is the endpoint over real HTTP, as the server mounts it: each
@@ -172,6 +174,17 @@ func TestEnvelopeReadExactly(t *testing.T) {
 	}
 }
 
+// overriding returns hdr with k set to val.
+func overriding(hdr map[string]string, k, val string) map[string]string {
+	m := map[string]string{k: val}
+	for hk, hv := range hdr {
+		if hk != k {
+			m[hk] = hv
+		}
+	}
+	return m
+}
+
 // refusedCase is a request the endpoint refuses, and how.
 type refusedCase struct {
 	name, body string
@@ -190,15 +203,7 @@ func TestRefusedCallsAudited(t *testing.T) {
 			t.Run(p.name+"/"+v.version, func(t *testing.T) {
 				s := newFrontServer(t, p.slow, "test:run")
 				hdr := v.headers("tools/call", "test.counted")
-				with := func(k, val string) map[string]string {
-					m := map[string]string{k: val}
-					for k, v := range hdr {
-						if _, ok := m[k]; !ok {
-							m[k] = v
-						}
-					}
-					return m
-				}
+				with := func(k, val string) map[string]string { return overriding(hdr, k, val) }
 				call := v.call("7", "test.counted", `{}`, "")
 				tests := []refusedCase{
 					{"content type", call, with("Content-Type", "text/plain"), 415, "unsupported_media_type"},
@@ -261,15 +266,7 @@ func TestAnswersNeverEchoRequest(t *testing.T) {
 			t.Run(p.name+"/"+v.version, func(t *testing.T) {
 				s := newFrontServer(t, p.slow, "collections:read", "test:run")
 				hdr := v.headers("tools/call", AnalyzeName)
-				with := func(k, val string) map[string]string {
-					m := map[string]string{k: val}
-					for k, v := range hdr {
-						if _, ok := m[k]; !ok {
-							m[k] = v
-						}
-					}
-					return m
-				}
+				with := func(k, val string) map[string]string { return overriding(hdr, k, val) }
 				call := v.call("1", AnalyzeName, args, "")
 				bodies := []echoCase{
 					{"malformed arguments", v.call("1", AnalyzeName, `{"asOf":"`+customer+`",}`, ""), hdr},
@@ -428,4 +425,74 @@ func TestUnadvertisedMethods(t *testing.T) {
 			})
 		}
 	}
+}
+
+// FuzzReadRequest holds the front's reading of a request to go-sdk's: every
+// request the front accepts, go-sdk decodes as the same method, the same
+// tool name and an id it answers under the same JSON value — so no request
+// can pass the front's checks with one reading and be dispatched by go-sdk
+// with another. The one-pass reading of the fast path (scanCall) agrees
+// with both wherever it accepts.
+func FuzzReadRequest(f *testing.F) {
+	for _, c := range fastCases() {
+		f.Add([]byte(c.body))
+	}
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a.b","Name":"c.d","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"tools/list","method":"tools/call","PARAMS":{},"params":{"n\u0061me":"a.b"}}`,
+		`{"jsonrpc":"2\u002e0","id":"\ud83d\ude00","method":"tools\/call","params":{"name":"a\u00e9"}}`,
+		`{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":-0,"method":"ping"} `,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a.b"}}{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, bad := readRequest(body)
+		if env, plain := scanCall(body, nil); plain {
+			if bad != nil || req.method != "tools/call" || !req.named || req.name != env.name || string(req.id) != string(env.id) {
+				t.Fatalf("scanCall read %q as %q id %s; readRequest %+v, %v", body, env.name, env.id, req, bad)
+			}
+		}
+		if bad != nil {
+			return
+		}
+		msg, err := jsonrpc.DecodeMessage(body)
+		if err != nil {
+			t.Fatalf("the front accepted %q, go-sdk refuses it: %v", body, err)
+		}
+		call, ok := msg.(*jsonrpc.Request)
+		if !ok || call.Method != req.method {
+			t.Fatalf("%q: the front reads method %q, go-sdk %#v", body, req.method, msg)
+		}
+		if (req.id != nil) != call.ID.IsValid() {
+			t.Fatalf("%q: the front reads id %s, go-sdk %v", body, req.id, call.ID.Raw())
+		}
+		if req.id != nil {
+			answered, err := json.Marshal(call.ID.Raw())
+			if err != nil || !sameJSON(answered, req.id) {
+				t.Fatalf("%q: id %s would be answered as %s", body, req.id, answered)
+			}
+		}
+		if req.named {
+			var p struct {
+				Name string `json:"name"`
+			}
+			dec := sjson.NewDecoder(bytes.NewReader(call.Params))
+			dec.DontMatchCaseInsensitiveStructFields() // as go-sdk decodes params
+			if err := dec.Decode(&p); err != nil || p.Name != req.name {
+				t.Fatalf("%q: the front reads tool %q, go-sdk %q (%v)", body, req.name, p.Name, err)
+			}
+		}
+	})
+}
+
+// sameJSON reports whether a and b are the same JSON value.
+func sameJSON(a, b []byte) bool {
+	var va, vb any
+	da, db := json.NewDecoder(bytes.NewReader(a)), json.NewDecoder(bytes.NewReader(b))
+	da.UseNumber()
+	db.UseNumber()
+	return da.Decode(&va) == nil && db.Decode(&vb) == nil && reflect.DeepEqual(va, vb)
 }

@@ -47,9 +47,11 @@ type Options struct {
 }
 
 // Handler is the MCP endpoint. It reads each request body once, under the
-// size limit, learns the JSON-RPC method and tool name, applies the checks
-// that must answer at the HTTP level, and hands the request to go-sdk's
-// stateless Streamable HTTP handler.
+// size limit, reads the JSON-RPC request exactly as go-sdk will (or refuses
+// it, with its own fixed answer and, for a named tool, an audit event),
+// applies the checks that must answer at the HTTP level, and answers a plain
+// tools/call itself or hands the request to go-sdk's stateless Streamable
+// HTTP handler, whose error messages it replaces with its own.
 type Handler struct {
 	log      *slog.Logger
 	maxBody  int64
