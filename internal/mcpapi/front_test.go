@@ -496,3 +496,46 @@ func sameJSON(a, b []byte) bool {
 	db.UseNumber()
 	return da.Decode(&va) == nil && db.Decode(&vb) == nil && reflect.DeepEqual(va, vb)
 }
+
+// TestSDKRefusalAfterDispatchAuditedOnce: should a request ever reach a
+// tool through go-sdk that the front's scope check did not see (a reading
+// disagreement FuzzReadRequest exists to rule out), the tool handler's own
+// check refuses it, audits it denied once, and its answer is the fixed one.
+func TestSDKRefusalAfterDispatchAuditedOnce(t *testing.T) {
+	s := newFrontServer(t, true)
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test.counted","arguments":{"note":"Maria Silva"}}}`
+	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req = req.WithContext(auth.WithPrincipal(req.Context(), &auth.Principal{Subject: "s", Scopes: []string{"other:read"}}))
+	w := httptest.NewRecorder()
+	s.h.serveSDK(w, req, []byte(body), s.h.tools["test.counted"]) // past the front's checks
+	if got, want := w.Body.String(), `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request"}}`; got != want {
+		t.Errorf("answer %s, want %s", got, want)
+	}
+	recs := s.rec.drain()
+	if len(recs) != 1 || recs[0].Outcome != OutcomeDenied || recs[0].Code != "insufficient_scope" {
+		t.Errorf("audit records %+v, want one denied insufficient_scope", recs)
+	}
+	if s.ran.Load() != 0 {
+		t.Error("the tool ran")
+	}
+}
+
+// TestUnknownNotificationDropped: a notification of a method not served is
+// accepted (JSON-RPC never answers a notification) and reaches nothing; one
+// of a method that needs an id is refused.
+func TestUnknownNotificationDropped(t *testing.T) {
+	for _, p := range bothPaths {
+		s := newFrontServer(t, p.slow, "test:run")
+		if status, out := s.post(t, "2025-11-25", `{"jsonrpc":"2.0","method":"notifications/no_such","params":{"x":"Maria Silva"}}`, nil); status != http.StatusAccepted || bytes.Contains(out, []byte("Maria")) {
+			t.Errorf("%s: unknown notification: status %d:\n%s", p.name, status, out)
+		}
+		if status, out := s.post(t, "2025-11-25", `{"jsonrpc":"2.0","method":"tools/list"}`, nil); status != http.StatusBadRequest || !bytes.Contains(out, []byte(`"code":-32600`)) {
+			t.Errorf("%s: tools/list without id: status %d:\n%s", p.name, status, out)
+		}
+		if status, out := s.post(t, "2025-11-25", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); status != http.StatusAccepted {
+			t.Errorf("%s: notifications/initialized: status %d:\n%s", p.name, status, out)
+		}
+	}
+}
