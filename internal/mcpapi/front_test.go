@@ -375,9 +375,9 @@ func TestTrailingBytes(t *testing.T) {
 }
 
 // TestUnadvertisedMethods: the server advertises tools only; a real go-sdk
-// client asking for prompts, resources or a log level gets "method not
-// found", on both revisions and both paths, and so does any raw call of a
-// method not served.
+// client asking for prompts or resources gets "method not found", on both
+// revisions and both paths, and so does any raw call of a method not served
+// (logging/setLevel among them: the client's call for it is deprecated).
 func TestUnadvertisedMethods(t *testing.T) {
 	for _, p := range bothPaths {
 		for _, v := range bothRevisions {
@@ -391,11 +391,8 @@ func TestUnadvertisedMethods(t *testing.T) {
 				defer sess.Close()
 				ctx := context.Background()
 				calls := map[string]func() error{
-					"resources/list": func() error { _, err := sess.ListResources(ctx, nil); return err },
-					"prompts/list":   func() error { _, err := sess.ListPrompts(ctx, nil); return err },
-					"logging/setLevel": func() error {
-						return sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})
-					},
+					"resources/list":           func() error { _, err := sess.ListResources(ctx, nil); return err },
+					"prompts/list":             func() error { _, err := sess.ListPrompts(ctx, nil); return err },
 					"resources/templates/list": func() error { _, err := sess.ListResourceTemplates(ctx, nil); return err },
 					"prompts/get": func() error {
 						_, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "p"})
@@ -415,7 +412,7 @@ func TestUnadvertisedMethods(t *testing.T) {
 				if v.version == protocol20260728 {
 					wantStatus = http.StatusNotFound
 				}
-				for _, method := range []string{"resources/read", "resources/subscribe", "completion/complete", "subscriptions/listen", "tasks/list", "no/such"} {
+				for _, method := range []string{"logging/setLevel", "resources/read", "resources/subscribe", "completion/complete", "subscriptions/listen", "tasks/list", "no/such"} {
 					body := `{"jsonrpc":"2.0","id":"q","method":"` + method + `","params":{` + strings.TrimSuffix(v.meta(), ",") + `}}`
 					status, out := s.post(t, v.version, body, v.headers(method, ""))
 					if status != wantStatus || !bytes.HasSuffix(out, []byte(`{"jsonrpc":"2.0","id":"q","error":{"code":-32601,"message":"Method not found"}}`)) {

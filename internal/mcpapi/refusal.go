@@ -91,7 +91,8 @@ func checkHeaders(r *http.Request) *refusal {
 // servedMethods are the methods the endpoint answers: the base protocol, and
 // those of each capability the server advertises. A call of any other method
 // is "method not found", whatever go-sdk would do with it (it serves empty
-// resource and prompt lists, and logging/setLevel, to any server).
+// resource and prompt lists, and logging/setLevel, to any server). Logging,
+// deprecated since 2026-07-28, is never served.
 func servedMethods(caps *mcp.ServerCapabilities) (calls, notifications map[string]bool) {
 	calls = map[string]bool{"initialize": true, "ping": true, "server/discover": true}
 	notifications = map[string]bool{
@@ -106,9 +107,6 @@ func servedMethods(caps *mcp.ServerCapabilities) (calls, notifications map[strin
 	}
 	if caps.Resources != nil {
 		calls["resources/list"], calls["resources/read"], calls["resources/templates/list"] = true, true, true
-	}
-	if caps.Logging != nil {
-		calls["logging/setLevel"] = true
 	}
 	if caps.Completions != nil {
 		calls["completion/complete"] = true
