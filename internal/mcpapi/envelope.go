@@ -170,8 +170,8 @@ func (s *scanner) plainString() ([]byte, bool) {
 	return nil, false
 }
 
-// id reads a JSON-RPC id: a plain string or an integer literal of at most 15
-// digits (exact in every JSON implementation), returned as sent.
+// id reads a JSON-RPC id: a plain string, or a number exactID accepts (an
+// integer go-sdk echoes exactly), returned as sent.
 func (s *scanner) id() ([]byte, bool) {
 	start := s.i
 	if s.i < len(s.b) && s.b[s.i] == '"' {
@@ -181,22 +181,12 @@ func (s *scanner) id() ([]byte, bool) {
 		}
 		return s.b[start:s.i], true
 	}
-	s.eat('-')
-	digits := s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-	}
-	n := s.i - digits
-	if n == 0 || n > 15 || (n > 1 && s.b[digits] == '0') {
+	end, ok := skipNumberAt(s.b, s.i)
+	if !ok || !exactID(s.b[start:end]) {
 		return nil, false
 	}
-	if digits > start && n == 1 && s.b[digits] == '0' {
-		return nil, false // -0: the SDK answers with id 0; let it
-	}
-	if s.i < len(s.b) && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		return nil, false
-	}
-	return s.b[start:s.i], true
+	s.i = end
+	return s.b[start:end], true
 }
 
 func (s *scanner) params(env *callEnvelope) bool {
