@@ -346,8 +346,8 @@ func TestDecodeInPlaceOnlyWhenNothingComesFirst(t *testing.T) {
 	}
 }
 
-// refusal is what the test.refuse tool is told to fail with.
-type refusal struct {
+// refuseArgs is what the test.refuse tool is told to fail with.
+type refuseArgs struct {
 	Code    string `json:"code"`
 	Field   string `json:"field"`
 	Message string `json:"message"`
@@ -357,7 +357,7 @@ type refusal struct {
 // refuseTool fails every call with the error its arguments describe.
 func refuseTool() Tool {
 	return Tool{Contract: testContract("test.refuse", contract.Low), Logic: func(_ context.Context, raw json.RawMessage) (Effect, error) {
-		var r refusal
+		var r refuseArgs
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return Effect{}, err
 		}
@@ -391,7 +391,7 @@ func FuzzErrorResult(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, code uint8, field, message string, retryMs int64, newProtocol bool) {
-		r := refusal{Code: codes[int(code)%len(codes)], Field: field, Message: message, RetryMs: retryMs}
+		r := refuseArgs{Code: codes[int(code)%len(codes)], Field: field, Message: message, RetryMs: retryMs}
 		args, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)

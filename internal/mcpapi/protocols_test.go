@@ -32,14 +32,7 @@ func TestREADMEProtocols(t *testing.T) {
 		readmeList = append(readmeList, m[1])
 	}
 
-	fastList := []string{protocol20260728}
-	for v := range legacyProtocols {
-		if v != "" {
-			fastList = append(fastList, v)
-		}
-	}
-	slices.Sort(fastList)
-	slices.Reverse(fastList)
+	fastList := slices.Clone(servedProtocols)
 
 	sdkList := mcp.SupportedProtocolVersions()
 	if diff := cmp.Diff(sdkList, readmeList); diff != "" {
