@@ -249,11 +249,22 @@ func proxiedAddr(vals []string) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-func originKey(a netip.Addr) string {
+// OriginPrefix is the block of addresses one client is taken to hold: its
+// IPv4 address, or the /64 of its IPv6 address. The per-origin rate limit
+// and the per-address connection cap both count clients by it.
+func OriginPrefix(a netip.Addr) netip.Prefix {
 	a = a.Unmap().WithZone("")
 	if a.Is6() {
 		p, _ := a.Prefix(64)
-		return p.String()
+		return p
 	}
-	return a.String()
+	return netip.PrefixFrom(a, a.BitLen())
+}
+
+func originKey(a netip.Addr) string {
+	p := OriginPrefix(a)
+	if p.Addr().Is4() {
+		return p.Addr().String()
+	}
+	return p.String()
 }
