@@ -94,24 +94,37 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		Ready:          db.Ready,
 		Limits:         limiter,
-		Metrics:        m.Handler(),
 	})
-	registerServerMetrics(m, mcpHandler, limiter)
 
-	ln, err := net.Listen("tcp", cfg.Addr)
+	rawLn, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	ln := server.LimitConns(rawLn, server.ConnLimits{Total: connCap(cfg.MaxConns, log), PerAddr: cfg.MaxConnsPerAddr, Logger: log})
+	srv := ln.HTTPServer(handler, server.DefaultTimeouts, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	registerServerMetrics(m, mcpHandler, limiter, ln)
 	log.Info("cobranca listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "config", cfg)
+
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("listen on %s (COBRANCA_METRICS_ADDR): %w", cfg.MetricsAddr, err)
+		}
+		msrv := &http.Server{Handler: server.MetricsRoutes(m.Handler()), ReadHeaderTimeout: 5 * time.Second,
+			WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+		mdone := make(chan struct{})
+		go func() {
+			defer close(mdone)
+			if err := msrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics listener stopped", "err", err)
+			}
+		}()
+		// Runs after the public listener has drained, so a scrape during the
+		// drain still answers; before the workers stop.
+		defer func() { _ = msrv.Shutdown(context.WithoutCancel(ctx)); <-mdone }()
+		log.Info("metrics served", "addr", "http://"+mln.Addr().String()+"/metrics")
+	}
 
 	if cfg.DebugAddr != "" {
 		dln, err := net.Listen("tcp", cfg.DebugAddr)
@@ -160,8 +173,28 @@ func tuneMemory(cfg config.Config, environ []string) {
 	}
 }
 
+// connCap is the total connection cap: the configured one, kept to half
+// the open-file limit so that at the cap the process still has descriptors
+// for its database, its other listeners and the connection being accepted.
+// (Go raises the soft limit to the hard one at start.)
+func connCap(configured int, log *slog.Logger) int {
+	nofile, ok := openFileLimit()
+	if !ok || configured == 0 || nofile/2 >= uint64(configured) {
+		return configured
+	}
+	c := int(max(nofile/2, 16))
+	log.Warn("COBRANCA_MAX_CONNS lowered to half the open-file limit", "configured", configured, "open_file_limit", nofile, "max_conns", c)
+	return c
+}
+
 // registerServerMetrics exposes counters other packages keep.
-func registerServerMetrics(m *metrics.Metrics, h *mcpapi.Handler, l *limits.Limiter) {
+func registerServerMetrics(m *metrics.Metrics, h *mcpapi.Handler, l *limits.Limiter, conns *server.ConnLimiter) {
+	m.GaugeFunc("cobranca_connections_open", "Connections the public listener holds open.",
+		func() float64 { return float64(conns.Stats().Open) })
+	m.CounterFunc("cobranca_connections_refused_total", "Connections closed at once because their client address (IPv6: /64) was at COBRANCA_MAX_CONNS_PER_ADDR, or, at COBRANCA_MAX_CONNS, every connection was inside a request.",
+		func() float64 { s := conns.Stats(); return float64(s.RefusedPerAddr + s.RefusedTotal) })
+	m.CounterFunc("cobranca_connections_evicted_total", "Connections closed at COBRANCA_MAX_CONNS to admit a new one: the one waiting longest without a complete request.",
+		func() float64 { return float64(conns.Stats().Evicted) })
 	m.CounterFunc("cobranca_fastpath_calls_total", "tools/call answered by cobranca's fast path rather than go-sdk.",
 		func() float64 { return float64(h.FastCalls()) })
 	m.CounterFunc("cobranca_ratelimit_local_decisions_total", "Rate-limit decisions taken by the local fallback because the store was down.",

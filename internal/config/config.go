@@ -44,6 +44,13 @@ type Config struct {
 	// DebugAddr, when set, is a loopback host:port where serve exposes the
 	// Go runtime's profiles (net/http/pprof) on a listener of its own.
 	DebugAddr string
+	// MetricsAddr is the host:port of the listener that serves /metrics;
+	// empty means none. Never the public listener.
+	MetricsAddr string
+	// MaxConns caps the public listener's open connections; MaxConnsPerAddr
+	// caps one client address's (IPv6: its /64). 0 means no cap.
+	MaxConns        int
+	MaxConnsPerAddr int
 
 	// Issuer is the OAuth authorization server tokens must come from; empty
 	// means development mode (a local signing key and `cobranca token`).
@@ -107,6 +114,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("max_body_bytes", c.MaxBodyBytes),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("log_format", c.LogFormat),
+		slog.String("metrics_addr", c.MetricsAddr),
+		slog.Int("max_conns", c.MaxConns),
+		slog.Int("max_conns_per_addr", c.MaxConnsPerAddr),
 		slog.String("data_dir", c.DataDir),
 		slog.String("issuer", c.Issuer),
 		slog.String("resource", c.Resource),
@@ -310,6 +320,28 @@ var variables = []variable{
 		c.DebugAddr = v
 		return nil
 	}},
+	{"COBRANCA_METRICS_ADDR", "127.0.0.1:9090", "`host:port` of the listener that serves Prometheus metrics at `/metrics`, or `off`. Never the public listener; loopback by default, a private address for a scraper elsewhere. Must differ from COBRANCA_ADDR.", func(c *Config, v string) error {
+		if v == "off" {
+			return nil
+		}
+		_, port, err := net.SplitHostPort(v)
+		if err != nil {
+			return fmt.Errorf("must be host:port or off: %v", err)
+		}
+		if _, addrPort, err := net.SplitHostPort(c.Addr); err == nil && port == addrPort && port != "0" {
+			return fmt.Errorf("port %s is COBRANCA_ADDR's: /metrics is never served on the public listener", port)
+		}
+		c.MetricsAddr = v
+		return nil
+	}},
+	{"COBRANCA_MAX_CONNS", "1024", "Most connections the public listener holds open. At the cap a new connection is admitted and the one waiting longest without a complete request (not yet sent, or idle between requests) is closed; one that is being answered never is. Also kept below the process's open-file limit. `0`: no cap.", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1_000_000 || n > 0 && n < 16 {
+			return errors.New("must be 0 (no cap) or a whole number from 16 to 1000000")
+		}
+		c.MaxConns = n
+		return nil
+	}},
 	{"COBRANCA_RATE_PRINCIPAL", limits.DefaultPrincipal, "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", func(c *Config, v string) error {
 		return parseRate(&c.RateLimits.Principal, v)
 	}},
@@ -343,6 +375,21 @@ var variables = []variable{
 			return fmt.Errorf("%q is not a header name", v)
 		}
 		c.TrustedProxyHeader = http.CanonicalHeaderKey(v)
+		return nil
+	}},
+	{"COBRANCA_MAX_CONNS_PER_ADDR", "auto", "Most open connections of one client address (IPv6: one /64); over it a new connection is closed at once. `auto`: 64, or no cap behind a proxy (COBRANCA_TRUSTED_PROXY_HEADER set), where every connection comes from the proxy. `0`: no cap.", func(c *Config, v string) error {
+		if v == "auto" {
+			c.MaxConnsPerAddr = 64
+			if c.TrustedProxyHeader != "" { // applied first
+				c.MaxConnsPerAddr = 0
+			}
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1_000_000 {
+			return errors.New("must be auto, 0 (no cap) or a whole number up to 1000000")
+		}
+		c.MaxConnsPerAddr = n
 		return nil
 	}},
 	{"COBRANCA_DATABASE_URL", "", "`postgres://USER:PASSWORD@HOST/DB` for PostgreSQL; unset or `sqlite:PATH` for the embedded SQLite database (default `cobranca.db` in COBRANCA_DATA_DIR).", func(c *Config, v string) error {

@@ -18,6 +18,7 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Env: "development", Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, LogLevel: slog.LevelInfo, LogFormat: "auto", DataDir: "./data", MemoryLimit: 40 << 20,
+		MetricsAddr: "127.0.0.1:9090", MaxConns: 1024, MaxConnsPerAddr: 64,
 		RateLimits: limits.DefaultPolicies(), RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
@@ -246,6 +247,64 @@ func TestDebugAddr(t *testing.T) {
 	for _, bad := range []string{"0.0.0.0:6060", ":6060", "10.0.0.5:6060", "example.com:6060", "localhost:6060", "6060"} {
 		if _, err := Load([]string{"COBRANCA_DEBUG_ADDR=" + bad}); err == nil || !strings.Contains(err.Error(), "COBRANCA_DEBUG_ADDR:") {
 			t.Errorf("%s: err %v, want one naming COBRANCA_DEBUG_ADDR", bad, err)
+		}
+	}
+}
+
+// TestMetricsAddr: /metrics has a listener of its own, loopback by default,
+// which can be turned off and is never the public port.
+func TestMetricsAddr(t *testing.T) {
+	for _, tt := range []struct {
+		env     []string
+		want    string
+		wantErr bool
+	}{
+		{nil, "127.0.0.1:9090", false},
+		{[]string{"COBRANCA_METRICS_ADDR=off"}, "", false},
+		{[]string{"COBRANCA_METRICS_ADDR=10.0.0.5:9091"}, "10.0.0.5:9091", false},
+		{[]string{"COBRANCA_ADDR=0.0.0.0:9090"}, "", true},
+		{[]string{"COBRANCA_ADDR=0.0.0.0:8080", "COBRANCA_METRICS_ADDR=127.0.0.1:8080"}, "", true},
+		{[]string{"COBRANCA_METRICS_ADDR=9090"}, "", true},
+	} {
+		c, err := Load(tt.env)
+		if tt.wantErr {
+			if err == nil || !strings.Contains(err.Error(), "COBRANCA_METRICS_ADDR:") {
+				t.Errorf("Load(%q) = %v, want an error naming COBRANCA_METRICS_ADDR", tt.env, err)
+			}
+			continue
+		}
+		if err != nil || c.MetricsAddr != tt.want {
+			t.Errorf("Load(%q): MetricsAddr %q, err %v; want %q", tt.env, c.MetricsAddr, err, tt.want)
+		}
+	}
+}
+
+// TestConnCaps: the connection caps, and the per-address cap that steps
+// aside behind a proxy, where every connection has the proxy's address.
+func TestConnCaps(t *testing.T) {
+	for _, tt := range []struct {
+		env             []string
+		total, perAddr  int
+		wantErrVariable string
+	}{
+		{nil, 1024, 64, ""},
+		{[]string{"COBRANCA_TRUSTED_PROXY_HEADER=Fly-Client-IP"}, 1024, 0, ""},
+		{[]string{"COBRANCA_TRUSTED_PROXY_HEADER=Fly-Client-IP", "COBRANCA_MAX_CONNS_PER_ADDR=500"}, 1024, 500, ""},
+		{[]string{"COBRANCA_MAX_CONNS=0", "COBRANCA_MAX_CONNS_PER_ADDR=0"}, 0, 0, ""},
+		{[]string{"COBRANCA_MAX_CONNS=20000", "COBRANCA_MAX_CONNS_PER_ADDR=10"}, 20000, 10, ""},
+		{[]string{"COBRANCA_MAX_CONNS=8"}, 0, 0, "COBRANCA_MAX_CONNS:"},
+		{[]string{"COBRANCA_MAX_CONNS=many"}, 0, 0, "COBRANCA_MAX_CONNS:"},
+		{[]string{"COBRANCA_MAX_CONNS_PER_ADDR=-1"}, 0, 0, "COBRANCA_MAX_CONNS_PER_ADDR:"},
+	} {
+		c, err := Load(tt.env)
+		if tt.wantErrVariable != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErrVariable) {
+				t.Errorf("Load(%q) = %v, want an error naming %s", tt.env, err, tt.wantErrVariable)
+			}
+			continue
+		}
+		if err != nil || c.MaxConns != tt.total || c.MaxConnsPerAddr != tt.perAddr {
+			t.Errorf("Load(%q): caps %d, %d, err %v; want %d, %d", tt.env, c.MaxConns, c.MaxConnsPerAddr, err, tt.total, tt.perAddr)
 		}
 	}
 }

@@ -41,10 +41,6 @@ type Deps struct {
 	// Ready answers /readyz: nil when the store answers and its migrations
 	// are current. Nil means always ready (no store).
 	Ready func(ctx context.Context) error
-	// Metrics serves /metrics (Prometheus); nil serves none. Like /healthz
-	// it answers whatever Host a scraper sends, and it carries counts by
-	// tool, tier and outcome only: no identity, address or payload.
-	Metrics http.Handler
 }
 
 // Routes returns the whole HTTP surface of cobranca.
@@ -60,9 +56,7 @@ func Routes(d Deps) http.Handler {
 	r.Get("/healthz", healthz)
 	// Readiness: the store answers and its schema is current.
 	r.Get("/readyz", readyz(d.Ready, d.Logger))
-	if d.Metrics != nil {
-		r.Method(http.MethodGet, "/metrics", d.Metrics)
-	}
+	// /metrics is not here: MetricsRoutes serves it on a listener of its own.
 
 	// OAuth discovery (RFC 9728) is public; every challenge points here.
 	meta := d.Auth.MetadataHandler(scopesOf(d.MCP.Contracts()))
@@ -93,6 +87,17 @@ func Routes(d Deps) http.Handler {
 		r.Get("/contracts/{name}", getContract(d.MCP))
 	})
 	return r
+}
+
+// MetricsRoutes is the whole surface of the metrics listener
+// (COBRANCA_METRICS_ADDR), which is never the public one: GET /metrics,
+// the Prometheus exposition of metrics. Like /healthz it answers whatever
+// Host a scraper sends; it carries counts by tool, tier and outcome only,
+// no identity, address or payload.
+func MetricsRoutes(metrics http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	return mux
 }
 
 // scopesOf lists every scope a visible tool requires, for scopes_supported.

@@ -517,8 +517,9 @@ func TestRequestIDIsOurs(t *testing.T) {
 	}
 }
 
-// TestMetricsEndpoint: /metrics counts calls by tool, tier and outcome, and
-// answers a scraper whatever Host it sends.
+// TestMetricsEndpoint: /metrics is served by the metrics listener only —
+// the public routes answer 404 — counts calls by tool, tier and outcome,
+// and answers a scraper whatever Host it sends.
 func TestMetricsEndpoint(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	a := newTestAuth(t)
@@ -528,16 +529,34 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(withToken(mint(t, a, auth.MintOptions{}), server.Routes(server.Deps{
-		Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Metrics: m.Handler(),
+		Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a,
 	})))
 	defer ts.Close()
+	ms := httptest.NewServer(server.MetricsRoutes(m.Handler()))
+	defer ms.Close()
 	s := &testServer{ts}
 	s.post(t, bytes.NewReader(callBody(samplePortfolio())), nil)
 	bad := samplePortfolio()
 	bad["asOf"] = "2026-02-30"
 	s.post(t, bytes.NewReader(callBody(bad)), nil)
 
-	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/metrics", nil)
+	for _, path := range []string{"/metrics", "/metrics/"} {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("public GET %s = %d, want 404", path, resp.StatusCode)
+		}
+	}
+	if resp, err := http.Get(ms.URL + "/mcp"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("metrics listener GET /mcp = %v, %v; want 404", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+
+	req, _ := http.NewRequest(http.MethodGet, ms.URL+"/metrics", nil)
 	req.Host = "10.0.0.7:8080" // a scraper on the private network
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
