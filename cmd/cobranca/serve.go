@@ -7,9 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime/debug"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
@@ -30,6 +27,10 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	}
 	log := newLogger(e.stderr, cfg)
 	tuneMemory(cfg, e.environ)
+	memCtx, stopMem := context.WithCancel(context.WithoutCancel(ctx))
+	memDone := make(chan struct{})
+	go func() { defer close(memDone); newMemoryReturner(cfg.MemoryLimit).run(memCtx, 10*time.Second) }()
+	defer func() { stopMem(); <-memDone }()
 
 	authn, err := newAuthenticator(ctx, cfg, log)
 	if err != nil {
@@ -159,18 +160,6 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		return err
 	}
 	return nil
-}
-
-// tuneMemory sets the runtime's soft memory limit and, unless GOGC says
-// otherwise, a lazier collector: a call allocates about 600 KB that dies
-// with it, so with the default pace the collector would run every few
-// calls on a small live heap. The limit keeps resident memory near
-// COBRANCA_MEMORY_LIMIT all the same.
-func tuneMemory(cfg config.Config, environ []string) {
-	debug.SetMemoryLimit(cfg.MemoryLimit)
-	if !slices.ContainsFunc(environ, func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") }) {
-		debug.SetGCPercent(400)
-	}
 }
 
 // connCap is the total connection cap: the configured one, kept to half

@@ -298,7 +298,7 @@ var variables = []variable{
 		c.DataDir = v
 		return nil
 	}},
-	{"COBRANCA_MEMORY_LIMIT", "40MiB", "Soft memory limit of the Go runtime for `serve` (`N`, `NKiB`, `NMiB`, `NGiB`); the collector runs seldom below it and hard near it, so resident memory stays near this figure. Set GOGC to override the collector's pace.", func(c *Config, v string) error {
+	{"COBRANCA_MEMORY_LIMIT", "40MiB", "Soft memory limit of the Go runtime for `serve` (`N`, `NKiB`, `NMiB`, `NGiB`): a ceiling. The collector is paced by GOGC (400 unless set), which keeps the heap under it at the usual live heap; the collector runs hard only near it. After a burst (a spike of calls, a connection flood) the memory held beyond the live heap is given back within about 10 s.", func(c *Config, v string) error {
 		n, err := parseBytes(v)
 		if err != nil || n < 16<<20 {
 			return errors.New("must be a size of at least 16MiB, like 48MiB or 1GiB")
