@@ -452,20 +452,29 @@ func TestHealthz(t *testing.T) {
 
 // BenchmarkToolsCall measures one analyze_portfolio call of 500 invoices
 // through real HTTP and the whole handler stack, on both paths.
+// fast/conncap is the fast path behind the connection limiter, as serve
+// runs it.
 func BenchmarkToolsCall(b *testing.B) {
 	for _, p := range paths {
-		b.Run(p.name, func(b *testing.B) { benchToolsCall(b, p.slow) })
+		b.Run(p.name, func(b *testing.B) { benchToolsCall(b, p.slow, false) })
 	}
+	b.Run("fast/conncap", func(b *testing.B) { benchToolsCall(b, false, true) })
 }
 
-func benchToolsCall(b *testing.B, slow bool) {
+func benchToolsCall(b *testing.B, slow, conncap bool) {
 	log := slog.New(slog.DiscardHandler)
 	a := newTestAuth(b)
 	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, DisableFastPath: slow, Scopes: a})
 	if err != nil {
 		b.Fatal(err)
 	}
-	ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a}))
+	routes := server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a})
+	ts := httptest.NewUnstartedServer(routes)
+	if conncap {
+		ln := server.LimitConns(ts.Listener, server.ConnLimits{Total: 1024, PerAddr: 64})
+		ts.Listener, ts.Config = ln, ln.HTTPServer(routes, server.DefaultTimeouts, nil)
+	}
+	ts.Start()
 	token := "Bearer " + mint(b, a, auth.MintOptions{})
 	defer ts.Close()
 	body := callBody(benchPortfolio(500))
