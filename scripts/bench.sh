@@ -21,6 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
+. scripts/lib.sh
 SHARED="${SHARED:-$ROOT/../shared}"
 C="${C:-8}" DURATION="${DURATION:-10s}" WARMUP="${WARMUP:-3s}" K="${K:-500}" ROUNDS="${ROUNDS:-2}"
 STORE="${STORE:-postgres}"
@@ -60,17 +61,8 @@ fi
 echo "== starting servers" >&2
 (cd "$work/peer-ts" && PORT=$REF_PORT exec node server.mjs) >"$work/ref.log" 2>&1 &
 ref_pid=$!; pids+=("$ref_pid")
-# Limits stay on (every call takes its durable decisions in the store) but are
-# set high enough that the load generator's identity is never refused.
-env "${env_db[@]}" COBRANCA_ADDR="127.0.0.1:$COB_PORT" COBRANCA_DATA_DIR="$work/data" COBRANCA_LOG_LEVEL=warn \
-  COBRANCA_RATE_PRINCIPAL="1000000/1s,burst=1000000" COBRANCA_RATE_ORIGIN="1000000/1s,burst=1000000" \
-  COBRANCA_DEBUG_ADDR="127.0.0.1:$DEBUG_PORT" \
-  "$work/cobranca" serve >"$work/cobranca.log" 2>&1 &
-cob_pid=$!; pids+=("$cob_pid")
-for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$COB_PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-if ! curl -fsS "http://127.0.0.1:$COB_PORT/readyz" >/dev/null 2>&1; then
-  echo "cobranca did not become ready:" >&2; cat "$work/cobranca.log" >&2; exit 1
-fi
+start_cobranca "$work/cobranca" "$COB_PORT" "$DEBUG_PORT" "$work/data" "$work/cobranca.log" "${env_db[@]}" || exit 1
+pids+=("$cob_pid")
 sleep 1
 
 auth=()
@@ -79,7 +71,6 @@ if "$work/cobranca" help 2>/dev/null | grep -q '^  token'; then
   auth=(-auth "Bearer $tok")
 fi
 
-cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 hz="$(getconf CLK_TCK)"
 
 declare -A sum_rps sum_p50 sum_p99 sum_cpu n

@@ -13,6 +13,10 @@
 #            127.0.0.2… for FLOOD_D (the phase starts 10 s into it)
 #   after    SETTLE (30 s) after the flood has ended
 #
+# idle_held_MB is what the Go runtime holds (what COBRANCA_MEMORY_LIMIT
+# counts: Sys - HeapReleased) at the start of the phase, before its load;
+# heap_inuse_MB and rss_MB are read at its end, under load.
+#
 #   scripts/flood.sh                        # this tree
 #   BIN=/tmp/cobranca-old scripts/flood.sh  # another build, e.g. before a change
 #   FLOOD_N=5000 WINDOW=5s scripts/flood.sh
@@ -22,6 +26,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
+. scripts/lib.sh
 SHARED="${SHARED:-$ROOT/../shared}"
 C="${C:-8}" K="${K:-500}" WINDOW="${WINDOW:-10s}" SETTLE="${SETTLE:-30}"
 FLOOD_N="${FLOOD_N:-20000}" FLOOD_D="${FLOOD_D:-40s}"
@@ -42,24 +47,12 @@ if [[ -z "$BIN" ]]; then go build -o "$work/cobranca" ./cmd/cobranca; BIN="$work
 go build -o "$work/flood" ./scripts/flood
 (cd "$SHARED/bench/mcpload" && go build -o "$work/mcpload" .)
 
-# The metrics listener is off here: BIN may be a build that does not know
-# COBRANCA_METRICS_ADDR, and nothing below needs it.
-metrics_env=()
-if grep -aq COBRANCA_METRICS_ADDR "$BIN"; then
-  metrics_env=(COBRANCA_METRICS_ADDR=off)
-fi
-env "${metrics_env[@]}" COBRANCA_ADDR="127.0.0.1:$PORT" COBRANCA_DATA_DIR="$work/data" COBRANCA_LOG_LEVEL=warn \
-  COBRANCA_RATE_PRINCIPAL="1000000/1s,burst=1000000" COBRANCA_RATE_ORIGIN="1000000/1s,burst=1000000" \
-  COBRANCA_DEBUG_ADDR="127.0.0.1:$DEBUG_PORT" \
-  "$BIN" serve >"$work/cobranca.log" 2>&1 &
-pid=$!; pids+=("$pid")
-for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null || { echo "cobranca did not start:" >&2; cat "$work/cobranca.log" >&2; exit 1; }
+start_cobranca "$BIN" "$PORT" "$DEBUG_PORT" "$work/data" "$work/cobranca.log" || exit 1
+pid="$cob_pid"; pids+=("$pid")
 tok="$(env COBRANCA_DATA_DIR="$work/data" COBRANCA_ADDR="127.0.0.1:$PORT" "$BIN" token --sub bench --scope collections:read --ttl 1h)"
 load() { "$work/mcpload" -url "http://127.0.0.1:$PORT/mcp" -auth "Bearer $tok" -c "$C" -k "$K" "$@"; }
 load -d 3s -warmup 0s >/dev/null 2>&1 || true
 
-cpu_ticks() { awk '{print $14+$15}' "/proc/$pid/stat"; }
 hz="$(getconf CLK_TCK)"
 memstat() { # NAME from the runtime's MemStats, as the heap profile prints them
   curl -fsS --max-time 10 "http://127.0.0.1:$DEBUG_PORT/debug/pprof/heap?debug=1" | awk -v k="# $1 = " 'index($0,k)==1 {print substr($0,length(k)+1)}'
@@ -70,20 +63,22 @@ probe() { # /healthz from 127.0.0.1: status and seconds, within 10 s
 
 rows=()
 phase() {
-  local name="$1" h t0 g0 out t1 g1 ok rps heap rss
+  local name="$1" h held t0 g0 out t1 g1 ok rps heap rss
+  # What the runtime holds (what the memory limit counts) before the load.
+  held="$(( $(memstat Sys) - $(memstat HeapReleased) ))"
   h="$(probe)"
-  t0="$(cpu_ticks)"; g0="$(memstat NumGC)"
+  t0="$(cpu_ticks "$pid")"; g0="$(memstat NumGC)"
   out="$(load -d "$WINDOW" -warmup 0s 2>&1)"
-  t1="$(cpu_ticks)"; g1="$(memstat NumGC)"
+  t1="$(cpu_ticks "$pid")"; g1="$(memstat NumGC)"
   heap="$(memstat HeapInuse)"
   rss="$(awk '/VmRSS/{print $2/1024}' "/proc/$pid/status")"
   echo "$out" | sed "s/^/[$name] /" >&2
   ok="$(echo "$out" | grep -oE '[0-9]+ ok' | grep -oE '[0-9]+' | head -1)"
   rps="$(echo "$out" | grep -oE '[0-9.]+ req/s' | grep -oE '[0-9.]+' | head -1)"
   rows+=("$(awk -v n="$name" -v d="$((t1 - t0))" -v hz="$hz" -v ok="${ok:-0}" -v rps="${rps:-0}" -v gc="$((g1 - g0))" \
-    -v heap="$heap" -v rss="$rss" -v h="$h" 'BEGIN{ split(h, p, " ");
-      printf "%-7s %8.1f %12s %9s %12.1f %8.1f %7s %9s", n, rps, (ok>0 ? sprintf("%.3f", d*1000/hz/ok) : "nan"),
-        (ok>0 ? sprintf("%.2f", gc/ok) : "nan"), heap/1048576, rss, p[1], p[2] }')")
+    -v heap="$heap" -v rss="$rss" -v h="$h" -v held="$held" 'BEGIN{ split(h, p, " ");
+      printf "%-7s %12.1f %8.1f %12s %9s %12.1f %8.1f %7s %9s", n, held/1048576, rps, (ok>0 ? sprintf("%.3f", d*1000/hz/ok) : "nan"),
+        (ok>0 ? sprintf("%.3f", gc/ok) : "nan"), heap/1048576, rss, p[1], p[2] }')")
 }
 
 echo "== before" >&2
@@ -101,7 +96,7 @@ sleep "$SETTLE"
 echo "== after" >&2
 phase after
 
-printf '\n%-7s %8s %12s %9s %12s %8s %7s %9s\n' phase req/s cpu_ms/call GC/call heap_inuse_MB rss_MB healthz healthz_s
+printf '\n%-7s %12s %8s %12s %9s %12s %8s %7s %9s\n' phase idle_held_MB req/s cpu_ms/call GC/call heap_inuse_MB rss_MB healthz healthz_s
 printf '%s\n' "${rows[@]}"
 cat "$work/flood.out"
 grep -c 'connection cap reached' "$work/cobranca.log" | sed 's/^/cap log lines: /' || true

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -14,48 +13,67 @@ import (
 	"time"
 )
 
-// syncBuffer is the server's stderr, read while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// serveLog keeps, from serve's JSON log lines as they are written, the
+// "addr" of each message.
+type serveLog struct {
+	mu    sync.Mutex
+	addrs map[string]string
+	all   strings.Builder
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+func (l *serveLog) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var line struct{ Msg, Addr string }
+		_ = json.Unmarshal(sc.Bytes(), &line)
+		l.mu.Lock()
+		if _, seen := l.addrs[line.Msg]; !seen {
+			l.addrs[line.Msg] = line.Addr
+		}
+		l.all.Write(sc.Bytes())
+		l.all.WriteByte('\n')
+		l.mu.Unlock()
+	}
 }
 
 // logged returns the "addr" of the first log line with message msg.
-func (s *syncBuffer) logged(msg string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
-	for sc.Scan() {
-		var line struct{ Msg, Addr string }
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == msg {
-			return line.Addr, true
-		}
-	}
-	return "", false
+func (l *serveLog) logged(msg string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	addr, ok := l.addrs[msg]
+	return addr, ok
+}
+
+func (l *serveLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.all.String()
 }
 
 // startServe runs `cobranca serve` on loopback ports of its own until the
 // returned stop is called, which returns serve's error.
-func startServe(t *testing.T, extra ...string) (logs *syncBuffer, stop func() error) {
+func startServe(t *testing.T, extra ...string) (logs *serveLog, stop func() error) {
 	t.Helper()
 	environ := append([]string{"COBRANCA_DATA_DIR=" + t.TempDir(), "COBRANCA_ADDR=127.0.0.1:0"}, extra...)
 	ctx, cancel := context.WithCancel(t.Context())
-	logs = &syncBuffer{}
+	logs = &serveLog{addrs: map[string]string{}}
+	pr, pw := io.Pipe()
+	read := make(chan struct{})
+	go func() { defer close(read); logs.read(pr) }()
 	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, []string{"serve"}, environ, nil, io.Discard, logs) }()
+	go func() {
+		err := run(ctx, []string{"serve"}, environ, nil, io.Discard, pw)
+		pw.Close()
+		<-read
+		errc <- err
+	}()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if _, ok := logs.logged("cobranca listening"); ok {
 			break
 		}
 		select {
 		case err := <-errc:
-			t.Fatalf("serve ended before listening: %v\n%s", err, logs.b.String())
+			t.Fatalf("serve ended before listening: %v\n%s", err, logs.String())
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -91,7 +109,7 @@ func TestServeMetricsListener(t *testing.T) {
 	public, _ := logs.logged("cobranca listening")
 	metricsURL, ok := logs.logged("metrics served")
 	if !ok {
-		t.Fatalf("no metrics listener:\n%s", logs.b.String())
+		t.Fatalf("no metrics listener:\n%s", logs.String())
 	}
 	if code, _ := get(t, "http://"+public+"/metrics"); code != http.StatusNotFound {
 		t.Errorf("public GET /metrics = %d, want 404", code)
