@@ -3,6 +3,7 @@ package metrics
 import (
 	"io"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,36 @@ func TestExposition(t *testing.T) {
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// BenchmarkScrape is one scrape of a registry with the server's kind of
+// content: the Go and process collectors, a few hundred call series, and
+// counters read from functions; 10 tools is about cobranca's catalogue.
+func BenchmarkScrape(b *testing.B) {
+	for _, tools := range []int{0, 10, 100} {
+		b.Run(strconv.Itoa(tools)+"_tools", func(b *testing.B) { benchScrape(b, tools) })
+	}
+}
+
+func benchScrape(b *testing.B, tools int) {
+	m := New()
+	for i := range tools {
+		for _, outcome := range []string{"allowed", "rejected", "denied"} {
+			m.ObserveCall("tool."+strconv.Itoa(i), "low", outcome, time.Millisecond)
+		}
+	}
+	for i := range 8 {
+		m.CounterFunc("cobranca_bench_counter_"+strconv.Itoa(i)+"_total", "a counter kept elsewhere", func() float64 { return 1 })
+	}
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatal(rec.Code)
 		}
 	}
 }
