@@ -334,7 +334,7 @@ var variables = []variable{
 		c.MetricsAddr = v
 		return nil
 	}},
-	{"COBRANCA_MAX_CONNS", "1024", "Most connections the public listener holds open. At the cap a new connection is admitted and the one waiting longest without a complete request (not yet sent, or idle between requests) is closed; one that is being answered never is. Also kept below the process's open-file limit. `0`: no cap.", func(c *Config, v string) error {
+	{"COBRANCA_MAX_CONNS", "1024", "Most connections the public listener holds open. At the cap a new connection is admitted and the one waiting longest without a complete request (not yet sent, or idle between requests) is closed; one that is being answered never is. Lowered at start to half the process's open-file limit if that is less. `0`: no cap.", func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 1_000_000 || n > 0 && n < 16 {
 			return errors.New("must be 0 (no cap) or a whole number from 16 to 1000000")
