@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -150,5 +151,27 @@ func TestServeMetricsOff(t *testing.T) {
 	}
 	if _, ok := logs.logged("metrics served"); ok {
 		t.Error("a metrics listener was started")
+	}
+}
+
+// TestConnCap: the total connection cap stays at half the open-file limit
+// at most, so that at the cap the process still has descriptors left.
+func TestConnCap(t *testing.T) {
+	nofile, ok := openFileLimit()
+	if !ok {
+		t.Fatal("no open-file limit to read")
+	}
+	log := slog.New(slog.DiscardHandler)
+	half := int(max(nofile/2, 16))
+	for _, tt := range []struct{ configured, want int }{
+		{0, 0},
+		{16, 16},
+		{half, half},
+		{int(nofile), half},
+		{int(nofile) * 4, half},
+	} {
+		if got := connCap(tt.configured, log); got != tt.want {
+			t.Errorf("connCap(%d) with an open-file limit of %d = %d, want %d", tt.configured, nofile, got, tt.want)
+		}
 	}
 }
