@@ -76,7 +76,12 @@ func auditVerify(ctx context.Context, e env, fs *flagSet, args []string) error {
 			cps = append(cps, cp)
 		}
 	}
-	l, closeDB, err := openAuditLog(ctx, cfg)
+	// The MACs are checked under the server's audit key, never one minted here.
+	key, err := auditKey(cfg, false)
+	if err != nil {
+		return err
+	}
+	l, closeDB, err := openAuditLog(ctx, cfg, key)
 	if err != nil {
 		return err
 	}
@@ -88,6 +93,9 @@ func auditVerify(ctx context.Context, e env, fs *flagSet, args []string) error {
 	fmt.Fprintln(e.stdout, rep)
 	if rep.Problem != nil {
 		return exitError(1)
+	}
+	if !rep.MACsChecked {
+		return errors.New("audit verify: the events' MACs cannot be checked without the audit key (COBRANCA_AUDIT_KEY, or audit-digest.key in COBRANCA_DATA_DIR): only the hash chain was verified")
 	}
 	return nil
 }
@@ -108,7 +116,11 @@ func auditCheckpoint(ctx context.Context, e env, fs *flagSet, args []string) err
 	if err != nil {
 		return err
 	}
-	l, closeDB, err := openAuditLog(ctx, cfg)
+	auditKey, err := auditKey(cfg, false)
+	if err != nil {
+		return err
+	}
+	l, closeDB, err := openAuditLog(ctx, cfg, auditKey)
 	if err != nil {
 		return err
 	}
@@ -124,7 +136,9 @@ func auditCheckpoint(ctx context.Context, e env, fs *flagSet, args []string) err
 	return os.WriteFile(*out, doc, 0o644)
 }
 
-func openAuditLog(ctx context.Context, cfg config.Config) (*auditlog.Log, func(), error) {
+// openAuditLog opens the store's audit log; key (nil: none) is the audit key that
+// authenticates events.
+func openAuditLog(ctx context.Context, cfg config.Config, key []byte) (*auditlog.Log, func(), error) {
 	db, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, nil, err
@@ -133,5 +147,10 @@ func openAuditLog(ctx context.Context, cfg config.Config) (*auditlog.Log, func()
 		db.Close()
 		return nil, nil, fmt.Errorf("%w (run cobranca migrate)", err)
 	}
-	return auditlog.New(db, auditlog.Options{}), func() { db.Close() }, nil
+	l, err := auditlog.New(db, key, auditlog.Options{})
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return l, func() { db.Close() }, nil
 }

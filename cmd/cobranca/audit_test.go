@@ -12,6 +12,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/store/sqlite"
 )
 
 // TestMigrateAndAudit drives the CLI on a fresh SQLite data directory: migrate, migrate
@@ -39,8 +40,15 @@ func TestMigrateAndAudit(t *testing.T) {
 	if out, err := cli("migrate", "status"); err != nil || !regexp.MustCompile(`00001\s+00001_audit_log.sql\s+\d{4}-`).MatchString(out) {
 		t.Errorf("migrate status = %q, %v", out, err)
 	}
-	if out, err := cli("audit", "verify"); err != nil || strings.TrimSpace(out) != "OK 0 events, head 0 "+strings.Repeat("0", 64) {
-		t.Errorf("audit verify of an empty log = %q, %v", out, err)
+	// No audit key yet (serve or the first event makes it): the chain is verified, the
+	// MACs cannot be, and verify says so and fails rather than pass silently.
+	out, err := cli("audit", "verify")
+	if err == nil || !strings.Contains(err.Error(), "MACs cannot be checked without the audit key") ||
+		strings.TrimSpace(out) != "OK 0 events, head 0 "+strings.Repeat("0", 64)+"; MACs NOT checked: no audit key" {
+		t.Errorf("audit verify without an audit key = %q, %v; want the chain verified and an error about the key", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "audit-digest.key")); err == nil {
+		t.Error("audit verify created an audit key")
 	}
 
 	record := func(n int) {
@@ -54,7 +62,14 @@ func TestMigrateAndAudit(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		l := auditlog.New(db, auditlog.Options{})
+		key, err := auditKey(cfg, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := auditlog.New(db, key, auditlog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for range n {
 			if err := l.Record(context.Background(), auditlog.Event{Name: "collections.test.ran", Outcome: auditlog.Allowed}); err != nil {
 				t.Fatal(err)
@@ -67,7 +82,7 @@ func TestMigrateAndAudit(t *testing.T) {
 		t.Fatalf("audit checkpoint = %q, %v", out, err)
 	}
 	record(2)
-	out, err := cli("audit", "verify", "--checkpoint", cp)
+	out, err = cli("audit", "verify", "--checkpoint", cp)
 	if err != nil || !regexp.MustCompile(`^OK 5 events, head 5 [0-9a-f]{64}\n$`).MatchString(out) {
 		t.Errorf("audit verify --checkpoint = %q, %v; want OK 5 events", out, err)
 	}
@@ -110,5 +125,21 @@ func TestMigrateAndAudit(t *testing.T) {
 	}
 	if _, err := cli("audit", "bogus"); !errors.Is(err, exitUsage) {
 		t.Errorf("audit bogus = %v, want a usage error (exit 2)", err)
+	}
+
+	// A row inserted with database access alone is reported at its sequence number.
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, sqlite.FileName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec(context.Background(), `INSERT INTO audit_event (event, outcome, occurred_at, server_time, nonce, mac)
+VALUES ('collections.portfolio.analyzed', 'allowed', 1, 1, randomblob(16), randomblob(32))`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = cli("audit", "verify")
+	if !errors.As(err, &ee) || int(ee) != 1 || out != "FAIL seq 6: forged: MAC mismatch: not written by this server (or the audit key is not the server's)\n" {
+		t.Errorf("audit verify after a forged INSERT = %q, %v; want FAIL seq 6: forged, exit 1", out, err)
 	}
 }

@@ -53,11 +53,18 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err := db.Ready(ctx); err != nil {
 		return fmt.Errorf("%w: run cobranca migrate, or set COBRANCA_AUTO_MIGRATE=true", err)
 	}
-	digest, err := auditDigester(cfg)
+	key, err := auditKey(cfg, true)
 	if err != nil {
 		return err
 	}
-	alog := auditlog.New(db, auditlog.Options{Logger: log})
+	digest, err := auditlog.NewDigester(key)
+	if err != nil {
+		return err
+	}
+	alog, err := auditlog.New(db, key, auditlog.Options{Logger: log})
+	if err != nil {
+		return err
+	}
 	sealCtx, stopSealer := context.WithCancel(context.WithoutCancel(ctx))
 	sealerDone := make(chan struct{})
 	go func() { defer close(sealerDone); alog.RunSealer(sealCtx, time.Second) }()

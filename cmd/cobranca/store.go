@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -58,17 +60,22 @@ func newLimiter(ctx context.Context, db store.DB, cfg config.Config, log *slog.L
 	return limits.New(backend, opts), release, nil
 }
 
-// auditDigester keys the audit log's digests: COBRANCA_AUDIT_KEY, or in development a key
-// kept in the data directory.
-func auditDigester(cfg config.Config) (*auditlog.Digester, error) {
-	key := []byte(cfg.AuditKey)
-	if cfg.AuditKey == "" {
-		var err error
-		if key, err = auditlog.LoadOrCreateDigestKey(filepath.Join(cfg.DataDir, "audit-digest.key")); err != nil {
-			return nil, err
-		}
+// auditKey is the audit key: COBRANCA_AUDIT_KEY, or in development a key kept in the data
+// directory, created there when create is set. Without create, a missing key file is nil, no
+// error: the caller says what it cannot do without it.
+func auditKey(cfg config.Config, create bool) ([]byte, error) {
+	if cfg.AuditKey != "" {
+		return []byte(cfg.AuditKey), nil
 	}
-	return auditlog.NewDigester(key)
+	path := filepath.Join(cfg.DataDir, "audit-digest.key")
+	if create {
+		return auditlog.LoadOrCreateDigestKey(path)
+	}
+	key, err := auditlog.LoadDigestKey(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return key, err
 }
 
 // auditSigningKeyPath is the checkpoint signing key file.

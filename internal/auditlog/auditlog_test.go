@@ -34,8 +34,16 @@ func eachStore(t *testing.T, fn func(t *testing.T, f storetest.Fixture, db store
 // fixedClock is the SQLite clock in tests, so event times are known exactly there.
 var fixedTime = time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC)
 
-func newLog(db store.DB) *Log {
-	return New(db, Options{Now: func() time.Time { return fixedTime }})
+// testKey is the audit key of the tests' logs.
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+func newLog(t testing.TB, db store.DB) *Log {
+	t.Helper()
+	l, err := New(db, testKey, Options{Now: func() time.Time { return fixedTime }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 func sampleEvent(i int) Event {
@@ -83,7 +91,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
 		ctx := context.Background()
-		l := newLog(db)
+		l := newLog(t, db)
 		before := time.Now().Add(-time.Second)
 		for _, tt := range tests {
 			if err := l.Record(ctx, tt.ev); err != nil {
@@ -104,6 +112,7 @@ func TestRoundTrip(t *testing.T) {
 		for i, tt := range tests {
 			want := tt.ev
 			want.Seq = int64(i + 1)
+			want.ServerTime = fixedTime.Truncate(time.Microsecond) // the log's clock, on both
 			if len(want.Details) == 0 {
 				want.Details = nil
 			}
@@ -129,7 +138,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestAppendValidates(t *testing.T) {
 	eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
-		l := newLog(db)
+		l := newLog(t, db)
 		for _, ev := range []Event{
 			{Outcome: Allowed},
 			{Name: "x.y"},
@@ -159,7 +168,7 @@ func testConcurrentWritersChain(t *testing.T, grouped bool) {
 	const writers, each = 16, 200
 	eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
 		ctx := context.Background()
-		l := newLog(db)
+		l := newLog(t, db)
 		sealCtx, stopSealer := context.WithCancel(ctx)
 		sealerDone := make(chan struct{})
 		go func() { l.RunSealer(sealCtx, 5*time.Millisecond); close(sealerDone) }()
@@ -231,7 +240,7 @@ func testConcurrentWritersChain(t *testing.T, grouped bool) {
 func TestRollbackLeavesNoTrace(t *testing.T) {
 	eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
 		ctx := context.Background()
-		l := newLog(db)
+		l := newLog(t, db)
 		appendN(t, l, 3)
 		errEffect := errors.New("the effect failed")
 		err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -269,7 +278,7 @@ func TestOpenTransactionHoldsBackSealing(t *testing.T) {
 	f := storetest.Fixtures(pg)[1]
 	db := f.Migrated(t)
 	ctx := context.Background()
-	l := newLog(db)
+	l := newLog(t, db)
 	appendN(t, l, 1)
 
 	inTx := make(chan struct{})

@@ -69,7 +69,7 @@ func BenchmarkSeal(b *testing.B) {
 	for _, f := range storetest.Fixtures(pg) {
 		b.Run(string(f.Dialect), func(b *testing.B) {
 			db := f.Migrated(b)
-			l := newLog(db)
+			l := newLog(b, db)
 			ctx := context.Background()
 			ev := sampleEvent(1)
 			b.ReportAllocs()
@@ -92,7 +92,7 @@ func BenchmarkSeal(b *testing.B) {
 
 func benchLog(b *testing.B, f storetest.Fixture) (*Log, func()) {
 	db := f.Migrated(b)
-	l := newLog(db)
+	l := newLog(b, db)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { l.RunSealer(ctx, 100*time.Millisecond); close(done) }()

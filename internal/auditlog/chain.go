@@ -22,6 +22,15 @@ func chainHash(seq int64, ev *Event, prev []byte) [32]byte {
 	b = append(b, "cobranca.audit.v1\x00"...)
 	b = binary.BigEndian.AppendUint64(b, uint64(seq))
 	b = binary.BigEndian.AppendUint64(b, uint64(ev.Time.UnixMicro()))
+	b = appendContent(b, ev)
+	b = appendString(b, string(prev))
+	return sha256.Sum256(b)
+}
+
+// appendContent appends the canonical encoding of an event's content, shared by the chain
+// hash and the MAC: every field in a fixed order, strings length-prefixed, the duration in
+// microseconds fixed-width big-endian, the details as canonical JSON.
+func appendContent(b []byte, ev *Event) []byte {
 	for _, s := range []string{
 		ev.Name, ev.Tool, ev.Risk, ev.Subject, ev.Actor, ev.ClientID, ev.ACR, ev.RequestID,
 		string(ev.Outcome), ev.FailureCode, ev.ArgsDigest, ev.ResultDigest,
@@ -29,9 +38,7 @@ func chainHash(seq int64, ev *Event, prev []byte) [32]byte {
 		b = appendString(b, s)
 	}
 	b = binary.BigEndian.AppendUint64(b, uint64(ev.Duration/time.Microsecond))
-	b = appendString(b, detailsJSON(ev.Details))
-	b = appendString(b, string(prev))
-	return sha256.Sum256(b)
+	return appendString(b, detailsJSON(ev.Details))
 }
 
 func appendString(b []byte, s string) []byte {

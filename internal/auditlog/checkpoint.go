@@ -49,6 +49,9 @@ func (l *Log) Checkpoint(ctx context.Context, key ed25519.PrivateKey) ([]byte, C
 	if rep.Problem != nil {
 		return nil, Checkpoint{}, fmt.Errorf("no checkpoint of a broken chain: %w", rep.Problem)
 	}
+	if !rep.MACsChecked {
+		return nil, Checkpoint{}, errors.New("no checkpoint without the audit key: the events' MACs must verify first")
+	}
 	c := Checkpoint{Seq: rep.Head.Seq, Hash: rep.Head.Hash, Time: l.now().UTC().Truncate(time.Microsecond)}
 	doc, err := c.Sign(key)
 	return doc, c, err

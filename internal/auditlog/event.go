@@ -40,6 +40,10 @@ type Event struct {
 	// Time is when the event was written: the database clock on PostgreSQL, the log's clock
 	// on SQLite. Set by the log; microsecond precision.
 	Time time.Time
+	// ServerTime is the server's clock when it made the event: the time of the call, also for
+	// an event kept in the spool while the store was down and written later. Set by the log;
+	// microsecond precision; covered by the event's MAC. Zero for events written before MACs.
+	ServerTime time.Time
 
 	Name        string  // the contract's audit event, e.g. "collections.portfolio.analyzed"
 	Tool        string  // the tool called

@@ -13,7 +13,7 @@ import (
 	"github.com/cobranca/cobranca/internal/keyfile"
 )
 
-// LoadOrCreateDigestKey reads the digest key kept at path (hex), creating a random 32-byte key
+// LoadOrCreateDigestKey reads the audit key kept at path (hex), creating a random 32-byte key
 // there (mode 0600) when the file does not exist. For development: production passes the key
 // in configuration.
 func LoadOrCreateDigestKey(path string) ([]byte, error) {
@@ -25,6 +25,20 @@ func LoadOrCreateDigestKey(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit digest key: %w", err)
 	}
+	return parseDigestKey(path, b)
+}
+
+// LoadDigestKey reads the audit key kept at path (hex) and never creates one: verification
+// must not mint the key it then trusts. A missing file is an error wrapping fs.ErrNotExist.
+func LoadDigestKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("audit digest key: %w", err)
+	}
+	return parseDigestKey(path, b)
+}
+
+func parseDigestKey(path string, b []byte) ([]byte, error) {
 	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
 	if err != nil || len(key) < MinKeyLen {
 		return nil, fmt.Errorf("audit digest key %s: want at least %d bytes in hex", path, MinKeyLen)

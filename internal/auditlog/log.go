@@ -25,6 +25,10 @@ type Log struct {
 	now    func() time.Time
 	logger *slog.Logger
 	kick   chan struct{}
+	// macKey authenticates events (deriveMACKey); nil in a Log that only verifies the chain.
+	macKey []byte
+	// spool keeps low-tier events while the store is down (Keep); nil: none.
+	spool *Spool
 
 	// queue feeds RunWriter's group commits while writerUp is set.
 	queue    chan pending
@@ -36,36 +40,49 @@ type Options struct {
 	// Now is the clock for event times on SQLite and for checkpoints (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Spool, when set, keeps the events Keep could not write while the store is down, and
+	// RunSpool appends them once it is back.
+	Spool *Spool
 }
 
-// New returns a Log over db.
-func New(db DB, opts Options) *Log {
+// New returns a Log over db whose events are authenticated under key, the audit key
+// (COBRANCA_AUDIT_KEY, at least MinKeyLen bytes): each carries a MAC under a key derived from
+// it, which Verify checks. With a nil key the Log can verify the hash chain but neither write
+// events (ErrNoKey) nor check their MACs.
+func New(db DB, key []byte, opts Options) (*Log, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Log{db: db, q: queriesFor(db.Dialect()), now: opts.Now, logger: opts.Logger,
+	l := &Log{db: db, q: queriesFor(db.Dialect()), now: opts.Now, logger: opts.Logger, spool: opts.Spool,
 		kick: make(chan struct{}, 1), queue: make(chan pending, maxBatch)}
+	if key != nil {
+		k, err := deriveMACKey(key)
+		if err != nil {
+			return nil, err
+		}
+		l.macKey = k
+	}
+	return l, nil
 }
 
 // Append writes ev inside tx, the transaction of the change it records: if tx rolls back, the
-// event was never written. Seq and Time are set by the log and ignored here. Call Kick after
-// the commit to have the event sealed at once rather than at the sealer's next tick.
+// event was never written. Seq, Time and ServerTime are set by the log and ignored here. Call
+// Kick after the commit to have the event sealed at once rather than at the sealer's next tick.
 func (l *Log) Append(ctx context.Context, tx store.Tx, ev Event) error {
-	if err := ev.validate(); err != nil {
+	r, err := l.stamp(ev, l.now())
+	if err != nil {
 		return err
 	}
-	args := []any{
-		ev.Name, ev.Tool, ev.Risk, ev.Subject, ev.Actor, ev.ClientID, ev.ACR, ev.RequestID,
-		string(ev.Outcome), ev.FailureCode, ev.ArgsDigest, ev.ResultDigest,
-		ev.Duration.Microseconds(), detailsJSON(ev.Details),
-	}
-	if tx.Dialect() == store.SQLite {
-		args = append(args, l.now().UnixMicro())
-	}
-	if _, err := tx.Exec(ctx, l.q.insert, args...); err != nil {
+	return l.write(ctx, tx, &r)
+}
+
+// write inserts one record in q.
+func (l *Log) write(ctx context.Context, q store.Querier, r *record) error {
+	args := insertArgs(make([]any, 0, insertCount+1), r, l.db.Dialect(), l.now().UnixMicro())
+	if _, err := q.Exec(ctx, l.q.insert, args...); err != nil {
 		return fmt.Errorf("audit append: %w", err)
 	}
 	return nil
@@ -75,11 +92,16 @@ func (l *Log) Append(ctx context.Context, tx store.Tx, ev Event) error {
 // call, a refusal), and kicks the sealer. It returns once the event is committed: through
 // RunWriter's group commit when a writer runs, else as a single INSERT.
 func (l *Log) Record(ctx context.Context, ev Event) error {
+	r, err := l.stamp(ev, l.now())
+	if err != nil {
+		return err
+	}
+	return l.record(ctx, r)
+}
+
+func (l *Log) record(ctx context.Context, r record) error {
 	if l.writerUp.Load() {
-		if err := ev.validate(); err != nil {
-			return err
-		}
-		p := pending{ev: ev, done: make(chan error, 1)}
+		p := pending{rec: r, done: make(chan error, 1)}
 		select {
 		case l.queue <- p:
 		case <-ctx.Done():
@@ -92,7 +114,7 @@ func (l *Log) Record(ctx context.Context, ev Event) error {
 			return fmt.Errorf("audit append: %w", ctx.Err())
 		}
 	}
-	if err := l.Append(ctx, l.db, ev); err != nil {
+	if err := l.write(ctx, l.db, &r); err != nil {
 		return err
 	}
 	l.Kick()
@@ -236,18 +258,28 @@ func (l *Log) sealOnce(ctx context.Context) (int, error) {
 // scanEvent scans the content columns of the candidates and events queries: a leading id or
 // seq, then the time and the fields.
 func scanEvent(r store.Row, lead *int64, ev *Event) error {
-	var timeUS, durUS int64
+	var timeUS, durUS, serverUS int64
 	var outcome, details string
 	err := r.Scan(lead, &timeUS, &ev.Name, &ev.Tool, &ev.Risk, &ev.Subject, &ev.Actor, &ev.ClientID,
-		&ev.ACR, &ev.RequestID, &outcome, &ev.FailureCode, &ev.ArgsDigest, &ev.ResultDigest, &durUS, &details)
+		&ev.ACR, &ev.RequestID, &outcome, &ev.FailureCode, &ev.ArgsDigest, &ev.ResultDigest, &durUS, &serverUS, &details)
 	if err != nil {
 		return err
 	}
-	ev.Time = time.UnixMicro(timeUS).UTC()
+	setTimes(ev, timeUS, durUS, serverUS)
 	ev.Outcome = Outcome(outcome)
-	ev.Duration = time.Duration(durUS) * time.Microsecond
 	ev.Details, err = parseDetails(details)
 	return err
+}
+
+// setTimes sets the event's times from their stored microseconds; a server time of 0 is an
+// event written before MACs, which has none.
+func setTimes(ev *Event, timeUS, durUS, serverUS int64) {
+	ev.Time = time.UnixMicro(timeUS).UTC()
+	ev.Duration = time.Duration(durUS) * time.Microsecond
+	ev.ServerTime = time.Time{}
+	if serverUS != 0 {
+		ev.ServerTime = time.UnixMicro(serverUS).UTC()
+	}
 }
 
 // Events returns up to limit sealed events with a sequence number above after, in order.

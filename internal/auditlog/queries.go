@@ -1,6 +1,11 @@
 package auditlog
 
-import "github.com/cobranca/cobranca/internal/store"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/cobranca/cobranca/internal/store"
+)
 
 // sealLockID is the PostgreSQL advisory lock held by the one sealer at work ("audit-sl").
 const sealLockID int64 = 0x61756469742d736c
@@ -24,17 +29,69 @@ const (
 	insertSeal    = `INSERT INTO audit_seal (seq, event_id, alg, prev_hash, hash) VALUES ($1, $2, $3, $4, $5)`
 	insertSealsPG = `INSERT INTO audit_seal (seq, event_id, alg, prev_hash, hash)
 SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::smallint[], $4::bytea[], $5::bytea[])`
-	columns   = `e.event, e.tool, e.risk, e.subject, e.actor, e.client_id, e.acr, e.request_id, e.outcome, e.failure_code, e.args_digest, e.result_digest, e.duration_us`
-	coalesced = `coalesce(e.event, ''), coalesce(e.tool, ''), coalesce(e.risk, ''), coalesce(e.subject, ''), coalesce(e.actor, ''), coalesce(e.client_id, ''), coalesce(e.acr, ''), coalesce(e.request_id, ''), coalesce(e.outcome, ''), coalesce(e.failure_code, ''), coalesce(e.args_digest, ''), coalesce(e.result_digest, ''), coalesce(e.duration_us, 0)`
+	columns   = `e.event, e.tool, e.risk, e.subject, e.actor, e.client_id, e.acr, e.request_id, e.outcome, e.failure_code, e.args_digest, e.result_digest, e.duration_us, coalesce(e.server_time, 0)`
+	coalesced = `coalesce(e.event, ''), coalesce(e.tool, ''), coalesce(e.risk, ''), coalesce(e.subject, ''), coalesce(e.actor, ''), coalesce(e.client_id, ''), coalesce(e.acr, ''), coalesce(e.request_id, ''), coalesce(e.outcome, ''), coalesce(e.failure_code, ''), coalesce(e.args_digest, ''), coalesce(e.result_digest, ''), coalesce(e.duration_us, 0), coalesce(e.server_time, 0)`
+	// insertColumns are what the server writes of an event, in the order of insertArgs; on
+	// SQLite occurred_at follows.
+	insertColumns = `event, tool, risk, subject, actor, client_id, acr, request_id, outcome, failure_code, args_digest, result_digest, duration_us, details, server_time, nonce, mac`
+	insertCount   = 17
+	detailsColumn = 14 // 1-based, cast to jsonb on PostgreSQL
 )
+
+// insertSQL is the INSERT of n events (insertArgs each) in dialect d; with skipKnown, an event
+// whose nonce is already in the table is skipped (the spool's replay after a crash).
+func insertSQL(d store.Dialect, n int, skipKnown bool) string {
+	cols := insertCount
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO audit_event (` + insertColumns)
+	if d == store.SQLite {
+		sb.WriteString(`, occurred_at`)
+		cols++
+	}
+	sb.WriteString(`) VALUES `)
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteByte('(')
+		for c := 1; c <= cols; c++ {
+			if c > 1 {
+				sb.WriteByte(',')
+			}
+			sb.WriteByte('$')
+			sb.WriteString(strconv.Itoa(i*cols + c))
+			if c == detailsColumn && d == store.Postgres {
+				sb.WriteString(`::text::jsonb`)
+			}
+		}
+		sb.WriteByte(')')
+	}
+	if skipKnown {
+		sb.WriteString(` ON CONFLICT (nonce) DO NOTHING`)
+	}
+	return sb.String()
+}
+
+// insertArgs appends the arguments of one event to insertSQL's statement; nowUS is the
+// occurred_at of SQLite, ignored on PostgreSQL.
+func insertArgs(args []any, r *record, d store.Dialect, nowUS int64) []any {
+	ev := &r.ev
+	args = append(args,
+		ev.Name, ev.Tool, ev.Risk, ev.Subject, ev.Actor, ev.ClientID, ev.ACR, ev.RequestID,
+		string(ev.Outcome), ev.FailureCode, ev.ArgsDigest, ev.ResultDigest,
+		ev.Duration.Microseconds(), detailsJSON(ev.Details), ev.ServerTime.UnixMicro(), r.nonce, r.mac)
+	if d == store.SQLite {
+		args = append(args, nowUS)
+	}
+	return args
+}
 
 func queriesFor(d store.Dialect) queries {
 	if d == store.Postgres {
 		const timeUS = `(extract(epoch FROM e.occurred_at) * 1000000)::bigint`
 		const contentCols = timeUS + `, ` + columns + `, e.details::text`
 		return queries{
-			insert: `INSERT INTO audit_event (event, tool, risk, subject, actor, client_id, acr, request_id, outcome, failure_code, args_digest, result_digest, duration_us, details)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::text::jsonb)`,
+			insert: insertSQL(d, 1, false),
 			cursor: `SELECT xid::text FROM audit_event WHERE id = $1`,
 			// The horizon: every transaction with a smaller id has ended, so every event it
 			// committed is visible now and no new one can appear below it.
@@ -49,15 +106,14 @@ LIMIT $3`,
 			events: `SELECT s.seq, ` + contentCols + `
 FROM audit_seal s JOIN audit_event e ON e.id = s.event_id
 WHERE s.seq > $1 ORDER BY s.seq LIMIT $2`,
-			chain: `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(` + timeUS + `, 0), ` + coalesced + `, coalesce(e.details::text, '{}')
+			chain: `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(` + timeUS + `, 0), ` + coalesced + `, coalesce(e.details::text, '{}'), e.nonce, e.mac
 FROM audit_seal s LEFT JOIN audit_event e ON e.id = s.event_id
 ORDER BY s.seq`,
 		}
 	}
 	const contentCols = `e.occurred_at, ` + columns + `, e.details`
 	return queries{
-		insert: `INSERT INTO audit_event (event, tool, risk, subject, actor, client_id, acr, request_id, outcome, failure_code, args_digest, result_digest, duration_us, details, occurred_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		insert: insertSQL(d, 1, false),
 		// Writers are serialized, so row id order is commit order.
 		candidates: `SELECT e.id, ` + contentCols + `
 FROM audit_event e
@@ -68,7 +124,7 @@ LIMIT $2`,
 		events: `SELECT s.seq, ` + contentCols + `
 FROM audit_seal s JOIN audit_event e ON e.id = s.event_id
 WHERE s.seq > $1 ORDER BY s.seq LIMIT $2`,
-		chain: `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(e.occurred_at, 0), ` + coalesced + `, coalesce(e.details, '{}')
+		chain: `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(e.occurred_at, 0), ` + coalesced + `, coalesce(e.details, '{}'), e.nonce, e.mac
 FROM audit_seal s LEFT JOIN audit_event e ON e.id = s.event_id
 ORDER BY s.seq`,
 	}

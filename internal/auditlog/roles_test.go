@@ -19,7 +19,7 @@ import (
 func TestAppendOnlyForEveryone(t *testing.T) {
 	eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
 		ctx := context.Background()
-		appendN(t, newLog(db), 2)
+		appendN(t, newLog(t, db), 2)
 		stmts := []string{
 			"UPDATE audit_event SET outcome = 'allowed'",
 			"UPDATE audit_event SET details = details",
@@ -35,7 +35,7 @@ func TestAppendOnlyForEveryone(t *testing.T) {
 				t.Errorf("%s as owner: %v, want it refused by the append-only trigger", s, err)
 			}
 		}
-		if rep, err := newLog(db).Verify(ctx); err != nil || rep.Problem != nil || rep.Count != 2 {
+		if rep, err := newLog(t, db).Verify(ctx); err != nil || rep.Problem != nil || rep.Count != 2 {
 			t.Errorf("Verify() after the refused statements = %v, %v; want OK with 2", rep, err)
 		}
 	})
@@ -72,7 +72,7 @@ EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
 	if err := app.Ready(ctx); err != nil {
 		t.Fatalf("Ready() as the app role = %v", err)
 	}
-	l := newLog(app)
+	l := newLog(t, app)
 	appendN(t, l, 3)
 	if rep, err := l.Verify(ctx); err != nil || rep.Problem != nil || rep.Count != 3 {
 		t.Fatalf("Verify() as the app role = %v, %v; want OK with 3", rep, err)

@@ -3,9 +3,9 @@ package auditlog
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"encoding/hex"
 	"fmt"
-	"time"
 
 	"github.com/cobranca/cobranca/internal/store"
 )
@@ -26,6 +26,9 @@ const (
 	// Rebuilt: the chain is consistent but differs from a signed checkpoint: it was
 	// recomputed after a change at or before the checkpoint.
 	Rebuilt Kind = "rebuilt"
+	// Forged: the event's MAC does not match its content, or it has none after events that
+	// had one: the server did not write it (or the audit key is not the server's).
+	Forged Kind = "forged"
 )
 
 // Problem is the first thing wrong with the chain.
@@ -44,6 +47,13 @@ type Report struct {
 	Count   int64    // events that verified, from seq 1
 	Head    Head     // the last event that verified
 	Problem *Problem // nil when the whole chain verified
+
+	// MACsChecked says whether the events' MACs were checked: false when the Log has no
+	// audit key, in which case only the hash chain was verified.
+	MACsChecked bool
+	// Unauthenticated counts the verified events written before events carried a MAC
+	// (migration 00020): the chain covers them, nothing proves the server wrote them.
+	Unauthenticated int64
 }
 
 // Head is a position in the chain.
@@ -52,13 +62,21 @@ type Head struct {
 	Hash []byte
 }
 
-// String formats the report as the CLI prints it: "OK <count> events, head <seq> <hash>" or
+// String formats the report as the CLI prints it: "OK <count> events, head <seq> <hash>",
+// followed by how many were unauthenticated and whether the MACs were not checked, or
 // "FAIL seq <n>: <kind>: <detail>".
 func (r Report) String() string {
 	if r.Problem != nil {
 		return fmt.Sprintf("FAIL seq %d: %s: %s", r.Problem.Seq, r.Problem.Kind, r.Problem.Detail)
 	}
-	return fmt.Sprintf("OK %d events, head %d %s", r.Count, r.Head.Seq, hex.EncodeToString(r.Head.Hash))
+	s := fmt.Sprintf("OK %d events, head %d %s", r.Count, r.Head.Seq, hex.EncodeToString(r.Head.Hash))
+	if r.Unauthenticated > 0 {
+		s += fmt.Sprintf(", %d unauthenticated (written before MACs)", r.Unauthenticated)
+	}
+	if !r.MACsChecked {
+		s += "; MACs NOT checked: no audit key"
+	}
+	return s
 }
 
 // link is one row of the chain: a seal and the event it points at, if that still exists.
@@ -68,6 +86,7 @@ type link struct {
 	prev, hash []byte
 	present    bool
 	ev         Event
+	nonce, mac []byte // nil for an event written before MACs
 }
 
 // Verify seals what can be sealed, then walks the whole chain from seq 1 and reports the first
@@ -100,8 +119,9 @@ func (l *Log) Verify(ctx context.Context, checkpoints ...Checkpoint) (Report, er
 	for _, c := range checkpoints {
 		want[c.Seq] = c.Hash
 	}
-	rep := Report{Head: Head{Hash: genesis[:]}}
-	var before []byte // the hash two back, for telling an insertion from a removal
+	rep := Report{Head: Head{Hash: genesis[:]}, MACsChecked: l.macKey != nil}
+	var authenticated int64 // the seq of the first event with a MAC, 0 before it
+	var before []byte       // the hash two back, for telling an insertion from a removal
 	for {
 		k, ok, err := next()
 		if err != nil {
@@ -133,6 +153,18 @@ func (l *Log) Verify(ctx context.Context, checkpoints ...Checkpoint) (Report, er
 			}
 			rep.Problem = p
 			return rep, nil
+		}
+		if rep.MACsChecked {
+			if p := l.checkMAC(k, authenticated); p != nil {
+				rep.Problem = p
+				return rep, nil
+			}
+			switch {
+			case k.mac == nil:
+				rep.Unauthenticated++
+			case authenticated == 0:
+				authenticated = k.seq
+			}
 		}
 		if h, ok := want[k.seq]; ok && !bytes.Equal(h, k.hash) {
 			rep.Problem = &Problem{Seq: k.seq, Kind: Rebuilt, Detail: fmt.Sprintf("hash %x differs from the signed checkpoint's %x: the chain was recomputed", k.hash, h)}
@@ -173,6 +205,23 @@ func check(h Head, before []byte, k link) *Problem {
 	return nil
 }
 
+// checkMAC checks the MAC of an event whose chain link verified, authenticated being the seq
+// of the first event that had a MAC (0: none yet). An event without one is accepted only
+// before that: the database refuses MAC-less events since migration 00020, so one after an
+// authenticated event was inserted by someone who removed that guard.
+func (l *Log) checkMAC(k link, authenticated int64) *Problem {
+	if k.mac == nil {
+		if authenticated != 0 {
+			return &Problem{Seq: k.seq, Kind: Forged, Detail: fmt.Sprintf("no MAC, after seq %d had one: not written by this server", authenticated)}
+		}
+		return nil
+	}
+	if want := eventMAC(l.macKey, k.nonce, &k.ev); !hmac.Equal(want[:], k.mac) {
+		return &Problem{Seq: k.seq, Kind: Forged, Detail: "MAC mismatch: not written by this server (or the audit key is not the server's)"}
+	}
+	return nil
+}
+
 // classify names a broken link or hash at rest[0], knowing the links after it: content or a
 // link that belongs to a later position was moved (reordered); a link to nothing known means
 // events were removed before it (missing); otherwise the content was changed (altered).
@@ -198,18 +247,17 @@ func classify(p *Problem, rest []link) {
 }
 
 func scanLink(r store.Row, k *link, id *int64) error {
-	var timeUS, durUS int64
+	var timeUS, durUS, serverUS int64
 	var outcome, details string
 	err := r.Scan(&k.seq, &k.alg, &k.prev, &k.hash, id, &timeUS, &k.ev.Name, &k.ev.Tool, &k.ev.Risk,
 		&k.ev.Subject, &k.ev.Actor, &k.ev.ClientID, &k.ev.ACR, &k.ev.RequestID, &outcome,
-		&k.ev.FailureCode, &k.ev.ArgsDigest, &k.ev.ResultDigest, &durUS, &details)
+		&k.ev.FailureCode, &k.ev.ArgsDigest, &k.ev.ResultDigest, &durUS, &serverUS, &details, &k.nonce, &k.mac)
 	if err != nil {
 		return err
 	}
 	k.ev.Seq = k.seq
-	k.ev.Time = time.UnixMicro(timeUS).UTC()
+	setTimes(&k.ev, timeUS, durUS, serverUS)
 	k.ev.Outcome = Outcome(outcome)
-	k.ev.Duration = time.Duration(durUS) * time.Microsecond
 	k.ev.Details, err = parseDetails(details)
 	if err != nil {
 		// Details that no longer parse were altered.

@@ -3,11 +3,7 @@ package auditlog
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
-
-	"github.com/cobranca/cobranca/internal/store"
 )
 
 // maxBatch bounds how many standalone events one group commit writes.
@@ -18,7 +14,7 @@ const drainTimeout = 5 * time.Second
 
 // pending is one Record call waiting for its group commit.
 type pending struct {
-	ev   Event
+	rec  record
 	done chan error
 }
 
@@ -83,46 +79,15 @@ func (l *Log) drainWriter() {
 
 func (l *Log) writeBatch(ctx context.Context, batch []pending) error {
 	if len(batch) == 1 {
-		return l.Append(ctx, l.db, batch[0].ev)
+		return l.write(ctx, l.db, &batch[0].rec)
 	}
-	sqlite := l.db.Dialect() == store.SQLite
-	cols := 14
-	if sqlite {
-		cols = 15
+	d := l.db.Dialect()
+	args := make([]any, 0, (insertCount+1)*len(batch))
+	now := l.now().UnixMicro()
+	for i := range batch {
+		args = insertArgs(args, &batch[i].rec, d, now)
 	}
-	var sb strings.Builder
-	sb.WriteString(`INSERT INTO audit_event (event, tool, risk, subject, actor, client_id, acr, request_id, outcome, failure_code, args_digest, result_digest, duration_us, details`)
-	if sqlite {
-		sb.WriteString(`, occurred_at`)
-	}
-	sb.WriteString(`) VALUES `)
-	args := make([]any, 0, cols*len(batch))
-	for i, p := range batch {
-		ev := p.ev
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteByte('(')
-		for c := 1; c <= cols; c++ {
-			if c > 1 {
-				sb.WriteByte(',')
-			}
-			sb.WriteByte('$')
-			sb.WriteString(strconv.Itoa(i*cols + c))
-			if c == 14 && !sqlite {
-				sb.WriteString(`::text::jsonb`)
-			}
-		}
-		sb.WriteByte(')')
-		args = append(args,
-			ev.Name, ev.Tool, ev.Risk, ev.Subject, ev.Actor, ev.ClientID, ev.ACR, ev.RequestID,
-			string(ev.Outcome), ev.FailureCode, ev.ArgsDigest, ev.ResultDigest,
-			ev.Duration.Microseconds(), detailsJSON(ev.Details))
-		if sqlite {
-			args = append(args, l.now().UnixMicro())
-		}
-	}
-	if _, err := l.db.Exec(ctx, sb.String(), args...); err != nil {
+	if _, err := l.db.Exec(ctx, insertSQL(d, len(batch), false), args...); err != nil {
 		return fmt.Errorf("audit append (%d events): %w", len(batch), err)
 	}
 	return nil

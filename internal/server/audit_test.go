@@ -33,11 +33,15 @@ func TestAnalyzeAudited(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			ctx := context.Background()
 			db := storetest.SQLite(t)
-			digest, err := auditlog.NewDigester([]byte(strings.Repeat("k", 32)))
+			key := []byte(strings.Repeat("k", 32))
+			digest, err := auditlog.NewDigester(key)
 			if err != nil {
 				t.Fatal(err)
 			}
-			alog := auditlog.New(db, auditlog.Options{})
+			alog, err := auditlog.New(db, key, auditlog.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
 
 			log := slog.New(slog.DiscardHandler)
 			a := newTestAuth(t)
@@ -72,7 +76,7 @@ func TestAnalyzeAudited(t *testing.T) {
 				Seq: 1, Name: "collections.portfolio.analyzed", Tool: "collections.analyze_portfolio", Risk: "low",
 				Subject: "alice", Actor: "ledger-copilot", ClientID: "ledger-copilot", ACR: "urn:example:mfa",
 				RequestID: got.RequestID, Outcome: auditlog.Allowed,
-				ArgsDigest: got.ArgsDigest, ResultDigest: got.ResultDigest, Time: got.Time, Duration: got.Duration,
+				ArgsDigest: got.ArgsDigest, ResultDigest: got.ResultDigest, Time: got.Time, ServerTime: got.ServerTime, Duration: got.Duration,
 				Details: map[string]int64{"invoiceCount": 6, "accountCount": 2},
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -160,7 +164,10 @@ func (c refusalCount) Refused(policy string) { c[policy]++ }
 func TestEdgeRefusalsAudited(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.SQLite(t)
-	alog := auditlog.New(db, auditlog.Options{})
+	alog, err := auditlog.New(db, []byte(strings.Repeat("k", 32)), auditlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	count := refusalCount{}
 	hook := mcpapi.NewEdgeRefusalAuditor(alog, slog.New(slog.DiscardHandler), count)
 	const n = 200

@@ -1,0 +1,289 @@
+package auditlog
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for goose
+	"github.com/pressly/goose/v3"
+
+	"github.com/cobranca/cobranca/internal/pgtest"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/postgres"
+	"github.com/cobranca/cobranca/internal/store/storetest"
+	"github.com/cobranca/cobranca/migrations"
+)
+
+// insertRaw inserts an event row with the given MAC columns as someone holding only database
+// credentials would: plausible content, any nonce and MAC they like.
+func insertRaw(ctx context.Context, q store.Querier, d store.Dialect, requestID string, serverUS int64, nonce, mac []byte) error {
+	stmt := `INSERT INTO audit_event (event, tool, risk, outcome, request_id, server_time, nonce, mac) VALUES ('collections.portfolio.analyzed', 'collections.analyze_portfolio', 'low', 'allowed', $1, $2, $3, $4)`
+	if d == store.SQLite {
+		stmt = `INSERT INTO audit_event (event, tool, risk, outcome, request_id, server_time, nonce, mac, occurred_at) VALUES ('collections.portfolio.analyzed', 'collections.analyze_portfolio', 'low', 'allowed', $1, $2, $3, $4, 1)`
+	}
+	_, err := q.Exec(ctx, stmt, requestID, serverUS, nonce, mac)
+	return err
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	rand.Read(b)
+	return b
+}
+
+// dropMACGuard removes what refuses a MAC-less event, as the owner could.
+func dropMACGuard(d store.Dialect) string {
+	if d == store.SQLite {
+		return "DROP TRIGGER audit_event_authenticated"
+	}
+	return "ALTER TABLE audit_event DROP CONSTRAINT audit_event_authenticated"
+}
+
+// TestMACDetectsForgery: every event carries a MAC under a key derived from the audit key;
+// Verify names the first event the server did not write, even where the hash chain holds.
+func TestMACDetectsForgery(t *testing.T) {
+	tests := []struct {
+		name    string
+		do      func(t *testing.T, l *Log, db store.DB)
+		wantSeq int64
+		detail  string
+	}{
+		{
+			name: "INSERT a row with a made-up MAC",
+			do: func(t *testing.T, l *Log, db store.DB) {
+				if err := insertRaw(context.Background(), db, db.Dialect(), "forged", fixedTime.UnixMicro(), randomBytes(nonceLen), randomBytes(macLen)); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantSeq: 11, detail: "MAC mismatch: not written by this server",
+		},
+		{
+			name: "UPDATE a MAC to another event's",
+			do: func(t *testing.T, l *Log, db store.DB) {
+				tamper(t, db, "UPDATE audit_event SET mac = (SELECT e.mac FROM audit_event e JOIN audit_seal s ON s.event_id = e.id WHERE s.seq = 3) WHERE id = (SELECT event_id FROM audit_seal WHERE seq = 4)")
+			},
+			wantSeq: 4, detail: "MAC mismatch",
+		},
+		{
+			name: "UPDATE the server time, which the chain does not cover",
+			do: func(t *testing.T, l *Log, db store.DB) {
+				tamper(t, db, "UPDATE audit_event SET server_time = server_time - 3600000000 WHERE id = (SELECT event_id FROM audit_seal WHERE seq = 6)")
+			},
+			wantSeq: 6, detail: "MAC mismatch",
+		},
+		{
+			name: "UPDATE content and rebuild the chain",
+			do: func(t *testing.T, l *Log, db store.DB) {
+				tamper(t, db,
+					"UPDATE audit_event SET outcome = 'allowed' WHERE id = (SELECT event_id FROM audit_seal WHERE seq = 2)",
+					"DELETE FROM audit_seal")
+			},
+			wantSeq: 2, detail: "MAC mismatch",
+		},
+		{
+			name: "remove the guard and a MAC",
+			do: func(t *testing.T, l *Log, db store.DB) {
+				tamper(t, db, dropMACGuard(db.Dialect()),
+					"UPDATE audit_event SET mac = NULL, nonce = NULL WHERE id = (SELECT event_id FROM audit_seal WHERE seq = 5)")
+			},
+			wantSeq: 5, detail: "no MAC, after seq 1 had one",
+		},
+		{
+			name: "verify under another key",
+			do: func(t *testing.T, l *Log, db store.DB) {
+				*l = *mustLog(t, db, bytes.Repeat([]byte("x"), 32))
+			},
+			wantSeq: 1, detail: "MAC mismatch",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
+				ctx := context.Background()
+				l := newLog(t, db)
+				appendN(t, l, 10)
+				rep, err := l.Verify(ctx)
+				if err != nil || rep.Problem != nil || rep.Count != 10 || !rep.MACsChecked || rep.Unauthenticated != 0 {
+					t.Fatalf("Verify() of legitimate events = %+v, %v; want 10 authenticated events", rep, err)
+				}
+				tt.do(t, l, db)
+				rep, err = l.Verify(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.Problem == nil || rep.Problem.Seq != tt.wantSeq || rep.Problem.Kind != Forged || !strings.Contains(rep.Problem.Detail, tt.detail) {
+					t.Fatalf("Verify() = %v, want seq %d: forged: %s", rep, tt.wantSeq, tt.detail)
+				}
+				if rep.Count != tt.wantSeq-1 {
+					t.Errorf("Verify().Count = %d, want %d", rep.Count, tt.wantSeq-1)
+				}
+				if want := "not written by this server"; !strings.Contains(rep.String(), want) {
+					t.Errorf("Report.String() = %q, want it to say %q", rep, want)
+				}
+			})
+		})
+	}
+}
+
+func mustLog(t *testing.T, db store.DB, key []byte) *Log {
+	t.Helper()
+	l, err := New(db, key, Options{Now: func() time.Time { return fixedTime }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestMACGuards: the database refuses an event without a MAC and a copy of an authentic event;
+// a Log without the key verifies the chain only and says so, and cannot write.
+func TestMACGuards(t *testing.T) {
+	eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
+		ctx := context.Background()
+		l := newLog(t, db)
+		appendN(t, l, 3)
+		if err := insertRaw(ctx, db, db.Dialect(), "no-mac", fixedTime.UnixMicro(), nil, nil); err == nil {
+			t.Error("INSERT of an event without a MAC succeeded")
+		}
+		var serverUS int64
+		var nonce, mac []byte
+		if err := db.QueryRow(ctx, "SELECT server_time, nonce, mac FROM audit_event WHERE request_id = 'req-000001'").Scan(&serverUS, &nonce, &mac); err != nil {
+			t.Fatal(err)
+		}
+		if err := insertRaw(ctx, db, db.Dialect(), "req-000001", serverUS, nonce, mac); err == nil {
+			t.Error("INSERT of a copy of an authentic event (its nonce and MAC) succeeded")
+		}
+
+		keyless := mustLog(t, db, nil)
+		rep, err := keyless.Verify(ctx)
+		if err != nil || rep.Problem != nil || rep.Count != 3 || rep.MACsChecked {
+			t.Errorf("Verify() without the key = %+v, %v; want the chain of 3 verified, MACs not checked", rep, err)
+		}
+		if want := "MACs NOT checked"; !strings.Contains(rep.String(), want) {
+			t.Errorf("Report.String() without the key = %q, want it to say %q", rep, want)
+		}
+		if err := keyless.Record(ctx, sampleEvent(1)); !errors.Is(err, ErrNoKey) {
+			t.Errorf("Record() without the key = %v, want ErrNoKey", err)
+		}
+		if _, err := New(db, []byte("short"), Options{}); err == nil {
+			t.Error("New() with a 5-byte key succeeded")
+		}
+	})
+}
+
+// TestMACForgedByAppRole: the serving role can INSERT events, so it can forge one with any
+// content; Verify, run as that same role, reports it at its sequence number.
+func TestMACForgedByAppRole(t *testing.T) {
+	ctx := context.Background()
+	app := appRoleDB(t)
+	l := newLog(t, app)
+	appendN(t, l, 3)
+	if err := insertRaw(ctx, app, store.Postgres, "forged", time.Now().UnixMicro(), randomBytes(nonceLen), randomBytes(macLen)); err != nil {
+		t.Fatalf("forged INSERT as the app role: %v (the role may insert events: that is the threat)", err)
+	}
+	appendN(t, l, 2)
+	rep, err := l.Verify(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Problem == nil || rep.Problem.Seq != 4 || rep.Problem.Kind != Forged || rep.Count != 3 {
+		t.Fatalf("Verify() = %v, want seq 4: forged after 3 verified", rep)
+	}
+	var pe *pgconn.PgError
+	if err := insertRaw(ctx, app, store.Postgres, "no-mac", time.Now().UnixMicro(), nil, nil); !errors.As(err, &pe) || pe.Code != "23514" {
+		t.Errorf("MAC-less INSERT as the app role = %v, want a check violation", err)
+	}
+}
+
+// appRoleDB returns a migrated PostgreSQL database opened as a member of cobranca_app.
+func appRoleDB(t *testing.T) *postgres.DB {
+	t.Helper()
+	ctx := context.Background()
+	pg.Exec(t, `DO $$ BEGIN CREATE ROLE cobranca_app NOLOGIN;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
+	login := "cobranca_test_app_" + pgtest.RandomName()
+	password := pgtest.RandomName()
+	pg.Exec(t, "CREATE ROLE "+login+" LOGIN PASSWORD '"+password+"' IN ROLE cobranca_app")
+	t.Cleanup(func() { pg.Exec(t, "DROP ROLE IF EXISTS "+login) })
+	ownerURL := pg.Database(t)
+	owner, err := postgres.Open(ctx, ownerURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { owner.Close() })
+	if _, err := owner.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	app, err := postgres.Open(ctx, pgtest.WithUser(t, ownerURL, login, password), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { app.Close() })
+	return app
+}
+
+// TestEventsBeforeMACs: events written before migration 00020 have no MAC. Verify reports
+// them as unauthenticated and does not fail; events written after it are authenticated.
+func TestEventsBeforeMACs(t *testing.T) {
+	for _, f := range storetest.Fixtures(pg) {
+		t.Run(string(f.Dialect), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			where := f.NewDatabase(t)
+			// Migrate to the version before MACs and write events as that version did.
+			driver, dsn, gd, fsys := "pgx", where, goose.DialectPostgres, migrations.Postgres()
+			old := `INSERT INTO audit_event (event, outcome) VALUES ('collections.portfolio.analyzed', 'allowed')`
+			if f.Dialect == store.SQLite {
+				driver, dsn, gd, fsys = "sqlite", "file:"+where, goose.DialectSQLite3, migrations.SQLite()
+				old = `INSERT INTO audit_event (event, outcome, occurred_at) VALUES ('collections.portfolio.analyzed', 'allowed', 1)`
+			}
+			sqlDB, err := sql.Open(driver, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := fstest.MapFS{}
+			entries, _ := fs.ReadDir(fsys, ".")
+			for _, e := range entries {
+				if e.Name() < "00020" {
+					b, _ := fs.ReadFile(fsys, e.Name())
+					before[e.Name()] = &fstest.MapFile{Data: b}
+				}
+			}
+			p, err := goose.NewProvider(gd, sqlDB, before, goose.WithDisableGlobalRegistry(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Up(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if _, err := sqlDB.ExecContext(ctx, old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sqlDB.Close()
+
+			db := f.Open(t, where)
+			if _, err := db.Migrate(ctx); err != nil {
+				t.Fatalf("Migrate over events without MACs: %v", err)
+			}
+			l := newLog(t, db)
+			appendN(t, l, 3)
+			rep, err := l.Verify(ctx)
+			if err != nil || rep.Problem != nil || rep.Count != 5 || rep.Unauthenticated != 2 || !rep.MACsChecked {
+				t.Fatalf("Verify() = %+v, %v; want OK: 5 events, 2 unauthenticated", rep, err)
+			}
+			if want := ", 2 unauthenticated (written before MACs)"; !strings.Contains(rep.String(), want) {
+				t.Errorf("Report.String() = %q, want it to say %q", rep, want)
+			}
+		})
+	}
+}
