@@ -61,8 +61,13 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	alog, err := auditlog.New(db, key, auditlog.Options{Logger: log})
+	spool, err := openAuditSpool(cfg, log)
 	if err != nil {
+		return err
+	}
+	alog, err := auditlog.New(db, key, auditlog.Options{Logger: log, Spool: spool})
+	if err != nil {
+		spool.Close()
 		return err
 	}
 	sealCtx, stopSealer := context.WithCancel(context.WithoutCancel(ctx))
@@ -76,6 +81,19 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	writerDone := make(chan struct{})
 	go func() { defer close(writerDone); alog.RunWriter(writerCtx) }()
 	defer func() { stopWriter(); <-writerDone }()
+	// The spool appends the events kept while the store was down (also those a previous
+	// run left); it stops after the HTTP server has drained, with a last attempt, before
+	// the writer and the sealer.
+	spoolCtx, stopSpool := context.WithCancel(context.WithoutCancel(ctx))
+	spoolDone := make(chan struct{})
+	go func() { defer close(spoolDone); alog.RunSpool(spoolCtx, time.Second) }()
+	defer func() {
+		stopSpool()
+		<-spoolDone
+		if err := spool.Close(); err != nil {
+			log.Error("audit spool close failed", "err", err)
+		}
+	}()
 
 	m := metrics.New()
 	limiter, releaseLimiter, err := newLimiter(ctx, db, cfg, log, mcpapi.NewEdgeRefusalAuditor(alog, log, m))

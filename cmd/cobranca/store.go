@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -76,6 +77,15 @@ func auditKey(cfg config.Config, create bool) ([]byte, error) {
 		return nil, nil
 	}
 	return key, err
+}
+
+// openAuditSpool opens the audit spool in the data directory, which each replica has to itself.
+func openAuditSpool(cfg config.Config, log *slog.Logger) (*auditlog.Spool, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	return auditlog.OpenSpool(filepath.Join(cfg.DataDir, auditlog.SpoolFileName),
+		auditlog.SpoolOptions{MaxBytes: cfg.AuditSpoolMax, Logger: log})
 }
 
 // auditSigningKeyPath is the checkpoint signing key file.

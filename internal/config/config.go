@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/limits"
 )
@@ -91,6 +92,8 @@ type Config struct {
 	// AuditSigningKey is the Ed25519 key file (PEM) that signs audit
 	// checkpoints; empty means audit-signing.pem in DataDir.
 	AuditSigningKey string
+	// AuditSpoolMax bounds the audit spool file in DataDir, in bytes.
+	AuditSpoolMax int64
 }
 
 // The values of COBRANCA_LOG_FORMAT.
@@ -135,6 +138,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("auto_migrate", c.AutoMigrate),
 		slog.Bool("audit_key_set", c.AuditKey != ""),
 		slog.String("audit_signing_key", c.AuditSigningKey),
+		slog.Int64("audit_spool_max", c.AuditSpoolMax),
 	)
 }
 
@@ -424,6 +428,14 @@ var variables = []variable{
 	}},
 	{"COBRANCA_AUDIT_SIGNING_KEY", "", "Ed25519 private key file (PEM, PKCS #8) that signs `cobranca audit checkpoint`; created if missing. Default `audit-signing.pem` in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
 		c.AuditSigningKey = v
+		return nil
+	}},
+	{"COBRANCA_AUDIT_SPOOL_MAX", "64MiB", "Bound of the audit spool, the file `audit-spool` in COBRANCA_DATA_DIR that keeps the audit events of low-tier calls answered while the database is down, until it is back (`N`, `NKiB`, `NMiB`, `NGiB`; at least 64KiB). An event is about 600 bytes. Events that do not fit are lost and counted in a gap event.", func(c *Config, v string) error {
+		n, err := parseBytes(v)
+		if err != nil || n < auditlog.MinSpoolMaxBytes {
+			return errors.New("must be a size of at least 64KiB, like 64MiB or 1GiB")
+		}
+		c.AuditSpoolMax = n
 		return nil
 	}},
 }

@@ -19,7 +19,8 @@ func TestLoadDefaults(t *testing.T) {
 	}
 	want := Config{Env: "development", Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, LogLevel: slog.LevelInfo, LogFormat: "auto", DataDir: "./data", MemoryLimit: 40 << 20,
 		MetricsAddr: "127.0.0.1:9090", MaxConns: 1024, MaxConnsPerAddr: 64,
-		RateLimits: limits.DefaultPolicies(), RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true}
+		RateLimits: limits.DefaultPolicies(), RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true,
+		AuditSpoolMax: 64 << 20}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
 	}

@@ -60,7 +60,13 @@ func (a *auditor) RecordCall(ctx context.Context, rec CallRecord) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
 	defer cancel()
-	return a.log.Record(ctx, ev)
+	if len(rec.Contract.SideEffects.Changes) > 0 {
+		// The pipeline fails such a call closed when its event cannot be written now.
+		return a.log.Record(ctx, ev)
+	}
+	// A call that changes nothing is answered whatever happens to its event: while the
+	// store is down the event waits in the spool.
+	return a.log.Keep(ctx, ev)
 }
 
 // RefusalCounter counts requests refused at the HTTP level, by policy.
@@ -102,7 +108,7 @@ func NewEdgeRefusalAuditor(alog *auditlog.Log, logger *slog.Logger, count Refusa
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), auditWriteTimeout)
 		defer cancel()
-		if err := alog.Record(ctx, ev); err != nil {
+		if err := alog.Keep(ctx, ev); err != nil {
 			logger.ErrorContext(ctx, "audit write failed", "request_id", ev.RequestID, "event", ev.Name, "err", err)
 		}
 	}

@@ -52,8 +52,10 @@ type Cluster struct {
 	err  error
 	url  string // superuser URL of the maintenance database
 
-	dir  string    // temporary directory of a cluster we started
-	proc *exec.Cmd // the postmaster we started
+	dir      string              // temporary directory of a cluster we started
+	proc     *exec.Cmd           // the postmaster we started, nil while stopped
+	postgres string              // its binary
+	cred     *syscall.Credential // whom it runs as (nil: us)
 }
 
 // New returns a Cluster that starts on the first call to Database.
@@ -142,18 +144,7 @@ func (c *Cluster) admin(ctx context.Context, sql string) error {
 
 // Close stops the cluster and removes its files, if this Cluster started one.
 func (c *Cluster) Close() {
-	if c.proc != nil && c.proc.Process != nil {
-		// SIGINT is PostgreSQL's fast shutdown: disconnect everyone, stop.
-		_ = c.proc.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { _ = c.proc.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = c.proc.Process.Kill()
-			<-done
-		}
-	}
+	_ = c.stopProc()
 	if c.dir != "" {
 		_ = os.RemoveAll(c.dir)
 	}
@@ -194,28 +185,79 @@ func (c *Cluster) start() error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	logFile, err := os.Create(filepath.Join(dir, "postgres.log"))
+	c.postgres, c.cred = postgres, cred
+	c.url = "postgres://postgres@/postgres?host=" + url.QueryEscape(dir) + "&port=5432&sslmode=disable"
+	return c.launch()
+}
+
+// launch starts the postmaster on the cluster's data directory and waits until it answers.
+func (c *Cluster) launch() error {
+	logFile, err := os.OpenFile(filepath.Join(c.dir, "postgres.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
 	// Unix socket only; durability off: the cluster lives as long as the test binary.
-	c.proc = exec.Command(postgres, "-D", data, "-k", dir, "-p", "5432",
+	c.proc = exec.Command(c.postgres, "-D", filepath.Join(c.dir, "data"), "-k", c.dir, "-p", "5432",
 		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "shared_buffers=64MB")
-	c.proc.Dir = dir
+	c.proc.Dir = c.dir
 	c.proc.Stdout, c.proc.Stderr = logFile, logFile
 	// Pdeathsig: should the test binary die, the postmaster does an immediate shutdown.
-	c.proc.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT}
+	c.proc.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGQUIT}
 	if err := c.proc.Start(); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	c.url = "postgres://postgres@/postgres?host=" + url.QueryEscape(dir) + "&port=5432&sslmode=disable"
 	if err := c.waitReady(60 * time.Second); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
+		log, _ := os.ReadFile(filepath.Join(c.dir, "postgres.log"))
 		return fmt.Errorf("%w\n%s", err, log)
 	}
 	return nil
+}
+
+// Stop shuts the server down (fast shutdown: every client is disconnected) and keeps its
+// files, so that a test sees its database go away; Start brings it back. Only for a Cluster
+// of the test's own (pgtest.New() in the test): stopping the binary's shared cluster would
+// break the tests running beside it. A server named by COBRANCA_TEST_DATABASE_URL cannot be
+// stopped: the test is skipped there (CI starts its own cluster, where it runs).
+func (c *Cluster) Stop(t testing.TB) {
+	t.Helper()
+	c.ensure(t)
+	if c.proc == nil {
+		t.Skip("pgtest: the server named by COBRANCA_TEST_DATABASE_URL cannot be stopped")
+	}
+	if err := c.stopProc(); err != nil {
+		t.Fatalf("pgtest: stop: %v", err)
+	}
+}
+
+// Start starts the server Stop stopped, on the same files, and waits until it answers.
+func (c *Cluster) Start(t testing.TB) {
+	t.Helper()
+	if err := c.launch(); err != nil {
+		t.Fatalf("pgtest: start: %v", err)
+	}
+}
+
+func (c *Cluster) stopProc() error {
+	if c.proc == nil || c.proc.Process == nil {
+		return nil
+	}
+	defer func() { c.proc = nil }()
+	// SIGINT is PostgreSQL's fast shutdown: disconnect everyone, stop.
+	if err := c.proc.Process.Signal(syscall.SIGINT); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { _ = c.proc.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(30 * time.Second):
+		_ = c.proc.Process.Kill()
+		<-done
+		return errors.New("postgres did not stop within 30 s: killed")
+	}
 }
 
 func (c *Cluster) waitReady(timeout time.Duration) error {

@@ -40,3 +40,35 @@ func TestDatabasesAreSeparate(t *testing.T) {
 		t.Errorf("table created in database A is visible in database B")
 	}
 }
+
+// TestStopStart: a cluster of the test's own can be stopped, refusing connections, and
+// started again with its data.
+func TestStopStart(t *testing.T) {
+	ctx := context.Background()
+	own := pgtest.New()
+	t.Cleanup(own.Close)
+	url := own.Database(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE TABLE kept (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+
+	own.Stop(t)
+	if conn, err := pgx.Connect(ctx, url); err == nil {
+		conn.Close(ctx)
+		t.Fatal("Connect() to a stopped cluster succeeded")
+	}
+	own.Start(t)
+	conn, err = pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("Connect() after Start: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "INSERT INTO kept VALUES (1)"); err != nil {
+		t.Errorf("the table made before Stop: %v", err)
+	}
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/pgtest"
+)
+
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestServeKeepsEventsWhileDatabaseDown runs `cobranca serve` on PostgreSQL, stops the
+// database mid-test and starts it again: the analyze_portfolio calls made while it is down are
+// answered, their events wait in the data directory's spool, and once the database is back
+// they are in the chain, in the order of the calls, and `audit verify` says OK.
+func TestServeKeepsEventsWhileDatabaseDown(t *testing.T) {
+	own := pgtest.New() // stopped below: not shared with other tests
+	t.Cleanup(own.Close)
+	dbURL := own.Database(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_DATABASE_URL=" + dbURL}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var serveLog lockedBuffer
+	served := make(chan error, 1)
+	go func() { served <- run(ctx, []string{"serve"}, environ, nil, &serveLog, &serveLog) }()
+	waitHealthy(t, "http://"+addr+"/healthz", served)
+
+	var tok bytes.Buffer
+	if err := run(ctx, []string{"token", "--sub", "alice", "--scope", "collections:read", "--agent", "ledger-copilot"}, environ, nil, &tok, &tok); err != nil {
+		t.Fatalf("token: %v: %s", err, tok.String())
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer(strings.TrimSpace(tok.String()))}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	call := func(when string) {
+		t.Helper()
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "collections.analyze_portfolio", Arguments: map[string]any{
+			"asOf":     "2026-11-29",
+			"invoices": []any{map[string]any{"id": "inv-1", "customerId": "c-1", "customerName": "Ana Ltda", "dueDate": "2026-11-01", "amountCents": 150000, "status": "open", "doNotContact": false}},
+		}})
+		if err != nil || res.IsError {
+			t.Fatalf("call %s = %v, %v; want it answered", when, res, err)
+		}
+	}
+
+	call("with the database up")
+	call("with the database up")
+	own.Stop(t)
+	for range 3 {
+		call("with the database down")
+	}
+	spool := filepath.Join(dir, auditlog.SpoolFileName)
+	if st, err := os.Stat(spool); err != nil || st.Size() == 0 || st.Mode().Perm() != 0o600 {
+		t.Fatalf("spool after 3 calls with the database down: %v, %v; want a non-empty 0600 file", st, err)
+	}
+	own.Start(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := os.Stat(spool)
+		if err == nil && st.Size() == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the spool is not empty 30 s after the database came back (%v, %v); log:\n%s", st, err, serveLog.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	call("with the database back")
+	sess.Close()
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("serve: %v\n%s", err, serveLog.String())
+	}
+	if strings.Contains(serveLog.String(), "Ana Ltda") {
+		t.Error("the server log holds a customer name")
+	}
+
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"audit", "verify"}, environ, nil, &out, &out); err != nil ||
+		!regexp.MustCompile(`^OK 6 events, head 6 [0-9a-f]{64}\n$`).MatchString(out.String()) {
+		t.Fatalf("audit verify = %q, %v; want OK 6 events", out.String(), err)
+	}
+	l, closeDB, err := openAuditLog(context.Background(), mustConfig(t, environ), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeDB()
+	evs, err := l.Events(context.Background(), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ev := range evs {
+		if ev.Name != "collections.portfolio.analyzed" || ev.Outcome != auditlog.Allowed || ev.Subject != "alice" {
+			t.Errorf("event %d = %+v, want an allowed analyze by alice", i+1, ev)
+		}
+		if i > 0 && ev.ServerTime.Before(evs[i-1].ServerTime) {
+			t.Errorf("event %d was made at %v, before event %d (%v): not in the order of the calls", i+1, ev.ServerTime, i, evs[i-1].ServerTime)
+		}
+	}
+	// The three spooled events were written after they were made; the others at once.
+	late := 0
+	for _, ev := range evs {
+		if ev.Time.Sub(ev.ServerTime) > 500*time.Millisecond {
+			late++
+		}
+	}
+	if late != 3 {
+		t.Errorf("%d events written well after they were made, want the 3 spooled ones", late)
+	}
+}
+
+func waitHealthy(t *testing.T, url string, served <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case err := <-served:
+			t.Fatalf("serve stopped: %v", err)
+		default:
+		}
+		if res, err := http.Get(url); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(fmt.Errorf("%s not healthy after 30 s", url))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// lockedBuffer is a log the server writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func mustConfig(t *testing.T, environ []string) config.Config {
+	t.Helper()
+	cfg, err := config.Load(environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}

@@ -1,0 +1,332 @@
+package auditlog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/pgtest"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/postgres"
+	"github.com/cobranca/cobranca/internal/store/storetest"
+)
+
+func openSpool(t *testing.T, path string, opts SpoolOptions) *Spool {
+	t.Helper()
+	s, err := OpenSpool(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func spoolLog(t *testing.T, db store.DB, s *Spool) *Log {
+	t.Helper()
+	l, err := New(db, testKey, Options{Spool: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// requestIDs lists the sealed events' request ids (the event name for a gap event), in
+// chain order, after verifying the chain and the MACs.
+func requestIDs(t *testing.T, l *Log) ([]string, []Event) {
+	t.Helper()
+	ctx := context.Background()
+	rep, err := l.Verify(ctx)
+	if err != nil || rep.Problem != nil || !rep.MACsChecked {
+		t.Fatalf("Verify() = %v, %v; want OK", rep, err)
+	}
+	evs, err := l.Events(ctx, 0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, ev := range evs {
+		if ev.Name == LostEvent {
+			ids = append(ids, LostEvent)
+			continue
+		}
+		ids = append(ids, ev.RequestID)
+	}
+	return ids, evs
+}
+
+// TestSpoolWhileStoreDown: with PostgreSQL stopped mid-test, low-tier events are answered
+// (Keep returns nil) and kept in the spool; once the spool is full the rest are counted; when
+// PostgreSQL is back, RunSpool appends them in order, then a gap event with the count and the
+// times of the first and last lost, and the chain verifies.
+func TestSpoolWhileStoreDown(t *testing.T) {
+	ctx := context.Background()
+	own := pgtest.New() // stopped below: not the shared cluster
+	t.Cleanup(own.Close)
+	db, err := postgres.Open(ctx, own.Database(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := openSpool(t, filepath.Join(t.TempDir(), SpoolFileName), SpoolOptions{MaxBytes: MinSpoolMaxBytes})
+	l := spoolLog(t, db, s)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); l.RunSpool(runCtx, 50*time.Millisecond) }()
+	defer func() { stop(); <-done }()
+
+	var want []string
+	keep := func(i int) error {
+		ev := sampleEvent(i)
+		err := l.Keep(ctx, ev)
+		if err == nil {
+			want = append(want, ev.RequestID)
+		}
+		return err
+	}
+	for i := range 2 {
+		if err := keep(i); err != nil {
+			t.Fatalf("Keep() with the store up = %v", err)
+		}
+	}
+	if s.Len() != 0 {
+		t.Fatalf("spool holds %d records with the store up, want 0", s.Len())
+	}
+
+	own.Stop(t)
+	for i := 2; i < 5; i++ {
+		if err := keep(i); err != nil {
+			t.Fatalf("Keep() with the store down = %v, want the event spooled", err)
+		}
+	}
+	if s.Len() != 3 {
+		t.Fatalf("spool holds %d records, want 3", s.Len())
+	}
+	// Fill the spool, then lose 5 more.
+	i := 5
+	for ; ; i++ {
+		if err := keep(i); err != nil {
+			if !errors.Is(err, ErrSpoolFull) {
+				t.Fatalf("Keep() = %v, want ErrSpoolFull once full", err)
+			}
+			break
+		}
+	}
+	firstLost := time.Now()
+	lost := 1
+	for range 5 {
+		i++
+		if err := keep(i); !errors.Is(err, ErrSpoolFull) {
+			t.Fatalf("Keep() on a full spool = %v, want ErrSpoolFull", err)
+		}
+		lost++
+	}
+	lastLost := time.Now()
+	want = append(want, LostEvent)
+	t.Logf("%d events spooled, %d lost", s.Len(), lost)
+
+	own.Start(t)
+	deadline := time.Now().Add(20 * time.Second)
+	for s.Len() > 0 || s.hasLost() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the spool still holds %d records 20 s after the store came back", s.Len())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	i++
+	if err := keep(i); err != nil {
+		t.Fatalf("Keep() after the store came back = %v", err)
+	}
+	if s.Len() != 0 {
+		t.Errorf("spool holds %d records with the store back, want 0", s.Len())
+	}
+	if _, err := l.Seal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, evs := requestIDs(t, l)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events in the chain:\n%v\nwant, in the order they happened:\n%v", got, want)
+	}
+	var gap Event
+	for _, ev := range evs {
+		if ev.Name == LostEvent {
+			gap = ev
+		}
+	}
+	first, last := time.UnixMicro(gap.Details["firstLostUnixMicros"]), time.UnixMicro(gap.Details["lastLostUnixMicros"])
+	if gap.Details["lostCount"] != int64(lost) || gap.Outcome != Failed || gap.FailureCode != "audit_spool_full" ||
+		first.After(last) || first.After(firstLost) || last.Before(lastLost.Add(-time.Second)) || last.After(lastLost) {
+		t.Errorf("gap event = %+v; want %d lost, first before %v, last up to %v", gap, lost, firstLost, lastLost)
+	}
+}
+
+// TestSpoolTornTail: a spool whose last record a crash cut short or damaged is opened with
+// that record dropped and logged, and the whole records before it are appended.
+func TestSpoolTornTail(t *testing.T) {
+	tests := []struct {
+		name string
+		tear func(b []byte, last int) []byte // the file and the offset of its last record
+		kept int
+	}{
+		{"cut short", func(b []byte, last int) []byte { return b[:len(b)-7] }, 2},
+		{"header cut short", func(b []byte, last int) []byte { return b[:last+5] }, 2},
+		{"checksum mismatch", func(b []byte, last int) []byte { b[len(b)-3] ^= 0x20; return b }, 2},
+		{"zero length", func(b []byte, last int) []byte { return append(b, 0, 0, 0, 0, 0, 0, 0, 0) }, 3},
+		{"garbage appended", func(b []byte, last int) []byte { return append(b, "\x00\x00\x01\x00garbage"...) }, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := storetest.SQLite(t)
+			path := filepath.Join(t.TempDir(), SpoolFileName)
+			// The operator made the file, with a looser mode: the spool makes it 0600.
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := OpenSpool(path, SpoolOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := spoolLog(t, db, s)
+			last := 0
+			for i := range 3 {
+				st, _ := os.Stat(path)
+				last = int(st.Size())
+				r, err := l.stamp(sampleEvent(i), time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.add(&r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, tt.tear(b, last), 0o600); err != nil {
+				t.Fatal(err)
+			}
+
+			var logs bytes.Buffer
+			s = openSpool(t, path, SpoolOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if s.Len() != tt.kept {
+				t.Errorf("Len() = %d after reopening, want %d", s.Len(), tt.kept)
+			}
+			if !strings.Contains(logs.String(), "torn or damaged record dropped") {
+				t.Errorf("no log line about the torn record; logs: %s", logs.String())
+			}
+			if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+				t.Errorf("spool file mode = %v, %v; want 0600", st.Mode().Perm(), err)
+			}
+			l = spoolLog(t, db, s)
+			// A record added now follows the kept ones, not the dropped bytes.
+			r, err := l.stamp(sampleEvent(9), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.add(&r); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := l.drainSpool(ctx); err != nil || n != tt.kept+1 {
+				t.Fatalf("drainSpool() = %d, %v; want %d", n, err, tt.kept+1)
+			}
+			got, _ := requestIDs(t, l)
+			want := append([]string{"req-000000", "req-000001", "req-000002"}[:tt.kept], "req-000009")
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("events = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestSpoolReplayAfterCrash: a crash after the store committed a batch but before the spool
+// was truncated appends it again on the next start; the nonces make that a no-op, for events
+// and for the gap event alike.
+func TestSpoolReplayAfterCrash(t *testing.T) {
+	eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
+		ctx := context.Background()
+		path := filepath.Join(t.TempDir(), SpoolFileName)
+		s := openSpool(t, path, SpoolOptions{})
+		l := spoolLog(t, db, s)
+		for i := range 3 {
+			r, err := l.stamp(sampleEvent(i), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.add(&r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.mu.Lock()
+		s.full = true // as if the bound had been reached
+		s.mu.Unlock()
+		for i := 3; i < 5; i++ {
+			r, _ := l.stamp(sampleEvent(i), time.Now())
+			if err := s.add(&r); !errors.Is(err, ErrSpoolFull) {
+				t.Fatalf("add() to a full spool = %v", err)
+			}
+		}
+		s.mu.Lock()
+		err := s.flushLostLocked()
+		s.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := l.drainSpool(ctx); err != nil || n != 4 {
+			t.Fatalf("drainSpool() = %d, %v; want 3 events and a gap", n, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, before, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s = openSpool(t, path, SpoolOptions{})
+		l = spoolLog(t, db, s)
+		if _, err := l.drainSpool(ctx); err != nil || s.Len() != 0 {
+			t.Fatalf("drainSpool() again = %v, %d left", err, s.Len())
+		}
+		if _, err := l.Seal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, evs := requestIDs(t, l)
+		if want := []string{"req-000000", "req-000001", "req-000002", LostEvent}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("events after the replay = %v, want %v (once each)", got, want)
+		}
+		if n := evs[len(evs)-1].Details["lostCount"]; n != 2 {
+			t.Errorf("gap event lostCount = %d, want 2", n)
+		}
+	})
+}
+
+// TestSpoolIsExclusive: two processes sharing a data directory would interleave their spools.
+func TestSpoolIsExclusive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), SpoolFileName)
+	openSpool(t, path, SpoolOptions{})
+	if s, err := OpenSpool(path, SpoolOptions{}); err == nil || !strings.Contains(err.Error(), "in use by another process") {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("second OpenSpool() = %v, want it refused", err)
+	}
+	if _, err := OpenSpool(filepath.Join(t.TempDir(), "s"), SpoolOptions{MaxBytes: 1000}); err == nil {
+		t.Error("OpenSpool() with a 1000-byte bound succeeded")
+	}
+}
