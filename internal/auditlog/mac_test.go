@@ -16,9 +16,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for goose
 	"github.com/pressly/goose/v3"
 
-	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/store"
-	"github.com/cobranca/cobranca/internal/store/postgres"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/cobranca/cobranca/migrations"
 )
@@ -109,14 +107,9 @@ func TestMACDetectsForgery(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
 				ctx := context.Background()
-				l := newLog(t, db)
-				appendN(t, l, 10)
-				rep, err := l.Verify(ctx)
-				if err != nil || rep.Problem != nil || rep.Count != 10 || !rep.MACsChecked || rep.Unauthenticated != 0 {
-					t.Fatalf("Verify() of legitimate events = %+v, %v; want 10 authenticated events", rep, err)
-				}
+				l := verifiedLog(t, db, 10)
 				tt.do(t, l, db)
-				rep, err = l.Verify(ctx)
+				rep, err := l.Verify(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -132,6 +125,18 @@ func TestMACDetectsForgery(t *testing.T) {
 			})
 		})
 	}
+}
+
+// verifiedLog is a log of n legitimate events that verify, MACs included.
+func verifiedLog(t *testing.T, db store.DB, n int) *Log {
+	t.Helper()
+	l := newLog(t, db)
+	appendN(t, l, n)
+	rep, err := l.Verify(context.Background())
+	if err != nil || rep.Problem != nil || rep.Count != int64(n) || !rep.MACsChecked || rep.Unauthenticated != 0 {
+		t.Fatalf("Verify() of legitimate events = %+v, %v; want %d authenticated events", rep, err, n)
+	}
+	return l
 }
 
 func mustLog(t *testing.T, db store.DB, key []byte) *Log {
@@ -201,33 +206,6 @@ func TestMACForgedByAppRole(t *testing.T) {
 	if err := insertRaw(ctx, app, store.Postgres, "no-mac", time.Now().UnixMicro(), nil, nil); !errors.As(err, &pe) || pe.Code != "23514" {
 		t.Errorf("MAC-less INSERT as the app role = %v, want a check violation", err)
 	}
-}
-
-// appRoleDB returns a migrated PostgreSQL database opened as a member of cobranca_app.
-func appRoleDB(t *testing.T) *postgres.DB {
-	t.Helper()
-	ctx := context.Background()
-	pg.Exec(t, `DO $$ BEGIN CREATE ROLE cobranca_app NOLOGIN;
-EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
-	login := "cobranca_test_app_" + pgtest.RandomName()
-	password := pgtest.RandomName()
-	pg.Exec(t, "CREATE ROLE "+login+" LOGIN PASSWORD '"+password+"' IN ROLE cobranca_app")
-	t.Cleanup(func() { pg.Exec(t, "DROP ROLE IF EXISTS "+login) })
-	ownerURL := pg.Database(t)
-	owner, err := postgres.Open(ctx, ownerURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { owner.Close() })
-	if _, err := owner.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	app, err := postgres.Open(ctx, pgtest.WithUser(t, ownerURL, login, password), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { app.Close() })
-	return app
 }
 
 // TestEventsBeforeMACs: events written before migration 00020 have no MAC. Verify reports

@@ -46,29 +46,7 @@ func TestAppendOnlyForEveryone(t *testing.T) {
 // transaction id.
 func TestAppRole(t *testing.T) {
 	ctx := context.Background()
-	pg.Exec(t, `DO $$ BEGIN CREATE ROLE cobranca_app NOLOGIN;
-EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
-	login := "cobranca_test_app_" + pgtest.RandomName()
-	password := pgtest.RandomName()
-	pg.Exec(t, "CREATE ROLE "+login+" LOGIN PASSWORD '"+password+"' IN ROLE cobranca_app")
-	t.Cleanup(func() { pg.Exec(t, "DROP ROLE IF EXISTS "+login) })
-
-	ownerURL := pg.Database(t)
-	owner, err := postgres.Open(ctx, ownerURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer owner.Close()
-	if _, err := owner.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	app, err := postgres.Open(ctx, pgtest.WithUser(t, ownerURL, login, password), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer app.Close()
-	t.Cleanup(func() { owner.Pool().Exec(ctx, "DROP OWNED BY "+login) })
-
+	app := appRoleDB(t)
 	if err := app.Ready(ctx); err != nil {
 		t.Fatalf("Ready() as the app role = %v", err)
 	}
@@ -96,6 +74,36 @@ EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
 	if rep, err := l.Verify(ctx); err != nil || rep.Problem != nil || rep.Count != 3 {
 		t.Errorf("Verify() after the refused statements = %v, %v; want OK with 3", rep, err)
 	}
+}
+
+// appRoleDB returns a database migrated by its owner and opened as a member of cobranca_app,
+// the serving role.
+func appRoleDB(t *testing.T) *postgres.DB {
+	t.Helper()
+	ctx := context.Background()
+	pg.Exec(t, `DO $$ BEGIN CREATE ROLE cobranca_app NOLOGIN;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
+	login := "cobranca_test_app_" + pgtest.RandomName()
+	password := pgtest.RandomName()
+	pg.Exec(t, "CREATE ROLE "+login+" LOGIN PASSWORD '"+password+"' IN ROLE cobranca_app")
+	t.Cleanup(func() { pg.Exec(t, "DROP ROLE IF EXISTS "+login) })
+
+	ownerURL := pg.Database(t)
+	owner, err := postgres.Open(ctx, ownerURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { owner.Close() })
+	if _, err := owner.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	app, err := postgres.Open(ctx, pgtest.WithUser(t, ownerURL, login, password), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { app.Close() })
+	t.Cleanup(func() { owner.Pool().Exec(ctx, "DROP OWNED BY "+login) })
+	return app
 }
 
 // refused reports whether err is a refusal: insufficient_privilege on PostgreSQL (a missing

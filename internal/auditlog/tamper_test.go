@@ -137,11 +137,7 @@ func TestTamperDetected(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
 				ctx := context.Background()
-				l := newLog(t, db)
-				appendN(t, l, 10)
-				if rep, err := l.Verify(ctx); err != nil || rep.Problem != nil {
-					t.Fatalf("Verify() before tampering = %v, %v", rep, err)
-				}
+				l := verifiedLog(t, db, 10)
 				if tt.forge > 0 {
 					forge(t, l, db, tt.forge)
 				}

@@ -419,7 +419,7 @@ var variables = []variable{
 		c.AutoMigrate = b
 		return nil
 	}},
-	{"COBRANCA_AUDIT_KEY", "", "Secret key (at least 32 bytes) of the audit log's HMAC digests of arguments and results. Required in production; development generates one in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
+	{"COBRANCA_AUDIT_KEY", "", "Secret key (at least 32 bytes) of the audit log's HMAC digests of arguments and results and, through a derived key, of every event's MAC (`cobranca audit verify` needs it). Required in production; development generates one in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
 		if len(v) < 32 {
 			return errors.New("must be at least 32 bytes")
 		}
