@@ -22,15 +22,16 @@ func chainHash(seq int64, ev *Event, prev []byte) [32]byte {
 	b = append(b, "cobranca.audit.v1\x00"...)
 	b = binary.BigEndian.AppendUint64(b, uint64(seq))
 	b = binary.BigEndian.AppendUint64(b, uint64(ev.Time.UnixMicro()))
-	b = appendContent(b, ev)
+	b = appendContent(b, ev, detailsJSON(ev.Details))
 	b = appendString(b, string(prev))
 	return sha256.Sum256(b)
 }
 
 // appendContent appends the canonical encoding of an event's content, shared by the chain
 // hash and the MAC: every field in a fixed order, strings length-prefixed, the duration in
-// microseconds fixed-width big-endian, the details as canonical JSON.
-func appendContent(b []byte, ev *Event) []byte {
+// microseconds fixed-width big-endian, the details as canonical JSON (detailsJSON, which the
+// caller may have at hand).
+func appendContent(b []byte, ev *Event, details string) []byte {
 	for _, s := range []string{
 		ev.Name, ev.Tool, ev.Risk, ev.Subject, ev.Actor, ev.ClientID, ev.ACR, ev.RequestID,
 		string(ev.Outcome), ev.FailureCode, ev.ArgsDigest, ev.ResultDigest,
@@ -38,7 +39,7 @@ func appendContent(b []byte, ev *Event) []byte {
 		b = appendString(b, s)
 	}
 	b = binary.BigEndian.AppendUint64(b, uint64(ev.Duration/time.Microsecond))
-	return appendString(b, detailsJSON(ev.Details))
+	return appendString(b, details)
 }
 
 func appendString(b []byte, s string) []byte {

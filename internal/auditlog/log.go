@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,7 @@ type Log struct {
 	kick   chan struct{}
 	// macKey authenticates events (deriveMACKey); nil in a Log that only verifies the chain.
 	macKey []byte
+	macs   sync.Pool // *macState under macKey
 	// spool keeps low-tier events while the store is down (Keep); nil: none.
 	spool *Spool
 

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"time"
 )
 
@@ -35,19 +36,19 @@ func deriveMACKey(key []byte) ([]byte, error) {
 // record is an event ready to be written: stamped with the server's time, a fresh nonce and
 // the MAC over both and the content.
 type record struct {
-	ev    Event
-	nonce []byte
-	mac   []byte
+	ev      Event
+	details string // detailsJSON(ev.Details)
+	nonce   []byte
+	mac     []byte
 }
 
 // stamp validates ev and makes it a record made at time at, with a fresh nonce, under the
 // log's MAC key.
 func (l *Log) stamp(ev Event, at time.Time) (record, error) {
-	nonce := make([]byte, nonceLen)
-	rand.Read(nonce)
-	return l.stampNonce(ev, at, nonce)
+	return l.stampNonce(ev, at, nil)
 }
 
+// stampNonce is stamp with the given nonce, or a fresh one when nonce is nil.
 func (l *Log) stampNonce(ev Event, at time.Time, nonce []byte) (record, error) {
 	if l.macKey == nil {
 		return record{}, ErrNoKey
@@ -57,23 +58,40 @@ func (l *Log) stampNonce(ev Event, at time.Time, nonce []byte) (record, error) {
 	}
 	ev.Seq, ev.Time = 0, time.Time{}
 	ev.ServerTime = time.UnixMicro(at.UnixMicro()).UTC()
-	m := eventMAC(l.macKey, nonce, &ev)
-	return record{ev: ev, nonce: nonce, mac: m[:]}, nil
+	b := make([]byte, nonceLen+macLen) // one allocation for both
+	if nonce == nil {
+		rand.Read(b[:nonceLen])
+	} else {
+		copy(b, nonce)
+	}
+	r := record{ev: ev, details: detailsJSON(ev.Details), nonce: b[:nonceLen:nonceLen]}
+	r.mac = l.eventMAC(b[nonceLen:nonceLen], r.nonce, &r.ev, r.details)
+	return r, nil
 }
 
-// eventMAC is HMAC-SHA256 under the MAC key over a domain tag, the nonce, the server time in
-// Unix microseconds and the event's content (appendContent): everything about the event the
-// server decides. The id, transaction and database time are the database's, and the hash
-// chain covers them.
-func eventMAC(key, nonce []byte, ev *Event) [macLen]byte {
-	b := make([]byte, 0, 512)
-	b = append(b, "cobranca.audit.mac.v1\x00"...)
+// macState is a keyed HMAC and a buffer, reused through Log.macs: the MAC is on every append.
+type macState struct {
+	h   hash.Hash
+	buf []byte
+}
+
+// eventMAC appends to dst the HMAC-SHA256 under the MAC key over a domain tag, the nonce, the
+// server time in Unix microseconds and the event's content (appendContent, details being its
+// detailsJSON): everything about the event the server decides. The id, transaction and
+// database time are the database's, and the hash chain covers them.
+func (l *Log) eventMAC(dst, nonce []byte, ev *Event, details string) []byte {
+	st, _ := l.macs.Get().(*macState)
+	if st == nil {
+		st = &macState{h: hmac.New(sha256.New, l.macKey), buf: make([]byte, 0, 512)}
+	}
+	b := append(st.buf[:0], "cobranca.audit.mac.v1\x00"...)
 	b = appendString(b, string(nonce))
 	b = binary.BigEndian.AppendUint64(b, uint64(ev.ServerTime.UnixMicro()))
-	b = appendContent(b, ev)
-	m := hmac.New(sha256.New, key)
-	m.Write(b)
-	var out [macLen]byte
-	m.Sum(out[:0])
-	return out
+	b = appendContent(b, ev, details)
+	st.h.Reset()
+	st.h.Write(b)
+	dst = st.h.Sum(dst)
+	st.buf = b
+	l.macs.Put(st)
+	return dst
 }

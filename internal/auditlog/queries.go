@@ -79,7 +79,7 @@ func insertArgs(args []any, r *record, d store.Dialect, nowUS int64) []any {
 	args = append(args,
 		ev.Name, ev.Tool, ev.Risk, ev.Subject, ev.Actor, ev.ClientID, ev.ACR, ev.RequestID,
 		string(ev.Outcome), ev.FailureCode, ev.ArgsDigest, ev.ResultDigest,
-		ev.Duration.Microseconds(), detailsJSON(ev.Details), ev.ServerTime.UnixMicro(), r.nonce, r.mac)
+		ev.Duration.Microseconds(), r.details, ev.ServerTime.UnixMicro(), r.nonce, r.mac)
 	if d == store.SQLite {
 		args = append(args, nowUS)
 	}

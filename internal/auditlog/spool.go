@@ -511,7 +511,7 @@ func (l *Log) spooledRecords(entries []spoolEntry) ([]record, error) {
 	for i := 0; i < len(entries); i++ {
 		e := entries[i]
 		if e.Event != nil {
-			recs = append(recs, record{ev: *e.Event, nonce: e.Nonce, mac: e.MAC})
+			recs = append(recs, record{ev: *e.Event, details: detailsJSON(e.Event.Details), nonce: e.Nonce, mac: e.MAC})
 			continue
 		}
 		run := *e.Lost

@@ -330,3 +330,28 @@ func TestSpoolIsExclusive(t *testing.T) {
 		t.Error("OpenSpool() with a 1000-byte bound succeeded")
 	}
 }
+
+// TestSpoolDrainAsAppRole: the serving role can append the spool, also a batch it appended
+// before (ON CONFLICT needs no privilege beyond INSERT).
+func TestSpoolDrainAsAppRole(t *testing.T) {
+	ctx := context.Background()
+	app := appRoleDB(t)
+	s := openSpool(t, filepath.Join(t.TempDir(), SpoolFileName), SpoolOptions{})
+	l := spoolLog(t, app, s)
+	r, err := l.stamp(sampleEvent(1), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.add(&r); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := l.drainSpool(ctx); err != nil || n != 1 {
+		t.Fatalf("drainSpool() as the app role = %d, %v", n, err)
+	}
+	if _, err := app.Exec(ctx, insertSQL(store.Postgres, 1, true), insertArgs(nil, &r, store.Postgres, 0)...); err != nil {
+		t.Errorf("appending the same event again as the app role = %v, want it skipped", err)
+	}
+	if got, _ := requestIDs(t, l); fmt.Sprint(got) != "[req-000001]" {
+		t.Errorf("events = %v, want the one event once", got)
+	}
+}

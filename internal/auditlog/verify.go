@@ -216,7 +216,7 @@ func (l *Log) checkMAC(k link, authenticated int64) *Problem {
 		}
 		return nil
 	}
-	if want := eventMAC(l.macKey, k.nonce, &k.ev); !hmac.Equal(want[:], k.mac) {
+	if want := l.eventMAC(nil, k.nonce, &k.ev, detailsJSON(k.ev.Details)); !hmac.Equal(want, k.mac) {
 		return &Problem{Seq: k.seq, Kind: Forged, Detail: "MAC mismatch: not written by this server (or the audit key is not the server's)"}
 	}
 	return nil
