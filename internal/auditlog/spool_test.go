@@ -156,6 +156,10 @@ func TestSpoolWhileStoreDown(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("events in the chain:\n%v\nwant, in the order they happened:\n%v", got, want)
 	}
+	rep, err := l.Verify(ctx)
+	if wantOK := fmt.Sprintf(", %d lost to a full spool (see the audit.events.lost events)", lost); err != nil || rep.Lost != int64(lost) || !strings.HasSuffix(rep.String(), wantOK) {
+		t.Errorf("Verify() = %q, %v; want it to end with %q", rep, err, wantOK)
+	}
 	var gap Event
 	for _, ev := range evs {
 		if ev.Name == LostEvent {

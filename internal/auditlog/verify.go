@@ -54,6 +54,8 @@ type Report struct {
 	// Unauthenticated counts the verified events written before events carried a MAC
 	// (migration 00020): the chain covers them, nothing proves the server wrote them.
 	Unauthenticated int64
+	// Lost is how many events the gap events in the chain (LostEvent) say a full spool lost.
+	Lost int64
 }
 
 // Head is a position in the chain.
@@ -72,6 +74,9 @@ func (r Report) String() string {
 	s := fmt.Sprintf("OK %d events, head %d %s", r.Count, r.Head.Seq, hex.EncodeToString(r.Head.Hash))
 	if r.Unauthenticated > 0 {
 		s += fmt.Sprintf(", %d unauthenticated (written before MACs)", r.Unauthenticated)
+	}
+	if r.Lost > 0 {
+		s += fmt.Sprintf(", %d lost to a full spool (see the %s events)", r.Lost, LostEvent)
 	}
 	if !r.MACsChecked {
 		s += "; MACs NOT checked: no audit key"
@@ -169,6 +174,9 @@ func (l *Log) Verify(ctx context.Context, checkpoints ...Checkpoint) (Report, er
 		if h, ok := want[k.seq]; ok && !bytes.Equal(h, k.hash) {
 			rep.Problem = &Problem{Seq: k.seq, Kind: Rebuilt, Detail: fmt.Sprintf("hash %x differs from the signed checkpoint's %x: the chain was recomputed", k.hash, h)}
 			return rep, nil
+		}
+		if k.ev.Name == LostEvent {
+			rep.Lost += k.ev.Details["lostCount"]
 		}
 		before = rep.Head.Hash
 		rep.Count++
