@@ -484,17 +484,11 @@ func (l *Log) drainSpool(ctx context.Context) (int, error) {
 		if err != nil {
 			return total, err
 		}
-		d := l.db.Dialect()
-		args := make([]any, 0, (insertCount+1)*len(recs))
-		now := l.now().UnixMicro()
-		for i := range recs {
-			args = insertArgs(args, &recs[i], d, now)
-		}
 		wctx, cancel := context.WithTimeout(ctx, drainTimeout)
-		_, err = l.db.Exec(wctx, insertSQL(d, len(recs), true), args...)
+		err = l.insertRecords(wctx, recs, true)
 		cancel()
 		if err != nil {
-			return total, fmt.Errorf("audit spool: append %d events: %w", len(recs), err)
+			return total, fmt.Errorf("audit spool: %w", err)
 		}
 		if err := s.consume(size, len(entries)); err != nil {
 			return total, err

@@ -81,14 +81,24 @@ func (l *Log) writeBatch(ctx context.Context, batch []pending) error {
 	if len(batch) == 1 {
 		return l.write(ctx, l.db, &batch[0].rec)
 	}
-	d := l.db.Dialect()
-	args := make([]any, 0, (insertCount+1)*len(batch))
-	now := l.now().UnixMicro()
+	recs := make([]record, len(batch))
 	for i := range batch {
-		args = insertArgs(args, &batch[i].rec, d, now)
+		recs[i] = batch[i].rec
 	}
-	if _, err := l.db.Exec(ctx, insertSQL(d, len(batch), false), args...); err != nil {
-		return fmt.Errorf("audit append (%d events): %w", len(batch), err)
+	return l.insertRecords(ctx, recs, false)
+}
+
+// insertRecords writes recs with one multi-row INSERT; with skipKnown, those whose nonce is
+// already in the table are skipped.
+func (l *Log) insertRecords(ctx context.Context, recs []record, skipKnown bool) error {
+	d := l.db.Dialect()
+	args := make([]any, 0, (insertCount+1)*len(recs))
+	now := l.now().UnixMicro()
+	for i := range recs {
+		args = insertArgs(args, &recs[i], d, now)
+	}
+	if _, err := l.db.Exec(ctx, insertSQL(d, len(recs), skipKnown), args...); err != nil {
+		return fmt.Errorf("audit append (%d events): %w", len(recs), err)
 	}
 	return nil
 }
