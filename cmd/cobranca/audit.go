@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -116,7 +117,10 @@ func auditCheckpoint(ctx context.Context, e env, fs *flagSet, args []string) err
 	if err != nil {
 		return err
 	}
-	auditKey, err := auditKey(cfg, false)
+	// Like the signing key above, in development the audit key is the data directory's,
+	// made if missing: a key made now authenticates no event, so a chain holding events
+	// the server authenticated with another key is refused, never signed.
+	auditKey, err := auditKey(cfg, true)
 	if err != nil {
 		return err
 	}

@@ -139,6 +139,7 @@ VALUES ('collections.portfolio.analyzed', 'allowed', 1, 1, randomblob(16), rando
 		t.Fatal(err)
 	}
 	out, err = cli("audit", "verify")
+	var ee exitError
 	if !errors.As(err, &ee) || int(ee) != 1 || out != "FAIL seq 6: forged: MAC mismatch: not written by this server (or the audit key is not the server's)\n" {
 		t.Errorf("audit verify after a forged INSERT = %q, %v; want FAIL seq 6: forged, exit 1", out, err)
 	}

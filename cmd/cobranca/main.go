@@ -60,7 +60,7 @@ var commands = []command{
 	{"analyze", "[--json] FILE|-", "validate and analyze a portfolio `{asOf, invoices}` offline", analyze},
 	{"contracts", "", "print every Tool Contract visible to agents", printContracts},
 	{"migrate", "[status]", "apply pending database migrations (as the owner role), or list them", migrate},
-	{"audit verify", "[--checkpoint FILE] [--pubkey FILE]", "walk the audit hash chain: `OK <count> events, head <seq> <hash>`, or the first bad sequence number and what is wrong (exit 1)", auditVerify},
+	{"audit verify", "[--checkpoint FILE] [--pubkey FILE]", "walk the audit hash chain and check every event's MAC under the audit key: `OK <count> events, head <seq> <hash>`, or the first bad sequence number and what is wrong (exit 1)", auditVerify},
 	{"audit checkpoint", "[--out FILE]", "sign the verified head of the audit chain (Ed25519) for keeping off the box", auditCheckpoint},
 	{"audit pubkey", "", "print the checkpoint signing key's public half, so checkpoints can be verified elsewhere (`verify --pubkey`)", auditPubkey},
 	{"token", "--sub NAME [--scope \"a b\"] [--agent NAME] [--acr ACR] [--ttl 1h]", "print a development access token (refused outside development mode)", token},
