@@ -122,27 +122,50 @@ func BenchmarkStamp(b *testing.B) {
 	}
 }
 
-// BenchmarkSpoolAdd measures keeping one event in the spool while the store is down: encode,
-// append, fsync (the data directory's disk decides).
+// BenchmarkSpoolAdd measures keeping events in the spool while the store is down: encode,
+// append, fsync (the data directory's disk decides), by one caller and by 16 at once, who
+// share fsyncs.
 func BenchmarkSpoolAdd(b *testing.B) {
-	s, err := OpenSpool(b.TempDir()+"/"+SpoolFileName, SpoolOptions{MaxBytes: 1 << 30})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	l, err := New(storetest.SQLite(b), testKey, Options{Spool: s})
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := l.stamp(sampleEvent(1), time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := s.add(&r); err != nil {
+	setup := func(b *testing.B) (*Spool, record) {
+		s, err := OpenSpool(b.TempDir()+"/"+SpoolFileName, SpoolOptions{MaxBytes: 1 << 30})
+		if err != nil {
 			b.Fatal(err)
 		}
+		b.Cleanup(func() { s.Close() })
+		l, err := New(storetest.SQLite(b), testKey, Options{Spool: s})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := l.stamp(sampleEvent(1), time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s, r
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.Run("serial", func(b *testing.B) {
+		s, r := setup(b)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := s.add(&r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	})
+	b.Run("parallel16", func(b *testing.B) {
+		s, r := setup(b)
+		b.ReportAllocs()
+		b.SetParallelism(8)
+		start := time.Now()
+		b.RunParallel(func(pb *testing.PB) {
+			r := r
+			for pb.Next() {
+				if err := s.add(&r); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+	})
 }

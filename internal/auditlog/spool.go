@@ -110,6 +110,11 @@ type Spool struct {
 
 	drainMu sync.Mutex // one drain at a time
 
+	// syncMu is held around an fsync of appended records and around whatever replaces or
+	// closes the file; taken before mu, never after.
+	syncMu sync.Mutex
+	synced int64 // the file is fsynced up to this size
+
 	mu        sync.Mutex
 	f         *os.File
 	size      int64   // bytes of whole records in the file
@@ -179,7 +184,10 @@ func (s *Spool) recover() error {
 		off += size
 		n++
 	}
-	s.size = off
+	if err := s.f.Sync(); err != nil {
+		return fmt.Errorf("audit spool: %w", err)
+	}
+	s.size, s.synced = off, off
 	s.n.Store(n)
 	return nil
 }
@@ -222,16 +230,26 @@ func encodeEntry(e spoolEntry) ([]byte, error) {
 // Len is the number of records waiting in the spool.
 func (s *Spool) Len() int { return int(s.n.Load()) }
 
-// add appends r, fsynced, or counts it lost when it does not fit.
+// add appends r and returns once it is fsynced, or counts it lost when it does not fit.
 func (s *Spool) add(r *record) error {
 	b, err := encodeEntry(spoolEntry{Event: &r.ev, Nonce: r.nonce, MAC: r.mac})
 	if err != nil {
 		return fmt.Errorf("audit spool: %w", err)
 	}
+	end, err := s.write(r, b)
+	if err != nil {
+		return err
+	}
+	s.signal()
+	return s.syncTo(end)
+}
+
+// write appends b, the encoding of r, unless the spool is full, and returns where it ends.
+func (s *Spool) write(r *record, b []byte) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
-		return errors.New("audit spool: closed")
+		return 0, errors.New("audit spool: closed")
 	}
 	if s.full || s.size+int64(len(b)) > s.max {
 		// Once one event is lost, the next ones are too until a drain makes room: a gap is
@@ -244,23 +262,46 @@ func (s *Spool) add(r *record) error {
 				s.logger.Error("audit spool: writing the count of lost events failed", "err", err)
 			}
 		}
-		return ErrSpoolFull
+		return 0, ErrSpoolFull
 	}
-	if err := s.appendLocked(b); err != nil {
-		return err
+	if err := s.appendLocked(b, false); err != nil {
+		return 0, err
 	}
-	s.signal()
+	return s.size, nil
+}
+
+// syncTo returns once the file is fsynced up to end. One fsync covers every record appended
+// before it began, so concurrent adds share it (group commit) instead of queueing one each.
+func (s *Spool) syncTo(end int64) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	if s.synced >= end {
+		return nil
+	}
+	s.mu.Lock()
+	f, size := s.f, s.size
+	s.mu.Unlock()
+	if f == nil {
+		return errors.New("audit spool: closed")
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("audit spool: %w", err)
+	}
+	s.synced = size
 	return nil
 }
 
-func (s *Spool) appendLocked(b []byte) error {
+// appendLocked appends a record, fsynced at once when sync is set (else see syncTo).
+func (s *Spool) appendLocked(b []byte, sync bool) error {
 	if _, err := s.f.Write(b); err != nil {
 		_ = s.f.Truncate(s.size)
 		return fmt.Errorf("audit spool: %w", err)
 	}
-	if err := s.f.Sync(); err != nil {
-		_ = s.f.Truncate(s.size)
-		return fmt.Errorf("audit spool: %w", err)
+	if sync {
+		if err := s.f.Sync(); err != nil {
+			_ = s.f.Truncate(s.size)
+			return fmt.Errorf("audit spool: %w", err)
+		}
 	}
 	s.size += int64(len(b))
 	s.n.Add(1)
@@ -280,7 +321,7 @@ func (s *Spool) flushLostLocked() error {
 	if err != nil {
 		return err
 	}
-	if err := s.appendLocked(b); err != nil {
+	if err := s.appendLocked(b, true); err != nil {
 		return err
 	}
 	s.lost = lostRun{}
@@ -297,6 +338,8 @@ func (s *Spool) signal() {
 // Close writes the losses still counted in memory and closes the file. Call it after
 // RunSpool has returned.
 func (s *Spool) Close() error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
@@ -339,6 +382,8 @@ func (s *Spool) batch() ([]spoolEntry, int64, error) {
 
 // consume removes the first n bytes (count records) of the file, appended to the store.
 func (s *Spool) consume(n int64, count int) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if n == s.size {
@@ -352,6 +397,7 @@ func (s *Spool) consume(n int64, count int) error {
 		return err
 	}
 	s.size -= n
+	s.synced = s.size // truncated and fsynced, or rewritten and fsynced
 	s.n.Add(-int64(count))
 	s.full = false
 	return nil

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -428,4 +429,63 @@ func FuzzSpoolOpen(f *testing.F) {
 			t.Fatalf("kept %d records of a file that starts with 3 whole ones", n)
 		}
 	})
+}
+
+// TestSpoolConcurrentAdds: callers adding at once share fsyncs while drains append and truncate
+// the file under them; every event reaches the store once, each caller's in its order.
+func TestSpoolConcurrentAdds(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.SQLite(t)
+	s := openSpool(t, filepath.Join(t.TempDir(), SpoolFileName), SpoolOptions{})
+	l := spoolLog(t, db, s)
+	const callers, each = 8, 40
+	var wg sync.WaitGroup
+	for g := range callers {
+		wg.Go(func() {
+			for i := range each {
+				ev := sampleEvent(i)
+				ev.RequestID = fmt.Sprintf("g%d-%03d", g, i)
+				r, err := l.stamp(ev, time.Now())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if err := s.add(&r); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for range 20 {
+			if _, err := l.drainSpool(ctx); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	wg.Wait()
+	<-drained
+	if _, err := l.drainSpool(ctx); err != nil || s.Len() != 0 {
+		t.Fatalf("last drainSpool() = %v, %d left", err, s.Len())
+	}
+	if _, err := l.Seal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := requestIDs(t, l)
+	if len(got) != callers*each {
+		t.Fatalf("%d events in the store, want %d", len(got), callers*each)
+	}
+	next := map[string]int{}
+	for _, id := range got {
+		g, i, _ := strings.Cut(id, "-")
+		if want := fmt.Sprintf("%03d", next[g]); i != want {
+			t.Fatalf("caller %s: event %s where %s was due", g, i, want)
+		}
+		next[g]++
+	}
 }
