@@ -415,7 +415,7 @@ func (s *Spool) rewriteLocked(off int64) error {
 	if err != nil {
 		return fmt.Errorf("audit spool: %w", err)
 	}
-	if _, err := f.Write(rest); err == nil {
+	if _, err = f.Write(rest); err == nil {
 		err = f.Sync()
 	}
 	if err == nil {
