@@ -218,10 +218,11 @@ func (p *pipeline) call(ctx context.Context, t *compiled, args callArgs) *mcp.Ca
 		if aerr := p.auditor.RecordCall(ctx, rec); aerr != nil {
 			p.log.ErrorContext(ctx, "audit write failed", "request_id", info.ID, "tool", t.Contract.Name, "err", aerr)
 			// A tool that changes nothing is still answered (DESIGN.md §8:
-			// low-tier reads may go on while the store is down); the gap is
-			// in the log above. A call with side effects is not answered as
-			// a success without its audit event: the trail must never miss
-			// an effect.
+			// low-tier reads may go on while the store is down): an error
+			// here means even the spool could not keep its event, and the
+			// log above is all that is left of it. A call with side effects
+			// is not answered as a success without its audit event: the
+			// trail must never miss an effect.
 			if len(t.Contract.SideEffects.Changes) > 0 {
 				fe := &failure.Error{Code: failure.Unavailable, Message: "the audit log is unavailable; retry later (ref " + info.ID + ")", RetryAfter: time.Second}
 				info.Outcome, info.Code = string(OutcomeFailed), string(fe.Code)
