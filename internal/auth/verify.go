@@ -259,7 +259,12 @@ func (v *verifier) verify(ctx context.Context, token string) (*Principal, error)
 		p.Actor, p.Kind = act.Sub, KindAgent
 	}
 	if p.ClientID != "" && slices.Contains(v.agentIDs, p.ClientID) {
+		// An agent known by its client id is the actor, exactly as one
+		// named by an act claim: the audit trail says which agent acted.
 		p.Kind = KindAgent
+		if p.Actor == "" {
+			p.Actor = p.ClientID
+		}
 	}
 	v.verified.put(token, p, kid, key)
 	return p, nil

@@ -347,7 +347,7 @@ func TestAccepted(t *testing.T) {
 				c["azp"] = "collector-bot"
 				c["aud"] = testResource
 			},
-			want: Principal{Subject: "alice", ClientID: "collector-bot", Scopes: []string{"collections.read"},
+			want: Principal{Subject: "alice", ClientID: "collector-bot", Actor: "collector-bot", Scopes: []string{"collections.read"},
 				Kind: KindAgent, TokenID: "tok-1", Expiry: t0.Add(time.Hour)},
 		},
 		{
