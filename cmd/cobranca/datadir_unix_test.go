@@ -16,12 +16,17 @@ import (
 // database and its lock, the development signing key, the audit keys — is
 // owner-only (0600).
 func TestDataDirPrivate(t *testing.T) {
-	old := syscall.Umask(0)
-	t.Cleanup(func() { syscall.Umask(old) })
+	// The directories are made before the umask changes, so that they are
+	// exactly what the operator made (0755), not whatever umask 0 gives.
 	dir := filepath.Join(t.TempDir(), "data")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := syscall.Umask(0)
+	t.Cleanup(func() { syscall.Umask(old) })
 	environ := []string{"COBRANCA_DATA_DIR=" + dir}
 	for _, args := range [][]string{{"migrate"}, {"token", "--sub", "alice"}, {"audit", "checkpoint"}} {
 		var out bytes.Buffer
