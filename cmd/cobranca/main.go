@@ -176,9 +176,20 @@ type flagSet struct {
 // errHelpShown ends a command whose help was asked for: run returns nil.
 var errHelpShown = errors.New("help shown")
 
-// parse parses args. -h or --help print the command's help on stdout and
-// return errHelpShown; a mistake prints it on stderr and returns exitUsage.
+// parse parses args. -h or --help anywhere before a -- terminator print
+// the command's help on stdout and return errHelpShown (the flag package
+// alone would stop at the first positional argument and never see them); a
+// mistake prints the help on stderr and returns exitUsage.
 func (fs *flagSet) parse(args []string) error {
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if isHelpFlag(arg) {
+			fs.help(fs.e.stdout)
+			return errHelpShown
+		}
+	}
 	err := fs.Parse(args)
 	switch {
 	case err == nil:

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -34,6 +35,22 @@ func TestHelp(t *testing.T) {
 		{args: []string{"help", "audit"}, wantStdout: []string{"cobranca audit verify", "cobranca audit checkpoint", "cobranca audit pubkey"}},
 		{args: []string{"audit", "--help"}, wantStdout: []string{"cobranca audit verify", "cobranca audit pubkey"}},
 		{args: []string{"migrate", "-help"}, wantStdout: []string{"usage: cobranca migrate [status]"}},
+		// Help is asked for anywhere among a command's arguments, also
+		// after a positional one, where the flag package stops.
+		{args: []string{"migrate", "status", "--help"}, wantStdout: []string{"usage: cobranca migrate [status]"}},
+		{args: []string{"help", "migrate", "status"}, wantStdout: []string{"usage: cobranca migrate [status]"}},
+		{args: []string{"help", "migrate", "up"}, wantStdout: []string{"usage: cobranca migrate [status]"}},
+		{args: []string{"analyze", "x", "--help"}, wantStdout: []string{"usage: cobranca analyze [--json] FILE|-", "-json"}},
+		{args: []string{"analyze", "--json", "x", "-h"}, wantStdout: []string{"usage: cobranca analyze [--json] FILE|-", "-json"}},
+		{args: []string{"help", "analyze", "x"}, wantStdout: []string{"usage: cobranca analyze [--json] FILE|-"}},
+		{args: []string{"audit", "verify", "x", "-help"}, wantStdout: []string{"usage: cobranca audit verify", "-pubkey FILE"}},
+		{args: []string{"token", "--sub", "alice", "extra", "--help"}, wantStdout: []string{"usage: cobranca token --sub NAME"}},
+		{args: []string{"serve", "--bogus", "--help"}, wantStdout: []string{"usage: cobranca serve\n"}},
+
+		// After the -- terminator, --help is an argument like any other.
+		// (a file of that name, which does not exist).
+		{args: []string{"analyze", "--", "--help"}, wantErr: fs.ErrNotExist},
+		{args: []string{"analyze", "--json", "--", "-h"}, wantErr: fs.ErrNotExist},
 
 		{args: []string{"frobnicate"}, wantErr: exitUsage, wantStderr: append([]string{`unknown command "frobnicate"`}, allSynopses()...)},
 		{args: []string{"help", "frobnicate"}, wantErr: exitUsage, wantStderr: []string{`unknown command "frobnicate"`, "cobranca serve"}},
