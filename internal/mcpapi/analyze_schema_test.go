@@ -224,7 +224,7 @@ func ruleDocs() [][]byte {
 		"status":      {"open", "paid", "void", "OPEN", "x", "", nil, 1},
 		"text": {"", "a", long(portfolio.MaxTextLen), long(portfolio.MaxTextLen + 1), strings.Repeat("x", portfolio.MaxTextLen+1), "a\u0007", "a\n", "a\u007f", "a\u0085", "a\u009f",
 			"a\u00a0", "a\u2028", "a\u2029", "😀", " ", "   ", "\u00a0", " \u3000 ", "\u00ad", "\u3164\ufe0f", " a ", "\u00a0a", "a\u00ad", "a\u200b", "a\u200d", "\u2060a", "\ufeffa",
-			"a\u202a", "a\u202e", "a\u2066", "a\u2069", "a\u200e", "a\U000e0041", "\U000e007f", "\U0001bca0", " \U0001bca0", "a\U0001bca0", 1, nil},
+			"a\u202a", "a\u202e", "a\u2066", "a\u2069", "a\u200e", "a\u200f", "\u061ca", "a\U000e0041", "\U000e007f", "\U0001bca0", " \U0001bca0", "a\U0001bca0", 1, nil},
 		"doNotContact": {true, false, "true", 0, nil},
 	}
 	var docs [][]byte
@@ -328,6 +328,14 @@ func TestTextPatternMatchesParse(t *testing.T) {
 	}
 	if refused < 70 || blank < 50 {
 		t.Errorf("%d characters refused, %d blank: the rule is not the one this test is for", refused, blank)
+	}
+	// Every bidirectional control, the marks included, is refused.
+	for _, rg := range unicode.Bidi_Control.R16 {
+		for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+			if s := "a" + string(r) + "b"; re.MatchString(s) {
+				t.Errorf("textPattern matches %+q, a bidirectional control", s)
+			}
+		}
 	}
 }
 

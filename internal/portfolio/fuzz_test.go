@@ -201,7 +201,7 @@ func refText(s string) string {
 // refRefused reports whether r is refused anywhere in an id or name.
 func refRefused(r rune) bool {
 	return unicode.Is(unicode.Cc, r) ||
-		r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 || // bidirectional controls
+		unicode.Is(unicode.Bidi_Control, r) || // bidirectional controls and marks
 		r >= 0x200B && r <= 0x200D || r == 0x2060 || r == 0xFEFF || // zero-width and invisible
 		r >= 0xE0000 && r <= 0xE007F || // tags
 		r == 0x2028 || r == 0x2029 // line and paragraph separators

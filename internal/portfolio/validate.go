@@ -141,13 +141,16 @@ func checkText(s string, i int, name string) *Error {
 // refusedInText holds the characters refused anywhere in an id or name:
 // the control characters (Unicode Cc), and those that can make text read
 // differently than it is: zero-width and invisible characters, line and
-// paragraph separators, bidirectional controls and tag characters (which
-// can hide instructions from a person while a model still reads them).
+// paragraph separators, bidirectional controls (all of Unicode's
+// Bidi_Control: the marks ALM, LRM and RLM reorder neighbouring neutral
+// characters as the embeddings do) and tag characters (which can hide
+// instructions from a person while a model still reads them).
 var refusedInText = &unicode.RangeTable{
 	R16: []unicode.Range16{
 		{Lo: 0x0000, Hi: 0x001f, Stride: 1}, // C0 controls
 		{Lo: 0x007f, Hi: 0x009f, Stride: 1}, // DEL, C1 controls
-		{Lo: 0x200b, Hi: 0x200d, Stride: 1}, // zero width space, non-joiner, joiner
+		{Lo: 0x061c, Hi: 0x061c, Stride: 1}, // ALM
+		{Lo: 0x200b, Hi: 0x200f, Stride: 1}, // zero width space, non-joiner, joiner; LRM, RLM
 		{Lo: 0x2028, Hi: 0x202e, Stride: 1}, // line and paragraph separators; LRE, RLE, PDF, LRO, RLO
 		{Lo: 0x2060, Hi: 0x2060, Stride: 1}, // word joiner
 		{Lo: 0x2066, Hi: 0x2069, Stride: 1}, // LRI, RLI, FSI, PDI
@@ -207,9 +210,9 @@ func RefusedInText() *unicode.RangeTable { return refusedInText }
 func InvisibleInText() *unicode.RangeTable { return invisibleInText }
 
 // firstRefusedAbove is the first character of refusedInText above the C1
-// controls: a letter before it, as every accented Latin letter is, needs no
-// table look-up.
-const firstRefusedAbove = 0x200b
+// controls (ALM): a letter before it, as every accented Latin letter is,
+// needs no table look-up.
+const firstRefusedAbove = 0x061c
 
 // The messages of textProblem that do not vary.
 const (

@@ -50,7 +50,7 @@ func TestTextProblem(t *testing.T) {
 		}
 	}
 	pieces := []string{"", "a", " ", "~", "\x00", "\x1f", "\x7f", "\u0080", "\u009f", "\u00a0", "é", "\xff", "\xc3", "\xed\xa0\x80", "😀",
-		"\u00ad", "\u3000", "\u3164", "\ufe0f", "\u200a", "\u200b", "\u200d", "\u200e", "\u2028", "\u2029", "\u202a", "\u202e", "\u202f",
+		"\u00ad", "\u3000", "\u3164", "\ufe0f", "\u200a", "\u200b", "\u200d", "\u200e", "\u200f", "\u061c", "\u2028", "\u2029", "\u202a", "\u202e", "\u202f",
 		"\u2060", "\u2065", "\u2066", "\u2069", "\ufeff", "\U000e0000", "\U000e0041", "\U000e007f", "\U000e0080", "\U0001bca0"}
 	for _, p := range pieces {
 		for before := range 18 {
@@ -128,5 +128,30 @@ func TestGoodDate(t *testing.T) {
 		if got, want := goodDate(s), ref(s); got != want {
 			t.Errorf("goodDate(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestBidiControlsRefused: every Unicode Bidi_Control character — the marks
+// (ALM, LRM, RLM) as well as the embeddings, overrides and isolates — can
+// reorder how the text around it displays, so an id or name holding one is
+// refused, wherever it stands.
+func TestBidiControlsRefused(t *testing.T) {
+	n := 0
+	for _, rg := range unicode.Bidi_Control.R16 {
+		for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+			n++
+			for _, s := range []string{string(r), "a" + string(r), string(r) + "a", "Cliente" + string(r) + " 1-2", "é" + string(r) + "bcdefghij"} {
+				want := "must not contain " + codePoint(r) + msgRefused
+				if got := textProblem(s); got != want {
+					t.Errorf("textProblem(%+q) = %q, want %q", s, got, want)
+				}
+			}
+		}
+	}
+	if len(unicode.Bidi_Control.R32) > 0 {
+		t.Errorf("unicode.Bidi_Control has characters beyond U+FFFF: this test does not check them")
+	}
+	if n < 12 {
+		t.Errorf("unicode.Bidi_Control has %d characters: the table is not the one this test is for", n)
 	}
 }
