@@ -181,7 +181,9 @@ func getContract(h *mcpapi.Handler) http.HandlerFunc {
 		name := chi.URLParam(r, "name")
 		i := slices.IndexFunc(h.Contracts(), func(c *contract.Contract) bool { return c.Name == name })
 		if i < 0 {
-			failure.WriteHTTP(w, http.StatusNotFound, &failure.Error{Code: "not_found", Message: "no tool named " + name})
+			// The answer never repeats the path: what a caller sent is not
+			// echoed back (issue 10), and an unknown name costs nothing to send.
+			failure.WriteHTTP(w, http.StatusNotFound, &failure.Error{Code: "not_found", Message: "no tool by that name"})
 			return
 		}
 		writeJSON(w, http.StatusOK, h.Contracts()[i])

@@ -424,14 +424,22 @@ func TestContractsEndpoint(t *testing.T) {
 	if diff := cmp.Diff(want, any(got)); diff != "" {
 		t.Errorf("GET /contracts/%s (-want +got):\n%s", mcpapi.AnalyzeName, diff)
 	}
-	resp2, err := http.Get(s.URL + "/contracts/no.such_tool")
+	const unknown = "no.such_tool-Maria_Silva_NF-42"
+	resp2, err := http.Get(s.URL + "/contracts/" + unknown)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp2.Body.Close()
+	raw, err := io.ReadAll(resp2.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var body failure.Body
-	if err := json.NewDecoder(resp2.Body).Decode(&body); err != nil || resp2.StatusCode != http.StatusNotFound || body.Error.Code != "not_found" {
+	if err := json.Unmarshal(raw, &body); err != nil || resp2.StatusCode != http.StatusNotFound || body.Error.Code != "not_found" {
 		t.Errorf("unknown contract = %d %+v (%v), want 404 with code not_found", resp2.StatusCode, body, err)
+	}
+	if bytes.Contains(raw, []byte("Maria_Silva")) {
+		t.Errorf("the 404 repeats the requested name: %s", raw)
 	}
 }
 
