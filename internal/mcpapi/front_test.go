@@ -261,6 +261,8 @@ func TestAnswersNeverEchoRequest(t *testing.T) {
 	const customer, invoice = "Maria Silva Comercio Ltda", "NF-2026-000042"
 	inv := `{"id":"` + invoice + `","customerId":"c1","customerName":"` + customer + `","dueDate":"2026-11-01","amountCents":5,"status":"open","doNotContact":false}`
 	args := `{"asOf":"2026-11-29","invoices":[` + inv + `]}`
+	const notified = "notifications/initialized"
+	const notification = `{"jsonrpc":"2.0","method":"` + notified + `"}`
 	for _, p := range bothPaths {
 		for _, v := range bothRevisions {
 			t.Run(p.name+"/"+v.version, func(t *testing.T) {
@@ -288,6 +290,11 @@ func TestAnswersNeverEchoRequest(t *testing.T) {
 					{"arguments not an object", v.call("1", AnalyzeName, `"`+customer+`"`, ""), hdr},
 					{"invalid arguments", v.call("1", AnalyzeName, `{"asOf":"2026-11-29","invoices":[`+strings.Replace(inv, `"status":"open"`, `"status":"`+customer+`"`, 1)+`]}`, ""), hdr},
 					{"unknown argument", v.call("1", AnalyzeName, `{"asOf":"2026-11-29","invoices":[],"`+customer+`":1}`, ""), hdr},
+					// go-sdk answers these notifications with an error
+					// that has no id.
+					{"notification, Mcp-Method not matching", notification, overriding(v.headers(notified, ""), "Mcp-Method", customer+" "+invoice)},
+					{"notification, _meta protocol version", `{"jsonrpc":"2.0","method":"` + notified + `","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + customer + `"}}}`, v.headers(notified, "")},
+					{"notification, both", `{"jsonrpc":"2.0","method":"` + notified + `","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + invoice + `"}}}`, overriding(v.headers(notified, ""), "Mcp-Method", customer)},
 				}
 				if v.version == protocol20260728 {
 					bodies = append(bodies,

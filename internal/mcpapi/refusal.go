@@ -218,44 +218,60 @@ func (s *sdkWriter) Write(p []byte) (int, error) {
 }
 
 // send writes go-sdk's answer to w, its error messages replaced by the
-// endpoint's. It returns the refusal that stands for the answer, or nil when
-// go-sdk answered with a result (or accepted a notification).
+// endpoint's. Only a result (or a notification accepted: 202, no body) is
+// sent as go-sdk wrote it; any other answer — a JSON-RPC error with or
+// without an id (go-sdk's header checks answer a notification so), a plain
+// text error, anything else — is replaced by the fixed one that stands for
+// it. It returns that refusal, or nil when go-sdk's answer was sent.
 func (s *sdkWriter) send(w http.ResponseWriter, r *http.Request) *refusal {
 	status := s.status
 	if status == 0 {
 		status = http.StatusOK
 	}
 	body := s.body.Bytes()
-	if status >= 400 && !strings.HasPrefix(s.header.Get("Content-Type"), "application/json") {
-		f := sdkRefusal(status, 0)
-		f.write(w, r, nil)
-		return &f
-	}
-	if id, code, ok := rpcError(body); ok {
+	id, code, kind := rpcAnswer(body)
+	switch {
+	case status < 400 && (kind == answerResult || status == http.StatusAccepted && skipWS(body, 0) == len(body)):
+		dst := w.Header()
+		for k, v := range s.header {
+			dst[k] = v
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+		return nil
+	case kind == answerError:
 		f := sdkRefusal(status, code)
 		writeRPCError(w, status, id, code, f.message)
 		return &f
 	}
-	dst := w.Header()
-	for k, v := range s.header {
-		dst[k] = v
+	if status < 400 {
+		status = http.StatusInternalServerError // neither a result nor an error
 	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-	return nil
+	f := sdkRefusal(status, 0)
+	f.write(w, r, nil)
+	return &f
 }
 
-// rpcError reports whether b is a JSON-RPC error response, and its id and
-// error code.
-func rpcError(b []byte) (id []byte, code int64, ok bool) {
+// The kinds of answer rpcAnswer tells apart.
+const (
+	answerOther  = iota // not a JSON-RPC response object
+	answerResult        // a response with a "result" member
+	answerError         // a response with an "error" object
+)
+
+// rpcAnswer reads b as a JSON-RPC response: its kind and, for an error, its
+// id (nil when absent: the answer to a notification) and error code.
+func rpcAnswer(b []byte) (id []byte, code int64, kind int) {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return nil, 0, false
+		return nil, 0, answerOther
 	}
 	var errObj []byte
+	result := false
 	eachMember(b, i, func(key string, v int) (int, bool) {
 		if key == "result" {
-			return -1, true // a result: nothing more to learn
+			result = true
+			return -1, true // go-sdk writes a result alone: nothing more to learn
 		}
 		end, ok := skipValue(b, v)
 		switch {
@@ -267,8 +283,12 @@ func rpcError(b []byte) (id []byte, code int64, ok bool) {
 		}
 		return end, ok
 	})
-	if len(errObj) == 0 || errObj[0] != '{' || id == nil {
-		return nil, 0, false
+	switch {
+	case len(errObj) > 0 && errObj[0] == '{':
+	case result:
+		return nil, 0, answerResult
+	default:
+		return nil, 0, answerOther
 	}
 	eachMember(errObj, 0, func(key string, v int) (int, bool) {
 		end, ok := skipValue(errObj, v)
@@ -278,5 +298,8 @@ func rpcError(b []byte) (id []byte, code int64, ok bool) {
 		}
 		return end, ok
 	})
-	return id, code, true
+	if string(id) == "null" {
+		id = nil
+	}
+	return id, code, answerError
 }
