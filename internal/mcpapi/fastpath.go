@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // The fast path answers an ordinary tools/call itself instead of handing it
@@ -90,26 +92,54 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnve
 
 // plainMeta reports whether a 2026-07-28 request _meta holds exactly what the
 // SDK's clients send — the protocol version (matching the header), client
-// capabilities, and optionally client info — all well formed.
+// capabilities, and optionally client info — all well formed. Keys are
+// matched exactly, once each, and the values decoded as go-sdk decodes them
+// (case-sensitive): a key or field another reader would take for one of these
+// is the SDK's to judge.
 func plainMeta(meta []byte, version string) bool {
 	if meta == nil {
 		return false
 	}
-	var m struct {
-		Protocol     string                  `json:"io.modelcontextprotocol/protocolVersion"`
-		ClientInfo   *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
-		Capabilities *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(meta))
+	var seenProtocol, seenInfo, seenCaps, protocolOK bool
+	_, ok := eachMember(meta, 0, func(key string, v int) (int, bool) {
+		end, ok := skipValue(meta, v)
+		if !ok {
+			return end, false
+		}
+		val := meta[v:end]
+		switch key {
+		case metaProtocol:
+			if seenProtocol || val[0] != '"' || !utf8.Valid(val) {
+				return end, false
+			}
+			seenProtocol, protocolOK = true, jsonString(val) == version
+		case metaClientInfo:
+			var info mcp.Implementation
+			if seenInfo || val[0] != '{' || !strictDecode(val, &info) {
+				return end, false
+			}
+			seenInfo = true
+		case metaClientCaps:
+			var caps mcp.ClientCapabilities
+			if seenCaps || val[0] != '{' || !strictDecode(val, &caps) {
+				return end, false
+			}
+			seenCaps = true
+		default:
+			return end, false
+		}
+		return end, true
+	})
+	return ok && protocolOK && seenCaps
+}
+
+// strictDecode decodes b into v as go-sdk reads JSON (field names matched
+// case-sensitively), refusing fields v does not have.
+func strictDecode(b []byte, v any) bool {
+	dec := sjson.NewDecoder(bytes.NewReader(b))
+	dec.DontMatchCaseInsensitiveStructFields()
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		return false
-	}
-	raw := map[string]json.RawMessage{}
-	if json.Unmarshal(meta, &raw) != nil || len(raw) > 3 || bytes.Equal(raw[metaClientInfo], []byte("null")) {
-		return false
-	}
-	return m.Protocol == version && m.Capabilities != nil
+	return dec.Decode(v) == nil
 }
 
 func acceptsBoth(values []string) bool {

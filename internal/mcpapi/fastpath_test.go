@@ -45,6 +45,9 @@ func fastCases() []fastCase {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
 	}
 	p := func(args string) string { return `{"name":"` + AnalyzeName + `","arguments":` + args + `}` }
+	p26m := func(meta string) string {
+		return `{` + meta + `,"name":"` + AnalyzeName + `","arguments":` + validArgs() + `}`
+	}
 	p26 := func(args string) string {
 		return `{` + meta2026 + `,"name":"` + AnalyzeName + `","arguments":` + args + `}`
 	}
@@ -77,6 +80,14 @@ func fastCases() []fastCase {
 		{"2026 missing Mcp-Name", call("2", p26(validArgs())), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}, false},
 		{"2026 wrong Mcp-Name", call("2", p26(validArgs())), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "x.y"}, false},
 		{"2026 no meta", call("2", p(validArgs())), v2026, false},
+		// _meta keys and fields are matched exactly, as go-sdk reads them.
+		{"2026 meta key in another case", call("2", p26m(strings.Replace(meta2026, metaProtocol, "io.modelcontextprotocol/PROTOCOLVERSION", 1))), v2026, false},
+		{"2026 meta key escaped", call("2", p26m(strings.Replace(meta2026, metaProtocol, `io.modelcontextprotocol/protocol\u0056ersion`, 1))), v2026, true},
+		{"2026 meta key twice", call("2", p26m(strings.Replace(meta2026, `"`+metaProtocol+`"`, `"`+metaProtocol+`":"2025-11-25","`+metaProtocol+`"`, 1))), v2026, false},
+		{"2026 client info field in another case", call("2", p26m(strings.Replace(meta2026, `"name":"test"`, `"NAME":"test"`, 1))), v2026, false},
+		{"2026 capabilities field in another case", call("2", p26m(strings.Replace(meta2026, `"roots"`, `"ROOTS"`, 1))), v2026, false},
+		{"2026 no client info", call("2", p26m(strings.Replace(meta2026, `"io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"},`, "", 1))), v2026, true},
+		{"2026 null client info", call("2", p26m(strings.Replace(meta2026, `{"name":"test","version":"1"}`, "null", 1))), v2026, false},
 		{"legacy with meta", call("2", p26(validArgs())), legacy, false},
 		{"meta progress token", call("2", `{"_meta":{"progressToken":1},"name":"`+AnalyzeName+`","arguments":`+validArgs()+`}`), legacy, false},
 		{"unknown tool", call("4", `{"name":"no.such_tool","arguments":{}}`), legacy, false},
@@ -179,10 +190,18 @@ func FuzzScanCall(f *testing.F) {
 				t.Fatalf("the decoder accepted arguments %q that skipJSON does not (%d, %v)", denv.args.raw, n, ok)
 			}
 		}
-		c := fastCase{body: string(body), hdr: map[string]string{"Mcp-Protocol-Version": "2025-11-25"}}
-		got, want := serve(fast, c), serve(slow, c)
-		if got.Code != want.Code || !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
-			t.Fatalf("fast path answered %d %q, SDK %d %q", got.Code, got.Body, want.Code, want.Body)
+		// Both revisions: on 2026-07-28 the fast path reads the _meta too,
+		// and must take it exactly as go-sdk does.
+		hdrs := []map[string]string{{"Mcp-Protocol-Version": "2025-11-25"}}
+		if ok {
+			hdrs = append(hdrs, map[string]string{"Mcp-Protocol-Version": protocol20260728, "Mcp-Method": "tools/call", "Mcp-Name": env.name})
+		}
+		for _, hdr := range hdrs {
+			c := fastCase{body: string(body), hdr: hdr}
+			got, want := serve(fast, c), serve(slow, c)
+			if got.Code != want.Code || !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
+				t.Fatalf("%v: fast path answered %d %q, SDK %d %q", hdr, got.Code, got.Body, want.Code, want.Body)
+			}
 		}
 	})
 }
