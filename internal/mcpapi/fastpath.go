@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cobranca/cobranca/internal/request"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sjson "github.com/segmentio/encoding/json"
 )
@@ -37,39 +38,57 @@ func legacyProtocol(v string) bool {
 	return v == "" || v != protocol20260728 && slices.Contains(servedProtocols, v)
 }
 
-// serveFast answers the plain tools/call env read from the body of r, whose
-// headers passed checkHeaders, and reports true, or reports false having
-// written nothing.
-func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnvelope) bool {
-	t, ok := h.tools[env.name]
-	if !ok {
-		return false // the SDK answers "unknown tool", forbidden tools included
+// fastCall reports whether the fast path serves the plain tools/call env,
+// read from the body of r, whose headers passed checkHeaders: the tool, and
+// whether the answer takes the 2026-07-28 shape. It decides from the request
+// alone, before anything runs, so that a call the fast path takes is never
+// handed to go-sdk afterwards (which would run and audit it twice).
+func (h *Handler) fastCall(r *http.Request, env callEnvelope) (t *compiled, newProtocol bool) {
+	t = h.tools[env.name]
+	if t == nil {
+		return nil, false // the SDK answers "unknown tool", forbidden tools included
 	}
-	version := r.Header.Get("Mcp-Protocol-Version")
-	newProtocol := false
-	switch {
+	switch version := r.Header.Get("Mcp-Protocol-Version"); {
 	case version == protocol20260728:
 		if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != env.name || !plainMeta(env.meta, version) {
-			return false
+			return nil, false
 		}
-		newProtocol = true
+		return t, true
 	case legacyProtocol(version):
 		if env.meta != nil {
-			return false
+			return nil, false
 		}
-	default:
-		return false
+		return t, false
 	}
+	return nil, false
+}
 
+// serveFast runs the plain tools/call env of tool t (fastCall) through the
+// pipeline and answers it.
+func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnvelope, t *compiled, newProtocol bool) {
 	rp := getBuffer(32 << 10)
 	env.args.result = *rp
 	res := h.pipeline.call(r.Context(), t, env.args)
-	op := getBuffer(len(env.args.raw)/2 + 1024) // results run to about 40 % of the arguments
-	out, err := h.encodeResult(*op, env.id, res, newProtocol)
+	h.writeFast(w, r, env.id, res, newProtocol, len(env.args.raw)/2+1024) // results run to about 40 % of the arguments
+	if sc, ok := res.StructuredContent.(json.RawMessage); ok {
+		putBuffer(rp, sc)
+	} else {
+		putBuffer(rp, *rp)
+	}
+}
+
+// writeFast answers the call id with the pipeline's result res, in a buffer
+// of size bytes to start with. The tool has
+// run: should the result not encode, the answer is a fixed internal error
+// (the pipeline has audited the call; it must not run again).
+func (h *Handler) writeFast(w http.ResponseWriter, r *http.Request, id []byte, res *mcp.CallToolResult, newProtocol bool, size int) {
+	op := getBuffer(size)
+	out, err := h.encodeResult(*op, id, res, newProtocol)
 	if err != nil {
-		// Nothing has been written: the SDK path can still answer.
-		h.log.ErrorContext(r.Context(), "fast path could not encode a result", "err", err)
-		return false
+		putBuffer(op, *op)
+		h.log.ErrorContext(r.Context(), "fast path could not encode a result", "request_id", request.From(r.Context()).ID, "err", err)
+		writeRPCError(w, http.StatusOK, id, refuseInternal.rpc, refuseInternal.message)
+		return
 	}
 	h.fastCalls.Add(1)
 	hdr := w.Header()
@@ -80,14 +99,8 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnve
 	hdr.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
-	// The response is written: its buffers can serve another call.
+	// The response is written: its buffer can serve another call.
 	putBuffer(op, out)
-	if sc, ok := res.StructuredContent.(json.RawMessage); ok {
-		putBuffer(rp, sc)
-	} else {
-		putBuffer(rp, *rp)
-	}
-	return true
 }
 
 // plainMeta reports whether a 2026-07-28 request _meta holds exactly what the

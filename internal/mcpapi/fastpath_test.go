@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -465,4 +466,33 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestFastPathEncodeFailure: once the pipeline has run, the fast path
+// answers whatever happens — a result it cannot encode (no tool of the
+// pipeline's yields one; the writer is driven directly) is a fixed internal
+// error under the call's id, logged once, repeating nothing of the result —
+// and it has no way to hand the call on (serveFast answers; fastCall
+// decides before anything runs).
+func TestFastPathEncodeFailure(t *testing.T) {
+	var logged bytes.Buffer
+	h, err := New(Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: "Maria Silva"}},
+		StructuredContent: map[string]any{"customer": "Maria Silva", "bad": func() {}},
+	}
+	w := httptest.NewRecorder()
+	h.writeFast(w, plainRequest(), []byte("5"), res, true, 64)
+	if got, want := w.Body.String(), `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"Internal error"}}`; w.Code != http.StatusOK || got != want {
+		t.Errorf("answer %d %s, want 200 %s", w.Code, got, want)
+	}
+	if n := strings.Count(logged.String(), "fast path could not encode a result"); n != 1 || strings.Contains(logged.String(), "Maria") {
+		t.Errorf("logged %d times, want once and without the result:\n%s", n, logged.String())
+	}
+	if h.FastCalls() != 0 {
+		t.Error("an unanswered call counted as served by the fast path")
+	}
 }

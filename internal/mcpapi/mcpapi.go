@@ -223,9 +223,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.pipeline.refused(r.Context(), t, OutcomeDenied, "insufficient_scope")
 		return
 	}
-	if plain && fast && h.serveFast(w, r, call) {
-		putBuffer(bp, body) // the answer is written; nothing holds the body
-		return
+	if plain && fast {
+		if t, newProtocol := h.fastCall(r, call); t != nil {
+			h.serveFast(w, r, call, t, newProtocol)
+			putBuffer(bp, body) // the answer is written; nothing holds the body
+			return
+		}
 	}
 	h.serveSDK(w, r, body, t)
 }

@@ -62,6 +62,10 @@ var (
 		message: "Invalid params"}
 	refuseUnknownTool = refusal{code: "unknown_tool", status: http.StatusOK, rpc: jsonrpc.CodeInvalidParams, echoID: true,
 		message: "unknown tool"}
+	// A result that could not be encoded (the tool has run) or an internal
+	// error go-sdk answered.
+	refuseInternal = refusal{code: "internal_error", status: http.StatusOK, rpc: jsonrpc.CodeInternalError, echoID: true,
+		message: "Internal error"}
 	refuseMethod = refusal{code: "method_not_found", status: http.StatusOK, rpc: jsonrpc.CodeMethodNotFound, echoID: true,
 		message: "Method not found"}
 )
@@ -176,7 +180,7 @@ func sdkRefusal(status int, rpc int64) refusal {
 	case jsonrpc.CodeInvalidParams:
 		f.code, f.message = refuseParams.code, refuseParams.message
 	case jsonrpc.CodeInternalError:
-		f.code, f.message = "internal_error", "Internal error"
+		f.code, f.message = refuseInternal.code, refuseInternal.message
 	case mcp.CodeHeaderMismatch:
 		f.code, f.message = "header_mismatch", "Header mismatch: Mcp-Method, Mcp-Name and Mcp-Protocol-Version must agree with the request body"
 	default:
