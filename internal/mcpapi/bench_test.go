@@ -53,14 +53,17 @@ func BenchmarkCheckOutput(b *testing.B) {
 // BenchmarkServeHTTP is one tools/call through the MCP handler in process
 // (no network), on the fast path and through go-sdk alone.
 func BenchmarkServeHTTP(b *testing.B) {
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + string(benchArgs(500)) + `}}`
-	for _, slow := range []bool{false, true} {
-		name := "fast"
-		if slow {
-			name = "sdk"
-		}
-		b.Run(name, func(b *testing.B) {
-			h, err := New(Options{DisableFastPath: slow})
+	args := string(benchArgs(500))
+	legacy := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + args + `}}`
+	// 2026-07-28: the _meta triple and the Mcp-* headers, as go-sdk's client sends them.
+	v2026 := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta2026 + `,"name":"` + AnalyzeName + `","arguments":` + args + `}}`
+	for _, c := range []struct {
+		name, body  string
+		slow, v2026 bool
+	}{{"fast", legacy, false, false}, {"sdk", legacy, true, false}, {"fast-2026", v2026, false, true}} {
+		body := c.body
+		b.Run(c.name, func(b *testing.B) {
+			h, err := New(Options{DisableFastPath: c.slow})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -70,10 +73,18 @@ func BenchmarkServeHTTP(b *testing.B) {
 				req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json, text/event-stream")
+				if c.v2026 {
+					req.Header.Set("Mcp-Protocol-Version", protocol20260728)
+					req.Header.Set("Mcp-Method", "tools/call")
+					req.Header.Set("Mcp-Name", AnalyzeName)
+				}
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
 				if rec.Code != http.StatusOK {
 					b.Fatalf("status %d", rec.Code)
+				}
+				if !c.slow && h.FastCalls() == 0 {
+					b.Fatal("the fast path did not serve the call")
 				}
 			}
 		})
