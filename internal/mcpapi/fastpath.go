@@ -1,7 +1,6 @@
 package mcpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -149,10 +148,8 @@ func plainMeta(meta []byte, version string) bool {
 // strictDecode decodes b into v as go-sdk reads JSON (field names matched
 // case-sensitively), refusing fields v does not have.
 func strictDecode(b []byte, v any) bool {
-	dec := sjson.NewDecoder(bytes.NewReader(b))
-	dec.DontMatchCaseInsensitiveStructFields()
-	dec.DisallowUnknownFields()
-	return dec.Decode(v) == nil
+	rest, err := sjson.Parse(b, v, sjson.DontMatchCaseInsensitiveStructFields|sjson.DisallowUnknownFields)
+	return err == nil && len(rest) == 0
 }
 
 func acceptsBoth(values []string) bool {
