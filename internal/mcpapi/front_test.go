@@ -193,38 +193,45 @@ type refusedCase struct {
 	code       string
 }
 
+// refusedCalls are calls of test.counted that the endpoint (or go-sdk)
+// refuses, for a caller who holds the tool's scope, before the tool runs.
+func refusedCalls(v revision) []refusedCase {
+	deep := strings.Repeat("[", 1001) + strings.Repeat("]", 1001)
+	hdr := v.headers("tools/call", "test.counted")
+	with := func(k, val string) map[string]string { return overriding(hdr, k, val) }
+	call := v.call("7", "test.counted", `{}`, "")
+	tests := []refusedCase{
+		{"content type", call, with("Content-Type", "text/plain"), 415, "unsupported_media_type"},
+		{"accept", call, with("Accept", "application/json"), 400, "not_acceptable"},
+		{"protocol version", call, with("Mcp-Protocol-Version", "1999-01-01"), 400, "unsupported_protocol_version"},
+		{"last event id", call, with("Last-Event-ID", "1"), 400, "bad_request"},
+		{"trailing bytes", call + "garbage", hdr, 400, "trailing_data"},
+		{"two objects", call + call, hdr, 400, "trailing_data"},
+		{"fractional id", v.call("1.5", "test.counted", `{}`, ""), hdr, 400, "invalid_id"},
+		{"duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{` + v.meta() + `"name":"test.counted","arguments":{}}}`, hdr, 400, "duplicate_member"},
+		{"no id", `{"jsonrpc":"2.0","method":"tools/call","params":{` + v.meta() + `"name":"test.counted","arguments":{}}}`, hdr, 400, "missing_id"},
+		{"nesting too deep", v.call("7", "test.counted", `{"x":`+deep+`}`, ""), hdr, 400, "too_deep"},
+		{"malformed arguments", v.call("7", "test.counted", `{"x":}`, ""), hdr, 400, "parse_error"},
+	}
+	if v.version == protocol20260728 {
+		tests = append(tests,
+			refusedCase{"Mcp-Name mismatch", call, with("Mcp-Name", "test.other"), 400, "header_mismatch"},
+			refusedCase{"Mcp-Method mismatch", call, with("Mcp-Method", "tools/list"), 400, "header_mismatch"},
+			refusedCase{"_meta protocol mismatch", strings.Replace(call, `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, `"io.modelcontextprotocol/protocolVersion":"2025-11-25"`, 1), hdr, 400, "header_mismatch"},
+		)
+	}
+	return tests
+}
+
 // TestRefusedCallsAudited: a tools/call refused before the pipeline runs —
 // by the front or by go-sdk — leaves exactly one audit event, rejected with
 // a stable code; a call the pipeline ran leaves exactly one too.
 func TestRefusedCallsAudited(t *testing.T) {
-	deep := strings.Repeat("[", 1001) + strings.Repeat("]", 1001)
 	for _, p := range bothPaths {
 		for _, v := range bothRevisions {
 			t.Run(p.name+"/"+v.version, func(t *testing.T) {
 				s := newFrontServer(t, p.slow, "test:run")
-				hdr := v.headers("tools/call", "test.counted")
-				with := func(k, val string) map[string]string { return overriding(hdr, k, val) }
-				call := v.call("7", "test.counted", `{}`, "")
-				tests := []refusedCase{
-					{"content type", call, with("Content-Type", "text/plain"), 415, "unsupported_media_type"},
-					{"accept", call, with("Accept", "application/json"), 400, "not_acceptable"},
-					{"protocol version", call, with("Mcp-Protocol-Version", "1999-01-01"), 400, "unsupported_protocol_version"},
-					{"last event id", call, with("Last-Event-ID", "1"), 400, "bad_request"},
-					{"trailing bytes", call + "garbage", hdr, 400, "trailing_data"},
-					{"two objects", call + call, hdr, 400, "trailing_data"},
-					{"fractional id", v.call("1.5", "test.counted", `{}`, ""), hdr, 400, "invalid_id"},
-					{"duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{` + v.meta() + `"name":"test.counted","arguments":{}}}`, hdr, 400, "duplicate_member"},
-					{"no id", `{"jsonrpc":"2.0","method":"tools/call","params":{` + v.meta() + `"name":"test.counted","arguments":{}}}`, hdr, 400, "missing_id"},
-					{"nesting too deep", v.call("7", "test.counted", `{"x":`+deep+`}`, ""), hdr, 400, "too_deep"},
-				}
-				if v.version == protocol20260728 {
-					tests = append(tests,
-						refusedCase{"Mcp-Name mismatch", call, with("Mcp-Name", "test.other"), 400, "header_mismatch"},
-						refusedCase{"Mcp-Method mismatch", call, with("Mcp-Method", "tools/list"), 400, "header_mismatch"},
-						refusedCase{"_meta protocol mismatch", strings.Replace(call, `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, `"io.modelcontextprotocol/protocolVersion":"2025-11-25"`, 1), hdr, 400, "header_mismatch"},
-					)
-				}
-				for _, tt := range tests {
+				for _, tt := range refusedCalls(v) {
 					status, out := s.post(t, v.version, tt.body, tt.hdr)
 					if status != tt.status {
 						t.Errorf("%s: status %d, want %d:\n%s", tt.name, status, tt.status, out)
@@ -238,6 +245,7 @@ func TestRefusedCallsAudited(t *testing.T) {
 					t.Errorf("a refused call ran the tool %d times", n)
 				}
 				// A call that runs is audited once, by the pipeline.
+				call, hdr := v.call("7", "test.counted", `{}`, ""), v.headers("tools/call", "test.counted")
 				if status, out := s.post(t, v.version, call, hdr); status != http.StatusOK || s.ran.Load() != 1 {
 					t.Errorf("valid call: status %d, ran %d:\n%s", status, s.ran.Load(), out)
 				}
@@ -245,6 +253,35 @@ func TestRefusedCallsAudited(t *testing.T) {
 					t.Errorf("valid call: audit records %+v, want one ok", recs)
 				}
 			})
+		}
+	}
+}
+
+// TestDeniedBeforeRefused: authorization comes before validation. Each call
+// TestRefusedCallsAudited refuses, sent by a caller without the tool's
+// scope (or with no token's principal at all), is the 403 challenge and one
+// denied audit event — never the validation error — and nothing runs.
+func TestDeniedBeforeRefused(t *testing.T) {
+	for _, p := range bothPaths {
+		for _, v := range bothRevisions {
+			for _, scopes := range [][]string{{"other:read"}, nil} {
+				t.Run(p.name+"/"+v.version+"/"+strings.Join(scopes, ","), func(t *testing.T) {
+					s := newFrontServer(t, p.slow, scopes...)
+					for _, tt := range refusedCalls(v) {
+						status, out := s.post(t, v.version, tt.body, tt.hdr)
+						if status != http.StatusForbidden || !bytes.Contains(out, []byte("insufficient scope: test:run")) {
+							t.Errorf("%s: status %d, want 403 with the scope challenge:\n%s", tt.name, status, out)
+						}
+						recs := s.rec.drain()
+						if len(recs) != 1 || recs[0].Contract.Name != "test.counted" || recs[0].Outcome != OutcomeDenied || recs[0].Code != "insufficient_scope" {
+							t.Errorf("%s: audit records %+v, want one denied test.counted insufficient_scope", tt.name, recs)
+						}
+					}
+					if n := s.ran.Load(); n != 0 {
+						t.Errorf("a denied call ran the tool %d times", n)
+					}
+				})
+			}
 		}
 	}
 }

@@ -183,8 +183,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "could not read request body", http.StatusBadRequest)
 		return
 	}
-	// Headers go-sdk would refuse are answered first, as it does; the body
-	// is still read, so that a refused tool call is audited.
+	// Headers go-sdk would refuse are refused before anything runs; the body
+	// is still read, so that a refused tool call is audited (and a caller
+	// without the tool's scopes is denied first).
 	refused := checkHeaders(r)
 	fast := refused == nil && !h.slowOnly
 	// The plain tools/call is read in one pass; anything else is read by
@@ -208,6 +209,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			request.From(r.Context()).Tool = t.Contract.Name
 		}
 	}
+	// Authorization comes before validation: a call of a served tool whose
+	// name can be read, from a caller without the tool's scopes, is the 403
+	// challenge and a denied event, whatever else is wrong with it.
+	if t != nil && !authorize(h.scopes, h.tools, w, r, req.name) {
+		h.pipeline.refused(r.Context(), t, OutcomeDenied, "insufficient_scope")
+		return
+	}
 	if refused == nil {
 		var done bool
 		if refused, done = h.route(w, req); done {
@@ -217,10 +225,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if refused != nil {
 		refused.write(w, r, req.id)
 		h.pipeline.refused(r.Context(), t, refused.outcome(), refused.code)
-		return
-	}
-	if !authorize(h.scopes, h.tools, w, r, req.name) {
-		h.pipeline.refused(r.Context(), t, OutcomeDenied, "insufficient_scope")
 		return
 	}
 	if plain && fast {
