@@ -3,6 +3,7 @@ package mcpapi
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -509,9 +510,13 @@ type rpcRequest struct {
 	method string
 	id     []byte // the id as sent, one exactID accepts; nil for a notification
 	// name is params.name of a tools/call, when named: params is an object
-	// whose one "name" member is a string.
+	// whose "name" members are one string (sent once, or repeated as is).
 	name  string
 	named bool
+	// names are the tool names of a tools/call whose params name two or
+	// more different ones (refused: duplicate_member); the audit event goes
+	// to the one served tool among them, if there is one (namedTool).
+	names []string
 }
 
 // readRequest reads body as one JSON-RPC request, or refuses it. Where
@@ -537,7 +542,7 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 		version, id, meth        []byte
 		paramsKind               byte
 		names, args, metas       int
-		name                     []byte
+		nameLits                 [][]byte // the "name" values read, as sent
 		methodRead, methodIsCall bool
 	)
 	// params is walked, not skipped, so that the tool name of a call is
@@ -548,10 +553,7 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 			names++
 			end, ok := skipValue(body, v)
 			if ok {
-				name = body[v:end]
-				if names == 1 && methodIsCall && name[0] == '"' && utf8.Valid(name) {
-					req.name, req.named = jsonString(name), true
-				}
+				nameLits = append(nameLits, body[v:end])
 			}
 			return end, ok
 		case "arguments":
@@ -586,15 +588,12 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 			if key == "method" && !methodRead {
 				methodRead = true
 				methodIsCall = string(*dst) == `"tools/call"` || (validText(*dst) && (*dst)[0] == '"' && jsonString(*dst) == "tools/call")
-				if methodIsCall && names == 1 && name[0] == '"' && utf8.Valid(name) {
-					req.name, req.named = jsonString(name), true // params came first
-				}
 			}
 		}
 		return end, ok
 	})
-	if seen[2] > 1 || names > 1 {
-		req.named = false // which reading names the tool is ambiguous
+	if methodIsCall && seen[2] <= 1 { // two methods: which reading is a call is ambiguous
+		req.name, req.named, req.names = toolNames(nameLits, names)
 	}
 	if !ok {
 		return req, malformed(body)
@@ -605,7 +604,7 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 	if len(meth) > 0 && meth[0] == '"' {
 		req.method = jsonString(meth)
 	}
-	badName := names == 1 && (name[0] != '"' || !utf8.Valid(name))
+	badName := names == 1 && (nameLits[0][0] != '"' || !utf8.Valid(nameLits[0]))
 	switch {
 	case skipWS(body, end) != len(body):
 		return req, &refuseTrailing
@@ -623,6 +622,29 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 		return req, &refuseParams
 	}
 	return req, nil
+}
+
+// toolNames reads the tool name of a call from the values of its params'
+// "name" members (of n sent; those read so far when the body is malformed):
+// the name, when every one was read and is the same string; otherwise, when
+// every one was read and is a string, the different names (nil when one was
+// not read: any tool could be meant).
+func toolNames(lits [][]byte, n int) (name string, named bool, names []string) {
+	if n == 0 || len(lits) != n {
+		return "", false, nil
+	}
+	for _, l := range lits {
+		if l[0] != '"' || !utf8.Valid(l) {
+			return "", false, nil
+		}
+		if s := jsonString(l); !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	if len(names) == 1 {
+		return names[0], true, nil
+	}
+	return "", false, names
 }
 
 // validText reports whether a member value, when a string, is UTF-8.

@@ -212,6 +212,10 @@ func refusedCalls(v revision) []refusedCase {
 		{"no id", `{"jsonrpc":"2.0","method":"tools/call","params":{` + v.meta() + `"name":"test.counted","arguments":{}}}`, hdr, 400, "missing_id"},
 		{"nesting too deep", v.call("7", "test.counted", `{"x":`+deep+`}`, ""), hdr, 400, "too_deep"},
 		{"malformed arguments", v.call("7", "test.counted", `{"x":}`, ""), hdr, 400, "parse_error"},
+		{"name twice", v.call("7", "test.counted", `{}`, `"name":"test.counted",`), hdr, 400, "duplicate_member"},
+		{"name twice, escaped", v.call("7", "test.counted", `{}`, `"name":"test.c\u006funted",`), hdr, 400, "duplicate_member"},
+		{"name twice, the other not served", v.call("7", "test.counted", `{}`, `"name":"no.such_tool",`), hdr, 400, "duplicate_member"},
+		{"name twice, after the arguments", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + v.meta() + `"name":"test.counted","arguments":{},"name":"test.counted"}}`, hdr, 400, "duplicate_member"},
 	}
 	if v.version == protocol20260728 {
 		tests = append(tests,
@@ -251,6 +255,32 @@ func TestRefusedCallsAudited(t *testing.T) {
 				}
 				if recs := s.rec.drain(); len(recs) != 1 || recs[0].Outcome != OutcomeOK {
 					t.Errorf("valid call: audit records %+v, want one ok", recs)
+				}
+			})
+		}
+	}
+}
+
+// TestAmbiguousToolUnaudited: a call naming two different served tools is
+// refused (duplicate_member) and audited under neither: there is no single
+// tool it could be. So is one whose second name cannot be read.
+func TestAmbiguousToolUnaudited(t *testing.T) {
+	for _, p := range bothPaths {
+		for _, v := range bothRevisions {
+			t.Run(p.name+"/"+v.version, func(t *testing.T) {
+				s := newFrontServer(t, p.slow, "test:run", "collections:read")
+				hdr := v.headers("tools/call", "test.counted")
+				for name, body := range map[string]string{
+					"two served tools":    v.call("7", "test.counted", `{}`, `"name":"`+AnalyzeName+`",`),
+					"a name not a string": v.call("7", "test.counted", `{}`, `"name":1,`),
+				} {
+					status, out := s.post(t, v.version, body, hdr)
+					if status != http.StatusBadRequest || !bytes.HasSuffix(out, []byte(`"message":"`+refuseDuplicate.message+`"}}`)) {
+						t.Errorf("%s: status %d, want 400 duplicate member:\n%s", name, status, out)
+					}
+					if recs := s.rec.drain(); len(recs) != 0 {
+						t.Errorf("%s: audit records %+v, want none", name, recs)
+					}
 				}
 			})
 		}

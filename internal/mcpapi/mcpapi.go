@@ -203,16 +203,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			refused = bad
 		}
 	}
-	var t *compiled
-	if req.named {
-		if t = h.tools[req.name]; t != nil {
-			request.From(r.Context()).Tool = t.Contract.Name
-		}
+	t := h.namedTool(req)
+	if t != nil {
+		request.From(r.Context()).Tool = t.Contract.Name
 	}
 	// Authorization comes before validation: a call of a served tool whose
 	// name can be read, from a caller without the tool's scopes, is the 403
 	// challenge and a denied event, whatever else is wrong with it.
-	if t != nil && !authorize(h.scopes, h.tools, w, r, req.name) {
+	if t != nil && !authorize(h.scopes, h.tools, w, r, t.Contract.Name) {
 		h.pipeline.refused(r.Context(), t, OutcomeDenied, "insufficient_scope")
 		return
 	}
@@ -235,6 +233,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.serveSDK(w, r, body, t)
+}
+
+// namedTool is the served tool a tools/call names, or nil: the one it names
+// (once, or repeated as is), or the one served tool among different names
+// it sends (a request refused, whose audit event has no other tool to go to).
+func (h *Handler) namedTool(req rpcRequest) *compiled {
+	if req.named {
+		return h.tools[req.name]
+	}
+	var t *compiled
+	for _, name := range req.names {
+		if c := h.tools[name]; c != nil {
+			if t != nil {
+				return nil // two served tools: no single one
+			}
+			t = c
+		}
+	}
+	return t
 }
 
 // route refuses a well-formed request the endpoint does not serve: a method
