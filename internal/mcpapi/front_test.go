@@ -610,3 +610,31 @@ func TestUnknownNotificationDropped(t *testing.T) {
 		}
 	}
 }
+
+// TestNestingLimit pins what the README says is enforced: a member value
+// may nest maxDepth levels, itself included — so arguments and _meta reach
+// maxDepth+2 levels in the body, counting the request and params objects —
+// and one level more is refused too_deep, on both paths.
+func TestNestingLimit(t *testing.T) {
+	nest := func(levels int) string { // levels objects, the outermost included
+		return strings.Repeat(`{"a":`, levels-1) + `{}` + strings.Repeat(`}`, levels-1)
+	}
+	for _, p := range bothPaths {
+		t.Run(p.name, func(t *testing.T) {
+			s := newFrontServer(t, p.slow, "test:run")
+			for levels, want := range map[int]int{maxDepth: http.StatusOK, maxDepth + 1: http.StatusBadRequest} {
+				body := revision{"2025-11-25"}.call("1", "test.counted", nest(levels), "")
+				if n := nesting([]byte(body)); n != levels+2 {
+					t.Fatalf("the body nests %d levels, want %d", n, levels+2)
+				}
+				status, out := s.post(t, "2025-11-25", body, nil)
+				if status != want || want != http.StatusOK && !bytes.Contains(out, []byte(refuseTooDeep.message)) {
+					t.Errorf("arguments %d levels deep: status %d, want %d:\n%s", levels, status, want, out)
+				}
+				if recs := s.rec.drain(); len(recs) != 1 || (want == http.StatusOK) != (recs[0].Outcome == OutcomeOK) {
+					t.Errorf("arguments %d levels deep: audit records %+v", levels, recs)
+				}
+			}
+		})
+	}
+}
