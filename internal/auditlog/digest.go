@@ -5,10 +5,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+
+	"github.com/cobranca/cobranca/internal/canonical"
 )
 
 // MinKeyLen is the shortest digest key accepted.
@@ -27,11 +26,12 @@ func NewDigester(key []byte) (*Digester, error) {
 	return &Digester{key: bytes.Clone(key)}, nil
 }
 
-// JSON returns the hex HMAC of the canonical form of a JSON document: objects with sorted
-// keys, no insignificant space, numbers as written. Documents that differ only in key order or
-// spacing have the same digest.
+// JSON returns the hex HMAC of the RFC 8785 canonical form of a JSON document
+// (canonical.Transform). Documents of the same value have the same digest,
+// whatever their key order, spacing, escapes or number spelling (100, 100.0,
+// 1e2); a document that is not exactly one I-JSON value is an error.
 func (d *Digester) JSON(doc []byte) (string, error) {
-	c, err := CanonicalJSON(doc)
+	c, err := canonical.Transform(doc)
 	if err != nil {
 		return "", err
 	}
@@ -43,25 +43,4 @@ func (d *Digester) Bytes(b []byte) string {
 	m := hmac.New(sha256.New, d.key)
 	m.Write(b)
 	return hex.EncodeToString(m.Sum(nil))
-}
-
-// CanonicalJSON re-encodes a JSON document with object keys sorted and no insignificant
-// space. Numbers keep their spelling.
-func CanonicalJSON(doc []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("canonical json: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("canonical json: data after the document")
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("canonical json: %w", err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -29,6 +29,9 @@ func TestDigester(t *testing.T) {
 		same bool
 	}{
 		{"key order and space", "{ \"asOf\": \"2026-01-31\",\n \"invoices\": [{\"amount\": 100, \"id\": \"A1\"}] }", d, true},
+		{"number spelling", `{"invoices":[{"id":"A1","amount":100.0}],"asOf":"2026-01-31"}`, d, true},
+		{"exponent and escapes", `{"invoices":[{"\u0069d":"\u00411","amount":1e2}],"asOf":"2026-01-31"}`, d, true},
+		{"other number", `{"invoices":[{"id":"A1","amount":100.5}],"asOf":"2026-01-31"}`, d, false},
 		{"other value", `{"invoices":[{"id":"A2","amount":100}],"asOf":"2026-01-31"}`, d, false},
 		{"array order matters", `{"invoices":[{"id":"A1","amount":100},{"id":"A1","amount":100}],"asOf":"2026-01-31"}`, d, false},
 		{"other key", `{"invoices":[{"id":"A1","amount":100}],"asOf":"2026-01-31"}`, other, false},
@@ -45,7 +48,7 @@ func TestDigester(t *testing.T) {
 			t.Errorf("%s: digest %q, want 64 hex digits", tt.name, got)
 		}
 	}
-	for _, bad := range []string{``, `{`, `{} {}`, `{"a":1}x`} {
+	for _, bad := range []string{``, `{`, `{} {}`, `{"a":1}x`, `{"a":1,"a":1}`, `"\ud800"`, `1e400`} {
 		if _, err := d.JSON([]byte(bad)); err == nil {
 			t.Errorf("JSON(%q) = nil error, want one", bad)
 		}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/portfolio/portfoliotest"
 	"github.com/cobranca/cobranca/internal/request"
@@ -126,32 +125,6 @@ func newBenchHandler(b *testing.B) *Handler {
 		b.Fatal(err)
 	}
 	return h
-}
-
-// TestCanonicalArgsMatchAuditlog: the canonical arguments analyze hands the
-// audit log are exactly what auditlog.CanonicalJSON makes of the raw
-// arguments, however they were spelled, so the digest does not depend on
-// which of the two produced it. (One difference, on purpose: an amount spelled
-// 100.0 is written 100, its value; CanonicalJSON keeps the spelling.)
-func TestCanonicalArgsMatchAuditlog(t *testing.T) {
-	docs := []string{
-		string(benchArgs(40)),
-		`{"invoices":[{"status":"open","id":"a<b>&c","customerId":"c\u00a0\u2027","customerName":"Jos\u00e9 \"Zé\"","dueDate":"2026-01-01","amountCents":100.0,"doNotContact":true}],"asOf":"2026-02-01"}`,
-		" {\n\"asOf\" : \"2026-02-01\", \"invoices\":[{\"id\":\"\\ud83d\\ude00\",\"customerId\":\"c\",\"customerName\":\"n\",\"dueDate\":\"2026-01-01\",\"amountCents\":7,\"status\":\"paid\",\"doNotContact\":false}]}",
-	}
-	for _, d := range docs {
-		eff, err := analyzeLogic(context.Background(), json.RawMessage(d))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := auditlog.CanonicalJSON([]byte(strings.ReplaceAll(d, "100.0", "100")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := eff.AppendCanonicalArgs(nil); string(got) != string(want) {
-			t.Errorf("AppendCanonicalArgs =\n%s\nauditlog.CanonicalJSON =\n%s", got, want)
-		}
-	}
 }
 
 // BenchmarkScanCall is the envelope scan of a 500-invoice tools/call.
