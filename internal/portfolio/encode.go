@@ -44,7 +44,7 @@ func (w *Warning) appendJSON(b []byte) []byte {
 	b = append(b, `{"code":`...)
 	b = appendConstant(b, string(w.Code), w.Code == WarningNameVariants)
 	b = append(b, `,"customerId":"`...)
-	b = appendEscaped(b, true, w.CustomerID)
+	b = appendEscaped(b, false, w.CustomerID)
 	b = append(b, `","nameCount":`...)
 	b = appendInt(b, int64(w.NameCount))
 	return append(b, '}')
@@ -52,13 +52,13 @@ func (w *Warning) appendJSON(b []byte) []byte {
 
 func (c *Account) appendJSON(b []byte) []byte {
 	b = append(b, `{"customerId":"`...)
-	b = appendEscaped(b, true, c.CustomerID)
+	b = appendEscaped(b, false, c.CustomerID)
 	b = append(b, `","customerName":"`...)
-	b = appendEscaped(b, true, c.CustomerName)
+	b = appendEscaped(b, false, c.CustomerName)
 	b = append(b, `","amountCents":`...)
 	b = appendInt(b, c.AmountCents)
 	b = append(b, `,"oldestDueDate":"`...)
-	b = appendEscaped(b, true, c.OldestDueDate)
+	b = appendEscaped(b, false, c.OldestDueDate)
 	b = append(b, `","daysOverdue":`...)
 	b = appendInt(b, int64(c.DaysOverdue))
 	b = append(b, `,"priority":`...)
@@ -66,7 +66,7 @@ func (c *Account) appendJSON(b []byte) []byte {
 	b = append(b, `,"recommendedAction":`...)
 	b = appendConstant(b, string(c.RecommendedAction), c.RecommendedAction == ActionHumanReview || c.RecommendedAction == ActionPrepareReminder)
 	b = append(b, `,"reason":"`...)
-	b = appendEscaped(b, true, c.Reason)
+	b = appendEscaped(b, false, c.Reason)
 	return append(b, `"}`...)
 }
 
@@ -74,7 +74,7 @@ func (c *Account) appendJSON(b []byte) []byte {
 // constants (known), which need no escaping, or escaped like any string.
 func appendConstant(b []byte, s string, known bool) []byte {
 	if !known {
-		return appendString(b, true, s)
+		return appendString(b, false, s)
 	}
 	b = append(b, '"')
 	b = append(b, s...)
@@ -101,18 +101,22 @@ func appendInt(b []byte, v int64) []byte {
 	return append(b, buf[i:]...)
 }
 
-// appendString writes s as encoding/json does: the two-character escapes
-// for \b \f \n \r \t \" \\, \u00XX for other control characters (and for
-// < > & when html is set, as Marshal does), \ufffd for invalid UTF-8, and
-// \u2028 and \u2029 escaped.
-func appendString(b []byte, html bool, s string) []byte {
+// appendString writes s as a JSON string: as encoding/json's Marshal does
+// when jcs is false (the two-character escapes for \b \f \n \r \t \" \\,
+// \u00XX for other control characters and for < > &, \ufffd for invalid
+// UTF-8, \u2028 and \u2029 escaped); as RFC 8785 does when jcs is set (the
+// same escapes for '"', '\\' and control characters, and nothing else: < > &
+// U+2028 U+2029 are written as they are, and invalid UTF-8 as U+FFFD itself,
+// which is the canonical form of what Marshal writes for it).
+func appendString(b []byte, jcs bool, s string) []byte {
 	b = append(b, '"')
-	b = appendEscaped(b, html, s)
+	b = appendEscaped(b, jcs, s)
 	return append(b, '"')
 }
 
 // appendEscaped is appendString without the quotes.
-func appendEscaped(b []byte, html bool, s string) []byte {
+func appendEscaped(b []byte, jcs bool, s string) []byte {
+	html := !jcs
 	// Fast path: nothing to escape, as in nearly every id, name and date.
 	// Eight bytes at a time; the last word may overlap the one before. The
 	// bytes before i need no escaping.
@@ -159,12 +163,16 @@ func appendEscaped(b []byte, html bool, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
+			if jcs {
+				b = utf8.AppendRune(b, utf8.RuneError)
+			} else {
+				b = append(b, `\ufffd`...)
+			}
 			i += size
 			start = i
 			continue
 		}
-		if r == '\u2028' || r == '\u2029' {
+		if !jcs && (r == '\u2028' || r == '\u2029') {
 			b = append(b, s[start:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
 			i += size
@@ -181,14 +189,17 @@ func appendEscaped(b []byte, html bool, s string) []byte {
 	return append(b, s[start:]...)
 }
 
-// AppendCanonicalJSON appends the input's canonical encoding: object keys
-// sorted, no insignificant space, strings escaped as encoding/json does
-// without HTML escaping. It is what auditlog.CanonicalJSON makes of any
-// spelling of the same arguments (the tests hold the two together), so the
-// audit log can digest a call's arguments without parsing them again.
+// AppendCanonicalJSON appends the input's RFC 8785 canonical form: exactly
+// what canonical.Transform makes of any spelling of the same arguments (the
+// tests of internal/mcpapi hold the two together, as this package may import
+// only the standard library), so the audit log can digest a call's arguments
+// without parsing them again. Keys are sorted by UTF-16 code units, which for
+// these ASCII names is their byte order; strings are escaped as RFC 8785 says
+// (appendString); an amount is written as the IEEE-754 double JSON readers
+// make of it, which is the integer itself up to 2^53.
 func (in *Input) AppendCanonicalJSON(b []byte) []byte {
 	b = append(b, `{"asOf":"`...)
-	b = appendEscaped(b, false, in.AsOf)
+	b = appendEscaped(b, true, in.AsOf)
 	b = append(b, `","invoices":[`...)
 	for i := range in.Invoices {
 		inv := &in.Invoices[i]
@@ -196,19 +207,19 @@ func (in *Input) AppendCanonicalJSON(b []byte) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"amountCents":`...)
-		b = appendInt(b, inv.AmountCents)
+		b = appendCanonicalInt(b, inv.AmountCents)
 		b = append(b, `,"customerId":"`...)
-		b = appendEscaped(b, false, inv.CustomerID)
+		b = appendEscaped(b, true, inv.CustomerID)
 		b = append(b, `","customerName":"`...)
-		b = appendEscaped(b, false, inv.CustomerName)
+		b = appendEscaped(b, true, inv.CustomerName)
 		if inv.DoNotContact {
 			b = append(b, `","doNotContact":true,"dueDate":"`...)
 		} else {
 			b = append(b, `","doNotContact":false,"dueDate":"`...)
 		}
-		b = appendEscaped(b, false, inv.DueDate)
+		b = appendEscaped(b, true, inv.DueDate)
 		b = append(b, `","id":"`...)
-		b = appendEscaped(b, false, inv.ID)
+		b = appendEscaped(b, true, inv.ID)
 		switch inv.Status {
 		case StatusOpen:
 			b = append(b, `","status":"open"}`...)
@@ -218,9 +229,21 @@ func (in *Input) AppendCanonicalJSON(b []byte) []byte {
 			b = append(b, `","status":"void"}`...)
 		default:
 			b = append(b, `","status":"`...)
-			b = appendEscaped(b, false, string(inv.Status))
+			b = appendEscaped(b, true, string(inv.Status))
 			b = append(b, `"}`...)
 		}
 	}
 	return append(b, "]}"...)
+}
+
+// appendCanonicalInt writes v as RFC 8785 writes a number, the ECMAScript
+// serialization of the double nearest to v: the integer's digits while it is
+// exact (|v| <= 2^53), otherwise that double's shortest round-trip digits
+// padded with zeros, which is what ECMAScript writes below 1e21 (and every
+// int64 is).
+func appendCanonicalInt(b []byte, v int64) []byte {
+	if -1<<53 <= v && v <= 1<<53 {
+		return appendInt(b, v)
+	}
+	return strconv.AppendFloat(b, float64(v), 'f', -1, 64)
 }
