@@ -3,6 +3,7 @@ package mcpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -110,14 +111,10 @@ func FuzzAppendCanonicalJSON(f *testing.F) {
 // the arguments: one canonical form.
 func TestAuditArgsDigestOnePath(t *testing.T) {
 	ctx := context.Background()
-	db := storetest.SQLite(t)
 	key := []byte(strings.Repeat("k", 32))
-	digest, err := auditlog.NewDigester(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alog, err := auditlog.New(db, key, auditlog.Options{})
-	if err != nil {
+	digest, errD := auditlog.NewDigester(key)
+	alog, errL := auditlog.New(storetest.SQLite(t), key, auditlog.Options{})
+	if err := errors.Join(errD, errL); err != nil {
 		t.Fatal(err)
 	}
 	aud := NewAuditor(alog, digest)
