@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cobranca/cobranca/internal/portfolio/portfoliotest"
 )
 
 // RFC 8785 §3.2.2, the example of the whole scheme.
@@ -217,4 +219,17 @@ func FuzzTransform(f *testing.F) {
 			t.Fatalf("Transform(%q) = %s changes the value: %v vs %v", doc, c, a, b)
 		}
 	})
+}
+
+// BenchmarkTransform is the canonical form of a 500-invoice analyze call's
+// arguments, what the audit digests when a tool has no faster way.
+func BenchmarkTransform(b *testing.B) {
+	doc := portfoliotest.Args(500)
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Transform(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
