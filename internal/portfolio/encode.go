@@ -44,7 +44,7 @@ func (w *Warning) appendJSON(b []byte) []byte {
 	b = append(b, `{"code":`...)
 	b = appendConstant(b, string(w.Code), w.Code == WarningNameVariants)
 	b = append(b, `,"customerId":"`...)
-	b = appendEscaped(b, false, w.CustomerID)
+	b = appendEscaped(b, asMarshal, w.CustomerID)
 	b = append(b, `","nameCount":`...)
 	b = appendInt(b, int64(w.NameCount))
 	return append(b, '}')
@@ -52,13 +52,13 @@ func (w *Warning) appendJSON(b []byte) []byte {
 
 func (c *Account) appendJSON(b []byte) []byte {
 	b = append(b, `{"customerId":"`...)
-	b = appendEscaped(b, false, c.CustomerID)
+	b = appendEscaped(b, asMarshal, c.CustomerID)
 	b = append(b, `","customerName":"`...)
-	b = appendEscaped(b, false, c.CustomerName)
+	b = appendEscaped(b, asMarshal, c.CustomerName)
 	b = append(b, `","amountCents":`...)
 	b = appendInt(b, c.AmountCents)
 	b = append(b, `,"oldestDueDate":"`...)
-	b = appendEscaped(b, false, c.OldestDueDate)
+	b = appendEscaped(b, asMarshal, c.OldestDueDate)
 	b = append(b, `","daysOverdue":`...)
 	b = appendInt(b, int64(c.DaysOverdue))
 	b = append(b, `,"priority":`...)
@@ -66,7 +66,7 @@ func (c *Account) appendJSON(b []byte) []byte {
 	b = append(b, `,"recommendedAction":`...)
 	b = appendConstant(b, string(c.RecommendedAction), c.RecommendedAction == ActionHumanReview || c.RecommendedAction == ActionPrepareReminder)
 	b = append(b, `,"reason":"`...)
-	b = appendEscaped(b, false, c.Reason)
+	b = appendEscaped(b, asMarshal, c.Reason)
 	return append(b, `"}`...)
 }
 
@@ -74,7 +74,7 @@ func (c *Account) appendJSON(b []byte) []byte {
 // constants (known), which need no escaping, or escaped like any string.
 func appendConstant(b []byte, s string, known bool) []byte {
 	if !known {
-		return appendString(b, false, s)
+		return appendString(b, asMarshal, s)
 	}
 	b = append(b, '"')
 	b = append(b, s...)
@@ -101,21 +101,30 @@ func appendInt(b []byte, v int64) []byte {
 	return append(b, buf[i:]...)
 }
 
+// escaping says which JSON string escaping appendString does.
+type escaping bool
+
+const (
+	asMarshal escaping = false // encoding/json's Marshal: results
+	asJCS     escaping = true  // RFC 8785: canonical arguments
+)
+
 // appendString writes s as a JSON string: as encoding/json's Marshal does
-// when jcs is false (the two-character escapes for \b \f \n \r \t \" \\,
+// (asMarshal: the two-character escapes for \b \f \n \r \t \" \\,
 // \u00XX for other control characters and for < > &, \ufffd for invalid
-// UTF-8, \u2028 and \u2029 escaped); as RFC 8785 does when jcs is set (the
+// UTF-8, \u2028 and \u2029 escaped); as RFC 8785 does (asJCS: the
 // same escapes for '"', '\\' and control characters, and nothing else: < > &
 // U+2028 U+2029 are written as they are, and invalid UTF-8 as U+FFFD itself,
 // which is the canonical form of what Marshal writes for it).
-func appendString(b []byte, jcs bool, s string) []byte {
+func appendString(b []byte, esc escaping, s string) []byte {
 	b = append(b, '"')
-	b = appendEscaped(b, jcs, s)
+	b = appendEscaped(b, esc, s)
 	return append(b, '"')
 }
 
 // appendEscaped is appendString without the quotes.
-func appendEscaped(b []byte, jcs bool, s string) []byte {
+func appendEscaped(b []byte, esc escaping, s string) []byte {
+	jcs := esc == asJCS
 	html := !jcs
 	// Fast path: nothing to escape, as in nearly every id, name and date.
 	// Eight bytes at a time; the last word may overlap the one before. The
@@ -199,7 +208,7 @@ func appendEscaped(b []byte, jcs bool, s string) []byte {
 // make of it, which is the integer itself up to 2^53.
 func (in *Input) AppendCanonicalJSON(b []byte) []byte {
 	b = append(b, `{"asOf":"`...)
-	b = appendEscaped(b, true, in.AsOf)
+	b = appendEscaped(b, asJCS, in.AsOf)
 	b = append(b, `","invoices":[`...)
 	for i := range in.Invoices {
 		inv := &in.Invoices[i]
@@ -209,17 +218,17 @@ func (in *Input) AppendCanonicalJSON(b []byte) []byte {
 		b = append(b, `{"amountCents":`...)
 		b = appendCanonicalInt(b, inv.AmountCents)
 		b = append(b, `,"customerId":"`...)
-		b = appendEscaped(b, true, inv.CustomerID)
+		b = appendEscaped(b, asJCS, inv.CustomerID)
 		b = append(b, `","customerName":"`...)
-		b = appendEscaped(b, true, inv.CustomerName)
+		b = appendEscaped(b, asJCS, inv.CustomerName)
 		if inv.DoNotContact {
 			b = append(b, `","doNotContact":true,"dueDate":"`...)
 		} else {
 			b = append(b, `","doNotContact":false,"dueDate":"`...)
 		}
-		b = appendEscaped(b, true, inv.DueDate)
+		b = appendEscaped(b, asJCS, inv.DueDate)
 		b = append(b, `","id":"`...)
-		b = appendEscaped(b, true, inv.ID)
+		b = appendEscaped(b, asJCS, inv.ID)
 		switch inv.Status {
 		case StatusOpen:
 			b = append(b, `","status":"open"}`...)
@@ -229,7 +238,7 @@ func (in *Input) AppendCanonicalJSON(b []byte) []byte {
 			b = append(b, `","status":"void"}`...)
 		default:
 			b = append(b, `","status":"`...)
-			b = appendEscaped(b, true, string(inv.Status))
+			b = appendEscaped(b, asJCS, string(inv.Status))
 			b = append(b, `"}`...)
 		}
 	}

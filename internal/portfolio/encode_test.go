@@ -81,7 +81,7 @@ func oddStrings() []string {
 func TestAppendStringMatchesMarshal(t *testing.T) {
 	for _, s := range oddStrings() {
 		want, _ := json.Marshal(s)
-		if got := appendString(nil, false, s); string(got) != string(want) {
+		if got := appendString(nil, asMarshal, s); string(got) != string(want) {
 			t.Fatalf("appendString(%q) = %s, encoding/json %s", s, got, want)
 		}
 	}
@@ -93,7 +93,7 @@ func FuzzAppendString(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		want, _ := json.Marshal(s)
-		if got := appendString(nil, false, s); string(got) != string(want) {
+		if got := appendString(nil, asMarshal, s); string(got) != string(want) {
 			t.Fatalf("appendString(%q) = %s, encoding/json %s", s, got, want)
 		}
 	})
