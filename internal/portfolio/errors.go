@@ -29,11 +29,11 @@ const (
 	CodeOutOfRange Code = "out_of_range"
 	// CodeInvalidValue: status is not one of open, paid, void.
 	CodeInvalidValue Code = "invalid_value"
-	// CodeInvalidText: an id or name is empty, blank (only white space or
-	// invisible characters: InvisibleInText), longer than MaxTextLen
-	// characters, not valid UTF-8, or contains a character of
-	// RefusedInText: a control character (Unicode Cc) or one that can hide
-	// or reorder text.
+	// CodeInvalidText: an id or name is empty, blank (no visible
+	// character: VisibleInText), longer than MaxTextLen characters, not
+	// valid UTF-8, or contains a character of RefusedInText: a control
+	// character (Unicode Cc), or one that is invisible or changes how its
+	// neighbours display.
 	CodeInvalidText Code = "invalid_text"
 	// CodeDuplicateInvoiceID: two invoices share an id. Field names the
 	// second one.

@@ -179,12 +179,11 @@ func recheck(data []byte) (*Input, string) {
 
 const unsure = "unsure"
 
-// refText is the rule for ids and names, restated from the issue that set
-// it rather than from the package's tables: 1 to 255 characters; no
-// control character (Cc); no bidirectional control, zero-width or
-// invisible character, tag character, line or paragraph separator; and
-// something visible once white space (and Unicode's default-ignorable
-// characters, invisible by definition) is set aside.
+// refText is the rule for ids and names, restated from the issue and the
+// probe that set it rather than from the package's tables: 1 to 255
+// characters; no character that is invisible or changes how its
+// neighbours display (refRefused); and at least one visible character
+// (refVisible).
 func refText(s string) string {
 	if n := utf8.RuneCountInString(s); n < 1 || n > 255 {
 		return "text length"
@@ -192,19 +191,22 @@ func refText(s string) string {
 	if strings.ContainsFunc(s, refRefused) {
 		return "refused character in text"
 	}
-	if strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || refDefaultIgnorable(r) }) == "" {
+	if !strings.ContainsFunc(s, refVisible) {
 		return "blank text"
 	}
 	return ""
 }
 
-// refRefused reports whether r is refused anywhere in an id or name.
+// refRefused reports whether r is refused anywhere in an id or name: a
+// control character (Cc), a line or paragraph separator, a bidirectional
+// control, a default-ignorable code point, or any other format character
+// (Cf, the prepended concatenation marks included).
 func refRefused(r rune) bool {
 	return unicode.Is(unicode.Cc, r) ||
+		r == 0x2028 || r == 0x2029 || // line and paragraph separators
 		unicode.Is(unicode.Bidi_Control, r) || // bidirectional controls and marks
-		r >= 0x200B && r <= 0x200D || r == 0x2060 || r == 0xFEFF || // zero-width and invisible
-		r >= 0xE0000 && r <= 0xE007F || // tags
-		r == 0x2028 || r == 0x2029 // line and paragraph separators
+		refDefaultIgnorable(r) ||
+		unicode.Is(unicode.Cf, r)
 }
 
 // refDefaultIgnorable is Unicode's Default_Ignorable_Code_Point, derived as
@@ -215,6 +217,18 @@ func refDefaultIgnorable(r rune) bool {
 	}
 	return !unicode.Is(unicode.White_Space, r) && !(r >= 0xFFF9 && r <= 0xFFFB) && !(r >= 0x13430 && r <= 0x1343F) &&
 		!unicode.Is(unicode.Prepended_Concatenation_Mark, r)
+}
+
+// refVisible reports whether a person sees r: a letter, number,
+// punctuation or symbol (L, N, P, S) that is not one of the characters
+// that look blank (the Hangul fillers, the braille pattern blank, the
+// musical symbol null notehead).
+func refVisible(r rune) bool {
+	switch r {
+	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x1D159:
+		return false
+	}
+	return unicode.In(r, unicode.L, unicode.N, unicode.P, unicode.S)
 }
 
 var numberRE = regexp.MustCompile(`^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$`)

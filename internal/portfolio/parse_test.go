@@ -205,6 +205,30 @@ var rejectCases = []struct {
 	{"name of a soft hyphen between spaces", docOf(func(in *Input) { in.Invoices[3].CustomerName = " \u00ad " }), CodeInvalidText, "invoices[3].customerName"},
 	{"name of spaces and a variation selector, past 8 bytes", docOf(func(in *Input) { in.Invoices[3].CustomerName = "\ufe0f" + strings.Repeat(" ", 20) }), CodeInvalidText, "invoices[3].customerName"},
 
+	// Invisible characters outside the first list, found by a probe in the
+	// middle of ids and names, and names that only look visible.
+	{"id with an invisible separator", docOf(func(in *Input) { in.Invoices[3].ID = "inv-1\u2063" }), CodeInvalidText, "invoices[3].id"},
+	{"customerId with an invisible plus", docOf(func(in *Input) { in.Invoices[3].CustomerID = "c-1\u2064" }), CodeInvalidText, "invoices[3].customerId"},
+	{"name with a function application", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\u2061Ltda" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with an invisible times", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\u2062Ltda" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with a Mongolian vowel separator", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\u180eLtda" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with a combining grapheme joiner", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\u034fLtda" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with a Hangul filler inside", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\u3164Ltda" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with a halfwidth Hangul filler inside", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\uffa0Ltda" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with a Hangul choseong filler inside", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\u115fLtda" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with a variation selector", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\ufe00" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with an emoji variation selector", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana \u2764\ufe0f" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with a supplementary variation selector", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\U000e0100" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with an interlinear annotation", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\ufff9x\ufffaLtda\ufffb" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name with a soft hyphen inside", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\u00adLtda" }), CodeInvalidText, "invoices[3].customerName"},
+	{"id with an Arabic number sign", docOf(func(in *Input) { in.Invoices[3].ID = "inv-\u0600123" }), CodeInvalidText, "invoices[3].id"},
+	{"name with an Egyptian format control", docOf(func(in *Input) { in.Invoices[3].CustomerName = "Ana\U00013430" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name of braille pattern blanks", docOf(func(in *Input) { in.Invoices[3].CustomerName = "\u2800\u2800 \u2800" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name of combining marks", docOf(func(in *Input) { in.Invoices[3].CustomerName = "\u0301\u0308 \u20dd" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name of a null notehead", docOf(func(in *Input) { in.Invoices[3].CustomerName = "\U0001d159" }), CodeInvalidText, "invoices[3].customerName"},
+	{"name of private use characters", docOf(func(in *Input) { in.Invoices[3].CustomerName = "\ue000\U000f0000" }), CodeInvalidText, "invoices[3].customerName"},
+	{"id of an unassigned code point", docOf(func(in *Input) { in.Invoices[3].ID = "\u0378" }), CodeInvalidText, "invoices[3].id"},
+
 	// duplicate_invoice_id
 	{"duplicate id", docOf(func(in *Input) { in.Invoices[5].ID = in.Invoices[2].ID }), CodeDuplicateInvoiceID, "invoices[5].id"},
 	{"duplicate id via escape", rawDoc(2, at(1, `"inv-1"`, `"\u0069nv-0"`)), CodeDuplicateInvoiceID, "invoices[1].id"},
@@ -302,8 +326,11 @@ var acceptCases = []struct {
 		func(in *Input) { in.Invoices[0].CustomerName = razaoSocial150 }},
 	{"white space around a name", rawDoc(1, at(0, `"Cliente 0"`, `"  Ana\u00a0Maria\u3000"`)),
 		func(in *Input) { in.Invoices[0].CustomerName = "  Ana\u00a0Maria\u3000" }},
-	{"invisible characters beside visible ones", rawDoc(1, at(0, `"Cliente 0"`, `"Ana\u00adMaria \u2764\ufe0f"`)),
-		func(in *Input) { in.Invoices[0].CustomerName = "Ana\u00adMaria \u2764\ufe0f" }},
+	{"combining marks after letters", rawDoc(1, at(0, `"Cliente 0"`, `"Jose\u0301 Ma\u0303o"`)),
+		func(in *Input) { in.Invoices[0].CustomerName = "Jose\u0301 Ma\u0303o" }},
+	{"a symbol without a variation selector", rawDoc(1, at(0, `"Cliente 0"`, `"Ana Maria \u2764"`)),
+		func(in *Input) { in.Invoices[0].CustomerName = "Ana Maria \u2764" }},
+	{"a braille letter", rawDoc(1, at(0, `"inv-0"`, `"\u2801"`)), func(in *Input) { in.Invoices[0].ID = "\u2801" }},
 	{"one visible character after spaces", rawDoc(1, at(0, `"inv-0"`, `"                    x"`)),
 		func(in *Input) { in.Invoices[0].ID = "                    x" }},
 	{"a name in a right-to-left script", rawDoc(1, at(0, `"Cliente 0"`, `"שלום עולם"`)),
@@ -505,5 +532,41 @@ func TestParseStringsAtEveryOffset(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("Parse(%q) = %v, want %s", doc, err, want)
 		}
+	}
+}
+
+// TestLookAlikesRefused: the probe's documents, where invisible characters
+// in the middle made two accounts, or two invoice ids, that look the same
+// to a person but not to the server. Each is refused with invalid_text at
+// the field that holds the invisible character.
+func TestLookAlikesRefused(t *testing.T) {
+	invoice := func(id, customerID, name string) string {
+		b, err := json.Marshal(Invoice{ID: id, CustomerID: customerID, CustomerName: name, DueDate: "2025-01-10", AmountCents: 50000, Status: StatusOpen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	tests := []struct {
+		name   string
+		second string
+		field  string
+	}{
+		{"two accounts", invoice("inv-2", "c-1\u2064", "Ana\u2062Ltda"), "invoices[1].customerId"},
+		{"two names", invoice("inv-2", "c-2", "Ana\u2062Ltda"), "invoices[1].customerName"},
+		{"two invoice ids", invoice("inv-1\u2063", "c-1", "Ana Ltda"), "invoices[1].id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := `{"asOf":"2025-06-30","invoices":[` + invoice("inv-1", "c-1", "Ana Ltda") + `,` + tt.second + `]}`
+			in, err := Parse([]byte(doc))
+			var e *Error
+			if !errors.As(err, &e) || in != nil || e.Code != CodeInvalidText || e.Field != tt.field {
+				t.Fatalf("Parse(%+q) = %v, %v; want no Input and invalid_text at %s", doc, in, err, tt.field)
+			}
+			if strings.Contains(e.Message, "Ana") || strings.Contains(e.Message, "inv-") || strings.Contains(e.Message, "c-1") {
+				t.Errorf("the message %q echoes the input", e.Message)
+			}
+		})
 	}
 }

@@ -138,64 +138,96 @@ func checkText(s string, i int, name string) *Error {
 	return &Error{Code: CodeInvalidText, Field: invoicePath(i, name), Message: msg}
 }
 
-// refusedInText holds the characters refused anywhere in an id or name:
-// the control characters (Unicode Cc), and those that can make text read
-// differently than it is: zero-width and invisible characters, line and
-// paragraph separators, bidirectional controls (all of Unicode's
-// Bidi_Control: the marks ALM, LRM and RLM reorder neighbouring neutral
-// characters as the embeddings do) and tag characters (which can hide
-// instructions from a person while a model still reads them).
+// refusedInText holds the characters refused anywhere in an id or name,
+// because a person cannot see them or they change how their neighbours
+// display, so two ids or names that differ only by them look alike:
+//
+//   - the control characters (Unicode Cc) and the line and paragraph
+//     separators (Zl, Zp);
+//   - every format character (Cf): zero-width characters, the
+//     bidirectional controls and marks (all of Bidi_Control), invisible
+//     operators (U+2061-U+2064), the interlinear annotation characters
+//     (U+FFF9-U+FFFB), tag characters (which can hide instructions from a
+//     person while a model still reads them), Egyptian hieroglyph format
+//     controls, and the prepended concatenation marks (U+0600-U+0605,
+//     U+06DD, U+070F, U+0890-U+0891, U+08E2, U+110BD, U+110CD): these do
+//     show, but as a sign spread over or around the digits that follow, so
+//     they change how the neighbours display, and no id or name of a
+//     portfolio needs one;
+//   - the rest of Unicode's Default_Ignorable_Code_Point, that is
+//     Other_Default_Ignorable_Code_Point (the Hangul fillers, the combining
+//     grapheme joiner, unassigned code points reserved as ignorable) and
+//     Variation_Selector (which, like the zero width joiner, make emoji
+//     sequences, so those are refused).
+//
+// A test derives the set from the unicode package's tables, for every code
+// point.
 var refusedInText = &unicode.RangeTable{
 	R16: []unicode.Range16{
 		{Lo: 0x0000, Hi: 0x001f, Stride: 1}, // C0 controls
 		{Lo: 0x007f, Hi: 0x009f, Stride: 1}, // DEL, C1 controls
+		{Lo: 0x00ad, Hi: 0x00ad, Stride: 1}, // soft hyphen
+		{Lo: 0x034f, Hi: 0x034f, Stride: 1}, // combining grapheme joiner
+		{Lo: 0x0600, Hi: 0x0605, Stride: 1}, // Arabic number signs (prepended)
 		{Lo: 0x061c, Hi: 0x061c, Stride: 1}, // ALM
+		{Lo: 0x06dd, Hi: 0x06dd, Stride: 1}, // Arabic end of ayah (prepended)
+		{Lo: 0x070f, Hi: 0x070f, Stride: 1}, // Syriac abbreviation mark (prepended)
+		{Lo: 0x0890, Hi: 0x0891, Stride: 1}, // Arabic pound and piastre marks above (prepended)
+		{Lo: 0x08e2, Hi: 0x08e2, Stride: 1}, // Arabic disputed end of ayah (prepended)
+		{Lo: 0x115f, Hi: 0x1160, Stride: 1}, // Hangul choseong and jungseong fillers
+		{Lo: 0x17b4, Hi: 0x17b5, Stride: 1}, // Khmer inherent vowels
+		{Lo: 0x180b, Hi: 0x180f, Stride: 1}, // Mongolian variation selectors, vowel separator
 		{Lo: 0x200b, Hi: 0x200f, Stride: 1}, // zero width space, non-joiner, joiner; LRM, RLM
 		{Lo: 0x2028, Hi: 0x202e, Stride: 1}, // line and paragraph separators; LRE, RLE, PDF, LRO, RLO
-		{Lo: 0x2060, Hi: 0x2060, Stride: 1}, // word joiner
-		{Lo: 0x2066, Hi: 0x2069, Stride: 1}, // LRI, RLI, FSI, PDI
+		{Lo: 0x2060, Hi: 0x206f, Stride: 1}, // word joiner, invisible operators; LRI, RLI, FSI, PDI; deprecated format characters
+		{Lo: 0x3164, Hi: 0x3164, Stride: 1}, // Hangul filler
+		{Lo: 0xfe00, Hi: 0xfe0f, Stride: 1}, // variation selectors
 		{Lo: 0xfeff, Hi: 0xfeff, Stride: 1}, // zero width no-break space (BOM)
+		{Lo: 0xffa0, Hi: 0xffa0, Stride: 1}, // halfwidth Hangul filler
+		{Lo: 0xfff0, Hi: 0xfffb, Stride: 1}, // reserved ignorable; interlinear annotation
 	},
 	R32: []unicode.Range32{
-		{Lo: 0xe0000, Hi: 0xe007f, Stride: 1}, // tag characters
+		{Lo: 0x110bd, Hi: 0x110bd, Stride: 1}, // Kaithi number sign (prepended)
+		{Lo: 0x110cd, Hi: 0x110cd, Stride: 1}, // Kaithi number sign above (prepended)
+		{Lo: 0x13430, Hi: 0x1343f, Stride: 1}, // Egyptian hieroglyph format controls
+		{Lo: 0x1bca0, Hi: 0x1bca3, Stride: 1}, // shorthand format controls
+		{Lo: 0x1d173, Hi: 0x1d17a, Stride: 1}, // musical symbol format controls
+		{Lo: 0xe0000, Hi: 0xe0fff, Stride: 1}, // tags, variation selectors supplement, reserved ignorable
 	},
-	LatinOffset: 2,
+	LatinOffset: 3,
 }
 
-// invisibleInText holds the characters that leave an id or name blank when
-// it has nothing else: Unicode White_Space and Default_Ignorable_Code_Point
-// (soft hyphen, fillers, variation selectors, format characters...). Each
-// is allowed next to visible characters, unless refusedInText refuses it.
-// A test derives the set from the unicode package's tables.
+// invisibleInText holds the characters, refused ones aside, that a
+// schema pattern can list and that do not make an id or name visible:
+// white space (Unicode White_Space), private use (Co), and the letters and
+// symbols that look blank (the Hangul fillers U+115F, U+1160, U+3164,
+// U+FFA0, which are refused too, the braille pattern blank U+2800 and the
+// musical symbol null notehead U+1D159). Combining marks (M) and unassigned
+// code points (Cn) do not make text visible either; see [VisibleInText].
 var invisibleInText = &unicode.RangeTable{
 	R16: []unicode.Range16{
-		{Lo: 0x0009, Hi: 0x000d, Stride: 1},
+		{Lo: 0x0009, Hi: 0x000d, Stride: 1}, // white space
 		{Lo: 0x0020, Hi: 0x0020, Stride: 1},
 		{Lo: 0x0085, Hi: 0x0085, Stride: 1},
 		{Lo: 0x00a0, Hi: 0x00a0, Stride: 1},
-		{Lo: 0x00ad, Hi: 0x00ad, Stride: 1},
-		{Lo: 0x034f, Hi: 0x034f, Stride: 1},
-		{Lo: 0x061c, Hi: 0x061c, Stride: 1},
-		{Lo: 0x115f, Hi: 0x1160, Stride: 1},
-		{Lo: 0x1680, Hi: 0x1680, Stride: 1},
-		{Lo: 0x17b4, Hi: 0x17b5, Stride: 1},
-		{Lo: 0x180b, Hi: 0x180f, Stride: 1},
-		{Lo: 0x2000, Hi: 0x200f, Stride: 1},
-		{Lo: 0x2028, Hi: 0x202f, Stride: 1},
-		{Lo: 0x205f, Hi: 0x206f, Stride: 1},
-		{Lo: 0x3000, Hi: 0x3000, Stride: 1},
-		{Lo: 0x3164, Hi: 0x3164, Stride: 1},
-		{Lo: 0xfe00, Hi: 0xfe0f, Stride: 1},
-		{Lo: 0xfeff, Hi: 0xfeff, Stride: 1},
-		{Lo: 0xffa0, Hi: 0xffa0, Stride: 1},
-		{Lo: 0xfff0, Hi: 0xfff8, Stride: 1},
+		{Lo: 0x115f, Hi: 0x1160, Stride: 1}, // Hangul choseong and jungseong fillers
+		{Lo: 0x1680, Hi: 0x1680, Stride: 1}, // white space
+		{Lo: 0x2000, Hi: 0x200a, Stride: 1},
+		{Lo: 0x2028, Hi: 0x2029, Stride: 1},
+		{Lo: 0x202f, Hi: 0x202f, Stride: 1},
+		{Lo: 0x205f, Hi: 0x205f, Stride: 1},
+		{Lo: 0x2800, Hi: 0x2800, Stride: 1}, // braille pattern blank
+		{Lo: 0x3000, Hi: 0x3000, Stride: 1}, // white space
+		{Lo: 0x3164, Hi: 0x3164, Stride: 1}, // Hangul filler
+		{Lo: 0xe000, Hi: 0xf8ff, Stride: 1}, // private use
+		{Lo: 0xffa0, Hi: 0xffa0, Stride: 1}, // halfwidth Hangul filler
 	},
 	R32: []unicode.Range32{
-		{Lo: 0x1bca0, Hi: 0x1bca3, Stride: 1},
-		{Lo: 0x1d173, Hi: 0x1d17a, Stride: 1},
-		{Lo: 0xe0000, Hi: 0xe0fff, Stride: 1},
+		{Lo: 0x1d159, Hi: 0x1d159, Stride: 1},   // musical symbol null notehead
+		{Lo: 0xf0000, Hi: 0xffffd, Stride: 1},   // private use
+		{Lo: 0x100000, Hi: 0x10fffd, Stride: 1}, // private use
 	},
-	LatinOffset: 5,
+	LatinOffset: 4,
 }
 
 // RefusedInText returns the characters [Validate] refuses anywhere in an id
@@ -203,16 +235,30 @@ var invisibleInText = &unicode.RangeTable{
 // table must not be modified.
 func RefusedInText() *unicode.RangeTable { return refusedInText }
 
-// InvisibleInText returns the characters that do not make an id or name
-// visible: [Validate] refuses one made of these alone (invalid_text), so
-// one empty once white space is trimmed, or invisible. The table must not
-// be modified.
+// InvisibleInText returns the characters other than combining marks and
+// unassigned code points that do not make an id or name visible (see
+// [VisibleInText]), for the input schema to say what a pattern can. The
+// table must not be modified.
 func InvisibleInText() *unicode.RangeTable { return invisibleInText }
 
-// firstRefusedAbove is the first character of refusedInText above the C1
-// controls (ALM): a letter before it, as every accented Latin letter is,
-// needs no table look-up.
-const firstRefusedAbove = 0x061c
+// VisibleInText reports whether r makes an id or name visible: [Validate]
+// refuses one without such a character (invalid_text), so one empty once
+// white space is trimmed, or invisible. A visible character is a letter,
+// number, punctuation or symbol (Unicode L, N, P, S) that does not look
+// blank; combining marks alone, private use and unassigned code points do
+// not count.
+func VisibleInText(r rune) bool {
+	return unicode.In(r, unicode.L, unicode.N, unicode.P, unicode.S) && !unicode.Is(invisibleInText, r)
+}
+
+// softHyphen is the one character of refusedInText between the C1 controls
+// and firstRefusedAbove.
+const softHyphen = 0x00ad
+
+// firstRefusedAbove is the first character of refusedInText above the soft
+// hyphen (the combining grapheme joiner): a letter before it, as every
+// accented Latin letter is, needs no table look-up.
+const firstRefusedAbove = 0x034f
 
 // The messages of textProblem that do not vary.
 const (
@@ -221,7 +267,7 @@ const (
 	msgControl = "must not contain control characters"
 	msgUTF8    = "must be valid UTF-8"
 	// msgRefused follows "must not contain U+XXXX".
-	msgRefused = ", a character that can hide or reorder text (zero-width, bidirectional control, tag, line or paragraph separator)"
+	msgRefused = ", an invisible or formatting character that can hide or reorder text (zero-width, default-ignorable, format or bidirectional control, variation selector, tag, line or paragraph separator)"
 )
 
 // textProblem returns why s is not acceptable text, or "".
@@ -274,10 +320,10 @@ func textProblem(s string) string {
 			if r <= 0x9f { // C1 controls U+0080..U+009F
 				return msgControl
 			}
-			if r >= firstRefusedAbove && unicode.Is(refusedInText, r) {
+			if r == softHyphen || r >= firstRefusedAbove && unicode.Is(refusedInText, r) {
 				return "must not contain " + codePoint(r) + msgRefused
 			}
-			visible = visible || !unicode.Is(invisibleInText, r)
+			visible = visible || VisibleInText(r)
 			i += size
 			// Past an accented letter, a name goes on in plain ASCII, as
 			// a rule: by words again.
