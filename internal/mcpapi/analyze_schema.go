@@ -24,12 +24,19 @@ import (
 const datePattern = `^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`
 
 // textPattern is the rule for ids and names as far as a pattern can say it:
-// no character of portfolio.RefusedInText, and at least one that is not in
-// portfolio.InvisibleInText (white space, default-ignorable characters). It
-// reads: invisible characters that are allowed, then a visible one, then
-// any allowed characters. The first two classes are disjoint, so a
-// backtracking engine takes linear time too. It is built from those tables,
-// so the schema and Parse cannot drift apart.
+// no character of portfolio.RefusedInText, and at least one that is in
+// neither it nor portfolio.InvisibleInText (white space, private use,
+// blank-looking characters). It reads: invisible characters that are
+// allowed, then a visible one, then any allowed characters. The first two
+// classes are disjoint, so a backtracking engine takes linear time too. It
+// is built from those tables, so the schema and Parse cannot drift apart.
+//
+// Parse also counts combining marks (M) and unassigned code points (Cn) as
+// not visible (portfolio.VisibleInText). A pattern that said so would list
+// some 400 ranges of the Basic Multilingual Plane (Cn moves with every
+// Unicode version besides): kilobytes in every tools/list for a model to
+// read, and past the DFA internal/schema builds. So the pattern counts them
+// as visible, and Parse alone refuses a text that has nothing else.
 //
 // Go's RE2 and ECMA-262 must read it alike, with or without the u flag, and
 // they share no escape for a character beyond U+00FF: such characters are
@@ -146,8 +153,9 @@ func analyzeInputSchema() *jsonschema.Schema {
 		p.MinLength, p.MaxLength = ptr(1), ptr(portfolio.MaxTextLen)
 		p.Pattern = text
 	}
-	limit := fmt.Sprintf(" 1 to %d characters, not blank; no control characters, nor characters that can hide or reorder text "+
-		"(zero-width, bidirectional controls, tag characters, line and paragraph separators).", portfolio.MaxTextLen)
+	limit := fmt.Sprintf(" 1 to %d characters, with a visible letter, number, punctuation or symbol; no control characters, "+
+		"nor invisible or formatting characters that can hide or reorder text (zero-width, default-ignorable, format and "+
+		"bidirectional controls, variation selectors, tag characters, line and paragraph separators).", portfolio.MaxTextLen)
 	inv.Properties["id"].Description = "Invoice id, unique within the call;" + limit
 	inv.Properties["customerId"].Description = "Customer id; invoices are grouped by it;" + limit
 	inv.Properties["customerName"].Description = "Customer name. Where a customer's invoices name it differently, " +

@@ -33,6 +33,10 @@ import (
 // characters (U+E0000-U+E007F) and the invisible characters up there
 // (invalid_text).
 //
+// Characters a pattern would take kilobytes to name: textPattern counts
+// combining marks and unassigned code points as visible, so Parse alone
+// refuses a text with nothing visible but them (invalid_text).
+//
 // Encoding matters the schema never sees, because a schema validates the
 // value encoding/json decoded, after it took the last of repeated keys,
 // replaced invalid UTF-8 and unpaired surrogate escapes with U+FFFD, and
@@ -66,7 +70,7 @@ func parseStricterAllowed(doc []byte, e *portfolio.Error) bool {
 	case portfolio.CodeInvalidJSON:
 		return hasRepeatedKey(doc)
 	case portfolio.CodeInvalidText:
-		return !utf8.Valid(doc) || surrogateEscape.Match(doc) || hasAstralRule(doc)
+		return !utf8.Valid(doc) || surrogateEscape.Match(doc) || hasAstralRule(doc) || hasUnlistedInvisible(string(doc))
 	case portfolio.CodeInvalidType:
 		return strings.HasSuffix(e.Field, ".amountCents")
 	}
@@ -80,6 +84,15 @@ var surrogateEscape = regexp.MustCompile(`\\u[dD][89a-fA-F]`)
 func hasAstralRule(doc []byte) bool {
 	return strings.ContainsFunc(string(doc), func(r rune) bool {
 		return r > 0xffff && unicode.In(r, portfolio.RefusedInText(), portfolio.InvisibleInText())
+	})
+}
+
+// hasUnlistedInvisible reports whether s holds a character that does not
+// make text visible to Parse but that textPattern counts as visible: a
+// combining mark or an unassigned code point.
+func hasUnlistedInvisible(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool {
+		return !portfolio.VisibleInText(r) && !unicode.In(r, portfolio.RefusedInText(), portfolio.InvisibleInText())
 	})
 }
 
@@ -309,14 +322,19 @@ func TestTextPatternMatchesParse(t *testing.T) {
 			DueDate: "2025-06-01", AmountCents: 1, Status: portfolio.StatusOpen}}}
 		return portfolio.Validate(in) == nil
 	}
-	var refused, blank int
+	var refused, blank, unlisted int
 	for r := rune(0); r <= 0xffff; r++ {
 		if utf16.IsSurrogate(r) {
 			continue
 		}
 		c := string(r)
 		for _, s := range []string{c, " " + c + "\u00a0", "a" + c, c + "a", "\u3000" + c + "a"} {
-			if got, want := re.MatchString(s), valid(s); got != want {
+			got, want := re.MatchString(s), valid(s)
+			if got && !want && hasUnlistedInvisible(c) && valid(s+"a") {
+				unlisted++ // blank to Parse only (see the top of this file)
+				continue
+			}
+			if got != want {
 				t.Errorf("textPattern matches %+q = %v, but Parse accepts it = %v", s, got, want)
 			}
 		}
@@ -326,8 +344,8 @@ func TestTextPatternMatchesParse(t *testing.T) {
 			blank++
 		}
 	}
-	if refused < 70 || blank < 50 {
-		t.Errorf("%d characters refused, %d blank: the rule is not the one this test is for", refused, blank)
+	if refused < 70 || blank < 2000 || unlisted < 2000 {
+		t.Errorf("%d characters refused, %d blank, %d blank to Parse only: the rule is not the one this test is for", refused, blank, unlisted)
 	}
 	// Every bidirectional control, the marks included, is refused.
 	for _, rg := range unicode.Bidi_Control.R16 {
