@@ -237,7 +237,9 @@ func ruleDocs() [][]byte {
 		"status":      {"open", "paid", "void", "OPEN", "x", "", nil, 1},
 		"text": {"", "a", long(portfolio.MaxTextLen), long(portfolio.MaxTextLen + 1), strings.Repeat("x", portfolio.MaxTextLen+1), "a\u0007", "a\n", "a\u007f", "a\u0085", "a\u009f",
 			"a\u00a0", "a\u2028", "a\u2029", "😀", " ", "   ", "\u00a0", " \u3000 ", "\u00ad", "\u3164\ufe0f", " a ", "\u00a0a", "a\u00ad", "a\u200b", "a\u200d", "\u2060a", "\ufeffa",
-			"a\u202a", "a\u202e", "a\u2066", "a\u2069", "a\u200e", "a\u200f", "\u061ca", "a\U000e0041", "\U000e007f", "\U0001bca0", " \U0001bca0", "a\U0001bca0", 1, nil},
+			"a\u202a", "a\u202e", "a\u2066", "a\u2069", "a\u200e", "a\u200f", "\u061ca", "a\U000e0041", "\U000e007f", "\U0001bca0", " \U0001bca0", "a\U0001bca0",
+			"c-1\u2064", "Ana\u2062Ltda", "a\u180e", "a\u034f", "a\u3164", "a\ufe00", "a\ufff9", "\u0600a", "\u2800", " \u2800a", "\u0301", " \u0301 ", "a\u0301",
+			"\u0378", "a\u0378", "\ue000", "a\ue000", "\U0001d159", "a\U0001d159", "\U000f0000", 1, nil},
 		"doNotContact": {true, false, "true", 0, nil},
 	}
 	var docs [][]byte
@@ -281,7 +283,8 @@ func ruleDocs() [][]byte {
 func mutate(r *rand.Rand, doc []byte) []byte {
 	d := bytes.Clone(doc)
 	tokens := []string{`"`, `\`, `\u0000`, `\ud83d\ude00`, `\u00e9`, `null`, `1e2`, `-1`, `1.5`, `0`, `true`, `{}`, `[]`, `,`, `:`, ` `, "\x7f", "\u0085", "é", `"2024-02-29"`, `"2025-02-29"`, `"x"`, `1000000000001`,
-		`" "`, `"\u00a0"`, "\u202e", "\u200b", "\u00ad", `\u2028`, "\U000e0041"}
+		`" "`, `"\u00a0"`, "\u202e", "\u200b", "\u00ad", `\u2028`, "\U000e0041",
+		"\u2063", `\u2062`, "\u3164", "\u2800", "\u0301", "\u0378", "\ue000"}
 	for range 1 + r.IntN(3) {
 		if len(d) == 0 {
 			return []byte(tokens[r.IntN(len(tokens))])
