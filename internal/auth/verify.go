@@ -234,6 +234,20 @@ func (v *verifier) verify(ctx context.Context, token string) (*Principal, error)
 	if err != nil {
 		return nil, err
 	}
+	var actSub string
+	hasAct := len(c.Act) > 0 && !bytes.Equal(c.Act, []byte("null"))
+	if hasAct {
+		var act struct {
+			Sub string `json:"sub"`
+		}
+		if err := json.Unmarshal(c.Act, &act); err != nil || act.Sub == "" {
+			return nil, tokenError("token has a malformed act claim", err)
+		}
+		actSub = act.Sub
+	}
+	if err := c.checkIdentities(actSub); err != nil {
+		return nil, err
+	}
 	p := &Principal{
 		Subject:  c.Subject,
 		ClientID: c.ClientID,
@@ -249,14 +263,8 @@ func (v *verifier) verify(ctx context.Context, token string) (*Principal, error)
 		p.AuthTime = c.AuthTime.date.Time
 	}
 	p.Scopes = scopes
-	if len(c.Act) > 0 && !bytes.Equal(c.Act, []byte("null")) {
-		var act struct {
-			Sub string `json:"sub"`
-		}
-		if err := json.Unmarshal(c.Act, &act); err != nil || act.Sub == "" {
-			return nil, tokenError("token has a malformed act claim", err)
-		}
-		p.Actor, p.Kind = act.Sub, KindAgent
+	if hasAct {
+		p.Actor, p.Kind = actSub, KindAgent
 	}
 	if p.ClientID != "" && slices.Contains(v.agentIDs, p.ClientID) {
 		// An agent known by its client id is the actor, exactly as one
