@@ -18,7 +18,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Outcome is how the audited action ended.
@@ -69,8 +71,17 @@ type Event struct {
 const (
 	maxDetails      = 32
 	maxDetailKeyLen = 64
-	maxFieldLen     = 1024
 )
+
+// MaxFieldBytes bounds each text field of an event (subject, client id...): what the store
+// keeps. internal/auth's identity claim limits are held within it by internal/server's tests.
+const MaxFieldBytes = 1024
+
+// ErrUnstorable wraps the error for an event the store could never accept, whenever it is
+// tried: a missing name, a field too long, a NUL byte or invalid UTF-8 (PostgreSQL refuses
+// both in text). Record, Keep and Append refuse such an event up front, so it never reaches
+// the spool: for the caller it is a server fault, never "the store is down".
+var ErrUnstorable = errors.New("audit event the store cannot accept")
 
 func (ev *Event) validate() error {
 	var errs []error
@@ -83,25 +94,43 @@ func (ev *Event) validate() error {
 	if ev.Duration < 0 {
 		errs = append(errs, errors.New("duration is negative"))
 	}
-	for name, v := range map[string]string{
-		"name": ev.Name, "tool": ev.Tool, "risk": ev.Risk, "subject": ev.Subject, "actor": ev.Actor,
-		"client id": ev.ClientID, "acr": ev.ACR, "request id": ev.RequestID, "outcome": string(ev.Outcome),
-		"failure code": ev.FailureCode, "args digest": ev.ArgsDigest, "result digest": ev.ResultDigest,
+	for _, f := range [...]struct{ name, v string }{
+		{"name", ev.Name}, {"tool", ev.Tool}, {"risk", ev.Risk}, {"subject", ev.Subject},
+		{"actor", ev.Actor}, {"client id", ev.ClientID}, {"acr", ev.ACR}, {"request id", ev.RequestID},
+		{"outcome", string(ev.Outcome)}, {"failure code", ev.FailureCode},
+		{"args digest", ev.ArgsDigest}, {"result digest", ev.ResultDigest},
 	} {
-		if len(v) > maxFieldLen {
-			errs = append(errs, fmt.Errorf("%s is longer than %d bytes", name, maxFieldLen))
+		if err := checkField(f.name, f.v, MaxFieldBytes); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(ev.Details) > maxDetails {
 		errs = append(errs, fmt.Errorf("more than %d details", maxDetails))
 	}
 	for k := range ev.Details {
-		if k == "" || len(k) > maxDetailKeyLen {
-			errs = append(errs, fmt.Errorf("detail name %q: want 1 to %d bytes", k, maxDetailKeyLen))
+		if k == "" {
+			errs = append(errs, errors.New("a detail name is empty"))
+		} else if err := checkField("a detail name", k, maxDetailKeyLen); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("audit event: %w", err)
+		return fmt.Errorf("%w: %w", ErrUnstorable, err)
+	}
+	return nil
+}
+
+// checkField says why the store could not keep v as the text field name; the message never
+// holds v.
+func checkField(name, v string, limit int) error {
+	if len(v) > limit {
+		return fmt.Errorf("%s is longer than %d bytes", name, limit)
+	}
+	if strings.IndexByte(v, 0) >= 0 {
+		return fmt.Errorf("%s contains a NUL byte", name)
+	}
+	if !utf8.ValidString(v) {
+		return fmt.Errorf("%s is not valid UTF-8", name)
 	}
 	return nil
 }

@@ -3,18 +3,22 @@ package auditlog
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cobranca/cobranca/internal/safefile"
 )
 
 // The spool keeps the audit events of low-tier calls answered while the store is down, in a
@@ -140,7 +144,8 @@ func OpenSpool(path string, opts SpoolOptions) (*Spool, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	// A symbolic link, or a file another user planted, must not be truncated or made ours.
+	f, err := safefile.Open(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit spool: %w", err)
 	}
@@ -411,7 +416,11 @@ func (s *Spool) rewriteLocked(off int64) error {
 		return fmt.Errorf("audit spool: %w", err)
 	}
 	tmp := s.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+	// A left-over temporary file (a crash) is removed, never opened: O_EXCL then creates ours.
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("audit spool: %w", err)
+	}
+	f, err := safefile.Open(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("audit spool: %w", err)
 	}
@@ -531,7 +540,13 @@ func (l *Log) drainSpool(ctx context.Context) (int, error) {
 			return total, err
 		}
 		wctx, cancel := context.WithTimeout(ctx, drainTimeout)
-		err = l.insertRecords(wctx, recs, true)
+		// One record the store will never take must not hold back every later one: such a
+		// batch goes one by one, and what is refused is set aside.
+		if anyUnstorable(recs) {
+			err = l.insertEach(wctx, recs)
+		} else if err = l.insertRecords(wctx, recs, true); err != nil && refusedByStore(err) {
+			err = l.insertEach(wctx, recs)
+		}
 		cancel()
 		if err != nil {
 			return total, fmt.Errorf("audit spool: %w", err)
@@ -587,4 +602,112 @@ func (l *Log) gapRecord(run lostRun) (record, error) {
 			"lastLostUnixMicros":  run.Last,
 		},
 	}, time.UnixMicro(run.Last), nonce)
+}
+
+// DeadLetterSuffix names the dead-letter file: the spool's path with this suffix. It holds,
+// in the spool's record format, the spooled events the store refused for what they hold
+// rather than for being unavailable; each left a gap event (RefusedCode) in the chain.
+const DeadLetterSuffix = ".dead"
+
+// RefusedCode is the failure code of the gap event (LostEvent, lostCount 1) left in the chain
+// for a spooled event the store refused and that was set aside in the dead-letter file.
+const RefusedCode = "audit_event_refused"
+
+// refusedByStore reports whether err is the store refusing the data itself (PostgreSQL
+// SQLSTATE classes 22, data exception, and 23, integrity constraint violation; SQLite's
+// TOOBIG, CONSTRAINT and MISMATCH), which no retry can cure, rather than the store being
+// unavailable.
+func refusedByStore(err error) bool {
+	var pg interface{ SQLState() string }
+	if errors.As(err, &pg) {
+		c := pg.SQLState()
+		return len(c) == 5 && (c[:2] == "22" || c[:2] == "23")
+	}
+	var lite interface{ Code() int }
+	if errors.As(err, &lite) {
+		switch lite.Code() & 0xff {
+		case 18, 19, 20: // SQLITE_TOOBIG, SQLITE_CONSTRAINT, SQLITE_MISMATCH
+			return true
+		}
+	}
+	return false
+}
+
+// anyUnstorable reports whether a record fails today's rules (a spool written by an older
+// version may hold one).
+func anyUnstorable(recs []record) bool {
+	for i := range recs {
+		if recs[i].ev.validate() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// insertEach appends recs one by one. A record the store refuses for its content is written
+// to the dead-letter file and replaced in the chain by a gap event; any other error stops it
+// (the records already appended are skipped by their nonces when the batch is tried again).
+func (l *Log) insertEach(ctx context.Context, recs []record) error {
+	for i := range recs {
+		r := &recs[i]
+		err := r.ev.validate()
+		if err == nil {
+			if err = l.insertRecords(ctx, recs[i:i+1], true); err == nil {
+				continue
+			}
+			if !refusedByStore(err) || r.ev.Name == LostEvent {
+				return err
+			}
+		}
+		if derr := l.spool.deadLetter(r); derr != nil {
+			return fmt.Errorf("setting aside an event the store refused (%v): %w", err, derr)
+		}
+		gap, gerr := l.refusedGap(r)
+		if gerr != nil {
+			return gerr
+		}
+		if gerr := l.insertRecords(ctx, []record{gap}, true); gerr != nil {
+			return gerr
+		}
+		l.logger.Error("audit spool: the store refused an event; it is set aside in the dead-letter file and a gap event takes its place",
+			"file", l.spool.path+DeadLetterSuffix, "request_id", r.ev.RequestID, "event", r.ev.Name, "err", err)
+	}
+	return nil
+}
+
+// refusedGap is the gap event of the refused record r. Its nonce is derived from r's, so that
+// the gap is written once however often the batch is tried.
+func (l *Log) refusedGap(r *record) (record, error) {
+	h := sha256.Sum256(append([]byte("cobranca audit refused\x00"), r.nonce...))
+	us := r.ev.ServerTime.UnixMicro()
+	return l.stampNonce(Event{
+		Name:        LostEvent,
+		RequestID:   validOr(r.ev.RequestID),
+		Outcome:     Failed,
+		FailureCode: RefusedCode,
+		Details:     map[string]int64{"lostCount": 1, "firstLostUnixMicros": us, "lastLostUnixMicros": us},
+	}, r.ev.ServerTime, h[:nonceLen])
+}
+
+// validOr returns s when the store can keep it as a field, else "".
+func validOr(s string) string {
+	if checkField("", s, MaxFieldBytes) != nil {
+		return ""
+	}
+	return s
+}
+
+// deadLetter appends r to the dead-letter file (0600, never through a symbolic link) and
+// fsyncs it.
+func (s *Spool) deadLetter(r *record) error {
+	b, err := encodeEntry(spoolEntry{Event: &r.ev, Nonce: r.nonce, MAC: r.mac})
+	if err != nil {
+		return err
+	}
+	f, err := safefile.Open(s.path+DeadLetterSuffix, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	return errors.Join(err, f.Sync(), f.Close())
 }

@@ -489,3 +489,180 @@ func TestSpoolConcurrentAdds(t *testing.T) {
 		next[g]++
 	}
 }
+
+// TestUnstorableRefusedUpFront: an event the store could never take is refused by Record,
+// Keep and Append with ErrUnstorable before it can reach the store or the spool, also while
+// the spool holds events (when Keep would not even try the store).
+func TestUnstorableRefusedUpFront(t *testing.T) {
+	eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
+		ctx := context.Background()
+		s := openSpool(t, filepath.Join(t.TempDir(), SpoolFileName), SpoolOptions{})
+		l := spoolLog(t, db, s)
+		bad := map[string]func(*Event){
+			"NUL in subject":          func(ev *Event) { ev.Subject = "alice\x00" },
+			"NUL in client id":        func(ev *Event) { ev.ClientID = "\x00" },
+			"invalid UTF-8 in actor":  func(ev *Event) { ev.Actor = "bot\xff" },
+			"subject too long":        func(ev *Event) { ev.Subject = strings.Repeat("a", MaxFieldBytes+1) },
+			"NUL in a detail name":    func(ev *Event) { ev.Details = map[string]int64{"a\x00": 1} },
+			"acr too long":            func(ev *Event) { ev.ACR = strings.Repeat("é", MaxFieldBytes/2+1) },
+			"NUL in the failure code": func(ev *Event) { ev.FailureCode = "x\x00" },
+		}
+		for name, edit := range bad {
+			for _, spooled := range []bool{false, true} {
+				ev := sampleEvent(1)
+				edit(&ev)
+				if spooled { // the spool holds an event: Keep would go straight to it
+					r, err := l.stamp(sampleEvent(2), time.Now())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := s.add(&r); err != nil {
+						t.Fatal(err)
+					}
+				}
+				before := s.Len()
+				if err := l.Keep(ctx, ev); !errors.Is(err, ErrUnstorable) {
+					t.Errorf("%s: Keep() = %v, want ErrUnstorable", name, err)
+				}
+				if err := l.Record(ctx, ev); !errors.Is(err, ErrUnstorable) {
+					t.Errorf("%s: Record() = %v, want ErrUnstorable", name, err)
+				}
+				if s.Len() != before {
+					t.Errorf("%s: the spool went from %d to %d records", name, before, s.Len())
+				}
+				if err := l.Keep(ctx, sampleEvent(3)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := l.drainSpool(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+// TestSpoolSetsAsideRefused: a spooled event the store refuses for what it holds (a NUL,
+// which a spool of an older version can hold; a MAC the table's CHECK refuses) cannot hold
+// back the events after it: it goes to the dead-letter file (0600), a gap event with
+// RefusedCode takes its place in the chain, the chain verifies, and the spool empties.
+func TestSpoolSetsAsideRefused(t *testing.T) {
+	eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
+		ctx := context.Background()
+		path := filepath.Join(t.TempDir(), SpoolFileName)
+		s := openSpool(t, path, SpoolOptions{})
+		l := spoolLog(t, db, s)
+		for i := range 5 {
+			r, err := l.stamp(sampleEvent(i), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch i {
+			case 1:
+				r.ev.Subject = "alice\x00" // as spooled before Keep refused it
+			case 3:
+				r.mac = r.mac[:5] // passes validate; the store's CHECK refuses it
+			}
+			if err := s.add(&r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := l.drainSpool(ctx); err != nil {
+			t.Fatalf("drainSpool() = %v, want the refused events set aside", err)
+		}
+		if s.Len() != 0 {
+			t.Errorf("spool holds %d records after the drain, want 0", s.Len())
+		}
+		if _, err := l.Seal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, evs := requestIDs(t, l)
+		want := []string{"req-000000", LostEvent, "req-000002", LostEvent, "req-000004"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("events = %v, want %v", got, want)
+		}
+		for _, i := range []int{1, 3} {
+			if ev := evs[i]; ev.FailureCode != RefusedCode || ev.Details["lostCount"] != 1 {
+				t.Errorf("gap event %d = %s %v, want %s with lostCount 1", i, ev.FailureCode, ev.Details, RefusedCode)
+			}
+		}
+		dead, err := os.Open(path + DeadLetterSuffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dead.Close()
+		st, _ := dead.Stat()
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("dead-letter file mode = %v, want 0600", st.Mode().Perm())
+		}
+		var ids []string
+		for off := int64(0); off < st.Size(); {
+			e, n, err := readEntry(dead, off)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, e.Event.RequestID)
+			off += n
+		}
+		if fmt.Sprint(ids) != "[req-000001 req-000003]" {
+			t.Errorf("dead-letter file holds %v, want [req-000001 req-000003]", ids)
+		}
+		// Tried again (a crash before the spool was cut), nothing is written twice.
+		if err := l.insertEach(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestSpoolRefusesUnsafeFiles: the spool, its temporary file and the dead-letter file are
+// never opened through a symbolic link, and a symbolic link or a non-regular file at the
+// spool's path stops OpenSpool with an error naming the path, the target untouched.
+func TestSpoolRefusesUnsafeFiles(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "precious.txt")
+	if err := os.WriteFile(target, []byte("not a spool\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, SpoolFileName)
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := OpenSpool(link, SpoolOptions{}); err == nil || !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), "symbolic link") {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("OpenSpool(symlink) = %v, want an error naming %s as a symbolic link", err, link)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "not a spool\n" {
+		t.Errorf("the link's target now holds %q", b)
+	}
+	if st, _ := os.Stat(target); st.Mode().Perm() != 0o644 {
+		t.Errorf("the link's target is now mode %v", st.Mode().Perm())
+	}
+	sub := filepath.Join(dir, "d")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := OpenSpool(sub, SpoolOptions{}); err == nil {
+		s.Close()
+		t.Error("OpenSpool(a directory) succeeded")
+	}
+
+	// The dead-letter file through a symbolic link is refused too, and the spool waits.
+	path := filepath.Join(t.TempDir(), SpoolFileName)
+	s := openSpool(t, path, SpoolOptions{})
+	if err := os.Symlink(target, path+DeadLetterSuffix); err != nil {
+		t.Fatal(err)
+	}
+	l := spoolLog(t, storetest.SQLite(t), s)
+	r, _ := l.stamp(sampleEvent(1), time.Now())
+	r.ev.Subject = "x\x00"
+	if err := s.add(&r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.drainSpool(context.Background()); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("drainSpool() with a symlinked dead-letter file = %v, want it refused", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "not a spool\n" || s.Len() != 1 {
+		t.Errorf("target = %q, spool = %d records; want both untouched", b, s.Len())
+	}
+}
