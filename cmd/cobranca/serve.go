@@ -128,7 +128,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	}
 	ln := server.LimitConns(rawLn, server.ConnLimits{Total: connCap(cfg.MaxConns, log), PerAddr: cfg.MaxConnsPerAddr, Logger: log})
 	srv := ln.HTTPServer(handler, server.DefaultTimeouts, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
-	registerServerMetrics(m, mcpHandler, limiter, ln)
+	registerServerMetrics(m, mcpHandler, limiter, ln, spool)
 	log.Info("cobranca listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "config", cfg)
 
 	if cfg.MetricsAddr != "" {
@@ -202,7 +202,11 @@ func connCap(configured int, log *slog.Logger) int {
 }
 
 // registerServerMetrics exposes counters other packages keep.
-func registerServerMetrics(m *metrics.Metrics, h *mcpapi.Handler, l *limits.Limiter, conns *server.ConnLimiter) {
+func registerServerMetrics(m *metrics.Metrics, h *mcpapi.Handler, l *limits.Limiter, conns *server.ConnLimiter, spool *auditlog.Spool) {
+	m.GaugeFunc("cobranca_audit_spool_events", "Audit records waiting in the spool for the store (events and loss counts); above 0 for long, the store is refusing or unreachable.",
+		func() float64 { return float64(spool.Len()) })
+	m.CounterFunc("cobranca_audit_events_set_aside_total", "Spooled audit events the store refused for their content, written to the dead-letter file (audit-spool.dead) with a gap event in the chain.",
+		func() float64 { return float64(spool.SetAside()) })
 	m.GaugeFunc("cobranca_connections_open", "Connections the public listener holds open.",
 		func() float64 { return float64(conns.Stats().Open) })
 	m.CounterFunc("cobranca_connections_refused_total", "Connections closed at once because their client address (IPv6: /64) was at COBRANCA_MAX_CONNS_PER_ADDR, or, at COBRANCA_MAX_CONNS, every connection was inside a request.",

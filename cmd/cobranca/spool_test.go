@@ -42,8 +42,25 @@ func TestServeKeepsEventsWhileDatabaseDown(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAddr := mln.Addr().String()
+	mln.Close()
 	dir := t.TempDir()
-	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_DATABASE_URL=" + dbURL}
+	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_DATABASE_URL=" + dbURL,
+		"COBRANCA_METRICS_ADDR=" + metricsAddr}
+	// spooled is the cobranca_audit_spool_events gauge: what an operator sees of the wait.
+	spooled := func() string {
+		t.Helper()
+		_, body := get(t, "http://"+metricsAddr+"/metrics")
+		m := regexp.MustCompile(`(?m)^cobranca_audit_spool_events (\S+)$`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("/metrics lacks cobranca_audit_spool_events:\n%s", body)
+		}
+		return m[1]
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -81,9 +98,15 @@ func TestServeKeepsEventsWhileDatabaseDown(t *testing.T) {
 
 	call("with the database up")
 	call("with the database up")
+	if n := spooled(); n != "0" {
+		t.Errorf("cobranca_audit_spool_events = %s with the database up, want 0", n)
+	}
 	own.Stop(t)
 	for range 3 {
 		call("with the database down")
+	}
+	if n := spooled(); n != "3" {
+		t.Errorf("cobranca_audit_spool_events = %s after 3 calls with the database down, want 3", n)
 	}
 	spool := filepath.Join(dir, auditlog.SpoolFileName)
 	if st, err := os.Stat(spool); err != nil || st.Size() == 0 || st.Mode().Perm() != 0o600 {
@@ -93,11 +116,11 @@ func TestServeKeepsEventsWhileDatabaseDown(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		st, err := os.Stat(spool)
-		if err == nil && st.Size() == 0 {
+		if err == nil && st.Size() == 0 && spooled() == "0" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the spool is not empty 30 s after the database came back (%v, %v); log:\n%s", st, err, logged())
+			t.Fatalf("the spool is not empty (file %v, %v; cobranca_audit_spool_events %s) 30 s after the database came back; log:\n%s", st, err, spooled(), logged())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

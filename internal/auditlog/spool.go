@@ -126,6 +126,7 @@ type Spool struct {
 	full      bool    // losing events until the next drain
 	lostFlush time.Time
 	n         atomic.Int64 // records in the file
+	setAside  atomic.Int64 // events written to the dead-letter file since OpenSpool
 }
 
 // OpenSpool opens the spool file at path, creating it (0600), and takes an exclusive lock on
@@ -234,6 +235,10 @@ func encodeEntry(e spoolEntry) ([]byte, error) {
 
 // Len is the number of records waiting in the spool.
 func (s *Spool) Len() int { return int(s.n.Load()) }
+
+// SetAside is the number of spooled events the store refused and the drain wrote to the
+// dead-letter file since OpenSpool.
+func (s *Spool) SetAside() int64 { return s.setAside.Load() }
 
 // add appends r and returns once it is fsynced, or counts it lost when it does not fit.
 func (s *Spool) add(r *record) error {
@@ -709,5 +714,9 @@ func (s *Spool) deadLetter(r *record) error {
 		return err
 	}
 	_, err = f.Write(b)
-	return errors.Join(err, f.Sync(), f.Close())
+	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		return err
+	}
+	s.setAside.Add(1)
+	return nil
 }

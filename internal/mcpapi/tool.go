@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -223,6 +224,13 @@ func (p *pipeline) call(ctx context.Context, t *compiled, args callArgs) *mcp.Ca
 			// log above is all that is left of it. A call with side effects
 			// is not answered as a success without its audit event: the
 			// trail must never miss an effect.
+			// An event the store could never take (auditlog.ErrUnstorable) is a server
+			// fault, not an outage: no call is answered without its event, whatever its tier.
+			if errors.Is(aerr, auditlog.ErrUnstorable) {
+				fe := internalError(info.ID)
+				info.Outcome, info.Code = string(OutcomeFailed), string(fe.Code)
+				return errorResult(fe)
+			}
 			if len(t.Contract.SideEffects.Changes) > 0 {
 				fe := &failure.Error{Code: failure.Unavailable, Message: "the audit log is unavailable; retry later (ref " + info.ID + ")", RetryAfter: time.Second}
 				info.Outcome, info.Code = string(OutcomeFailed), string(fe.Code)
@@ -294,6 +302,11 @@ func (p *pipeline) checkOutput(t *compiled, v any, dst []byte) ([]byte, error) {
 	return body, nil
 }
 
+// internalError is what the caller sees of a server fault: a reference to the log line.
+func internalError(requestID string) *failure.Error {
+	return &failure.Error{Code: failure.Internal, Message: "internal error (ref " + requestID + ")"}
+}
+
 // classify turns err into the failure the caller sees. Codes outside the
 // contract's failure modes, and every non-domain error, become an internal
 // error with a reference; the full error is logged once.
@@ -302,7 +315,7 @@ func (p *pipeline) classify(ctx context.Context, t *compiled, err error) (*failu
 	fe, ok := failure.As(err)
 	if !ok || !t.Contract.Allows(fe.Code) {
 		p.log.ErrorContext(ctx, "tool call failed", "request_id", info.ID, "tool", t.Contract.Name, "err", err)
-		return &failure.Error{Code: failure.Internal, Message: "internal error (ref " + info.ID + ")"}, OutcomeFailed
+		return internalError(info.ID), OutcomeFailed
 	}
 	switch fe.Code {
 	case failure.Internal, failure.Unavailable:
