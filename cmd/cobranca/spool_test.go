@@ -198,3 +198,27 @@ func mustConfig(t *testing.T, environ []string) config.Config {
 	}
 	return cfg
 }
+
+// TestServeRefusesSymlinkedSpool: a symbolic link at the spool's path stops serve with an
+// error naming it, and what it points to is left as it was (neither emptied nor made 0600).
+func TestServeRefusesSymlinkedSpool(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(target, []byte("someone's notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spool := filepath.Join(dir, auditlog.SpoolFileName)
+	if err := os.Symlink(target, spool); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := run(t.Context(), []string{"serve"}, []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=127.0.0.1:0"}, nil, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), spool) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("serve with a symlinked spool = %v, want an error naming %s as a symbolic link\n%s", err, spool, out.String())
+	}
+	b, _ := os.ReadFile(target)
+	st, _ := os.Stat(target)
+	if string(b) != "someone's notes\n" || st.Mode().Perm() != 0o644 {
+		t.Errorf("the link's target is now %q, mode %v; want it untouched", b, st.Mode().Perm())
+	}
+}
