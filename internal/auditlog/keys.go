@@ -31,7 +31,7 @@ func LoadOrCreateDigestKey(path string) ([]byte, error) {
 // LoadDigestKey reads the audit key kept at path (hex) and never creates one: verification
 // must not mint the key it then trusts. A missing file is an error wrapping fs.ErrNotExist.
 func LoadDigestKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := keyfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("audit digest key: %w", err)
 	}

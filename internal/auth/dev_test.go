@@ -197,3 +197,21 @@ func TestDevModeWarnsLoudly(t *testing.T) {
 		t.Errorf("no development mode warning in %s", logs)
 	}
 }
+
+// TestDevKeyPlanted: in development mode a dev-signing-key.pem that anyone could have
+// written (a world-writable data directory lets anyone plant one and mint tokens) stops
+// auth.New with an error naming the file.
+func TestDevKeyPlanted(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := New(t.Context(), Config{DataDir: dir, BaseURL: "http://127.0.0.1:8080"}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, devKeyFile)
+	if err := os.Chmod(path, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(t.Context(), Config{DataDir: dir, BaseURL: "http://127.0.0.1:8080"})
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "writable by its group or by other users") {
+		t.Fatalf("auth.New with a world-writable %s = %v, want it refused naming the file", devKeyFile, err)
+	}
+}

@@ -11,16 +11,19 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/cobranca/cobranca/internal/safefile"
 )
 
 // LoadOrCreate returns the contents of path, or writes make()'s bytes there
 // first when the file does not exist. If another process creates the file
-// meanwhile, its contents win.
+// meanwhile, its contents win. The file is read as Read reads it.
 func LoadOrCreate(path string, make func() ([]byte, error)) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := Read(path)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return b, err
 	}
@@ -30,11 +33,32 @@ func LoadOrCreate(path string, make func() ([]byte, error)) ([]byte, error) {
 	}
 	if err := writeNew(path, data); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return os.ReadFile(path)
+			return Read(path)
 		}
 		return nil, err
 	}
 	return data, nil
+}
+
+// Read returns the contents of the key file at path, refusing — with an
+// error naming the file and what is wrong — a symbolic link, anything but a
+// regular file, a file owned by another user, or one its group or others
+// may write: whoever can write a key file can plant the key the server then
+// trusts (a signing key mints tokens).
+func Read(path string) ([]byte, error) {
+	f, err := safefile.Open(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("key file: %w", err)
+	}
+	defer f.Close()
+	if err := safefile.CheckNotWritableByOthers(f); err != nil {
+		return nil, fmt.Errorf("key file: %w", err)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("key file %s: %w", path, err)
+	}
+	return b, nil
 }
 
 // writeNew creates path with data, failing with fs.ErrExist if it is there
