@@ -97,6 +97,29 @@ func TestServeKeepsEventsWhileDatabaseDown(t *testing.T) {
 	}
 
 	call("with the database up")
+	// A token whose identity the store could not keep (a NUL, an over-long agent id) is
+	// refused at the edge: no call, no event, and the spool stays empty.
+	for _, args := range [][]string{
+		{"--sub", "alice\x00mallory"},
+		{"--sub", "alice", "--agent", strings.Repeat("a", 2000)},
+	} {
+		var bad bytes.Buffer
+		if err := run(ctx, append([]string{"token", "--scope", "collections:read"}, args...), environ, nil, &bad, &bad); err != nil {
+			t.Fatalf("token: %v: %s", err, bad.String())
+		}
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(bad.String()))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if ch := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(ch, "token has an invalid") {
+			t.Errorf("POST /mcp with an identity the store cannot keep = %d %q, want 401 naming the claim", resp.StatusCode, ch)
+		}
+	}
 	call("with the database up")
 	if n := spooled(); n != "0" {
 		t.Errorf("cobranca_audit_spool_events = %s with the database up, want 0", n)
