@@ -15,8 +15,12 @@ var ErrUnsafe = errors.New("unsafe file")
 // Open opens path with flag (os.O_NOFOLLOW added where the system has it), creating it with
 // perm when flag says so, and refuses, before anything is read or written, a path that is a
 // symbolic link, is not a regular file, or is owned by another user than the process's
-// effective one. The error names the path and what is wrong.
+// effective one. The error names the path and what is wrong. O_TRUNC is refused: it would cut
+// the file before it is checked (remove it and create it with O_EXCL instead).
 func Open(path string, flag int, perm os.FileMode) (*os.File, error) {
+	if flag&os.O_TRUNC != 0 {
+		return nil, fmt.Errorf("%s: safefile.Open does not take O_TRUNC", path)
+	}
 	f, err := os.OpenFile(path, flag|oNoFollow, perm)
 	if err != nil {
 		if isSymlinkError(path, err) {

@@ -26,6 +26,21 @@ import (
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
+// newAuditLog is an audit log over db and the digester of its key.
+func newAuditLog(t *testing.T, db store.DB, opts auditlog.Options) (*auditlog.Log, *auditlog.Digester) {
+	t.Helper()
+	key := []byte(strings.Repeat("k", 32))
+	digest, err := auditlog.NewDigester(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alog, err := auditlog.New(db, key, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return alog, digest
+}
+
 // TestAnalyzeAudited: one analyze_portfolio call over MCP writes exactly one audit event, with
 // who called, the outcome, digests and counts, and nothing of the portfolio.
 func TestAnalyzeAudited(t *testing.T) {
@@ -33,15 +48,7 @@ func TestAnalyzeAudited(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			ctx := context.Background()
 			db := storetest.SQLite(t)
-			key := []byte(strings.Repeat("k", 32))
-			digest, err := auditlog.NewDigester(key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			alog, err := auditlog.New(db, key, auditlog.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			alog, digest := newAuditLog(t, db, auditlog.Options{})
 
 			log := slog.New(slog.DiscardHandler)
 			a := newTestAuth(t)

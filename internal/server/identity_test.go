@@ -47,20 +47,12 @@ func TestUnstorableEventFailsClosed(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			ctx := context.Background()
 			db := storetest.SQLite(t)
-			key := []byte(strings.Repeat("k", 32))
-			digest, err := auditlog.NewDigester(key)
-			if err != nil {
-				t.Fatal(err)
-			}
 			spool, err := auditlog.OpenSpool(filepath.Join(t.TempDir(), auditlog.SpoolFileName), auditlog.SpoolOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { spool.Close() })
-			alog, err := auditlog.New(db, key, auditlog.Options{Spool: spool})
-			if err != nil {
-				t.Fatal(err)
-			}
+			alog, digest := newAuditLog(t, db, auditlog.Options{Spool: spool})
 			hostile := &auth.Principal{Subject: "alice\x00mallory", Kind: auth.KindHuman}
 			aud := principalAuditor{mcpapi.NewAuditor(alog, digest), hostile}
 			log := slog.New(slog.DiscardHandler)
