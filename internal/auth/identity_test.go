@@ -1,9 +1,12 @@
 package auth
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -98,4 +101,28 @@ func TestIdentityClaims(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCheckIdentity: checkIdentity accepts exactly the non-blank valid UTF-8 within the limit
+// that holds no refused character, and never repeats the value in its error.
+func FuzzCheckIdentity(f *testing.F) {
+	for _, s := range []string{"alice", "", " ", "a\x00", "a\u202e", "https://c.example/x", "José", "\xff", "a\u3164", "\u00a0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		err := checkIdentity("sub", v, 64)
+		want := len(v) <= 64 && utf8.ValidString(v) && strings.TrimFunc(v, unicode.IsSpace) != ""
+		for _, r := range v {
+			if unicode.In(r, refusedInIdentity...) {
+				want = false
+			}
+		}
+		if want != (err == nil) {
+			t.Fatalf("checkIdentity(%q) = %v, want accepted: %v", v, err, want)
+		}
+		var te *TokenError
+		if err != nil && (!errors.As(err, &te) || (len(v) > 3 && strings.Contains(te.Description, v))) {
+			t.Fatalf("checkIdentity(%q) = %#v: want a TokenError whose description does not hold the value", v, err)
+		}
+	})
 }
