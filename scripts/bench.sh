@@ -66,7 +66,7 @@ pids+=("$cob_pid")
 sleep 1
 
 auth=()
-if "$work/cobranca" help 2>/dev/null | grep -q '^  token'; then
+if "$work/cobranca" help 2>/dev/null | grep -qE '^  (cobranca )?token'; then
   tok="$(env COBRANCA_DATA_DIR="$work/data" COBRANCA_ADDR="127.0.0.1:$COB_PORT" "$work/cobranca" token --sub bench --scope collections:read --ttl 1h)"
   auth=(-auth "Bearer $tok")
 fi
