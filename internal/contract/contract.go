@@ -2,10 +2,11 @@
 // its risk tier, who may call it, whether a human must confirm, what it
 // changes, what it audits and every way it can fail.
 //
-// The contract is the single source of truth. MCP annotations, the scopes the
-// policy checks, confirmation and step-up demands, the audit event name and
-// the error codes a tool may return are all derived from it, never written a
-// second time.
+// The contract is the single source of truth. The scopes the policy checks,
+// confirmation and step-up demands, the audit event name and the error codes
+// a tool may return are all derived from it, never written a second time; so
+// are the MCP tool declaration and its annotations, which internal/mcpapi
+// builds at the edge (this package knows no transport).
 package contract
 
 import (
@@ -17,7 +18,6 @@ import (
 
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // MetaKey is the reverse-DNS _meta key under which each tools/list entry
@@ -220,21 +220,6 @@ func (c *Contract) Allows(code failure.Code) bool {
 	return slices.ContainsFunc(c.FailureModes, func(f FailureMode) bool { return f.Code == code })
 }
 
-// Annotations derives the four MCP hints, all set explicitly: the SDK omits a
-// nil destructiveHint or openWorldHint, which clients read as true.
-func (c *Contract) Annotations() *mcp.ToolAnnotations {
-	readOnly := len(c.SideEffects.Changes) == 0
-	destructive := !readOnly && c.SideEffects.Destructive
-	openWorld := c.SideEffects.External
-	return &mcp.ToolAnnotations{
-		Title:           c.Title,
-		ReadOnlyHint:    readOnly,
-		DestructiveHint: &destructive,
-		IdempotentHint:  readOnly || c.Idempotency.Kind == "key" || c.Idempotency.Kind == "natural",
-		OpenWorldHint:   &openWorld,
-	}
-}
-
 // Summary is the contract as published in a tools/list entry's _meta: every
 // field but the two schemas, which the entry itself carries.
 func (c *Contract) Summary() map[string]any {
@@ -249,19 +234,6 @@ func (c *Contract) Summary() map[string]any {
 		panic(err)
 	}
 	return m
-}
-
-// Tool is the MCP tool declaration derived from the contract.
-func (c *Contract) Tool() *mcp.Tool {
-	return &mcp.Tool{
-		Meta:         mcp.Meta{MetaKey: c.Summary()},
-		Name:         c.Name,
-		Title:        c.Title,
-		Description:  c.Description,
-		InputSchema:  c.InputSchema,
-		OutputSchema: c.OutputSchema,
-		Annotations:  c.Annotations(),
-	}
 }
 
 // Finish completes a declared contract and validates it, returning the

@@ -141,7 +141,7 @@ func New(opts Options) (*Handler, error) {
 		}
 		h.tools[t.Contract.Name] = ct
 		h.visible = append(h.visible, t.Contract)
-		srv.AddTool(t.Contract.Tool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		srv.AddTool(toolDef(t.Contract), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			dispatched(ctx)
 			if !permitted(ctx, h.scopes, ct.Contract) {
 				h.pipeline.refused(ctx, ct, OutcomeDenied, "insufficient_scope")
