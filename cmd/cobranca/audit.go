@@ -20,11 +20,11 @@ func auditPubkey(_ context.Context, e env, fs *flagSet, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("audit pubkey: unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := config.Load(e.environ)
+	cfg, err := loadSettings(e.environ)
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
-	pub, err := auditlog.LoadVerifyKey(auditSigningKeyPath(cfg))
+	pub, err := auditlog.LoadVerifyKey(auditSigningKeyPath(cfg.Config))
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func auditVerify(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("audit verify: unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := config.Load(e.environ)
+	cfg, err := loadSettings(e.environ)
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
@@ -59,7 +59,7 @@ func auditVerify(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if len(files) > 0 {
 		keyFile := *pubkey
 		if keyFile == "" {
-			keyFile = auditSigningKeyPath(cfg)
+			keyFile = auditSigningKeyPath(cfg.Config)
 		}
 		pub, err := auditlog.LoadVerifyKey(keyFile)
 		if err != nil {
@@ -78,11 +78,11 @@ func auditVerify(ctx context.Context, e env, fs *flagSet, args []string) error {
 		}
 	}
 	// The MACs are checked under the server's audit key, never one minted here.
-	key, err := auditKey(cfg, false)
+	key, err := auditKey(cfg.Config, false)
 	if err != nil {
 		return err
 	}
-	l, closeDB, err := openAuditLog(ctx, cfg, key)
+	l, closeDB, err := openAuditLog(ctx, cfg.Config, key)
 	if err != nil {
 		return err
 	}
@@ -109,22 +109,22 @@ func auditCheckpoint(ctx context.Context, e env, fs *flagSet, args []string) err
 	if fs.NArg() > 0 {
 		return fmt.Errorf("audit checkpoint: unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := config.Load(e.environ)
+	cfg, err := loadSettings(e.environ)
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
-	key, err := auditlog.LoadOrCreateSigningKey(auditSigningKeyPath(cfg))
+	key, err := auditlog.LoadOrCreateSigningKey(auditSigningKeyPath(cfg.Config))
 	if err != nil {
 		return err
 	}
 	// Like the signing key above, in development the audit key is the data directory's,
 	// made if missing: a key made now authenticates no event, so a chain holding events
 	// the server authenticated with another key is refused, never signed.
-	auditKey, err := auditKey(cfg, true)
+	auditKey, err := auditKey(cfg.Config, true)
 	if err != nil {
 		return err
 	}
-	l, closeDB, err := openAuditLog(ctx, cfg, auditKey)
+	l, closeDB, err := openAuditLog(ctx, cfg.Config, auditKey)
 	if err != nil {
 		return err
 	}

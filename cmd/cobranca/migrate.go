@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"text/tabwriter"
 	"time"
-
-	"github.com/cobranca/cobranca/internal/config"
 )
 
 // migrate applies the pending migrations (run it as the database's owner role), or with
@@ -24,11 +22,11 @@ func migrate(ctx context.Context, e env, fs *flagSet, args []string) error {
 	default:
 		return fmt.Errorf("migrate: want no argument, up or status")
 	}
-	cfg, err := config.Load(e.environ)
+	cfg, err := loadSettings(e.environ)
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
-	db, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
+	db, err := openStore(ctx, cfg.Config, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

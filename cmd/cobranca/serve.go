@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
-	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/metrics"
@@ -21,22 +20,22 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(e.environ)
+	cfg, err := loadSettings(e.environ)
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
-	log := newLogger(e.stderr, cfg)
-	tuneMemory(cfg, e.environ)
+	log := newLogger(e.stderr, cfg.Config)
+	tuneMemory(cfg.Config, e.environ)
 	memCtx, stopMem := context.WithCancel(context.WithoutCancel(ctx))
 	memDone := make(chan struct{})
 	go func() { defer close(memDone); newMemoryReturner(cfg.MemoryLimit).run(memCtx, 10*time.Second) }()
 	defer func() { stopMem(); <-memDone }()
 
-	authn, err := newAuthenticator(ctx, cfg, log)
+	authn, err := newAuthenticator(ctx, cfg.auth, log)
 	if err != nil {
 		return err
 	}
-	db, err := openStore(ctx, cfg, log)
+	db, err := openStore(ctx, cfg.Config, log)
 	if err != nil {
 		return err
 	}
@@ -53,7 +52,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err := db.Ready(ctx); err != nil {
 		return fmt.Errorf("%w: run cobranca migrate, or set COBRANCA_AUTO_MIGRATE=true", err)
 	}
-	key, err := auditKey(cfg, true)
+	key, err := auditKey(cfg.Config, true)
 	if err != nil {
 		return err
 	}
@@ -61,7 +60,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	spool, err := openAuditSpool(cfg, log)
+	spool, err := openAuditSpool(cfg.Config, log)
 	if err != nil {
 		return err
 	}

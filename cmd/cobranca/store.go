@@ -40,7 +40,7 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.
 // newLimiter builds the rate limiter on the store's database: on PostgreSQL
 // through a small pool of its own whose commits do not wait for the WAL
 // flush (limitspg.Open). The returned func releases what it opened.
-func newLimiter(ctx context.Context, db store.DB, cfg config.Config, log *slog.Logger, onRefused func(*http.Request, string, limits.Decision)) (*limits.Limiter, func(), error) {
+func newLimiter(ctx context.Context, db store.DB, cfg settings, log *slog.Logger, onRefused func(*http.Request, string, limits.Decision)) (*limits.Limiter, func(), error) {
 	var backend limits.Backend
 	release := func() {}
 	switch db := db.(type) {
@@ -55,7 +55,7 @@ func newLimiter(ctx context.Context, db store.DB, cfg config.Config, log *slog.L
 	default:
 		return nil, nil, fmt.Errorf("rate limits: no backend for %T", db)
 	}
-	opts := cfg.Limits()
+	opts := cfg.limits
 	opts.Logger = log
 	opts.OnRefused = onRefused
 	return limits.New(backend, opts), release, nil

@@ -8,13 +8,11 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
-	"github.com/cobranca/cobranca/internal/config"
 )
 
 // newAuthenticator builds token verification from the configuration; in
 // development mode it also signs `cobranca token`'s tokens.
-func newAuthenticator(ctx context.Context, cfg config.Config, log *slog.Logger) (*auth.Authenticator, error) {
-	ac := cfg.Auth()
+func newAuthenticator(ctx context.Context, ac auth.Config, log *slog.Logger) (*auth.Authenticator, error) {
 	ac.Logger = log
 	a, err := auth.New(ctx, ac)
 	if err != nil {
@@ -47,14 +45,14 @@ func token(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return fmt.Errorf("token: --scope: %w", err)
 	}
-	cfg, err := config.Load(e.environ)
+	cfg, err := loadSettings(e.environ)
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
-	if !cfg.Auth().DevMode() {
+	if !cfg.auth.DevMode() {
 		return fmt.Errorf("token: refused outside development mode: tokens come from COBRANCA_ISSUER (%s)", cfg.Issuer)
 	}
-	a, err := newAuthenticator(ctx, cfg, slog.New(slog.DiscardHandler))
+	a, err := newAuthenticator(ctx, cfg.auth, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/cobranca/cobranca/internal/auth"
-	"github.com/cobranca/cobranca/internal/config"
 )
 
 // TestToken: in development mode `cobranca token` prints a token the
@@ -18,11 +17,11 @@ func TestToken(t *testing.T) {
 	if err != nil {
 		t.Fatalf("token: %v (%s)", err, errOut.String())
 	}
-	cfg, err := config.Load(environ)
+	cfg, err := loadSettings(environ)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := auth.New(t.Context(), cfg.Auth())
+	a, err := auth.New(t.Context(), cfg.auth)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,12 @@
 // Package config loads cobranca's configuration from the environment into one
-// Config value, validated at once, with every problem reported together.
+// Config value of plain values, validated at once, with every problem
+// reported together.
+//
+// It is a leaf: it imports no service package and no SDK. cmd/cobranca turns
+// the values into the services' options (auth.Config, limits.Options, …) and
+// checks the rules that belong to a service — the rate-limit spec syntax,
+// token verification settings, the audit spool's least bound — reporting
+// them together with Load's problems, each naming its variable.
 package config
 
 import (
@@ -13,10 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/cobranca/cobranca/internal/auditlog"
-	"github.com/cobranca/cobranca/internal/auth"
-	"github.com/cobranca/cobranca/internal/limits"
 )
 
 // Config is the whole configuration of a cobranca process.
@@ -68,8 +71,10 @@ type Config struct {
 	// StepUpACR are the acr values that satisfy step-up authentication.
 	StepUpACR []string
 
-	// RateLimits are the budgets per principal, per origin and per tier.
-	RateLimits limits.Policies
+	// RateLimits are the budgets per principal, per origin and per tier,
+	// as written (`N/PERIOD[,burst=B]` or `off`): the syntax is the
+	// limiter's, limits.ParseSpec.
+	RateLimits RateSpecs
 	// RateStoreTimeout bounds each rate-limit decision in the store.
 	RateStoreTimeout time.Duration
 	// Replicas is how many processes share the budgets; each takes its
@@ -95,6 +100,24 @@ type Config struct {
 	// AuditSpoolMax bounds the audit spool file in DataDir, in bytes.
 	AuditSpoolMax int64
 }
+
+// RateSpecs are the rate-limit budgets as written, one per variable.
+type RateSpecs struct {
+	Principal string // COBRANCA_RATE_PRINCIPAL
+	Origin    string // COBRANCA_RATE_ORIGIN
+	Write     string // COBRANCA_RATE_WRITE
+	Critical  string // COBRANCA_RATE_CRITICAL
+}
+
+// The names of the variables whose values cmd/cobranca checks with a
+// service's rules, so that its errors name them.
+const (
+	VarRatePrincipal = "COBRANCA_RATE_PRINCIPAL"
+	VarRateOrigin    = "COBRANCA_RATE_ORIGIN"
+	VarRateWrite     = "COBRANCA_RATE_WRITE"
+	VarRateCritical  = "COBRANCA_RATE_CRITICAL"
+	VarAuditSpoolMax = "COBRANCA_AUDIT_SPOOL_MAX"
+)
 
 // The values of COBRANCA_LOG_FORMAT.
 const (
@@ -127,10 +150,10 @@ func (c Config) LogValue() slog.Value {
 		slog.String("jwt_public_key", c.JWTPublicKey),
 		slog.Any("agent_client_ids", c.AgentClientIDs),
 		slog.Any("stepup_acr", c.StepUpACR),
-		slog.String("rate_principal", c.RateLimits.Principal.String()),
-		slog.String("rate_origin", c.RateLimits.Origin.String()),
-		slog.String("rate_write", c.RateLimits.Write.String()),
-		slog.String("rate_critical", c.RateLimits.Critical.String()),
+		slog.String("rate_principal", c.RateLimits.Principal),
+		slog.String("rate_origin", c.RateLimits.Origin),
+		slog.String("rate_write", c.RateLimits.Write),
+		slog.String("rate_critical", c.RateLimits.Critical),
 		slog.Duration("rate_store_timeout", c.RateStoreTimeout),
 		slog.Int("replicas", c.Replicas),
 		slog.String("trusted_proxy_header", c.TrustedProxyHeader),
@@ -155,35 +178,9 @@ func redactURL(s string) string {
 	return u.Redacted()
 }
 
-// Auth is the configuration of token verification. Development mode's
-// issuer is the server's own URL, from Addr.
-func (c Config) Auth() auth.Config {
-	return auth.Config{
-		Issuer:         c.Issuer,
-		Resource:       c.Resource,
-		JWKSURL:        c.JWKSURL,
-		PublicKeyFile:  c.JWTPublicKey,
-		AgentClientIDs: c.AgentClientIDs,
-		StepUpACR:      c.StepUpACR,
-		Production:     c.Production(),
-		DataDir:        c.DataDir,
-		BaseURL:        c.baseURL(),
-	}
-}
-
-// Limits is the configuration of the rate limiter.
-func (c Config) Limits() limits.Options {
-	return limits.Options{
-		Policies:           c.RateLimits,
-		StoreTimeout:       c.RateStoreTimeout,
-		Replicas:           c.Replicas,
-		TrustedProxyHeader: c.TrustedProxyHeader,
-	}
-}
-
-// baseURL is how a local client reaches the server: a wildcard listen
-// address is reached as localhost.
-func (c Config) baseURL() string {
+// BaseURL is how a local client reaches the server: a wildcard listen
+// address is reached as localhost. Development mode's issuer is this URL.
+func (c Config) BaseURL() string {
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {
 		return ""
@@ -346,19 +343,23 @@ var variables = []variable{
 		c.MaxConns = n
 		return nil
 	}},
-	{"COBRANCA_RATE_PRINCIPAL", limits.DefaultPrincipal, "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", func(c *Config, v string) error {
-		return parseRate(&c.RateLimits.Principal, v)
+	{VarRatePrincipal, "600/1m,burst=60", "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", func(c *Config, v string) error {
+		c.RateLimits.Principal = v
+		return nil
 	}},
-	{"COBRANCA_RATE_ORIGIN", limits.DefaultOrigin, "Requests to /mcp per client IP (IPv6: per /64), checked before the token: `N/PERIOD[,burst=B]` or `off`.", func(c *Config, v string) error {
-		return parseRate(&c.RateLimits.Origin, v)
+	{VarRateOrigin, "1200/1m,burst=120", "Requests to /mcp per client IP (IPv6: per /64), checked before the token: `N/PERIOD[,burst=B]` or `off`.", func(c *Config, v string) error {
+		c.RateLimits.Origin = v
+		return nil
 	}},
-	{"COBRANCA_RATE_WRITE", limits.DefaultWrite, "Calls of medium- and high-tier tools per principal: `N/PERIOD[,burst=B]` or `off`. Over it: tool error `rate_limited` with `retryAfterMs`.", func(c *Config, v string) error {
-		return parseRate(&c.RateLimits.Write, v)
+	{VarRateWrite, "60/1m,burst=10", "Calls of medium- and high-tier tools per principal: `N/PERIOD[,burst=B]` or `off`. Over it: tool error `rate_limited` with `retryAfterMs`.", func(c *Config, v string) error {
+		c.RateLimits.Write = v
+		return nil
 	}},
-	{"COBRANCA_RATE_CRITICAL", limits.DefaultCritical, "Calls of critical-tier tools per principal: `N/PERIOD[,burst=B]` or `off`.", func(c *Config, v string) error {
-		return parseRate(&c.RateLimits.Critical, v)
+	{VarRateCritical, "10/1h,burst=3", "Calls of critical-tier tools per principal: `N/PERIOD[,burst=B]` or `off`.", func(c *Config, v string) error {
+		c.RateLimits.Critical = v
+		return nil
 	}},
-	{"COBRANCA_RATE_STORE_TIMEOUT", limits.DefaultStoreTimeout.String(), "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", func(c *Config, v string) error {
+	{"COBRANCA_RATE_STORE_TIMEOUT", "200ms", "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", func(c *Config, v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Millisecond || d > 10*time.Second {
 			return errors.New("must be a duration from 1ms to 10s, like 200ms")
@@ -430,28 +431,20 @@ var variables = []variable{
 		c.AuditSigningKey = v
 		return nil
 	}},
-	{"COBRANCA_AUDIT_SPOOL_MAX", "64MiB", "Bound of the audit spool, the file `audit-spool` in COBRANCA_DATA_DIR that keeps the audit events of low-tier calls answered while the database is down, until it is back (`N`, `NKiB`, `NMiB`, `NGiB`; at least 64KiB). An event is about 600 bytes. Events that do not fit are lost and counted in a gap event.", func(c *Config, v string) error {
+	{VarAuditSpoolMax, "64MiB", "Bound of the audit spool, the file `audit-spool` in COBRANCA_DATA_DIR that keeps the audit events of low-tier calls answered while the database is down, until it is back (`N`, `NKiB`, `NMiB`, `NGiB`; at least 64KiB). An event is about 600 bytes. Events that do not fit are lost and counted in a gap event.", func(c *Config, v string) error {
 		n, err := parseBytes(v)
-		if err != nil || n < auditlog.MinSpoolMaxBytes {
-			return errors.New("must be a size of at least 64KiB, like 64MiB or 1GiB")
+		if err != nil || n == 0 {
+			return errors.New("must be a size, like 64MiB or 1GiB")
 		}
-		c.AuditSpoolMax = n
+		c.AuditSpoolMax = n // its least bound is the spool's: cmd/cobranca checks it
 		return nil
 	}},
 }
 
-func parseRate(dst *limits.Limit, v string) error {
-	l, err := limits.ParseSpec(v)
-	if err != nil {
-		return err
-	}
-	*dst = l
-	return nil
-}
-
 // Load builds a Config from environ (as os.Environ returns it). Unknown
 // COBRANCA_* variables and invalid values are errors naming the variable;
-// all of them are reported together.
+// all of them are reported together. The rules that belong to a service are
+// not checked here (see the package comment).
 func Load(environ []string) (Config, error) {
 	set := map[string]string{}
 	for _, kv := range environ {
@@ -483,9 +476,6 @@ func Load(environ []string) (Config, error) {
 	for _, k := range unknown {
 		errs = append(errs, fmt.Errorf("%s: unknown variable (see the README's configuration table)", k))
 	}
-	// Token verification settings are checked together (URLs, and
-	// combinations such as production without an issuer).
-	errs = append(errs, c.Auth().Validate())
 	if c.Production() && c.AuditKey == "" {
 		errs = append(errs, errors.New("COBRANCA_AUDIT_KEY: required in production"))
 	}

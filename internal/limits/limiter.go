@@ -54,26 +54,10 @@ type Policies struct {
 	Critical  Limit // per principal, calls of critical-tier tools
 }
 
-// The default budgets, as specs (the README's configuration table quotes them).
-const (
-	DefaultPrincipal    = "600/1m,burst=60"
-	DefaultOrigin       = "1200/1m,burst=120"
-	DefaultWrite        = "60/1m,burst=10"
-	DefaultCritical     = "10/1h,burst=3"
-	DefaultStoreTimeout = 200 * time.Millisecond
-)
-
-// DefaultPolicies returns the default budgets.
-func DefaultPolicies() Policies {
-	must := func(s string) Limit {
-		l, err := ParseSpec(s)
-		if err != nil {
-			panic(err) // the defaults are constants
-		}
-		return l
-	}
-	return Policies{must(DefaultPrincipal), must(DefaultOrigin), must(DefaultWrite), must(DefaultCritical)}
-}
+// DefaultStoreTimeout is the StoreTimeout of Options that leave it zero
+// (and COBRANCA_RATE_STORE_TIMEOUT's default; cmd/cobranca tests they agree).
+// The default budgets are written once, in internal/config's table.
+const DefaultStoreTimeout = 200 * time.Millisecond
 
 // Options configure a Limiter.
 type Options struct {

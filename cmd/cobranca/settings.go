@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/limits"
+)
+
+// settings is the configuration (plain values, internal/config) and the
+// services' options built from it.
+type settings struct {
+	config.Config
+	auth   auth.Config
+	limits limits.Options
+}
+
+// loadSettings is how every command reads the environment: config.Load's
+// problems and those of the rules that belong to a service (the rate-limit
+// spec syntax, token verification, the audit spool's least bound) are
+// reported together, each naming its variable.
+func loadSettings(environ []string) (settings, error) {
+	cfg, err := config.Load(environ)
+	errs := []error{err}
+	s := settings{Config: cfg}
+	s.auth = auth.Config{
+		Issuer:         cfg.Issuer,
+		Resource:       cfg.Resource,
+		JWKSURL:        cfg.JWKSURL,
+		PublicKeyFile:  cfg.JWTPublicKey,
+		AgentClientIDs: cfg.AgentClientIDs,
+		StepUpACR:      cfg.StepUpACR,
+		Production:     cfg.Production(),
+		DataDir:        cfg.DataDir,
+		BaseURL:        cfg.BaseURL(),
+	}
+	// Token verification settings are checked together (URLs, and
+	// combinations such as production without an issuer).
+	errs = append(errs, s.auth.Validate())
+	s.limits = limits.Options{
+		StoreTimeout:       cfg.RateStoreTimeout,
+		Replicas:           cfg.Replicas,
+		TrustedProxyHeader: cfg.TrustedProxyHeader,
+	}
+	for _, r := range []struct {
+		variable, spec string
+		dst            *limits.Limit
+	}{
+		{config.VarRatePrincipal, cfg.RateLimits.Principal, &s.limits.Policies.Principal},
+		{config.VarRateOrigin, cfg.RateLimits.Origin, &s.limits.Policies.Origin},
+		{config.VarRateWrite, cfg.RateLimits.Write, &s.limits.Policies.Write},
+		{config.VarRateCritical, cfg.RateLimits.Critical, &s.limits.Policies.Critical},
+	} {
+		l, err := limits.ParseSpec(r.spec)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.variable, err))
+		}
+		*r.dst = l
+	}
+	// Zero: config.Load has already reported the value as not a size.
+	if cfg.AuditSpoolMax != 0 && cfg.AuditSpoolMax < auditlog.MinSpoolMaxBytes {
+		errs = append(errs, fmt.Errorf("%s: must be a size of at least %dKiB, like 64MiB or 1GiB", config.VarAuditSpoolMax, auditlog.MinSpoolMaxBytes>>10))
+	}
+	return s, errors.Join(errs...)
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/limits"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSettingsAuth(t *testing.T) {
+	s, err := loadSettings([]string{
+		"COBRANCA_ADDR=0.0.0.0:9000",
+		"COBRANCA_ISSUER=https://idp.example.com",
+		"COBRANCA_RESOURCE=https://mcp.example.com/mcp",
+		"COBRANCA_JWT_PUBLIC_KEY=/etc/cobranca/issuer.pem",
+		"COBRANCA_AGENT_CLIENT_IDS=ledger-bot, collector-bot",
+		"COBRANCA_STEPUP_ACR=urn:cobranca:mfa,phr",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := auth.Config{
+		Issuer:         "https://idp.example.com",
+		Resource:       "https://mcp.example.com/mcp",
+		PublicKeyFile:  "/etc/cobranca/issuer.pem",
+		AgentClientIDs: []string{"ledger-bot", "collector-bot"},
+		StepUpACR:      []string{"urn:cobranca:mfa", "phr"},
+		DataDir:        "./data",
+		BaseURL:        "http://localhost:9000",
+	}
+	if diff := cmp.Diff(want, s.auth); diff != "" {
+		t.Errorf("loadSettings: auth (-want +got):\n%s", diff)
+	}
+}
+
+// TestProductionRefusesDevelopmentMode: without an issuer, production does
+// not start, and the error names what to set, together with config.Load's
+// own problems.
+func TestProductionRefusesDevelopmentMode(t *testing.T) {
+	_, err := loadSettings([]string{"COBRANCA_ENV=production", "COBRANCA_LOG_LEVEL=loud"})
+	if err == nil {
+		t.Fatal("loadSettings accepted production without an issuer")
+	}
+	for _, want := range []string{"COBRANCA_LOG_LEVEL:", "refuses development mode", "COBRANCA_ISSUER", "COBRANCA_RESOURCE", "COBRANCA_JWKS_URL or COBRANCA_JWT_PUBLIC_KEY", "COBRANCA_AUDIT_KEY: required"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s:\n%v", want, err)
+		}
+	}
+}
+
+// TestSettingsLimits: the budgets are parsed with the limiter's syntax, the
+// defaults included, and the default store timeout is the limiter's own.
+func TestSettingsLimits(t *testing.T) {
+	s, err := loadSettings(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := limits.Options{
+		Policies: limits.Policies{
+			Principal: limits.Limit{Rate: 600, Period: time.Minute, Burst: 60},
+			Origin:    limits.Limit{Rate: 1200, Period: time.Minute, Burst: 120},
+			Write:     limits.Limit{Rate: 60, Period: time.Minute, Burst: 10},
+			Critical:  limits.Limit{Rate: 10, Period: time.Hour, Burst: 3},
+		},
+		StoreTimeout: limits.DefaultStoreTimeout, Replicas: 1,
+	}
+	if diff := cmp.Diff(want, s.limits); diff != "" {
+		t.Errorf("loadSettings(defaults): limits (-want +got):\n%s", diff)
+	}
+	s, err = loadSettings([]string{
+		"COBRANCA_RATE_PRINCIPAL=off", "COBRANCA_RATE_WRITE=5/s,burst=2", "COBRANCA_REPLICAS=3",
+		"COBRANCA_RATE_STORE_TIMEOUT=50ms", "COBRANCA_TRUSTED_PROXY_HEADER=fly-client-ip",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Policies.Principal = limits.Limit{}
+	want.Policies.Write = limits.Limit{Rate: 5, Period: time.Second, Burst: 2}
+	want.StoreTimeout, want.Replicas, want.TrustedProxyHeader = 50*time.Millisecond, 3, "Fly-Client-Ip"
+	if diff := cmp.Diff(want, s.limits); diff != "" {
+		t.Errorf("loadSettings: limits (-want +got):\n%s", diff)
+	}
+}
+
+// TestSettingsErrors: config.Load's problems and those of the services'
+// rules are reported at once, each naming its variable, and a value that
+// is not a size is reported once, not again for its bound.
+func TestSettingsErrors(t *testing.T) {
+	_, err := loadSettings([]string{
+		"COBRANCA_ADDR=8080",
+		"COBRANCA_ADRR=127.0.0.1:1",
+		"COBRANCA_ISSUER=idp.example.com",
+		"COBRANCA_JWKS_URL=https://idp.example.com/jwks.json",
+		"COBRANCA_RESOURCE=https://mcp.example.com/mcp",
+		"COBRANCA_RATE_ORIGIN=lots",
+		"COBRANCA_RATE_CRITICAL=10/1d",
+		"COBRANCA_REPLICAS=0",
+		"COBRANCA_AUDIT_SPOOL_MAX=65535",
+	})
+	if err == nil {
+		t.Fatal("loadSettings accepted invalid values")
+	}
+	for _, name := range []string{"COBRANCA_ADDR:", "COBRANCA_ADRR: unknown variable", "COBRANCA_ISSUER:", "COBRANCA_RATE_ORIGIN:", "COBRANCA_RATE_CRITICAL:", "COBRANCA_REPLICAS:", "COBRANCA_AUDIT_SPOOL_MAX: must be a size of at least 64KiB"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s:\n%v", name, err)
+		}
+	}
+	for _, tt := range []struct {
+		spool string
+		ok    bool
+	}{{"64KiB", true}, {"65536", true}, {"65535", false}, {"0", false}, {"lots", false}} {
+		_, err := loadSettings([]string{"COBRANCA_AUDIT_SPOOL_MAX=" + tt.spool})
+		if (err == nil) != tt.ok {
+			t.Errorf("COBRANCA_AUDIT_SPOOL_MAX=%s: loadSettings = %v, want ok %v", tt.spool, err, tt.ok)
+		}
+		if err != nil && strings.Count(err.Error(), "COBRANCA_AUDIT_SPOOL_MAX") != 1 {
+			t.Errorf("COBRANCA_AUDIT_SPOOL_MAX=%s: error names it %d times, want once:\n%v", tt.spool, strings.Count(err.Error(), "COBRANCA_AUDIT_SPOOL_MAX"), err)
+		}
+	}
+}
