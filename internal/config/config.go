@@ -343,22 +343,10 @@ var variables = []variable{
 		c.MaxConns = n
 		return nil
 	}},
-	{VarRatePrincipal, "600/1m,burst=60", "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", func(c *Config, v string) error {
-		c.RateLimits.Principal = v
-		return nil
-	}},
-	{VarRateOrigin, "1200/1m,burst=120", "Requests to /mcp per client IP (IPv6: per /64), checked before the token: `N/PERIOD[,burst=B]` or `off`.", func(c *Config, v string) error {
-		c.RateLimits.Origin = v
-		return nil
-	}},
-	{VarRateWrite, "60/1m,burst=10", "Calls of medium- and high-tier tools per principal: `N/PERIOD[,burst=B]` or `off`. Over it: tool error `rate_limited` with `retryAfterMs`.", func(c *Config, v string) error {
-		c.RateLimits.Write = v
-		return nil
-	}},
-	{VarRateCritical, "10/1h,burst=3", "Calls of critical-tier tools per principal: `N/PERIOD[,burst=B]` or `off`.", func(c *Config, v string) error {
-		c.RateLimits.Critical = v
-		return nil
-	}},
+	{VarRatePrincipal, "600/1m,burst=60", "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", asWritten(func(c *Config) *string { return &c.RateLimits.Principal })},
+	{VarRateOrigin, "1200/1m,burst=120", "Requests to /mcp per client IP (IPv6: per /64), checked before the token: `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Origin })},
+	{VarRateWrite, "60/1m,burst=10", "Calls of medium- and high-tier tools per principal: `N/PERIOD[,burst=B]` or `off`. Over it: tool error `rate_limited` with `retryAfterMs`.", asWritten(func(c *Config) *string { return &c.RateLimits.Write })},
+	{VarRateCritical, "10/1h,burst=3", "Calls of critical-tier tools per principal: `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Critical })},
 	{"COBRANCA_RATE_STORE_TIMEOUT", "200ms", "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", func(c *Config, v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Millisecond || d > 10*time.Second {
@@ -480,6 +468,15 @@ func Load(environ []string) (Config, error) {
 		errs = append(errs, errors.New("COBRANCA_AUDIT_KEY: required in production"))
 	}
 	return c, errors.Join(errs...)
+}
+
+// asWritten keeps a value as written, for a rule that belongs to a service
+// (see the package comment).
+func asWritten(field func(c *Config) *string) func(c *Config, v string) error {
+	return func(c *Config, v string) error {
+		*field(c) = v
+		return nil
+	}
 }
 
 func splitList(v string, check func(string) error) ([]string, error) {
