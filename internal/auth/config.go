@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// Config configures the Authenticator. internal/config fills it from the
-// environment; each field names the variable it comes from.
+// Config configures the Authenticator. cmd/cobranca (loadSettings) fills it
+// from internal/config's plain values; each field names the variable it
+// comes from.
 //
 // With Issuer empty the server runs in development mode: it signs its own
 // tokens with a key kept in DataDir and accepts only those. Production
