@@ -128,7 +128,6 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	ln := server.LimitConns(rawLn, server.ConnLimits{Total: connCap(cfg.MaxConns, log), PerAddr: cfg.MaxConnsPerAddr, Logger: log})
 	srv := ln.HTTPServer(handler, server.DefaultTimeouts, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	registerServerMetrics(m, mcpHandler, limiter, ln, spool)
-	log.Info("cobranca listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "config", cfg)
 
 	if cfg.MetricsAddr != "" {
 		mln, err := net.Listen("tcp", cfg.MetricsAddr)
@@ -167,6 +166,10 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		defer dsrv.Close()
 		log.Info("profiles served", "addr", "http://"+dln.Addr().String()+"/debug/pprof/")
 	}
+	// Logged once every listener is up: whoever waits for this line (an
+	// operator, a script, the tests) finds the metrics and profile
+	// listeners already announced.
+	log.Info("cobranca listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "config", cfg)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -13,10 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/keyfile"
 	"github.com/cobranca/cobranca/internal/pgtest"
 )
 
@@ -98,17 +100,15 @@ func TestServeKeepsEventsWhileDatabaseDown(t *testing.T) {
 
 	call("with the database up")
 	// A token whose identity the store could not keep (a NUL, an over-long agent id) is
-	// refused at the edge: no call, no event, and the spool stays empty.
-	for _, args := range [][]string{
-		{"--sub", "alice\x00mallory"},
-		{"--sub", "alice", "--agent", strings.Repeat("a", 2000)},
+	// refused at the edge: no call, no event, and the spool stays empty. `cobranca token`
+	// refuses to mint one, so the test signs it with the development key itself.
+	for _, edit := range []func(jwt.MapClaims){
+		func(c jwt.MapClaims) { c["sub"] = "alice\x00mallory" },
+		func(c jwt.MapClaims) { c["act"] = map[string]any{"sub": strings.Repeat("a", 2000)} },
 	} {
-		var bad bytes.Buffer
-		if err := run(ctx, append([]string{"token", "--scope", "collections:read"}, args...), environ, nil, &bad, &bad); err != nil {
-			t.Fatalf("token: %v: %s", err, bad.String())
-		}
+		bad := resign(t, dir, strings.TrimSpace(tok.String()), edit)
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(bad.String()))
+		req.Header.Set("Authorization", "Bearer "+bad)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		resp, err := http.DefaultClient.Do(req)
@@ -195,6 +195,29 @@ func TestServeKeepsEventsWhileDatabaseDown(t *testing.T) {
 	if down != 3 {
 		t.Errorf("%d events made while the database was down, want the 3 spooled ones", down)
 	}
+}
+
+// resign returns the development token tok with its claims edited, signed
+// again with the development key kept in dir, under the same header.
+func resign(t *testing.T, dir, tok string, edit func(jwt.MapClaims)) string {
+	t.Helper()
+	key, err := keyfile.LoadOrCreateEd25519(filepath.Join(dir, "dev-signing-key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jwt.MapClaims{}
+	parsed, _, err := jwt.NewParser().ParseUnverified(tok, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(c)
+	re := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
+	re.Header = parsed.Header
+	s, err := re.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func waitHealthy(t *testing.T, url string, served <-chan error) {

@@ -76,6 +76,23 @@ func (a *Authenticator) Mint(opts MintOptions) (string, error) {
 	if strings.TrimSpace(opts.Subject) == "" {
 		return "", errors.New("auth: mint: subject is required")
 	}
+	// A token the verifier would refuse is not minted: the same identity
+	// rules, with the same limits, apply to each claim Mint writes.
+	for _, f := range []struct {
+		name, v string
+		limit   int
+	}{
+		{"sub", opts.Subject, MaxIdentityBytes},
+		{"act.sub", opts.Agent, MaxClientIDBytes},
+		{"acr", opts.ACR, MaxIdentityBytes},
+	} {
+		if f.v == "" {
+			continue
+		}
+		if err := checkIdentity(f.name, f.v, f.limit); err != nil {
+			return "", fmt.Errorf("auth: mint: %w", err)
+		}
+	}
 	for _, sc := range opts.Scopes {
 		if err := checkScopeToken(sc); err != nil {
 			return "", fmt.Errorf("auth: mint: scope: %w", err)

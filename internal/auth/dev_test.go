@@ -105,6 +105,19 @@ func TestMintHuman(t *testing.T) {
 	if _, err := a.Mint(MintOptions{}); err == nil {
 		t.Error("Mint without subject succeeded")
 	}
+	// An identity the server would refuse is refused when minted.
+	for _, o := range []MintOptions{
+		{Subject: "bob\x00"},
+		{Subject: "ali\u202ece"},
+		{Subject: strings.Repeat("b", MaxIdentityBytes+1)},
+		{Subject: "bob", Agent: strings.Repeat("a", MaxClientIDBytes+1)},
+		{Subject: "bob", Agent: "copilot\u200b"},
+		{Subject: "bob", ACR: "urn:mfa\n"},
+	} {
+		if tok, err := a.Mint(o); err == nil {
+			t.Errorf("Mint(%+q) succeeded: %s", o, tok)
+		}
+	}
 	// A scope the server would refuse is refused when minted.
 	if tok, err := a.Mint(MintOptions{Subject: "bob", Scopes: []string{"collections.read\tadmin"}}); err == nil {
 		t.Errorf("Mint with a tab inside a scope succeeded: %s", tok)
