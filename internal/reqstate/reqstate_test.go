@@ -115,6 +115,13 @@ func TestOpenRefusals(t *testing.T) {
 	flipPayload := bytes.Clone(raw)
 	flipPayload[len(flipPayload)-macLen-1] ^= 1
 	unixExp := uint64(exp.Unix())
+	// good's last character carries unused bits (len(raw)%3 != 0): the next
+	// letter of the alphabet sets one and decodes, loosely, to the same bytes.
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	if len(raw)%3 == 0 {
+		t.Fatalf("len(raw) = %d: choose a payload that leaves unused bits", len(raw))
+	}
+	otherSpelling := good[:len(good)-1] + string(alphabet[strings.IndexByte(alphabet, good[len(good)-1])+1])
 	for _, tc := range []struct {
 		name  string
 		state string
@@ -124,6 +131,7 @@ func TestOpenRefusals(t *testing.T) {
 	}{
 		{"empty", "", bind, t0, ErrMalformed},
 		{"not base64", strings.Repeat("!", len(good)), bind, t0, ErrMalformed},
+		{"same bytes, other spelling", otherSpelling, bind, t0, ErrMalformed},
 		{"padded base64", good + "==", bind, t0, ErrMalformed},
 		{"too long", good + strings.Repeat("A", MaxStateLen), bind, t0, ErrMalformed},
 		{"truncated", good[:len(good)-4], bind, t0, ErrMalformed},
