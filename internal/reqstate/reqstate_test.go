@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -356,4 +357,43 @@ func BenchmarkOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// Every single character of a valid state, changed to any other character of
+// the alphabet (or to one outside it), makes the state refused: the
+// deterministic core of FuzzOpen's property, run by every `go test`.
+func TestEverySingleChangeRefused(t *testing.T) {
+	r := mustRing(t, Key{"k1", secretA})
+	s := mustSeal(t, r, bind, []byte("sha256:preview"), t0.Add(time.Minute))
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_="
+	for i := range len(s) {
+		for _, c := range []byte(alphabet) {
+			if c == s[i] {
+				continue
+			}
+			changed := s[:i] + string(c) + s[i+1:]
+			if o, err := r.Open(changed, bind, t0); err == nil {
+				t.Fatalf("position %d changed to %q: opened %+v", i, c, o)
+			}
+		}
+	}
+}
+
+// A Ring is shared by every request of a replica: run with -race.
+func TestConcurrentUse(t *testing.T) {
+	r := mustRing(t, Key{"k2", secretB}, Key{"k1", secretA})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			b := Binding{fmt.Sprintf("user:%d", g), bind.Tool, bind.ArgsDigest}
+			for range 50 {
+				s := mustSeal(t, r, b, []byte{byte(g)}, t0.Add(time.Minute))
+				if o, err := r.Open(s, b, t0); err != nil || o.Payload[0] != byte(g) {
+					t.Errorf("goroutine %d: %+v, %v", g, o, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
