@@ -40,9 +40,7 @@ func (a *auditor) RecordCall(ctx context.Context, rec CallRecord) error {
 		Duration:    max(rec.Duration, 0),
 		Details:     rec.Details,
 	}
-	if p, ok := auth.PrincipalFrom(ctx); ok {
-		ev.Subject, ev.Actor, ev.ClientID, ev.ACR = p.Subject, p.Actor, p.ClientID, p.ACR
-	}
+	withCaller(ctx, &ev)
 	if rec.AppendCanonicalArgs != nil {
 		p := getBuffer(len(rec.Args) + 64) // canonical is about as long as compact input
 		b := rec.AppendCanonicalArgs(*p)
@@ -103,13 +101,19 @@ func NewEdgeRefusalAuditor(alog *auditlog.Log, logger *slog.Logger, count Refusa
 			FailureCode: "rate_limited",
 			Details:     map[string]int64{"retryAfterMs": d.RetryAfterMillis()},
 		}
-		if p, ok := auth.PrincipalFrom(r.Context()); ok {
-			ev.Subject, ev.Actor, ev.ClientID, ev.ACR = p.Subject, p.Actor, p.ClientID, p.ACR
-		}
+		withCaller(r.Context(), &ev)
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), auditWriteTimeout)
 		defer cancel()
 		if err := alog.Keep(ctx, ev); err != nil {
 			logger.ErrorContext(ctx, "audit write failed", "request_id", ev.RequestID, "event", ev.Name, "err", err)
 		}
+	}
+}
+
+// withCaller fills ev's caller fields from the principal the token check
+// put in ctx, if any: the one place an audit event learns who called.
+func withCaller(ctx context.Context, ev *auditlog.Event) {
+	if p, ok := auth.PrincipalFrom(ctx); ok {
+		ev.Subject, ev.Actor, ev.ClientID, ev.ACR = p.Subject, p.Actor, p.ClientID, p.ACR
 	}
 }
