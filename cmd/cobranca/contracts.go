@@ -4,18 +4,25 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/contract"
 )
 
 func printContracts(_ context.Context, e env, fs *flagSet, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	h, err := mcpapi.New(mcpapi.Options{})
+	tools, err := servedTools()
 	if err != nil {
 		return err
 	}
+	// The contracts agents see: a forbidden tool is never listed.
+	var contracts []*contract.Contract
+	for _, t := range tools {
+		if t.Contract.VisibleToAgents() {
+			contracts = append(contracts, t.Contract)
+		}
+	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"contracts": h.Contracts()})
+	return enc.Encode(map[string]any{"contracts": contracts})
 }

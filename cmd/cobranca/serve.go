@@ -13,6 +13,7 @@ import (
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/metrics"
+	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/server"
 )
 
@@ -105,8 +106,21 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	go func() { defer close(limitsDone); limiter.Run(limitsCtx, time.Minute) }()
 	defer func() { stopLimits(); <-limitsDone }()
 
+	tools, err := servedTools()
+	if err != nil {
+		return err
+	}
+	states, err := requestStateRing(cfg.Config)
+	if err != nil {
+		return err
+	}
+	pipe, err := pipeline.New(pipeline.Options{Tools: tools, Logger: log, Auditor: pipeline.NewAuditor(alog, digest),
+		Limits: limiter, Metrics: m, States: states, StepUp: cfg.StepUpACR})
+	if err != nil {
+		return err
+	}
 	mcpHandler, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes, Scopes: authn,
-		Auditor: mcpapi.NewAuditor(alog, digest), Limits: limiter, Metrics: m})
+		Pipeline: pipe, DisableFastPath: !cfg.FastPath})
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,14 @@ const (
 	Denied      Outcome = "denied"       // policy refused the caller
 	RateLimited Outcome = "rate_limited" // over a budget
 	Failed      Outcome = "failed"       // the server failed
+	// InputRequired: nothing ran; the client was asked for input (a
+	// person's confirmation) and may retry with it.
+	InputRequired Outcome = "input_required"
+	// Replayed: a repeat of an idempotency key's call, answered with the
+	// stored response; no new effect.
+	Replayed Outcome = "replayed"
+	// DryRun: the call said what it would do and changed nothing.
+	DryRun Outcome = "dry_run"
 )
 
 // Event is one audit event.

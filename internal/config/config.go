@@ -99,6 +99,14 @@ type Config struct {
 	AuditSigningKey string
 	// AuditSpoolMax bounds the audit spool file in DataDir, in bytes.
 	AuditSpoolMax int64
+	// RequestStateKeys seal the request states of in-band confirmations, as
+	// written: "id:secret" entries separated by commas, the current key
+	// first (internal/reqstate's rules; cmd/cobranca parses it). Empty in
+	// development means a key generated in DataDir. Secret.
+	RequestStateKeys string
+	// FastPath lets the MCP endpoint answer the bulk low-tier call itself
+	// (COBRANCA_FASTPATH=on, the default); off sends every call to go-sdk.
+	FastPath bool
 }
 
 // RateSpecs are the rate-limit budgets as written, one per variable.
@@ -117,6 +125,7 @@ const (
 	VarRateWrite     = "COBRANCA_RATE_WRITE"
 	VarRateCritical  = "COBRANCA_RATE_CRITICAL"
 	VarAuditSpoolMax = "COBRANCA_AUDIT_SPOOL_MAX"
+	VarStateKeys     = "COBRANCA_REQUEST_STATE_KEYS"
 )
 
 // The values of COBRANCA_LOG_FORMAT.
@@ -162,6 +171,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("audit_key_set", c.AuditKey != ""),
 		slog.String("audit_signing_key", c.AuditSigningKey),
 		slog.Int64("audit_spool_max", c.AuditSpoolMax),
+		slog.Bool("request_state_keys_set", c.RequestStateKeys != ""),
+		slog.Bool("fast_path", c.FastPath),
 	)
 }
 
@@ -415,6 +426,18 @@ var variables = []variable{
 		c.AuditKey = v
 		return nil
 	}},
+	{VarStateKeys, "", "Keys that seal the request state of an in-band confirmation (HMAC-SHA256), so that any replica opens it: comma-separated `id:secret` entries, the first the current key and the others still accepted while states sealed under them live (rotation: put the new key first, drop the old one after 15 minutes). id is 1–16 of `[A-Za-z0-9._-]`; secret at least 32 bytes. Required in production; development generates one in COBRANCA_DATA_DIR.", asWritten(func(c *Config) *string { return &c.RequestStateKeys })},
+	{"COBRANCA_FASTPATH", "on", "`on` lets the MCP endpoint answer plain calls of the bulk low-tier tool itself, byte for byte as go-sdk would and through the same pipeline; `off` sends every request to go-sdk (a switch for production, should the fast path ever misbehave).", func(c *Config, v string) error {
+		switch v {
+		case "on":
+			c.FastPath = true
+		case "off":
+			c.FastPath = false
+		default:
+			return errors.New("must be on or off")
+		}
+		return nil
+	}},
 	{"COBRANCA_AUDIT_SIGNING_KEY", "", "Ed25519 private key file (PEM, PKCS #8) that signs `cobranca audit checkpoint`; created if missing. Default `audit-signing.pem` in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
 		c.AuditSigningKey = v
 		return nil
@@ -466,6 +489,9 @@ func Load(environ []string) (Config, error) {
 	}
 	if c.Production() && c.AuditKey == "" {
 		errs = append(errs, errors.New("COBRANCA_AUDIT_KEY: required in production"))
+	}
+	if c.Production() && c.RequestStateKeys == "" {
+		errs = append(errs, errors.New(VarStateKeys+": required in production"))
 	}
 	return c, errors.Join(errs...)
 }

@@ -19,7 +19,7 @@ func TestLoadDefaults(t *testing.T) {
 		MetricsAddr: "127.0.0.1:9090", MaxConns: 1024, MaxConnsPerAddr: 64,
 		RateLimits:       RateSpecs{Principal: "600/1m,burst=60", Origin: "1200/1m,burst=120", Write: "60/1m,burst=10", Critical: "10/1h,burst=3"},
 		RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true,
-		AuditSpoolMax: 64 << 20}
+		AuditSpoolMax: 64 << 20, FastPath: true}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
 	}
@@ -40,9 +40,14 @@ func TestLoadValues(t *testing.T) {
 		"COBRANCA_AGENT_CLIENT_IDS=ledger-bot, collector-bot",
 		"COBRANCA_STEPUP_ACR=urn:cobranca:mfa",
 		"COBRANCA_AUDIT_KEY=0123456789abcdef0123456789abcdef",
+		"COBRANCA_REQUEST_STATE_KEYS=k2:0123456789abcdef0123456789abcdef,k1:fedcba9876543210fedcba9876543210",
+		"COBRANCA_FASTPATH=off",
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.FastPath || !strings.HasPrefix(c.RequestStateKeys, "k2:") {
+		t.Errorf("FastPath = %v, RequestStateKeys as written = %t", c.FastPath, strings.HasPrefix(c.RequestStateKeys, "k2:"))
 	}
 	if c.Addr != "0.0.0.0:9000" || !c.Production() || c.MaxBodyBytes != 2048 || c.LogLevel != slog.LevelDebug || c.LogFormat != "text" {
 		t.Errorf("Load = %+v", c)
@@ -122,7 +127,7 @@ func TestStoreVariables(t *testing.T) {
 		wantErr string
 	}{
 		{"development defaults", nil, func(c Config) bool { return c.DatabaseURL == "" && c.AutoMigrate && c.AuditKey == "" }, ""},
-		{"production does not auto-migrate", []string{"COBRANCA_ENV=production", "COBRANCA_AUDIT_KEY=" + key},
+		{"production does not auto-migrate", []string{"COBRANCA_ENV=production", "COBRANCA_AUDIT_KEY=" + key, "COBRANCA_REQUEST_STATE_KEYS=k:" + key},
 			func(c Config) bool { return !c.AutoMigrate }, ""},
 		{"explicit auto-migrate", []string{"COBRANCA_AUTO_MIGRATE=false"}, func(c Config) bool { return !c.AutoMigrate }, ""},
 		{"postgres", []string{"COBRANCA_DATABASE_URL=postgres://app:secret@db/cobranca"}, func(c Config) bool { return c.DatabaseURL == "postgres://app:secret@db/cobranca" }, ""},
@@ -132,6 +137,8 @@ func TestStoreVariables(t *testing.T) {
 		{"bad auto-migrate", []string{"COBRANCA_AUTO_MIGRATE=sometimes"}, nil, "COBRANCA_AUTO_MIGRATE"},
 		{"short audit key", []string{"COBRANCA_AUDIT_KEY=short"}, nil, "COBRANCA_AUDIT_KEY"},
 		{"production needs an audit key", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_AUDIT_KEY: required"},
+		{"production needs request-state keys", []string{"COBRANCA_ENV=production", "COBRANCA_AUDIT_KEY=" + key}, nil, "COBRANCA_REQUEST_STATE_KEYS: required"},
+		{"fast path on or off", []string{"COBRANCA_FASTPATH=maybe"}, nil, "COBRANCA_FASTPATH"},
 	}
 	for _, tt := range tests {
 		c, err := Load(tt.env)

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 
@@ -236,10 +237,55 @@ func (c *Contract) Summary() map[string]any {
 	return m
 }
 
+// The arguments the pipeline reads itself, never the tool: Finish declares
+// them in the input schema of every contract they apply to.
+const (
+	// ArgIdempotencyKey names the call for idempotent retries (DESIGN.md §6):
+	// every tool with side effects takes it; required when the contract's
+	// idempotency kind is "key".
+	ArgIdempotencyKey = "idempotencyKey"
+	// ArgDryRun asks for what the call would do, changing nothing: every tool
+	// whose dryRun mode is not none takes it.
+	ArgDryRun = "dryRun"
+	// MaxIdempotencyKeyLen bounds a key, in characters.
+	MaxIdempotencyKeyLen = 255
+)
+
+// HasSideEffects reports whether the tool changes anything outside its
+// return value: the pipeline then owns the call's transaction.
+func (c *Contract) HasSideEffects() bool { return len(c.SideEffects.Changes) > 0 }
+
+// KeyRequired reports whether a call must carry an idempotency key.
+func (c *Contract) KeyRequired() bool { return c.Idempotency.Kind == "key" }
+
+// tierFailureModes are the codes the pipeline's tier rules can answer, by
+// the condition that makes the rule apply to a contract.
+var (
+	effectFailureModes = []FailureMode{
+		{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema (idempotencyKey and dryRun included); field names it."},
+		{Code: failure.IdempotencyConflict, Meaning: "The idempotencyKey was already used by this caller for this tool with other arguments; nothing was done."},
+		{Code: failure.RequestInProgress, Meaning: "The first call with this idempotencyKey is still running; retry after retryAfterMs to get its answer.", Retryable: true},
+	}
+	inBandFailureModes = []FailureMode{
+		{Code: failure.ConfirmationRequired, Meaning: "A person must confirm this call and the client cannot be asked in-band (protocol 2025-11-25); the message shows what would change. Nothing was done.", Retryable: true},
+		{Code: failure.ConfirmationDeclined, Meaning: "The person declined the confirmation; nothing was done."},
+		{Code: failure.RequestStateInvalid, Meaning: "The retry's requestState is forged, expired, already used, or belongs to another caller, tool or arguments (a JSON-RPC error -32602); nothing was done."},
+		{Code: failure.MissingClientCapability, Meaning: "The client did not declare the elicitation capability the confirmation needs (a JSON-RPC error -32021); nothing was done."},
+	}
+	outOfBandFailureModes = []FailureMode{
+		{Code: failure.ApprovalRequired, Meaning: "A person must approve this exact call out of band; nothing was done."},
+	}
+	stepUpFailureModes = []FailureMode{
+		{Code: failure.InsufficientUserAuthentication, Meaning: "The person's authentication is too weak or too old for this tool (RFC 9470); the message gives acr_values and max_age. Nothing was done."},
+	}
+)
+
 // Finish completes a declared contract and validates it, returning the
 // contract the server uses. The tier decides autonomousExecution,
 // confirmation and whether step-up is required (declarations leave them
-// unset), and the pipeline's failure modes are added.
+// unset); the arguments the pipeline reads (idempotencyKey, dryRun) are
+// declared in the input schema; and the failure modes of the pipeline and of
+// every tier rule that applies are added.
 func Finish(c Contract) (*Contract, error) {
 	if rule, ok := tierRules[c.RiskLevel]; ok {
 		c.AutonomousExecution = rule.autonomous
@@ -247,13 +293,64 @@ func Finish(c Contract) (*Contract, error) {
 		c.StepUpAuth.Required = rule.stepUp
 	}
 	c.FailureModes = slices.Clone(c.FailureModes)
-	for _, f := range PipelineFailureModes {
-		if !c.Allows(f.Code) {
-			c.FailureModes = append(c.FailureModes, f)
+	add := func(modes []FailureMode) {
+		for _, f := range modes {
+			if !c.Allows(f.Code) {
+				c.FailureModes = append(c.FailureModes, f)
+			}
 		}
+	}
+	if c.HasSideEffects() {
+		add(effectFailureModes)
+	}
+	switch c.Confirmation {
+	case ConfirmInBand:
+		add(inBandFailureModes)
+	case ConfirmOutOfBand:
+		add(outOfBandFailureModes)
+	}
+	if c.StepUpAuth.Required {
+		add(stepUpFailureModes)
+	}
+	add(PipelineFailureModes)
+	if c.InputSchema != nil && c.InputSchema.Type == "object" {
+		c.InputSchema = withControlArgs(&c)
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// withControlArgs returns c's input schema with the arguments the pipeline
+// reads declared: a copy, the declaration is left as it was.
+func withControlArgs(c *Contract) *jsonschema.Schema {
+	if !c.HasSideEffects() && c.DryRun == ModeNone {
+		return c.InputSchema
+	}
+	s := *c.InputSchema
+	s.Properties = maps.Clone(s.Properties)
+	if s.Properties == nil {
+		s.Properties = map[string]*jsonschema.Schema{}
+	}
+	s.Required = slices.Clone(s.Required)
+	if c.HasSideEffects() {
+		minLen, maxLen := 1, MaxIdempotencyKeyLen
+		s.Properties[ArgIdempotencyKey] = &jsonschema.Schema{
+			Type:        "string",
+			MinLength:   &minLen,
+			MaxLength:   &maxLen,
+			Description: "Names this call for safe retries: a repeat with the same key and arguments returns the first answer and changes nothing again. 1 to 255 printable characters.",
+		}
+		if c.KeyRequired() && !slices.Contains(s.Required, ArgIdempotencyKey) {
+			s.Required = append(s.Required, ArgIdempotencyKey)
+		}
+	}
+	if c.DryRun != ModeNone {
+		s.Properties[ArgDryRun] = &jsonschema.Schema{
+			Type:        "boolean",
+			Description: "When true, runs every check and says what the call would do, changing nothing.",
+		}
+	}
+	return &s
 }

@@ -26,6 +26,23 @@ const (
 	Unavailable Code = "unavailable"
 )
 
+// Codes the call pipeline raises where a contract asks for them: the tier
+// rules, idempotency keys and the arguments every tool of a tier shares.
+// contract.Finish adds each to the failure modes of the contracts it applies
+// to, so that a tool can never answer with one its contract does not list.
+const (
+	InvalidArguments               Code = "invalid_arguments"                // the arguments do not match the input schema
+	InsufficientScope              Code = "insufficient_scope"               // the token lacks a scope the tool requires
+	ConfirmationRequired           Code = "confirmation_required"            // a person must confirm; the client cannot be asked in-band
+	ConfirmationDeclined           Code = "confirmation_declined"            // the person declined; nothing changed
+	ApprovalRequired               Code = "approval_required"                // out-of-band approval of the exact call is required
+	InsufficientUserAuthentication Code = "insufficient_user_authentication" // RFC 9470 step-up
+	IdempotencyConflict            Code = "idempotency_conflict"             // the key was used with other arguments
+	RequestInProgress              Code = "request_in_progress"              // the key's first call is still running
+	RequestStateInvalid            Code = "request_state_invalid"            // a requestState that does not verify (protocol error)
+	MissingClientCapability        Code = "missing_client_capability"        // the client did not declare what the call needs (protocol error)
+)
+
 // Error is a domain error.
 type Error struct {
 	Code       Code

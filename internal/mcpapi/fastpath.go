@@ -9,7 +9,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/buffers"
+	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/request"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sjson "github.com/segmentio/encoding/json"
 )
@@ -38,41 +42,59 @@ func legacyProtocol(v string) bool {
 }
 
 // fastCall reports whether the fast path serves the plain tools/call env,
-// read from the body of r, whose headers passed checkHeaders: the tool, and
-// whether the answer takes the 2026-07-28 shape. It decides from the request
-// alone, before anything runs, so that a call the fast path takes is never
-// handed to go-sdk afterwards (which would run and audit it twice).
-func (h *Handler) fastCall(r *http.Request, env callEnvelope) (t *compiled, newProtocol bool) {
-	t = h.tools[env.name]
-	if t == nil {
-		return nil, false // the SDK answers "unknown tool", forbidden tools included
+// read from the body of r, whose headers passed checkHeaders, and whether
+// the answer takes the 2026-07-28 shape. It serves only the calls the
+// pipeline says always end complete or as a tool error (the bulk low-tier
+// read), and decides from the request alone, before anything runs, so that
+// a call the fast path takes is never handed to go-sdk afterwards (which
+// would run and audit it twice).
+func (h *Handler) fastCall(r *http.Request, env callEnvelope) (newProtocol, ok bool) {
+	if !h.pipe.FastEligible(env.name) {
+		return false, false // the SDK answers the rest, unknown and forbidden tools included
 	}
 	switch version := r.Header.Get("Mcp-Protocol-Version"); {
 	case version == protocol20260728:
 		if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != env.name || !plainMeta(env.meta, version) {
-			return nil, false
+			return false, false
 		}
-		return t, true
+		return true, true
 	case legacyProtocol(version):
-		if env.meta != nil {
-			return nil, false
-		}
-		return t, false
+		return false, env.meta == nil
 	}
-	return nil, false
+	return false, false
 }
 
-// serveFast runs the plain tools/call env of tool t (fastCall) through the
-// pipeline and answers it.
-func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnvelope, t *compiled, newProtocol bool) {
-	rp := getBuffer(32 << 10)
-	env.args.result = *rp
-	res := h.pipeline.call(r.Context(), t, env.args)
+// serveFast runs the plain tools/call env (fastCall) through the pipeline
+// and answers it.
+func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnvelope, newProtocol bool) {
+	rp := buffers.Get(32 << 10)
+	pr, _ := auth.PrincipalFrom(r.Context())
+	call := pipeline.Call{
+		Principal: pr,
+		RequestID: request.From(r.Context()).ID,
+		Tool:      env.name,
+		Args:      env.args.raw,
+		Result:    *rp,
+	}
+	if env.args.decoded {
+		call.Decoded = &pipeline.Decoded{Value: env.args.value, Err: env.args.err}
+	}
+	out := h.pipe.Do(r.Context(), call)
+	res, err := toMCP(out)
+	if err != nil { // a denial: FastEligible tools never ask for input
+		code, msg := refuseInternal.rpc, refuseInternal.message
+		if je, ok := err.(*jsonrpc.Error); ok {
+			code, msg = je.Code, je.Message
+		}
+		writeRPCError(w, http.StatusOK, env.id, code, msg)
+		buffers.Put(rp, *rp)
+		return
+	}
 	h.writeFast(w, r, env.id, res, newProtocol, len(env.args.raw)/2+1024) // results run to about 40 % of the arguments
-	if sc, ok := res.StructuredContent.(json.RawMessage); ok {
-		putBuffer(rp, sc)
+	if out.Structured != nil {
+		buffers.Put(rp, out.Structured)
 	} else {
-		putBuffer(rp, *rp)
+		buffers.Put(rp, *rp)
 	}
 }
 
@@ -81,10 +103,10 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnve
 // run: should the result not encode, the answer is a fixed internal error
 // (the pipeline has audited the call; it must not run again).
 func (h *Handler) writeFast(w http.ResponseWriter, r *http.Request, id []byte, res *mcp.CallToolResult, newProtocol bool, size int) {
-	op := getBuffer(size)
+	op := buffers.Get(size)
 	out, err := h.encodeResult(*op, id, res, newProtocol)
 	if err != nil {
-		putBuffer(op, *op)
+		buffers.Put(op, *op)
 		h.log.ErrorContext(r.Context(), "fast path could not encode a result", "request_id", request.From(r.Context()).ID, "err", err)
 		writeRPCError(w, http.StatusOK, id, refuseInternal.rpc, refuseInternal.message)
 		return
@@ -99,7 +121,7 @@ func (h *Handler) writeFast(w http.ResponseWriter, r *http.Request, id []byte, r
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
 	// The response is written: its buffer can serve another call.
-	putBuffer(op, out)
+	buffers.Put(op, out)
 }
 
 // plainMeta reports whether a 2026-07-28 request _meta holds exactly what the

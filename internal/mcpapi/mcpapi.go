@@ -1,6 +1,7 @@
-// Package mcpapi serves cobranca's tools over MCP Streamable HTTP (stateless)
-// and runs every tool call through one pipeline that enforces the tool's
-// contract: output-schema check, allowed error codes, audit.
+// Package mcpapi serves cobranca's tools over MCP Streamable HTTP
+// (stateless): go-sdk, and a fast path for the bulk low-tier call. It only
+// adapts MCP to internal/pipeline, which runs every call and enforces its
+// contract; no tool lives here.
 package mcpapi
 
 import (
@@ -12,11 +13,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"slices"
-	"sync/atomic"
-	"time"
+		"sync/atomic"
 
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/buffers"
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,21 +32,15 @@ const Version = "0.1.0"
 type Options struct {
 	Logger       *slog.Logger
 	MaxBodyBytes int64
-	Auditor      Auditor // may be nil until a store is configured
-	Now          func() time.Time
-	// Extra tools registered besides the built-in ones (tests use this to
-	// register tools of tiers no product tool has yet).
-	Extra []Tool
-	// Limits, when set, enforces the risk tier budgets before a tool runs.
-	Limits TierLimits
-	// Metrics, when set, counts every call by tool, tier and outcome.
-	Metrics CallObserver
+	// Pipeline runs every call (required).
+	Pipeline *pipeline.Pipeline
 	// Scopes, when set, refuses a tools/call whose token lacks a scope the
-	// tool's contract requires, with its 403. The server always sets it;
-	// only tests of the pipeline alone leave it nil.
+	// tool's contract requires with its 403 at the HTTP level, before the
+	// body's arguments are looked at. The pipeline refuses such a call in
+	// any case; the server always sets it.
 	Scopes ScopeChallenger
-	// DisableFastPath sends every request through go-sdk (the tests compare
-	// both paths byte for byte; benchmarks measure both).
+	// DisableFastPath sends every request through go-sdk
+	// (COBRANCA_FASTPATH=off; the tests compare both paths byte for byte).
 	DisableFastPath bool
 }
 
@@ -50,15 +48,14 @@ type Options struct {
 // size limit, reads the JSON-RPC request exactly as go-sdk will (or refuses
 // it, with its own fixed answer and, for a named tool, an audit event),
 // applies the checks that must answer at the HTTP level, and answers a plain
-// tools/call itself or hands the request to go-sdk's stateless Streamable
-// HTTP handler, whose error messages it replaces with its own.
+// tools/call of the bulk low-tier tool itself or hands the request to
+// go-sdk's stateless Streamable HTTP handler, whose error messages it
+// replaces with its own.
 type Handler struct {
 	log      *slog.Logger
 	maxBody  int64
 	sdk      http.Handler
-	tools    map[string]*compiled // the tools served, by name; never a forbidden one
-	visible  []*contract.Contract
-	pipeline *pipeline
+	pipe     *pipeline.Pipeline
 	slowOnly bool
 	scopes   ScopeChallenger
 	// fastCalls counts the calls the fast path answered.
@@ -71,32 +68,17 @@ type Handler struct {
 	calls, notifications map[string]bool
 }
 
-// Tools returns the product's tools, contract and logic, in listing order.
-func Tools() ([]Tool, error) {
-	c, err := contract.Finish(analyzeContract())
-	if err != nil {
-		return nil, err
-	}
-	return []Tool{{Contract: c, Decode: analyzeDecode, Run: analyzeRun}}, nil
-}
-
 // New builds the MCP endpoint.
 func New(opts Options) (*Handler, error) {
+	if opts.Pipeline == nil {
+		return nil, errors.New("mcpapi: a pipeline is required")
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 1 << 20
 	}
-	tools, err := Tools()
-	if err != nil {
-		return nil, err
-	}
-	tools = append(tools, opts.Extra...)
-
 	impl := &mcp.Implementation{Name: "cobranca", Title: "cobranca collections", Version: Version}
 	serverInfo, err := json.Marshal(mcp.Meta{mcp.MetaKeyServerInfo: impl})
 	if err != nil {
@@ -105,15 +87,12 @@ func New(opts Options) (*Handler, error) {
 	h := &Handler{
 		log:            opts.Logger,
 		maxBody:        opts.MaxBodyBytes,
-		tools:          map[string]*compiled{},
-		pipeline:       &pipeline{log: opts.Logger, auditor: opts.Auditor, now: opts.Now},
+		pipe:           opts.Pipeline,
 		slowOnly:       opts.DisableFastPath,
 		scopes:         opts.Scopes,
 		impl:           impl,
 		serverInfoMeta: serverInfo,
 	}
-	h.pipeline.limits = opts.Limits
-	h.pipeline.observe = opts.Metrics
 	// The SDK logs every stateless session at info level; keep its warnings.
 	sdkLog := slog.New(minLevel{Handler: opts.Logger.Handler(), min: slog.LevelWarn})
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
@@ -123,32 +102,8 @@ func New(opts Options) (*Handler, error) {
 		Instructions: "Collections (accounts receivable) tools. Every tool carries its Tool Contract under _meta[\"" + contract.MetaKey + "\"]: risk tier, permissions, side effects and failure codes.",
 		Capabilities: caps,
 	})
-	names := map[string]bool{}
-	for _, t := range tools {
-		if names[t.Contract.Name] {
-			return nil, fmt.Errorf("tool %s registered twice", t.Contract.Name)
-		}
-		names[t.Contract.Name] = true
-		ct, err := compile(t)
-		if err != nil {
-			return nil, err
-		}
-		if !t.Contract.VisibleToAgents() {
-			// The MCP endpoint treats every caller as an agent: a forbidden
-			// tool is never served, so listing omits it and calling it is
-			// answered exactly like calling a tool that does not exist.
-			continue
-		}
-		h.tools[t.Contract.Name] = ct
-		h.visible = append(h.visible, t.Contract)
-		srv.AddTool(toolDef(t.Contract), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			dispatched(ctx)
-			if !permitted(ctx, h.scopes, ct.Contract) {
-				h.pipeline.refused(ctx, ct, OutcomeDenied, "insufficient_scope")
-				return nil, errInsufficientScope
-			}
-			return h.pipeline.call(ctx, ct, callArgs{raw: req.Params.Arguments}), nil
-		})
+	for _, c := range h.pipe.Contracts() {
+		srv.AddTool(toolDef(c), h.callTool)
 	}
 	h.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
@@ -162,11 +117,30 @@ func New(opts Options) (*Handler, error) {
 	return h, nil
 }
 
+// callTool is the go-sdk handler of every tool: the call, adapted.
+func (h *Handler) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	dispatched(ctx)
+	pr, _ := auth.PrincipalFrom(ctx)
+	responses, err := inputResponses(req.Params.InputResponses)
+	if err != nil {
+		return nil, err
+	}
+	return toMCP(h.pipe.Do(ctx, pipeline.Call{
+		Principal: pr,
+		RequestID: request.From(ctx).ID,
+		Tool:      req.Params.Name,
+		Args:      req.Params.Arguments,
+		Client:    clientOf(req),
+		Responses: responses,
+		State:     req.Params.RequestState,
+	}))
+}
+
 // FastCalls is how many calls the fast path has answered (for metrics).
 func (h *Handler) FastCalls() int64 { return h.fastCalls.Load() }
 
 // Contracts returns the contracts visible to agents, in listing order.
-func (h *Handler) Contracts() []*contract.Contract { return slices.Clone(h.visible) }
+func (h *Handler) Contracts() []*contract.Contract { return h.pipe.Contracts() }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.Body == nil {
@@ -190,7 +164,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fast := refused == nil && !h.slowOnly
 	// The plain tools/call is read in one pass; anything else is read by
 	// readRequest, exactly as go-sdk will read it, or refused.
-	var decoders func(string) Decoder
+	var decoders func(string) pipeline.Decoder
 	if fast {
 		decoders = h.decoders(r)
 	}
@@ -203,16 +177,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			refused = bad
 		}
 	}
-	t := h.namedTool(req)
-	if t != nil {
-		request.From(r.Context()).Tool = t.Contract.Name
+	tool := h.namedTool(req)
+	if tool != "" {
+		request.From(r.Context()).Tool = tool
 	}
+	pr, _ := auth.PrincipalFrom(r.Context())
 	// Authorization comes before validation: a call of a served tool whose
 	// name can be read, from a caller without the tool's scopes, is the 403
 	// challenge and a denied event, whatever else is wrong with it.
-	if t != nil && !authorize(h.scopes, h.tools, w, r, t.Contract.Name) {
-		h.pipeline.refused(r.Context(), t, OutcomeDenied, "insufficient_scope")
-		return
+	if tool != "" && h.scopes != nil {
+		if missing := h.pipe.Authorize(pr, tool); len(missing) > 0 {
+			h.scopes.WriteInsufficientScope(w, missing)
+			h.pipe.Refused(r.Context(), pr, tool, auditlog.Denied, failure.InsufficientScope)
+			return
+		}
 	}
 	if refused == nil {
 		var done bool
@@ -222,33 +200,38 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if refused != nil {
 		refused.write(w, r, req.id)
-		h.pipeline.refused(r.Context(), t, refused.outcome(), refused.code)
+		if tool != "" {
+			h.pipe.Refused(r.Context(), pr, tool, refused.outcome(), refused.code)
+		}
 		return
 	}
 	if plain && fast {
-		if t, newProtocol := h.fastCall(r, call); t != nil {
-			h.serveFast(w, r, call, t, newProtocol)
-			putBuffer(bp, body) // the answer is written; nothing holds the body
+		if newProtocol, ok := h.fastCall(r, call); ok {
+			h.serveFast(w, r, call, newProtocol)
+			buffers.Put(bp, body) // the answer is written; nothing holds the body
 			return
 		}
 	}
-	h.serveSDK(w, r, body, t)
+	h.serveSDK(w, r, body, tool)
 }
 
-// namedTool is the served tool a tools/call names, or nil: the one it names
+// namedTool is the served tool a tools/call names, or "": the one it names
 // (once, or repeated as is), or the one served tool among different names
 // it sends (a request refused, whose audit event has no other tool to go to).
-func (h *Handler) namedTool(req rpcRequest) *compiled {
+func (h *Handler) namedTool(req rpcRequest) string {
 	if req.named {
-		return h.tools[req.name]
+		if h.pipe.Serves(req.name) {
+			return req.name
+		}
+		return ""
 	}
-	var t *compiled
+	var t string
 	for _, name := range req.names {
-		if c := h.tools[name]; c != nil {
-			if t != nil {
-				return nil // two served tools: no single one
+		if h.pipe.Serves(name) {
+			if t != "" && t != name {
+				return "" // two served tools: no single one
 			}
-			t = c
+			t = name
 		}
 	}
 	return t
@@ -274,26 +257,27 @@ func (h *Handler) route(w http.ResponseWriter, req rpcRequest) (_ *refusal, done
 		return nil, false
 	case !req.named:
 		return &refuseParams, false
-	case h.tools[req.name] == nil:
+	case !h.pipe.Serves(req.name):
 		return &refuseUnknownTool, false
 	}
 	return nil, false
 }
 
 // serveSDK hands the request to go-sdk and sends its answer with the
-// endpoint's own messages in place of go-sdk's. A tools/call of tool t that
-// go-sdk refused before dispatch (a header or _meta that does not match the
-// body, params it cannot decode) is audited here; one it dispatched was
-// audited by the pipeline.
-func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, body []byte, t *compiled) {
+// endpoint's own messages in place of go-sdk's. A tools/call of the served
+// tool that go-sdk refused before dispatch (a header or _meta that does not
+// match the body, params it cannot decode) is audited here; one it
+// dispatched was audited by the pipeline.
+func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, body []byte, tool string) {
 	var d dispatch
 	r = r.WithContext(context.WithValue(r.Context(), dispatchKey{}, &d))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	sw := &sdkWriter{header: http.Header{}}
 	h.sdk.ServeHTTP(sw, r)
-	if f := sw.send(w, r); f != nil && t != nil && !d.ran.Load() {
-		h.pipeline.refused(r.Context(), t, f.outcome(), f.code)
+	if f := sw.send(w, r); f != nil && tool != "" && !d.ran.Load() {
+		pr, _ := auth.PrincipalFrom(r.Context())
+		h.pipe.Refused(r.Context(), pr, tool, f.outcome(), f.code)
 	}
 }
 
@@ -310,21 +294,12 @@ func dispatched(ctx context.Context) {
 }
 
 // decoders returns the scanner's decoder lookup for r, a request whose
-// headers leave it to the fast path (mayServeFast): the named tool's
-// Decoder, or nil, so that arguments are decoded before the pipeline only
-// where the pipeline would run nothing before decoding them — the caller
-// holds the tool's scopes (authorize refuses it otherwise, with nothing
-// decoded) and the tool's tier spends no budget (a budget is spent before
-// any work).
-func (h *Handler) decoders(r *http.Request) func(name string) Decoder {
-	return func(name string) Decoder {
-		t, ok := h.tools[name]
-		if !ok || t.Decode == nil || !permitted(r.Context(), h.scopes, t.Contract) ||
-			(h.pipeline.limits != nil && h.pipeline.limits.Budgeted(t.Contract.RiskLevel)) {
-			return nil
-		}
-		return t.Decode
-	}
+// headers leave it to the fast path: the pipeline's answer for the caller
+// (pipeline.Decoder), so that arguments are decoded before the pipeline
+// only where the pipeline would run nothing before decoding them.
+func (h *Handler) decoders(r *http.Request) func(name string) pipeline.Decoder {
+	pr, _ := auth.PrincipalFrom(r.Context())
+	return func(name string) pipeline.Decoder { return h.pipe.Decoder(pr, name) }
 }
 
 // minLevel drops records below min.
@@ -354,7 +329,7 @@ func readBody(r io.Reader, declared, max int64) (*[]byte, []byte, error) {
 	if declared > 0 && declared <= max {
 		size += declared
 	}
-	p := getBuffer(int(size))
+	p := buffers.Get(int(size))
 	buf := bytes.NewBuffer(*p)
 	_, err := buf.ReadFrom(r)
 	return p, buf.Bytes(), err

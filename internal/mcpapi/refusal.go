@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -192,9 +193,9 @@ func sdkRefusal(status int, rpc int64) refusal {
 // outcome is how a tool call refused this way ends in the audit log.
 func (f *refusal) outcome() Outcome {
 	if f.status >= 500 || f.rpc == jsonrpc.CodeInternalError {
-		return OutcomeFailed
+		return auditlog.Failed
 	}
-	return OutcomeRejected
+	return auditlog.Rejected
 }
 
 // sdkWriter holds go-sdk's answer to a request until the front has checked

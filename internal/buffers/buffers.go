@@ -1,4 +1,6 @@
-package mcpapi
+// Package buffers recycles the large byte buffers a tool call needs and drops
+// with it.
+package buffers
 
 import "sync"
 
@@ -17,8 +19,8 @@ const maxPooledBuffer = 256 << 10
 
 var buffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// getBuffer returns an empty buffer with room for at least n bytes.
-func getBuffer(n int) *[]byte {
+// Get returns an empty buffer with room for at least n bytes.
+func Get(n int) *[]byte {
 	p := buffers.Get().(*[]byte)
 	if cap(*p) < n {
 		*p = make([]byte, 0, n)
@@ -27,8 +29,8 @@ func getBuffer(n int) *[]byte {
 	return p
 }
 
-// putBuffer recycles p, holding b, which may be *p grown by appends.
-func putBuffer(p *[]byte, b []byte) {
+// Put recycles p, holding b, which may be *p grown by appends.
+func Put(p *[]byte, b []byte) {
 	if cap(b) > maxPooledBuffer {
 		return
 	}

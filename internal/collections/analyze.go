@@ -1,4 +1,7 @@
-package mcpapi
+// Package collections holds the collections (accounts receivable) tools:
+// each tool's contract together with its logic. internal/pipeline runs
+// them; no transport is known here.
+package collections
 
 import (
 	"bytes"
@@ -9,11 +12,21 @@ import (
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/portfolio"
 )
 
 // AnalyzeName is the name of the read-only analysis tool.
 const AnalyzeName = "collections.analyze_portfolio"
+
+// Tools returns the collections tools, contract and logic, in listing order.
+func Tools() ([]pipeline.Tool, error) {
+	c, err := contract.Finish(analyzeContract())
+	if err != nil {
+		return nil, err
+	}
+	return []pipeline.Tool{{Contract: c, Decode: analyzeDecode, Run: analyzeRun, FastOutput: true}}, nil
+}
 
 // analyzeContract is the Tool Contract of collections.analyze_portfolio.
 func analyzeContract() contract.Contract {
@@ -70,7 +83,7 @@ func analyzeDecode(b []byte) (any, int, error) {
 }
 
 // analyzeRun runs the pure core on arguments analyzeDecode accepted.
-func analyzeRun(_ context.Context, v any) (Effect, error) {
+func analyzeRun(_ context.Context, v any) (pipeline.Effect, error) {
 	in := v.(*portfolio.Input)
 	a := portfolio.Analyze(in)
 	summary := fmt.Sprintf("Portfolio analyzed: %d priority account(s) from %d invoice(s); no external action taken.",
@@ -80,7 +93,7 @@ func analyzeRun(_ context.Context, v any) (Effect, error) {
 		summary += fmt.Sprintf(" %d warning(s): see warnings.", n)
 		details["warningCount"] = int64(n)
 	}
-	return Effect{
+	return pipeline.Effect{
 		Structured:          &a,
 		Summary:             summary,
 		Details:             details,

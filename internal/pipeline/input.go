@@ -1,0 +1,231 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/limits"
+	"github.com/cobranca/cobranca/internal/reqstate"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// NeedInput is what a tool's Run returns as its error to ask the client for
+// input (the conformance suite's diagnostic tools do). The pipeline seals
+// Payload into the request state; on the retry, once the state verifies,
+// the tool reads the answers and the payload with InputsFrom.
+type NeedInput struct {
+	Inputs  map[string]Input
+	Payload []byte // at most MaxPayload bytes
+}
+
+func (*NeedInput) Error() string { return "input required" }
+
+// MaxPayload bounds a NeedInput's payload: the state's room, less the
+// pipeline's own mark.
+const MaxPayload = reqstate.MaxPayload - 1
+
+// The first byte of a sealed payload says who asked: the pipeline's
+// confirmation, or the tool. A confirmation's state never opens a tool's
+// round, nor the other way round.
+const (
+	markConfirm byte = 'c'
+	markTool    byte = 't'
+)
+
+// confirmInput is the id of the confirmation's input request.
+const confirmInput = "confirm"
+
+type inputsKey struct{}
+
+type inputs struct {
+	responses map[string]json.RawMessage
+	payload   []byte
+}
+
+func withInputs(ctx context.Context, responses map[string]json.RawMessage, payload []byte) context.Context {
+	if len(payload) > 0 && payload[0] == markTool {
+		payload = payload[1:]
+	}
+	return context.WithValue(ctx, inputsKey{}, inputs{responses: responses, payload: payload})
+}
+
+// InputsFrom returns the client's answers and the payload of the round the
+// tool asked for (NeedInput), once the pipeline verified the round's state.
+func InputsFrom(ctx context.Context) (responses map[string]json.RawMessage, payload []byte, ok bool) {
+	in, ok := ctx.Value(inputsKey{}).(inputs)
+	return in.responses, in.payload, ok
+}
+
+// binding is what a request state of this call is bound to.
+func (p *Pipeline) binding(c Call, a *args) (reqstate.Binding, error) {
+	if err := a.fingerprint(); err != nil {
+		return reqstate.Binding{}, err
+	}
+	var principal string
+	if c.Principal != nil {
+		principal = limits.PrincipalKey(c.Principal.Subject, c.Principal.ClientID)
+	} else {
+		principal = "anonymous"
+	}
+	return reqstate.Binding{Principal: principal, Tool: c.Tool, ArgsDigest: a.binding}, nil
+}
+
+// openState verifies the retry's request state: sealed by a key of the
+// ring, for this caller, tool and arguments, not expired. Spending its
+// nonce is the transaction's (execute) or, for a round that changes
+// nothing, done here in one of its own.
+func (p *Pipeline) openState(c Call, a *args) (*reqstate.Opened, error) {
+	if p.states == nil {
+		return nil, &failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "this server issues no request states"}
+	}
+	if c.State == "" {
+		return nil, &failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "inputResponses were sent without the requestState of their round"}
+	}
+	b, err := p.binding(c, a)
+	if err != nil {
+		return nil, err
+	}
+	o, err := p.states.Open(c.State, b, p.now())
+	if err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// stateError is the protocol error for a request state that does not open.
+func stateError(err error) *failure.Error {
+	if fe, ok := failure.As(err); ok {
+		return fe
+	}
+	var re *reqstate.Error
+	msg := "does not verify"
+	if errors.As(err, &re) {
+		msg = re.Message
+	}
+	return &failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: msg, Err: err}
+}
+
+// seal returns a new request state for this call carrying payload.
+func (p *Pipeline) seal(c Call, a *args, payload []byte) (string, error) {
+	b, err := p.binding(c, a)
+	if err != nil {
+		return "", err
+	}
+	return p.states.Seal(b, payload, p.now().Add(p.stateTTL))
+}
+
+// askInput answers a tool's NeedInput: input_required with a sealed state.
+func (p *Pipeline) askInput(cl *callState, need *NeedInput) Result {
+	if p.states == nil {
+		return cl.fail(errors.New("a tool asked for client input and the pipeline has no request-state keys"))
+	}
+	if len(need.Payload) > MaxPayload {
+		return cl.fail(fmt.Errorf("tool %s: input payload of %d bytes", cl.tool.Contract.Name, len(need.Payload)))
+	}
+	if !cl.call.Client.InputRequests {
+		return cl.fail(errors.New("a tool asked for client input from a client that cannot answer input requests"))
+	}
+	state, err := p.seal(cl.call, cl.args, append([]byte{markTool}, need.Payload...))
+	if err != nil {
+		return cl.fail(err)
+	}
+	return cl.finish(cl.record(auditlog.InputRequired, ""), Result{Kind: InputRequired, Inputs: need.Inputs, State: state})
+}
+
+// confirmation decides a high-tier call by an agent. It reports whether the
+// person accepted (the call goes on); otherwise res is the answer: the
+// confirmation request, or the refusal.
+func (p *Pipeline) confirmation(ctx context.Context, cl *callState, c Call, opened *reqstate.Opened) (accepted bool, res Result) {
+	if opened != nil && (len(opened.Payload) == 0 || opened.Payload[0] != markConfirm) {
+		return false, cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "is not the state of this call's confirmation"})
+	}
+	if opened != nil {
+		if raw, ok := c.Responses[confirmInput]; ok {
+			switch answer(raw) {
+			case accept:
+				return true, Result{}
+			case decline:
+				return false, cl.fail(&failure.Error{Code: failure.ConfirmationDeclined, Message: "the person declined; nothing was done"})
+			default:
+				return false, cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "inputResponses." + confirmInput, Message: "is not an elicitation result {action, content:{confirm}}"})
+			}
+		}
+		// A round answered without the confirmation: ask again.
+	}
+	preview, err := cl.tool.Preview(ctx, cl.args.value)
+	if err != nil {
+		return false, cl.fail(err)
+	}
+	if !c.Client.InputRequests {
+		return false, cl.fail(&failure.Error{Code: failure.ConfirmationRequired, Message: "a person must confirm this call, and this client cannot be asked in-band (MCP 2025-11-25); nothing was done. It would: " + preview})
+	}
+	if !c.Client.Elicitation {
+		res := cl.protocolError(&failure.Error{Code: failure.MissingClientCapability, Message: "this call needs a person's confirmation: declare the elicitation capability (form mode)"})
+		res.RequiredCapabilities = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
+		return false, res
+	}
+	state, err := p.seal(c, cl.args, []byte{markConfirm})
+	if err != nil {
+		return false, cl.fail(err)
+	}
+	params, err := json.Marshal(map[string]any{
+		"mode":            "form",
+		"message":         "Confirm " + cl.tool.Contract.Title + ": " + preview,
+		"requestedSchema": confirmSchema,
+	})
+	if err != nil {
+		return false, cl.fail(err)
+	}
+	return false, cl.finish(cl.record(auditlog.InputRequired, failure.ConfirmationRequired), Result{
+		Kind: InputRequired, State: state,
+		Inputs: map[string]Input{confirmInput: {Method: "elicitation/create", Params: params}},
+	})
+}
+
+// confirmSchema is the form a person answers: one checkbox.
+var confirmSchema = &jsonschema.Schema{
+	Type: "object",
+	Properties: map[string]*jsonschema.Schema{
+		"confirm": {Type: "boolean", Title: "Confirm", Description: "Check to let the call make exactly the change shown."},
+	},
+	Required: []string{"confirm"},
+}
+
+type verdict int
+
+const (
+	malformed verdict = iota
+	accept
+	decline
+)
+
+// answer reads an elicitation result: accepted with confirm true; declined,
+// cancelled, or accepted with confirm false, is a no.
+func answer(raw json.RawMessage) verdict {
+	var r struct {
+		Action  string         `json:"action"`
+		Content map[string]any `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return malformed
+	}
+	switch r.Action {
+	case "accept":
+		if ok, _ := r.Content["confirm"].(bool); ok {
+			return accept
+		}
+		return decline
+	case "decline", "cancel":
+		return decline
+	}
+	return malformed
+}
+
+// stateExpiry is how long a spent nonce must be remembered: as long as its
+// state could still open.
+func stateExpiry(o *reqstate.Opened) time.Time { return o.Expires.Add(reqstate.Leeway) }

@@ -1,0 +1,466 @@
+// Package pipeline runs every tool call, whatever the transport, through one
+// sequence of checks that enforces the tool's contract. MCP (the go-sdk
+// handler and the fast path in internal/mcpapi), and later the CLI, the admin
+// API and approvals, only adapt a Call to their wire and a Result back.
+//
+// Reading Do, top to bottom, is the whole security story of a call:
+//
+//  1. visibility — a forbidden tool does not exist for the MCP endpoint;
+//  2. scopes — the token holds every permission the contract names;
+//  3. tier rules — critical calls wait for an out-of-band approval (refused
+//     with approval_required until approvals exist); step-up (RFC 9470) where
+//     the contract asks; an agent may not run a high-tier tool alone;
+//  4. tier budget — the caller's rate limit for the tool's tier, spent before
+//     any work, so a refused call is never validated;
+//  5. validation — the arguments against the input schema, strictly;
+//  6. dry run — what the call would do, changing nothing;
+//  7. confirmation — a high-tier call by an agent is answered input_required
+//     (a sealed request state bound to caller, tool and arguments) until the
+//     retry carries the person's accepted answer;
+//  8. idempotency and execution — for a tool with side effects the pipeline
+//     owns the transaction: key reserved, request state's nonce spent, effect,
+//     audit event and stored response commit together, or none of them;
+//  9. output check — the result against the output schema;
+//  10. audit — one event per call, refused ones included.
+//
+// No tool repeats a step; compile refuses, at start, a tool whose contract
+// asks for a check the pipeline does not implement.
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/canonical"
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/limits"
+	"github.com/cobranca/cobranca/internal/reqstate"
+	"github.com/cobranca/cobranca/internal/request"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// Client is what the caller's client can do, as it declared for this
+// request.
+type Client struct {
+	// Protocol is the MCP revision of the request ("" when unknown).
+	Protocol string
+	// InputRequests: the client answers input-required results (MCP
+	// 2026-07-28 and later).
+	InputRequests bool
+	// Elicitation, Sampling, Roots: the client capabilities declared.
+	Elicitation, Sampling, Roots bool
+}
+
+// Call is one tool call, as every transport hands it over.
+type Call struct {
+	Principal *auth.Principal // nil: no authenticated caller
+	RequestID string
+	Tool      string
+	Args      json.RawMessage
+	// Decoded, when not nil, is what the tool's Decoder already made of Args
+	// (the MCP fast path decodes the bulk tool's arguments where they sit).
+	Decoded *Decoded
+	Client  Client
+	// Responses are the client's answers to the input requests of the
+	// previous round, raw, by request id; State is that round's sealed
+	// request state, as sent back.
+	Responses map[string]json.RawMessage
+	State     string
+	// Result, when not nil, is an empty buffer to encode the result into.
+	Result []byte
+}
+
+// Decoded is a Decoder's answer computed ahead of the pipeline.
+type Decoded struct {
+	Value any
+	Err   error
+}
+
+// Kind is how a call ended, as the transport must answer it.
+type Kind int
+
+const (
+	// Complete: the tool ran (or replayed); Structured and Summary.
+	Complete Kind = iota
+	// InputRequired: the client must answer Inputs and retry with State.
+	InputRequired
+	// ToolError: a failure the caller reads as a tool result (isError).
+	ToolError
+	// ProtocolError: a failure of the request itself (a JSON-RPC error in
+	// MCP): an unknown tool, a request state that does not verify, a missing
+	// client capability.
+	ProtocolError
+	// Denied: the token lacks scopes (Missing); MCP answers 403 at the HTTP
+	// level when it can.
+	Denied
+)
+
+// Input is one request for client input, as MCP 2026-07-28 spells it:
+// {method, params}.
+type Input struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// Result is the outcome of a call.
+type Result struct {
+	Kind       Kind
+	Structured []byte // Complete; nil for a text-only tool
+	Summary    string // Complete: the text content
+	Inputs     map[string]Input
+	State      string
+	Err        *failure.Error
+	Missing    []string // Denied: the scopes missing
+	// RequiredCapabilities, for a missing client capability, is the
+	// capabilities object the client must declare.
+	RequiredCapabilities map[string]any
+}
+
+// Codes of protocol errors the pipeline answers besides failure's.
+const (
+	CodeUnknownTool failure.Code = "unknown_tool"
+)
+
+// CallObserver counts calls for the metrics endpoint.
+type CallObserver interface {
+	ObserveCall(tool, tier, outcome string, d time.Duration)
+}
+
+// TierLimits enforces the per-principal budget of a tool's risk tier
+// (internal/limits): a *failure.Error rate_limited when the budget is
+// spent, or unavailable when it cannot be checked.
+type TierLimits interface {
+	Tier(ctx context.Context, principalKey string, risk contract.Risk) error
+	// Budgeted reports whether Tier spends a budget for the risk tier.
+	Budgeted(risk contract.Risk) bool
+}
+
+// Options configure a Pipeline.
+type Options struct {
+	Tools   []Tool
+	Logger  *slog.Logger
+	Auditor Auditor // nil: no audit (tests of the pipeline alone)
+	Limits  TierLimits
+	Metrics CallObserver
+	Now     func() time.Time
+	// DB runs the transactions of tools with side effects; Keys keeps their
+	// idempotency keys and the spent request-state nonces, in DB.
+	DB   store.DB
+	Keys Keys
+	// States seals and opens request states (in-band confirmation, and
+	// tools that ask the client for input).
+	States *reqstate.Ring
+	// StateTTL is how long a request state opens; default 10 minutes.
+	StateTTL time.Duration
+	// StepUp is the acr values a step-up demands (COBRANCA_STEPUP_ACR);
+	// none means any, and only the contract's max age is checked.
+	StepUp []string
+}
+
+// Pipeline runs calls. It is safe for concurrent use.
+type Pipeline struct {
+	log      *slog.Logger
+	auditor  Auditor
+	limits   TierLimits
+	observe  CallObserver
+	now      func() time.Time
+	db       store.DB
+	keys     Keys
+	states   *reqstate.Ring
+	stateTTL time.Duration
+	stepUp   []string
+	tools    map[string]*compiled
+	order    []*compiled
+}
+
+// New compiles every tool, refusing to start with one whose contract asks
+// for a check this pipeline cannot make.
+func New(opts Options) (*Pipeline, error) {
+	p := &Pipeline{
+		log: opts.Logger, auditor: opts.Auditor, limits: opts.Limits, observe: opts.Metrics,
+		now: opts.Now, db: opts.DB, keys: opts.Keys, states: opts.States, stateTTL: opts.StateTTL,
+		stepUp: opts.StepUp, tools: map[string]*compiled{},
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.stateTTL <= 0 {
+		p.stateTTL = 10 * time.Minute
+	}
+	if (p.db == nil) != (p.keys == nil) {
+		return nil, errors.New("pipeline: DB and Keys go together")
+	}
+	var errs []error
+	for _, t := range opts.Tools {
+		ct, err := compile(t, p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if p.tools[t.Contract.Name] != nil {
+			errs = append(errs, fmt.Errorf("tool %s registered twice", t.Contract.Name))
+			continue
+		}
+		if !t.Contract.VisibleToAgents() {
+			// The MCP endpoint treats every caller as an agent: a forbidden
+			// tool is never served, and calling it is answered exactly like
+			// calling a tool that does not exist.
+			continue
+		}
+		p.tools[t.Contract.Name] = ct
+		p.order = append(p.order, ct)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Contracts returns the contracts of the tools served, in order.
+func (p *Pipeline) Contracts() []*contract.Contract {
+	out := make([]*contract.Contract, len(p.order))
+	for i, t := range p.order {
+		out[i] = t.Contract
+	}
+	return out
+}
+
+// Serves reports whether name is a tool the pipeline serves.
+func (p *Pipeline) Serves(name string) bool { return p.tools[name] != nil }
+
+// Decoder returns the Decoder of the served tool name when the transport may
+// run it before the pipeline — a tool whose calls run nothing before
+// decoding for this caller: it holds the scopes (otherwise the call is
+// denied with nothing decoded), the tool is a read whose tier spends no
+// budget (a budget is spent before any work) and needs no confirmation.
+func (p *Pipeline) Decoder(pr *auth.Principal, name string) Decoder {
+	t := p.tools[name]
+	if t == nil || t.Decode == nil || t.Run == nil || !t.FastOutput || len(pr.MissingScopes(t.Contract.Permissions)) > 0 ||
+		(p.limits != nil && p.limits.Budgeted(t.Contract.RiskLevel)) {
+		return nil
+	}
+	return t.Decode
+}
+
+// FastEligible reports whether the call of name always ends Complete or
+// ToolError with no client input (a low-tier read with a hand-written
+// decoder): the only calls the MCP fast path may answer.
+func (p *Pipeline) FastEligible(name string) bool {
+	t := p.tools[name]
+	return t != nil && t.Contract.RiskLevel == contract.Low && t.Run != nil && t.FastOutput
+}
+
+// Authorize returns the scopes the principal lacks for the served tool name
+// (none for a tool not served: that is answered as unknown).
+func (p *Pipeline) Authorize(pr *auth.Principal, name string) []string {
+	t := p.tools[name]
+	if t == nil {
+		return nil
+	}
+	return pr.MissingScopes(t.Contract.Permissions)
+}
+
+// Do runs one call: the numbered steps of the package doc, in order.
+func (p *Pipeline) Do(ctx context.Context, c Call) Result {
+	cl := p.begin(ctx, c)
+	// 1. Visibility.
+	t := p.tools[c.Tool]
+	if t == nil {
+		return cl.protocolError(&failure.Error{Code: CodeUnknownTool, Field: "name", Message: "unknown tool"})
+	}
+	cl.tool = t
+	// 2. Scopes.
+	if missing := c.Principal.MissingScopes(t.Contract.Permissions); len(missing) > 0 {
+		return cl.denied(missing)
+	}
+	// 3. Tier rules.
+	if t.Contract.StepUpAuth.Required && !c.Principal.IsAgent() {
+		if fe := p.checkStepUp(t, c.Principal); fe != nil {
+			return cl.fail(fe)
+		}
+	}
+	if t.Contract.Confirmation == contract.ConfirmOutOfBand {
+		return cl.fail(&failure.Error{Code: failure.ApprovalRequired, Message: "this tool needs a person's out-of-band approval of the exact call, which this server does not offer yet; nothing was done"})
+	}
+	confirm := t.Contract.Confirmation == contract.ConfirmInBand && c.Principal.IsAgent()
+	// 4. Tier budget.
+	if p.limits != nil {
+		var key string
+		if c.Principal != nil {
+			key = limits.PrincipalKey(c.Principal.Subject, c.Principal.ClientID)
+		}
+		if err := p.limits.Tier(ctx, key, t.Contract.RiskLevel); err != nil {
+			return cl.fail(err)
+		}
+	}
+	// 5. Validation.
+	a, err := p.arguments(t, c)
+	if err != nil {
+		return cl.fail(err)
+	}
+	cl.args = a
+	// The request state of the previous round, when there is one.
+	var opened *reqstate.Opened
+	if c.State != "" || len(c.Responses) > 0 {
+		if opened, err = p.openState(c, a); err != nil {
+			return cl.protocolError(stateError(err))
+		}
+	}
+	// 6. Dry run.
+	if a.dryRun {
+		eff, err := t.DryRun(ctx, a.value)
+		return cl.complete(eff, err, c.Result)
+	}
+	// 7. Confirmation.
+	if confirm {
+		answered, res := p.confirmation(ctx, cl, c, opened)
+		if !answered {
+			return res
+		}
+	}
+	// 8. Execution (with idempotency for a tool with side effects), 9. the
+	// output check and 10. the audit.
+	if t.Contract.HasSideEffects() {
+		return p.execute(ctx, cl, opened)
+	}
+	if opened != nil {
+		if res, spent := p.spendOnce(ctx, cl, opened); spent {
+			return res
+		}
+		ctx = withInputs(ctx, c.Responses, opened.Payload)
+	}
+	var eff Effect
+	if t.Logic != nil {
+		eff, err = t.Logic(ctx, c.Args)
+	} else {
+		eff, err = t.Run(ctx, a.value)
+	}
+	if need, ok := errors.AsType[*NeedInput](err); ok {
+		return p.askInput(cl, need)
+	}
+	return cl.complete(eff, err, c.Result)
+}
+
+// args are a call's arguments after validation.
+type args struct {
+	raw    []byte // as the tool reads them: without idempotencyKey and dryRun
+	value  any
+	key    string
+	dryRun bool
+	// digest is the hex SHA-256 of the arguments' canonical form (RFC 8785)
+	// without the key: the idempotency fingerprint; bound into request
+	// states with the key.
+	digest  string
+	binding string
+}
+
+// arguments validates c's arguments for t: the pipeline's own (key, dry
+// run), then the tool's, by its Decoder.
+func (p *Pipeline) arguments(t *compiled, c Call) (*args, error) {
+	a := &args{raw: c.Args}
+	if t.Logic != nil {
+		return a, nil
+	}
+	if t.Contract.HasSideEffects() || t.Contract.DryRun != contract.ModeNone {
+		if err := a.control(t.Contract, c.Args); err != nil {
+			return nil, err
+		}
+	}
+	if c.Decoded != nil {
+		if c.Decoded.Err != nil {
+			return nil, c.Decoded.Err
+		}
+		a.value = c.Decoded.Value
+		return a, nil
+	}
+	if b := bytes.TrimSpace(a.raw); len(b) == 0 || bytes.Equal(b, []byte("null")) {
+		if t.FastOutput { // the bulk tool's decoder names what is missing
+			_, err := t.decode([]byte("null"))
+			return nil, err
+		}
+		return nil, &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "is required: an object"}
+	}
+	if t.input != nil {
+		if err := t.validateInput(a.raw); err != nil {
+			return nil, err
+		}
+	}
+	v, err := t.decode(a.raw)
+	if err != nil {
+		return nil, err
+	}
+	a.value = v
+	return a, nil
+}
+
+// fingerprint computes the arguments' digests, once, when a step needs them.
+func (a *args) fingerprint() error {
+	if a.digest != "" {
+		return nil
+	}
+	doc := a.raw
+	if len(bytes.TrimSpace(doc)) == 0 {
+		doc = []byte("{}")
+	}
+	cj, err := canonical.Transform(doc)
+	if err != nil {
+		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "cannot be put in canonical form (RFC 8785): duplicate member names or numbers out of range", Err: err}
+	}
+	sum := sha256.Sum256(cj)
+	a.digest = hex.EncodeToString(sum[:])
+	bind := sha256.Sum256(append(append([]byte(a.key), 0), cj...))
+	a.binding = hex.EncodeToString(bind[:])
+	return nil
+}
+
+// checkStepUp is RFC 9470 for the human calling t.
+func (p *Pipeline) checkStepUp(t *compiled, pr *auth.Principal) *failure.Error {
+	req := auth.StepUp{ACRValues: slices.Clone(p.stepUp), MaxAge: time.Duration(t.Contract.StepUpAuth.MaxAgeSeconds) * time.Second}
+	if err := auth.CheckStepUp(req, pr, p.now()); err != nil {
+		msg := "this tool needs a recent, stronger sign-in"
+		if len(req.ACRValues) > 0 {
+			msg += fmt.Sprintf(" (acr_values=%q", joinSpace(req.ACRValues))
+			if req.MaxAge > 0 {
+				msg += fmt.Sprintf(", max_age=%d", int64(req.MaxAge/time.Second))
+			}
+			msg += ")"
+		} else if req.MaxAge > 0 {
+			msg += fmt.Sprintf(" (max_age=%d)", int64(req.MaxAge/time.Second))
+		}
+		return &failure.Error{Code: failure.InsufficientUserAuthentication, Message: msg + "; sign in again and retry. Nothing was done", Err: err}
+	}
+	return nil
+}
+
+func joinSpace(v []string) string {
+	var b bytes.Buffer
+	for i, s := range v {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// internalError is what the caller sees of a server fault: a reference to
+// the log line.
+func internalError(requestID string) *failure.Error {
+	return &failure.Error{Code: failure.Internal, Message: "internal error (ref " + requestID + ")"}
+}
+
+// requestInfo is the access log's record of the request.
+func requestInfo(ctx context.Context) *request.Info { return request.From(ctx) }

@@ -1,0 +1,237 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/schema"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Effect is what a tool's logic returns: the structured result and a one-line
+// summary for the text content (counts only, never names or payload).
+type Effect struct {
+	Structured any
+	Summary    string
+	// Text, for a tool without an output schema (the conformance suite's
+	// diagnostic tools), is its text content; Structured is then nil.
+	Text string
+	// Details are counts for the audit event: integers by type, so that no
+	// payload can reach the audit log through them.
+	Details map[string]int64
+	// AppendCanonicalArgs, when the logic has the decoded arguments at hand,
+	// appends their canonical encoding (RFC 8785) to a buffer: the audit log
+	// digests that instead of canonicalizing the raw arguments a second time.
+	AppendCanonicalArgs func([]byte) []byte
+}
+
+// Logic runs one read-only call on raw JSON arguments, decoding and
+// validating them itself.
+type Logic func(ctx context.Context, args json.RawMessage) (Effect, error)
+
+// Decoder reads a tool's arguments: the JSON object at the start of b, which
+// may run on past it. It returns the decoded arguments and the object's
+// length in bytes, or a *failure.Error for arguments the caller can correct.
+// A Decoder must be pure and take time linear in what it reads: the MCP
+// front may run it on arguments that turn out to be another tool's, and
+// then drops the result. Hand-written Decoders serve the bulk tool, where a
+// measurement pays for them; every other tool uses Strict.
+type Decoder func(b []byte) (args any, n int, err error)
+
+// Run does a read-only call's work on arguments its tool's Decoder accepted.
+type Run func(ctx context.Context, args any) (Effect, error)
+
+// Execute does a call's work in the pipeline's transaction: every change it
+// makes commits with the call's audit event and idempotency record, or not
+// at all.
+type Execute func(ctx context.Context, tx store.Tx, args any) (Effect, error)
+
+// Preview says, in words a person reads before confirming, exactly what a
+// call would change. It must not change anything.
+type Preview func(ctx context.Context, args any) (string, error)
+
+// Tool is a contract together with the logic that honours it:
+//   - a read: Logic, or Decode and Run;
+//   - a tool with side effects: Decode and Execute, and Preview when a person
+//     confirms it (high tier) — the pipeline owns its transaction;
+//   - DryRun when the contract offers a dry run.
+type Tool struct {
+	Contract *contract.Contract
+	Logic    Logic
+	Decode   Decoder
+	Run      Run
+	Execute  Execute
+	Preview  Preview
+	DryRun   Run
+	// FastOutput checks the result with internal/schema's hand-written
+	// checker over the bytes about to be sent (the bulk tool); otherwise
+	// jsonschema-go validates it.
+	FastOutput bool
+}
+
+// compiled is a tool ready to serve.
+type compiled struct {
+	Tool
+	fast   *schema.Validator
+	output *jsonschema.Resolved // nil for a text-only tool
+	// input checks the arguments of a Strict tool against its input schema.
+	input *jsonschema.Resolved
+}
+
+// compile refuses, at start, a tool whose contract asks for something no
+// check implements, or whose logic does not fit its contract.
+func compile(t Tool, p *Pipeline) (*compiled, error) {
+	c := t.Contract
+	if c == nil {
+		return nil, errors.New("a tool has no contract")
+	}
+	var errs []error
+	bad := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("tool %s: "+format, append([]any{c.Name}, a...)...))
+	}
+	read := t.Logic != nil || t.Run != nil
+	switch {
+	case c.HasSideEffects() && (t.Execute == nil || t.Decode == nil || read):
+		bad("a tool with side effects gives Decode and Execute, and no Logic or Run")
+	case !c.HasSideEffects() && (t.Execute != nil || t.Preview != nil):
+		bad("a read-only tool gives no Execute or Preview")
+	case !c.HasSideEffects() && (t.Logic != nil) == (t.Run != nil):
+		bad("a read gives either Logic, or Decode and Run")
+	case t.Run != nil && t.Decode == nil:
+		bad("Run needs a Decode")
+	}
+	if c.HasSideEffects() && p.db == nil {
+		bad("has side effects, and the pipeline has no store to run them in")
+	}
+	if c.HasSideEffects() && p.keys == nil {
+		bad("has side effects, and the pipeline has no idempotency key store")
+	}
+	switch c.Confirmation {
+	case contract.ConfirmNone, contract.ConfirmAdvised:
+	case contract.ConfirmInBand:
+		if t.Preview == nil {
+			bad("in-band confirmation needs a Preview")
+		}
+		if p.states == nil {
+			bad("in-band confirmation needs request-state keys (COBRANCA_REQUEST_STATE_KEYS)")
+		}
+	case contract.ConfirmOutOfBand:
+		// Refused with approval_required until approvals exist: a check.
+	default:
+		bad("confirmation %q has no check in the pipeline", c.Confirmation)
+	}
+	switch c.DryRun {
+	case contract.ModeNone:
+		if t.DryRun != nil {
+			bad("gives DryRun but its contract offers none")
+		}
+	case contract.ModeOptional:
+		if t.DryRun == nil {
+			bad("its contract offers a dry run: give DryRun")
+		}
+	default:
+		bad("dryRun %q has no check in the pipeline yet", c.DryRun)
+	}
+	if t.Decode != nil && !t.FastOutput && !c.Allows(failure.InvalidArguments) {
+		bad("a Strict decoder answers %s: list it in the contract's failure modes", failure.InvalidArguments)
+	}
+	ct := &compiled{Tool: t}
+	if t.FastOutput {
+		v, err := schema.Compile(c.OutputSchema)
+		if err != nil {
+			bad("output schema: %v", err)
+		}
+		ct.fast = v
+	} else if c.OutputSchema != nil && !isEmptySchema(c.OutputSchema) {
+		r, err := c.OutputSchema.Resolve(nil)
+		if err != nil {
+			bad("output schema: %v", err)
+		}
+		ct.output = r
+	}
+	in, err := c.InputSchema.Resolve(nil)
+	if err != nil {
+		bad("input schema: %v", err)
+	}
+	if t.Decode != nil && !t.FastOutput {
+		ct.input = in
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return ct, nil
+}
+
+// isEmptySchema reports whether s is {} (a text-only tool declares no shape).
+func isEmptySchema(s *jsonschema.Schema) bool {
+	b, err := json.Marshal(s)
+	return err == nil && string(b) == "{}"
+}
+
+// Strict returns the Decoder of arguments of type T: encoding/json, with
+// unknown fields refused and a single object required, every refusal an
+// invalid_arguments failure naming the field.
+func Strict[T any]() Decoder {
+	return func(b []byte) (any, int, error) {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		v := new(T)
+		if err := dec.Decode(v); err != nil {
+			return nil, 0, decodeError(err)
+		}
+		return v, int(dec.InputOffset()), nil
+	}
+}
+
+// decodeError turns an encoding/json error into the caller's failure.
+func decodeError(err error) *failure.Error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "arguments"
+		}
+		return &failure.Error{Code: failure.InvalidArguments, Field: field, Message: "must be " + jsonType(te.Type.Kind().String()), Err: err}
+	case errors.As(err, &se):
+		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "are not well-formed JSON", Err: err}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return &failure.Error{Code: failure.InvalidArguments, Field: name, Message: "is not an argument of this tool", Err: err}
+	}
+	return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "must be a JSON object", Err: err}
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	}
+	return "a number"
+}
+
+// decode runs t's Decoder on raw and checks it read all of it.
+func (t *compiled) decode(raw []byte) (any, error) {
+	v, n, err := t.Decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimLeft(raw[n:], " \t\r\n")) > 0 {
+		return nil, fmt.Errorf("tool %s: decoder read %d of %d bytes of arguments", t.Contract.Name, n, len(raw))
+	}
+	return v, nil
+}
