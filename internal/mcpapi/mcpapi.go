@@ -13,7 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-		"sync/atomic"
+	"sync/atomic"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"

@@ -111,4 +111,3 @@ func Caller(p *auth.Principal, ev *auditlog.Event) {
 		ev.Subject, ev.Actor, ev.ClientID, ev.ACR = p.Subject, p.Actor, p.ClientID, p.ACR
 	}
 }
-
