@@ -96,7 +96,6 @@ type Store struct {
 	dialect store.Dialect
 	ttl     time.Duration
 	now     func() time.Time
-	q       queries
 }
 
 // New returns a Store for dialect's tables whose keys live ttl after they are completed, on
@@ -111,15 +110,13 @@ func New(dialect store.Dialect, ttl time.Duration, now func() time.Time) (*Store
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{dialect: dialect, ttl: ttl, now: now, q: queriesFor(dialect)}, nil
-}
-
-// queries are the dialect's SQL.
-type queries struct {
-	lock string // empty on SQLite, where the write transaction is the lock
+	return &Store{dialect: dialect, ttl: ttl, now: now}, nil
 }
 
 const (
+	// beginPG takes the key's advisory lock and reads its row in one round trip (the function
+	// is in migration 00030, which says why it is one).
+	beginPG   = `SELECT locked, fingerprint, response, expires_at FROM idempotency_begin($1, $2, $3, $4)`
 	selectKey = `SELECT fingerprint, response, expires_at FROM idempotency_key
 WHERE principal = $1 AND tool = $2 AND key = $3`
 	deleteKey = `DELETE FROM idempotency_key WHERE principal = $1 AND tool = $2 AND key = $3`
@@ -133,21 +130,15 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)`
 	reapNonces  = `DELETE FROM request_state_nonce WHERE expires_at <= $1`
 )
 
-func queriesFor(d store.Dialect) queries {
-	if d == store.Postgres {
-		return queries{lock: `SELECT pg_try_advisory_xact_lock($1)`}
-	}
-	return queries{}
-}
-
 // Begin reserves k inside tx, the transaction of the call's effect, and says what the caller
 // must do (see State). fingerprint is the SHA-256 digest of the call's canonical arguments,
 // the key excluded. Nothing is committed by Begin: if tx rolls back, the key is as it was.
 //
 // On PostgreSQL Begin takes a transaction-scoped advisory lock on a 64-bit hash of k; when
 // another transaction holds it, the answer is InProgress without waiting. Once it is held, a
-// row committed by an earlier holder is visible (read committed: the read after the lock takes
-// a new snapshot, and a holder releases the lock only after its commit is visible). On SQLite
+// row committed by an earlier holder is visible: a holder releases the lock only after its
+// commit is visible, and the read that follows the lock takes a snapshot of its own (one
+// round trip through the function idempotency_begin; migration 00030 says why). On SQLite
 // every write transaction holds the database's write lock from its start (store.DB.InTx is
 // BEGIN IMMEDIATE), so no other call can hold the key at the same time and InProgress never
 // happens there: a duplicate waits for the first call's commit and then replays it.
@@ -157,25 +148,27 @@ func (s *Store) Begin(ctx context.Context, tx store.Tx, k Key, fingerprint []byt
 	if err := s.check(tx, k, fingerprint); err != nil {
 		return Reservation{}, err
 	}
-	if s.q.lock != "" {
-		var got bool
-		if err := tx.QueryRow(ctx, s.q.lock, lockID(k)).Scan(&got); err != nil {
-			return Reservation{}, fmt.Errorf("idempotency: lock: %w", err)
+	var fp, response []byte
+	var expires *int64 // nil: no row
+	if s.dialect == store.Postgres {
+		var locked bool
+		err := tx.QueryRow(ctx, beginPG, lockID(k), k.Principal, k.Tool, k.Key).Scan(&locked, &fp, &response, &expires)
+		if err != nil {
+			return Reservation{}, fmt.Errorf("idempotency: begin: %w", err)
 		}
-		if !got {
+		if !locked {
 			return Reservation{State: InProgress}, nil
 		}
+	} else {
+		err := tx.QueryRow(ctx, selectKey, k.Principal, k.Tool, k.Key).Scan(&fp, &response, &expires)
+		if err != nil && !errors.Is(err, store.ErrNoRows) {
+			return Reservation{}, fmt.Errorf("idempotency: begin: %w", err)
+		}
 	}
-	var fp, response []byte
-	var expires int64
-	err := tx.QueryRow(ctx, selectKey, k.Principal, k.Tool, k.Key).Scan(&fp, &response, &expires)
-	switch {
-	case errors.Is(err, store.ErrNoRows):
+	if expires == nil {
 		return Reservation{State: Fresh}, nil
-	case err != nil:
-		return Reservation{}, fmt.Errorf("idempotency: read key: %w", err)
 	}
-	if expires <= s.now().UnixMicro() {
+	if *expires <= s.now().UnixMicro() {
 		if _, err := tx.Exec(ctx, deleteKey, k.Principal, k.Tool, k.Key); err != nil {
 			return Reservation{}, fmt.Errorf("idempotency: delete expired key: %w", err)
 		}

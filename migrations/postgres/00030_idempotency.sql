@@ -39,12 +39,35 @@ CREATE TABLE request_state_nonce (
 
 CREATE INDEX request_state_nonce_expires_at ON request_state_nonce (expires_at);
 
+-- Begin's lock and read in one round trip. The read must come after the lock in a snapshot
+-- of its own: a statement that did both would read with a snapshot taken before the lock was
+-- granted, and miss the row of a holder that committed in between. In a VOLATILE function each
+-- statement takes a new snapshot (read committed), so the SELECT sees every holder's commit.
+-- Not locked: locked is false, the rest NULL (the caller answers "in progress").
+-- +goose StatementBegin
+CREATE FUNCTION idempotency_begin(lock_id bigint, p_principal text, p_tool text, p_key text,
+    OUT locked boolean, OUT fingerprint bytea, OUT response bytea, OUT expires_at bigint)
+VOLATILE LANGUAGE plpgsql AS $$
+BEGIN
+    locked := pg_try_advisory_xact_lock(lock_id);
+    IF locked THEN
+        SELECT k.fingerprint, k.response, k.expires_at INTO fingerprint, response, expires_at
+        FROM idempotency_key k
+        WHERE k.principal = p_principal AND k.tool = p_tool AND k.key = p_key;
+    END IF;
+END
+$$;
+-- +goose StatementEnd
+
+REVOKE ALL ON FUNCTION idempotency_begin(bigint, text, text, text) FROM PUBLIC;
+
 -- No UPDATE: a stored answer is never rewritten, only deleted once expired.
 -- +goose StatementBegin
 DO $$
 BEGIN
     IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'cobranca_app') THEN
         GRANT SELECT, INSERT, DELETE ON idempotency_key, request_state_nonce TO cobranca_app;
+        GRANT EXECUTE ON FUNCTION idempotency_begin(bigint, text, text, text) TO cobranca_app;
     ELSE
         RAISE NOTICE 'role cobranca_app does not exist: no grants made (see README, "Database roles")';
     END IF;
@@ -53,5 +76,6 @@ $$;
 -- +goose StatementEnd
 
 -- +goose Down
+DROP FUNCTION idempotency_begin(bigint, text, text, text);
 DROP TABLE request_state_nonce;
 DROP TABLE idempotency_key;
