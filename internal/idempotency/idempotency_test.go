@@ -460,3 +460,33 @@ func TestNew(t *testing.T) {
 		}
 	}
 }
+
+// TestAppRole: the serving role (a member of cobranca_app) can do all of it with what
+// migration 00030 grants, and cannot rewrite a stored answer.
+func TestAppRole(t *testing.T) {
+	ctx := context.Background()
+	app := storetest.AppRole(t, pg)
+	e := newEnv(t, storetest.Fixtures(pg)[1], app)
+	e.call(t, key, fp("a"), []byte("answer"))
+	if r := e.begin(t, key, fp("a")); r.State != idempotency.Replay {
+		t.Fatalf("replay as the app role: %v", r.State)
+	}
+	err := app.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		return e.s.SpendNonce(ctx, tx, bytes.Repeat([]byte{7}, idempotency.NonceLen), e.clock.Now().Add(time.Minute))
+	})
+	if err != nil {
+		t.Fatalf("SpendNonce as the app role: %v", err)
+	}
+	e.clock.Advance(ttl)
+	if n, err := e.s.Reap(ctx, app); err != nil || n != 2 {
+		t.Fatalf("Reap as the app role = %d, %v; want 2", n, err)
+	}
+	e.call(t, key, fp("b"), []byte("second")) // Begin deletes nothing now, Complete inserts
+	e.clock.Advance(ttl)
+	if r := e.call(t, key, fp("c"), []byte("third")); r.State != idempotency.Fresh {
+		t.Fatalf("expired key as the app role: %v", r.State) // Begin deleted the expired row
+	}
+	if _, err := app.Exec(ctx, "UPDATE idempotency_key SET response = 'forged'"); err == nil {
+		t.Error("the app role rewrote a stored answer")
+	}
+}
