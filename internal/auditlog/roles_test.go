@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/postgres"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -78,33 +77,7 @@ func TestAppRole(t *testing.T) {
 
 // appRoleDB returns a database migrated by its owner and opened as a member of cobranca_app,
 // the serving role.
-func appRoleDB(t *testing.T) *postgres.DB {
-	t.Helper()
-	ctx := context.Background()
-	pg.Exec(t, `DO $$ BEGIN CREATE ROLE cobranca_app NOLOGIN;
-EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
-	login := "cobranca_test_app_" + pgtest.RandomName()
-	password := pgtest.RandomName()
-	pg.Exec(t, "CREATE ROLE "+login+" LOGIN PASSWORD '"+password+"' IN ROLE cobranca_app")
-	t.Cleanup(func() { pg.Exec(t, "DROP ROLE IF EXISTS "+login) })
-
-	ownerURL := pg.Database(t)
-	owner, err := postgres.Open(ctx, ownerURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { owner.Close() })
-	if _, err := owner.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	app, err := postgres.Open(ctx, pgtest.WithUser(t, ownerURL, login, password), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { app.Close() })
-	t.Cleanup(func() { owner.Pool().Exec(ctx, "DROP OWNED BY "+login) })
-	return app
-}
+func appRoleDB(t *testing.T) *postgres.DB { return storetest.AppRole(t, pg) }
 
 // refused reports whether err is a refusal: insufficient_privilege on PostgreSQL (a missing
 // grant, or the append-only trigger, which raises that code), the trigger's abort on SQLite.

@@ -107,6 +107,9 @@ type Config struct {
 	// FastPath lets the MCP endpoint answer the bulk low-tier call itself
 	// (COBRANCA_FASTPATH=on, the default); off sends every call to go-sdk.
 	FastPath bool
+	// IdempotencyTTL is how long a completed idempotency key keeps its
+	// stored answer.
+	IdempotencyTTL time.Duration
 }
 
 // RateSpecs are the rate-limit budgets as written, one per variable.
@@ -173,6 +176,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("audit_spool_max", c.AuditSpoolMax),
 		slog.Bool("request_state_keys_set", c.RequestStateKeys != ""),
 		slog.Bool("fast_path", c.FastPath),
+		slog.Duration("idempotency_ttl", c.IdempotencyTTL),
 	)
 }
 
@@ -448,6 +452,14 @@ var variables = []variable{
 			return errors.New("must be a size, like 64MiB or 1GiB")
 		}
 		c.AuditSpoolMax = n // its least bound is the spool's: cmd/cobranca checks it
+		return nil
+	}},
+	{"COBRANCA_IDEMPOTENCY_TTL", "24h", "How long a tool call with side effects is remembered under its `idempotencyKey`: a retry with the same key and arguments within it gets the stored answer and causes nothing new; past it the key is free again. A Go duration from `1m` to `720h` (30 days).", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Minute || d > 30*24*time.Hour {
+			return errors.New("must be a duration from 1m to 720h (30 days), like 24h")
+		}
+		c.IdempotencyTTL = d
 		return nil
 	}},
 }

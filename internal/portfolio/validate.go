@@ -131,7 +131,7 @@ func checkDate(s, name string, i int) *Error {
 
 // checkText applies the rules for id, customerId and customerName.
 func checkText(s string, i int, name string) *Error {
-	msg := textProblem(s)
+	msg := TextProblem(s)
 	if msg == "" {
 		return nil
 	}
@@ -260,7 +260,7 @@ const softHyphen = 0x00ad
 // accented Latin letter is, needs no table look-up.
 const firstRefusedAbove = 0x034f
 
-// The messages of textProblem that do not vary.
+// The messages of TextProblem that do not vary.
 const (
 	msgEmpty   = "must not be empty"
 	msgBlank   = "must not be blank: it has only white space or invisible characters"
@@ -270,8 +270,12 @@ const (
 	msgRefused = ", an invisible or formatting character that can hide or reorder text (zero-width, default-ignorable, format or bidirectional control, variation selector, tag, line or paragraph separator)"
 )
 
-// textProblem returns why s is not acceptable text, or "".
-func textProblem(s string) string {
+// TextProblem returns why s is not acceptable as an id or name, or "" when
+// it is: the rule [Validate] applies to id, customerId and customerName
+// (code invalid_text), exported so that other identifiers a person may have
+// to read (idempotency keys) are held to the same one. The message never
+// holds s.
+func TextProblem(s string) string {
 	if s == "" {
 		return msgEmpty
 	}

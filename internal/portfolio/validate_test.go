@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// refTextProblem is textProblem without its word-at-a-time fast path: one
+// refTextProblem is TextProblem without its word-at-a-time fast path: one
 // byte, or one rune, at a time, the first problem from the left, then the
 // length, then blankness.
 func refTextProblem(s string) string {
@@ -66,8 +66,8 @@ func TestTextProblem(t *testing.T) {
 			"é"+strings.Repeat("x", k)+"\x00", "é"+strings.Repeat("x", k)+"\xff", "\u00a0"+strings.Repeat(" ", k), "\u00a0"+strings.Repeat(" ", k)+"x")
 	}
 	for _, s := range strs {
-		if got, want := textProblem(s), refTextProblem(s); got != want {
-			t.Errorf("textProblem(%q) = %q, want %q", s, got, want)
+		if got, want := TextProblem(s), refTextProblem(s); got != want {
+			t.Errorf("TextProblem(%q) = %q, want %q", s, got, want)
 		}
 	}
 }
@@ -78,7 +78,7 @@ func TestTextProblem(t *testing.T) {
 // invisibleInText holds no letter, number, punctuation or symbol but the
 // blank-looking ones, and with refusedInText, the combining marks and the
 // unassigned code points it is all that is not visible. And it checks that
-// textProblem may skip the table below firstRefusedAbove but for the soft
+// TextProblem may skip the table below firstRefusedAbove but for the soft
 // hyphen.
 func TestTextTables(t *testing.T) {
 	var refused, visible int
@@ -152,8 +152,8 @@ func TestBidiControlsRefused(t *testing.T) {
 			n++
 			for _, s := range []string{string(r), "a" + string(r), string(r) + "a", "Cliente" + string(r) + " 1-2", "é" + string(r) + "bcdefghij"} {
 				want := "must not contain " + codePoint(r) + msgRefused
-				if got := textProblem(s); got != want {
-					t.Errorf("textProblem(%+q) = %q, want %q", s, got, want)
+				if got := TextProblem(s); got != want {
+					t.Errorf("TextProblem(%+q) = %q, want %q", s, got, want)
 				}
 			}
 		}

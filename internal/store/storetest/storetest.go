@@ -65,6 +65,37 @@ func (f Fixture) Migrated(t testing.TB) store.DB {
 	return db
 }
 
+// AppRole returns a fresh PostgreSQL database on pg, migrated by its owner (the superuser) and
+// opened as a new login role that is a member of cobranca_app, the serving role: it can do
+// exactly what the migrations grant. Closed, and the role dropped, when the test ends.
+func AppRole(t testing.TB, pg *pgtest.Cluster) *postgres.DB {
+	t.Helper()
+	ctx := context.Background()
+	pg.Exec(t, `DO $$ BEGIN CREATE ROLE cobranca_app NOLOGIN;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
+	login := "cobranca_test_app_" + pgtest.RandomName()
+	password := pgtest.RandomName()
+	pg.Exec(t, "CREATE ROLE "+login+" LOGIN PASSWORD '"+password+"' IN ROLE cobranca_app")
+	t.Cleanup(func() { pg.Exec(t, "DROP ROLE IF EXISTS "+login) })
+
+	ownerURL := pg.Database(t)
+	owner, err := postgres.Open(ctx, ownerURL, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { owner.Close() })
+	if _, err := owner.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	app, err := postgres.Open(ctx, pgtest.WithUser(t, ownerURL, login, password), quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { app.Close() })
+	t.Cleanup(func() { owner.Pool().Exec(ctx, "DROP OWNED BY "+login) })
+	return app
+}
+
 // SQLite opens a fresh, migrated SQLite database in the test's temporary
 // directory, closed when the test ends.
 func SQLite(t testing.TB) *sqlite.DB {
