@@ -3,12 +3,10 @@ package pipeline
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/idempotency"
 )
 
 // control takes the arguments the pipeline reads itself (idempotencyKey,
@@ -29,8 +27,13 @@ func (a *args) control(c *contract.Contract, raw []byte) error {
 		if err := json.Unmarshal(v, &a.key); err != nil {
 			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "must be a string"}
 		}
-		if err := ValidKey(a.key); err != nil {
-			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: err.Error()}
+		if err := idempotency.ValidKey(a.key); err != nil {
+			// One code for every argument the caller must correct.
+			msg := err.Error()
+			if fe, ok := failure.As(err); ok {
+				msg = fe.Message
+			}
+			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: msg}
 		}
 		delete(obj, contract.ArgIdempotencyKey)
 	} else if c.HasSideEffects() && c.KeyRequired() {
@@ -50,27 +53,6 @@ func (a *args) control(c *contract.Contract, raw []byte) error {
 		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "must be a JSON object", Err: err}
 	}
 	a.raw = b
-	return nil
-}
-
-// ValidKey checks an idempotency key: 1 to 255 characters, each printable
-// (no control, format, private-use or unassigned character, no separator
-// but the space), in valid UTF-8.
-func ValidKey(k string) error {
-	if k == "" {
-		return errors.New("must not be empty")
-	}
-	if !utf8.ValidString(k) {
-		return errors.New("must be valid UTF-8")
-	}
-	if utf8.RuneCountInString(k) > contract.MaxIdempotencyKeyLen {
-		return errors.New("must be at most 255 characters")
-	}
-	for _, r := range k {
-		if r != ' ' && !unicode.IsGraphic(r) || unicode.In(r, unicode.Cf, unicode.Co, unicode.Zl, unicode.Zp) {
-			return errors.New("must hold only printable characters")
-		}
-	}
 	return nil
 }
 

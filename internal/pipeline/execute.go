@@ -8,32 +8,11 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/reqstate"
 	"github.com/cobranca/cobranca/internal/store"
 )
-
-// KeyState is what a reservation of an idempotency key found.
-type KeyState int
-
-const (
-	KeyFresh      KeyState = iota // first use: run the call
-	KeyReplay                     // used with the same arguments: the stored response
-	KeyConflict                   // used with other arguments
-	KeyInProgress                 // another transaction holds the key right now
-)
-
-// Keys keeps idempotency keys and spent request-state nonces, in the
-// transaction of the call (internal/idempotency).
-type Keys interface {
-	Reserve(ctx context.Context, tx store.Tx, principal, tool, key string, fingerprint []byte) (KeyState, []byte, error)
-	Store(ctx context.Context, tx store.Tx, principal, tool, key string, fingerprint, response []byte) error
-	// SpendNonce records nonce as spent until expires; ErrSpent when it was.
-	SpendNonce(ctx context.Context, tx store.Tx, nonce []byte, expires time.Time) error
-}
-
-// ErrSpent is Keys.SpendNonce's answer for a nonce already spent.
-var ErrSpent = errors.New("request state already used")
 
 // inProgressRetry is when to come back after request_in_progress.
 const inProgressRetry = 500 * time.Millisecond
@@ -63,46 +42,49 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState, opened *reqstate.
 		principal = limits.PrincipalKey(pr.Subject, pr.ClientID)
 	}
 	var fp []byte
+	key := idempotency.Key{Principal: principal, Tool: cl.tool.Contract.Name, Key: a.key}
 	if a.key != "" {
 		if err := a.fingerprint(); err != nil {
 			return cl.fail(err)
 		}
-		fp = []byte(a.digest)
+		fp = a.digest[:]
 	}
 	var out Result
 	var end *ending
 	err := p.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		end, out = nil, Result{}
+		// A request state opens one round: spent first, so that a replayed
+		// state is refused even where the key would replay the answer.
+		if opened != nil {
+			if err := p.keys.SpendNonce(ctx, tx, opened.Nonce[:], stateExpiry(opened)); err != nil {
+				if errors.Is(err, idempotency.ErrSpent) {
+					end = &ending{res: Result{Kind: ProtocolError, Err: &failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "was already used"}}}
+					return errRollback
+				}
+				return err
+			}
+		}
 		if a.key != "" {
-			state, resp, err := p.keys.Reserve(ctx, tx, principal, cl.tool.Contract.Name, a.key, fp)
+			r, err := p.keys.Begin(ctx, tx, key, fp)
 			if err != nil {
 				return err
 			}
-			switch state {
-			case KeyReplay:
+			switch r.State {
+			case idempotency.Replay:
 				var s stored
-				if err := json.Unmarshal(resp, &s); err != nil {
+				if err := json.Unmarshal(r.Response, &s); err != nil {
 					return err
 				}
 				rec := cl.record(auditlog.Replayed, "")
 				rec.Result = s.Structured
 				end = &ending{res: Result{Kind: Complete, Structured: s.Structured, Summary: s.Summary}, rec: rec}
 				return errRollback
-			case KeyConflict:
+			case idempotency.Conflict:
 				end = &ending{failed: &failure.Error{Code: failure.IdempotencyConflict, Field: "idempotencyKey", Message: "was already used for this tool with other arguments; nothing was done"}}
 				return errRollback
-			case KeyInProgress:
+			case idempotency.InProgress:
 				end = &ending{failed: &failure.Error{Code: failure.RequestInProgress, Field: "idempotencyKey", Message: "the first call with this key is still running; retry to get its answer", RetryAfter: inProgressRetry}}
 				return errRollback
-			}
-		}
-		if opened != nil {
-			if err := p.keys.SpendNonce(ctx, tx, opened.Nonce[:], stateExpiry(opened)); err != nil {
-				if errors.Is(err, ErrSpent) {
-					end = &ending{res: Result{Kind: ProtocolError, Err: &failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "was already used"}}}
-					return errRollback
-				}
-				return err
 			}
 		}
 		eff, err := cl.tool.Execute(ctx, tx, a.value)
@@ -127,7 +109,7 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState, opened *reqstate.
 			if err != nil {
 				return err
 			}
-			if err := p.keys.Store(ctx, tx, principal, cl.tool.Contract.Name, a.key, fp, resp); err != nil {
+			if err := p.keys.Complete(ctx, tx, key, fp, resp); err != nil {
 				return err
 			}
 		}
@@ -180,7 +162,7 @@ func (p *Pipeline) spendOnce(ctx context.Context, cl *callState, opened *reqstat
 	switch {
 	case err == nil:
 		return Result{}, false
-	case errors.Is(err, ErrSpent):
+	case errors.Is(err, idempotency.ErrSpent):
 		return cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "was already used"}), true
 	}
 	return cl.fail(&failure.Error{Code: failure.Unavailable, Message: "the store could not check the request state; retry later", RetryAfter: time.Second, Err: err}), true

@@ -43,6 +43,7 @@ import (
 	"github.com/cobranca/cobranca/internal/canonical"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/reqstate"
 	"github.com/cobranca/cobranca/internal/request"
@@ -156,7 +157,7 @@ type Options struct {
 	// DB runs the transactions of tools with side effects; Keys keeps their
 	// idempotency keys and the spent request-state nonces, in DB.
 	DB   store.DB
-	Keys Keys
+	Keys *idempotency.Store
 	// States seals and opens request states (in-band confirmation, and
 	// tools that ask the client for input).
 	States *reqstate.Ring
@@ -175,7 +176,7 @@ type Pipeline struct {
 	observe  CallObserver
 	now      func() time.Time
 	db       store.DB
-	keys     Keys
+	keys     *idempotency.Store
 	states   *reqstate.Ring
 	stateTTL time.Duration
 	stepUp   []string
@@ -360,11 +361,12 @@ type args struct {
 	value  any
 	key    string
 	dryRun bool
-	// digest is the hex SHA-256 of the arguments' canonical form (RFC 8785)
-	// without the key: the idempotency fingerprint; bound into request
-	// states with the key.
-	digest  string
+	// digest is the SHA-256 of the arguments' canonical form (RFC 8785)
+	// without the key: the idempotency fingerprint. binding, with the key,
+	// is what request states are bound to.
+	digest  [sha256.Size]byte
 	binding string
+	hashed  bool
 }
 
 // arguments validates c's arguments for t: the pipeline's own (key, dry
@@ -393,8 +395,8 @@ func (p *Pipeline) arguments(t *compiled, c Call) (*args, error) {
 		}
 		return nil, &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "is required: an object"}
 	}
-	if t.input != nil {
-		if err := t.validateInput(a.raw); err != nil {
+	if t.input != nil { // the schema describes the whole call, key and dry run included
+		if err := t.validateInput(c.Args); err != nil {
 			return nil, err
 		}
 	}
@@ -408,7 +410,7 @@ func (p *Pipeline) arguments(t *compiled, c Call) (*args, error) {
 
 // fingerprint computes the arguments' digests, once, when a step needs them.
 func (a *args) fingerprint() error {
-	if a.digest != "" {
+	if a.hashed {
 		return nil
 	}
 	doc := a.raw
@@ -419,8 +421,7 @@ func (a *args) fingerprint() error {
 	if err != nil {
 		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "cannot be put in canonical form (RFC 8785): duplicate member names or numbers out of range", Err: err}
 	}
-	sum := sha256.Sum256(cj)
-	a.digest = hex.EncodeToString(sum[:])
+	a.digest, a.hashed = sha256.Sum256(cj), true
 	bind := sha256.Sum256(append(append([]byte(a.key), 0), cj...))
 	a.binding = hex.EncodeToString(bind[:])
 	return nil

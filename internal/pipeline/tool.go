@@ -124,6 +124,8 @@ func compile(t Tool, p *Pipeline) (*compiled, error) {
 		}
 	case contract.ConfirmOutOfBand:
 		// Refused with approval_required until approvals exist: a check.
+	case contract.ConfirmHumanOnly:
+		// Forbidden: never served (New skips it), so never called.
 	default:
 		bad("confirmation %q has no check in the pipeline", c.Confirmation)
 	}
