@@ -670,3 +670,38 @@ func TestFailClosedAtStart(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditFailureLeavesNoEffect: when the call's audit event cannot be
+// written (the serving role lost its INSERT on audit_event), the effect
+// written in the same transaction is rolled back, and the answer says
+// nothing was done.
+func TestAuditFailureLeavesNoEffect(t *testing.T) {
+	app, owner := storetest.AppRoleAndOwner(t, pg)
+	ctx := context.Background()
+	for _, sql := range []string{effectTable, `GRANT SELECT, INSERT ON test_effect TO cobranca_app`} {
+		if _, err := owner.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnvOn(t, app, envOpts{})
+	if res := e.do(agent, modern, "test.medium", `{"customer":"c1","idempotencyKey":"before"}`); res.Kind != pipeline.Complete {
+		t.Fatalf("with the grant: %s %v", kindName(res.Kind), res.Err)
+	}
+	if _, err := owner.Exec(ctx, `REVOKE INSERT ON audit_event FROM cobranca_app`); err != nil {
+		t.Fatal(err)
+	}
+	res := e.do(agent, modern, "test.medium", `{"customer":"c2","idempotencyKey":"after"}`)
+	if res.Kind != pipeline.ToolError || code(res) != failure.Unavailable || !strings.Contains(res.Err.Message, "nothing was done") {
+		t.Fatalf("audit refused: %s %v", kindName(res.Kind), res.Err)
+	}
+	if n := e.effects(t); n != 1 {
+		t.Errorf("effects = %d, want 1: the effect of the unaudited call stayed", n)
+	}
+	// The key was not kept either: once the grant is back the call runs.
+	if _, err := owner.Exec(ctx, `GRANT INSERT ON audit_event TO cobranca_app`); err != nil {
+		t.Fatal(err)
+	}
+	if res := e.do(agent, modern, "test.medium", `{"customer":"c2","idempotencyKey":"after"}`); res.Kind != pipeline.Complete || e.effects(t) != 2 {
+		t.Errorf("after the grant: %s %v, effects %d", kindName(res.Kind), res.Err, e.effects(t))
+	}
+}

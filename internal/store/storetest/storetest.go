@@ -70,6 +70,14 @@ func (f Fixture) Migrated(t testing.TB) store.DB {
 // exactly what the migrations grant. Closed, and the role dropped, when the test ends.
 func AppRole(t testing.TB, pg *pgtest.Cluster) *postgres.DB {
 	t.Helper()
+	app, _ := AppRoleAndOwner(t, pg)
+	return app
+}
+
+// AppRoleAndOwner is AppRole, with a handle on the same database as its owner (the
+// superuser): for a test that changes what the serving role may do.
+func AppRoleAndOwner(t testing.TB, pg *pgtest.Cluster) (app, owner *postgres.DB) {
+	t.Helper()
 	ctx := context.Background()
 	pg.Exec(t, `DO $$ BEGIN CREATE ROLE cobranca_app NOLOGIN;
 EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
@@ -87,13 +95,13 @@ EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
 	if _, err := owner.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	app, err := postgres.Open(ctx, pgtest.WithUser(t, ownerURL, login, password), quiet())
+	app, err = postgres.Open(ctx, pgtest.WithUser(t, ownerURL, login, password), quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { app.Close() })
 	t.Cleanup(func() { owner.Pool().Exec(ctx, "DROP OWNED BY "+login) })
-	return app
+	return app, owner
 }
 
 // SQLite opens a fresh, migrated SQLite database in the test's temporary
