@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/metrics"
@@ -114,8 +115,18 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	keys, err := idempotency.New(db.Dialect(), cfg.IdempotencyTTL, nil)
+	if err != nil {
+		return err
+	}
+	// Expired idempotency keys and spent request-state nonces are deleted by
+	// every replica (an idempotent DELETE); the reaper stops with the server.
+	reapCtx, stopReaper := context.WithCancel(context.WithoutCancel(ctx))
+	reaperDone := make(chan struct{})
+	go func() { defer close(reaperDone); keys.RunReaper(reapCtx, db, time.Minute, log) }()
+	defer func() { stopReaper(); <-reaperDone }()
 	pipe, err := pipeline.New(pipeline.Options{Tools: tools, Logger: log, Auditor: pipeline.NewAuditor(alog, digest),
-		Limits: limiter, Metrics: m, States: states, StepUp: cfg.StepUpACR})
+		Limits: limiter, Metrics: m, DB: db, Keys: keys, States: states, StepUp: cfg.StepUpACR})
 	if err != nil {
 		return err
 	}
