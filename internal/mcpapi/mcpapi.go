@@ -275,7 +275,7 @@ func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, body []byte, 
 	r.ContentLength = int64(len(body))
 	sw := &sdkWriter{header: http.Header{}}
 	h.sdk.ServeHTTP(sw, r)
-	if f := sw.send(w, r); f != nil && tool != "" && !d.ran.Load() {
+	if f := sw.send(w, r, d.ran.Load()); f != nil && tool != "" && !d.ran.Load() {
 		pr, _ := auth.PrincipalFrom(r.Context())
 		h.pipe.Refused(r.Context(), pr, tool, f.outcome(), f.code)
 	}

@@ -224,11 +224,14 @@ func (s *sdkWriter) Write(p []byte) (int, error) {
 
 // send writes go-sdk's answer to w, its error messages replaced by the
 // endpoint's. Only a result (or a notification accepted: 202, no body) is
-// sent as go-sdk wrote it; any other answer — a JSON-RPC error with or
-// without an id (go-sdk's header checks answer a notification so), a plain
-// text error, anything else — is replaced by the fixed one that stands for
-// it. It returns that refusal, or nil when go-sdk's answer was sent.
-func (s *sdkWriter) send(w http.ResponseWriter, r *http.Request) *refusal {
+// sent as go-sdk wrote it, and the JSON-RPC error of a call the pipeline ran
+// (dispatched: the pipeline's messages never repeat the request, and their
+// data carry the failure's code); any other answer — a JSON-RPC error with
+// or without an id (go-sdk's header checks answer a notification so), a
+// plain text error, anything else — is replaced by the fixed one that
+// stands for it. It returns that refusal, or nil when go-sdk's answer was
+// sent.
+func (s *sdkWriter) send(w http.ResponseWriter, r *http.Request, dispatched bool) *refusal {
 	status := s.status
 	if status == 0 {
 		status = http.StatusOK
@@ -236,7 +239,8 @@ func (s *sdkWriter) send(w http.ResponseWriter, r *http.Request) *refusal {
 	body := s.body.Bytes()
 	id, code, kind := rpcAnswer(body)
 	switch {
-	case status < 400 && (kind == answerResult || status == http.StatusAccepted && skipWS(body, 0) == len(body)):
+	case status < 400 && (kind == answerResult || status == http.StatusAccepted && skipWS(body, 0) == len(body)),
+		dispatched && kind == answerError && status < 500:
 		dst := w.Header()
 		for k, v := range s.header {
 			dst[k] = v
