@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -306,19 +307,25 @@ func TestConcurrentDuplicates(t *testing.T) {
 		start.Add(1)
 		results := make([]idempotency.Reservation, n)
 		errs := make([]error, n)
+		var begun atomic.Int32 // calls past Begin
 		for i := range n {
 			wg.Go(func() {
 				start.Wait()
 				errs[i] = e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 					r, err := e.s.Begin(ctx, tx, key, fp("a"))
 					results[i] = r
+					begun.Add(1)
 					if err != nil || r.State != idempotency.Fresh {
 						return err
 					}
 					if _, err := tx.Exec(ctx, "INSERT INTO effect (id) VALUES ($1)", "only-once"); err != nil {
 						return err
 					}
-					time.Sleep(20 * time.Millisecond) // the effect takes a while
+					// The effect takes a while: long enough for duplicates to come (on
+					// PostgreSQL; on SQLite none can before this transaction ends).
+					for deadline := time.Now().Add(time.Second); begun.Load() < 4 && time.Now().Before(deadline); {
+						time.Sleep(time.Millisecond)
+					}
 					return e.s.Complete(ctx, tx, key, fp("a"), response())
 				})
 			})
@@ -328,8 +335,7 @@ func TestConcurrentDuplicates(t *testing.T) {
 		counts := map[idempotency.State]int{}
 		for i := range n {
 			if errs[i] != nil {
-				t.Errorf("call %d: %v", i, errs[i])
-				continue
+				t.Errorf("call %d (%v): %v", i, results[i].State, errs[i])
 			}
 			counts[results[i].State]++
 			switch results[i].State {
