@@ -233,6 +233,37 @@ func TestSpendNonce(t *testing.T) {
 	})
 }
 
+// TestSpendNonceConcurrently: a request state sent many times at once lets exactly one call
+// through.
+func TestSpendNonceConcurrently(t *testing.T) {
+	eachStore(t, func(t *testing.T, e env) {
+		ctx := context.Background()
+		nonce := bytes.Repeat([]byte{0x42}, idempotency.NonceLen)
+		const n = 20
+		var spent, refused atomic.Int32
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				err := e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+					return e.s.SpendNonce(ctx, tx, nonce, e.clock.Now().Add(time.Minute))
+				})
+				switch {
+				case err == nil:
+					spent.Add(1)
+				case errors.Is(err, idempotency.ErrSpent):
+					refused.Add(1)
+				default:
+					t.Errorf("SpendNonce = %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if spent.Load() != 1 || refused.Load() != n-1 {
+			t.Errorf("spent %d times, refused %d; want 1 and %d", spent.Load(), refused.Load(), n-1)
+		}
+	})
+}
+
 func TestReap(t *testing.T) {
 	eachStore(t, func(t *testing.T, e env) {
 		ctx := context.Background()
