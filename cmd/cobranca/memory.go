@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/ticker"
 )
 
 // tuneMemory sets the runtime's soft memory limit as a ceiling and, unless
@@ -84,14 +85,5 @@ func (r *memoryReturner) step() bool {
 
 // run steps every interval until ctx ends.
 func (r *memoryReturner) run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.step()
-		}
-	}
+	ticker.Run(ctx, every, func(context.Context) { r.step() })
 }

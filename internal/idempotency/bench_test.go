@@ -27,6 +27,61 @@ import (
 // postgres.Open makes it (pgxpool's default: 4 connections on 2 cores). See
 // docs/benchmarks.md.
 func BenchmarkMediumTierCall(b *testing.B) {
+	m := newMedium(b)
+	b.Run("bare_insert", func(b *testing.B) {
+		parallel(b, func() error { return m.bare(nil) })
+	})
+	b.Run("medium_call", func(b *testing.B) {
+		parallel(b, func() error { return m.call(b, nil) })
+	})
+}
+
+// BenchmarkMediumTierCallSteps times each statement of both transactions, one call at a
+// time (serial: the time of a statement is its round trip and its work, with no queueing),
+// reported as µs per step: where a medium-tier call's time goes.
+func BenchmarkMediumTierCallSteps(b *testing.B) {
+	m := newMedium(b)
+	for _, c := range []struct {
+		name  string
+		steps []string
+		run   func(b *testing.B, mark func()) error
+	}{
+		{"bare_insert", []string{"BEGIN", "INSERT", "COMMIT"}, func(_ *testing.B, mark func()) error { return m.bare(mark) }},
+		{"medium_call", []string{"BEGIN", "Begin", "effect", "audit", "Complete", "COMMIT"}, m.call},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			spent := make([]time.Duration, len(c.steps))
+			b.ReportAllocs()
+			for b.Loop() {
+				i, last := 0, time.Now()
+				mark := func() {
+					now := time.Now()
+					spent[i] += now.Sub(last)
+					i, last = i+1, now
+				}
+				if err := c.run(b, mark); err != nil {
+					b.Fatal(err)
+				}
+				mark() // the commit
+			}
+			for i, step := range c.steps {
+				b.ReportMetric(float64(spent[i].Microseconds())/float64(b.N), "µs/"+step)
+			}
+		})
+	}
+}
+
+// medium is the database of the benchmarks, with what a medium-tier call writes.
+type medium struct {
+	db          store.DB
+	s           *idempotency.Store
+	l           *auditlog.Log
+	resp        []byte
+	fingerprint []byte
+	keys        atomic.Int64 // every call of every round its own key
+}
+
+func newMedium(b *testing.B) *medium {
 	f := storetest.Fixtures(pg)[1]
 	if f.Dialect != store.Postgres {
 		b.Fatalf("fixture %s, want postgres", f.Dialect)
@@ -51,38 +106,51 @@ principal text NOT NULL, customer text NOT NULL, amount_cents bigint NOT NULL, s
 	}
 	resp := bytes.Repeat([]byte("x"), 300)
 	copy(resp, `{"content":[{"type":"text","text":"Reminder drafted for customer C-1042."}],"structuredContent":{"draftId":"d-000123","status":"draft"}`)
-	fingerprint := fp("arguments")
-	var keys atomic.Int64 // every call of every round its own key
+	return &medium{db: db, s: s, l: l, resp: resp, fingerprint: fp("arguments")}
+}
 
-	b.Run("bare_insert", func(b *testing.B) {
-		parallel(b, func() error {
-			return db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-				_, err := tx.Exec(ctx, `INSERT INTO scratch (note) VALUES ($1)`, "one row")
-				return err
-			})
-		})
+// bare is BEGIN; INSERT; COMMIT. mark, when not nil, is called after each statement but the
+// commit.
+func (m *medium) bare(mark func()) error {
+	return m.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		step(mark)
+		_, err := tx.Exec(ctx, `INSERT INTO scratch (note) VALUES ($1)`, "one row")
+		step(mark)
+		return err
 	})
-	b.Run("medium_call", func(b *testing.B) {
-		parallel(b, func() error {
-			k := idempotency.Key{Principal: "user-1|client-9", Tool: "collections.draft_reminder", Key: "bench-" + strconv.FormatInt(keys.Add(1), 10)}
-			start := time.Now()
-			return db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-				r, err := s.Begin(ctx, tx, k, fingerprint)
-				if err != nil || r.State != idempotency.Fresh {
-					b.Errorf("Begin = %v, %v", r.State, err)
-					return err
-				}
-				if _, err := tx.Exec(ctx, `INSERT INTO effect (principal, customer, amount_cents, status) VALUES ($1, $2, $3, $4)`,
-					k.Principal, "C-1042", int64(129_990), "draft"); err != nil {
-					return err
-				}
-				if err := l.Append(ctx, tx, mediumEvent(k, time.Since(start))); err != nil {
-					return err
-				}
-				return s.Complete(ctx, tx, k, fingerprint, resp)
-			})
-		})
+}
+
+// call is one medium-tier call with a key of its own; mark as for bare.
+func (m *medium) call(b *testing.B, mark func()) error {
+	k := idempotency.Key{Principal: "user-1|client-9", Tool: "collections.draft_reminder", Key: "bench-" + strconv.FormatInt(m.keys.Add(1), 10)}
+	start := time.Now()
+	return m.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		step(mark)
+		r, err := m.s.Begin(ctx, tx, k, m.fingerprint)
+		if err != nil || r.State != idempotency.Fresh {
+			b.Errorf("Begin = %v, %v", r.State, err)
+			return err
+		}
+		step(mark)
+		if _, err := tx.Exec(ctx, `INSERT INTO effect (principal, customer, amount_cents, status) VALUES ($1, $2, $3, $4)`,
+			k.Principal, "C-1042", int64(129_990), "draft"); err != nil {
+			return err
+		}
+		step(mark)
+		if err := m.l.Append(ctx, tx, mediumEvent(k, time.Since(start))); err != nil {
+			return err
+		}
+		step(mark)
+		err = m.s.Complete(ctx, tx, k, m.fingerprint, m.resp)
+		step(mark)
+		return err
 	})
+}
+
+func step(mark func()) {
+	if mark != nil {
+		mark()
+	}
 }
 
 // parallel runs call on 4 goroutines per GOMAXPROCS and reports calls/s.

@@ -23,6 +23,7 @@ import (
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/ticker"
 )
 
 // Key names one reservation: a key is unique per principal and tool.
@@ -264,16 +265,9 @@ func (s *Store) Reap(ctx context.Context, db store.Querier) (int64, error) {
 // RunReaper reaps every interval until ctx is done, and returns promptly then. A failed run
 // is logged on logger (its error only: never a key) and retried at the next tick.
 func (s *Store) RunReaper(ctx context.Context, db store.Querier, interval time.Duration, logger *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	ticker.Run(ctx, interval, func(ctx context.Context) {
 		if _, err := s.Reap(ctx, db); err != nil && ctx.Err() == nil {
 			logger.ErrorContext(ctx, "idempotency reap failed", "err", err)
 		}
-	}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -232,6 +233,37 @@ func TestSpendNonce(t *testing.T) {
 	})
 }
 
+// TestSpendNonceConcurrently: a request state sent many times at once lets exactly one call
+// through.
+func TestSpendNonceConcurrently(t *testing.T) {
+	eachStore(t, func(t *testing.T, e env) {
+		ctx := context.Background()
+		nonce := bytes.Repeat([]byte{0x42}, idempotency.NonceLen)
+		const n = 20
+		var spent, refused atomic.Int32
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				err := e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+					return e.s.SpendNonce(ctx, tx, nonce, e.clock.Now().Add(time.Minute))
+				})
+				switch {
+				case err == nil:
+					spent.Add(1)
+				case errors.Is(err, idempotency.ErrSpent):
+					refused.Add(1)
+				default:
+					t.Errorf("SpendNonce = %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if spent.Load() != 1 || refused.Load() != n-1 {
+			t.Errorf("spent %d times, refused %d; want 1 and %d", spent.Load(), refused.Load(), n-1)
+		}
+	})
+}
+
 func TestReap(t *testing.T) {
 	eachStore(t, func(t *testing.T, e env) {
 		ctx := context.Background()
@@ -306,19 +338,25 @@ func TestConcurrentDuplicates(t *testing.T) {
 		start.Add(1)
 		results := make([]idempotency.Reservation, n)
 		errs := make([]error, n)
+		var begun atomic.Int32 // calls past Begin
 		for i := range n {
 			wg.Go(func() {
 				start.Wait()
 				errs[i] = e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 					r, err := e.s.Begin(ctx, tx, key, fp("a"))
 					results[i] = r
+					begun.Add(1)
 					if err != nil || r.State != idempotency.Fresh {
 						return err
 					}
 					if _, err := tx.Exec(ctx, "INSERT INTO effect (id) VALUES ($1)", "only-once"); err != nil {
 						return err
 					}
-					time.Sleep(20 * time.Millisecond) // the effect takes a while
+					// The effect takes a while: long enough for duplicates to come (on
+					// PostgreSQL; on SQLite none can before this transaction ends).
+					for deadline := time.Now().Add(time.Second); begun.Load() < 4 && time.Now().Before(deadline); {
+						time.Sleep(time.Millisecond)
+					}
 					return e.s.Complete(ctx, tx, key, fp("a"), response())
 				})
 			})
@@ -328,8 +366,7 @@ func TestConcurrentDuplicates(t *testing.T) {
 		counts := map[idempotency.State]int{}
 		for i := range n {
 			if errs[i] != nil {
-				t.Errorf("call %d: %v", i, errs[i])
-				continue
+				t.Errorf("call %d (%v): %v", i, results[i].State, errs[i])
 			}
 			counts[results[i].State]++
 			switch results[i].State {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/ticker"
 	"golang.org/x/time/rate"
 )
 
@@ -380,16 +381,9 @@ func (l *Limiter) Run(ctx context.Context, every time.Duration) {
 	if !ok {
 		return
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-				l.opts.Logger.WarnContext(ctx, "rate-limit sweep failed", "err", err)
-			}
+	ticker.Run(ctx, every, func(ctx context.Context) {
+		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			l.opts.Logger.WarnContext(ctx, "rate-limit sweep failed", "err", err)
 		}
-	}
+	})
 }
