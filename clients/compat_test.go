@@ -32,8 +32,11 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/google/go-cmp/cmp"
@@ -195,7 +198,7 @@ func newCompatServer(t *testing.T) *compatServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := mcpapi.New(mcpapi.Options{Logger: log, Scopes: a})
+	h, err := mcpapi.New(mcpapi.Options{Logger: log, Scopes: a, Pipeline: pipelinetest.Product(t, pipeline.Options{Logger: log})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +408,7 @@ func nodeScript(node, script, era string) func(t *testing.T, s *compatServer) re
 			"COMPAT_URL="+s.url,
 			"COMPAT_TOKEN="+s.token,
 			"COMPAT_TOKEN_NO_SCOPE="+s.noScope,
-			"COMPAT_TOOL="+mcpapi.AnalyzeName,
+			"COMPAT_TOOL="+collections.AnalyzeName,
 			"COMPAT_VALID_ARGS="+validArgs,
 			"COMPAT_INVALID_ARGS="+invalidArgs,
 			"COMPAT_ERA="+era,
@@ -444,7 +447,7 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 			if err := json.Unmarshal([]byte(args), &v); err != nil {
 				t.Fatal(err)
 			}
-			return stepOf(sess.CallTool(ctx, &mcp.CallToolParams{Name: mcpapi.AnalyzeName, Arguments: v}))
+			return stepOf(sess.CallTool(ctx, &mcp.CallToolParams{Name: collections.AnalyzeName, Arguments: v}))
 		}
 		var rep report
 		sess, err := connect(s.token)

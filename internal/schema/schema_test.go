@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/portfolio/portfoliotest"
 	"github.com/cobranca/cobranca/internal/schema"
@@ -26,7 +26,7 @@ func reference(t testing.TB, r *jsonschema.Resolved, doc []byte) (valid, wellFor
 }
 
 func outputSchema(t testing.TB) (*schema.Validator, *jsonschema.Resolved) {
-	tools, err := mcpapi.Tools()
+	tools, err := collections.Tools()
 	if err != nil {
 		t.Fatal(err)
 	}
