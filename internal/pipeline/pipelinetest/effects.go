@@ -1,0 +1,62 @@
+package pipelinetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/idempotency"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// effectsTable holds Effectful's rows: portable SQL on both dialects.
+const effectsTable = `CREATE TABLE IF NOT EXISTS pipelinetest_effect (tool TEXT NOT NULL)`
+
+// WithStore returns opts set to run tools with side effects in db, a
+// migrated store: its idempotency keys (internal/idempotency) and the
+// table of Effectful's rows, which it creates.
+func WithStore(t testing.TB, db store.DB, opts pipeline.Options) pipeline.Options {
+	t.Helper()
+	if _, err := db.Exec(context.Background(), effectsTable); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := idempotency.New(db.Dialect(), time.Hour, opts.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.DB, opts.Keys = db, keys
+	return opts
+}
+
+// Effectful returns a tool with side effects for c (a contract of
+// contracttest.New above the low tier, or its like): a call takes any
+// object, calls ran when it is not nil, and adds one row for c's tool in
+// the pipeline's transaction, which Effects counts once committed. Its
+// pipeline's options come from WithStore.
+func Effectful(c *contract.Contract, ran func()) pipeline.Tool {
+	return pipeline.Tool{
+		Contract: c,
+		Decode:   pipeline.Strict[map[string]any](),
+		Execute: func(ctx context.Context, tx store.Tx, _ any) (pipeline.Effect, error) {
+			if ran != nil {
+				ran()
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO pipelinetest_effect (tool) VALUES ($1)`, c.Name); err != nil {
+				return pipeline.Effect{}, err
+			}
+			return pipeline.Effect{Structured: map[string]any{"ok": true}, Summary: "changed a test row"}, nil
+		},
+	}
+}
+
+// Effects is how many rows committed calls of tool added to db.
+func Effects(t testing.TB, db store.DB, tool string) int {
+	t.Helper()
+	var n int64
+	if err := db.QueryRow(context.Background(), `SELECT COUNT(*) FROM pipelinetest_effect WHERE tool = $1`, tool).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
+}
