@@ -13,9 +13,12 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/limits"
 	limitspg "github.com/cobranca/cobranca/internal/limits/postgres"
 	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -50,7 +53,7 @@ func tracedReplica(t *testing.T, a *auth.Authenticator, url string, opts limits.
 	}
 	t.Cleanup(pool.Close)
 	lim := limits.New(limitspg.New(pool), opts)
-	h, err := mcpapi.New(mcpapi.Options{Logger: slog.New(slog.DiscardHandler), Limits: lim})
+	h, err := mcpapi.New(mcpapi.Options{Logger: slog.New(slog.DiscardHandler), Pipeline: pipelinetest.Product(t, pipeline.Options{Limits: lim})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +79,7 @@ func TestOneStatementPerAuthenticatedRequest(t *testing.T) {
 		Principal: limits.Limit{Rate: 5, Period: time.Hour, Burst: 5},
 	}})
 	for i := range 5 {
-		ans := callTool(t, srv.URL, tok, mcpapi.AnalyzeName, analyzeArgs)
+		ans := callTool(t, srv.URL, tok, collections.AnalyzeName, analyzeArgs)
 		if ans.status != http.StatusOK || ans.isError {
 			t.Fatalf("call %d: %+v", i+1, ans)
 		}
@@ -88,7 +91,7 @@ func TestOneStatementPerAuthenticatedRequest(t *testing.T) {
 	if got := st.n.Load(); got != 5 {
 		t.Errorf("5 authenticated calls took %d statements, want 5", got)
 	}
-	ans := callTool(t, srv.URL, tok, mcpapi.AnalyzeName, analyzeArgs)
+	ans := callTool(t, srv.URL, tok, collections.AnalyzeName, analyzeArgs)
 	if ans.status != http.StatusTooManyRequests || ans.header.Get("Retry-After") == "" {
 		t.Fatalf("over the principal's budget: %+v, want 429 with Retry-After", ans)
 	}

@@ -18,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
@@ -26,7 +28,10 @@ import (
 	limitspg "github.com/cobranca/cobranca/internal/limits/postgres"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/pgtest"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/server"
+	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/postgres"
 )
 
@@ -36,31 +41,42 @@ func TestMain(m *testing.M) { pg.Run(m) }
 
 const analyzeArgs = `{"asOf":"2026-03-01","invoices":[{"id":"i1","customerId":"c1","customerName":"Ana","dueDate":"2026-01-15","amountCents":150000,"status":"open","doNotContact":false}]}`
 
-// mediumTool is a test-only medium-tier tool (no product tool has the tier yet).
-func mediumTool() mcpapi.Tool {
-	c := contracttest.New("test.mark_contacted", contract.Medium, "test:write")
-	return mcpapi.Tool{Contract: c, Logic: func(context.Context, json.RawMessage) (mcpapi.Effect, error) {
-		return mcpapi.Effect{Structured: map[string]any{"ok": true}, Summary: "marked"}, nil
-	}}
+// mediumTool is a test-only medium-tier tool (no product tool has the
+// tier yet): a real tool with side effects, run in the pipeline's
+// transaction on the replica's store, so that the write budget is spent on
+// the real path.
+func mediumTool() pipeline.Tool {
+	return pipelinetest.Effectful(contracttest.New("test.mark_contacted", contract.Medium, "test:write"), nil)
 }
+
+// markArgs are the arguments of the i-th call of test.mark_contacted: a key
+// of its own each (a repeat would be a replay, not a call).
+func markArgs(i int) string { return `{"idempotencyKey":"mark-` + strconv.Itoa(i) + `"}` }
 
 // auditor keeps the call records the pipeline hands to the audit log.
 type auditor struct {
 	mu   sync.Mutex
-	recs []mcpapi.CallRecord
+	recs []pipeline.CallRecord
 }
 
-func (a *auditor) RecordCall(_ context.Context, rec mcpapi.CallRecord) error {
+func (a *auditor) RecordCall(_ context.Context, rec pipeline.CallRecord) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.recs = append(a.recs, rec)
 	return nil
 }
 
-func (a *auditor) outcomes(tool string) map[mcpapi.Outcome]int {
+// AppendCall keeps the record of a call with side effects, written in its
+// transaction: kept even should the transaction roll back afterwards, which
+// these tests do not provoke.
+func (a *auditor) AppendCall(ctx context.Context, _ store.Tx, rec pipeline.CallRecord) error {
+	return a.RecordCall(ctx, rec)
+}
+
+func (a *auditor) outcomes(tool string) map[auditlog.Outcome]int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := map[mcpapi.Outcome]int{}
+	out := map[auditlog.Outcome]int{}
 	for _, r := range a.recs {
 		if r.Contract.Name == tool {
 			out[r.Outcome]++
@@ -80,7 +96,8 @@ func newReplica(t *testing.T, a *auth.Authenticator, pool *postgres.DB, opts lim
 	t.Helper()
 	lim := limits.New(limitspg.New(pool.Pool()), opts)
 	au := &auditor{}
-	h, err := mcpapi.New(mcpapi.Options{Logger: slog.New(slog.DiscardHandler), Extra: []mcpapi.Tool{mediumTool()}, Limits: lim, Auditor: au})
+	pipe := pipelinetest.Product(t, pipelinetest.WithStore(t, pool, pipeline.Options{Tools: []pipeline.Tool{mediumTool()}, Limits: lim, Auditor: au}))
+	h, err := mcpapi.New(mcpapi.Options{Logger: slog.New(slog.DiscardHandler), Pipeline: pipe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,19 +221,22 @@ func TestTierBudgetInPipeline(t *testing.T) {
 	a, tok := devAuth(t)
 	r := newReplica(t, a, db, limits.Options{Policies: limits.Policies{Write: limits.Limit{Rate: 1, Period: time.Hour, Burst: 2}}})
 	for i := range 2 {
-		if ans := callTool(t, r.URL, tok, "test.mark_contacted", `{}`); ans.isError {
+		if ans := callTool(t, r.URL, tok, "test.mark_contacted", markArgs(i)); ans.isError {
 			t.Fatalf("call %d within the budget: %+v", i+1, ans)
 		}
 	}
-	ans := callTool(t, r.URL, tok, "test.mark_contacted", `{}`)
+	ans := callTool(t, r.URL, tok, "test.mark_contacted", markArgs(2))
 	if !ans.isError || ans.code != failure.RateLimited || ans.retryMs < 59*60*1000 || ans.retryMs > 60*60*1000 {
 		t.Errorf("over the write budget: %+v, want rate_limited with retryAfterMs ≈ 1 h (one interval of 1/1h)", ans)
 	}
-	if ans := callTool(t, r.URL, tok, mcpapi.AnalyzeName, analyzeArgs); ans.isError {
+	if ans := callTool(t, r.URL, tok, collections.AnalyzeName, analyzeArgs); ans.isError {
 		t.Errorf("a low-tier call is not held by the write budget: %+v", ans)
 	}
-	if got := r.audit.outcomes("test.mark_contacted"); got[mcpapi.OutcomeOK] != 2 || got[mcpapi.OutcomeRateLimited] != 1 {
+	if got := r.audit.outcomes("test.mark_contacted"); got[auditlog.Allowed] != 2 || got[auditlog.RateLimited] != 1 {
 		t.Errorf("audited outcomes %v, want 2 ok and 1 rate_limited", got)
+	}
+	if n := pipelinetest.Effects(t, db, "test.mark_contacted"); n != 2 {
+		t.Errorf("%d effects committed, want 2: the call over the budget changes nothing", n)
 	}
 }
 
@@ -240,10 +260,10 @@ func TestPostgreSQLStopped(t *testing.T) {
 		Replicas: 3, StoreTimeout: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 	})
-	if ans := callTool(t, r.URL, tok, mcpapi.AnalyzeName, analyzeArgs); ans.status != 200 || ans.isError {
+	if ans := callTool(t, r.URL, tok, collections.AnalyzeName, analyzeArgs); ans.status != 200 || ans.isError {
 		t.Fatalf("analyze with the store up: %+v", ans)
 	}
-	if ans := callTool(t, r.URL, tok, "test.mark_contacted", `{}`); ans.isError {
+	if ans := callTool(t, r.URL, tok, "test.mark_contacted", markArgs(0)); ans.isError {
 		t.Fatalf("medium call with the store up: %+v", ans)
 	}
 
@@ -253,14 +273,14 @@ func TestPostgreSQLStopped(t *testing.T) {
 		down.Close()
 	}
 
-	if ans := callTool(t, r.URL, tok, "test.mark_contacted", `{}`); !ans.isError || ans.code != failure.Unavailable || ans.retryMs <= 0 {
+	if ans := callTool(t, r.URL, tok, "test.mark_contacted", markArgs(1)); !ans.isError || ans.code != failure.Unavailable || ans.retryMs <= 0 {
 		t.Errorf("medium call with the store down: %+v, want unavailable with retryAfterMs", ans)
 	}
 	// Analyze goes on, under a third of the principal budget (burst 10,
 	// one of which the store-up analyze already spent locally).
 	ok, limited := 0, 0
 	for range 15 {
-		switch ans := callTool(t, r.URL, tok, mcpapi.AnalyzeName, analyzeArgs); {
+		switch ans := callTool(t, r.URL, tok, collections.AnalyzeName, analyzeArgs); {
 		case ans.status == 200 && !ans.isError:
 			ok++
 		case ans.status == http.StatusTooManyRequests:
@@ -278,7 +298,7 @@ func TestPostgreSQLStopped(t *testing.T) {
 	if !bytes.Contains(logs.Bytes(), []byte("deciding on the local limiter")) {
 		t.Errorf("no warning logged about deciding locally:\n%s", logs.Bytes())
 	}
-	if got := r.audit.outcomes("test.mark_contacted"); got[mcpapi.OutcomeFailed] != 1 {
+	if got := r.audit.outcomes("test.mark_contacted"); got[auditlog.Failed] != 1 {
 		t.Errorf("audited outcomes %v, want the refused medium call recorded as failed", got)
 	}
 }
