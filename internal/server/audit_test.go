@@ -20,6 +20,7 @@ import (
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/cobranca/cobranca/internal/store"
@@ -52,11 +53,8 @@ func TestAnalyzeAudited(t *testing.T) {
 
 			log := slog.New(slog.DiscardHandler)
 			a := newTestAuth(t)
-			h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, DisableFastPath: p.slow, Scopes: a,
-				Auditor: mcpapi.NewAuditor(alog, digest)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := newMCP(t, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, DisableFastPath: p.slow, Scopes: a},
+				pipeline.Options{Auditor: pipeline.NewAuditor(alog, digest)})
 			tok := mint(t, a, auth.MintOptions{Subject: "alice", Agent: "ledger-copilot", ACR: "urn:example:mfa"})
 			ts := httptest.NewServer(withToken(tok, server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Ready: db.Ready})))
 			t.Cleanup(ts.Close)
@@ -139,10 +137,7 @@ func TestReadyz(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a := newTestAuth(t)
-			h, err := mcpapi.New(mcpapi.Options{Logger: slog.New(slog.DiscardHandler), MaxBodyBytes: maxBody, Scopes: a})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := newMCP(t, mcpapi.Options{Logger: slog.New(slog.DiscardHandler), MaxBodyBytes: maxBody, Scopes: a}, pipeline.Options{})
 			ts := httptest.NewServer(server.Routes(server.Deps{Logger: slog.New(slog.DiscardHandler), MCP: h, MaxBodyBytes: maxBody, Auth: a, Ready: tt.ready}))
 			defer ts.Close()
 			resp, err := http.Get(ts.URL + "/readyz")

@@ -14,9 +14,12 @@ import (
 	"testing"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,7 +44,7 @@ func mint(tb testing.TB, a *auth.Authenticator, opts auth.MintOptions) string {
 		opts.Subject, opts.Agent = "alice", "test-agent"
 	}
 	if opts.Scopes == nil {
-		tools, err := mcpapi.Tools()
+		tools, err := collections.Tools()
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -87,14 +90,11 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func newAuthServer(t *testing.T, slow bool, extra ...mcpapi.Tool) *authServer {
+func newAuthServer(t *testing.T, slow bool, extra ...pipeline.Tool) *authServer {
 	t.Helper()
 	s := &authServer{auth: newTestAuth(t), logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
 	log := slog.New(slog.NewJSONHandler(lockedWriter{s.mu, s.logs}, nil))
-	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Extra: extra, DisableFastPath: slow, Scopes: s.auth})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newMCP(t, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, DisableFastPath: slow, Scopes: s.auth}, pipeline.Options{Tools: extra})
 	s.Server = httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: s.auth}))
 	t.Cleanup(s.Close)
 	return s
@@ -145,7 +145,7 @@ func TestAuthRequired(t *testing.T) {
 		{"POST", "/mcp?access_token=" + good, "", callBody(samplePortfolio()), 401, noToken},
 		{"GET", "/mcp", "", nil, 401, noToken},
 		{"GET", "/contracts", "", nil, 401, noToken},
-		{"GET", "/contracts/" + mcpapi.AnalyzeName, forged, nil, 401, badToken},
+		{"GET", "/contracts/" + collections.AnalyzeName, forged, nil, 401, badToken},
 		{"POST", "/mcp", good, callBody(samplePortfolio()), 200, ""},
 		{"GET", "/mcp", good, nil, 405, ""},
 		{"GET", "/contracts", good, nil, 200, ""},
@@ -221,7 +221,7 @@ func TestMissingScope(t *testing.T) {
 				wantScope   string
 			}{
 				{"one missing", tok, call("test.two_scopes"), "test:export"},
-				{"no scopes at all", mint(t, s.auth, auth.MintOptions{Subject: "bob", Scopes: []string{}}), call(mcpapi.AnalyzeName), "collections:read"},
+				{"no scopes at all", mint(t, s.auth, auth.MintOptions{Subject: "bob", Scopes: []string{}}), call(collections.AnalyzeName), "collections:read"},
 			}
 			for _, c := range cases {
 				resp, body := s.doVersion(t, c.token, c.body, "")
@@ -372,11 +372,15 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // testTool is a tool registered only in tests; run is called if it runs.
-func testTool(name string, risk contract.Risk, scopes []string, run func()) mcpapi.Tool {
+// Above the low tier it has side effects (pipelinetest.Effectful).
+func testTool(name string, risk contract.Risk, scopes []string, run func()) pipeline.Tool {
 	fc := contracttest.New(name, risk, scopes...)
-	return mcpapi.Tool{Contract: fc, Logic: func(context.Context, json.RawMessage) (mcpapi.Effect, error) {
+	if fc.HasSideEffects() {
+		return pipelinetest.Effectful(fc, run)
+	}
+	return pipeline.Tool{Contract: fc, Logic: func(context.Context, json.RawMessage) (pipeline.Effect, error) {
 		run()
-		return mcpapi.Effect{Structured: map[string]any{"ok": true}, Summary: "ok"}, nil
+		return pipeline.Effect{Structured: map[string]any{"ok": true}, Summary: "ok"}, nil
 	}}
 }
 

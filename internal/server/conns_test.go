@@ -20,6 +20,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/server"
 )
 
@@ -41,10 +42,7 @@ func newLimitedServer(t *testing.T, caps server.ConnLimits, to server.Timeouts) 
 	log := slog.New(slog.NewJSONHandler(lockedWriter{s.mu, s.logs}, nil))
 	a := newTestAuth(t)
 	s.token = mint(t, a, auth.MintOptions{})
-	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: a})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newMCP(t, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: a}, pipeline.Options{})
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

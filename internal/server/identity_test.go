@@ -14,7 +14,9 @@ import (
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/server"
+	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
@@ -31,12 +33,18 @@ func TestIdentityLimitsFitAuditLog(t *testing.T) {
 // principalAuditor gives the real auditor a principal the edge would have refused: the
 // auditor called directly with an event the store cannot keep.
 type principalAuditor struct {
-	mcpapi.Auditor
+	pipeline.Auditor
 	p *auth.Principal
 }
 
-func (a principalAuditor) RecordCall(ctx context.Context, rec mcpapi.CallRecord) error {
-	return a.Auditor.RecordCall(auth.WithPrincipal(ctx, a.p), rec)
+func (a principalAuditor) RecordCall(ctx context.Context, rec pipeline.CallRecord) error {
+	rec.Principal = a.p
+	return a.Auditor.RecordCall(ctx, rec)
+}
+
+func (a principalAuditor) AppendCall(ctx context.Context, tx store.Tx, rec pipeline.CallRecord) error {
+	rec.Principal = a.p
+	return a.Auditor.AppendCall(ctx, tx, rec)
 }
 
 // TestUnstorableEventFailsClosed: a low-tier call whose audit event the store could never
@@ -54,13 +62,10 @@ func TestUnstorableEventFailsClosed(t *testing.T) {
 			t.Cleanup(func() { spool.Close() })
 			alog, digest := newAuditLog(t, db, auditlog.Options{Spool: spool})
 			hostile := &auth.Principal{Subject: "alice\x00mallory", Kind: auth.KindHuman}
-			aud := principalAuditor{mcpapi.NewAuditor(alog, digest), hostile}
+			aud := principalAuditor{pipeline.NewAuditor(alog, digest), hostile}
 			log := slog.New(slog.DiscardHandler)
 			a := newTestAuth(t)
-			h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, DisableFastPath: p.slow, Scopes: a, Auditor: aud})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := newMCP(t, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, DisableFastPath: p.slow, Scopes: a}, pipeline.Options{Auditor: aud})
 			tok := mint(t, a, auth.MintOptions{})
 			ts := httptest.NewServer(withToken(tok, server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Ready: db.Ready})))
 			t.Cleanup(ts.Close)

@@ -13,12 +13,16 @@ import (
 	"testing"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/metrics"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/server"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,18 +44,33 @@ var paths = []struct {
 	slow bool
 }{{"fast", false}, {"sdk", true}}
 
-func newServer(t *testing.T, extra ...mcpapi.Tool) *testServer {
+func newServer(t *testing.T, extra ...pipeline.Tool) *testServer {
 	return newServerPath(t, false, extra...)
 }
 
-func newServerPath(t *testing.T, slow bool, extra ...mcpapi.Tool) *testServer {
+// newMCP is the MCP endpoint opts configure, over a pipeline of the
+// product's tools and popts.Tools configured by popts; when a tool has side
+// effects, the pipeline runs them in a SQLite store of its own.
+func newMCP(t testing.TB, opts mcpapi.Options, popts pipeline.Options) *mcpapi.Handler {
 	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	a := newTestAuth(t)
-	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Extra: extra, DisableFastPath: slow, Scopes: a})
+	for _, tool := range popts.Tools {
+		if tool.Contract.HasSideEffects() && popts.DB == nil {
+			popts = pipelinetest.WithStore(t, storetest.SQLite(t), popts)
+		}
+	}
+	opts.Pipeline = pipelinetest.Product(t, popts)
+	h, err := mcpapi.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h
+}
+
+func newServerPath(t *testing.T, slow bool, extra ...pipeline.Tool) *testServer {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	a := newTestAuth(t)
+	h := newMCP(t, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, DisableFastPath: slow, Scopes: a}, pipeline.Options{Tools: extra})
 	ts := httptest.NewServer(withToken(mint(t, a, auth.MintOptions{}), server.Routes(server.Deps{
 		Logger: log, MCP: h, MaxBodyBytes: maxBody,
 		AllowedOrigins: []string{"https://ops.example.com"},
@@ -102,8 +121,8 @@ func TestToolsList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Tools) != 1 || res.Tools[0].Name != mcpapi.AnalyzeName {
-				t.Fatalf("tools/list = %v, want only %s", toolNames(res.Tools), mcpapi.AnalyzeName)
+			if len(res.Tools) != 1 || res.Tools[0].Name != collections.AnalyzeName {
+				t.Fatalf("tools/list = %v, want only %s", toolNames(res.Tools), collections.AnalyzeName)
 			}
 			tool := res.Tools[0]
 			meta, ok := tool.Meta[contract.MetaKey].(map[string]any)
@@ -167,7 +186,7 @@ func testAnalyzeValid(t *testing.T, s *testServer) {
 			}
 			outSchema := resolve(t, list.Tools[0].OutputSchema)
 
-			res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpapi.AnalyzeName, Arguments: args})
+			res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: collections.AnalyzeName, Arguments: args})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,7 +246,7 @@ func testAnalyzeInvalid(t *testing.T, s *testServer) {
 		sess := s.connect(t, v)
 		for _, tt := range tests {
 			t.Run(v+"/"+tt.name, func(t *testing.T) {
-				res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpapi.AnalyzeName, Arguments: tt.args})
+				res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: collections.AnalyzeName, Arguments: tt.args})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -335,7 +354,7 @@ func (s *testServer) post(t *testing.T, body io.Reader, hdr map[string]string) *
 
 func callBody(args any) []byte {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-		"params": map[string]any{"name": mcpapi.AnalyzeName, "arguments": args}})
+		"params": map[string]any{"name": collections.AnalyzeName, "arguments": args}})
 	return b
 }
 
@@ -407,7 +426,7 @@ func TestMethodNotAllowed(t *testing.T) {
 
 func TestContractsEndpoint(t *testing.T) {
 	s := newServer(t)
-	resp, err := http.Get(s.URL + "/contracts/" + mcpapi.AnalyzeName)
+	resp, err := http.Get(s.URL + "/contracts/" + collections.AnalyzeName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,13 +435,13 @@ func TestContractsEndpoint(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	tools, err := mcpapi.Tools()
+	tools, err := collections.Tools()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := roundTrip(t, tools[0].Contract)
 	if diff := cmp.Diff(want, any(got)); diff != "" {
-		t.Errorf("GET /contracts/%s (-want +got):\n%s", mcpapi.AnalyzeName, diff)
+		t.Errorf("GET /contracts/%s (-want +got):\n%s", collections.AnalyzeName, diff)
 	}
 	const unknown = "no.such_tool-Maria_Silva_NF-42"
 	resp2, err := http.Get(s.URL + "/contracts/" + unknown)
@@ -472,10 +491,7 @@ func BenchmarkToolsCall(b *testing.B) {
 func benchToolsCall(b *testing.B, slow, conncap bool) {
 	log := slog.New(slog.DiscardHandler)
 	a := newTestAuth(b)
-	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, DisableFastPath: slow, Scopes: a})
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := newMCP(b, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, DisableFastPath: slow, Scopes: a}, pipeline.Options{})
 	routes := server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a})
 	ts := httptest.NewUnstartedServer(routes)
 	if conncap {
@@ -541,10 +557,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	a := newTestAuth(t)
 	m := metrics.New()
-	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: a, Metrics: m})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newMCP(t, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: a}, pipeline.Options{Metrics: m})
 	ts := httptest.NewServer(withToken(mint(t, a, auth.MintOptions{}), server.Routes(server.Deps{
 		Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a,
 	})))
