@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,7 +26,7 @@ const variantsArgs = `{"asOf":"2026-03-01","invoices":[
 // so and the audit details count it.
 func TestAnalyzeNameVariants(t *testing.T) {
 	sess := connect(t, newTestHandler(t))
-	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: AnalyzeName, Arguments: json.RawMessage(variantsArgs)})
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: collections.AnalyzeName, Arguments: json.RawMessage(variantsArgs)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestAnalyzeRefusesDeceptiveText(t *testing.T) {
 				`{"id":"i1","customerId":"c1","customerName":"Ana","dueDate":"2026-01-10","amountCents":500,"status":"open","doNotContact":false},` +
 				`{"id":"` + second["id"] + `","customerId":"` + second["customerId"] + `","customerName":"` + second["customerName"] +
 				`","dueDate":"2026-01-10","amountCents":500,"status":"open","doNotContact":false}]}`
-			res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: AnalyzeName, Arguments: json.RawMessage(args)})
+			res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: collections.AnalyzeName, Arguments: json.RawMessage(args)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,16 +1,23 @@
 package mcpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/portfolio/portfoliotest"
 	"github.com/cobranca/cobranca/internal/request"
+	"github.com/cobranca/cobranca/internal/schema"
 )
 
 // benchArgs builds n invoices the way shared/bench/mcpload does.
@@ -19,31 +26,38 @@ var benchArgs = portfoliotest.Args
 // BenchmarkPipeline is one analyze call through the pipeline, without HTTP:
 // decode + validate + analyze + encode + output-schema check.
 func BenchmarkPipeline(b *testing.B) {
-	h := newBenchHandler(b)
+	p := pipelinetest.Product(b, pipeline.Options{})
 	args := benchArgs(500)
-	ct := h.tools[AnalyzeName]
 	ctx := request.With(context.Background(), &request.Info{ID: "bench"})
 	b.SetBytes(int64(len(args)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := h.pipeline.call(ctx, ct, callArgs{raw: args}); res.IsError {
-			b.Fatal("isError")
+		if res := p.Do(ctx, pipeline.Call{Principal: testCaller, Tool: collections.AnalyzeName, Args: args}); res.Kind != pipeline.Complete {
+			b.Fatalf("result %+v", res)
 		}
 	}
 }
 
-// BenchmarkCheckOutput is the output-schema check of one 500-invoice result.
+// BenchmarkCheckOutput is the output check of one 500-invoice result, as
+// the pipeline makes it for the bulk tool (FastOutput): encode the result,
+// then validate the bytes with internal/schema's checker.
 func BenchmarkCheckOutput(b *testing.B) {
-	h := newBenchHandler(b)
+	tools, err := collections.Tools()
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := schema.Compile(tools[0].Contract.OutputSchema)
+	if err != nil {
+		b.Fatal(err)
+	}
 	in, err := portfolio.Parse(benchArgs(500))
 	if err != nil {
 		b.Fatal(err)
 	}
 	a := portfolio.Analyze(in)
-	ct := h.tools[AnalyzeName]
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := h.pipeline.checkOutput(ct, &a, nil); err != nil {
+		if err := v.Validate(a.AppendJSON(make([]byte, 0, 32<<10))); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -53,29 +67,27 @@ func BenchmarkCheckOutput(b *testing.B) {
 // (no network), on the fast path and through go-sdk alone.
 func BenchmarkServeHTTP(b *testing.B) {
 	args := string(benchArgs(500))
-	legacy := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + args + `}}`
+	legacy := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + collections.AnalyzeName + `","arguments":` + args + `}}`
 	// 2026-07-28: the _meta triple and the Mcp-* headers, as go-sdk's client sends them.
-	v2026 := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta2026 + `,"name":"` + AnalyzeName + `","arguments":` + args + `}}`
+	v2026 := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta2026 + `,"name":"` + collections.AnalyzeName + `","arguments":` + args + `}}`
 	for _, c := range []struct {
 		name, body  string
 		slow, v2026 bool
 	}{{"fast", legacy, false, false}, {"sdk", legacy, true, false}, {"fast-2026", v2026, false, true}} {
 		body := c.body
 		b.Run(c.name, func(b *testing.B) {
-			h, err := New(Options{DisableFastPath: c.slow})
-			if err != nil {
-				b.Fatal(err)
-			}
+			h := newHandler(b, Options{DisableFastPath: c.slow}, pipeline.Options{})
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
 				req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json, text/event-stream")
+				req = req.WithContext(auth.WithPrincipal(req.Context(), testCaller)) // as the token check leaves it
 				if c.v2026 {
 					req.Header.Set("Mcp-Protocol-Version", protocol20260728)
 					req.Header.Set("Mcp-Method", "tools/call")
-					req.Header.Set("Mcp-Name", AnalyzeName)
+					req.Header.Set("Mcp-Name", collections.AnalyzeName)
 				}
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
@@ -95,7 +107,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 // arguments' decoding and validation in one pass.
 func BenchmarkScanCallDecode(b *testing.B) {
 	h := newBenchHandler(b)
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + string(benchArgs(500)) + `}}`)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + collections.AnalyzeName + `","arguments":` + string(benchArgs(500)) + `}}`)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -107,29 +119,28 @@ func BenchmarkScanCallDecode(b *testing.B) {
 
 // analyzeLogic runs the analyze tool on raw arguments, as the SDK path
 // does: decode the whole of them, then run.
-func analyzeLogic(ctx context.Context, raw json.RawMessage) (Effect, error) {
-	tools, err := Tools()
+func analyzeLogic(ctx context.Context, raw json.RawMessage) (pipeline.Effect, error) {
+	tools, err := collections.Tools()
 	if err != nil {
-		return Effect{}, err
+		return pipeline.Effect{}, err
 	}
-	t, err := compile(tools[0])
+	v, n, err := tools[0].Decode(raw)
 	if err != nil {
-		return Effect{}, err
+		return pipeline.Effect{}, err
 	}
-	return t.run(ctx, callArgs{raw: raw})
+	if len(bytes.TrimSpace(raw[n:])) > 0 {
+		return pipeline.Effect{}, fmt.Errorf("the decoder read %d of %d bytes of arguments", n, len(raw))
+	}
+	return tools[0].Run(ctx, v)
 }
 
 func newBenchHandler(b *testing.B) *Handler {
-	h, err := New(Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return h
+	return newHandler(b, Options{}, pipeline.Options{})
 }
 
 // BenchmarkScanCall is the envelope scan of a 500-invoice tools/call.
 func BenchmarkScanCall(b *testing.B) {
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":` + string(benchArgs(500)) + `,"name":"` + AnalyzeName + `"}}`)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":` + string(benchArgs(500)) + `,"name":"` + collections.AnalyzeName + `"}}`)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {

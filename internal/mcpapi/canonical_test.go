@@ -11,6 +11,8 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/canonical"
+	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
@@ -117,8 +119,12 @@ func TestAuditArgsDigestOnePath(t *testing.T) {
 	if err := errors.Join(errD, errL); err != nil {
 		t.Fatal(err)
 	}
-	aud := NewAuditor(alog, digest)
-	c := analyzeContract()
+	aud := pipeline.NewAuditor(alog, digest)
+	tools, err := collections.Tools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tools[0].Contract
 	spellings := []string{
 		`{"asOf":"2026-02-01","invoices":[{"id":"a<b>&c/d","customerId":"c\"1\\","customerName":"José 😀 Ltda","dueDate":"2026-01-01","amountCents":100,"status":"open","doNotContact":true}]}`,
 		`{"invoices":[{"status":"open","id":"a\u003cb\u003e\u0026c\/d","customerId":"c\u00221\u005c","customerName":"Jos\u00e9 \ud83d\ude00 Ltda","dueDate":"2026-01-01","amountCents":100.0,"doNotContact":true}],"asOf":"2026-02-01"}`,
@@ -130,9 +136,9 @@ func TestAuditArgsDigestOnePath(t *testing.T) {
 		if err != nil {
 			t.Fatalf("analyze(%s): %v", raw, err)
 		}
-		for _, rec := range []CallRecord{
-			{Contract: &c, Outcome: OutcomeOK, Args: json.RawMessage(raw), AppendCanonicalArgs: eff.AppendCanonicalArgs},
-			{Contract: &c, Outcome: OutcomeOK, Args: json.RawMessage(raw)},
+		for _, rec := range []pipeline.CallRecord{
+			{Contract: c, Outcome: auditlog.Allowed, Args: json.RawMessage(raw), AppendCanonicalArgs: eff.AppendCanonicalArgs},
+			{Contract: c, Outcome: auditlog.Allowed, Args: json.RawMessage(raw)},
 		} {
 			if err := aud.RecordCall(ctx, rec); err != nil {
 				t.Fatal(err)

@@ -18,9 +18,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/request"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -41,16 +45,16 @@ type fastCase struct {
 
 func fastCases() []fastCase {
 	legacy := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
-	v2026 := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": AnalyzeName}
+	v2026 := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": collections.AnalyzeName}
 	call := func(id, params string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
 	}
-	p := func(args string) string { return `{"name":"` + AnalyzeName + `","arguments":` + args + `}` }
+	p := func(args string) string { return `{"name":"` + collections.AnalyzeName + `","arguments":` + args + `}` }
 	p26m := func(meta string) string {
-		return `{` + meta + `,"name":"` + AnalyzeName + `","arguments":` + validArgs() + `}`
+		return `{` + meta + `,"name":"` + collections.AnalyzeName + `","arguments":` + validArgs() + `}`
 	}
 	p26 := func(args string) string {
-		return `{` + meta2026 + `,"name":"` + AnalyzeName + `","arguments":` + args + `}`
+		return `{` + meta2026 + `,"name":"` + collections.AnalyzeName + `","arguments":` + args + `}`
 	}
 	return []fastCase{
 		{"legacy valid", call("1", p(validArgs())), legacy, true},
@@ -68,15 +72,15 @@ func fastCases() []fastCase {
 		{"legacy html in error", call("2", p(`{"asOf":"<b>&","invoices":[]}`)), legacy, true},
 		{"legacy unknown field", call("3", p(`{"asOf":"2026-01-01","invoices":[],"x<y":1}`)), legacy, true},
 		{"legacy empty args", call("3", p(`{}`)), legacy, true},
-		{"legacy arguments before name", call("3", `{"arguments":`+validArgs()+`,"name":"`+AnalyzeName+`"}`), legacy, true},
-		{"legacy arguments before name, a name inside them", call("3", `{"arguments":{"asOf":"2026-01-01","invoices":[],"note":{"name":"test.other"}},"name":"`+AnalyzeName+`"}`), legacy, true},
-		{"legacy arguments before name, invalid", call("3", `{"arguments":{"asOf":"2026-01-01","x":1},"name":"`+AnalyzeName+`"}`), legacy, true},
+		{"legacy arguments before name", call("3", `{"arguments":`+validArgs()+`,"name":"`+collections.AnalyzeName+`"}`), legacy, true},
+		{"legacy arguments before name, a name inside them", call("3", `{"arguments":{"asOf":"2026-01-01","invoices":[],"note":{"name":"test.other"}},"name":"`+collections.AnalyzeName+`"}`), legacy, true},
+		{"legacy arguments before name, invalid", call("3", `{"arguments":{"asOf":"2026-01-01","x":1},"name":"`+collections.AnalyzeName+`"}`), legacy, true},
 		{"legacy refused early, then well-formed", call("3", p(`{"x":{"deep":[1,2,{"y":null}]},"asOf":"2026-01-01","invoices":[]}`)), legacy, true},
 		{"2026 valid", call("2", p26(validArgs())), v2026, true},
 		{"2026 invalid", call("2", p26(`{"asOf":"2026-01-01"}`)), v2026, true},
 		// The guess from the body's last "name" is the client's name: no
 		// decoder, so the arguments are skipped and decoded in the pipeline.
-		{"2026 arguments before name, wrong guess", call("2", `{"arguments":`+validArgs()+`,"name":"`+AnalyzeName+`",`+meta2026+`}`), v2026, true},
+		{"2026 arguments before name, wrong guess", call("2", `{"arguments":`+validArgs()+`,"name":"`+collections.AnalyzeName+`",`+meta2026+`}`), v2026, true},
 		// Everything below is the SDK's to answer.
 		{"2026 missing Mcp-Name", call("2", p26(validArgs())), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}, false},
 		{"2026 wrong Mcp-Name", call("2", p26(validArgs())), map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "x.y"}, false},
@@ -90,20 +94,20 @@ func fastCases() []fastCase {
 		{"2026 no client info", call("2", p26m(strings.Replace(meta2026, `"io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"},`, "", 1))), v2026, true},
 		{"2026 null client info", call("2", p26m(strings.Replace(meta2026, `{"name":"test","version":"1"}`, "null", 1))), v2026, false},
 		{"legacy with meta", call("2", p26(validArgs())), legacy, false},
-		{"meta progress token", call("2", `{"_meta":{"progressToken":1},"name":"`+AnalyzeName+`","arguments":`+validArgs()+`}`), legacy, false},
+		{"meta progress token", call("2", `{"_meta":{"progressToken":1},"name":"`+collections.AnalyzeName+`","arguments":`+validArgs()+`}`), legacy, false},
 		{"unknown tool", call("4", `{"name":"no.such_tool","arguments":{}}`), legacy, false},
 		{"float id", call("1.5", p(validArgs())), legacy, false},
-		{"null arguments", call("4", `{"name":"`+AnalyzeName+`","arguments":null}`), legacy, false},
-		{"no arguments", call("4", `{"name":"`+AnalyzeName+`"}`), legacy, false},
+		{"null arguments", call("4", `{"name":"`+collections.AnalyzeName+`","arguments":null}`), legacy, false},
+		{"no arguments", call("4", `{"name":"`+collections.AnalyzeName+`"}`), legacy, false},
 		{"extra member", `{"jsonrpc":"2.0","id":1,"method":"tools/call","x":1,"params":` + p(validArgs()) + `}`, legacy, false},
 		{"duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":` + p(validArgs()) + `}`, legacy, false},
 		{"batch", `[` + call("1", p(validArgs())) + `]`, map[string]string{"Mcp-Protocol-Version": "2025-03-26"}, false},
 		{"tools/list", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, legacy, false},
-		{"malformed", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":{"asOf":}}}`, legacy, false},
+		{"malformed", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + collections.AnalyzeName + `","arguments":{"asOf":}}}`, legacy, false},
 		// The decoder refuses "x" at once; the JSON after it is malformed, so
 		// the whole request is the SDK's, as if the decoder had not run.
 		{"refused early, then malformed", call("3", p(`{"x":1,"asOf":"2026-01-01","invoices":[}`)), legacy, false},
-		{"valid arguments, malformed after", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + validArgs() + `,}}`, legacy, false},
+		{"valid arguments, malformed after", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + collections.AnalyzeName + `","arguments":` + validArgs() + `,}}`, legacy, false},
 		{"unsupported version", call("1", p(validArgs())), map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, false},
 		{"escaped name", call("1", `{"name":"collections.analyze\u005fportfolio","arguments":`+validArgs()+`}`), legacy, false},
 		{"wrong content type", call("1", p(validArgs())), map[string]string{"Content-Type": "text/plain"}, false},
@@ -119,7 +123,7 @@ func serve(h http.Handler, c fastCase) *httptest.ResponseRecorder {
 		req.Header.Set(k, v)
 	}
 	rec := httptest.NewRecorder()
-	withRequest(h).ServeHTTP(rec, req)
+	withRequest(asCaller(h)).ServeHTTP(rec, req)
 	return rec
 }
 
@@ -129,10 +133,7 @@ func serve(h http.Handler, c fastCase) *httptest.ResponseRecorder {
 // Content-Length where net/http chunks the SDK's large responses.
 func TestFastPathMatchesSDK(t *testing.T) {
 	fast := newTestHandler(t)
-	slow, err := New(Options{DisableFastPath: true, Now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	slow := newHandler(t, Options{DisableFastPath: true}, pipeline.Options{Now: time.Now})
 	for _, c := range fastCases() {
 		t.Run(c.name, func(t *testing.T) {
 			before := fast.fastCalls.Load()
@@ -163,14 +164,8 @@ func FuzzScanCall(f *testing.F) {
 	for _, c := range fastCases() {
 		f.Add([]byte(c.body))
 	}
-	fast, err := New(Options{})
-	if err != nil {
-		f.Fatal(err)
-	}
-	slow, err := New(Options{DisableFastPath: true})
-	if err != nil {
-		f.Fatal(err)
-	}
+	fast := newHandler(f, Options{}, pipeline.Options{})
+	slow := newHandler(f, Options{DisableFastPath: true}, pipeline.Options{})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		env, ok := scanCall(body, nil)
 		if ok && (len(env.args.raw) == 0 || env.args.raw[0] != '{' || env.name == "" || env.args.decoded) {
@@ -233,15 +228,12 @@ func FuzzSkipJSON(f *testing.F) {
 // calls of different sizes and outcomes run at once over real HTTP, and each
 // must get exactly the answer the SDK alone gives it (run under -race in CI).
 func TestConcurrentCalls(t *testing.T) {
-	fast := httptest.NewServer(withRequest(newTestHandler(t)))
+	fast := httptest.NewServer(withRequest(asCaller(newTestHandler(t))))
 	defer fast.Close()
-	slow, err := New(Options{DisableFastPath: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	slow := newHandler(t, Options{DisableFastPath: true}, pipeline.Options{})
 	var cases []fastCase
 	for i, n := range []int{1, 7, 60, 500} {
-		cases = append(cases, fastCase{body: `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + string(benchArgs(n)) + `}}`})
+		cases = append(cases, fastCase{body: `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"` + collections.AnalyzeName + `","arguments":` + string(benchArgs(n)) + `}}`})
 	}
 	for _, c := range fastCases() {
 		if c.fast {
@@ -284,31 +276,38 @@ func TestConcurrentCalls(t *testing.T) {
 // then contradicts are dropped, and decoded again in the pipeline for the
 // tool actually named.
 func TestScanCallWrongGuess(t *testing.T) {
-	// test.other has a Decoder too, which accepts any object: the analyze
-	// decoder's value must not reach it.
-	h := newTestHandler(t, Tool{Contract: testContract("test.other", contract.Low),
+	// test.other has a Decoder too, one the scanner may run (a fast-output
+	// read, as analyze), which accepts any object: the analyze decoder's
+	// value must not reach it.
+	h := newTestHandler(t, pipeline.Tool{Contract: testContract("test.other", contract.Low), FastOutput: true,
 		Decode: func(b []byte) (any, int, error) { n, _ := skipJSON(b, 0); return "other", n, nil },
-		Run:    func(context.Context, any) (Effect, error) { return Effect{Structured: map[string]any{"ok": true}}, nil },
+		Run: func(context.Context, any) (pipeline.Effect, error) {
+			return pipeline.Effect{Structured: map[string]any{"ok": true}}, nil
+		},
 	})
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":` + validArgs() + `,"name":"test.other","_meta":{"x":{"name":"` + AnalyzeName + `"}}}}`
-	if hint := nameHint([]byte(body)); hint != AnalyzeName {
-		t.Fatalf("nameHint = %q, want the misleading %q", hint, AnalyzeName)
+	if fastDecoders(h)("test.other") == nil {
+		t.Fatal("test.other has no decoder the scanner may run: the test proves nothing")
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":` + validArgs() + `,"name":"test.other","_meta":{"x":{"name":"` + collections.AnalyzeName + `"}}}}`
+	if hint := nameHint([]byte(body)); hint != collections.AnalyzeName {
+		t.Fatalf("nameHint = %q, want the misleading %q", hint, collections.AnalyzeName)
 	}
 	env, ok := scanCall([]byte(body), fastDecoders(h))
 	if !ok || env.name != "test.other" || env.args.decoded || env.args.value != nil || string(env.args.raw) != validArgs() {
 		t.Fatalf("scanCall = %v, %+v; want test.other with undecoded arguments", ok, env)
 	}
 	// Guessed right, the decoded arguments are kept.
-	body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":` + validArgs() + `,"name":"` + AnalyzeName + `"}}`
+	body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":` + validArgs() + `,"name":"` + collections.AnalyzeName + `"}}`
 	if env, ok := scanCall([]byte(body), fastDecoders(h)); !ok || !env.args.decoded || env.args.err != nil || env.args.value == nil {
 		t.Fatalf("scanCall = %v, %+v; want decoded arguments", ok, env)
 	}
 }
 
 // fastDecoders is the scanner's decoder lookup for a plain tools/call
-// request with no principal.
+// request of testCaller.
 func fastDecoders(h *Handler) func(string) Decoder {
-	return h.decoders(plainRequest())
+	r := plainRequest()
+	return h.decoders(r.WithContext(auth.WithPrincipal(r.Context(), testCaller)))
 }
 
 func plainRequest() *http.Request {
@@ -318,37 +317,39 @@ func plainRequest() *http.Request {
 	return r
 }
 
-// tierStub is a TierLimits whose medium tier and above spend a budget.
-type tierStub struct{}
+// tierStub is a TierLimits whose tiers in budgeted spend a budget (never
+// exhausted).
+type tierStub struct{ budgeted []contract.Risk }
 
 func (tierStub) Tier(context.Context, string, contract.Risk) error { return nil }
-func (tierStub) Budgeted(r contract.Risk) bool                     { return r != contract.Low }
+func (s tierStub) Budgeted(r contract.Risk) bool                   { return slices.Contains(s.budgeted, r) }
 
 // TestDecodeInPlaceOnlyWhenNothingComesFirst: the scanner decodes a tool's
 // arguments only where the pipeline would run nothing before decoding them —
 // not for a caller the scope check will refuse, not for a tool whose tier
 // budget must be spent first, not for a request its headers send to the SDK.
 func TestDecodeInPlaceOnlyWhenNothingComesFirst(t *testing.T) {
-	decode := func(b []byte) (any, int, error) { n, _ := skipJSON(b, 0); return nil, n, nil }
-	run := func(context.Context, any) (Effect, error) { return Effect{Structured: map[string]any{}}, nil }
-	h, err := New(Options{Scopes: challenger{}, Limits: tierStub{}, Extra: []Tool{
-		{Contract: testContract("test.write_decoded", contract.Medium), Decode: decode, Run: run},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	write := pipelinetest.Effectful(testContract("test.write_decoded", contract.Medium), nil)
+	h := newHandler(t, Options{Scopes: challenger{}}, pipelinetest.WithStore(t, storetest.SQLite(t),
+		pipeline.Options{Limits: tierStub{budgeted: []contract.Risk{contract.Medium, contract.High, contract.Critical}}, Tools: []pipeline.Tool{write}}))
 	with := func(scopes ...string) *http.Request {
 		r := plainRequest()
 		return r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Subject: "s", Scopes: scopes}))
 	}
-	if d := h.decoders(with("collections:read")); d(AnalyzeName) == nil {
+	if d := h.decoders(with("collections:read")); d(collections.AnalyzeName) == nil {
 		t.Error("a permitted low-tier call is not decoded in place")
 	}
-	if d := h.decoders(with("other:read")); d(AnalyzeName) != nil {
+	if d := h.decoders(with("other:read")); d(collections.AnalyzeName) != nil {
 		t.Error("a call the scope check refuses is decoded in place")
 	}
 	if d := h.decoders(with("collections:read", "test:run")); d("test.write_decoded") != nil {
 		t.Error("a call whose tier budget comes first is decoded in place")
+	}
+	// The budget alone keeps a read's arguments from being decoded first:
+	// with the low tier budgeted, analyze is not decoded in place.
+	budgeted := newHandler(t, Options{Scopes: challenger{}}, pipeline.Options{Limits: tierStub{budgeted: []contract.Risk{contract.Low}}})
+	if d := budgeted.decoders(with("collections:read")); d(collections.AnalyzeName) != nil {
+		t.Error("a low-tier call whose tier budget comes first is decoded in place")
 	}
 	// ServeHTTP looks decoders up only for requests whose headers pass.
 	if checkHeaders(with("collections:read")) != nil {
@@ -374,15 +375,14 @@ type refuseArgs struct {
 	RetryMs int64  `json:"retryMs"`
 }
 
-// refuseTool fails every call with the error its arguments describe.
-func refuseTool() Tool {
-	return Tool{Contract: testContract("test.refuse", contract.Low), Logic: func(_ context.Context, raw json.RawMessage) (Effect, error) {
-		var r refuseArgs
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return Effect{}, err
-		}
-		return Effect{}, &failure.Error{Code: failure.Code(r.Code), Field: r.Field, Message: r.Message, RetryAfter: time.Duration(r.RetryMs) * time.Millisecond}
-	}}
+// refuseTool fails every call with the error its arguments describe. It is
+// a fast-output read, as analyze is, so that the fast path answers it.
+func refuseTool() pipeline.Tool {
+	return pipeline.Tool{Contract: testContract("test.refuse", contract.Low), FastOutput: true, Decode: pipeline.Strict[refuseArgs](),
+		Run: func(_ context.Context, v any) (pipeline.Effect, error) {
+			r := v.(*refuseArgs)
+			return pipeline.Effect{}, &failure.Error{Code: failure.Code(r.Code), Field: r.Field, Message: r.Message, RetryAfter: time.Duration(r.RetryMs) * time.Millisecond}
+		}}
 }
 
 // FuzzErrorResult holds error results to one shape on both paths and both
@@ -402,14 +402,8 @@ func FuzzErrorResult(f *testing.F) {
 			h.ServeHTTP(w, r.WithContext(request.With(r.Context(), &request.Info{ID: "ref-1"})))
 		})
 	}
-	fast, err := New(Options{Extra: []Tool{refuseTool()}})
-	if err != nil {
-		f.Fatal(err)
-	}
-	slow, err := New(Options{Extra: []Tool{refuseTool()}, DisableFastPath: true})
-	if err != nil {
-		f.Fatal(err)
-	}
+	fast := newHandler(f, Options{}, pipeline.Options{Tools: []pipeline.Tool{refuseTool()}})
+	slow := newHandler(f, Options{DisableFastPath: true}, pipeline.Options{Tools: []pipeline.Tool{refuseTool()}})
 	f.Fuzz(func(t *testing.T, code uint8, field, message string, retryMs int64, newProtocol bool) {
 		r := refuseArgs{Code: codes[int(code)%len(codes)], Field: field, Message: message, RetryMs: retryMs}
 		args, err := json.Marshal(r)
@@ -476,10 +470,7 @@ func btoi(b bool) int {
 // decides before anything runs).
 func TestFastPathEncodeFailure(t *testing.T) {
 	var logged bytes.Buffer
-	h, err := New(Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newHandler(t, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))}, pipeline.Options{})
 	res := &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: "Maria Silva"}},
 		StructuredContent: map[string]any{"customer": "Maria Silva", "bad": func() {}},

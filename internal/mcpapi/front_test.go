@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -14,8 +13,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sjson "github.com/segmentio/encoding/json"
@@ -33,16 +35,12 @@ type frontServer struct {
 func newFrontServer(t *testing.T, slow bool, scopes ...string) *frontServer {
 	t.Helper()
 	var ran atomic.Int64
-	counted := Tool{Contract: testContract("test.counted", contract.Low), Logic: func(context.Context, json.RawMessage) (Effect, error) {
+	counted := pipeline.Tool{Contract: testContract("test.counted", contract.Low), Logic: func(context.Context, json.RawMessage) (pipeline.Effect, error) {
 		ran.Add(1)
-		return Effect{Structured: map[string]any{"ok": true}, Summary: "done"}, nil
+		return pipeline.Effect{Structured: map[string]any{"ok": true}, Summary: "done"}, nil
 	}}
-	h, err := New(Options{Logger: slog.New(slog.DiscardHandler), Scopes: challenger{}, DisableFastPath: slow, Extra: []Tool{counted}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec *recorder
-	h.pipeline.auditor, rec = newRecorder()
+	rec := newRecorder()
+	h := newHandler(t, Options{Scopes: challenger{}, DisableFastPath: slow}, pipeline.Options{Tools: []pipeline.Tool{counted}, Auditor: rec})
 	inner := withRequest(h)
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if scopes != nil {
@@ -88,8 +86,8 @@ func (s *frontServer) post(t *testing.T, version, body string, hdr map[string]st
 }
 
 // records returns the audit records written so far.
-func (r *recorder) drain() []CallRecord {
-	var out []CallRecord
+func (r *recorder) drain() []pipeline.CallRecord {
+	var out []pipeline.CallRecord
 	for {
 		select {
 		case rec := <-r.recs:
@@ -162,7 +160,7 @@ func TestEnvelopeReadExactly(t *testing.T) {
 						t.Errorf("%s: status %d, want 403:\n%s", name, status, out)
 					}
 					recs := s.rec.drain()
-					if len(recs) != 1 || recs[0].Contract.Name != "test.counted" || recs[0].Outcome != OutcomeDenied || recs[0].Code != "insufficient_scope" {
+					if len(recs) != 1 || recs[0].Contract.Name != "test.counted" || recs[0].Outcome != auditlog.Denied || recs[0].Code != "insufficient_scope" {
 						t.Errorf("%s: audit records %+v, want one denied test.counted insufficient_scope", name, recs)
 					}
 				}
@@ -241,7 +239,7 @@ func TestRefusedCallsAudited(t *testing.T) {
 						t.Errorf("%s: status %d, want %d:\n%s", tt.name, status, tt.status, out)
 					}
 					recs := s.rec.drain()
-					if len(recs) != 1 || recs[0].Contract.Name != "test.counted" || recs[0].Outcome != OutcomeRejected || string(recs[0].Code) != tt.code {
+					if len(recs) != 1 || recs[0].Contract.Name != "test.counted" || recs[0].Outcome != auditlog.Rejected || string(recs[0].Code) != tt.code {
 						t.Errorf("%s: audit records %+v, want one rejected test.counted %s", tt.name, recs, tt.code)
 					}
 				}
@@ -253,7 +251,7 @@ func TestRefusedCallsAudited(t *testing.T) {
 				if status, out := s.post(t, v.version, call, hdr); status != http.StatusOK || s.ran.Load() != 1 {
 					t.Errorf("valid call: status %d, ran %d:\n%s", status, s.ran.Load(), out)
 				}
-				if recs := s.rec.drain(); len(recs) != 1 || recs[0].Outcome != OutcomeOK {
+				if recs := s.rec.drain(); len(recs) != 1 || recs[0].Outcome != auditlog.Allowed {
 					t.Errorf("valid call: audit records %+v, want one ok", recs)
 				}
 			})
@@ -271,7 +269,7 @@ func TestAmbiguousToolUnaudited(t *testing.T) {
 				s := newFrontServer(t, p.slow, "test:run", "collections:read")
 				hdr := v.headers("tools/call", "test.counted")
 				for name, body := range map[string]string{
-					"two served tools":    v.call("7", "test.counted", `{}`, `"name":"`+AnalyzeName+`",`),
+					"two served tools":    v.call("7", "test.counted", `{}`, `"name":"`+collections.AnalyzeName+`",`),
 					"a name not a string": v.call("7", "test.counted", `{}`, `"name":1,`),
 				} {
 					status, out := s.post(t, v.version, body, hdr)
@@ -303,7 +301,7 @@ func TestDeniedBeforeRefused(t *testing.T) {
 							t.Errorf("%s: status %d, want 403 with the scope challenge:\n%s", tt.name, status, out)
 						}
 						recs := s.rec.drain()
-						if len(recs) != 1 || recs[0].Contract.Name != "test.counted" || recs[0].Outcome != OutcomeDenied || recs[0].Code != "insufficient_scope" {
+						if len(recs) != 1 || recs[0].Contract.Name != "test.counted" || recs[0].Outcome != auditlog.Denied || recs[0].Code != "insufficient_scope" {
 							t.Errorf("%s: audit records %+v, want one denied test.counted insufficient_scope", tt.name, recs)
 						}
 					}
@@ -334,11 +332,11 @@ func TestAnswersNeverEchoRequest(t *testing.T) {
 		for _, v := range bothRevisions {
 			t.Run(p.name+"/"+v.version, func(t *testing.T) {
 				s := newFrontServer(t, p.slow, "collections:read", "test:run")
-				hdr := v.headers("tools/call", AnalyzeName)
+				hdr := v.headers("tools/call", collections.AnalyzeName)
 				with := func(k, val string) map[string]string { return overriding(hdr, k, val) }
-				call := v.call("1", AnalyzeName, args, "")
+				call := v.call("1", collections.AnalyzeName, args, "")
 				bodies := []echoCase{
-					{"malformed arguments", v.call("1", AnalyzeName, `{"asOf":"`+customer+`",}`, ""), hdr},
+					{"malformed arguments", v.call("1", collections.AnalyzeName, `{"asOf":"`+customer+`",}`, ""), hdr},
 					{"malformed at the end", call[:len(call)-1] + `,"x":"` + invoice + `"`, hdr},
 					{"trailing bytes", call + `"` + customer + `"`, hdr},
 					{"two objects", call + call, hdr},
@@ -347,16 +345,16 @@ func TestAnswersNeverEchoRequest(t *testing.T) {
 					{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"` + customer + `","params":{` + strings.TrimSuffix(v.meta(), ",") + `}}`, v.headers(customer, "")},
 					{"name not a string", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + v.meta() + `"name":["` + customer + `"],"arguments":` + args + `}}`, hdr},
 					{"params not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["` + customer + `",` + args + `]}`, hdr},
-					{"string id not echoable", v.call(`"`+invoice+`\ud800"`, AnalyzeName, args, ""), hdr},
-					{"numeric id not echoable", v.call("1.5", AnalyzeName, args, ""), hdr},
-					{"duplicate name", v.call("1", AnalyzeName, args, `"name":"`+customer+`",`), hdr},
-					{"no jsonrpc", `{"id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + args + `}}`, hdr},
+					{"string id not echoable", v.call(`"`+invoice+`\ud800"`, collections.AnalyzeName, args, ""), hdr},
+					{"numeric id not echoable", v.call("1.5", collections.AnalyzeName, args, ""), hdr},
+					{"duplicate name", v.call("1", collections.AnalyzeName, args, `"name":"`+customer+`",`), hdr},
+					{"no jsonrpc", `{"id":1,"method":"tools/call","params":{"name":"` + collections.AnalyzeName + `","arguments":` + args + `}}`, hdr},
 					{"batch", `[` + call + `]`, hdr},
 					{"not an object", `"` + customer + `"`, hdr},
 					{"wrong content type", call, with("Content-Type", "text/plain")},
-					{"arguments not an object", v.call("1", AnalyzeName, `"`+customer+`"`, ""), hdr},
-					{"invalid arguments", v.call("1", AnalyzeName, `{"asOf":"2026-11-29","invoices":[`+strings.Replace(inv, `"status":"open"`, `"status":"`+customer+`"`, 1)+`]}`, ""), hdr},
-					{"unknown argument", v.call("1", AnalyzeName, `{"asOf":"2026-11-29","invoices":[],"`+customer+`":1}`, ""), hdr},
+					{"arguments not an object", v.call("1", collections.AnalyzeName, `"`+customer+`"`, ""), hdr},
+					{"invalid arguments", v.call("1", collections.AnalyzeName, `{"asOf":"2026-11-29","invoices":[`+strings.Replace(inv, `"status":"open"`, `"status":"`+customer+`"`, 1)+`]}`, ""), hdr},
+					{"unknown argument", v.call("1", collections.AnalyzeName, `{"asOf":"2026-11-29","invoices":[],"`+customer+`":1}`, ""), hdr},
 					// go-sdk answers these notifications with an error
 					// that has no id.
 					{"notification, Mcp-Method not matching", notification, overriding(v.headers(notified, ""), "Mcp-Method", customer+" "+invoice)},
@@ -580,12 +578,12 @@ func TestSDKRefusalAfterDispatchAuditedOnce(t *testing.T) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req = req.WithContext(auth.WithPrincipal(req.Context(), &auth.Principal{Subject: "s", Scopes: []string{"other:read"}}))
 	w := httptest.NewRecorder()
-	s.h.serveSDK(w, req, []byte(body), s.h.tools["test.counted"]) // past the front's checks
+	s.h.serveSDK(w, req, []byte(body), "test.counted") // past the front's checks
 	if got, want := w.Body.String(), `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request"}}`; got != want {
 		t.Errorf("answer %s, want %s", got, want)
 	}
 	recs := s.rec.drain()
-	if len(recs) != 1 || recs[0].Outcome != OutcomeDenied || recs[0].Code != "insufficient_scope" {
+	if len(recs) != 1 || recs[0].Outcome != auditlog.Denied || recs[0].Code != "insufficient_scope" {
 		t.Errorf("audit records %+v, want one denied insufficient_scope", recs)
 	}
 	if s.ran.Load() != 0 {
@@ -631,7 +629,7 @@ func TestNestingLimit(t *testing.T) {
 				if status != want || want != http.StatusOK && !bytes.Contains(out, []byte(refuseTooDeep.message)) {
 					t.Errorf("arguments %d levels deep: status %d, want %d:\n%s", levels, status, want, out)
 				}
-				if recs := s.rec.drain(); len(recs) != 1 || (want == http.StatusOK) != (recs[0].Outcome == OutcomeOK) {
+				if recs := s.rec.drain(); len(recs) != 1 || (want == http.StatusOK) != (recs[0].Outcome == auditlog.Allowed) {
 					t.Errorf("arguments %d levels deep: audit records %+v", levels, recs)
 				}
 			}

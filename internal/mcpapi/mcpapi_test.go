@@ -15,12 +15,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/request"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,18 +67,46 @@ func golden(t *testing.T, name string, got any) {
 	}
 }
 
-func newTestHandler(t *testing.T, extra ...Tool) *Handler {
+func newTestHandler(t *testing.T, extra ...pipeline.Tool) *Handler {
 	t.Helper()
-	h, err := New(Options{Logger: slog.New(slog.DiscardHandler), Extra: extra})
+	return newHandler(t, Options{}, pipeline.Options{Tools: extra})
+}
+
+// newHandler is the endpoint opts configure (a discarding logger unless
+// set) over a pipeline of the product's tools and popts.Tools, configured
+// by popts.
+func newHandler(t testing.TB, opts Options, popts pipeline.Options) *Handler {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	opts.Pipeline = pipelinetest.Product(t, popts)
+	h, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h
 }
 
+// testCaller holds every scope the product's tools and the test tools
+// (testContract) require: the pipeline refuses a call without a principal.
+var testCaller = &auth.Principal{Subject: "tester", Scopes: []string{"collections:read", "test:run"}}
+
+// asCaller sends each request that has no principal as testCaller, as the
+// server's token check would; a request that has one keeps it.
+func asCaller(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := auth.PrincipalFrom(r.Context()); !ok {
+			r = r.WithContext(auth.WithPrincipal(r.Context(), testCaller))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// connect is a real go-sdk client of h, calling as testCaller.
 func connect(t *testing.T, h http.Handler) *mcp.ClientSession {
 	t.Helper()
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(asCaller(h))
 	t.Cleanup(ts.Close)
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
@@ -84,7 +118,7 @@ func connect(t *testing.T, h http.Handler) *mcp.ClientSession {
 }
 
 func TestGoldenContracts(t *testing.T) {
-	tools, err := Tools()
+	tools, err := collections.Tools()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +141,7 @@ func TestGoldenToolsList(t *testing.T) {
 // TestFailureCodesInContract checks that every code analyze's logic returns
 // for the validation cases is one of its contract's failure modes.
 func TestFailureCodesInContract(t *testing.T) {
-	tools, err := Tools()
+	tools, err := collections.Tools()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,13 +211,9 @@ func (challenger) WriteInsufficientScope(w http.ResponseWriter, missing []string
 // TestDeniedCallAudited: a call refused for a missing scope never runs, and
 // still leaves an audit record saying so.
 func TestDeniedCallAudited(t *testing.T) {
-	h, err := New(Options{Logger: slog.New(slog.DiscardHandler), Scopes: challenger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec *recorder
-	h.pipeline.auditor, rec = newRecorder()
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + AnalyzeName + `","arguments":` + validArgs() + `}}`
+	rec := newRecorder()
+	h := newHandler(t, Options{Scopes: challenger{}}, pipeline.Options{Auditor: rec})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + collections.AnalyzeName + `","arguments":` + validArgs() + `}}`
 	for _, slow := range []bool{false, true} {
 		h.slowOnly = slow
 		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
@@ -196,8 +226,8 @@ func TestDeniedCallAudited(t *testing.T) {
 			t.Fatalf("status %d, want 403", w.Code)
 		}
 		got := rec.last()
-		if got.Contract == nil || got.Contract.Name != AnalyzeName || got.Outcome != OutcomeDenied || got.Code != "insufficient_scope" || got.Result != nil {
-			t.Errorf("audit record = %+v, want a denied %s with code insufficient_scope", got, AnalyzeName)
+		if got.Contract == nil || got.Contract.Name != collections.AnalyzeName || got.Outcome != auditlog.Denied || got.Code != "insufficient_scope" || got.Result != nil {
+			t.Errorf("audit record = %+v, want a denied %s with code insufficient_scope", got, collections.AnalyzeName)
 		}
 	}
 }
@@ -207,31 +237,30 @@ func testContract(name string, risk contract.Risk) *contract.Contract {
 }
 
 func TestPipelineGuards(t *testing.T) {
-	badOutput := Tool{Contract: testContract("test.bad_output", contract.Low), Logic: func(context.Context, json.RawMessage) (Effect, error) {
-		return Effect{Structured: map[string]any{"ok": "yes", "secret": "leak"}, Summary: "x"}, nil
+	badOutput := pipeline.Tool{Contract: testContract("test.bad_output", contract.Low), Logic: func(context.Context, json.RawMessage) (pipeline.Effect, error) {
+		return pipeline.Effect{Structured: map[string]any{"ok": "yes", "secret": "leak"}, Summary: "x"}, nil
 	}}
-	badCode := Tool{Contract: testContract("test.bad_code", contract.Low), Logic: func(context.Context, json.RawMessage) (Effect, error) {
-		return Effect{}, &failure.Error{Code: "not_in_contract", Message: "db host 10.0.0.1 down"}
+	badCode := pipeline.Tool{Contract: testContract("test.bad_code", contract.Low), Logic: func(context.Context, json.RawMessage) (pipeline.Effect, error) {
+		return pipeline.Effect{}, &failure.Error{Code: "not_in_contract", Message: "db host 10.0.0.1 down"}
 	}}
-	plainErr := Tool{Contract: testContract("test.plain_error", contract.Low), Logic: func(context.Context, json.RawMessage) (Effect, error) {
-		return Effect{}, io.ErrUnexpectedEOF
+	plainErr := pipeline.Tool{Contract: testContract("test.plain_error", contract.Low), Logic: func(context.Context, json.RawMessage) (pipeline.Effect, error) {
+		return pipeline.Effect{}, io.ErrUnexpectedEOF
 	}}
-	allowed := Tool{Contract: testContract("test.allowed_code", contract.Low), Logic: func(context.Context, json.RawMessage) (Effect, error) {
-		return Effect{}, &failure.Error{Code: "test_refused", Field: "x", Message: "no"}
+	allowed := pipeline.Tool{Contract: testContract("test.allowed_code", contract.Low), Logic: func(context.Context, json.RawMessage) (pipeline.Effect, error) {
+		return pipeline.Effect{}, &failure.Error{Code: "test_refused", Field: "x", Message: "no"}
 	}}
-	h := newTestHandler(t, badOutput, badCode, plainErr, allowed)
-	var rec *recorder
-	h.pipeline.auditor, rec = newRecorder()
+	rec := newRecorder()
+	h := newHandler(t, Options{}, pipeline.Options{Tools: []pipeline.Tool{badOutput, badCode, plainErr, allowed}, Auditor: rec})
 	sess := connect(t, withRequest(h))
 
 	tests := []struct {
 		tool, wantCode string
 		wantOutcome    Outcome
 	}{
-		{"test.bad_output", "internal_error", OutcomeFailed},
-		{"test.bad_code", "internal_error", OutcomeFailed},
-		{"test.plain_error", "internal_error", OutcomeFailed},
-		{"test.allowed_code", "test_refused", OutcomeRejected},
+		{"test.bad_output", "internal_error", auditlog.Failed},
+		{"test.bad_code", "internal_error", auditlog.Failed},
+		{"test.plain_error", "internal_error", auditlog.Failed},
+		{"test.allowed_code", "test_refused", auditlog.Rejected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
@@ -260,11 +289,10 @@ func TestPipelineGuards(t *testing.T) {
 }
 
 func TestForbiddenToolIsUnknown(t *testing.T) {
-	forbidden := Tool{Contract: testContract("test.forbidden_action", contract.Forbidden), Logic: func(context.Context, json.RawMessage) (Effect, error) {
+	forbidden := pipelinetest.Effectful(testContract("test.forbidden_action", contract.Forbidden), func() {
 		t.Error("a forbidden tool ran over MCP")
-		return Effect{Structured: map[string]any{"ok": true}}, nil
-	}}
-	h := newTestHandler(t, forbidden)
+	})
+	h := newHandler(t, Options{}, pipelinetest.WithStore(t, storetest.SQLite(t), pipeline.Options{Tools: []pipeline.Tool{forbidden}}))
 	for _, c := range h.Contracts() {
 		if c.Name == "test.forbidden_action" {
 			t.Errorf("forbidden contract listed in Contracts()")
@@ -298,20 +326,25 @@ func withRequest(h http.Handler) http.Handler {
 	})
 }
 
-type recorder struct{ recs chan CallRecord }
+type recorder struct{ recs chan pipeline.CallRecord }
 
-func newRecorder() (Auditor, *recorder) {
-	r := &recorder{recs: make(chan CallRecord, 100)}
-	return r, r
+func newRecorder() *recorder {
+	return &recorder{recs: make(chan pipeline.CallRecord, 100)}
 }
 
-func (r *recorder) RecordCall(_ context.Context, rec CallRecord) error {
+func (r *recorder) RecordCall(_ context.Context, rec pipeline.CallRecord) error {
 	r.recs <- rec
 	return nil
 }
 
-func (r *recorder) last() CallRecord {
-	var rec CallRecord
+// AppendCall keeps the record of a call with side effects as its
+// transaction hands it over (whether the transaction then commits or not).
+func (r *recorder) AppendCall(ctx context.Context, _ store.Tx, rec pipeline.CallRecord) error {
+	return r.RecordCall(ctx, rec)
+}
+
+func (r *recorder) last() pipeline.CallRecord {
+	var rec pipeline.CallRecord
 	for {
 		select {
 		case rec = <-r.recs:
@@ -323,27 +356,35 @@ func (r *recorder) last() CallRecord {
 
 type failingAuditor struct{}
 
-func (failingAuditor) RecordCall(context.Context, CallRecord) error { return io.ErrClosedPipe }
+func (failingAuditor) RecordCall(context.Context, pipeline.CallRecord) error { return io.ErrClosedPipe }
+
+func (failingAuditor) AppendCall(context.Context, store.Tx, pipeline.CallRecord) error {
+	return io.ErrClosedPipe
+}
 
 // TestAuditUnavailable: when the audit event cannot be written, a read-only
 // call is still answered, and a call with side effects fails closed with
-// unavailable.
+// unavailable, its effect rolled back.
 func TestAuditUnavailable(t *testing.T) {
-	ok := func(context.Context, json.RawMessage) (Effect, error) {
-		return Effect{Structured: map[string]any{"ok": true}, Summary: "done"}, nil
+	ok := func(context.Context, json.RawMessage) (pipeline.Effect, error) {
+		return pipeline.Effect{Structured: map[string]any{"ok": true}, Summary: "done"}, nil
 	}
-	read := Tool{Contract: testContract("test.read_only", contract.Low), Logic: ok}
-	write := Tool{Contract: testContract("test.writes", contract.Medium), Logic: ok}
-	h := newTestHandler(t, read, write)
-	h.pipeline.auditor = failingAuditor{}
+	read := pipeline.Tool{Contract: testContract("test.read_only", contract.Low), Logic: ok}
+	ran := 0
+	write := pipelinetest.Effectful(testContract("test.writes", contract.Medium), func() { ran++ })
+	db := storetest.SQLite(t)
+	h := newHandler(t, Options{}, pipelinetest.WithStore(t, db, pipeline.Options{Tools: []pipeline.Tool{read, write}, Auditor: failingAuditor{}}))
 	sess := connect(t, withRequest(h))
 	for _, tt := range []struct {
 		tool    string
 		isError bool
-	}{{"test.read_only", false}, {"test.writes", true}, {AnalyzeName, false}} {
+	}{{"test.read_only", false}, {"test.writes", true}, {collections.AnalyzeName, false}} {
 		args := map[string]any{}
-		if tt.tool == AnalyzeName {
+		switch tt.tool {
+		case collections.AnalyzeName:
 			_ = json.Unmarshal([]byte(validArgs()), &args)
+		case "test.writes":
+			args["idempotencyKey"] = "k1"
 		}
 		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: args})
 		if err != nil {
@@ -353,5 +394,8 @@ func TestAuditUnavailable(t *testing.T) {
 		if res.IsError != tt.isError || (tt.isError && !bytes.Contains(raw, []byte(`"code":"unavailable"`))) {
 			t.Errorf("%s with the audit log down: %s", tt.tool, raw)
 		}
+	}
+	if n := pipelinetest.Effects(t, db, "test.writes"); ran != 1 || n != 0 {
+		t.Errorf("the call with side effects ran %d times and left %d effects; want it run once and its effect rolled back", ran, n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,10 +48,10 @@ func TestREADMEProtocols(t *testing.T) {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
 	}
 	for _, v := range readmeList {
-		c := fastCase{body: call("1", `{"name":"`+AnalyzeName+`","arguments":`+validArgs()+`}`), hdr: map[string]string{"Mcp-Protocol-Version": v}}
+		c := fastCase{body: call("1", `{"name":"`+collections.AnalyzeName+`","arguments":`+validArgs()+`}`), hdr: map[string]string{"Mcp-Protocol-Version": v}}
 		if v == protocol20260728 {
-			c.body = call("1", `{`+meta2026+`,"name":"`+AnalyzeName+`","arguments":`+validArgs()+`}`)
-			c.hdr["Mcp-Method"], c.hdr["Mcp-Name"] = "tools/call", AnalyzeName
+			c.body = call("1", `{`+meta2026+`,"name":"`+collections.AnalyzeName+`","arguments":`+validArgs()+`}`)
+			c.hdr["Mcp-Method"], c.hdr["Mcp-Name"] = "tools/call", collections.AnalyzeName
 		}
 		rec := serve(h, c)
 		if rec.Code != http.StatusOK || !hasResult(rec.Body.Bytes()) {
@@ -58,7 +59,7 @@ func TestREADMEProtocols(t *testing.T) {
 		}
 	}
 	for _, v := range []string{"2024-10-07", "2025-01-01", "1999-01-01"} {
-		rec := serve(h, fastCase{body: call("1", `{"name":"`+AnalyzeName+`","arguments":`+validArgs()+`}`), hdr: map[string]string{"Mcp-Protocol-Version": v}})
+		rec := serve(h, fastCase{body: call("1", `{"name":"`+collections.AnalyzeName+`","arguments":`+validArgs()+`}`), hdr: map[string]string{"Mcp-Protocol-Version": v}})
 		if rec.Code != http.StatusBadRequest {
 			t.Errorf("revision %s off the list: %d %s, want 400", v, rec.Code, rec.Body)
 		}
