@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -569,7 +570,8 @@ func sameJSON(a, b []byte) bool {
 // TestSDKRefusalAfterDispatchAuditedOnce: should a request ever reach a
 // tool through go-sdk that the front's scope check did not see (a reading
 // disagreement FuzzReadRequest exists to rule out), the tool handler's own
-// check refuses it, audits it denied once, and its answer is the fixed one.
+// check refuses it, audits it denied once, and its answer is the fixed one
+// (the pipeline's denial, sent as written: it repeats nothing of the call).
 func TestSDKRefusalAfterDispatchAuditedOnce(t *testing.T) {
 	s := newFrontServer(t, true)
 	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test.counted","arguments":{"note":"Maria Silva"}}}`
@@ -579,7 +581,8 @@ func TestSDKRefusalAfterDispatchAuditedOnce(t *testing.T) {
 	req = req.WithContext(auth.WithPrincipal(req.Context(), &auth.Principal{Subject: "s", Scopes: []string{"other:read"}}))
 	w := httptest.NewRecorder()
 	s.h.serveSDK(w, req, []byte(body), "test.counted") // past the front's checks
-	if got, want := w.Body.String(), `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Invalid Request"}}`; got != want {
+	want := `{"jsonrpc":"2.0","id":3,"error":{"code":` + strconv.FormatInt(errInsufficientScope.Code, 10) + `,"message":"` + errInsufficientScope.Message + `"}}`
+	if got := w.Body.String(); got != want || errInsufficientScope.Code != jsonrpc.CodeInvalidRequest {
 		t.Errorf("answer %s, want %s", got, want)
 	}
 	recs := s.rec.drain()
