@@ -16,6 +16,4 @@ type callArgs struct {
 	decoded bool
 	value   any
 	err     error
-	// result, when not nil, is an empty buffer to encode the result into.
-	result []byte
 }

@@ -135,7 +135,6 @@ type env struct {
 	p     *pipeline.Pipeline
 	ring  *reqstate.Ring
 	count *counters
-	now   time.Time
 }
 
 type envOpts struct {
