@@ -86,7 +86,7 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnve
 		if je, ok := err.(*jsonrpc.Error); ok {
 			code, msg = je.Code, je.Message
 		}
-		writeRPCError(w, http.StatusOK, env.id, code, msg)
+		writeRPCError(w, http.StatusOK, env.id, code, msg, nil)
 		buffers.Put(rp, *rp)
 		return
 	}
@@ -108,7 +108,7 @@ func (h *Handler) writeFast(w http.ResponseWriter, r *http.Request, id []byte, r
 	if err != nil {
 		buffers.Put(op, *op)
 		h.log.ErrorContext(r.Context(), "fast path could not encode a result", "request_id", request.From(r.Context()).ID, "err", err)
-		writeRPCError(w, http.StatusOK, id, refuseInternal.rpc, refuseInternal.message)
+		writeRPCError(w, http.StatusOK, id, refuseInternal.rpc, refuseInternal.message, nil)
 		return
 	}
 	h.fastCalls.Add(1)

@@ -639,3 +639,46 @@ func TestNestingLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestNewerProtocolVersion: a request for a revision newer than any served
+// (in _meta and header alike) gets SEP-2575's UnsupportedProtocolVersionError
+// — HTTP 400, -32022, the served versions and the requested one in its data,
+// under the request's id — on both paths, as go-sdk answers it; a call so
+// sent runs nothing and is audited as refused. An unknown revision older
+// than 2026-07-28 keeps go-sdk's plain-text 400.
+func TestNewerProtocolVersion(t *testing.T) {
+	const newer = "v999.0.0"
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + newer + `","io.modelcontextprotocol/clientCapabilities":{}}`
+	supported, err := json.Marshal(servedProtocols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":` + string(supported) + `,"requested":"` + newer + `"}}}`
+	}
+	for _, p := range bothPaths {
+		t.Run(p.name, func(t *testing.T) {
+			s := newFrontServer(t, p.slow, "test:run")
+			discover := `{"jsonrpc":"2.0","id":301,"method":"server/discover","params":{` + meta + `}}`
+			status, out := s.post(t, newer, discover, map[string]string{"Mcp-Method": "server/discover"})
+			if status != http.StatusBadRequest || !bytes.HasSuffix(out, []byte("\r\n\r\n"+want("301"))) {
+				t.Errorf("server/discover: status %d, want 400 and\n%s\ngot:\n%s", status, want("301"), out)
+			}
+			call := `{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{` + meta + `,"name":"test.counted","arguments":{}}}`
+			status, out = s.post(t, newer, call, map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "test.counted"})
+			if status != http.StatusBadRequest || !bytes.HasSuffix(out, []byte("\r\n\r\n"+want(`"c"`))) {
+				t.Errorf("tools/call: status %d, want 400 and\n%s\ngot:\n%s", status, want(`"c"`), out)
+			}
+			if n := s.ran.Load(); n != 0 {
+				t.Errorf("the call ran the tool %d times", n)
+			}
+			if recs := s.rec.drain(); len(recs) != 1 || recs[0].Outcome != auditlog.Rejected || recs[0].Code != refuseVersion.code {
+				t.Errorf("audit records %+v, want one rejected %s", recs, refuseVersion.code)
+			}
+			status, out = s.post(t, "2025-12-01", discover, nil)
+			if status != http.StatusBadRequest || !bytes.HasSuffix(out, []byte("\r\n\r\n"+refuseVersion.message+"\n")) {
+				t.Errorf("older unknown revision: status %d, want 400 and %q:\n%s", status, refuseVersion.message, out)
+			}
+		})
+	}
+}

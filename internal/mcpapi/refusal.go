@@ -2,6 +2,7 @@ package mcpapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"mime"
 	"net/http"
 	"strconv"
@@ -76,9 +77,12 @@ var (
 var servedProtocols = []string{protocol20260728, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // checkHeaders refuses a POST whose headers go-sdk would refuse, in go-sdk's
-// order, before its body is looked at.
+// order, before its body is looked at. A version newer than any served
+// (compared as go-sdk compares them, as strings) is go-sdk's to answer: it
+// reads the request and answers the UnsupportedProtocolVersionError of
+// SEP-2575 (-32022, HTTP 400), with the versions it serves.
 func checkHeaders(r *http.Request) *refusal {
-	if v := r.Header.Get("Mcp-Protocol-Version"); !legacyProtocol(v) && v != protocol20260728 {
+	if v := r.Header.Get("Mcp-Protocol-Version"); !legacyProtocol(v) && v < protocol20260728 {
 		return &refuseVersion
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
@@ -132,22 +136,26 @@ func (f *refusal) write(w http.ResponseWriter, r *http.Request, id []byte) {
 	if !f.echoID {
 		id = nil
 	}
-	writeRPCError(w, status, id, f.rpc, f.message)
+	writeRPCError(w, status, id, f.rpc, f.message, nil)
 }
 
 // writeRPCError writes a JSON-RPC error response as go-sdk encodes one; a nil
-// id is written null.
-func writeRPCError(w http.ResponseWriter, status int, id []byte, code int64, message string) {
+// id is written null, a nil data not at all.
+func writeRPCError(w http.ResponseWriter, status int, id []byte, code int64, message string, data []byte) {
 	if id == nil {
 		id = []byte("null")
 	}
-	b := make([]byte, 0, 96+len(id)+len(message))
+	b := make([]byte, 0, 96+len(id)+len(message)+len(data))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"error":{"code":`...)
 	b = strconv.AppendInt(b, code, 10)
 	b = append(b, `,"message":`...)
 	b = strconv.AppendQuote(b, message) // fixed ASCII messages: JSON and Go quoting agree
+	if data != nil {
+		b = append(b, `,"data":`...)
+		b = append(b, data...)
+	}
 	b = append(b, "}}"...)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
@@ -184,6 +192,10 @@ func sdkRefusal(status int, rpc int64) refusal {
 		f.code, f.message = refuseInternal.code, refuseInternal.message
 	case mcp.CodeHeaderMismatch:
 		f.code, f.message = "header_mismatch", "Header mismatch: Mcp-Method, Mcp-Name and Mcp-Protocol-Version must agree with the request body"
+	case mcp.CodeUnsupportedProtocolVersion:
+		f.code, f.message = refuseVersion.code, "Unsupported protocol version"
+	case mcp.CodeMissingRequiredClientCapabilities:
+		f.code, f.message = "missing_client_capability", "Missing required client capability"
 	default:
 		f.code, f.message = "refused", "Request refused"
 	}
@@ -237,7 +249,7 @@ func (s *sdkWriter) send(w http.ResponseWriter, r *http.Request, dispatched bool
 		status = http.StatusOK
 	}
 	body := s.body.Bytes()
-	id, code, kind := rpcAnswer(body)
+	id, code, data, kind := rpcAnswer(body)
 	switch {
 	case status < 400 && (kind == answerResult || status == http.StatusAccepted && skipWS(body, 0) == len(body)),
 		dispatched && kind == answerError && status < 500:
@@ -250,7 +262,7 @@ func (s *sdkWriter) send(w http.ResponseWriter, r *http.Request, dispatched bool
 		return nil
 	case kind == answerError:
 		f := sdkRefusal(status, code)
-		writeRPCError(w, status, id, code, f.message)
+		writeRPCError(w, status, id, code, f.message, protocolData(code, data))
 		return &f
 	}
 	if status < 400 {
@@ -269,11 +281,12 @@ const (
 )
 
 // rpcAnswer reads b as a JSON-RPC response: its kind and, for an error, its
-// id (nil when absent: the answer to a notification) and error code.
-func rpcAnswer(b []byte) (id []byte, code int64, kind int) {
+// id (nil when absent: the answer to a notification), error code and data
+// (nil when absent).
+func rpcAnswer(b []byte) (id []byte, code int64, data []byte, kind int) {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return nil, 0, answerOther
+		return nil, 0, nil, answerOther
 	}
 	var errObj []byte
 	result := false
@@ -295,20 +308,50 @@ func rpcAnswer(b []byte) (id []byte, code int64, kind int) {
 	switch {
 	case len(errObj) > 0 && errObj[0] == '{':
 	case result:
-		return nil, 0, answerResult
+		return nil, 0, nil, answerResult
 	default:
-		return nil, 0, answerOther
+		return nil, 0, nil, answerOther
 	}
 	eachMember(errObj, 0, func(key string, v int) (int, bool) {
 		end, ok := skipValue(errObj, v)
-		if ok && key == "code" {
+		switch {
+		case !ok:
+		case key == "code":
 			code, _ = strconv.ParseInt(string(errObj[v:end]), 10, 64)
-			return -1, true
+		case key == "data":
+			data = errObj[v:end]
 		}
 		return end, ok
 	})
 	if string(id) == "null" {
 		id = nil
 	}
-	return id, code, answerError
+	return id, code, data, answerError
+}
+
+// protocolData is the data of a go-sdk error that the protocol defines and
+// clients act on, read into its type and encoded again, so that nothing
+// else the error carried is passed on; nil for any other error. The
+// versions an UnsupportedProtocolVersionError lists are the server's, and the
+// one it echoes is the caller's own (SEP-2575 requires both); the
+// capabilities a MissingRequiredClientCapabilityError names are what the
+// tool needs.
+func protocolData(code int64, data []byte) []byte {
+	var v any
+	switch code {
+	case mcp.CodeUnsupportedProtocolVersion:
+		v = new(mcp.UnsupportedProtocolVersionData)
+	case mcp.CodeMissingRequiredClientCapabilities:
+		v = new(mcp.MissingRequiredClientCapabilityData)
+	default:
+		return nil
+	}
+	if data == nil || json.Unmarshal(data, v) != nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
 }
