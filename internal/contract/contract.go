@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 
@@ -122,6 +123,14 @@ var PipelineFailureModes = []FailureMode{
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$`)
 
+// CategoryDiagnostic is the category of the tools the official MCP
+// conformance suite calls by its own names (test_…), which are not
+// domain.verb: internal/diagnostics, built only with -tags conformance,
+// declares them, low tier and read-only.
+const CategoryDiagnostic = "diagnostic"
+
+var diagnosticNameRE = regexp.MustCompile(`^test_[a-z0-9_]+$`)
+
 // Validate checks that the contract is complete and that its fields agree
 // with its tier (section 4 of DESIGN.md). A contract that fails is a
 // programming error: the server refuses to start with it.
@@ -130,7 +139,12 @@ func (c *Contract) Validate() error {
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("contract %q: "+format, append([]any{c.Name}, a...)...))
 	}
-	if !nameRE.MatchString(c.Name) {
+	switch {
+	case c.Category == CategoryDiagnostic:
+		if !diagnosticNameRE.MatchString(c.Name) || c.RiskLevel != Low || len(c.SideEffects.Changes) > 0 {
+			bad("a diagnostic tool is named test_… in lower snake case, low tier, with no side effects")
+		}
+	case !nameRE.MatchString(c.Name):
 		bad("name must be domain.verb in lower snake case")
 	}
 	if c.Title == "" || c.Description == "" || c.Category == "" {
@@ -210,6 +224,13 @@ var tierRules = map[Risk]tierRule{
 	High:      {autonomous: false, confirmation: ConfirmInBand},
 	Critical:  {autonomous: false, confirmation: ConfirmOutOfBand, stepUp: true},
 	Forbidden: {autonomous: false, confirmation: ConfirmHumanOnly, stepUp: true},
+}
+
+// TextOnly reports whether the tool answers with text alone, no structured
+// result: its output schema is the empty schema {} (the conformance
+// diagnostics). MCP then lists it with no outputSchema.
+func (c *Contract) TextOnly() bool {
+	return c.OutputSchema != nil && reflect.ValueOf(*c.OutputSchema).IsZero()
 }
 
 // VisibleToAgents reports whether the tool may appear in tools/list and

@@ -121,3 +121,55 @@ func TestSummaryOmitsSchemas(t *testing.T) {
 		t.Errorf("Summary() cleared the contract's own schema")
 	}
 }
+
+// TestDiagnosticNames: a contract of CategoryDiagnostic carries the
+// conformance suite's own name (test_…) instead of domain.verb, and only
+// as a low-tier read; a product contract never takes such a name.
+func TestDiagnosticNames(t *testing.T) {
+	diag := func(edit func(c *Contract)) Contract {
+		c := base(Low)
+		c.Name, c.Category = "test_input_required_result_elicitation", CategoryDiagnostic
+		if edit != nil {
+			edit(&c)
+		}
+		return c
+	}
+	if _, err := Finish(diag(nil)); err != nil {
+		t.Errorf("Finish(low diagnostic test_…) = %v, want accepted", err)
+	}
+	tests := []struct {
+		name string
+		c    Contract
+		want string
+	}{
+		{"diagnostic named domain.verb", diag(func(c *Contract) { c.Name = "collections.analyze" }), "diagnostic tool is named test_"},
+		{"diagnostic in upper case", diag(func(c *Contract) { c.Name = "test_Input" }), "diagnostic tool is named test_"},
+		{"diagnostic of a higher tier", func() Contract { c := base(High); c.Name, c.Category = "test_x", CategoryDiagnostic; return c }(), "low tier"},
+		{"product tool named test_", func() Contract { c := base(Low); c.Name = "test_x"; return c }(), "domain.verb"},
+	}
+	for _, tt := range tests {
+		if _, err := Finish(tt.c); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Finish() error = %v, want one mentioning %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestTextOnly: the empty output schema {} declares a text-only tool; any
+// other schema, even one that allows every object, does not.
+func TestTextOnly(t *testing.T) {
+	for _, tt := range []struct {
+		schema *jsonschema.Schema
+		want   bool
+	}{
+		{&jsonschema.Schema{}, true},
+		{&jsonschema.Schema{Type: "object"}, false},
+		{&jsonschema.Schema{Description: "anything"}, false},
+		{nil, false},
+	} {
+		c := base(Low)
+		c.OutputSchema = tt.schema
+		if got := c.TextOnly(); got != tt.want {
+			t.Errorf("TextOnly() with output schema %+v = %v, want %v", tt.schema, got, tt.want)
+		}
+	}
+}

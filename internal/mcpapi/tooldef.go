@@ -10,15 +10,18 @@ import (
 // derived from it. The contract stays free of the SDK; this is the one place
 // its MCP shape is written.
 func toolDef(c *contract.Contract) *mcp.Tool {
-	return &mcp.Tool{
-		Meta:         mcp.Meta{contract.MetaKey: c.Summary()},
-		Name:         c.Name,
-		Title:        c.Title,
-		Description:  c.Description,
-		InputSchema:  c.InputSchema,
-		OutputSchema: c.OutputSchema,
-		Annotations:  annotations(c),
+	t := &mcp.Tool{
+		Meta:        mcp.Meta{contract.MetaKey: c.Summary()},
+		Name:        c.Name,
+		Title:       c.Title,
+		Description: c.Description,
+		InputSchema: c.InputSchema,
+		Annotations: annotations(c),
 	}
+	if !c.TextOnly() {
+		t.OutputSchema = c.OutputSchema
+	}
+	return t
 }
 
 // annotations derives the four MCP hints, all set explicitly: the SDK omits

@@ -1,10 +1,13 @@
 package mcpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // TestAnnotations: the four MCP hints follow from the contract's side
@@ -47,5 +50,24 @@ func TestAnnotations(t *testing.T) {
 				t.Errorf("toolDef(%s).Meta = %v, want the contract under %q", tt.name, def.Meta, contract.MetaKey)
 			}
 		})
+	}
+}
+
+// TestTextOnlyToolDef: a text-only tool (output schema {}) is declared with
+// no outputSchema at all — MCP requires one to be an object schema — and
+// its JSON has none; any other tool keeps its schema.
+func TestTextOnlyToolDef(t *testing.T) {
+	c := contracttest.New("test.text", contract.Low, "test:run")
+	c.OutputSchema = &jsonschema.Schema{}
+	def := toolDef(c)
+	b, err := json.Marshal(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.OutputSchema != nil || bytes.Contains(b, []byte(`"outputSchema"`)) {
+		t.Errorf("toolDef(text-only) = %s, want no outputSchema", b)
+	}
+	if s := contracttest.New("test.structured", contract.Low, "test:run"); toolDef(s).OutputSchema == nil {
+		t.Error("toolDef(structured) has no outputSchema")
 	}
 }

@@ -151,7 +151,7 @@ func compile(t Tool, p *Pipeline) (*compiled, error) {
 			bad("output schema: %v", err)
 		}
 		ct.fast = v
-	} else if c.OutputSchema != nil && !isEmptySchema(c.OutputSchema) {
+	} else if c.OutputSchema != nil && !c.TextOnly() {
 		r, err := c.OutputSchema.Resolve(nil)
 		if err != nil {
 			bad("output schema: %v", err)
@@ -169,12 +169,6 @@ func compile(t Tool, p *Pipeline) (*compiled, error) {
 		return nil, err
 	}
 	return ct, nil
-}
-
-// isEmptySchema reports whether s is {} (a text-only tool declares no shape).
-func isEmptySchema(s *jsonschema.Schema) bool {
-	b, err := json.Marshal(s)
-	return err == nil && string(b) == "{}"
 }
 
 // Strict returns the Decoder of arguments of type T: encoding/json, with
