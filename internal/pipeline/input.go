@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
@@ -59,6 +62,42 @@ func withInputs(ctx context.Context, responses map[string]json.RawMessage, paylo
 func InputsFrom(ctx context.Context) (responses map[string]json.RawMessage, payload []byte, ok bool) {
 	in, ok := ctx.Value(inputsKey{}).(inputs)
 	return in.responses, in.payload, ok
+}
+
+type clientKey struct{}
+
+// ClientFrom returns what the caller's client declared for this call, for a
+// tool whose input requests depend on it.
+func ClientFrom(ctx context.Context) (Client, bool) {
+	c, ok := ctx.Value(clientKey{}).(Client)
+	return c, ok
+}
+
+// capability is the client capability an input request's method needs, as
+// MCP's ClientCapabilities spells it; "" for a method no capability covers.
+func capability(method string) string {
+	switch method {
+	case "elicitation/create":
+		return "elicitation"
+	case "sampling/createMessage":
+		return "sampling"
+	case "roots/list":
+		return "roots"
+	}
+	return ""
+}
+
+// declared reports whether the client declared capability.
+func (c Client) declared(capability string) bool {
+	switch capability {
+	case "elicitation":
+		return c.Elicitation
+	case "sampling":
+		return c.Sampling
+	case "roots":
+		return c.Roots
+	}
+	return false
 }
 
 // binding is what a request state of this call is bound to.
@@ -129,6 +168,23 @@ func (p *Pipeline) askInput(cl *callState, need *NeedInput) Result {
 	}
 	if !cl.call.Client.InputRequests {
 		return cl.fail(errors.New("a tool asked for client input from a client that cannot answer input requests"))
+	}
+	// A server must not rely on a capability the client did not declare
+	// (MCP 2026-07-28): the call is refused with the capabilities it needs.
+	required := map[string]any{}
+	for _, in := range need.Inputs {
+		cap := capability(in.Method)
+		if cap == "" {
+			return cl.fail(fmt.Errorf("tool %s: an input request of method %q, which no client capability covers", cl.tool.Contract.Name, in.Method))
+		}
+		if !cl.call.Client.declared(cap) {
+			required[cap] = map[string]any{}
+		}
+	}
+	if len(required) > 0 {
+		res := cl.protocolError(&failure.Error{Code: failure.MissingClientCapability, Message: "this call asks the client for input it did not declare it can give: declare " + strings.Join(slices.Sorted(maps.Keys(required)), ", ")})
+		res.RequiredCapabilities = required
+		return res
 	}
 	state, err := p.seal(cl.call, cl.args, append([]byte{markTool}, need.Payload...))
 	if err != nil {

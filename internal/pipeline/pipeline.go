@@ -343,6 +343,7 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 		}
 		ctx = withInputs(ctx, c.Responses, opened.Payload)
 	}
+	ctx = context.WithValue(ctx, clientKey{}, c.Client)
 	var eff Effect
 	if t.Logic != nil {
 		eff, err = t.Logic(ctx, c.Args)
