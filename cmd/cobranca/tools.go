@@ -13,25 +13,19 @@ import (
 	"github.com/cobranca/cobranca/internal/reqstate"
 )
 
-// extraTools, when set (by a file built only with the conformance tag),
-// adds test-only tools to those the server serves; a production build has
-// none.
-var extraTools func() ([]pipeline.Tool, error)
-
 // servedTools are the tools this binary serves, contract and logic.
 func servedTools() ([]pipeline.Tool, error) {
 	tools, err := collections.Tools()
 	if err != nil {
 		return nil, err
 	}
-	if extraTools != nil {
-		more, err := extraTools()
-		if err != nil {
-			return nil, err
-		}
-		tools = append(tools, more...)
+	// The conformance suite's diagnostic tools, in a build with -tags
+	// conformance (diagnostics_conformance.go); none in production.
+	more, err := diagnosticTools()
+	if err != nil {
+		return nil, err
 	}
-	return tools, nil
+	return append(tools, more...), nil
 }
 
 // requestStateRing is the key ring of request states: COBRANCA_REQUEST_STATE_KEYS,

@@ -1,0 +1,13 @@
+//go:build conformance
+
+package main
+
+import (
+	"github.com/cobranca/cobranca/internal/diagnostics"
+	"github.com/cobranca/cobranca/internal/pipeline"
+)
+
+// diagnosticTools are the official MCP conformance suite's diagnostic tools
+// (internal/diagnostics), served besides the product's by a build with
+// -tags conformance, which .ci/run builds and runs the suite against.
+func diagnosticTools() ([]pipeline.Tool, error) { return diagnostics.Tools() }
