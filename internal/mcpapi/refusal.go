@@ -342,7 +342,12 @@ func protocolData(code int64, data []byte) []byte {
 	case mcp.CodeUnsupportedProtocolVersion:
 		v = new(mcp.UnsupportedProtocolVersionData)
 	case mcp.CodeMissingRequiredClientCapabilities:
-		v = new(mcp.MissingRequiredClientCapabilityData)
+		// Not go-sdk's MissingRequiredClientCapabilityData: its
+		// ClientCapabilities always encodes "roots", which would tell the
+		// client it must declare roots too.
+		v = new(struct {
+			RequiredCapabilities map[string]map[string]any `json:"requiredCapabilities"`
+		})
 	default:
 		return nil
 	}
