@@ -11,3 +11,6 @@ import (
 // (internal/diagnostics), served besides the product's by a build with
 // -tags conformance, which .ci/run builds and runs the suite against.
 func diagnosticTools() ([]pipeline.Tool, error) { return diagnostics.Tools() }
+
+// diagnosticsBuilt: this build serves the diagnostic tools.
+const diagnosticsBuilt = true

@@ -5,5 +5,10 @@ package main
 import "github.com/cobranca/cobranca/internal/pipeline"
 
 // diagnosticTools: a production build serves no diagnostic tool and links
-// no part of internal/diagnostics (TestProductionHasNoDiagnostics).
+// no part of internal/diagnostics (TestDiagnosticsOnlyWithTag, whose files
+// all carry the conformance tag, so that it could not even be imported
+// here).
 func diagnosticTools() ([]pipeline.Tool, error) { return nil, nil }
+
+// diagnosticsBuilt: this build serves no diagnostic tool.
+const diagnosticsBuilt = false

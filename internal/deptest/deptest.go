@@ -12,12 +12,14 @@ import (
 )
 
 // NonStd lists the packages outside the standard library that pkg depends
-// on, pkg itself included when it is outside.
-func NonStd(t testing.TB, pkg string) []string {
+// on, pkg itself included when it is outside; flags go to go list (e.g.
+// -tags).
+func NonStd(t testing.TB, pkg string, flags ...string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).Output()
+	args := append([]string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, flags...)
+	out, err := exec.Command("go", append(args, pkg)...).Output()
 	if err != nil {
-		t.Fatalf("go list -deps %s: %v", pkg, err)
+		t.Fatalf("go list -deps %s %s: %v", flags, pkg, err)
 	}
 	return strings.Fields(string(out))
 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cobranca/cobranca/internal/deptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const diagnosticsPkg = "github.com/cobranca/cobranca/internal/diagnostics"
+
+// diagnosticNames are the tools the conformance suite calls, all of which
+// a build with -tags conformance serves.
+var diagnosticNames = []string{
+	"test_input_required_result_capabilities", "test_input_required_result_elicitation",
+	"test_input_required_result_list_roots", "test_input_required_result_multi_round",
+	"test_input_required_result_multiple_inputs", "test_input_required_result_request_state",
+	"test_input_required_result_sampling", "test_input_required_result_tampered_state",
+	"test_logging_tool", "test_missing_capability", "test_streaming_elicitation",
+}
+
+// TestDiagnosticsOnlyWithTag: the production build of cobranca links no
+// part of internal/diagnostics, while a build with -tags conformance does
+// (so the check can fail).
+func TestDiagnosticsOnlyWithTag(t *testing.T) {
+	const self = "github.com/cobranca/cobranca/cmd/cobranca"
+	if deps := deptest.NonStd(t, self); slices.Contains(deps, diagnosticsPkg) {
+		t.Errorf("go list -deps %s includes %s: the production build links the diagnostic tools", self, diagnosticsPkg)
+	}
+	if deps := deptest.NonStd(t, self, "-tags", "conformance"); !slices.Contains(deps, diagnosticsPkg) {
+		t.Errorf("go list -deps -tags conformance %s lacks %s", self, diagnosticsPkg)
+	}
+}
+
+// TestServedTools: a running server lists, to a token holding every scope,
+// the diagnostic tools exactly when it was built with -tags conformance —
+// in the production build, no test_ tool, in tools/list or in `cobranca
+// contracts`. (The plain test run checks the production build; .ci/run
+// runs this package's tests with the tag too.)
+func TestServedTools(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	// The token's audience is the server's resource URL: serve and token
+	// read the same address.
+	environ := []string{"COBRANCA_DATA_DIR=" + t.TempDir(), "COBRANCA_ADDR=" + addr}
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"contracts"}, environ, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var listed struct {
+		Contracts []struct {
+			Name        string   `json:"name"`
+			Permissions []string `json:"permissions"`
+		} `json:"contracts"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &listed); err != nil {
+		t.Fatal(err)
+	}
+	var contracts, scopes []string
+	for _, c := range listed.Contracts {
+		contracts = append(contracts, c.Name)
+		scopes = append(scopes, c.Permissions...)
+	}
+	startServe(t, environ...)
+	var tok bytes.Buffer
+	if err := run(t.Context(), []string{"token", "--sub", "conformance", "--agent", "conformance", "--scope", strings.Join(append(scopes, "conformance:diagnose"), " ")},
+		environ, nil, &tok, &tok); err != nil {
+		t.Fatalf("token: %v: %s", err, tok.String())
+	}
+	sess := connect(t, addr, strings.TrimSpace(tok.String()), nil)
+	res, err := sess.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, tool := range res.Tools {
+		tools = append(tools, tool.Name)
+	}
+	for what, names := range map[string][]string{"tools/list": tools, "cobranca contracts": contracts} {
+		var diag []string
+		for _, n := range names {
+			if strings.HasPrefix(n, "test_") {
+				diag = append(diag, n)
+			}
+		}
+		slices.Sort(diag)
+		want := []string(nil)
+		if diagnosticsBuilt {
+			want = diagnosticNames
+		}
+		if !slices.Equal(diag, want) {
+			t.Errorf("%s lists the diagnostic tools %q, want %q (conformance build: %v)", what, diag, want, diagnosticsBuilt)
+		}
+		if !slices.Contains(names, "collections.analyze_portfolio") {
+			t.Errorf("%s = %q, want the product's tools", what, names)
+		}
+	}
+}
+
+// connect opens a go-sdk client session on 2026-07-28 to the server at
+// addr, with token; opts may set the client's handlers.
+func connect(t *testing.T, addr, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+	sess, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer(token)}}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return sess
+}
