@@ -194,8 +194,6 @@ func sdkRefusal(status int, rpc int64) refusal {
 		f.code, f.message = "header_mismatch", "Header mismatch: Mcp-Method, Mcp-Name and Mcp-Protocol-Version must agree with the request body"
 	case mcp.CodeUnsupportedProtocolVersion:
 		f.code, f.message = refuseVersion.code, "Unsupported protocol version"
-	case mcp.CodeMissingRequiredClientCapabilities:
-		f.code, f.message = "missing_client_capability", "Missing required client capability"
 	default:
 		f.code, f.message = "refused", "Request refused"
 	}
@@ -329,29 +327,17 @@ func rpcAnswer(b []byte) (id []byte, code int64, data []byte, kind int) {
 	return id, code, data, answerError
 }
 
-// protocolData is the data of a go-sdk error that the protocol defines and
-// clients act on, read into its type and encoded again, so that nothing
-// else the error carried is passed on; nil for any other error. The
-// versions an UnsupportedProtocolVersionError lists are the server's, and the
-// one it echoes is the caller's own (SEP-2575 requires both); the
-// capabilities a MissingRequiredClientCapabilityError names are what the
-// tool needs.
+// protocolData is the data of a go-sdk refusal that the protocol defines and
+// clients act on — the UnsupportedProtocolVersionError's: the versions the
+// server serves, and the caller's own (SEP-2575 requires both) — read into
+// its type and encoded again, so that nothing else go-sdk put there is
+// passed on; nil for any other error.
 func protocolData(code int64, data []byte) []byte {
-	var v any
-	switch code {
-	case mcp.CodeUnsupportedProtocolVersion:
-		v = new(mcp.UnsupportedProtocolVersionData)
-	case mcp.CodeMissingRequiredClientCapabilities:
-		// Not go-sdk's MissingRequiredClientCapabilityData: its
-		// ClientCapabilities always encodes "roots", which would tell the
-		// client it must declare roots too.
-		v = new(struct {
-			RequiredCapabilities map[string]map[string]any `json:"requiredCapabilities"`
-		})
-	default:
+	if code != mcp.CodeUnsupportedProtocolVersion || data == nil {
 		return nil
 	}
-	if data == nil || json.Unmarshal(data, v) != nil {
+	var v mcp.UnsupportedProtocolVersionData
+	if json.Unmarshal(data, &v) != nil {
 		return nil
 	}
 	b, err := json.Marshal(v)
