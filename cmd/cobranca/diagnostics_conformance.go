@@ -12,5 +12,8 @@ import (
 // -tags conformance, which .ci/run builds and runs the suite against.
 func diagnosticTools() ([]pipeline.Tool, error) { return diagnostics.Tools() }
 
+// diagnosticPrompts are the diagnostic tools also served as prompts.
+func diagnosticPrompts() []string { return []string{diagnostics.PromptName} }
+
 // diagnosticsBuilt: this build serves the diagnostic tools.
 const diagnosticsBuilt = true

@@ -42,8 +42,11 @@ func TestDiagnosticRoundTrips(t *testing.T) {
 	colour := map[string]any{"color": "blue"}
 	sess := connect(t, addr, token, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			if strings.Contains(req.Params.Message, "color") {
+			switch {
+			case strings.Contains(req.Params.Message, "color"):
 				return &mcp.ElicitResult{Action: "accept", Content: colour}, nil
+			case strings.Contains(req.Params.Message, "context"):
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"context": "Alice"}}, nil
 			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Alice"}}, nil
 		},
@@ -51,6 +54,10 @@ func TestDiagnosticRoundTrips(t *testing.T) {
 			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "Paris."}}, nil
 		},
 	})
+	prompt, err := sess.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: diagnostics.PromptName})
+	if err != nil || len(prompt.Messages) != 1 || prompt.Messages[0].Content.(*mcp.TextContent).Text != "Context: Alice" {
+		t.Errorf("prompts/get %s = %+v, %v; want one message with the context answered", diagnostics.PromptName, prompt, err)
+	}
 	for tool, want := range map[string]string{
 		"test_input_required_result_elicitation": "Hello, Alice!",
 		"test_input_required_result_multi_round": "favourite colour blue",

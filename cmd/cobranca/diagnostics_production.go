@@ -10,5 +10,8 @@ import "github.com/cobranca/cobranca/internal/pipeline"
 // here).
 func diagnosticTools() ([]pipeline.Tool, error) { return nil, nil }
 
+// diagnosticPrompts: a production build serves no prompt.
+func diagnosticPrompts() []string { return nil }
+
 // diagnosticsBuilt: this build serves no diagnostic tool.
 const diagnosticsBuilt = false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cobranca/cobranca/internal/deptest"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,7 +24,7 @@ const diagnosticsPkg = "github.com/cobranca/cobranca/internal/diagnostics"
 var diagnosticNames = []string{
 	"test_input_required_result_capabilities", "test_input_required_result_elicitation",
 	"test_input_required_result_list_roots", "test_input_required_result_multi_round",
-	"test_input_required_result_multiple_inputs", "test_input_required_result_request_state",
+	"test_input_required_result_multiple_inputs", "test_input_required_result_prompt", "test_input_required_result_request_state",
 	"test_input_required_result_sampling", "test_input_required_result_tampered_state",
 	"test_logging_tool", "test_missing_capability", "test_streaming_elicitation",
 }
@@ -83,6 +85,16 @@ func TestServedTools(t *testing.T) {
 	res, err := sess.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Prompts: the conformance build's diagnostic prompt, or none at all
+	// (prompts/list is "method not found": no prompts capability).
+	prompts, err := sess.ListPrompts(t.Context(), nil)
+	var rpcErr *jsonrpc.Error
+	switch {
+	case diagnosticsBuilt && (err != nil || len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "test_input_required_result_prompt"):
+		t.Errorf("prompts/list = %+v, %v; want the one diagnostic prompt", prompts, err)
+	case !diagnosticsBuilt && (!errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound):
+		t.Errorf("prompts/list = %+v, %v; want method not found", prompts, err)
 	}
 	var tools []string
 	for _, tool := range res.Tools {

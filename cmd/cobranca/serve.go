@@ -131,7 +131,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		return err
 	}
 	mcpHandler, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes, Scopes: authn,
-		Pipeline: pipe, DisableFastPath: !cfg.FastPath})
+		Pipeline: pipe, DisableFastPath: !cfg.FastPath, Prompts: diagnosticPrompts()})
 	if err != nil {
 		return err
 	}

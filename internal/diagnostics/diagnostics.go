@@ -26,6 +26,10 @@ import (
 // Scope is the permission every diagnostic tool requires.
 const Scope = "conformance:diagnose"
 
+// PromptName is the diagnostic tool also served as a prompt (mcpapi's
+// Options.Prompts): the suite asks prompts/get of it.
+const PromptName = "test_input_required_result_prompt"
+
 // InvalidInputResponse is the failure of a retry whose answer to one of the
 // tool's input requests is not the result that request asks for.
 const InvalidInputResponse failure.Code = "invalid_input_response"
@@ -60,6 +64,8 @@ func specs(in *inputs) []spec {
 			"Asks the client for a sampling completion; a client that did not declare sampling gets MissingRequiredClientCapabilityError (-32021) and nothing runs.", in.missingCapability},
 		{"test_streaming_elicitation", "Ask in the result, never on the stream",
 			"Asks for an elicitation inside its input-required result: the response carries no server-to-client request.", in.streamingElicitation},
+		{PromptName, "Ask the prompt's context",
+			"Asks, with one form elicitation, the context a prompt should use, then answers it; served as a prompt too (prompts/get), to show input-required results beyond tools/call.", in.promptContext},
 		{"test_logging_tool", "Send no log notification",
 			"Answers at once; the server sends MCP log notifications to no one, so the response carries none.", logging},
 	}

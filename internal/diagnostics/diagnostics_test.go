@@ -110,6 +110,7 @@ func TestRoundTrips(t *testing.T) {
 			map[string]string{"user_name": acceptName, "greeting": sampled, "client_roots": roots}, "were answered"},
 		{"test_missing_capability", map[string]string{"completion": "sampling/createMessage"}, map[string]string{"completion": sampled}, "the tool ran"},
 		{"test_streaming_elicitation", map[string]string{"confirm": "elicitation/create"}, map[string]string{"confirm": acceptOK}, "answered in the retry"},
+		{PromptName, map[string]string{"user_context": "elicitation/create"}, map[string]string{"user_context": `{"action":"accept","content":{"context":"test context"}}`}, "Context: test context"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
@@ -265,7 +266,7 @@ func TestContracts(t *testing.T) {
 			t.Errorf("%s without %s: result kind %v, want denied", c.Name, Scope, res.Kind)
 		}
 	}
-	if n := len(p.Contracts()); n != 11 {
-		t.Errorf("%d diagnostic tools, want 11", n)
+	if n := len(p.Contracts()); n != 12 {
+		t.Errorf("%d diagnostic tools, want 12", n)
 	}
 }

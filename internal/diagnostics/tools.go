@@ -15,7 +15,7 @@ import (
 
 // inputs are the input requests the tools ask, encoded once at start.
 type inputs struct {
-	name, step1, step2, confirmForm, capital, greeting, roots pipeline.Input
+	name, step1, step2, confirmForm, context, capital, greeting, roots pipeline.Input
 }
 
 func newInputs() (*inputs, error) {
@@ -42,6 +42,7 @@ func newInputs() (*inputs, error) {
 	}
 	set(&in.name, "elicitation/create", form("What is your name?", "name", "string"))
 	set(&in.confirmForm, "elicitation/create", form("Please confirm", "ok", "boolean"))
+	set(&in.context, "elicitation/create", form("What context should the prompt use?", "context", "string"))
 	set(&in.step1, "elicitation/create", form("Step 1: What is your name?", "name", "string"))
 	set(&in.step2, "elicitation/create", form("Step 2: What is your favorite color?", "color", "string"))
 	set(&in.capital, "sampling/createMessage", sample("What is the capital of France?", 100))
@@ -282,6 +283,18 @@ func (in *inputs) streamingElicitation(ctx context.Context) (pipeline.Effect, er
 		return text("The elicitation was asked in the result and answered in the retry.")
 	}
 	return ask(nil, map[string]pipeline.Input{"confirm": in.confirmForm})
+}
+
+// promptContext asks the context a prompt should use, and answers it.
+func (in *inputs) promptContext(ctx context.Context) (pipeline.Effect, error) {
+	answer, ok, err := roundFrom(ctx).acceptedString("user_context", "context")
+	switch {
+	case err != nil:
+		return pipeline.Effect{}, err
+	case ok && answer != "":
+		return text("Context: " + answer)
+	}
+	return ask(nil, map[string]pipeline.Input{"user_context": in.context})
 }
 
 func logging(context.Context) (pipeline.Effect, error) {

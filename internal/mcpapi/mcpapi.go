@@ -42,6 +42,11 @@ type Options struct {
 	// DisableFastPath sends every request through go-sdk
 	// (COBRANCA_FASTPATH=off; the tests compare both paths byte for byte).
 	DisableFastPath bool
+	// Prompts names served tools that are also served as MCP prompts of
+	// the same name (prompts.go): the conformance build's diagnostic
+	// prompt. None in production, which advertises no prompts capability
+	// and answers prompts/* "method not found".
+	Prompts []string
 }
 
 // Handler is the MCP endpoint. It reads each request body once, under the
@@ -96,6 +101,9 @@ func New(opts Options) (*Handler, error) {
 	// The SDK logs every stateless session at info level; keep its warnings.
 	sdkLog := slog.New(minLevel{Handler: opts.Logger.Handler(), min: slog.LevelWarn})
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	if len(opts.Prompts) > 0 {
+		caps.Prompts = &mcp.PromptCapabilities{}
+	}
 	h.calls, h.notifications = servedMethods(caps)
 	srv := mcp.NewServer(impl, &mcp.ServerOptions{
 		Logger:       sdkLog,
@@ -104,6 +112,9 @@ func New(opts Options) (*Handler, error) {
 	})
 	for _, c := range h.pipe.Contracts() {
 		srv.AddTool(toolDef(c), h.callTool)
+	}
+	if err := h.addPrompts(srv, opts.Prompts); err != nil {
+		return nil, err
 	}
 	h.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,

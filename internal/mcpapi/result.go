@@ -106,8 +106,12 @@ func inputResponses(m mcp.InputResponseMap) (map[string]json.RawMessage, error) 
 	return out, nil
 }
 
-// clientOf is what the caller's client declared for this request.
-func clientOf(req *mcp.CallToolRequest) pipeline.Client {
+// clientOf is what the caller's client declared for this request (a
+// tools/call or a prompts/get).
+func clientOf(req interface {
+	ProtocolVersion() string
+	ClientCapabilities() *mcp.ClientCapabilities
+}) pipeline.Client {
 	c := pipeline.Client{Protocol: req.ProtocolVersion()}
 	c.InputRequests = c.Protocol >= protocol20260728
 	if caps := req.ClientCapabilities(); caps != nil {
