@@ -138,54 +138,57 @@ func (r round) rootCount(id string) (int, bool, error) {
 	return len(res.Roots), true, nil
 }
 
+// oneRound is a tool of one round: it asks input id, and once the retry's
+// answer reads (read's ok) and done accepts it, answers done's text. An
+// answer that is not what was asked is the tool's failure; none, or one
+// done does not accept, is asked again (SEP-2322: re-request what is
+// missing), under a new state.
+func oneRound[T any](ctx context.Context, id string, input pipeline.Input, read func(round, string) (T, bool, error),
+	done func(T) (string, bool)) (pipeline.Effect, error) {
+	v, ok, err := read(roundFrom(ctx), id)
+	if err != nil {
+		return pipeline.Effect{}, err
+	}
+	if s, complete := done(v); ok && complete {
+		return text(s)
+	}
+	return ask(nil, map[string]pipeline.Input{id: input})
+}
+
+// field reads the string field of an accepted elicitation answer.
+func field(name string) func(round, string) (string, bool, error) {
+	return func(r round, id string) (string, bool, error) { return r.acceptedString(id, name) }
+}
+
 // elicitation asks a name, and greets it. An answer missing, declined or
 // empty is asked again (SEP-2322: re-request what is missing).
 func (in *inputs) elicitation(ctx context.Context) (pipeline.Effect, error) {
-	name, _, err := roundFrom(ctx).acceptedString("user_name", "name")
-	switch {
-	case err != nil:
-		return pipeline.Effect{}, err
-	case name != "":
-		return text("Hello, " + name + "!")
-	}
-	return ask(nil, map[string]pipeline.Input{"user_name": in.name})
+	return oneRound(ctx, "user_name", in.name, field("name"), func(name string) (string, bool) {
+		return "Hello, " + name + "!", name != ""
+	})
 }
 
 func (in *inputs) sampling(ctx context.Context) (pipeline.Effect, error) {
-	answer, ok, err := roundFrom(ctx).sampled("capital_question")
-	switch {
-	case err != nil:
-		return pipeline.Effect{}, err
-	case ok:
-		return text("Sampling response: " + answer)
-	}
-	return ask(nil, map[string]pipeline.Input{"capital_question": in.capital})
+	return oneRound(ctx, "capital_question", in.capital, round.sampled, func(answer string) (string, bool) {
+		return "Sampling response: " + answer, true
+	})
 }
 
 func (in *inputs) listRoots(ctx context.Context) (pipeline.Effect, error) {
-	n, ok, err := roundFrom(ctx).rootCount("client_roots")
-	switch {
-	case err != nil:
-		return pipeline.Effect{}, err
-	case ok:
-		return text(fmt.Sprintf("The client listed %d root(s).", n))
-	}
-	return ask(nil, map[string]pipeline.Input{"client_roots": in.roots})
+	return oneRound(ctx, "client_roots", in.roots, round.rootCount, func(n int) (string, bool) {
+		return fmt.Sprintf("The client listed %d root(s).", n), true
+	})
 }
 
 // confirm asks for a confirmation; it runs again only once the pipeline has
 // verified the round's request state, which is what state-ok reports.
 func (in *inputs) confirm(ctx context.Context) (pipeline.Effect, error) {
-	content, ok, err := roundFrom(ctx).accepted("confirm")
-	switch {
-	case err != nil:
-		return pipeline.Effect{}, err
-	case ok && content != nil:
-		return text("state-ok: the request state verified and the confirmation was accepted.")
-	case ok:
-		return text("state-ok: the request state verified; the confirmation was declined.")
-	}
-	return ask(nil, map[string]pipeline.Input{"confirm": in.confirmForm})
+	return oneRound(ctx, "confirm", in.confirmForm, round.accepted, func(content map[string]any) (string, bool) {
+		if content == nil {
+			return "state-ok: the request state verified; the confirmation was declined.", true
+		}
+		return "state-ok: the request state verified and the confirmation was accepted.", true
+	})
 }
 
 func (in *inputs) multipleInputs(ctx context.Context) (pipeline.Effect, error) {
@@ -264,37 +267,22 @@ func (in *inputs) capabilities(ctx context.Context) (pipeline.Effect, error) {
 // missingCapability needs a sampling completion: the pipeline refuses the
 // call (-32021) when the client did not declare sampling.
 func (in *inputs) missingCapability(ctx context.Context) (pipeline.Effect, error) {
-	_, ok, err := roundFrom(ctx).sampled("completion")
-	switch {
-	case err != nil:
-		return pipeline.Effect{}, err
-	case ok:
-		return text("The client declared sampling and answered; the tool ran.")
-	}
-	return ask(nil, map[string]pipeline.Input{"completion": in.capital})
+	return oneRound(ctx, "completion", in.capital, round.sampled, func(string) (string, bool) {
+		return "The client declared sampling and answered; the tool ran.", true
+	})
 }
 
 func (in *inputs) streamingElicitation(ctx context.Context) (pipeline.Effect, error) {
-	_, ok, err := roundFrom(ctx).accepted("confirm")
-	switch {
-	case err != nil:
-		return pipeline.Effect{}, err
-	case ok:
-		return text("The elicitation was asked in the result and answered in the retry.")
-	}
-	return ask(nil, map[string]pipeline.Input{"confirm": in.confirmForm})
+	return oneRound(ctx, "confirm", in.confirmForm, round.accepted, func(map[string]any) (string, bool) {
+		return "The elicitation was asked in the result and answered in the retry.", true
+	})
 }
 
 // promptContext asks the context a prompt should use, and answers it.
 func (in *inputs) promptContext(ctx context.Context) (pipeline.Effect, error) {
-	answer, ok, err := roundFrom(ctx).acceptedString("user_context", "context")
-	switch {
-	case err != nil:
-		return pipeline.Effect{}, err
-	case ok && answer != "":
-		return text("Context: " + answer)
-	}
-	return ask(nil, map[string]pipeline.Input{"user_context": in.context})
+	return oneRound(ctx, "user_context", in.context, field("context"), func(answer string) (string, bool) {
+		return "Context: " + answer, answer != ""
+	})
 }
 
 func logging(context.Context) (pipeline.Effect, error) {

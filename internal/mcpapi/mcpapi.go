@@ -130,21 +130,31 @@ func New(opts Options) (*Handler, error) {
 
 // callTool is the go-sdk handler of every tool: the call, adapted.
 func (h *Handler) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	dispatched(ctx)
-	pr, _ := auth.PrincipalFrom(ctx)
-	responses, err := inputResponses(req.Params.InputResponses)
+	res, err := h.do(ctx, req, req.Params.Name, req.Params.Arguments, req.Params.InputResponses, req.Params.RequestState)
 	if err != nil {
 		return nil, err
 	}
-	return toMCP(h.pipe.Do(ctx, pipeline.Call{
+	return toMCP(res)
+}
+
+// do runs the call go-sdk dispatched (a tools/call, or a prompts/get of a
+// tool served as a prompt) through the pipeline.
+func (h *Handler) do(ctx context.Context, req declaring, name string, args json.RawMessage, answers mcp.InputResponseMap, state string) (pipeline.Result, error) {
+	dispatched(ctx)
+	pr, _ := auth.PrincipalFrom(ctx)
+	responses, err := inputResponses(answers)
+	if err != nil {
+		return pipeline.Result{}, err
+	}
+	return h.pipe.Do(ctx, pipeline.Call{
 		Principal: pr,
 		RequestID: request.From(ctx).ID,
-		Tool:      req.Params.Name,
-		Args:      req.Params.Arguments,
+		Tool:      name,
+		Args:      args,
 		Client:    clientOf(req),
 		Responses: responses,
-		State:     req.Params.RequestState,
-	}))
+		State:     state,
+	}), nil
 }
 
 // FastCalls is how many calls the fast path has answered (for metrics).

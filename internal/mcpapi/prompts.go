@@ -7,10 +7,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/pipeline"
-	"github.com/cobranca/cobranca/internal/request"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -47,12 +45,6 @@ func (h *Handler) addPrompts(srv *mcp.Server, names []string) error {
 
 // getPrompt is the go-sdk handler of every prompt: the call, adapted.
 func (h *Handler) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	dispatched(ctx)
-	pr, _ := auth.PrincipalFrom(ctx)
-	responses, err := inputResponses(req.Params.InputResponses)
-	if err != nil {
-		return nil, err
-	}
 	args := req.Params.Arguments
 	if args == nil {
 		args = map[string]string{}
@@ -61,15 +53,10 @@ func (h *Handler) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	if err != nil {
 		return nil, err
 	}
-	res := h.pipe.Do(ctx, pipeline.Call{
-		Principal: pr,
-		RequestID: request.From(ctx).ID,
-		Tool:      req.Params.Name,
-		Args:      raw,
-		Client:    clientOf(req),
-		Responses: responses,
-		State:     req.Params.RequestState,
-	})
+	res, err := h.do(ctx, req, req.Params.Name, raw, req.Params.InputResponses, req.Params.RequestState)
+	if err != nil {
+		return nil, err
+	}
 	switch res.Kind {
 	case pipeline.Complete:
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: res.Summary}}}}, nil

@@ -106,12 +106,15 @@ func inputResponses(m mcp.InputResponseMap) (map[string]json.RawMessage, error) 
 	return out, nil
 }
 
-// clientOf is what the caller's client declared for this request (a
-// tools/call or a prompts/get).
-func clientOf(req interface {
+// declaring is a request that carries the client's declarations: a
+// tools/call, or a prompts/get.
+type declaring interface {
 	ProtocolVersion() string
 	ClientCapabilities() *mcp.ClientCapabilities
-}) pipeline.Client {
+}
+
+// clientOf is what the caller's client declared for this request.
+func clientOf(req declaring) pipeline.Client {
 	c := pipeline.Client{Protocol: req.ProtocolVersion()}
 	c.InputRequests = c.Protocol >= protocol20260728
 	if caps := req.ClientCapabilities(); caps != nil {
