@@ -2,6 +2,8 @@
 
 package diagnostics
 
+//lint:file-ignore SA1019 the suite's scenarios exercise sampling and roots, deprecated since 2026-07-28 (SEP-2577) but still in the protocol
+
 import (
 	"context"
 	"encoding/json"
