@@ -131,6 +131,11 @@ func connect(t *testing.T, addr, token string, opts *mcp.ClientOptions) *mcp.Cli
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { sess.Close() })
+	t.Cleanup(func() {
+		sess.Close()
+		// No idle connection (and its goroutines and buffers) outlives the
+		// test: TestMemoryReturner measures what the process holds.
+		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	})
 	return sess
 }
