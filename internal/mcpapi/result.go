@@ -119,8 +119,11 @@ func clientOf(req declaring) pipeline.Client {
 	c.InputRequests = c.Protocol >= protocol20260728
 	if caps := req.ClientCapabilities(); caps != nil {
 		c.Elicitation = caps.Elicitation != nil
-		c.Sampling = caps.Sampling != nil
-		c.Roots = caps.RootsV2 != nil || caps.Roots.ListChanged
+		// Sampling and roots are deprecated since 2026-07-28 (SEP-2577) but
+		// still part of the protocol: a client may declare them, and the
+		// conformance suite's input requests use them.
+		c.Sampling = caps.Sampling != nil                       //lint:ignore SA1019 still served (SEP-2577's deprecation window)
+		c.Roots = caps.RootsV2 != nil || caps.Roots.ListChanged //lint:ignore SA1019 still served (SEP-2577's deprecation window)
 	}
 	return c
 }
