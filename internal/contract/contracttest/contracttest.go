@@ -35,3 +35,15 @@ func New(name string, risk contract.Risk, permissions ...string) *contract.Contr
 	}
 	return fc
 }
+
+// WithDryRun returns a copy of c, a finished contract, that offers an
+// optional dry run (its input schema then declares dryRun).
+func WithDryRun(c *contract.Contract) *contract.Contract {
+	cp := *c
+	cp.DryRun = contract.ModeOptional
+	fc, err := contract.Finish(cp)
+	if err != nil {
+		panic(err)
+	}
+	return fc
+}

@@ -34,11 +34,16 @@ func WithStore(t testing.TB, db store.DB, opts pipeline.Options) pipeline.Option
 // contracttest.New above the low tier, or its like): a call takes any
 // object, calls ran when it is not nil, and adds one row for c's tool in
 // the pipeline's transaction, which Effects counts once committed. Its
-// pipeline's options come from WithStore.
+// Preview, which a person confirms on the high tier, is EffectPreview(c);
+// where c offers a dry run, one answers {"ok":true,"dryRun":true} and
+// changes nothing. Its pipeline's options come from WithStore.
 func Effectful(c *contract.Contract, ran func()) pipeline.Tool {
-	return pipeline.Tool{
+	t := pipeline.Tool{
 		Contract: c,
 		Decode:   pipeline.Strict[map[string]any](),
+		Preview: func(context.Context, any) (string, error) {
+			return EffectPreview(c), nil
+		},
 		Execute: func(ctx context.Context, tx store.Tx, _ any) (pipeline.Effect, error) {
 			if ran != nil {
 				ran()
@@ -49,6 +54,18 @@ func Effectful(c *contract.Contract, ran func()) pipeline.Tool {
 			return pipeline.Effect{Structured: map[string]any{"ok": true}, Summary: "changed a test row"}, nil
 		},
 	}
+	if c.DryRun != contract.ModeNone {
+		t.DryRun = func(context.Context, any) (pipeline.Effect, error) {
+			return pipeline.Effect{Structured: map[string]any{"ok": true, "dryRun": true}, Summary: "would change a test row"}, nil
+		}
+	}
+	return t
+}
+
+// EffectPreview is what a call of Effectful's tool for c would change, as a
+// person confirming it reads it.
+func EffectPreview(c *contract.Contract) string {
+	return "add one test row for " + c.Name
 }
 
 // Effects is how many rows committed calls of tool added to db.

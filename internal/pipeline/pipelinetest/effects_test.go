@@ -3,6 +3,7 @@ package pipelinetest_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/cobranca/cobranca/internal/auth"
@@ -39,5 +40,31 @@ func TestEffectful(t *testing.T) {
 	}
 	if n := pipelinetest.Effects(t, db, "test.writes"); n != 2 || ran != 2 {
 		t.Errorf("%d effects committed, tool ran %d times; want 2 and 2 (k1 once, k2 once)", n, ran)
+	}
+}
+
+// TestEffectfulConfirmedAndDryRun: on the high tier the test tool is
+// confirmed with EffectPreview, and with a dry run offered (WithDryRun) one
+// changes nothing.
+func TestEffectfulConfirmedAndDryRun(t *testing.T) {
+	db := storetest.SQLite(t)
+	high := contracttest.New("test.confirmed", contract.High, "test:write")
+	medium := contracttest.WithDryRun(contracttest.New("test.dry", contract.Medium, "test:write"))
+	p := pipelinetest.Product(t, pipelinetest.WithStore(t, db, pipeline.Options{
+		Tools: []pipeline.Tool{pipelinetest.Effectful(high, nil), pipelinetest.Effectful(medium, nil)}}))
+	agent := &auth.Principal{Subject: "alice", Actor: "bot", Kind: auth.KindAgent, Scopes: []string{"test:write"}}
+	res := p.Do(context.Background(), pipeline.Call{Principal: agent, Tool: high.Name, Args: json.RawMessage(`{"idempotencyKey":"k1"}`),
+		Client: pipeline.Client{Protocol: "2025-11-25"}})
+	if res.Kind != pipeline.ToolError || res.Err.Code != failure.ConfirmationRequired || !strings.Contains(res.Err.Message, pipelinetest.EffectPreview(high)) {
+		t.Errorf("high-tier call by an agent on 2025-11-25: %+v, want confirmation_required with the preview %q", res, pipelinetest.EffectPreview(high))
+	}
+	res = p.Do(context.Background(), pipeline.Call{Principal: agent, Tool: medium.Name, Args: json.RawMessage(`{"idempotencyKey":"k1","dryRun":true}`)})
+	if res.Kind != pipeline.Complete || string(res.Structured) != `{"dryRun":true,"ok":true}` {
+		t.Errorf("dry run: %+v, want complete {\"dryRun\":true,\"ok\":true}", res)
+	}
+	for _, c := range []*contract.Contract{high, medium} {
+		if n := pipelinetest.Effects(t, db, c.Name); n != 0 {
+			t.Errorf("%s: %d effects, want none", c.Name, n)
+		}
 	}
 }
