@@ -9,8 +9,12 @@ if (!versionNegotiation) {
   throw new Error(`COMPAT_ERA=${env.era}: want legacy or modern`);
 }
 
-await runCases(async (token) => {
-  const client = new Client({ name: "cobranca-compat-client2", version: "1.0.0" }, { versionNegotiation });
+await runCases(async (token, elicit) => {
+  const capabilities = elicit ? { elicitation: { form: {} } } : {};
+  const client = new Client({ name: "cobranca-compat-client2", version: "1.0.0" }, { versionNegotiation, capabilities });
+  if (elicit) {
+    client.setRequestHandler("elicitation/create", async (request) => elicit(request.params));
+  }
   await client.connect(new StreamableHTTPClientTransport(new URL(env.url), { requestInit: { headers: bearer(token) } }));
   return client;
 });

@@ -2,9 +2,13 @@
 // package-lock.json pins, and the go-sdk client of this module, each against
 // the real routes over real HTTP with real tokens. Every client runs the
 // same cases — connect, list, a valid call, an invalid call whose error
-// code it reads, a call without a token, a call without the scope — and
-// every expectation is here: the node scripts beside this file only report
-// what their client made of each case.
+// code it reads, a call without a token, a call without the scope; a
+// medium-tier tool with side effects called with an idempotency key, again,
+// with other arguments under that key, and as a dry run; and, but for the
+// Inspector CLI, a high-tier tool called by an agent whose person accepts,
+// then declines, the confirmation, and by a client without the elicitation
+// capability — and every expectation is here: the node scripts beside this
+// file only report what their client made of each case.
 //
 // It runs in `go test ./...` once `npm ci` has installed this directory's
 // node_modules (.ci/run does); without them it skips, except under CI=true,
@@ -15,6 +19,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,13 +38,18 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/server"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -58,6 +68,21 @@ const (
 	invalidField = "invoices[1].dueDate"
 )
 
+// The test tools with side effects (real rows in a SQLite store, through
+// pipelinetest.Effectful) and their cases' arguments. Every call carries an
+// idempotency key, which both tools require.
+const (
+	mediumTool            = "compat.mark_contacted"
+	mediumArgs            = `{"idempotencyKey":"compat-medium-1","customerId":"c-1"}`
+	mediumConflictArgs    = `{"idempotencyKey":"compat-medium-1","customerId":"c-2"}`
+	mediumDryRunArgs      = `{"idempotencyKey":"compat-medium-2","customerId":"c-1","dryRun":true}`
+	highTool              = "compat.pause_collection"
+	highAcceptArgs        = `{"idempotencyKey":"compat-high-1","customerId":"c-1"}`
+	highDeclineArgs       = `{"idempotencyKey":"compat-high-2","customerId":"c-2"}`
+	highNoElicitationArgs = `{"idempotencyKey":"compat-high-3","customerId":"c-3"}`
+	testWriteScope        = "compat:write"
+)
+
 // The protocol revisions cobranca serves.
 const (
 	legacyRevision = "2025-11-25"
@@ -68,12 +93,25 @@ const (
 // JSON), or the error it threw. The node scripts print it; the go-sdk
 // client fills it in process.
 type report struct {
-	Connect step `json:"connect"`
-	Tools   step `json:"tools"` // result: the listed tool names
-	Valid   step `json:"valid"`
-	Invalid step `json:"invalid"`
-	NoToken step `json:"noToken"`
-	NoScope step `json:"noScope"`
+	Connect  step `json:"connect"`
+	Tools    step `json:"tools"`    // result: the listed tool names
+	ToolDefs step `json:"toolDefs"` // result: the listed entries of the test tools
+	Valid    step `json:"valid"`
+	Invalid  step `json:"invalid"`
+	NoToken  step `json:"noToken"`
+	NoScope  step `json:"noScope"`
+
+	Medium         step `json:"medium"`
+	MediumRepeat   step `json:"mediumRepeat"`
+	MediumConflict step `json:"mediumConflict"`
+	MediumDryRun   step `json:"mediumDryRun"`
+
+	HighAccept        step `json:"highAccept"`
+	HighDecline       step `json:"highDecline"`
+	HighNoElicitation step `json:"highNoElicitation"`
+	// Elicited are the params of each elicitation/create the client's
+	// handler was given, in order.
+	Elicited []json.RawMessage `json:"elicited"`
 }
 
 type step struct {
@@ -82,9 +120,11 @@ type step struct {
 }
 
 type clientError struct {
-	Name    string `json:"name"`
-	Message string `json:"message"`
-	Status  int    `json:"status"` // HTTP status, when the client keeps one
+	Name    string          `json:"name"`
+	Message string          `json:"message"`
+	Status  int             `json:"status"` // HTTP status, when the client keeps one
+	Code    int64           `json:"code"`   // JSON-RPC error code, when the client keeps one
+	Data    json.RawMessage `json:"data"`   // its data
 }
 
 // callResult is a tools/call result as a client handed it over.
@@ -100,15 +140,18 @@ func TestClients(t *testing.T) {
 	clients := []struct {
 		name     string
 		revision string // the revision its calls must carry
-		run      func(t *testing.T, s *compatServer) report
+		// high: the client runs the high-tier cases (an SDK a host embeds,
+		// with an elicitation handler; not the Inspector CLI).
+		high bool
+		run  func(t *testing.T, s *compatServer) report
 	}{
-		{"typescript-sdk-1.x", legacyRevision, nodeScript(node, "sdk1.mjs", "")},
-		{"client-2.x/legacy", legacyRevision, nodeScript(node, "client2.mjs", "legacy")},
-		{"client-2.x/modern", modernRevision, nodeScript(node, "client2.mjs", "modern")},
-		{"inspector-cli/legacy", legacyRevision, nodeScript(node, "inspector.mjs", "legacy")},
-		{"inspector-cli/modern", modernRevision, nodeScript(node, "inspector.mjs", "modern")},
-		{"go-sdk/" + legacyRevision, legacyRevision, goSDK(legacyRevision)},
-		{"go-sdk/" + modernRevision, modernRevision, goSDK(modernRevision)},
+		{"typescript-sdk-1.x", legacyRevision, true, nodeScript(node, "sdk1.mjs", "")},
+		{"client-2.x/legacy", legacyRevision, true, nodeScript(node, "client2.mjs", "legacy")},
+		{"client-2.x/modern", modernRevision, true, nodeScript(node, "client2.mjs", "modern")},
+		{"inspector-cli/legacy", legacyRevision, false, nodeScript(node, "inspector.mjs", "legacy")},
+		{"inspector-cli/modern", modernRevision, false, nodeScript(node, "inspector.mjs", "modern")},
+		{"go-sdk/" + legacyRevision, legacyRevision, true, goSDK(legacyRevision)},
+		{"go-sdk/" + modernRevision, modernRevision, true, goSDK(modernRevision)},
 	}
 	for _, c := range clients {
 		t.Run(c.name, func(t *testing.T) {
@@ -116,6 +159,12 @@ func TestClients(t *testing.T) {
 			s := newCompatServer(t)
 			rep := c.run(t, s)
 			s.check(t, rep, c.revision)
+			s.checkMedium(t, rep)
+			if c.high {
+				s.checkHigh(t, rep, c.revision)
+			} else if n := pipelinetest.Effects(t, s.db, highTool); n != 0 {
+				t.Errorf("%s: %d effects without a high-tier case", highTool, n)
+			}
 		})
 	}
 }
@@ -171,6 +220,9 @@ type compatServer struct {
 	url         string
 	auth        *auth.Authenticator
 	mcp         *mcpapi.Handler
+	db          store.DB // where the test tools' effects commit
+	medium      *contract.Contract
+	high        *contract.Contract
 	token       string // holds every scope a listed tool needs
 	noScope     string // valid, without those scopes
 	mu          sync.Mutex
@@ -181,6 +233,8 @@ type compatServer struct {
 // exchange is one request to the server and the answer it got.
 type exchange struct {
 	path, rpcMethod, revision string
+	tool                      string // the tool a tools/call names
+	retry                     bool   // a tools/call carrying a requestState
 	holder                    string // "token", "noScope", or "" for no Authorization header
 	status                    int
 	challenge                 string // WWW-Authenticate
@@ -198,7 +252,14 @@ func newCompatServer(t *testing.T) *compatServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := mcpapi.New(mcpapi.Options{Logger: log, Scopes: a, Pipeline: pipelinetest.Product(t, pipeline.Options{Logger: log})})
+	// The medium-tier tool offers a dry run, so that its input schema
+	// declares both arguments the pipeline reads (idempotencyKey, dryRun).
+	medium := contracttest.WithDryRun(contracttest.New(mediumTool, contract.Medium, testWriteScope))
+	high := contracttest.New(highTool, contract.High, testWriteScope)
+	db := storetest.SQLite(t)
+	pipe := pipelinetest.Product(t, pipelinetest.WithStore(t, db, pipeline.Options{Logger: log,
+		Tools: []pipeline.Tool{pipelinetest.Effectful(medium, nil), pipelinetest.Effectful(high, nil)}}))
+	h, err := mcpapi.New(mcpapi.Options{Logger: log, Scopes: a, Pipeline: pipe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +267,7 @@ func newCompatServer(t *testing.T) *compatServer {
 	for _, c := range h.Contracts() {
 		scopes = append(scopes, c.Permissions...)
 	}
-	s := &compatServer{url: base + "/mcp", auth: a, mcp: h, metadataURL: a.ResourceMetadataURL()}
+	s := &compatServer{url: base + "/mcp", auth: a, mcp: h, db: db, medium: medium, high: high, metadataURL: a.ResourceMetadataURL()}
 	if s.token, err = a.Mint(auth.MintOptions{Subject: "alice", Agent: "compat-agent", Scopes: scopes}); err != nil {
 		t.Fatal(err)
 	}
@@ -242,9 +303,18 @@ func (s *compatServer) record(next http.Handler) http.Handler {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
-			var env struct{ Method string }
+			var env struct {
+				Method string
+				Params struct {
+					Name         string
+					RequestState *string `json:"requestState"`
+				}
+			}
 			_ = json.Unmarshal(body, &env)
 			ex.rpcMethod = env.Method
+			if env.Method == "tools/call" {
+				ex.tool, ex.retry = env.Params.Name, env.Params.RequestState != nil
+			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		sw := &statusWatch{ResponseWriter: w, status: http.StatusOK}
@@ -319,20 +389,7 @@ func (s *compatServer) check(t *testing.T, rep report, revision string) {
 	}
 
 	// An invalid call: an error result whose code and field a program reads.
-	var invalid callResult
-	if err := result(rep.Invalid, &invalid); err != nil {
-		t.Errorf("invalid call: %v", err)
-	} else {
-		var d failure.Detail
-		if err := json.Unmarshal(invalid.Meta[mcpapi.ErrorMetaKey], &d); err != nil {
-			t.Errorf("invalid call: _meta[%s] = %s (%v); result %+v", mcpapi.ErrorMetaKey, invalid.Meta[mcpapi.ErrorMetaKey], err, invalid)
-		} else if !invalid.IsError || d.Code != invalidCode || d.Field != invalidField || invalid.StructuredContent != nil {
-			t.Errorf("invalid call: isError %v, error %+v, structuredContent %s; want isError, %s on %s, no structuredContent",
-				invalid.IsError, d, invalid.StructuredContent, invalidCode, invalidField)
-		} else if text := (&failure.Error{Code: d.Code, Field: d.Field, Message: d.Message}).Text(); len(invalid.Content) != 1 || invalid.Content[0].Text != text {
-			t.Errorf("invalid call: content %+v, want the text %q", invalid.Content, text)
-		}
-	}
+	wantToolError(t, "invalid call", rep.Invalid, invalidCode, invalidField)
 
 	// Without a token: the client fails, having been answered 401 with a
 	// challenge pointing at the resource metadata.
@@ -377,6 +434,187 @@ func (s *compatServer) check(t *testing.T, rep report, revision string) {
 	}
 }
 
+// wantToolError checks that the client accepted st as a tool error result
+// (isError, no structuredContent: the TypeScript SDKs validate one against
+// the outputSchema) whose _meta[mcpapi.ErrorMetaKey] carries code and field,
+// and whose one text content says them; it returns the detail.
+func wantToolError(t *testing.T, what string, st step, code failure.Code, field string) failure.Detail {
+	t.Helper()
+	var r callResult
+	var d failure.Detail
+	if err := result(st, &r); err != nil {
+		t.Errorf("%s: %v", what, err)
+		return d
+	}
+	if err := json.Unmarshal(r.Meta[mcpapi.ErrorMetaKey], &d); err != nil {
+		t.Errorf("%s: _meta[%s] = %s (%v); result %+v", what, mcpapi.ErrorMetaKey, r.Meta[mcpapi.ErrorMetaKey], err, r)
+	} else if !r.IsError || d.Code != code || d.Field != field || r.StructuredContent != nil {
+		t.Errorf("%s: isError %v, error %+v, structuredContent %s; want isError, %s on %q, no structuredContent",
+			what, r.IsError, d, r.StructuredContent, code, field)
+	} else if text := (&failure.Error{Code: d.Code, Field: d.Field, Message: d.Message}).Text(); len(r.Content) != 1 || r.Content[0].Text != text {
+		t.Errorf("%s: content %+v, want the text %q", what, r.Content, text)
+	}
+	return d
+}
+
+// wantComplete checks that the client accepted st as a result with the
+// structured content want.
+func wantComplete(t *testing.T, what string, st step, want string) {
+	t.Helper()
+	var r callResult
+	if err := result(st, &r); err != nil {
+		t.Errorf("%s: %v", what, err)
+	} else if r.IsError || r.StructuredContent == nil || !cmp.Equal(jsonValue(t, []byte(want)), jsonValue(t, r.StructuredContent)) {
+		t.Errorf("%s: isError %v, structuredContent %s; want %s", what, r.IsError, r.StructuredContent, want)
+	}
+}
+
+// listedTool is a tools/list entry as a client handed it over.
+type listedTool struct {
+	Name        string
+	InputSchema json.RawMessage
+	Annotations map[string]any
+	Meta        map[string]json.RawMessage `json:"_meta"`
+}
+
+// checkToolDefs holds the listed entries of the test tools to their
+// contracts: the input schema as the contract declares it, which names the
+// arguments the pipeline reads (idempotencyKey on both, dryRun where the
+// contract offers a dry run); the four hints, each set; the contract under
+// its _meta key.
+func (s *compatServer) checkToolDefs(t *testing.T, rep report) {
+	t.Helper()
+	var defs []listedTool
+	if err := result(rep.ToolDefs, &defs); err != nil {
+		t.Errorf("tools/list: %v", err)
+		return
+	}
+	for _, c := range []*contract.Contract{s.medium, s.high} {
+		i := slices.IndexFunc(defs, func(d listedTool) bool { return d.Name == c.Name })
+		if i < 0 {
+			t.Errorf("tools/list: no %s", c.Name)
+			continue
+		}
+		d := defs[i]
+		want, err := json.Marshal(c.InputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(jsonValue(t, want), jsonValue(t, d.InputSchema)); diff != "" {
+			t.Errorf("%s: inputSchema (-contract +listed):\n%s", c.Name, diff)
+		}
+		var in struct {
+			Properties map[string]struct{ Type string }
+			Required   []string
+		}
+		if err := json.Unmarshal(d.InputSchema, &in); err != nil {
+			t.Errorf("%s: inputSchema %s: %v", c.Name, d.InputSchema, err)
+		}
+		if in.Properties[contract.ArgIdempotencyKey].Type != "string" || !slices.Contains(in.Required, contract.ArgIdempotencyKey) {
+			t.Errorf("%s: inputSchema %s does not require the string %s", c.Name, d.InputSchema, contract.ArgIdempotencyKey)
+		}
+		if dry := in.Properties[contract.ArgDryRun].Type == "boolean"; dry != (c.DryRun != contract.ModeNone) {
+			t.Errorf("%s: inputSchema %s declares %s: %v, its contract offers a dry run: %v", c.Name, d.InputSchema, contract.ArgDryRun, dry, c.DryRun != contract.ModeNone)
+		}
+		// A test row changes, the same again on a repeat of the key: not
+		// read-only, not destructive, idempotent, closed world.
+		wantHints := map[string]any{"title": c.Title, "readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
+		if diff := cmp.Diff(wantHints, d.Annotations); diff != "" {
+			t.Errorf("%s: annotations (-want +listed):\n%s", c.Name, diff)
+		}
+		var published struct{ RiskLevel contract.Risk }
+		if err := json.Unmarshal(d.Meta[contract.MetaKey], &published); err != nil || published.RiskLevel != c.RiskLevel {
+			t.Errorf("%s: _meta[%s] = %s (%v), want its contract (riskLevel %s)", c.Name, contract.MetaKey, d.Meta[contract.MetaKey], err, c.RiskLevel)
+		}
+	}
+}
+
+// checkMedium holds the medium-tier cases: the call with a key is accepted;
+// its repeat returns the identical result; other arguments under the key are
+// the tool error idempotency_conflict, which the client accepts; a dry run
+// says what would happen. One effect in all.
+func (s *compatServer) checkMedium(t *testing.T, rep report) {
+	t.Helper()
+	s.checkToolDefs(t, rep)
+	wantComplete(t, "medium call", rep.Medium, `{"ok":true}`)
+	if rep.Medium.Error == nil && rep.MediumRepeat.Error == nil {
+		if diff := cmp.Diff(jsonValue(t, rep.Medium.Result), jsonValue(t, rep.MediumRepeat.Result)); diff != "" {
+			t.Errorf("medium call repeated with its key: result (-first +repeat):\n%s", diff)
+		}
+	} else if rep.MediumRepeat.Error != nil {
+		t.Errorf("medium call repeated with its key: the client threw %s: %s", rep.MediumRepeat.Error.Name, rep.MediumRepeat.Error.Message)
+	}
+	wantToolError(t, "medium call, other arguments under its key", rep.MediumConflict, failure.IdempotencyConflict, contract.ArgIdempotencyKey)
+	wantComplete(t, "medium dry run", rep.MediumDryRun, `{"ok":true,"dryRun":true}`)
+	if n := pipelinetest.Effects(t, s.db, mediumTool); n != 1 {
+		t.Errorf("%s: %d effects, want 1 (the first call; not its repeat, the conflict or the dry run)", mediumTool, n)
+	}
+}
+
+// checkHigh holds the high-tier cases, called by an agent. A 2026-07-28
+// client is asked in-band: its elicitation handler is shown the preview,
+// and the client retries with the requestState; accepted, the call runs
+// once, declined it is the tool error confirmation_declined; without the
+// elicitation capability the client throws the JSON-RPC error -32021. A
+// 2025-11-25 client gets the tool error confirmation_required, holding the
+// preview, every time. Nothing else runs.
+func (s *compatServer) checkHigh(t *testing.T, rep report, revision string) {
+	t.Helper()
+	preview := pipelinetest.EffectPreview(s.high)
+	retries := 0
+	for _, ex := range s.calls("token") {
+		if ex.tool == highTool && ex.retry {
+			retries++
+		}
+	}
+	effects := pipelinetest.Effects(t, s.db, highTool)
+	if revision == legacyRevision {
+		for _, c := range []struct {
+			what string
+			st   step
+		}{{"high call, accepted", rep.HighAccept}, {"high call, declined", rep.HighDecline}, {"high call, no elicitation", rep.HighNoElicitation}} {
+			if d := wantToolError(t, c.what, c.st, failure.ConfirmationRequired, ""); d.Code != "" && !strings.Contains(d.Message, preview) {
+				t.Errorf("%s: message %q does not hold the preview %q", c.what, d.Message, preview)
+			}
+		}
+		if len(rep.Elicited) != 0 || retries != 0 || effects != 0 {
+			t.Errorf("high calls on %s: %d elicitations, %d retries with a requestState, %d effects; want none", revision, len(rep.Elicited), retries, effects)
+		}
+		return
+	}
+	wantComplete(t, "high call, accepted", rep.HighAccept, `{"ok":true}`)
+	wantToolError(t, "high call, declined", rep.HighDecline, failure.ConfirmationDeclined, "")
+	// The error names the capability to declare (the TypeScript client 2.x
+	// builds its MissingRequiredClientCapabilityError from it).
+	var data struct {
+		RequiredCapabilities struct{ Elicitation *struct{ Form *struct{} } }
+	}
+	if e := rep.HighNoElicitation.Error; e == nil || e.Code != mcp.CodeMissingRequiredClientCapabilities ||
+		json.Unmarshal(e.Data, &data) != nil || data.RequiredCapabilities.Elicitation == nil || data.RequiredCapabilities.Elicitation.Form == nil {
+		t.Errorf("high call without the elicitation capability: %+v, %s; want the client to throw the JSON-RPC error %d requiring elicitation.form",
+			e, rep.HighNoElicitation.Result, mcp.CodeMissingRequiredClientCapabilities)
+	}
+	if len(rep.Elicited) != 2 {
+		t.Errorf("the elicitation handler was called %d times, want 2 (accepted, declined)", len(rep.Elicited))
+	}
+	for i, raw := range rep.Elicited {
+		var p struct {
+			Mode            string
+			Message         string
+			RequestedSchema struct {
+				Properties map[string]struct{ Type string }
+			}
+		}
+		if err := json.Unmarshal(raw, &p); err != nil || (p.Mode != "" && p.Mode != "form") || !strings.Contains(p.Message, preview) ||
+			p.RequestedSchema.Properties["confirm"].Type != "boolean" {
+			t.Errorf("elicitation %d: %s (%v); want a form showing %q asking for the boolean confirm", i+1, raw, err, preview)
+		}
+	}
+	if retries != 2 || effects != 1 {
+		t.Errorf("high calls: %d retries with a requestState, %d effects; want 2 (accepted, declined) and 1 (accepted)", retries, effects)
+	}
+}
+
 // result decodes a step's result into v, or says what the client threw.
 func result(s step, v any) error {
 	if s.Error != nil {
@@ -412,6 +650,14 @@ func nodeScript(node, script, era string) func(t *testing.T, s *compatServer) re
 			"COMPAT_VALID_ARGS="+validArgs,
 			"COMPAT_INVALID_ARGS="+invalidArgs,
 			"COMPAT_ERA="+era,
+			"COMPAT_MEDIUM_TOOL="+mediumTool,
+			"COMPAT_MEDIUM_ARGS="+mediumArgs,
+			"COMPAT_MEDIUM_CONFLICT_ARGS="+mediumConflictArgs,
+			"COMPAT_MEDIUM_DRY_RUN_ARGS="+mediumDryRunArgs,
+			"COMPAT_HIGH_TOOL="+highTool,
+			"COMPAT_HIGH_ACCEPT_ARGS="+highAcceptArgs,
+			"COMPAT_HIGH_DECLINE_ARGS="+highDeclineArgs,
+			"COMPAT_HIGH_BARE_ARGS="+highNoElicitationArgs,
 		)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -437,20 +683,36 @@ func tail(s string) string {
 func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 	return func(t *testing.T, s *compatServer) report {
 		ctx := context.Background()
-		connect := func(token string) (*mcp.ClientSession, error) {
-			c := mcp.NewClient(&mcp.Implementation{Name: "cobranca-compat-go", Version: "1.0.0"}, nil)
+		var rep report
+		// The person's answer to the next confirmation, as the elicitation
+		// handler gives it.
+		var answer *mcp.ElicitResult
+		elicit := func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			raw, err := json.Marshal(req.Params)
+			if err != nil {
+				return nil, err
+			}
+			rep.Elicited = append(rep.Elicited, raw)
+			return answer, nil
+		}
+		connect := func(token string, withElicitation bool) (*mcp.ClientSession, error) {
+			opts := &mcp.ClientOptions{}
+			if withElicitation {
+				opts.ElicitationHandler = elicit
+			}
+			c := mcp.NewClient(&mcp.Implementation{Name: "cobranca-compat-go", Version: "1.0.0"}, opts)
 			hc := &http.Client{Transport: bearer{token: token}, Timeout: time.Minute}
 			return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: revision})
 		}
-		call := func(sess *mcp.ClientSession, args string) step {
+		callTool := func(sess *mcp.ClientSession, tool, args string) step {
 			var v map[string]any
 			if err := json.Unmarshal([]byte(args), &v); err != nil {
 				t.Fatal(err)
 			}
-			return stepOf(sess.CallTool(ctx, &mcp.CallToolParams{Name: collections.AnalyzeName, Arguments: v}))
+			return stepOf(sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: v}))
 		}
-		var rep report
-		sess, err := connect(s.token)
+		call := func(sess *mcp.ClientSession, args string) step { return callTool(sess, collections.AnalyzeName, args) }
+		sess, err := connect(s.token, true)
 		rep.Connect = stepOf(struct{}{}, err)
 		if err == nil {
 			defer sess.Close()
@@ -459,22 +721,41 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 			}
 			list, err := sess.ListTools(ctx, nil)
 			var names []string
+			var defs []*mcp.Tool
 			if err == nil {
 				for _, tool := range list.Tools {
 					names = append(names, tool.Name)
+					if tool.Name == mediumTool || tool.Name == highTool {
+						defs = append(defs, tool)
+					}
 				}
 			}
 			rep.Tools = stepOf(names, err)
+			rep.ToolDefs = stepOf(defs, err)
 			rep.Valid = call(sess, validArgs)
 			rep.Invalid = call(sess, invalidArgs)
+			rep.Medium = callTool(sess, mediumTool, mediumArgs)
+			rep.MediumRepeat = callTool(sess, mediumTool, mediumArgs)
+			rep.MediumConflict = callTool(sess, mediumTool, mediumConflictArgs)
+			rep.MediumDryRun = callTool(sess, mediumTool, mediumDryRunArgs)
+			answer = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
+			rep.HighAccept = callTool(sess, highTool, highAcceptArgs)
+			answer = &mcp.ElicitResult{Action: "decline"}
+			rep.HighDecline = callTool(sess, highTool, highDeclineArgs)
 		}
-		if anon, err := connect(""); err != nil {
+		if bare, err := connect(s.token, false); err != nil {
+			rep.HighNoElicitation = stepOf[any](nil, err)
+		} else {
+			rep.HighNoElicitation = callTool(bare, highTool, highNoElicitationArgs)
+			bare.Close()
+		}
+		if anon, err := connect("", false); err != nil {
 			rep.NoToken = stepOf[any](nil, err)
 		} else {
 			rep.NoToken = call(anon, validArgs)
 			anon.Close()
 		}
-		if other, err := connect(s.noScope); err != nil {
+		if other, err := connect(s.noScope, false); err != nil {
 			rep.NoScope = stepOf[any](nil, err)
 		} else {
 			rep.NoScope = call(other, validArgs)
@@ -487,7 +768,11 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 // stepOf records a go-sdk outcome as a node script would.
 func stepOf[T any](v T, err error) step {
 	if err != nil {
-		return step{Error: &clientError{Name: fmt.Sprintf("%T", err), Message: err.Error()}}
+		ce := &clientError{Name: fmt.Sprintf("%T", err), Message: err.Error()}
+		if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
+			ce.Code, ce.Data = je.Code, je.Data
+		}
+		return step{Error: ce}
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {

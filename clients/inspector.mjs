@@ -43,22 +43,36 @@ function inspect(token, ...args) {
   });
 }
 
-const call = (token, args) =>
-  inspect(token, "--method", "tools/call", "--tool-name", env.tool, "--tool-args-json", JSON.stringify(args));
+const call = (token, args, tool = env.tool) =>
+  inspect(token, "--method", "tools/call", "--tool-name", tool, "--tool-args-json", JSON.stringify(args));
 
-const [list, valid, invalid, noToken, noScope] = await Promise.all([
+// The medium-tier calls run in order: a repeat must find the first one done.
+async function mediumCases() {
+  const medium = (args) => call(env.token, args, env.mediumTool);
+  const r = {};
+  r.medium = await medium(env.mediumArgs);
+  r.mediumRepeat = await medium(env.mediumArgs);
+  r.mediumConflict = await medium(env.mediumConflictArgs);
+  r.mediumDryRun = await medium(env.mediumDryRunArgs);
+  return r;
+}
+
+const [list, valid, invalid, noToken, noScope, medium] = await Promise.all([
   inspect(env.token, "--method", "tools/list"),
   call(env.token, env.validArgs),
   call(env.token, env.invalidArgs),
   call("", env.validArgs),
   call(env.tokenNoScope, env.validArgs),
+  mediumCases(),
 ]);
 report({
   // Each run connects; the listing's stands for them all.
   connect: list.error ? list : { result: {} },
   tools: list.error ? list : { result: list.result.tools.map((t) => t.name) },
+  toolDefs: list.error ? list : { result: list.result.tools.filter((t) => [env.mediumTool, env.highTool].includes(t.name)) },
   valid,
   invalid,
   noToken,
   noScope,
+  ...medium,
 });

@@ -20,6 +20,17 @@ export const env = {
   // legacy (2025-11-25 and before) or modern (2026-07-28), for the clients
   // that speak both.
   era: process.env.COMPAT_ERA || "legacy",
+  // The test tools with side effects: a medium-tier one (its arguments, and
+  // other arguments under the same idempotency key) and a high-tier one
+  // (the arguments of the call a person accepts, and of the one declined).
+  mediumTool: need("COMPAT_MEDIUM_TOOL"),
+  mediumArgs: JSON.parse(need("COMPAT_MEDIUM_ARGS")),
+  mediumConflictArgs: JSON.parse(need("COMPAT_MEDIUM_CONFLICT_ARGS")),
+  mediumDryRunArgs: JSON.parse(need("COMPAT_MEDIUM_DRY_RUN_ARGS")),
+  highTool: need("COMPAT_HIGH_TOOL"),
+  highAcceptArgs: JSON.parse(need("COMPAT_HIGH_ACCEPT_ARGS")),
+  highDeclineArgs: JSON.parse(need("COMPAT_HIGH_DECLINE_ARGS")),
+  highBareArgs: JSON.parse(need("COMPAT_HIGH_BARE_ARGS")),
 };
 
 // step runs one case and records what the client made of it: its result, or
@@ -32,7 +43,9 @@ export async function step(fn) {
     // where a JSON-RPC error keeps its negative code).
     const http = (v) => (Number.isInteger(v) && v >= 100 && v <= 599 ? v : undefined);
     const status = http(e?.status) ?? http(e?.code);
-    return { error: { name: String(e?.name ?? typeof e), message: String(e?.message ?? e), status } };
+    // A JSON-RPC error code (negative), where the client keeps one.
+    const code = Number.isInteger(e?.code) && e.code < 0 ? e.code : undefined;
+    return { error: { name: String(e?.name ?? typeof e), message: String(e?.message ?? e), status, code, data: e?.data } };
   }
 }
 
@@ -40,22 +53,56 @@ export function report(r) {
   process.stdout.write(JSON.stringify(r) + "\n");
 }
 
-// runCases runs every case with an SDK client — connect(token) returns one
-// connected with that bearer token (none for "") — and prints the report.
+// runCases runs every case with an SDK client — connect(token, elicit)
+// returns one connected with that bearer token (none for ""), declaring the
+// elicitation capability (form) and answering elicitation/create with
+// elicit(params) when elicit is given — and prints the report.
 export async function runCases(connect) {
-  const r = {};
+  const r = { elicited: [] };
+  // The person's answer to the next confirmation: what the client's
+  // elicitation handler returns, having noted what it was shown.
+  let answer;
+  const elicit = (params) => {
+    r.elicited.push(params);
+    return answer;
+  };
   let client;
   r.connect = await step(async () => {
-    client = await connect(env.token);
+    client = await connect(env.token, elicit);
     return {};
   });
   if (client) {
     // Listing first also arms the client's output-schema validation of calls.
-    r.tools = await step(async () => (await client.listTools()).tools.map((t) => t.name));
+    const listed = await step(async () => (await client.listTools()).tools);
+    r.tools = listed.error ? listed : { result: listed.result.map((t) => t.name) };
+    r.toolDefs = listed.error ? listed : { result: listed.result.filter((t) => [env.mediumTool, env.highTool].includes(t.name)) };
     r.valid = await step(() => client.callTool({ name: env.tool, arguments: env.validArgs }));
     r.invalid = await step(() => client.callTool({ name: env.tool, arguments: env.invalidArgs }));
+    // Medium tier: a call with an idempotency key, its repeat, other
+    // arguments under the same key, and a dry run.
+    const medium = (args) => step(() => client.callTool({ name: env.mediumTool, arguments: args }));
+    r.medium = await medium(env.mediumArgs);
+    r.mediumRepeat = await medium(env.mediumArgs);
+    r.mediumConflict = await medium(env.mediumConflictArgs);
+    r.mediumDryRun = await medium(env.mediumDryRunArgs);
+    // High tier: a person accepts, then declines, the confirmation.
+    const high = (args) => step(() => client.callTool({ name: env.highTool, arguments: args }));
+    answer = { action: "accept", content: { confirm: true } };
+    r.highAccept = await high(env.highAcceptArgs);
+    answer = { action: "decline" };
+    r.highDecline = await high(env.highDeclineArgs);
     await client.close();
   }
+  // High tier from a client that declared no elicitation capability.
+  r.highNoElicitation = await step(async () => {
+    const c = await connect(env.token);
+    try {
+      await c.listTools();
+      return await c.callTool({ name: env.highTool, arguments: env.highBareArgs });
+    } finally {
+      await c.close();
+    }
+  });
   r.noToken = await step(async () => {
     const c = await connect("");
     return c.callTool({ name: env.tool, arguments: env.validArgs });
