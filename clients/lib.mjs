@@ -93,29 +93,25 @@ export async function runCases(connect) {
     r.highDecline = await high(env.highDeclineArgs);
     await client.close();
   }
+  // A fresh client with token, no elicitation capability: it lists (which
+  // arms its output-schema validation) and calls tool with args.
+  const callAlone = (token, tool, args) =>
+    step(async () => {
+      const c = await connect(token);
+      try {
+        await c.listTools();
+        return await c.callTool({ name: tool, arguments: args });
+      } finally {
+        await c.close();
+      }
+    });
   // High tier from a client that declared no elicitation capability.
-  r.highNoElicitation = await step(async () => {
-    const c = await connect(env.token);
-    try {
-      await c.listTools();
-      return await c.callTool({ name: env.highTool, arguments: env.highBareArgs });
-    } finally {
-      await c.close();
-    }
-  });
+  r.highNoElicitation = await callAlone(env.token, env.highTool, env.highBareArgs);
   r.noToken = await step(async () => {
     const c = await connect("");
     return c.callTool({ name: env.tool, arguments: env.validArgs });
   });
-  r.noScope = await step(async () => {
-    const c = await connect(env.tokenNoScope);
-    try {
-      await c.listTools();
-      return await c.callTool({ name: env.tool, arguments: env.validArgs });
-    } finally {
-      await c.close();
-    }
-  });
+  r.noScope = await callAlone(env.tokenNoScope, env.tool, env.validArgs);
   report(r);
 }
 
