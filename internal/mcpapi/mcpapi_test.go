@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -28,6 +30,7 @@ import (
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -397,5 +400,68 @@ func TestAuditUnavailable(t *testing.T) {
 	}
 	if n := pipelinetest.Effects(t, db, "test.writes"); ran != 1 || n != 0 {
 		t.Errorf("the call with side effects ran %d times and left %d effects; want it run once and its effect rolled back", ran, n)
+	}
+}
+
+// TestConfirmationNeedsFormElicitation: a high-tier call by an agent asks
+// its person with a form elicitation, so only a 2026-07-28 client that shows
+// forms is asked: one declaring elicitation with form, or with no mode
+// (which means form). One declaring URL mode only (the TypeScript client 2.x
+// throws on a form it did not declare) or no elicitation gets the JSON-RPC
+// error -32021 naming elicitation.form, and is never asked.
+func TestConfirmationNeedsFormElicitation(t *testing.T) {
+	db := storetest.SQLite(t)
+	high := pipelinetest.Effectful(testContract("test.confirmed", contract.High), nil)
+	h := newHandler(t, Options{}, pipelinetest.WithStore(t, db, pipeline.Options{Tools: []pipeline.Tool{high}}))
+	agent := &auth.Principal{Subject: "tester", Actor: "bot", Kind: auth.KindAgent, Scopes: []string{"collections:read", "test:run"}}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		withRequest(h).ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), agent)))
+	}))
+	t.Cleanup(ts.Close)
+	effects := 0
+	for i, tt := range []struct {
+		name  string
+		modes *mcp.ElicitationCapabilities // nil: no elicitation capability
+		asked bool
+	}{
+		{"no elicitation", nil, false},
+		{"elicitation {}", &mcp.ElicitationCapabilities{}, true},
+		{"form", &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}, true},
+		{"url only", &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}, false},
+		{"form and url", &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			asked := 0
+			opts := &mcp.ClientOptions{}
+			if tt.modes != nil {
+				opts.Capabilities = &mcp.ClientCapabilities{Elicitation: tt.modes}
+				opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked++
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+				}
+			}
+			c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+			sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, &mcp.ClientSessionOptions{ProtocolVersion: protocol20260728})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "test.confirmed", Arguments: map[string]any{"idempotencyKey": fmt.Sprintf("k%d", i)}})
+			if tt.asked {
+				if err != nil || res.IsError || asked != 1 {
+					t.Fatalf("call: %v, %+v, asked %d times; want it confirmed once and run", err, res, asked)
+				}
+				effects++
+			} else {
+				je, ok := errors.AsType[*jsonrpc.Error](err)
+				if !ok || je.Code != mcp.CodeMissingRequiredClientCapabilities || !strings.Contains(string(je.Data), `"requiredCapabilities":{"elicitation":{"form":{}}}`) || asked != 0 {
+					t.Fatalf("call: %v, %+v, asked %d times; want the JSON-RPC error %d requiring elicitation.form, nobody asked",
+						err, res, asked, mcp.CodeMissingRequiredClientCapabilities)
+				}
+			}
+			if n := pipelinetest.Effects(t, db, "test.confirmed"); n != effects {
+				t.Errorf("%d effects, want %d", n, effects)
+			}
+		})
 	}
 }

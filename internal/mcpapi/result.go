@@ -118,7 +118,11 @@ func clientOf(req declaring) pipeline.Client {
 	c := pipeline.Client{Protocol: req.ProtocolVersion()}
 	c.InputRequests = c.Protocol >= protocol20260728
 	if caps := req.ClientCapabilities(); caps != nil {
-		c.Elicitation = caps.Elicitation != nil
+		if e := caps.Elicitation; e != nil {
+			// An elicitation capability naming no mode means form (MCP
+			// 2025-11-25); one naming only url does not show forms.
+			c.Elicitation, c.ElicitationForm = true, e.Form != nil || e.URL == nil
+		}
 		// Sampling and roots are deprecated since 2026-07-28 (SEP-2577) but
 		// still part of the protocol: a client may declare them, and the
 		// conformance suite's input requests use them.

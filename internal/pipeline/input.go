@@ -220,7 +220,7 @@ func (p *Pipeline) confirmation(ctx context.Context, cl *callState, c Call, open
 	if !c.Client.InputRequests {
 		return false, cl.fail(&failure.Error{Code: failure.ConfirmationRequired, Message: "a person must confirm this call, and this client cannot be asked in-band (MCP 2025-11-25); nothing was done. It would: " + preview})
 	}
-	if !c.Client.Elicitation {
+	if !c.Client.ElicitationForm {
 		res := cl.protocolError(&failure.Error{Code: failure.MissingClientCapability, Message: "this call needs a person's confirmation: declare the elicitation capability (form mode)"})
 		res.RequiredCapabilities = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
 		return false, res

@@ -60,6 +60,11 @@ type Client struct {
 	InputRequests bool
 	// Elicitation, Sampling, Roots: the client capabilities declared.
 	Elicitation, Sampling, Roots bool
+	// ElicitationForm: the client shows form-mode elicitations (it declared
+	// elicitation with form, or with no mode, which means form). A client
+	// that declared URL mode only refuses a form (the TypeScript client 2.x
+	// throws), so it is never sent one.
+	ElicitationForm bool
 }
 
 // Call is one tool call, as every transport hands it over.

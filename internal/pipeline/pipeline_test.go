@@ -126,7 +126,7 @@ var (
 	agent = &auth.Principal{Subject: "ana", ClientID: "collector-bot", Actor: "collector-bot", Kind: auth.KindAgent, Scopes: allScopes()}
 	human = &auth.Principal{Subject: "ana", ClientID: "ops-console", Kind: auth.KindHuman, Scopes: allScopes(), ACR: "urn:mfa", AuthTime: time.Now()}
 	// modern is a 2026-07-28 client that answers form elicitations.
-	modern = pipeline.Client{Protocol: "2026-07-28", InputRequests: true, Elicitation: true}
+	modern = pipeline.Client{Protocol: "2026-07-28", InputRequests: true, Elicitation: true, ElicitationForm: true}
 	legacy = pipeline.Client{Protocol: "2025-11-25"}
 )
 
@@ -426,6 +426,11 @@ func TestConfirmation(t *testing.T) {
 		res = e.do(agent, pipeline.Client{Protocol: "2026-07-28", InputRequests: true}, "test.high", `{"customer":"c-81","idempotencyKey":"conf-5"}`)
 		if res.Kind != pipeline.ProtocolError || code(res) != failure.MissingClientCapability || res.RequiredCapabilities["elicitation"] == nil {
 			t.Errorf("no elicitation capability: %s %v %v", kindName(res.Kind), res.Err, res.RequiredCapabilities)
+		}
+		// One that elicits by URL only, and cannot show the form.
+		res = e.do(agent, pipeline.Client{Protocol: "2026-07-28", InputRequests: true, Elicitation: true}, "test.high", `{"customer":"c-82","idempotencyKey":"conf-6"}`)
+		if res.Kind != pipeline.ProtocolError || code(res) != failure.MissingClientCapability || res.RequiredCapabilities["elicitation"] == nil {
+			t.Errorf("URL-mode elicitation only: %s %v %v", kindName(res.Kind), res.Err, res.RequiredCapabilities)
 		}
 		if e.effects(t) != 1 || e.count.started+other.count.started != 1 {
 			t.Errorf("effects %d, runs %d; want 1, 1", e.effects(t), e.count.started+other.count.started)
