@@ -9,8 +9,8 @@ if (!versionNegotiation) {
   throw new Error(`COMPAT_ERA=${env.era}: want legacy or modern`);
 }
 
-await runCases(async (token, elicit) => {
-  const capabilities = elicit ? { elicitation: { form: {} } } : {};
+await runCases(async (token, elicit, modes = { form: {} }) => {
+  const capabilities = elicit ? { elicitation: modes } : {};
   const client = new Client({ name: "cobranca-compat-client2", version: "1.0.0" }, { versionNegotiation, capabilities });
   if (elicit) {
     client.setRequestHandler("elicitation/create", async (request) => elicit(request.params));

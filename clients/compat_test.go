@@ -80,6 +80,7 @@ const (
 	highAcceptArgs        = `{"idempotencyKey":"compat-high-1","customerId":"c-1"}`
 	highDeclineArgs       = `{"idempotencyKey":"compat-high-2","customerId":"c-2"}`
 	highNoElicitationArgs = `{"idempotencyKey":"compat-high-3","customerId":"c-3"}`
+	highURLOnlyArgs       = `{"idempotencyKey":"compat-high-4","customerId":"c-4"}`
 	testWriteScope        = "compat:write"
 )
 
@@ -109,6 +110,7 @@ type report struct {
 	HighAccept        step `json:"highAccept"`
 	HighDecline       step `json:"highDecline"`
 	HighNoElicitation step `json:"highNoElicitation"`
+	HighURLOnly       step `json:"highUrlOnly"` // elicitation {url: {}}: no form
 	// Elicited are the params of each elicitation/create the client's
 	// handler was given, in order.
 	Elicited []json.RawMessage `json:"elicited"`
@@ -235,6 +237,7 @@ type exchange struct {
 	path, rpcMethod, revision string
 	tool                      string // the tool a tools/call names
 	retry                     bool   // a tools/call carrying a requestState
+	key                       string // its arguments' idempotencyKey
 	holder                    string // "token", "noScope", or "" for no Authorization header
 	status                    int
 	challenge                 string // WWW-Authenticate
@@ -308,12 +311,13 @@ func (s *compatServer) record(next http.Handler) http.Handler {
 				Params struct {
 					Name         string
 					RequestState *string `json:"requestState"`
+					Arguments    struct{ IdempotencyKey string }
 				}
 			}
 			_ = json.Unmarshal(body, &env)
 			ex.rpcMethod = env.Method
 			if env.Method == "tools/call" {
-				ex.tool, ex.retry = env.Params.Name, env.Params.RequestState != nil
+				ex.tool, ex.retry, ex.key = env.Params.Name, env.Params.RequestState != nil, env.Params.Arguments.IdempotencyKey
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
@@ -561,38 +565,58 @@ func (s *compatServer) checkMedium(t *testing.T, rep report) {
 func (s *compatServer) checkHigh(t *testing.T, rep report, revision string) {
 	t.Helper()
 	preview := pipelinetest.EffectPreview(s.high)
-	retries := 0
+	effects := pipelinetest.Effects(t, s.db, highTool)
+	// The requests each case sent, by the case's idempotency key: "call" or
+	// "retry" (carrying a requestState), and the HTTP status answered.
+	sent := map[string][]string{}
 	for _, ex := range s.calls("token") {
-		if ex.tool == highTool && ex.retry {
-			retries++
+		if ex.tool == highTool {
+			kind := "call"
+			if ex.retry {
+				kind = "retry"
+			}
+			sent[ex.key] = append(sent[ex.key], fmt.Sprintf("%s %d", kind, ex.status))
 		}
 	}
-	effects := pipelinetest.Effects(t, s.db, highTool)
+	accepted, declined := keyOf(t, highAcceptArgs), keyOf(t, highDeclineArgs)
+	bare, urlOnly := keyOf(t, highNoElicitationArgs), keyOf(t, highURLOnlyArgs)
 	if revision == legacyRevision {
 		for _, c := range []struct {
 			what string
 			st   step
-		}{{"high call, accepted", rep.HighAccept}, {"high call, declined", rep.HighDecline}, {"high call, no elicitation", rep.HighNoElicitation}} {
+		}{{"high call, accepted", rep.HighAccept}, {"high call, declined", rep.HighDecline},
+			{"high call, no elicitation", rep.HighNoElicitation}, {"high call, URL-mode elicitation only", rep.HighURLOnly}} {
 			if d := wantToolError(t, c.what, c.st, failure.ConfirmationRequired, ""); d.Code != "" && !strings.Contains(d.Message, preview) {
 				t.Errorf("%s: message %q does not hold the preview %q", c.what, d.Message, preview)
 			}
 		}
-		if len(rep.Elicited) != 0 || retries != 0 || effects != 0 {
-			t.Errorf("high calls on %s: %d elicitations, %d retries with a requestState, %d effects; want none", revision, len(rep.Elicited), retries, effects)
+		want := map[string][]string{accepted: {"call 200"}, declined: {"call 200"}, bare: {"call 200"}, urlOnly: {"call 200"}}
+		if diff := cmp.Diff(want, sent); diff != "" {
+			t.Errorf("high calls on %s: requests by key (-want +sent):\n%s", revision, diff)
+		}
+		if len(rep.Elicited) != 0 || effects != 0 {
+			t.Errorf("high calls on %s: %d elicitations, %d effects; want none", revision, len(rep.Elicited), effects)
 		}
 		return
 	}
 	wantComplete(t, "high call, accepted", rep.HighAccept, `{"ok":true}`)
 	wantToolError(t, "high call, declined", rep.HighDecline, failure.ConfirmationDeclined, "")
-	// The error names the capability to declare (the TypeScript client 2.x
+	// A client that cannot show the confirmation's form (no elicitation, or
+	// URL mode only) is asked nothing: it throws the JSON-RPC error -32021,
+	// which names the capability to declare (the TypeScript client 2.x
 	// builds its MissingRequiredClientCapabilityError from it).
-	var data struct {
-		RequiredCapabilities struct{ Elicitation *struct{ Form *struct{} } }
-	}
-	if e := rep.HighNoElicitation.Error; e == nil || e.Code != mcp.CodeMissingRequiredClientCapabilities ||
-		json.Unmarshal(e.Data, &data) != nil || data.RequiredCapabilities.Elicitation == nil || data.RequiredCapabilities.Elicitation.Form == nil {
-		t.Errorf("high call without the elicitation capability: %+v, %s; want the client to throw the JSON-RPC error %d requiring elicitation.form",
-			e, rep.HighNoElicitation.Result, mcp.CodeMissingRequiredClientCapabilities)
+	for _, c := range []struct {
+		what string
+		st   step
+	}{{"no elicitation capability", rep.HighNoElicitation}, {"URL-mode elicitation only", rep.HighURLOnly}} {
+		var data struct {
+			RequiredCapabilities struct{ Elicitation *struct{ Form *struct{} } }
+		}
+		if e := c.st.Error; e == nil || e.Code != mcp.CodeMissingRequiredClientCapabilities ||
+			json.Unmarshal(e.Data, &data) != nil || data.RequiredCapabilities.Elicitation == nil || data.RequiredCapabilities.Elicitation.Form == nil {
+			t.Errorf("high call, %s: %+v, %s; want the client to throw the JSON-RPC error %d requiring elicitation.form",
+				c.what, e, c.st.Result, mcp.CodeMissingRequiredClientCapabilities)
+		}
 	}
 	if len(rep.Elicited) != 2 {
 		t.Errorf("the elicitation handler was called %d times, want 2 (accepted, declined)", len(rep.Elicited))
@@ -610,9 +634,25 @@ func (s *compatServer) checkHigh(t *testing.T, rep report, revision string) {
 			t.Errorf("elicitation %d: %s (%v); want a form showing %q asking for the boolean confirm", i+1, raw, err, preview)
 		}
 	}
-	if retries != 2 || effects != 1 {
-		t.Errorf("high calls: %d retries with a requestState, %d effects; want 2 (accepted, declined) and 1 (accepted)", retries, effects)
+	// Each confirmed call is retried by the client itself with the round's
+	// requestState; the missing capability is answered 400.
+	want := map[string][]string{accepted: {"call 200", "retry 200"}, declined: {"call 200", "retry 200"}, bare: {"call 400"}, urlOnly: {"call 400"}}
+	if diff := cmp.Diff(want, sent); diff != "" {
+		t.Errorf("high calls: requests by key (-want +sent):\n%s", diff)
 	}
+	if effects != 1 {
+		t.Errorf("high calls: %d effects, want 1 (the accepted one)", effects)
+	}
+}
+
+// keyOf is the idempotencyKey of a case's arguments.
+func keyOf(t *testing.T, args string) string {
+	t.Helper()
+	var a struct{ IdempotencyKey string }
+	if err := json.Unmarshal([]byte(args), &a); err != nil || a.IdempotencyKey == "" {
+		t.Fatalf("arguments %s carry no idempotencyKey (%v)", args, err)
+	}
+	return a.IdempotencyKey
 }
 
 // result decodes a step's result into v, or says what the client threw.
@@ -658,6 +698,7 @@ func nodeScript(node, script, era string) func(t *testing.T, s *compatServer) re
 			"COMPAT_HIGH_ACCEPT_ARGS="+highAcceptArgs,
 			"COMPAT_HIGH_DECLINE_ARGS="+highDeclineArgs,
 			"COMPAT_HIGH_BARE_ARGS="+highNoElicitationArgs,
+			"COMPAT_HIGH_URL_ONLY_ARGS="+highURLOnlyArgs,
 		)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -695,10 +736,15 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 			rep.Elicited = append(rep.Elicited, raw)
 			return answer, nil
 		}
-		connect := func(token string, withElicitation bool) (*mcp.ClientSession, error) {
+		// connect declares elicitation with the modes given (none: form), or
+		// not at all.
+		connect := func(token string, withElicitation bool, modes ...*mcp.ElicitationCapabilities) (*mcp.ClientSession, error) {
 			opts := &mcp.ClientOptions{}
 			if withElicitation {
 				opts.ElicitationHandler = elicit
+			}
+			if len(modes) > 0 {
+				opts.Capabilities = &mcp.ClientCapabilities{Elicitation: modes[0]}
 			}
 			c := mcp.NewClient(&mcp.Implementation{Name: "cobranca-compat-go", Version: "1.0.0"}, opts)
 			hc := &http.Client{Transport: bearer{token: token}, Timeout: time.Minute}
@@ -748,6 +794,13 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 		} else {
 			rep.HighNoElicitation = callTool(bare, highTool, highNoElicitationArgs)
 			bare.Close()
+		}
+		answer = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
+		if urlOnly, err := connect(s.token, true, &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}); err != nil {
+			rep.HighURLOnly = stepOf[any](nil, err)
+		} else {
+			rep.HighURLOnly = callTool(urlOnly, highTool, highURLOnlyArgs)
+			urlOnly.Close()
 		}
 		if anon, err := connect("", false); err != nil {
 			rep.NoToken = stepOf[any](nil, err)

@@ -31,6 +31,7 @@ export const env = {
   highAcceptArgs: JSON.parse(need("COMPAT_HIGH_ACCEPT_ARGS")),
   highDeclineArgs: JSON.parse(need("COMPAT_HIGH_DECLINE_ARGS")),
   highBareArgs: JSON.parse(need("COMPAT_HIGH_BARE_ARGS")),
+  highUrlOnlyArgs: JSON.parse(need("COMPAT_HIGH_URL_ONLY_ARGS")),
 };
 
 // step runs one case and records what the client made of it: its result, or
@@ -53,10 +54,11 @@ export function report(r) {
   process.stdout.write(JSON.stringify(r) + "\n");
 }
 
-// runCases runs every case with an SDK client — connect(token, elicit)
-// returns one connected with that bearer token (none for ""), declaring the
-// elicitation capability (form) and answering elicitation/create with
-// elicit(params) when elicit is given — and prints the report.
+// runCases runs every case with an SDK client — connect(token, elicit,
+// modes) returns one connected with that bearer token (none for ""),
+// declaring the elicitation capability (modes, by default {form: {}}) and
+// answering elicitation/create with elicit(params) when elicit is given —
+// and prints the report.
 export async function runCases(connect) {
   const r = { elicited: [] };
   // The person's answer to the next confirmation: what the client's
@@ -107,6 +109,17 @@ export async function runCases(connect) {
     });
   // High tier from a client that declared no elicitation capability.
   r.highNoElicitation = await callAlone(env.token, env.highTool, env.highBareArgs);
+  // And from one that can show URL-mode elicitations only, not a form.
+  r.highUrlOnly = await step(async () => {
+    answer = { action: "accept", content: { confirm: true } };
+    const c = await connect(env.token, elicit, { url: {} });
+    try {
+      await c.listTools();
+      return await c.callTool({ name: env.highTool, arguments: env.highUrlOnlyArgs });
+    } finally {
+      await c.close();
+    }
+  });
   r.noToken = await step(async () => {
     const c = await connect("");
     return c.callTool({ name: env.tool, arguments: env.validArgs });

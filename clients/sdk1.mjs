@@ -5,8 +5,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { bearer, env, runCases } from "./lib.mjs";
 
-await runCases(async (token, elicit) => {
-  const capabilities = elicit ? { elicitation: { form: {} } } : {};
+await runCases(async (token, elicit, modes = { form: {} }) => {
+  const capabilities = elicit ? { elicitation: modes } : {};
   const client = new Client({ name: "cobranca-compat-sdk1", version: "1.0.0" }, { capabilities });
   if (elicit) {
     client.setRequestHandler(ElicitRequestSchema, async (request) => elicit(request.params));
