@@ -95,11 +95,13 @@ export async function runCases(connect) {
     r.highDecline = await high(env.highDeclineArgs);
     await client.close();
   }
-  // A fresh client with token, no elicitation capability: it lists (which
-  // arms its output-schema validation) and calls tool with args.
-  const callAlone = (token, tool, args) =>
+  // A fresh client with token — declaring the elicitation modes given, its
+  // handler accepting, or no elicitation capability — lists (which arms its
+  // output-schema validation) and calls tool with args.
+  const callAlone = (token, tool, args, modes) =>
     step(async () => {
-      const c = await connect(token);
+      answer = { action: "accept", content: { confirm: true } };
+      const c = await connect(token, modes && elicit, modes);
       try {
         await c.listTools();
         return await c.callTool({ name: tool, arguments: args });
@@ -107,19 +109,10 @@ export async function runCases(connect) {
         await c.close();
       }
     });
-  // High tier from a client that declared no elicitation capability.
+  // High tier from a client that declared no elicitation capability, and
+  // from one that shows URL-mode elicitations only, not a form.
   r.highNoElicitation = await callAlone(env.token, env.highTool, env.highBareArgs);
-  // And from one that can show URL-mode elicitations only, not a form.
-  r.highUrlOnly = await step(async () => {
-    answer = { action: "accept", content: { confirm: true } };
-    const c = await connect(env.token, elicit, { url: {} });
-    try {
-      await c.listTools();
-      return await c.callTool({ name: env.highTool, arguments: env.highUrlOnlyArgs });
-    } finally {
-      await c.close();
-    }
-  });
+  r.highUrlOnly = await callAlone(env.token, env.highTool, env.highUrlOnlyArgs, { url: {} });
   r.noToken = await step(async () => {
     const c = await connect("");
     return c.callTool({ name: env.tool, arguments: env.validArgs });
