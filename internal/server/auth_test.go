@@ -22,7 +22,6 @@ import (
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // newTestAuth is a development-mode Authenticator with its key in a fresh
@@ -281,30 +280,7 @@ func TestForbiddenIndistinguishable(t *testing.T) {
 			for _, version := range protocolVersions {
 				t.Run(p.name+"/"+who+"/"+version, func(t *testing.T) {
 					answer := func(name string, id any) string {
-						params := map[string]any{"name": name, "arguments": map[string]any{}}
-						if version == "2026-07-28" {
-							params["_meta"] = map[string]any{
-								"io.modelcontextprotocol/protocolVersion":    version,
-								"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "test", "version": "1"},
-								"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-							}
-						}
-						b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
-						req, _ := http.NewRequest(http.MethodPost, s.URL+"/mcp", bytes.NewReader(b))
-						req.Header.Set("Content-Type", "application/json")
-						req.Header.Set("Accept", "application/json, text/event-stream")
-						req.Header.Set("MCP-Protocol-Version", version)
-						req.Header.Set("Authorization", "Bearer "+tok)
-						if version == "2026-07-28" {
-							req.Header.Set("Mcp-Method", "tools/call")
-							req.Header.Set("Mcp-Name", name)
-						}
-						resp, err := http.DefaultClient.Do(req)
-						if err != nil {
-							t.Fatal(err)
-						}
-						defer resp.Body.Close()
-						out, _ := io.ReadAll(resp.Body)
+						resp, out := rawCall(t, s.URL, tok, version, id, name, map[string]any{}, nil, nil)
 						var hdr []string
 						for _, k := range []string{"Content-Type", "WWW-Authenticate", "Mcp-Session-Id"} {
 							hdr = append(hdr, k+": "+resp.Header.Get(k))
@@ -325,14 +301,7 @@ func TestForbiddenIndistinguishable(t *testing.T) {
 					}
 
 					// Nor is it listed, in tools/list or /contracts.
-					c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-					sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-						Endpoint: s.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport(tok)},
-					}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer sess.Close()
+					sess := connectAs(t, s.URL, tok, version, nil)
 					list, err := sess.ListTools(context.Background(), nil)
 					if err != nil {
 						t.Fatal(err)
