@@ -268,8 +268,11 @@ const (
 	// ArgDryRun asks for what the call would do, changing nothing: every tool
 	// whose dryRun mode is not none takes it.
 	ArgDryRun = "dryRun"
-	// MaxIdempotencyKeyLen bounds a key, in characters.
+	// MaxIdempotencyKeyLen bounds a key, in characters (internal/idempotency
+	// holds its check to it).
 	MaxIdempotencyKeyLen = 255
+	// IdempotencyKeyRule says what a key may be, for schemas and messages.
+	IdempotencyKeyRule = "1 to 255 printable characters"
 )
 
 // HasSideEffects reports whether the tool changes anything outside its
@@ -361,7 +364,7 @@ func withControlArgs(c *Contract) *jsonschema.Schema {
 			Type:        "string",
 			MinLength:   &minLen,
 			MaxLength:   &maxLen,
-			Description: "Names this call for safe retries: a repeat with the same key and arguments returns the first answer and changes nothing again. 1 to 255 printable characters.",
+			Description: "Names this call for safe retries: a repeat with the same key and arguments returns the first answer and changes nothing again. " + IdempotencyKeyRule + ".",
 		}
 		if c.KeyRequired() && !slices.Contains(s.Required, ArgIdempotencyKey) {
 			s.Required = append(s.Required, ArgIdempotencyKey)

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
@@ -71,22 +72,16 @@ const (
 	NonceLen       = 16          // internal/reqstate's nonce
 )
 
-// CodeInvalidKey is the failure code of a key ValidKey refuses.
-const CodeInvalidKey failure.Code = "invalid_idempotency_key"
-
-// KeyField is the argument that carries the key, as a failure names it.
-const KeyField = "idempotencyKey"
-
 // ErrSpent is SpendNonce's answer for a nonce spent before.
 var ErrSpent = errors.New("idempotency: request state already used")
 
 // ValidKey returns nil for an acceptable idempotency key: 1 to 255 characters, none of them a
 // control, format, bidirectional or invisible character, and at least one visible (the rule
-// of internal/portfolio's ids). Otherwise a *failure.Error with CodeInvalidKey naming the
-// field; its message never holds the key.
+// of internal/portfolio's ids). Otherwise a *failure.Error invalid_arguments naming the
+// field (contract.ArgIdempotencyKey); its message never holds the key.
 func ValidKey(k string) error {
 	if msg := portfolio.TextProblem(k); msg != "" {
-		return &failure.Error{Code: CodeInvalidKey, Field: KeyField, Message: msg}
+		return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: msg}
 	}
 	return nil
 }

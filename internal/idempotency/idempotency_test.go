@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/limits/limitstest"
@@ -444,8 +445,8 @@ func TestBadInput(t *testing.T) {
 			fp   []byte
 			code failure.Code // "" when the error is the server's, not the caller's
 		}{
-			{"empty key", idempotency.Key{Principal: "p", Tool: "t"}, fp("a"), idempotency.CodeInvalidKey},
-			{"control character", idempotency.Key{Principal: "p", Tool: "t", Key: "a\nb"}, fp("a"), idempotency.CodeInvalidKey},
+			{"empty key", idempotency.Key{Principal: "p", Tool: "t"}, fp("a"), failure.InvalidArguments},
+			{"control character", idempotency.Key{Principal: "p", Tool: "t", Key: "a\nb"}, fp("a"), failure.InvalidArguments},
 			{"no principal", idempotency.Key{Tool: "t", Key: "k"}, fp("a"), ""},
 			{"no tool", idempotency.Key{Principal: "p", Key: "k"}, fp("a"), ""},
 			{"short fingerprint", key, fp("a")[:31], ""},
@@ -454,7 +455,7 @@ func TestBadInput(t *testing.T) {
 			err := e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 				if _, err := e.s.Begin(ctx, tx, tt.k, tt.fp); err == nil {
 					t.Errorf("%s: Begin accepted it", tt.name)
-				} else if fe, ok := failure.As(err); ok != (tt.code != "") || ok && (fe.Code != tt.code || fe.Field != idempotency.KeyField) {
+				} else if fe, ok := failure.As(err); ok != (tt.code != "") || ok && (fe.Code != tt.code || fe.Field != contract.ArgIdempotencyKey) {
 					t.Errorf("%s: Begin = %v, want code %q", tt.name, err, tt.code)
 				}
 				if err := e.s.Complete(ctx, tx, tt.k, tt.fp, []byte("x")); err == nil {

@@ -2,12 +2,15 @@ package idempotency_test
 
 import (
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/idempotency"
+	"github.com/cobranca/cobranca/internal/portfolio"
 )
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -52,8 +55,8 @@ func TestValidKey(t *testing.T) {
 			continue
 		}
 		fe, ok := failure.As(err)
-		if !ok || fe.Code != idempotency.CodeInvalidKey || fe.Field != "idempotencyKey" || fe.Message == "" {
-			t.Errorf("ValidKey(%+q) = %#v, want code %s on idempotencyKey", tt.key, err, idempotency.CodeInvalidKey)
+		if !ok || fe.Code != failure.InvalidArguments || fe.Field != "idempotencyKey" || fe.Message == "" {
+			t.Errorf("ValidKey(%+q) = %#v, want code %s on idempotencyKey", tt.key, err, failure.InvalidArguments)
 			continue
 		}
 		if len(tt.key) > 2 && strings.Contains(fe.Text(), tt.key) {
@@ -71,7 +74,7 @@ func FuzzValidKey(f *testing.F) {
 	f.Fuzz(func(t *testing.T, k string) {
 		err := idempotency.ValidKey(k)
 		if err != nil {
-			if fe, ok := failure.As(err); !ok || fe.Code != idempotency.CodeInvalidKey || fe.Field != idempotency.KeyField {
+			if fe, ok := failure.As(err); !ok || fe.Code != failure.InvalidArguments || fe.Field != contract.ArgIdempotencyKey {
 				t.Fatalf("ValidKey(%+q) = %#v", k, err)
 			}
 			return
@@ -86,4 +89,15 @@ func FuzzValidKey(f *testing.F) {
 			t.Fatalf("ValidKey(%+q) accepted a blank key", k)
 		}
 	})
+}
+
+// TestKeyLengthAgrees: the length the contract publishes for a key
+// (schema, messages) is the one ValidKey checks, through portfolio's rule.
+func TestKeyLengthAgrees(t *testing.T) {
+	if contract.MaxIdempotencyKeyLen != portfolio.MaxTextLen || !strings.Contains(contract.IdempotencyKeyRule, strconv.Itoa(portfolio.MaxTextLen)) {
+		t.Fatalf("contract says %d (%q), ValidKey checks %d", contract.MaxIdempotencyKeyLen, contract.IdempotencyKeyRule, portfolio.MaxTextLen)
+	}
+	if idempotency.ValidKey(strings.Repeat("k", contract.MaxIdempotencyKeyLen)) != nil || idempotency.ValidKey(strings.Repeat("k", contract.MaxIdempotencyKeyLen+1)) == nil {
+		t.Error("ValidKey does not hold keys to contract.MaxIdempotencyKeyLen")
+	}
 }

@@ -130,8 +130,15 @@ func (f *refusal) write(w http.ResponseWriter, r *http.Request, id []byte) {
 		return
 	}
 	status := f.status
-	if f.rpc == jsonrpc.CodeMethodNotFound && r.Header.Get("Mcp-Protocol-Version") >= protocol20260728 {
-		status = http.StatusNotFound // as go-sdk answers an unknown method on 2026-07-28
+	if r.Header.Get("Mcp-Protocol-Version") >= protocol20260728 {
+		// As go-sdk answers on 2026-07-28 (SEP-2575): an unknown method is
+		// 404, invalid params (an unknown tool, a call without a name) 400.
+		switch f.rpc {
+		case jsonrpc.CodeMethodNotFound:
+			status = http.StatusNotFound
+		case jsonrpc.CodeInvalidParams:
+			status = http.StatusBadRequest
+		}
 	}
 	if !f.echoID {
 		id = nil

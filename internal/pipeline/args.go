@@ -3,6 +3,10 @@ package pipeline
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/cobranca/cobranca/internal/auth"
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
@@ -28,16 +32,11 @@ func (a *args) control(c *contract.Contract, raw []byte) error {
 			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "must be a string"}
 		}
 		if err := idempotency.ValidKey(a.key); err != nil {
-			// One code for every argument the caller must correct.
-			msg := err.Error()
-			if fe, ok := failure.As(err); ok {
-				msg = fe.Message
-			}
-			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: msg}
+			return err
 		}
 		delete(obj, contract.ArgIdempotencyKey)
 	} else if c.HasSideEffects() && c.KeyRequired() {
-		return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "is required: 1 to 255 printable characters naming this call for safe retries"}
+		return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "is required: " + contract.IdempotencyKeyRule + ", naming this call for safe retries"}
 	}
 	if v, ok := obj[contract.ArgDryRun]; ok && c.DryRun != contract.ModeNone {
 		if err := json.Unmarshal(v, &a.dryRun); err != nil {
@@ -68,4 +67,46 @@ func (t *compiled) validateInput(raw []byte) error {
 		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: err.Error()}
 	}
 	return nil
+}
+
+// callerKey names the caller whose idempotency keys and request states are
+// its own: subject, client and acting agent, each length-prefixed, so that
+// two agents acting for one person through one client never share a key or
+// open each other's confirmations. "" for no caller (refused before any
+// step that uses it).
+func callerKey(pr *auth.Principal) string {
+	if pr == nil {
+		return ""
+	}
+	var b []byte
+	for _, s := range []string{pr.Subject, pr.ClientID, pr.Actor} {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(append(b, ':'), s...)
+	}
+	return string(b)
+}
+
+// maxExactInteger is 2^53: integers beyond it have no exact float64, so RFC
+// 8785 (which writes numbers as doubles) would give two of them one
+// canonical form — one fingerprint, one request-state binding.
+const maxExactInteger = 1 << 53
+
+// exactNumbers refuses a document holding an integer beyond ±2^53 (I-JSON,
+// RFC 7493 §2.2), naming it as an argument the caller must correct.
+func exactNumbers(doc []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or a syntax error canonical.Transform reports
+		}
+		n, ok := tok.(json.Number)
+		if !ok || strings.ContainsAny(string(n), ".eE") {
+			continue
+		}
+		if v, err := strconv.ParseInt(string(n), 10, 64); err != nil || v > maxExactInteger || v < -maxExactInteger {
+			return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "holds an integer beyond ±2^53, which cannot be compared exactly (I-JSON)"}
+		}
+	}
 }

@@ -27,7 +27,6 @@ type callState struct {
 
 func (p *Pipeline) begin(ctx context.Context, c Call) *callState {
 	info := requestInfo(ctx)
-	info.Tool = c.Tool
 	if c.RequestID == "" {
 		c.RequestID = info.ID
 	}
@@ -217,6 +216,7 @@ func (p *Pipeline) Refused(ctx context.Context, pr *auth.Principal, name string,
 	if cl.tool == nil {
 		return
 	}
+	cl.info.Tool = name
 	cl.observe()
 	if p.auditor == nil {
 		return

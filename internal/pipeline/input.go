@@ -12,7 +12,6 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/failure"
-	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/reqstate"
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -105,13 +104,7 @@ func (p *Pipeline) binding(c Call, a *args) (reqstate.Binding, error) {
 	if err := a.fingerprint(); err != nil {
 		return reqstate.Binding{}, err
 	}
-	var principal string
-	if c.Principal != nil {
-		principal = limits.PrincipalKey(c.Principal.Subject, c.Principal.ClientID)
-	} else {
-		principal = "anonymous"
-	}
-	return reqstate.Binding{Principal: principal, Tool: c.Tool, ArgsDigest: a.binding}, nil
+	return reqstate.Binding{Principal: callerKey(c.Principal), Tool: c.Tool, ArgsDigest: a.binding}, nil
 }
 
 // openState verifies the retry's request state: sealed by a key of the
@@ -213,7 +206,7 @@ func (p *Pipeline) confirmation(ctx context.Context, cl *callState, c Call, open
 		}
 		// A round answered without the confirmation: ask again.
 	}
-	preview, err := cl.tool.Preview(ctx, cl.args.value)
+	preview, err := safely(cl.tool, func() (string, error) { return cl.tool.Preview(ctx, cl.args.value) })
 	if err != nil {
 		return false, cl.fail(err)
 	}

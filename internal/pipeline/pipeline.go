@@ -258,7 +258,7 @@ func (p *Pipeline) Decoder(pr *auth.Principal, name string) Decoder {
 		(p.limits != nil && p.limits.Budgeted(t.Contract.RiskLevel)) {
 		return nil
 	}
-	return t.Decode
+	return t.safeDecode
 }
 
 // FastEligible reports whether the call of name always ends Complete or
@@ -287,7 +287,7 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	if t == nil {
 		return cl.protocolError(&failure.Error{Code: CodeUnknownTool, Field: "name", Message: "unknown tool"})
 	}
-	cl.tool = t
+	cl.tool, cl.info.Tool = t, t.Contract.Name
 	// 2. Scopes.
 	if missing := c.Principal.MissingScopes(t.Contract.Permissions); len(missing) > 0 {
 		return cl.denied(missing)
@@ -302,7 +302,8 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 		return cl.fail(&failure.Error{Code: failure.ApprovalRequired, Message: "this tool needs a person's out-of-band approval of the exact call, which this server does not offer yet; nothing was done"})
 	}
 	confirm := t.Contract.Confirmation == contract.ConfirmInBand && c.Principal.IsAgent()
-	// 4. Tier budget.
+	// 4. Tier budget (per subject and client: an agent's budget is its
+	// client's on the user's behalf, whichever actor it names).
 	if p.limits != nil {
 		var key string
 		if c.Principal != nil {
@@ -318,16 +319,23 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 		return cl.fail(err)
 	}
 	cl.args = a
-	// The request state of the previous round, when there is one.
+	// The request state of the previous round, when there is one. A state
+	// opens once: its nonce is spent as soon as it verifies, in a
+	// transaction of its own, whatever happens to the call afterwards (a
+	// decline, a failure, a conflict): one answer of a person is worth one
+	// attempt, never a second.
 	var opened *reqstate.Opened
 	if c.State != "" || len(c.Responses) > 0 {
 		if opened, err = p.openState(c, a); err != nil {
 			return cl.protocolError(stateError(err))
 		}
+		if res, ended := p.spendOnce(ctx, cl, opened); ended {
+			return res
+		}
 	}
 	// 6. Dry run.
 	if a.dryRun {
-		eff, err := t.DryRun(ctx, a.value)
+		eff, err := safely(t, func() (Effect, error) { return t.DryRun(ctx, a.value) })
 		return cl.complete(eff, err, c.Result)
 	}
 	// 7. Confirmation.
@@ -340,21 +348,21 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	// 8. Execution (with idempotency for a tool with side effects), 9. the
 	// output check and 10. the audit.
 	if t.Contract.HasSideEffects() {
-		return p.execute(ctx, cl, opened)
+		return p.execute(ctx, cl)
 	}
 	if opened != nil {
-		if res, spent := p.spendOnce(ctx, cl, opened); spent {
-			return res
+		if len(opened.Payload) == 0 || opened.Payload[0] != markTool { // a confirmation's state opens no tool's round
+			return cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "is not the state of this tool's input round"})
 		}
 		ctx = withInputs(ctx, c.Responses, opened.Payload)
 	}
 	ctx = context.WithValue(ctx, clientKey{}, c.Client)
-	var eff Effect
-	if t.Logic != nil {
-		eff, err = t.Logic(ctx, c.Args)
-	} else {
-		eff, err = t.Run(ctx, a.value)
-	}
+	eff, err := safely(t, func() (Effect, error) {
+		if t.Logic != nil {
+			return t.Logic(ctx, c.Args)
+		}
+		return t.Run(ctx, a.value)
+	})
 	if need, ok := errors.AsType[*NeedInput](err); ok {
 		return p.askInput(cl, need)
 	}
@@ -422,6 +430,9 @@ func (a *args) fingerprint() error {
 	doc := a.raw
 	if len(bytes.TrimSpace(doc)) == 0 {
 		doc = []byte("{}")
+	}
+	if err := exactNumbers(doc); err != nil {
+		return err
 	}
 	cj, err := canonical.Transform(doc)
 	if err != nil {

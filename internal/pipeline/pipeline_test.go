@@ -17,6 +17,7 @@ import (
 	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/reqstate"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) { pg.Run(m) }
 type markArgs struct {
 	Customer string `json:"customer"`
 	Note     string `json:"note,omitempty"`
+	Amount   int64  `json:"amount,omitempty"`
 }
 
 const effectTable = `CREATE TABLE test_effect (tool TEXT NOT NULL, customer TEXT NOT NULL)`
@@ -43,7 +45,7 @@ func tierContract(name string, risk contract.Risk) *contract.Contract {
 		Name: name, Title: "Test " + name, Description: "test tool of tier " + string(risk), Category: "test",
 		RiskLevel: risk,
 		InputSchema: &jsonschema.Schema{Type: "object", Required: []string{"customer"}, Properties: map[string]*jsonschema.Schema{
-			"customer": {Type: "string", MinLength: &minLen}, "note": {Type: "string"},
+			"customer": {Type: "string", MinLength: &minLen}, "note": {Type: "string"}, "amount": {Type: "integer"},
 		}},
 		OutputSchema: &jsonschema.Schema{Type: "object", Required: []string{"ok", "customer"}, Properties: map[string]*jsonschema.Schema{
 			"ok": {Type: "boolean"}, "customer": {Type: "string"}, "dryRun": {Type: "boolean"},
@@ -185,15 +187,7 @@ func newEnvOn(t *testing.T, db store.DB, o envOpts) *env {
 	return e
 }
 
-func newRing(t *testing.T) *reqstate.Ring {
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	r, err := reqstate.NewRing(reqstate.Key{ID: "k1", Secret: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+func newRing(t *testing.T) *reqstate.Ring { return pipelinetest.Ring(t) }
 
 func (e *env) do(pr *auth.Principal, cl pipeline.Client, tool, args string) pipeline.Result {
 	return e.p.Do(context.Background(), pipeline.Call{Principal: pr, RequestID: "r1", Tool: tool, Args: json.RawMessage(args), Client: cl})

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/cobranca/cobranca/internal/contract"
@@ -106,6 +108,11 @@ func compile(t Tool, p *Pipeline) (*compiled, error) {
 		bad("a read gives either Logic, or Decode and Run")
 	case t.Run != nil && t.Decode == nil:
 		bad("Run needs a Decode")
+	}
+	if c.SideEffects.External {
+		// An external effect (mail, payment) cannot be rolled back with the
+		// transaction: it needs the outbox, which is not built yet.
+		bad("has external side effects, and the pipeline has no outbox to hold them until the commit")
 	}
 	if c.HasSideEffects() && p.db == nil {
 		bad("has side effects, and the pipeline has no store to run them in")
@@ -220,9 +227,41 @@ func jsonType(kind string) string {
 	return "a number"
 }
 
+// safely runs fn, a piece of t's own code, turning a panic into an error:
+// a bug in one tool fails its call (an internal error, audited), never the
+// process and every call in flight with it.
+func safely[T any](t *compiled, fn func() (T, error)) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("tool %s panicked: %s\n%s", t.Contract.Name, panicText(r), debug.Stack())
+		}
+	}()
+	return fn()
+}
+
+// panicText is what the log may say of a panic's value: a runtime error's
+// message (an index, a nil map: no data), else only the value's type — a
+// tool's own panic value may carry a payload, which never reaches the logs.
+func panicText(r any) string {
+	if re, ok := r.(runtime.Error); ok {
+		return re.Error()
+	}
+	return fmt.Sprintf("a value of type %T", r)
+}
+
+// safeDecode is t's Decoder, its panics turned into errors.
+func (t *compiled) safeDecode(b []byte) (v any, n int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, n, err = nil, 0, fmt.Errorf("tool %s: decoder panicked: %s\n%s", t.Contract.Name, panicText(r), debug.Stack())
+		}
+	}()
+	return t.Decode(b)
+}
+
 // decode runs t's Decoder on raw and checks it read all of it.
 func (t *compiled) decode(raw []byte) (any, error) {
-	v, n, err := t.Decode(raw)
+	v, n, err := t.safeDecode(raw)
 	if err != nil {
 		return nil, err
 	}
