@@ -4,9 +4,10 @@
 //
 // It imports only the standard library and internal/jsonscan, the JSON
 // lexer under its decoder, itself a standard-library leaf (tests enforce
-// both), and does no I/O: no clock, no logging, no storage. The behaviour of [Analyze] follows
-// the TypeScript reference implementation (analyzePortfolio) exactly, except
-// that ties are broken by customer id so the order is total.
+// both), and does no I/O: no clock, no logging, no storage. The behaviour
+// of [Analyze] follows the TypeScript reference implementation
+// (analyzePortfolio) exactly, except that ties are broken by customer id so
+// the order is total.
 //
 // The package has three parts:
 //
