@@ -146,26 +146,24 @@ const (
 // malformed input, dst as far as it got, the offset at fault and the fault
 // (those [String] would report).
 func Decode[T Text](dst []byte, s T, i int, inv Invalid) ([]byte, int, Fault) {
+	k, high := len(dst), false
 	for {
-		j, high := Stop(s, i)
-		k := len(dst)
+		j, h := Stop(s, i)
+		high = high || h
 		dst = append(dst, s[i:j]...)
-		if high && inv == ReplaceInvalid && !utf8.Valid(dst[k:]) {
-			dst = replaceInvalid(dst, k)
-		}
 		if j == len(s) {
-			return dst, j, Unterminated
+			return fix(dst, k, high, inv), j, Unterminated
 		}
 		switch c := s[j]; {
 		case c == '"':
-			return dst, j + 1, None
+			return fix(dst, k, high, inv), j + 1, None
 		case c < 0x20:
-			return dst, j, Control
+			return fix(dst, k, high, inv), j, Control
 		}
 		r, n, f := escape(s, j)
 		switch {
 		case f != None:
-			return dst, j, f
+			return fix(dst, k, high, inv), j, f
 		case r < utf8.RuneSelf:
 			dst = append(dst, byte(r))
 		case isSurrogate(r) && inv == ReplaceInvalid:
@@ -179,9 +177,16 @@ func Decode[T Text](dst []byte, s T, i int, inv Invalid) ([]byte, int, Fault) {
 	}
 }
 
-// replaceInvalid rewrites dst[k:] with U+FFFD for each byte that is not
-// part of valid UTF-8, as ranging over a string reads it.
-func replaceInvalid(dst []byte, k int) []byte {
+// fix finishes what Decode appended from dst[k:]: with ReplaceInvalid, when
+// a raw byte from 0x80 on was taken (high), each byte that is not part of
+// valid UTF-8 becomes U+FFFD, as ranging over a string reads it. Checking
+// once at the end is checking each raw run: what an escape appends begins
+// with ASCII or a leading byte, never with the continuation byte an
+// unfinished raw sequence before it would need, and ends complete.
+func fix(dst []byte, k int, high bool, inv Invalid) []byte {
+	if !high || inv != ReplaceInvalid || utf8.Valid(dst[k:]) {
+		return dst
+	}
 	tail := string(dst[k:])
 	dst = dst[:k]
 	for _, r := range tail {
@@ -466,21 +471,28 @@ func exactInt[T Text](s T, n number) (int64, bool) {
 // float64 judge it). end is the offset past the number; on a fault, as
 // [Number].
 func Float[T Text](s T, i int) (v float64, end int, integral bool, f Fault) {
+	// Fast path: a plain integer of 1 to 15 digits is below 2^53, so exact
+	// in a float64.
+	j := i
+	if j < len(s) && s[j] == '-' {
+		j++
+	}
+	d := j
+	var u int64
+	for j < len(s) && j-d < 15 && s[j]-'0' <= 9 {
+		u = u*10 + int64(s[j]-'0')
+		j++
+	}
+	if j > d && (s[d] != '0' || j == d+1) && (j == len(s) || s[j] != '.' && s[j] != 'e' && s[j] != 'E' && s[j]-'0' > 9) {
+		v = float64(u)
+		if d > i {
+			v = -v // -0 too, as strconv reads it
+		}
+		return v, j, true, None
+	}
 	n, f := scanNumber(s, i)
 	if f != None {
 		return 0, n.end, false, f
-	}
-	if !n.hasExp && n.fracStart == n.fracEnd && n.intEnd-n.intStart <= 15 {
-		// Fewer than 2^53: exact in a float64, no need to round.
-		var u int64
-		for k := n.intStart; k < n.intEnd; k++ {
-			u = u*10 + int64(s[k]-'0')
-		}
-		v = float64(u)
-		if n.neg {
-			v = -v // -0 too, as strconv reads it
-		}
-		return v, n.end, true, None
 	}
 	v, err := strconv.ParseFloat(string(s[n.start:n.end]), 64)
 	if err != nil {

@@ -106,6 +106,8 @@ var stringCases = []struct {
 	{"\"\xed\xa0\x80\"", 5, NonASCII, None, "\xed\xa0\x80", "\ufffd\ufffd\ufffd"},
 	{"\"\xe9\x80\\n\xc3\xa9\"", 8, NonASCII | Escaped, None, "\xe9\x80\né", "\ufffd\ufffd\né"},
 	{"\"0123456789\xff\"", 13, NonASCII, None, "0123456789\xff", "0123456789\ufffd"},
+	// A raw leading byte before an escape's character: still invalid.
+	{"\"\xc3\\u00a9\"", 9, NonASCII | Escaped, None, "\xc3©", "\ufffd©"},
 	{`"abc`, 4, 0, Unterminated, "abc", "abc"},
 	{`"abc\`, 4, 0, Unterminated, "abc", "abc"},
 	{`"`, 1, 0, Unterminated, "", ""},

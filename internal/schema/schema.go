@@ -569,17 +569,24 @@ func (c *cursor) array(n *node) error {
 // regexp, dfa), and an escape is decoded as encoding/json decodes it.
 func (c *cursor) str() (s []byte, ascii bool, err error) {
 	start := c.i + 1
-	end, fl, f := jsonscan.String(c.b, c.i)
+	// Most strings have no escape: one scan to the closing quote.
+	j, high := jsonscan.Stop(c.b, start)
+	if j < len(c.b) && c.b[j] == '"' {
+		c.i = j + 1
+		return c.b[start:j], !high, nil
+	}
+	c.buf, c.i, err = decodeString(c.buf[:0], c.b, start)
+	return c.buf, false, err
+}
+
+// decodeString appends the contents of the string literal b[start-1:] to
+// dst, escapes decoded, and returns the offset past it.
+func decodeString(dst, b []byte, start int) ([]byte, int, error) {
+	dst, end, f := jsonscan.Decode(dst, b, start, jsonscan.ReplaceInvalid)
 	if f != jsonscan.None {
-		c.i = end
-		return nil, false, errSyntax
+		return dst, end, errSyntax
 	}
-	c.i = end
-	if fl&jsonscan.Escaped == 0 {
-		return c.b[start : end-1], fl&jsonscan.NonASCII == 0, nil
-	}
-	c.buf, _, _ = jsonscan.Decode(c.buf[:0], c.b, start, jsonscan.ReplaceInvalid)
-	return c.buf, false, nil
+	return dst, end, nil
 }
 
 // number reads a JSON number and reports its value and whether it is an
