@@ -110,6 +110,11 @@ func String[T Text](s T, i int) (end int, fl Flags, f Fault) {
 		case c < 0x20:
 			return j, fl, Control
 		}
+		if j+1 < len(s) && unescape(s[j+1]) != 0 {
+			fl |= Escaped
+			i = j + 2
+			continue
+		}
 		r, n, f := escape(s, j)
 		if f != None {
 			return j, fl, f
@@ -138,34 +143,40 @@ const (
 	ReplaceInvalid
 )
 
-// Decode appends to dst the contents of a string literal, from s[i] —
-// just past the opening quote, or any later offset up to which the
-// contents are plain bytes the caller has taken already — to the closing
-// quote, with escapes decoded and invalid text treated as inv says. It
-// returns dst, the offset just past the closing quote, and None; or, on
-// malformed input, dst as far as it got, the offset at fault and the fault
-// (those [String] would report).
+// Decode appends to dst the contents of a string literal from s[i] — just
+// past the opening quote, or any later offset up to which the contents are
+// plain bytes (see [Stop]) the caller has appended to dst already — to the
+// closing quote, with escapes decoded and invalid text treated as inv
+// says; dst must hold nothing else. It returns dst, the offset just past
+// the closing quote, and None; or, on malformed input, dst as far as it
+// got, the offset at fault and the fault (those [String] would report).
 func Decode[T Text](dst []byte, s T, i int, inv Invalid) ([]byte, int, Fault) {
-	k, high := len(dst), false
+	f := None
 	for {
-		j, h := Stop(s, i)
-		high = high || h
+		j, _ := Stop(s, i)
 		dst = append(dst, s[i:j]...)
 		if j == len(s) {
-			return fix(dst, k, high, inv), j, Unterminated
+			i, f = j, Unterminated
+			break
 		}
-		switch c := s[j]; {
-		case c == '"':
-			return fix(dst, k, high, inv), j + 1, None
-		case c < 0x20:
-			return fix(dst, k, high, inv), j, Control
+		if c := s[j]; c == '"' {
+			i = j + 1
+			break
+		} else if c < 0x20 {
+			i, f = j, Control
+			break
 		}
-		r, n, f := escape(s, j)
+		if j+1 < len(s) {
+			if c := unescape(s[j+1]); c != 0 {
+				dst = append(dst, c)
+				i = j + 2
+				continue
+			}
+		}
+		r, n, ef := escape(s, j)
 		switch {
-		case f != None:
-			return fix(dst, k, high, inv), j, f
-		case r < utf8.RuneSelf:
-			dst = append(dst, byte(r))
+		case ef != None:
+			i, f = j, ef
 		case isSurrogate(r) && inv == ReplaceInvalid:
 			dst = utf8.AppendRune(dst, utf8.RuneError)
 		case isSurrogate(r):
@@ -173,26 +184,24 @@ func Decode[T Text](dst []byte, s T, i int, inv Invalid) ([]byte, int, Fault) {
 		default:
 			dst = utf8.AppendRune(dst, r)
 		}
+		if ef != None {
+			break
+		}
 		i = j + n
 	}
-}
-
-// fix finishes what Decode appended from dst[k:]: with ReplaceInvalid, when
-// a raw byte from 0x80 on was taken (high), each byte that is not part of
-// valid UTF-8 becomes U+FFFD, as ranging over a string reads it. Checking
-// once at the end is checking each raw run: what an escape appends begins
-// with ASCII or a leading byte, never with the continuation byte an
-// unfinished raw sequence before it would need, and ends complete.
-func fix(dst []byte, k int, high bool, inv Invalid) []byte {
-	if !high || inv != ReplaceInvalid || utf8.Valid(dst[k:]) {
-		return dst
+	// With ReplaceInvalid, each byte that is not part of valid UTF-8
+	// becomes U+FFFD, as ranging over a string reads it. Checking the whole
+	// at the end is checking each raw run: what an escape appends begins
+	// with ASCII or a leading byte, never with the continuation byte an
+	// unfinished raw sequence before it would need, and ends complete.
+	if inv == ReplaceInvalid && !utf8.Valid(dst) {
+		tail := string(dst)
+		dst = dst[:0]
+		for _, r := range tail {
+			dst = utf8.AppendRune(dst, r)
+		}
 	}
-	tail := string(dst[k:])
-	dst = dst[:k]
-	for _, r := range tail {
-		dst = utf8.AppendRune(dst, r)
-	}
-	return dst
+	return dst, i, f
 }
 
 func isSurrogate(r rune) bool { return r >= 0xD800 && r < 0xE000 }
@@ -205,20 +214,10 @@ func escape[T Text](s T, i int) (r rune, n int, f Fault) {
 	if i+1 >= len(s) {
 		return 0, 0, Unterminated
 	}
-	switch c := s[i+1]; c {
-	case '"', '\\', '/':
+	if c := unescape(s[i+1]); c != 0 {
 		return rune(c), 2, None
-	case 'b':
-		return '\b', 2, None
-	case 'f':
-		return '\f', 2, None
-	case 'n':
-		return '\n', 2, None
-	case 'r':
-		return '\r', 2, None
-	case 't':
-		return '\t', 2, None
-	case 'u':
+	}
+	if s[i+1] == 'u' {
 		r, ok := hex4(s, i+2)
 		if !ok {
 			return 0, 0, BadUnicode
@@ -231,6 +230,26 @@ func escape[T Text](s T, i int) (r rune, n int, f Fault) {
 		return r, 6, None
 	}
 	return 0, 0, BadEscape
+}
+
+// unescape is the character a backslash and c stand for, when c makes one
+// of the two-character escapes, or 0.
+func unescape(c byte) byte {
+	switch c {
+	case '"', '\\', '/':
+		return c
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	}
+	return 0
 }
 
 // hex4 decodes the four hex digits at s[i:].

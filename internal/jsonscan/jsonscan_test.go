@@ -133,8 +133,8 @@ func TestString(t *testing.T) {
 			want string
 		}{{KeepInvalid, tt.keep}, {ReplaceInvalid, tt.repl}} {
 			got, end, f := Decode(nil, tt.lit, 1, c.inv)
-			gotb, endb, fb := Decode([]byte("prefix"), []byte(tt.lit), 1, c.inv)
-			if string(got) != c.want || end != tt.end || f != tt.f || string(gotb) != "prefix"+c.want || endb != end || fb != f {
+			gotb, endb, fb := Decode(make([]byte, 0, 1), []byte(tt.lit), 1, c.inv)
+			if string(got) != c.want || end != tt.end || f != tt.f || string(gotb) != c.want || endb != end || fb != f {
 				t.Errorf("Decode(%q, %d) = %q, %d, %v ([]byte: %q, %d, %v); want %q, %d, %v",
 					tt.lit, c.inv, got, end, f, gotb, endb, fb, c.want, tt.end, tt.f)
 			}
@@ -143,13 +143,17 @@ func TestString(t *testing.T) {
 }
 
 // TestDecodeFromOffset: a caller that has taken a plain prefix already
-// decodes from where it stopped.
+// decodes from where it stopped, and gets what decoding it whole gives.
 func TestDecodeFromOffset(t *testing.T) {
-	lit := `"plain part\u00e9 rest"`
-	j, _ := Stop(lit, 1)
-	got, end, f := Decode([]byte(lit[1:j]), lit, j, KeepInvalid)
-	if string(got) != "plain parté rest" || end != len(lit) || f != None {
-		t.Errorf("Decode from %d = %q, %d, %v", j, got, end, f)
+	for _, lit := range []string{`"plain part\u00e9 rest"`, "\"bad \xff\xc3 prefix\\n\"", "\"\xe2\x82\\u0041\"", `"\ud800"`} {
+		for _, inv := range []Invalid{KeepInvalid, ReplaceInvalid} {
+			whole, wend, wf := Decode(nil, lit, 1, inv)
+			j, _ := Stop(lit, 1)
+			got, end, f := Decode([]byte(lit[1:j]), lit, j, inv)
+			if string(got) != string(whole) || end != wend || f != wf || f != None {
+				t.Errorf("Decode(%q, %d) from %d = %q, %d, %v; from 1: %q, %d, %v", lit, inv, j, got, end, f, whole, wend, wf)
+			}
+		}
 	}
 }
 
@@ -293,6 +297,10 @@ func FuzzString(f *testing.F) {
 		repl, dend, df := Decode(nil, lit, 1, ReplaceInvalid)
 		if string(repl) != want || dend != end || df != None {
 			t.Fatalf("Decode(%q, ReplaceInvalid) = %q, %d, %v; encoding/json %q", lit, repl, dend, df, want)
+		}
+		j, _ := Stop(lit, 1)
+		if rest, rend, rf := Decode(append([]byte(nil), lit[1:j]...), lit, j, ReplaceInvalid); string(rest) != want || rend != end || rf != None {
+			t.Fatalf("Decode(%q, ReplaceInvalid) from %d = %q, %d, %v; encoding/json %q", lit, j, rest, rend, rf, want)
 		}
 		keep, dend, df := Decode(nil, string(lit), 1, KeepInvalid)
 		if dend != end || df != None {

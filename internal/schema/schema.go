@@ -575,14 +575,15 @@ func (c *cursor) str() (s []byte, ascii bool, err error) {
 		c.i = j + 1
 		return c.b[start:j], !high, nil
 	}
-	c.buf, c.i, err = decodeString(c.buf[:0], c.b, start)
+	c.buf, c.i, err = decodeString(append(c.buf[:0], c.b[start:j]...), c.b, j)
 	return c.buf, false, err
 }
 
-// decodeString appends the contents of the string literal b[start-1:] to
-// dst, escapes decoded, and returns the offset past it.
-func decodeString(dst, b []byte, start int) ([]byte, int, error) {
-	dst, end, f := jsonscan.Decode(dst, b, start, jsonscan.ReplaceInvalid)
+// decodeString appends to dst, which holds the plain start of a string's
+// contents, the rest of them from b[j], escapes decoded, and returns the
+// offset past the string.
+func decodeString(dst, b []byte, j int) ([]byte, int, error) {
+	dst, end, f := jsonscan.Decode(dst, b, j, jsonscan.ReplaceInvalid)
 	if f != jsonscan.None {
 		return dst, end, errSyntax
 	}
