@@ -16,8 +16,9 @@
 //
 // Invalid UTF-8 is not a syntax error, as in encoding/json: [String]
 // reports raw bytes from 0x80 (NonASCII) so that a caller who cares checks
-// them, and [Decode] either keeps invalid text detectable or replaces it
-// as encoding/json does (see [Invalid]).
+// them, and [Decode] keeps them as sent. It decodes an unpaired surrogate
+// escape either as encoding/json does or so that it stays detectable (see
+// [Surrogates]).
 package jsonscan
 
 import (
@@ -127,30 +128,32 @@ func String[T Text](s T, i int) (end int, fl Flags, f Fault) {
 	}
 }
 
-// Invalid says what [Decode] makes of text that is no valid UTF-8.
-type Invalid uint8
+// Surrogates says what [Decode] writes for a \u escape of a UTF-16
+// surrogate that is not half of a pair, which stands for no character.
+type Surrogates uint8
 
 const (
-	// KeepInvalid keeps raw bytes as sent and writes an unpaired surrogate
-	// escape as the three bytes UTF-8 would give it if it allowed
-	// surrogates (which it does not): either way the result is invalid
-	// UTF-8, so a caller's later UTF-8 check refuses it, where
-	// encoding/json's silent U+FFFD would let it through.
-	KeepInvalid Invalid = iota
-	// ReplaceInvalid writes U+FFFD for each byte that is not part of valid
-	// UTF-8 and for each unpaired surrogate escape, exactly as
-	// encoding/json decodes a string.
-	ReplaceInvalid
+	// KeepSurrogates writes the three bytes UTF-8 would give the surrogate
+	// if it allowed surrogates (it does not): the result is invalid UTF-8,
+	// so a caller's UTF-8 check refuses it along with invalid raw bytes,
+	// where encoding/json's silent U+FFFD would let it through.
+	KeepSurrogates Surrogates = iota
+	// ReplaceSurrogates writes U+FFFD, as encoding/json does. Raw bytes
+	// are kept as sent all the same, where encoding/json writes U+FFFD for
+	// each byte that is not part of valid UTF-8: the result is the same
+	// runes (as ranging over a string, utf8.RuneCount and regexp read
+	// them), and the same bytes when the literal's raw text is UTF-8.
+	ReplaceSurrogates
 )
 
 // Decode appends to dst the contents of a string literal from s[i] — just
 // past the opening quote, or any later offset up to which the contents are
-// plain bytes (see [Stop]) the caller has appended to dst already — to the
-// closing quote, with escapes decoded and invalid text treated as inv
-// says; dst must hold nothing else. It returns dst, the offset just past
-// the closing quote, and None; or, on malformed input, dst as far as it
-// got, the offset at fault and the fault (those [String] would report).
-func Decode[T Text](dst []byte, s T, i int, inv Invalid) ([]byte, int, Fault) {
+// plain bytes (see [Stop]) the caller has taken already — to the closing
+// quote, with escapes decoded (unpaired surrogates as sur says). It
+// returns dst, the offset just past the closing quote, and None; or, on
+// malformed input, dst as far as it got, the offset at fault and the fault
+// (those [String] would report).
+func Decode[T Text](dst []byte, s T, i int, sur Surrogates) ([]byte, int, Fault) {
 	f := None
 	for {
 		j, _ := Stop(s, i)
@@ -177,7 +180,7 @@ func Decode[T Text](dst []byte, s T, i int, inv Invalid) ([]byte, int, Fault) {
 		switch {
 		case ef != None:
 			i, f = j, ef
-		case isSurrogate(r) && inv == ReplaceInvalid:
+		case isSurrogate(r) && sur == ReplaceSurrogates:
 			dst = utf8.AppendRune(dst, utf8.RuneError)
 		case isSurrogate(r):
 			dst = append(dst, byte(0xE0|r>>12), byte(0x80|(r>>6)&0x3F), byte(0x80|r&0x3F))
@@ -188,18 +191,6 @@ func Decode[T Text](dst []byte, s T, i int, inv Invalid) ([]byte, int, Fault) {
 			break
 		}
 		i = j + n
-	}
-	// With ReplaceInvalid, each byte that is not part of valid UTF-8
-	// becomes U+FFFD, as ranging over a string reads it. Checking the whole
-	// at the end is checking each raw run: what an escape appends begins
-	// with ASCII or a leading byte, never with the continuation byte an
-	// unfinished raw sequence before it would need, and ends complete.
-	if inv == ReplaceInvalid && !utf8.Valid(dst) {
-		tail := string(dst)
-		dst = dst[:0]
-		for _, r := range tail {
-			dst = utf8.AppendRune(dst, r)
-		}
 	}
 	return dst, i, f
 }
@@ -493,18 +484,18 @@ func Float[T Text](s T, i int) (v float64, end int, integral bool, f Fault) {
 	// Fast path: a plain integer of 1 to 15 digits is below 2^53, so exact
 	// in a float64.
 	j := i
-	if j < len(s) && s[j] == '-' {
+	neg := j < len(s) && s[j] == '-'
+	if neg {
 		j++
 	}
 	d := j
-	var u int64
-	for j < len(s) && j-d < 15 && s[j]-'0' <= 9 {
-		u = u*10 + int64(s[j]-'0')
-		j++
+	var u uint64 // meaningful up to 19 digits
+	for ; j < len(s) && s[j]-'0' <= 9; j++ {
+		u = u*10 + uint64(s[j]-'0')
 	}
-	if j > d && (s[d] != '0' || j == d+1) && (j == len(s) || s[j] != '.' && s[j] != 'e' && s[j] != 'E' && s[j]-'0' > 9) {
+	if nd := j - d; nd > 0 && nd <= 15 && (s[d] != '0' || nd == 1) && (j == len(s) || s[j] != '.' && s[j]|0x20 != 'e') {
 		v = float64(u)
-		if d > i {
+		if neg {
 			v = -v // -0 too, as strconv reads it
 		}
 		return v, j, true, None

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -102,12 +103,12 @@ var stringCases = []struct {
 	{`"\ud800\ud83d\ude00"`, 20, Escaped | Lone, None, "\xed\xa0\x80😀", "\ufffd😀"},
 	{`"\ud800\u0041"`, 14, Escaped | Lone, None, "\xed\xa0\x80A", "\ufffdA"},
 	{`"\ud800\n"`, 10, Escaped | Lone, None, "\xed\xa0\x80\n", "\ufffd\n"},
-	{"\"\xff\xfe\"", 4, NonASCII, None, "\xff\xfe", "\ufffd\ufffd"},
-	{"\"\xed\xa0\x80\"", 5, NonASCII, None, "\xed\xa0\x80", "\ufffd\ufffd\ufffd"},
-	{"\"\xe9\x80\\n\xc3\xa9\"", 8, NonASCII | Escaped, None, "\xe9\x80\né", "\ufffd\ufffd\né"},
-	{"\"0123456789\xff\"", 13, NonASCII, None, "0123456789\xff", "0123456789\ufffd"},
-	// A raw leading byte before an escape's character: still invalid.
-	{"\"\xc3\\u00a9\"", 9, NonASCII | Escaped, None, "\xc3©", "\ufffd©"},
+	{"\"\xff\xfe\"", 4, NonASCII, None, "\xff\xfe", "\xff\xfe"},
+	{"\"\xed\xa0\x80\"", 5, NonASCII, None, "\xed\xa0\x80", "\xed\xa0\x80"},
+	{"\"\xe9\x80\\n\xc3\xa9\"", 8, NonASCII | Escaped, None, "\xe9\x80\né", "\xe9\x80\né"},
+	{"\"0123456789\xff\"", 13, NonASCII, None, "0123456789\xff", "0123456789\xff"},
+	// A raw leading byte before an escape's character: kept, still invalid.
+	{"\"\xc3\\u00a9\"", 9, NonASCII | Escaped, None, "\xc3©", "\xc3©"},
 	{`"abc`, 4, 0, Unterminated, "abc", "abc"},
 	{`"abc\`, 4, 0, Unterminated, "abc", "abc"},
 	{`"`, 1, 0, Unterminated, "", ""},
@@ -129,14 +130,14 @@ func TestString(t *testing.T) {
 			t.Errorf("String(%q) = %d, %b, %v ([]byte: %d, %b, %v); want %d, %b, %v", tt.lit, end, fl, f, endb, flb, fb, tt.end, tt.fl, tt.f)
 		}
 		for _, c := range []struct {
-			inv  Invalid
+			sur  Surrogates
 			want string
-		}{{KeepInvalid, tt.keep}, {ReplaceInvalid, tt.repl}} {
-			got, end, f := Decode(nil, tt.lit, 1, c.inv)
-			gotb, endb, fb := Decode(make([]byte, 0, 1), []byte(tt.lit), 1, c.inv)
+		}{{KeepSurrogates, tt.keep}, {ReplaceSurrogates, tt.repl}} {
+			got, end, f := Decode(nil, tt.lit, 1, c.sur)
+			gotb, endb, fb := Decode(make([]byte, 0, 1), []byte(tt.lit), 1, c.sur)
 			if string(got) != c.want || end != tt.end || f != tt.f || string(gotb) != c.want || endb != end || fb != f {
 				t.Errorf("Decode(%q, %d) = %q, %d, %v ([]byte: %q, %d, %v); want %q, %d, %v",
-					tt.lit, c.inv, got, end, f, gotb, endb, fb, c.want, tt.end, tt.f)
+					tt.lit, c.sur, got, end, f, gotb, endb, fb, c.want, tt.end, tt.f)
 			}
 		}
 	}
@@ -146,7 +147,7 @@ func TestString(t *testing.T) {
 // decodes from where it stopped, and gets what decoding it whole gives.
 func TestDecodeFromOffset(t *testing.T) {
 	for _, lit := range []string{`"plain part\u00e9 rest"`, "\"bad \xff\xc3 prefix\\n\"", "\"\xe2\x82\\u0041\"", `"\ud800"`} {
-		for _, inv := range []Invalid{KeepInvalid, ReplaceInvalid} {
+		for _, inv := range []Surrogates{KeepSurrogates, ReplaceSurrogates} {
 			whole, wend, wf := Decode(nil, lit, 1, inv)
 			j, _ := Stop(lit, 1)
 			got, end, f := Decode([]byte(lit[1:j]), lit, j, inv)
@@ -254,7 +255,7 @@ func TestFloat(t *testing.T) {
 
 // FuzzString holds String and Decode to encoding/json: a literal String
 // accepts whole is one encoding/json accepts, and the other way round;
-// Decode with ReplaceInvalid gives encoding/json's value; with KeepInvalid
+// Decode with ReplaceSurrogates gives encoding/json's value; with KeepSurrogates
 // it gives the same whenever that is valid UTF-8, and invalid UTF-8
 // exactly when the literal has invalid raw bytes or a lone surrogate.
 func FuzzString(f *testing.F) {
@@ -294,23 +295,28 @@ func FuzzString(f *testing.F) {
 		if !accepted {
 			return
 		}
-		repl, dend, df := Decode(nil, lit, 1, ReplaceInvalid)
-		if string(repl) != want || dend != end || df != None {
-			t.Fatalf("Decode(%q, ReplaceInvalid) = %q, %d, %v; encoding/json %q", lit, repl, dend, df, want)
+		// ReplaceSurrogates: encoding/json's runes; its bytes, when the raw
+		// text is UTF-8.
+		sameAsJSON := func(got []byte) bool {
+			return slices.Equal([]rune(string(got)), []rune(want)) && (!utf8.Valid(body) || string(got) == want)
+		}
+		repl, dend, df := Decode(nil, lit, 1, ReplaceSurrogates)
+		if !sameAsJSON(repl) || dend != end || df != None {
+			t.Fatalf("Decode(%q, ReplaceSurrogates) = %q, %d, %v; encoding/json %q", lit, repl, dend, df, want)
 		}
 		j, _ := Stop(lit, 1)
-		if rest, rend, rf := Decode(append([]byte(nil), lit[1:j]...), lit, j, ReplaceInvalid); string(rest) != want || rend != end || rf != None {
-			t.Fatalf("Decode(%q, ReplaceInvalid) from %d = %q, %d, %v; encoding/json %q", lit, j, rest, rend, rf, want)
+		if rest, rend, rf := Decode(append([]byte(nil), lit[1:j]...), lit, j, ReplaceSurrogates); string(rest) != string(repl) || rend != end || rf != None {
+			t.Fatalf("Decode(%q, ReplaceSurrogates) from %d = %q, %d, %v; from 1 %q", lit, j, rest, rend, rf, repl)
 		}
-		keep, dend, df := Decode(nil, string(lit), 1, KeepInvalid)
+		keep, dend, df := Decode(nil, string(lit), 1, KeepSurrogates)
 		if dend != end || df != None {
-			t.Fatalf("Decode(%q, KeepInvalid) = %q, %d, %v", lit, keep, dend, df)
+			t.Fatalf("Decode(%q, KeepSurrogates) = %q, %d, %v", lit, keep, dend, df)
 		}
 		if valid := utf8.Valid(keep); valid != (utf8.Valid(body) && fl&Lone == 0) || valid && string(keep) != want {
-			t.Fatalf("Decode(%q, KeepInvalid) = %q (valid UTF-8: %v), lone: %v; encoding/json %q", lit, keep, valid, fl&Lone != 0, want)
+			t.Fatalf("Decode(%q, KeepSurrogates) = %q (valid UTF-8: %v), lone: %v; encoding/json %q", lit, keep, valid, fl&Lone != 0, want)
 		}
 		if fl&Escaped == 0 && (string(keep) != string(body)) {
-			t.Fatalf("Decode(%q, KeepInvalid) = %q, want the bytes as sent", lit, keep)
+			t.Fatalf("Decode(%q, KeepSurrogates) = %q, want the bytes as sent", lit, keep)
 		}
 	})
 }

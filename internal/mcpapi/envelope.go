@@ -642,11 +642,11 @@ func skipValue(b []byte, v int) (int, bool) {
 
 func skipWS(b []byte, i int) int { return jsonscan.Space(b, i) }
 
-// jsonString is the value of lit, a well-formed string literal, as
-// encoding/json and go-sdk decode it.
+// jsonString is the value of lit, a well-formed string literal in UTF-8,
+// as encoding/json and go-sdk decode it.
 func jsonString(lit []byte) string {
 	var buf [64]byte
-	v, _, _ := jsonscan.Decode(buf[:0], lit, 1, jsonscan.ReplaceInvalid)
+	v, _, _ := jsonscan.Decode(buf[:0], lit, 1, jsonscan.ReplaceSurrogates)
 	return string(v)
 }
 

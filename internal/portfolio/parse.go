@@ -433,7 +433,7 @@ func (d *decoder) str() (string, *Error) {
 	// An escape, or a fault. Invalid UTF-8 and unpaired surrogate escapes
 	// stay invalid UTF-8, so that Validate rejects them (encoding/json
 	// would turn them into U+FFFD silently).
-	buf, end, f := jsonscan.Decode(append(d.scratch[:0], d.s[start:i]...), d.s, i, jsonscan.KeepInvalid)
+	buf, end, f := jsonscan.Decode(append(d.scratch[:0], d.s[start:i]...), d.s, i, jsonscan.KeepSurrogates)
 	d.scratch = buf[:0]
 	d.pos = end
 	if f != jsonscan.None {

@@ -360,9 +360,10 @@ func (c *cursor) value(n *node) error {
 		}
 		return n.checkEnumless()
 	default:
-		f, isInt, err := c.number()
-		if err != nil {
-			return errf("%v", err)
+		f, end, isInt, fault := jsonscan.Float(c.b, c.i)
+		c.i = end
+		if fault != jsonscan.None {
+			return errf("%v", errSyntax)
 		}
 		if !(n.allows(kNumber) || (isInt && n.allows(kInteger))) {
 			return errf("is a number, want %s", n.typeNames())
@@ -583,22 +584,11 @@ func (c *cursor) str() (s []byte, ascii bool, err error) {
 // contents, the rest of them from b[j], escapes decoded, and returns the
 // offset past the string.
 func decodeString(dst, b []byte, j int) ([]byte, int, error) {
-	dst, end, f := jsonscan.Decode(dst, b, j, jsonscan.ReplaceInvalid)
+	dst, end, f := jsonscan.Decode(dst, b, j, jsonscan.ReplaceSurrogates)
 	if f != jsonscan.None {
 		return dst, end, errSyntax
 	}
 	return dst, end, nil
-}
-
-// number reads a JSON number and reports its value and whether it is an
-// integer (a zero fractional part, as JSON Schema's "integer" means).
-func (c *cursor) number() (float64, bool, error) {
-	v, end, integral, f := jsonscan.Float(c.b, c.i)
-	c.i = end
-	if f != jsonscan.None {
-		return 0, false, errSyntax
-	}
-	return v, integral, nil
 }
 
 func unquoteOrNil(b []byte) []byte {
