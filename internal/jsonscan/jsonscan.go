@@ -156,8 +156,13 @@ const (
 func Decode[T Text](dst []byte, s T, i int, sur Surrogates) ([]byte, int, Fault) {
 	f := None
 	for {
-		j, _ := Stop(s, i)
-		dst = append(dst, s[i:j]...)
+		j := i
+		if j < len(s) && s[j] >= 0x20 && s[j] != '"' && s[j] != '\\' {
+			// A run of plain contents (escapes often come in a row, or
+			// right before the closing quote, with none between).
+			j, _ = Stop(s, i)
+			dst = append(dst, s[i:j]...)
+		}
 		if j == len(s) {
 			i, f = j, Unterminated
 			break
