@@ -154,7 +154,6 @@ const (
 // malformed input, dst as far as it got, the offset at fault and the fault
 // (those [String] would report).
 func Decode[T Text](dst []byte, s T, i int, sur Surrogates) ([]byte, int, Fault) {
-	f := None
 	for {
 		j := i
 		if j < len(s) && s[j] >= 0x20 && s[j] != '"' && s[j] != '\\' {
@@ -163,28 +162,22 @@ func Decode[T Text](dst []byte, s T, i int, sur Surrogates) ([]byte, int, Fault)
 			j, _ = Stop(s, i)
 			dst = append(dst, s[i:j]...)
 		}
-		if j == len(s) {
-			i, f = j, Unterminated
-			break
-		}
-		if c := s[j]; c == '"' {
-			i = j + 1
-			break
-		} else if c < 0x20 {
-			i, f = j, Control
-			break
-		}
-		if j+1 < len(s) {
-			if c := unescape(s[j+1]); c != 0 {
-				dst = append(dst, c)
-				i = j + 2
-				continue
-			}
-		}
-		r, n, ef := escape(s, j)
 		switch {
-		case ef != None:
-			i, f = j, ef
+		case j == len(s):
+			return dst, j, Unterminated
+		case s[j] == '"':
+			return dst, j + 1, None
+		case s[j] < 0x20:
+			return dst, j, Control
+		case j+1 < len(s) && unescape(s[j+1]) != 0:
+			dst = append(dst, unescape(s[j+1]))
+			i = j + 2
+			continue
+		}
+		r, n, f := escape(s, j)
+		switch {
+		case f != None:
+			return dst, j, f
 		case isSurrogate(r) && sur == ReplaceSurrogates:
 			dst = utf8.AppendRune(dst, utf8.RuneError)
 		case isSurrogate(r):
@@ -192,12 +185,8 @@ func Decode[T Text](dst []byte, s T, i int, sur Surrogates) ([]byte, int, Fault)
 		default:
 			dst = utf8.AppendRune(dst, r)
 		}
-		if ef != None {
-			break
-		}
 		i = j + n
 	}
-	return dst, i, f
 }
 
 func isSurrogate(r rune) bool { return r >= 0xD800 && r < 0xE000 }
