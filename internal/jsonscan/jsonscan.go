@@ -63,7 +63,7 @@ func (f Fault) String() string {
 }
 
 // spaces has bit c set for the four white-space characters of JSON.
-const spaces = 1<<' ' | 1<<'\t' | 1<<'\n' | 1<<'\r'
+const spaces uint64 = 1<<' ' | 1<<'\t' | 1<<'\n' | 1<<'\r'
 
 // Space returns the offset of the first byte of s at or after i that is
 // not JSON white space (or len(s)).
