@@ -399,17 +399,8 @@ func Number[T Text](s T, i int) (end int, f Fault) {
 // values beyond int64 saturated to math.MaxInt64 or math.MinInt64. end is
 // the offset past the number; on a fault, as [Number].
 func Int[T Text](s T, i int) (v int64, end int, integral bool, f Fault) {
-	// Fast path: a plain integer of 1 to 18 digits, the usual spelling,
-	// cannot overflow.
-	if i < len(s) && s[i]-'1' < 9 {
-		j := i
-		for j < len(s) && j-i < 18 && s[j]-'0' <= 9 {
-			v = v*10 + int64(s[j]-'0')
-			j++
-		}
-		if j == len(s) || s[j] != '.' && s[j] != 'e' && s[j] != 'E' && s[j]-'0' > 9 {
-			return v, j, true, None
-		}
+	if v, j := PlainInt(s, i); j > i {
+		return v, j, true, None
 	}
 	n, f := scanNumber(s, i)
 	if f != None {
@@ -417,6 +408,21 @@ func Int[T Text](s T, i int) (v int64, end int, integral bool, f Fault) {
 	}
 	v, integral = exactInt(s, n)
 	return v, n.end, integral, None
+}
+
+// PlainInt is [Int]'s fast path, small enough to be inlined in a caller
+// that reads many integers: for a positive integer of 1 to 18 digits,
+// written plainly (the usual spelling, which cannot overflow), it returns
+// its value and the offset past it; for anything else, 0 and i.
+func PlainInt[T Text](s T, i int) (v int64, end int) {
+	j := i
+	for ; j < len(s) && s[j]-'0' <= 9; j++ {
+		v = v*10 + int64(s[j]-'0') // overflows only past 18 digits, refused below
+	}
+	if n := j - i; n == 0 || n > 18 || s[i] == '0' || j < len(s) && (s[j] == '.' || s[j]|0x20 == 'e') {
+		return 0, i
+	}
+	return v, j
 }
 
 // exactInt is the value of the well-formed number n, if it is an integer.

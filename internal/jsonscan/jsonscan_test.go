@@ -217,6 +217,12 @@ func TestNumber(t *testing.T) {
 		if end != tt.end || f != tt.f || endb != end || fb != f {
 			t.Errorf("Number(%q) = %d, %v ([]byte: %d, %v); want %d, %v", tt.lit, end, f, endb, fb, tt.end, tt.f)
 		}
+		// PlainInt takes plain positive integers of up to 18 digits, and
+		// nothing else.
+		plain := tt.f == None && tt.end <= 18 && tt.lit[0] >= '1' && tt.lit[0] <= '9' && !strings.ContainsAny(tt.lit[:tt.end], ".eE")
+		if pv, pend := PlainInt(tt.lit, 0); plain != (pend > 0) || plain && (pv != tt.v || pend != tt.end) {
+			t.Errorf("PlainInt(%q) = %d, %d; plain: %v", tt.lit, pv, pend, plain)
+		}
 		v, end, integral, f := Int(tt.lit, 0)
 		vb, endb, integralb, fb := Int([]byte(tt.lit), 0)
 		if v != tt.v || end != tt.end || integral != tt.integral || f != tt.f || vb != v || endb != end || integralb != integral || fb != f {
@@ -366,6 +372,12 @@ func FuzzNumber(f *testing.F) {
 		iv, iend, iintegral, iff := Int(lit, 0)
 		if iff != flt || iend != end {
 			t.Fatalf("Int(%q) = %d, %v; Number %d, %v", lit, iend, iff, end, flt)
+		}
+		if pv, pend := PlainInt(lit, 0); pend != 0 && (pend != end || flt != None || !iintegral || pv != iv || pv <= 0) {
+			t.Fatalf("PlainInt(%q) = %d, %d; Int %d, %d, %v, %v", lit, pv, pend, iv, iend, iintegral, iff)
+		}
+		if pv, pend := PlainInt(string(lit), 0); pend != 0 && pend != end || pv != 0 && pv != iv {
+			t.Fatalf("PlainInt(%q) (string) = %d, %d; Int %d, %d", lit, pv, pend, iv, iend)
 		}
 		if flt != None {
 			return

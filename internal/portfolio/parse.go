@@ -463,6 +463,10 @@ func (d *decoder) boolean() (bool, *Error) {
 // math.MinInt64, which Validate rejects as out of range like any other.
 func (d *decoder) integer() (int64, *Error) {
 	s, i := d.s, d.pos
+	if v, end := jsonscan.PlainInt(s, i); end > i {
+		d.pos = end
+		return v, nil
+	}
 	if i >= len(s) || (s[i] != '-' && (s[i] < '0' || s[i] > '9')) {
 		return 0, d.mismatch("an integer")
 	}
