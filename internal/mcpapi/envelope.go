@@ -2,9 +2,10 @@ package mcpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/cobranca/cobranca/internal/jsonscan"
 )
 
 // callEnvelope is a tools/call request read in one pass over the body: the
@@ -119,16 +120,7 @@ type scanner struct {
 	decodedFor string
 }
 
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *scanner) ws() { s.i = skipWS(s.b, s.i) }
 
 func (s *scanner) wsThen() bool { s.ws(); return true }
 
@@ -150,25 +142,19 @@ func (s *scanner) colon() bool {
 }
 
 // plainString reads a string with no escapes and no control characters,
-// returning its contents.
+// in UTF-8, returning its contents.
 func (s *scanner) plainString() ([]byte, bool) {
-	if !s.eat('"') {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return nil, false
 	}
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			v := s.b[start:s.i]
-			s.i++
-			return v, utf8.Valid(v)
-		case c == '\\' || c < 0x20:
-			return nil, false
-		}
-		s.i++
+	start := s.i + 1
+	end, fl, f := jsonscan.String(s.b, s.i)
+	if f != jsonscan.None || fl&jsonscan.Escaped != 0 {
+		return nil, false
 	}
-	return nil, false
+	s.i = end
+	v := s.b[start : end-1]
+	return v, fl&jsonscan.NonASCII == 0 || utf8.Valid(v)
 }
 
 // id reads a JSON-RPC id: a plain string, or a number exactID accepts (an
@@ -182,8 +168,8 @@ func (s *scanner) id() ([]byte, bool) {
 		}
 		return s.b[start:s.i], true
 	}
-	end, ok := skipNumberAt(s.b, s.i)
-	if !ok || !exactID(s.b[start:end]) {
+	end, f := jsonscan.Number(s.b, s.i)
+	if f != jsonscan.None || !exactID(s.b[start:end]) {
 		return nil, false
 	}
 	s.i = end
@@ -293,9 +279,7 @@ func skipJSON(b []byte, i int) (int, bool) {
 	)
 	state := value
 	for {
-		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-			i++
-		}
+		i = skipWS(b, i)
 		if i >= len(b) {
 			return i, false
 		}
@@ -320,9 +304,7 @@ func skipJSON(b []byte, i int) (int, bool) {
 			if i, ok = skipStringAt(b, i); !ok {
 				return i, false
 			}
-			for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-				i++
-			}
+			i = skipWS(b, i)
 			if i >= len(b) || b[i] != ':' {
 				return i, false
 			}
@@ -396,8 +378,8 @@ func skipJSON(b []byte, i int) (int, bool) {
 			}
 			i += 4
 		default:
-			var ok bool
-			if i, ok = skipNumberAt(b, i); !ok {
+			var f jsonscan.Fault
+			if i, f = jsonscan.Number(b, i); f != jsonscan.None {
 				return i, false
 			}
 		}
@@ -408,98 +390,18 @@ func skipJSON(b []byte, i int) (int, bool) {
 	}
 }
 
-// skipStringAt returns the index past the string starting at b[i] == '"'.
-// Strings here are short (ids, names, dates): a plain loop beats IndexByte,
-// and UTF-8 is checked only for strings that have non-ASCII bytes.
+// skipStringAt returns the index past the string starting at b[i] == '"',
+// if it is well formed and in UTF-8 (checked only for strings that have
+// non-ASCII bytes).
 func skipStringAt(b []byte, i int) (int, bool) {
-	end, ok, high := scanString(b, i)
-	if ok && high && !utf8.Valid(b[i+1:end-1]) {
+	end, fl, f := jsonscan.String(b, i)
+	if f != jsonscan.None {
+		return end, false
+	}
+	if fl&jsonscan.NonASCII != 0 && !utf8.Valid(b[i+1:end-1]) {
 		return end - 1, false
 	}
-	return end, ok
-}
-
-// scanString is skipStringAt without the UTF-8 check: high reports a byte
-// >= 0x80 in the string, whose UTF-8 the caller must check.
-func scanString(b []byte, i int) (end int, ok, high bool) {
-	i++
-	for i < len(b) {
-		c := b[i]
-		switch {
-		case c == '"':
-			return i + 1, true, high
-		case c == '\\':
-			if i+1 >= len(b) {
-				return i, false, high
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
-					return i, false, high
-				}
-				i += 6
-			default:
-				return i, false, high
-			}
-		case c < 0x20:
-			return i, false, high
-		default:
-			high = high || c >= 0x80
-			i++
-		}
-	}
-	return i, false, high
-}
-
-func skipNumberAt(b []byte, i int) (int, bool) {
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		return i, false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return i, false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return i, false
-		}
-	}
-	return i, true
-}
-
-func isHex4(b []byte) bool {
-	for _, c := range b {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
+	return end, true
 }
 
 // rpcRequest is a JSON-RPC request as the front handler reads it: member
@@ -709,13 +611,7 @@ func eachMember(b []byte, i int, fn func(key string, v int) (int, bool)) (int, b
 		if v >= len(b) {
 			return v, false
 		}
-		var name string
-		if bytes.IndexByte(key, '\\') < 0 {
-			name = string(key[1 : len(key)-1])
-		} else {
-			name = jsonString(key)
-		}
-		if i, ok = fn(name, v); !ok {
+		if i, ok = fn(jsonString(key), v); !ok {
 			return i, false
 		}
 		if i < 0 {
@@ -738,27 +634,20 @@ func eachMember(b []byte, i int, fn func(key string, v int) (int, bool)) (int, b
 // an invalid id, not a malformed body).
 func skipValue(b []byte, v int) (int, bool) {
 	if v < len(b) && b[v] == '"' {
-		end, ok, _ := scanString(b, v)
-		return end, ok
+		end, _, f := jsonscan.String(b, v)
+		return end, f == jsonscan.None
 	}
 	return skipJSON(b, v)
 }
 
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
+func skipWS(b []byte, i int) int { return jsonscan.Space(b, i) }
 
-// jsonString is the value of lit, a string literal skipStringAt accepted.
+// jsonString is the value of lit, a well-formed string literal in UTF-8,
+// as encoding/json and go-sdk decode it.
 func jsonString(lit []byte) string {
-	if bytes.IndexByte(lit, '\\') < 0 {
-		return string(lit[1 : len(lit)-1])
-	}
-	var s string
-	_ = json.Unmarshal(lit, &s) // well formed: skipStringAt checked it
-	return s
+	var buf [64]byte
+	v, _, _ := jsonscan.Decode(buf[:0], lit, 1, jsonscan.ReplaceSurrogates)
+	return string(v)
 }
 
 // maxExactID is the largest integer id every JSON reader holds exactly
@@ -775,33 +664,8 @@ func exactID(lit []byte) bool {
 		return false
 	}
 	if lit[0] == '"' {
-		if !utf8.Valid(lit) {
-			return false
-		}
-		for i := 1; i < len(lit)-1; i++ {
-			if lit[i] != '\\' {
-				continue
-			}
-			i++
-			if lit[i] != 'u' {
-				continue
-			}
-			r := hex4(lit[i+1 : i+5])
-			i += 4
-			switch {
-			case r >= 0xDC00 && r <= 0xDFFF:
-				return false
-			case r >= 0xD800 && r <= 0xDBFF:
-				if i+6 >= len(lit) || lit[i+1] != '\\' || lit[i+2] != 'u' {
-					return false
-				}
-				if lo := hex4(lit[i+3 : i+7]); lo < 0xDC00 || lo > 0xDFFF {
-					return false
-				}
-				i += 6
-			}
-		}
-		return true
+		_, fl, _ := jsonscan.String(lit, 0)
+		return fl&jsonscan.Lone == 0 && (fl&jsonscan.NonASCII == 0 || utf8.Valid(lit))
 	}
 	digits := lit
 	if digits[0] == '-' {
@@ -818,21 +682,4 @@ func exactID(lit []byte) bool {
 		n = n*10 + uint64(c-'0')
 	}
 	return n <= maxExactID
-}
-
-// hex4 is the value of four hex digits isHex4 accepted.
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c-'a') + 10
-		default:
-			r |= rune(c-'A') + 10
-		}
-	}
-	return r
 }

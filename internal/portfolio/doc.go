@@ -2,10 +2,12 @@
 // tool: it turns an operator-supplied invoice portfolio into an explainable,
 // read-only priority queue of overdue customers.
 //
-// It imports only the standard library (a test enforces this) and does no
-// I/O: no clock, no logging, no storage. The behaviour of [Analyze] follows
-// the TypeScript reference implementation (analyzePortfolio) exactly, except
-// that ties are broken by customer id so the order is total.
+// It imports only the standard library and internal/jsonscan, the JSON
+// lexer under its decoder, itself a standard-library leaf (tests enforce
+// both), and does no I/O: no clock, no logging, no storage. The behaviour
+// of [Analyze] follows the TypeScript reference implementation
+// (analyzePortfolio) exactly, except that ties are broken by customer id so
+// the order is total.
 //
 // The package has three parts:
 //

@@ -4,7 +4,8 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/cobranca/cobranca/internal/jsonscan"
 )
 
 // Parse decodes the tool's JSON arguments into an Input and runs
@@ -409,15 +410,7 @@ func (d *decoder) skipWS() {
 	if d.pos < len(d.s) && d.s[d.pos] > ' ' {
 		return
 	}
-	d.skipSomeWS()
-}
-
-func (d *decoder) skipSomeWS() {
-	s, i := d.s, d.pos
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
-		i++
-	}
-	d.pos = i
+	d.pos = jsonscan.Space(d.s, d.pos)
 }
 
 // stringValue decodes a value that must be a string.
@@ -432,120 +425,21 @@ func (d *decoder) stringValue() (string, *Error) {
 // d.s, which is already a private copy of the input.
 func (d *decoder) str() (string, *Error) {
 	start := d.pos + 1
-	i := stringStop(d.s, start)
-	switch {
-	case i == len(d.s):
-		d.pos = i
-		return "", d.syntax("unterminated string")
-	case d.s[i] == '"':
+	i, _ := jsonscan.Stop(d.s, start)
+	if i < len(d.s) && d.s[i] == '"' {
 		d.pos = i + 1
 		return d.s[start:i], nil
 	}
-	d.pos = i
-	return d.strEscaped(start)
-}
-
-// stringStop returns the index of the first '"', '\\' or control character
-// of s from i on, or len(s): eight bytes at a time while they last.
-func stringStop(s string, i int) int {
-	for ; i+8 <= len(s); i += 8 {
-		if m := stringStops8(load64(s[i:])); m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
+	// An escape, or a fault. Invalid UTF-8 and unpaired surrogate escapes
+	// stay invalid UTF-8, so that Validate rejects them (encoding/json
+	// would turn them into U+FFFD silently).
+	buf, end, f := jsonscan.Decode(append(d.scratch[:0], d.s[start:i]...), d.s, i, jsonscan.KeepSurrogates)
+	d.scratch = buf[:0]
+	d.pos = end
+	if f != jsonscan.None {
+		return "", d.syntax(f.String())
 	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c == '"' || c == '\\' || c < 0x20 {
-			return i
-		}
-	}
-	return i
-}
-
-// strEscaped finishes a string that started at start and has an escape or
-// a control character at d.pos.
-func (d *decoder) strEscaped(start int) (string, *Error) {
-	s := d.s
-	buf := append(d.scratch[:0], s[start:d.pos]...)
-	defer func() { d.scratch = buf[:0] }()
-	for d.pos < len(s) {
-		c := s[d.pos]
-		switch {
-		case c == '"':
-			d.pos++
-			return string(buf), nil
-		case c < 0x20:
-			return "", d.syntax("control character in string")
-		case c != '\\':
-			buf = append(buf, c)
-			d.pos++
-			continue
-		}
-		if d.pos+1 >= len(s) {
-			break
-		}
-		switch e := s[d.pos+1]; e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			r, ok := hex4(s, d.pos+2)
-			if !ok {
-				return "", d.syntax("invalid \\u escape")
-			}
-			d.pos += 6
-			if r >= 0xD800 && r < 0xDC00 {
-				if r2, ok := hex4(s, d.pos+2); ok && s[d.pos] == '\\' && s[d.pos+1] == 'u' && r2 >= 0xDC00 && r2 < 0xE000 {
-					buf = utf8.AppendRune(buf, 0x10000+(r-0xD800)<<10+(r2-0xDC00))
-					d.pos += 6
-					continue
-				}
-			}
-			if r >= 0xD800 && r < 0xE000 {
-				// An unpaired surrogate: keep it as its (invalid) UTF-8
-				// bytes, so Validate rejects it rather than encoding/json's
-				// silent U+FFFD.
-				buf = append(buf, byte(0xE0|r>>12), byte(0x80|(r>>6)&0x3F), byte(0x80|r&0x3F))
-			} else {
-				buf = utf8.AppendRune(buf, r)
-			}
-			continue
-		default:
-			return "", d.syntax("invalid escape")
-		}
-		d.pos += 2
-	}
-	return "", d.syntax("unterminated string")
-}
-
-// hex4 decodes four hex digits at s[i:].
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
+	return string(buf), nil
 }
 
 // boolean decodes a value that must be true or false.
@@ -564,129 +458,28 @@ func (d *decoder) boolean() (bool, *Error) {
 	return false, d.mismatch("a boolean")
 }
 
-// integer decodes a value that must be a JSON number with an integer value.
-// Values beyond int64 saturate to math.MaxInt64 or math.MinInt64, which
-// Validate rejects as out of range like any other.
+// integer decodes a value that must be a JSON number with an integer value
+// (see jsonscan.Int). Values beyond int64 saturate to math.MaxInt64 or
+// math.MinInt64, which Validate rejects as out of range like any other.
 func (d *decoder) integer() (int64, *Error) {
-	s := d.s
-	i := d.pos
-	// Fast path: a plain integer of 1 to 18 digits, the usual spelling,
-	// cannot overflow.
-	if i < len(s) && s[i] >= '1' && s[i] <= '9' {
-		var v int64
-		j := i
-		for j < len(s) && j-i < 18 && s[j]-'0' <= 9 {
-			v = v*10 + int64(s[j]-'0')
-			j++
-		}
-		if j == len(s) || s[j] != '.' && s[j] != 'e' && s[j] != 'E' && s[j]-'0' > 9 {
-			d.pos = j
-			return v, nil
-		}
+	s, i := d.s, d.pos
+	if v, end := jsonscan.PlainInt(s, i); end > i {
+		d.pos = end
+		return v, nil
 	}
 	if i >= len(s) || (s[i] != '-' && (s[i] < '0' || s[i] > '9')) {
 		return 0, d.mismatch("an integer")
 	}
-	neg := s[i] == '-'
-	if neg {
-		i++
-	}
-	// Integer part: 0 or [1-9][0-9]*.
-	intStart := i
+	v, end, integral, f := jsonscan.Int(s, i)
 	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		d.pos = i
-		return 0, d.syntax("invalid number")
+	case f != jsonscan.None:
+		d.pos = end
+		return 0, d.syntax(f.String())
+	case !integral:
+		return 0, d.mismatch("an integer") // d.pos at the number
 	}
-	intEnd := i
-	fracStart, fracEnd := i, i
-	if i < len(s) && s[i] == '.' {
-		i++
-		fracStart = i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		fracEnd = i
-		if fracStart == fracEnd {
-			d.pos = i
-			return 0, d.syntax("invalid number")
-		}
-	}
-	var exp int64 // int64 so that 32-bit builds saturate where 64-bit ones do
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		eneg := false
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			eneg = s[i] == '-'
-			i++
-		}
-		if i >= len(s) || s[i] < '0' || s[i] > '9' {
-			d.pos = i
-			return 0, d.syntax("invalid number")
-		}
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			// Saturate far beyond any digit count a document can have.
-			if exp < 1<<40 {
-				exp = exp*10 + int64(s[i]-'0')
-			}
-		}
-		if eneg {
-			exp = -exp
-		}
-	}
-	d.pos = i
-
-	// The value is digits × 10^(exp - len(frac)), digits being the integer
-	// and fraction digits in a row. Trim zeros at both ends of the digits.
-	nInt := intEnd - intStart
-	digits := func(k int) byte { // the k-th digit of the row
-		if k < nInt {
-			return s[intStart+k]
-		}
-		return s[fracStart+k-nInt]
-	}
-	n := nInt + fracEnd - fracStart
-	first, last := 0, n-1
-	for first < n && digits(first) == '0' {
-		first++
-	}
-	if first == n {
-		return 0, nil // zero, however written
-	}
-	for digits(last) == '0' {
-		last--
-	}
-	exp += int64(n - 1 - last - (fracEnd - fracStart))
-	if exp < 0 {
-		d.pos = intStart - b2i(neg)
-		return 0, d.mismatch("an integer")
-	}
-	var v uint64
-	if int64(last-first+1)+exp > 19 { // at least 10^19 > MaxInt64
-		v = math.MaxUint64
-	} else {
-		for k := first; k <= last; k++ {
-			v = v*10 + uint64(digits(k)-'0')
-		}
-		for ; exp > 0; exp-- {
-			v *= 10 // 19 digits at most: cannot overflow uint64
-		}
-	}
-	switch {
-	case neg && v > 1<<63:
-		return math.MinInt64, nil
-	case neg:
-		return -int64(v), nil
-	case v > math.MaxInt64:
-		return math.MaxInt64, nil
-	}
-	return int64(v), nil
+	d.pos = end
+	return v, nil
 }
 
 func b2i(b bool) int {

@@ -50,10 +50,3 @@ func jsonSafe8(w uint64, html bool) bool {
 	}
 	return t&msb == 0
 }
-
-// stringStops8 returns a word whose lowest set bit is the top bit of the
-// first byte of w, in memory order, that is '"', '\\' or a control
-// character, or 0 if there is none.
-func stringStops8(w uint64) uint64 {
-	return (hasZeroByte(w^('"'*lsb)) | hasZeroByte(w^('\\'*lsb)) | (w-0x20*lsb)&^w) & msb
-}

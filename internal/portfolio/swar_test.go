@@ -15,8 +15,6 @@ func jsonSafeByte(c byte, html bool) bool {
 	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && !(html && (c == '<' || c == '>' || c == '&'))
 }
 
-func stopByte(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
-
 // firstByte returns the index of the first byte of w that f holds for, or 8.
 func firstByte(w uint64, f func(byte) bool) int {
 	for i := range 8 {
@@ -76,19 +74,6 @@ func TestJSONSafe8(t *testing.T) {
 			if got := jsonSafe8(w, html); got != want {
 				t.Fatalf("jsonSafe8(%#016x, %v) = %v, want %v", w, html, got, want)
 			}
-		}
-	}
-}
-
-func TestStringStops8(t *testing.T) {
-	for w := range interestingWords {
-		want := firstByte(w, stopByte)
-		got := 8
-		if m := stringStops8(w); m != 0 {
-			got = bits.TrailingZeros64(m) / 8
-		}
-		if got != want {
-			t.Fatalf("stringStops8(%#016x) finds byte %d, want %d", w, got, want)
 		}
 	}
 }

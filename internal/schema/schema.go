@@ -19,14 +19,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/cobranca/cobranca/internal/jsonscan"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -310,14 +308,7 @@ func (c *cursor) inside(err error, s seg) error {
 
 var errSyntax = errors.New("malformed JSON")
 
-func (c *cursor) ws() {
-	const space uint64 = 1<<' ' | 1<<'\t' | 1<<'\n' | 1<<'\r'
-	i := c.i
-	for i < len(c.b) && c.b[i] <= ' ' && space&(1<<c.b[i]) != 0 {
-		i++
-	}
-	c.i = i
-}
+func (c *cursor) ws() { c.i = jsonscan.Space(c.b, c.i) }
 
 func (c *cursor) value(n *node) error {
 	if c.i >= len(c.b) {
@@ -369,9 +360,10 @@ func (c *cursor) value(n *node) error {
 		}
 		return n.checkEnumless()
 	default:
-		f, isInt, err := c.number()
-		if err != nil {
-			return errf("%v", err)
+		f, end, isInt, fault := jsonscan.Float(c.b, c.i)
+		c.i = end
+		if fault != jsonscan.None {
+			return errf("%v", errSyntax)
 		}
 		if !(n.allows(kNumber) || (isInt && n.allows(kInteger))) {
 			return errf("is a number, want %s", n.typeNames())
@@ -571,194 +563,32 @@ func (c *cursor) array(n *node) error {
 
 // str reads a string at c.i and returns its unescaped contents, and whether
 // they are all ASCII; the slice is valid until the next call.
+//
+// Invalid UTF-8 is not refused: encoding/json reads each bad byte, and
+// each unpaired surrogate escape, as U+FFFD; a bad byte left as it is
+// counts, matches and compares as one rune here too (utf8.RuneCount,
+// regexp, dfa), and an escape is decoded as encoding/json decodes it.
 func (c *cursor) str() (s []byte, ascii bool, err error) {
-	b, i := c.b, c.i+1 // past the "
-	start := i
-	ascii = true
-	for {
-		// Eight bytes at a time while none needs a look: most strings are
-		// plain ASCII with no escapes.
-		if i+8 <= len(b) {
-			m := special(binary.LittleEndian.Uint64(b[i:]))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3 // the first byte that needs a look
-		} else if i >= len(b) {
-			c.i = i
-			return nil, false, errSyntax
-		}
-		switch ch := b[i]; {
-		case ch == '"':
-			// Invalid UTF-8 is not refused: encoding/json reads each bad
-			// byte as U+FFFD, which counts, matches and compares as one
-			// rune here too (utf8.RuneCount, regexp, dfa).
-			c.i = i + 1
-			return b[start:i], ascii, nil
-		case ch == '\\':
-			c.i = i
-			s, err = c.strSlow(start)
-			return s, false, err
-		case ch < 0x20:
-			c.i = i
-			return nil, false, errSyntax
-		case ch >= utf8.RuneSelf:
-			ascii = false
-		}
-		i++
+	start := c.i + 1
+	// Most strings have no escape: one scan to the closing quote.
+	j, high := jsonscan.Stop(c.b, start)
+	if j < len(c.b) && c.b[j] == '"' {
+		c.i = j + 1
+		return c.b[start:j], !high, nil
 	}
+	c.buf, c.i, err = decodeString(append(c.buf[:0], c.b[start:j]...), c.b, j)
+	return c.buf, false, err
 }
 
-// special has the high bit set in the lowest byte of w (the first in the
-// string) that is '"', '\\', below 0x20 or above 0x7f, if there is one. The
-// subtractions borrow only out of such a byte, so the bytes before the
-// first one are exact; later bytes may be flagged falsely.
-func special(w uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	return ((w - 0x20*ones) | ((w ^ '"'*ones) - ones) | ((w ^ '\\'*ones) - ones) | w) & highs
-}
-
-func (c *cursor) strSlow(start int) ([]byte, error) {
-	c.buf = append(c.buf[:0], c.b[start:c.i]...)
-	for c.i < len(c.b) {
-		ch := c.b[c.i]
-		switch {
-		case ch == '"':
-			c.i++
-			return c.buf, nil
-		case ch < 0x20:
-			return nil, errSyntax
-		case ch != '\\':
-			c.buf = append(c.buf, ch)
-			c.i++
-			continue
-		}
-		if c.i+1 >= len(c.b) {
-			return nil, errSyntax
-		}
-		esc := c.b[c.i+1]
-		c.i += 2
-		switch esc {
-		case '"', '\\', '/':
-			c.buf = append(c.buf, esc)
-		case 'b':
-			c.buf = append(c.buf, '\b')
-		case 'f':
-			c.buf = append(c.buf, '\f')
-		case 'n':
-			c.buf = append(c.buf, '\n')
-		case 'r':
-			c.buf = append(c.buf, '\r')
-		case 't':
-			c.buf = append(c.buf, '\t')
-		case 'u':
-			r, ok := c.hex4()
-			if !ok {
-				return nil, errSyntax
-			}
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if c.i+1 < len(c.b) && c.b[c.i] == '\\' && c.b[c.i+1] == 'u' {
-					c.i += 2
-					if r2, ok = c.hex4(); !ok {
-						return nil, errSyntax
-					}
-				}
-				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-					r = d
-				} else {
-					// A lone surrogate decodes to U+FFFD, as encoding/json does.
-					c.buf = utf8.AppendRune(c.buf, utf8.RuneError)
-					if r2 < 0 {
-						continue
-					}
-					r = r2
-					if utf16.IsSurrogate(r) {
-						r = utf8.RuneError
-					}
-				}
-			}
-			c.buf = utf8.AppendRune(c.buf, r)
-		default:
-			return nil, errSyntax
-		}
+// decodeString appends to dst, which holds the plain start of a string's
+// contents, the rest of them from b[j], escapes decoded, and returns the
+// offset past the string.
+func decodeString(dst, b []byte, j int) ([]byte, int, error) {
+	dst, end, f := jsonscan.Decode(dst, b, j, jsonscan.ReplaceSurrogates)
+	if f != jsonscan.None {
+		return dst, end, errSyntax
 	}
-	return nil, errSyntax
-}
-
-func (c *cursor) hex4() (rune, bool) {
-	if c.i+4 > len(c.b) {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(c.b[c.i:c.i+4]), 16, 16)
-	if err != nil {
-		return 0, false
-	}
-	c.i += 4
-	return rune(v), true
-}
-
-// number reads a JSON number and reports its value and whether it is an
-// integer (a zero fractional part, as JSON Schema's "integer" means).
-func (c *cursor) number() (float64, bool, error) {
-	b, i := c.b, c.i
-	start := i
-	neg := i < len(b) && b[i] == '-'
-	if neg {
-		i++
-	}
-	intStart := i
-	var v int64 // the integer part, when it has at most 15 digits
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			v = v*10 + int64(b[i]-'0')
-			i++
-		}
-	default:
-		return 0, false, errSyntax
-	}
-	plain := true
-	if i < len(b) && b[i] == '.' {
-		plain = false
-		i++
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return 0, false, errSyntax
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		plain = false
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return 0, false, errSyntax
-		}
-	}
-	c.i = i
-	if plain && i-intStart <= 15 {
-		if neg {
-			v = -v
-		}
-		return float64(v), true, nil
-	}
-	f, err := strconv.ParseFloat(string(b[start:i]), 64)
-	if err != nil {
-		return 0, false, errSyntax
-	}
-	return f, f == math.Trunc(f) && !math.IsInf(f, 0), nil
+	return dst, end, nil
 }
 
 func unquoteOrNil(b []byte) []byte {

@@ -235,6 +235,10 @@ var edgeDocs = []string{
 	`{"name":"\u00e9\u00e9\u00e9\u00e9","kind":"a"}`,
 	`{"name":"\u00e9\u00e9\u00e9\u00e9\u00e9","kind":"a"}`,
 	`{"name":"\ud83d\ude00\ud83d\ude00","kind":"a"}`,
+	// A lone high surrogate before a pair: U+FFFD and the pair's character
+	// (4 runes), as encoding/json reads it; not three U+FFFD per pair.
+	`{"name":"\ud800\ud83d\ude00\ud800\ud83d\ude00","kind":"a"}`,
+	`{"name":"\udbff\udbff\udfffab","kind":"a"}`,
 	"{\"name\":\"\xff\xff\",\"kind\":\"a\"}",
 	"{\"name\":\"\xff\",\"kind\":\"a\"}",
 	"{\"name\":\"\xe9\x80\",\"kind\":\"a\"}",
