@@ -236,19 +236,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serveSDK(w, r, body, tool)
 }
 
-// namedTool is the served tool a tools/call names, or "": the one it names
+// namedTool is the tool a tools/call names whose calls are audited (a
+// served or a forbidden one, pipeline.Known), or "": the one it names
 // (once, or repeated as is), or the one served tool among different names
 // it sends (a request refused, whose audit event has no other tool to go to).
 func (h *Handler) namedTool(req rpcRequest) string {
 	if req.named {
-		if h.pipe.Serves(req.name) {
+		if h.pipe.Known(req.name) {
 			return req.name
 		}
 		return ""
 	}
 	var t string
 	for _, name := range req.names {
-		if h.pipe.Serves(name) {
+		if h.pipe.Known(name) {
 			if t != "" && t != name {
 				return "" // two served tools: no single one
 			}

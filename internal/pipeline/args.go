@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/cobranca/cobranca/internal/auth"
-
+	"github.com/cobranca/cobranca/internal/canonical"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/idempotency"
@@ -15,32 +15,49 @@ import (
 
 // control takes the arguments the pipeline reads itself (idempotencyKey,
 // dryRun) out of raw, checks them, and leaves in a.raw what the tool reads.
+// The arguments must have one reading: a member named twice, an unpaired
+// surrogate escape (at any level, the key included), or an integer beyond
+// ±2^53 is refused before anything reads them (a reader that keeps the
+// first of two dryRun members must never see a dry run where the server
+// acts).
 func (a *args) control(c *contract.Contract, raw []byte) error {
+	if err := exactNumbers(raw); err != nil {
+		return err
+	}
+	if _, err := canonical.Transform(raw); err != nil {
+		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "must be one JSON object with each member named once and every string valid Unicode (no unpaired surrogate)", Err: err}
+	}
 	var obj map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil || obj == nil {
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "must be a JSON object"}
 	}
-	if dec.More() {
-		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "must be one JSON object"}
-	}
-	_, hasKey := obj[contract.ArgIdempotencyKey]
-	_, hasDry := obj[contract.ArgDryRun]
-	if v, ok := obj[contract.ArgIdempotencyKey]; ok && c.HasSideEffects() {
-		if err := json.Unmarshal(v, &a.key); err != nil {
+	keyRaw, hasKey := obj[contract.ArgIdempotencyKey]
+	dryRaw, hasDry := obj[contract.ArgDryRun]
+	switch {
+	case hasKey && c.HasSideEffects():
+		if len(keyRaw) == 0 || keyRaw[0] != '"' {
+			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "must be a string"}
+		}
+		if err := json.Unmarshal(keyRaw, &a.key); err != nil {
 			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "must be a string"}
 		}
 		if err := idempotency.ValidKey(a.key); err != nil {
 			return err
 		}
 		delete(obj, contract.ArgIdempotencyKey)
-	} else if c.HasSideEffects() && c.KeyRequired() {
+	case c.HasSideEffects() && c.KeyRequired():
 		return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "is required: " + contract.IdempotencyKeyRule + ", naming this call for safe retries"}
 	}
-	if v, ok := obj[contract.ArgDryRun]; ok && c.DryRun != contract.ModeNone {
-		if err := json.Unmarshal(v, &a.dryRun); err != nil {
-			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgDryRun, Message: "must be a boolean"}
+	if hasDry {
+		if c.DryRun == contract.ModeNone {
+			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgDryRun, Message: "this tool offers no dry run"}
+		}
+		switch string(dryRaw) {
+		case "true":
+			a.dryRun = true
+		case "false":
+		default:
+			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgDryRun, Message: "must be true or false"}
 		}
 		delete(obj, contract.ArgDryRun)
 	}

@@ -205,13 +205,16 @@ func (cl *callState) checkOutput(eff Effect, dst []byte) ([]byte, error) {
 	return body, nil
 }
 
-// Refused audits a call of the served tool name that its transport refused
+// Refused audits a call of the tool name (served, or forbidden) that its transport refused
 // before Do could run it (a malformed request, a header, a scope checked at
 // the HTTP level), so that the trail has every call whatever its fate. A
 // write error is logged: the answer is already given.
 func (p *Pipeline) Refused(ctx context.Context, pr *auth.Principal, name string, outcome auditlog.Outcome, code failure.Code) {
 	cl := p.begin(ctx, Call{Principal: pr, Tool: name})
 	cl.tool = p.tools[name]
+	if cl.tool == nil {
+		cl.tool = p.hidden[name]
+	}
 	cl.info.Outcome, cl.info.Code = string(outcome), string(code)
 	if cl.tool == nil {
 		return

@@ -17,12 +17,11 @@ import (
 // inProgressRetry is when to come back after request_in_progress.
 const inProgressRetry = 500 * time.Millisecond
 
-// ending is how the transaction of a call ended, when it was not committed
-// with the effect.
+// ending is how the transaction of a call ended when it was not committed
+// with the effect: a failure, or a repeat's stored response.
 type ending struct {
-	res    Result
-	rec    CallRecord
 	failed error
+	replay []byte
 }
 
 // execute runs a call of a tool with side effects in one transaction:
@@ -53,20 +52,14 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 				return err
 			}
 			switch r.State {
-			case idempotency.Replay:
-				body, summary, err := unstore(r.Response)
-				if err != nil {
-					return err
-				}
-				rec := cl.record(auditlog.Replayed, "")
-				rec.Result = body
-				end = &ending{res: Result{Kind: Complete, Structured: body, Summary: summary}, rec: rec}
+			case idempotency.Replay: // the first call committed since peek looked
+				end = &ending{replay: r.Response}
 				return errRollback
 			case idempotency.Conflict:
-				end = &ending{failed: &failure.Error{Code: failure.IdempotencyConflict, Field: contract.ArgIdempotencyKey, Message: "was already used for this tool with other arguments; nothing was done"}}
+				end = &ending{failed: conflictError()}
 				return errRollback
 			case idempotency.InProgress:
-				end = &ending{failed: &failure.Error{Code: failure.RequestInProgress, Field: contract.ArgIdempotencyKey, Message: "the first call with this key is still running; retry to get its answer", RetryAfter: inProgressRetry}}
+				end = &ending{failed: inProgressError()}
 				return errRollback
 			}
 		}
@@ -103,7 +96,7 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 	case end != nil && end.failed != nil:
 		return cl.fail(end.failed)
 	case end != nil:
-		return cl.finish(end.rec, end.res)
+		return cl.replay(end.replay)
 	}
 	// The transaction failed: nothing was done.
 	var ae *auditError
@@ -167,4 +160,58 @@ func (p *Pipeline) spendOnce(ctx context.Context, cl *callState, opened *reqstat
 		return cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "was already used"}), true
 	}
 	return cl.fail(&failure.Error{Code: failure.Unavailable, Message: "the store could not check the request state; retry later", RetryAfter: time.Second, Err: err}), true
+}
+
+// peek looks a call's idempotency key up, changing nothing (the
+// transaction is rolled back): it reports whether the call ends here — a
+// repeat answered with the stored response, a conflict, a key in use — or
+// goes on (a fresh key). A dry run only learns of a conflict.
+func (p *Pipeline) peek(ctx context.Context, cl *callState) (res Result, ended bool) {
+	a := cl.args
+	if err := a.fingerprint(); err != nil {
+		return cl.fail(err), true
+	}
+	key := idempotency.Key{Principal: callerKey(cl.call.Principal), Tool: cl.tool.Contract.Name, Key: a.key}
+	var r idempotency.Reservation
+	err := p.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		if r, err = p.keys.Begin(ctx, tx, key, a.digest[:]); err != nil {
+			return err
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		return cl.fail(&failure.Error{Code: failure.Unavailable, Message: "the store could not check the idempotency key; nothing was done, retry later", RetryAfter: time.Second, Err: err}), true
+	}
+	switch {
+	case r.State == idempotency.Conflict:
+		return cl.fail(conflictError()), true
+	case a.dryRun:
+		return Result{}, false
+	case r.State == idempotency.Replay:
+		return cl.replay(r.Response), true
+	case r.State == idempotency.InProgress:
+		return cl.fail(inProgressError()), true
+	}
+	return Result{}, false
+}
+
+func conflictError() *failure.Error {
+	return &failure.Error{Code: failure.IdempotencyConflict, Field: contract.ArgIdempotencyKey, Message: "was already used for this tool with other arguments; nothing was done"}
+}
+
+func inProgressError() *failure.Error {
+	return &failure.Error{Code: failure.RequestInProgress, Field: contract.ArgIdempotencyKey, Message: "the first call with this key is still running; retry to get its answer", RetryAfter: inProgressRetry}
+}
+
+// replay answers a repeat with the response stored for its key, byte for
+// byte, and audits it as replayed: no new effect.
+func (cl *callState) replay(stored []byte) Result {
+	body, summary, err := unstore(stored)
+	if err != nil {
+		return cl.fail(err)
+	}
+	rec := cl.record(auditlog.Replayed, "")
+	rec.Result = body
+	return cl.finish(rec, Result{Kind: Complete, Structured: body, Summary: summary})
 }

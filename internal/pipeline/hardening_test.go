@@ -3,12 +3,17 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/canonical"
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -104,5 +109,113 @@ func TestUnknownToolNameNotLogged(t *testing.T) {
 	}
 	if info.Tool != "" {
 		t.Errorf("the access log's tool is %q, a name no tool has", info.Tool)
+	}
+}
+
+// TestArgumentsHaveOneReading (probe findings): the pipeline's own
+// arguments are refused when a reader could take them two ways — a member
+// named twice, a dryRun a tool does not offer, a null where a boolean
+// goes, a key holding an unpaired surrogate — and nothing runs.
+func TestArgumentsHaveOneReading(t *testing.T) {
+	db := storetest.SQLite(t)
+	noDry := pipelinetest.Effectful(contracttest.New("test.nodry", contract.Medium, "test:medium"), func() {})
+	p, err := pipeline.New(pipelinetest.WithStore(t, db, pipeline.Options{Tools: []pipeline.Tool{noDry}, States: pipelinetest.Ring(t)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, db, envOpts{})
+	cases := []struct{ tool, args, field string }{
+		{"test.medium", `{"customer":"c","idempotencyKey":"A","idempotencyKey":"B"}`, "arguments"},
+		{"test.medium", `{"customer":"c","dryRun":true,"dryRun":false,"idempotencyKey":"A"}`, "arguments"},
+		{"test.medium", `{"customer":"c","note":{"x":1,"x":2},"idempotencyKey":"A"}`, "arguments"},
+		{"test.medium", `{"customer":"c","dryRun":null,"idempotencyKey":"A"}`, "dryRun"},
+		{"test.medium", `{"customer":"c","idempotencyKey":null}`, "idempotencyKey"},
+		{"test.medium", `{"customer":"c","idempotencyKey":"zz\ud800X"}`, "arguments"},
+		{"test.medium", `{"customer":"c","idempotencyKey":"zz\udfffX"}`, "arguments"},
+	}
+	for _, tt := range cases {
+		res := e.do(agent, modern, tt.tool, tt.args)
+		if code(res) != failure.InvalidArguments || res.Err.Field != tt.field || strings.Contains(res.Err.Message, "reflect") {
+			t.Errorf("%s: %s %v, want invalid_arguments on %s", tt.args, kindName(res.Kind), res.Err, tt.field)
+		}
+	}
+	if e.effects(t) != 0 || e.count.started != 0 {
+		t.Errorf("%d effects, %d runs of refused calls", e.effects(t), e.count.started)
+	}
+	res := p.Do(context.Background(), pipeline.Call{Principal: agent, Tool: "test.nodry", Args: json.RawMessage(`{"dryRun":true,"idempotencyKey":"k"}`)})
+	if code(res) != failure.InvalidArguments || res.Err.Field != "dryRun" || pipelinetest.Effects(t, db, "test.nodry") != 0 {
+		t.Errorf("dryRun on a tool without one: %s %v, %d effects; want invalid_arguments on dryRun and none", kindName(res.Kind), res.Err, pipelinetest.Effects(t, db, "test.nodry"))
+	}
+}
+
+// TestKeyAnswersBeforeConfirmation (probe finding): a key already used is
+// answered before anyone is asked: a repeat gets the stored response and a
+// conflict its error, on every revision, with no new confirmation round.
+func TestKeyAnswersBeforeConfirmation(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t), envOpts{})
+	args := `{"customer":"c-9","idempotencyKey":"done"}`
+	first := e.do(agent, modern, "test.high", args)
+	done := e.p.Do(context.Background(), pipeline.Call{Principal: agent, Tool: "test.high", Args: json.RawMessage(args), Client: modern, State: first.State, Responses: confirm("accept", true)})
+	if done.Kind != pipeline.Complete {
+		t.Fatalf("confirmed: %s %v", kindName(done.Kind), done.Err)
+	}
+	for _, cl := range []pipeline.Client{modern, legacy} {
+		if r := e.do(agent, cl, "test.high", args); r.Kind != pipeline.Complete || string(r.Structured) != string(done.Structured) {
+			t.Errorf("%s repeat: %s %v, want the stored response", cl.Protocol, kindName(r.Kind), r.Err)
+		}
+		if r := e.do(agent, cl, "test.high", `{"customer":"c-10","idempotencyKey":"done"}`); code(r) != failure.IdempotencyConflict {
+			t.Errorf("%s conflict: %s %v, want idempotency_conflict", cl.Protocol, kindName(r.Kind), r.Err)
+		}
+		if r := e.do(agent, cl, "test.high", `{"customer":"c-10","idempotencyKey":"done","dryRun":true}`); code(r) != failure.IdempotencyConflict {
+			t.Errorf("%s dry run under a used key: %s %v, want idempotency_conflict", cl.Protocol, kindName(r.Kind), r.Err)
+		}
+	}
+	if e.count.started != 1 || e.effects(t) != 1 {
+		t.Errorf("%d runs, %d effects; want 1, 1", e.count.started, e.effects(t))
+	}
+}
+
+// TestRoundsAreMCP20260728 (probe finding): a request of an older revision
+// carrying a request state or input responses is refused; nothing runs.
+func TestRoundsAreMCP20260728(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t), envOpts{})
+	args := `{"customer":"c-11","idempotencyKey":"old"}`
+	first := e.do(agent, modern, "test.high", args)
+	res := e.p.Do(context.Background(), pipeline.Call{Principal: agent, Tool: "test.high", Args: json.RawMessage(args), Client: legacy, State: first.State, Responses: confirm("accept", true)})
+	if res.Kind != pipeline.ProtocolError || code(res) != failure.RequestStateInvalid || e.count.started != 0 {
+		t.Errorf("2025-11-25 with a round: %s %v, %d runs", kindName(res.Kind), res.Err, e.count.started)
+	}
+}
+
+// TestMalformedAcceptIsNoAnswer (probe finding): an accept without a
+// boolean confirm is no answer at all (a protocol error naming it), never
+// a person's decline.
+func TestMalformedAcceptIsNoAnswer(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t), envOpts{})
+	for i, content := range []string{`null`, `{}`, `{"confirm":"true"}`, `{"confirm":1}`} {
+		args := fmt.Sprintf(`{"customer":"c","idempotencyKey":"m-%d"}`, i)
+		first := e.do(agent, modern, "test.high", args)
+		res := e.p.Do(context.Background(), pipeline.Call{Principal: agent, Tool: "test.high", Args: json.RawMessage(args), Client: modern, State: first.State,
+			Responses: map[string]json.RawMessage{"confirm": json.RawMessage(`{"action":"accept","content":` + content + `}`)}})
+		if res.Kind != pipeline.ProtocolError || res.Err.Field != "inputResponses.confirm" {
+			t.Errorf("accept with content %s: %s %v", content, kindName(res.Kind), res.Err)
+		}
+	}
+	if e.count.started != 0 {
+		t.Errorf("%d runs", e.count.started)
+	}
+}
+
+// TestForbiddenCallAudited (probe finding): a call of a forbidden tool is
+// answered exactly like an unknown tool's, and audited.
+func TestForbiddenCallAudited(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t), envOpts{})
+	forbidden := e.do(human, modern, "test.forbidden", `{"customer":"c","idempotencyKey":"f"}`)
+	unknown := e.do(human, modern, "test.nosuch", `{"customer":"c","idempotencyKey":"f"}`)
+	if forbidden.Kind != unknown.Kind || *forbidden.Err != *unknown.Err {
+		t.Errorf("forbidden %+v, unknown %+v: want the same answer", forbidden.Err, unknown.Err)
+	}
+	if got := audited(t, e.db, "test.forbidden"); got["rejected"] != 1 {
+		t.Errorf("audit of the forbidden call %v, want one rejected", got)
 	}
 }

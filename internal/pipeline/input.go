@@ -201,7 +201,7 @@ func (p *Pipeline) confirmation(ctx context.Context, cl *callState, c Call, open
 			case decline:
 				return false, cl.fail(&failure.Error{Code: failure.ConfirmationDeclined, Message: "the person declined; nothing was done"})
 			default:
-				return false, cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "inputResponses." + confirmInput, Message: "is not an elicitation result {action, content:{confirm}}"})
+				return false, cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "inputResponses." + confirmInput, Message: "is not an elicitation result {action, content:{confirm: boolean}}"})
 			}
 		}
 		// A round answered without the confirmation: ask again.
@@ -254,7 +254,8 @@ const (
 )
 
 // answer reads an elicitation result: accepted with confirm true; declined,
-// cancelled, or accepted with confirm false, is a no.
+// cancelled, or accepted with confirm false, is a no; anything else (an
+// unknown action, an accept without a boolean confirm) is malformed.
 func answer(raw json.RawMessage) verdict {
 	var r struct {
 		Action  string         `json:"action"`
@@ -265,10 +266,13 @@ func answer(raw json.RawMessage) verdict {
 	}
 	switch r.Action {
 	case "accept":
-		if ok, _ := r.Content["confirm"].(bool); ok {
+		switch ok, isBool := r.Content["confirm"].(bool); {
+		case !isBool:
+			return malformed // the form's one field is a boolean
+		case ok:
 			return accept
 		}
-		return decline
+		return decline // accepted with the box unchecked
 	case "decline", "cancel":
 		return decline
 	}

@@ -39,6 +39,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/canonical"
 	"github.com/cobranca/cobranca/internal/contract"
@@ -187,6 +188,8 @@ type Pipeline struct {
 	stepUp   []string
 	tools    map[string]*compiled
 	order    []*compiled
+	// hidden are the forbidden tools: never served, their calls audited.
+	hidden map[string]*compiled
 }
 
 // New compiles every tool, refusing to start with one whose contract asks
@@ -195,7 +198,7 @@ func New(opts Options) (*Pipeline, error) {
 	p := &Pipeline{
 		log: opts.Logger, auditor: opts.Auditor, limits: opts.Limits, observe: opts.Metrics,
 		now: opts.Now, db: opts.DB, keys: opts.Keys, states: opts.States, stateTTL: opts.StateTTL,
-		stepUp: opts.StepUp, tools: map[string]*compiled{},
+		stepUp: opts.StepUp, tools: map[string]*compiled{}, hidden: map[string]*compiled{},
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -216,14 +219,15 @@ func New(opts Options) (*Pipeline, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if p.tools[t.Contract.Name] != nil {
+		if p.tools[t.Contract.Name] != nil || p.hidden[t.Contract.Name] != nil {
 			errs = append(errs, fmt.Errorf("tool %s registered twice", t.Contract.Name))
 			continue
 		}
 		if !t.Contract.VisibleToAgents() {
 			// The MCP endpoint treats every caller as an agent: a forbidden
 			// tool is never served, and calling it is answered exactly like
-			// calling a tool that does not exist.
+			// calling a tool that does not exist (and audited).
+			p.hidden[t.Contract.Name] = ct
 			continue
 		}
 		p.tools[t.Contract.Name] = ct
@@ -246,6 +250,10 @@ func (p *Pipeline) Contracts() []*contract.Contract {
 
 // Serves reports whether name is a tool the pipeline serves.
 func (p *Pipeline) Serves(name string) bool { return p.tools[name] != nil }
+
+// Known reports whether name is a tool the pipeline audits calls of: one it
+// serves, or a forbidden one (answered as unknown).
+func (p *Pipeline) Known(name string) bool { return p.tools[name] != nil || p.hidden[name] != nil }
 
 // Decoder returns the Decoder of the served tool name when the transport may
 // run it before the pipeline — a tool whose calls run nothing before
@@ -282,10 +290,15 @@ func (p *Pipeline) Authorize(pr *auth.Principal, name string) []string {
 // Do runs one call: the numbered steps of the package doc, in order.
 func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	cl := p.begin(ctx, c)
-	// 1. Visibility.
+	// 1. Visibility. A forbidden tool is answered exactly like an unknown
+	// one, and its call audited all the same.
 	t := p.tools[c.Tool]
 	if t == nil {
-		return cl.protocolError(&failure.Error{Code: CodeUnknownTool, Field: "name", Message: "unknown tool"})
+		res := Result{Kind: ProtocolError, Err: &failure.Error{Code: CodeUnknownTool, Field: "name", Message: "unknown tool"}}
+		if cl.tool = p.hidden[c.Tool]; cl.tool != nil {
+			cl.finish(cl.record(auditlog.Rejected, CodeUnknownTool), res) // the answer stays the unknown tool's, whatever the audit does
+		}
+		return res
 	}
 	cl.tool, cl.info.Tool = t, t.Contract.Name
 	// 2. Scopes.
@@ -326,10 +339,21 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	// attempt, never a second.
 	var opened *reqstate.Opened
 	if c.State != "" || len(c.Responses) > 0 {
+		if !c.Client.InputRequests { // an older revision has no input rounds
+			return cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "input responses and request states are MCP 2026-07-28 features; this request's revision has neither"})
+		}
 		if opened, err = p.openState(c, a); err != nil {
 			return cl.protocolError(stateError(err))
 		}
 		if res, ended := p.spendOnce(ctx, cl, opened); ended {
+			return res
+		}
+	}
+	// A key already used answers before anyone is asked anything: its
+	// stored response (a repeat), or the conflict — a person is never asked
+	// to confirm a change that was made, or that the key forbids.
+	if t.Contract.HasSideEffects() && a.key != "" {
+		if res, ended := p.peek(ctx, cl); ended {
 			return res
 		}
 	}
