@@ -74,20 +74,37 @@ func New(db DB, key []byte, opts Options) (*Log, error) {
 // event was never written. Seq, Time and ServerTime are set by the log and ignored here. Call
 // Kick after the commit to have the event sealed at once rather than at the sealer's next tick.
 func (l *Log) Append(ctx context.Context, tx store.Tx, ev Event) error {
-	r, err := l.stamp(ev, l.now())
+	s, err := l.AppendStmt(ev)
 	if err != nil {
 		return err
 	}
-	return l.write(ctx, tx, &r)
+	if _, err := tx.Exec(ctx, s.SQL, s.Args...); err != nil {
+		return fmt.Errorf("audit append: %w", err)
+	}
+	return nil
+}
+
+// AppendStmt is the statement Append runs for ev, for a transaction to run it when it
+// chooses (store.Tx.Defer): the event stamped, authenticated and ready to insert.
+func (l *Log) AppendStmt(ev Event) (store.Stmt, error) {
+	r, err := l.stamp(ev, l.now())
+	if err != nil {
+		return store.Stmt{}, err
+	}
+	return store.Stmt{SQL: l.q.insert, Args: l.insertArgs(&r)}, nil
 }
 
 // write inserts one record in q.
 func (l *Log) write(ctx context.Context, q store.Querier, r *record) error {
-	args := insertArgs(make([]any, 0, insertCount+1), r, l.db.Dialect(), l.now().UnixMicro())
-	if _, err := q.Exec(ctx, l.q.insert, args...); err != nil {
+	if _, err := q.Exec(ctx, l.q.insert, l.insertArgs(r)...); err != nil {
 		return fmt.Errorf("audit append: %w", err)
 	}
 	return nil
+}
+
+// insertArgs are the arguments of the one-event insert of r.
+func (l *Log) insertArgs(r *record) []any {
+	return insertArgs(make([]any, 0, insertCount+1), r, l.db.Dialect(), l.now().UnixMicro())
 }
 
 // Record writes ev on its own, for events that go with no other change (a read-only tool

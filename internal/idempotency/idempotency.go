@@ -179,18 +179,28 @@ func (s *Store) Begin(ctx context.Context, tx store.Tx, k Key, fingerprint []byt
 // Complete stores response as the answer to k inside tx, after a Fresh Begin in the same
 // transaction; the key lives the Store's TTL from now.
 func (s *Store) Complete(ctx context.Context, tx store.Tx, k Key, fingerprint, response []byte) error {
-	if err := s.check(tx, k, fingerprint); err != nil {
+	st, err := s.CompleteStmt(tx, k, fingerprint, response)
+	if err != nil {
 		return err
+	}
+	if _, err := tx.Exec(ctx, st.SQL, st.Args...); err != nil {
+		return fmt.Errorf("idempotency: store response: %w", err)
+	}
+	return nil
+}
+
+// CompleteStmt is the statement Complete runs in tx, for tx to run it when it chooses
+// (store.Tx.Defer): the key's lifetime counts from now, not from when it runs.
+func (s *Store) CompleteStmt(tx store.Tx, k Key, fingerprint, response []byte) (store.Stmt, error) {
+	if err := s.check(tx, k, fingerprint); err != nil {
+		return store.Stmt{}, err
 	}
 	if response == nil {
 		response = []byte{} // NOT NULL: an empty answer is still an answer
 	}
 	now := s.now()
-	if _, err := tx.Exec(ctx, insertKey, k.Principal, k.Tool, k.Key, fingerprint, response,
-		now.UnixMicro(), now.Add(s.ttl).UnixMicro()); err != nil {
-		return fmt.Errorf("idempotency: store response: %w", err)
-	}
-	return nil
+	return store.Stmt{SQL: insertKey, Args: []any{k.Principal, k.Tool, k.Key, fingerprint, response,
+		now.UnixMicro(), now.Add(s.ttl).UnixMicro()}}, nil
 }
 
 // check refuses what the store could never hold, before any SQL.

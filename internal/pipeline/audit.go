@@ -37,7 +37,9 @@ type Auditor interface {
 	// side effects.
 	RecordCall(ctx context.Context, rec CallRecord) error
 	// AppendCall writes the event in tx, the transaction of the call's
-	// effect: both commit, or neither.
+	// effect: both commit, or neither. It may defer the write to the commit
+	// (store.Tx.Defer), where a failure comes back from the transaction as
+	// an audit failure.
 	AppendCall(ctx context.Context, tx store.Tx, rec CallRecord) error
 }
 
@@ -100,8 +102,16 @@ func (a *auditor) RecordCall(ctx context.Context, rec CallRecord) error {
 	return a.log.Keep(ctx, ev)
 }
 
-func (a *auditor) AppendCall(ctx context.Context, tx store.Tx, rec CallRecord) error {
-	return a.log.Append(ctx, tx, a.event(rec))
+// AppendCall defers the event's INSERT to the commit, which sends it in the
+// same round trip.
+func (a *auditor) AppendCall(_ context.Context, tx store.Tx, rec CallRecord) error {
+	s, err := a.log.AppendStmt(a.event(rec))
+	if err != nil {
+		return err
+	}
+	s.Fail = auditFailed
+	tx.Defer(s)
+	return nil
 }
 
 // Caller fills ev's caller fields from p, if any: the one place an audit

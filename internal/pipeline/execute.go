@@ -81,9 +81,11 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 			}
 		}
 		if a.key != "" {
-			if err := p.keys.Complete(ctx, tx, key, fp, keep(body, summaryOf(eff))); err != nil {
+			s, err := p.keys.CompleteStmt(tx, key, fp, keep(body, summaryOf(eff)))
+			if err != nil {
 				return err
 			}
+			tx.Defer(s) // with the audit event, in the commit's round trip
 		}
 		out = Result{Kind: Complete, Structured: body, Summary: summaryOf(eff)}
 		return nil
@@ -140,6 +142,9 @@ type auditError struct{ err error }
 
 func (e *auditError) Error() string { return "audit: " + e.err.Error() }
 func (e *auditError) Unwrap() error { return e.err }
+
+// auditFailed is the Fail of an audit event's deferred INSERT.
+func auditFailed(err error) error { return &auditError{err} }
 
 // spendOnce spends the nonce of an opened request state in a transaction
 // of its own, so that a state opens one round only. It reports whether the

@@ -146,7 +146,7 @@ type envOpts struct {
 	now    func() time.Time
 }
 
-func newEnv(t *testing.T, db store.DB, o envOpts) *env {
+func newEnv(t testing.TB, db store.DB, o envOpts) *env {
 	t.Helper()
 	if _, err := db.Exec(context.Background(), effectTable); err != nil && !strings.Contains(err.Error(), "exists") {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func newEnv(t *testing.T, db store.DB, o envOpts) *env {
 }
 
 // newEnvOn builds a pipeline (a "replica") on db, whose tables exist.
-func newEnvOn(t *testing.T, db store.DB, o envOpts) *env {
+func newEnvOn(t testing.TB, db store.DB, o envOpts) *env {
 	t.Helper()
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
@@ -187,7 +187,7 @@ func newEnvOn(t *testing.T, db store.DB, o envOpts) *env {
 	return e
 }
 
-func newRing(t *testing.T) *reqstate.Ring { return pipelinetest.Ring(t) }
+func newRing(t testing.TB) *reqstate.Ring { return pipelinetest.Ring(t) }
 
 func (e *env) do(pr *auth.Principal, cl pipeline.Client, tool, args string) pipeline.Result {
 	return e.p.Do(context.Background(), pipeline.Call{Principal: pr, RequestID: "r1", Tool: tool, Args: json.RawMessage(args), Client: cl})

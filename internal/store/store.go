@@ -10,6 +10,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -53,6 +54,31 @@ type Querier interface {
 type Tx interface {
 	Querier
 	Dialect() Dialect
+	// Defer has stmts run at the commit, in order, after everything the function given to
+	// InTx did: on PostgreSQL in the commit's round trip (one pipeline: the statements, then
+	// COMMIT), on SQLite one after the other before it. If one fails, the statements after it
+	// do not run, the transaction rolls back, and InTx returns the failure (Stmt.Fail's, when
+	// set). When the function returns an error, the deferred statements never run. For
+	// writes whose results the transaction does not read: an audit event, a stored answer.
+	Defer(stmts ...Stmt)
+}
+
+// Stmt is one SQL statement with its arguments, built by the package that owns the rule and
+// run by the one that owns the transaction (Tx.Defer).
+type Stmt struct {
+	SQL  string
+	Args []any
+	// Fail, when not nil, turns the statement's error into the one InTx returns, so that the
+	// caller knows which statement failed.
+	Fail func(error) error
+}
+
+// Failed is what InTx returns when s, deferred, failed with err.
+func (s *Stmt) Failed(err error) error {
+	if s.Fail != nil {
+		return s.Fail(err)
+	}
+	return fmt.Errorf("store: deferred statement: %w", err)
 }
 
 // DB is a database handle: what the composition root opens and hands to the packages that

@@ -76,12 +76,33 @@ func (db *DB) QueryRow(ctx context.Context, query string, args ...any) store.Row
 	return row{db.pool.QueryRow(ctx, query, args...)}
 }
 
-// InTx runs fn in a READ COMMITTED transaction.
+// InTx runs fn in a READ COMMITTED transaction. The statements fn defers (store.Tx.Defer) are
+// sent with the COMMIT, in one round trip.
 func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
-	err := pgx.BeginFunc(ctx, db.pool, func(t pgx.Tx) error {
-		return fn(ctx, tx{t})
-	})
-	return err
+	c, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: begin: %w", err)
+	}
+	// A connection released inside a transaction (a failed ROLLBACK) is closed by the pool,
+	// never reused.
+	defer c.Release()
+	if _, err := c.Exec(ctx, "BEGIN"); err != nil {
+		return fmt.Errorf("postgres: begin: %w", err)
+	}
+	t := &tx{c: c}
+	ended := false
+	defer func() {
+		if !ended { // fn panicked
+			t.rollback(ctx)
+		}
+	}()
+	err = fn(ctx, t)
+	ended = true
+	if err != nil {
+		t.rollback(ctx)
+		return err
+	}
+	return t.commit(ctx)
 }
 
 // Ready reports whether the database answers and every migration is applied.
@@ -110,25 +131,73 @@ func (db *DB) Close() error {
 	return err
 }
 
-type tx struct{ tx pgx.Tx }
+type tx struct {
+	c        *pgxpool.Conn
+	deferred []store.Stmt
+}
 
-func (t tx) Dialect() store.Dialect { return store.Postgres }
+func (t *tx) Dialect() store.Dialect { return store.Postgres }
 
-func (t tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	tag, err := t.tx.Exec(ctx, query, args...)
+func (t *tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := t.c.Exec(ctx, query, args...)
 	return tag.RowsAffected(), err
 }
 
-func (t tx) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
-	r, err := t.tx.Query(ctx, query, args...)
+func (t *tx) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
+	r, err := t.c.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-func (t tx) QueryRow(ctx context.Context, query string, args ...any) store.Row {
-	return row{t.tx.QueryRow(ctx, query, args...)}
+func (t *tx) QueryRow(ctx context.Context, query string, args ...any) store.Row {
+	return row{t.c.QueryRow(ctx, query, args...)}
+}
+
+func (t *tx) Defer(stmts ...store.Stmt) { t.deferred = append(t.deferred, stmts...) }
+
+// commit sends the deferred statements and COMMIT in one pipeline. After a failed statement
+// the server skips the rest up to the pipeline's end, COMMIT included, and the transaction is
+// rolled back here.
+func (t *tx) commit(ctx context.Context) error {
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(t.deferred)+1)}
+	for i := range t.deferred {
+		b.Queue(t.deferred[i].SQL, t.deferred[i].Args...)
+	}
+	b.Queue("COMMIT")
+	br := t.c.SendBatch(ctx, b)
+	var failed error
+	for i := range t.deferred {
+		if _, err := br.Exec(); err != nil {
+			failed = t.deferred[i].Failed(err)
+			break
+		}
+	}
+	if failed == nil {
+		tag, err := br.Exec()
+		switch {
+		case err != nil:
+			failed = fmt.Errorf("postgres: commit: %w", err)
+		case tag.String() == "ROLLBACK": // the transaction had failed: COMMIT rolled it back
+			failed = fmt.Errorf("postgres: commit: %w", pgx.ErrTxCommitRollback)
+		}
+	}
+	if err := br.Close(); err != nil && failed == nil {
+		failed = fmt.Errorf("postgres: commit: %w", err)
+	}
+	if failed != nil {
+		t.rollback(ctx)
+	}
+	return failed
+}
+
+// rollback ends the transaction; if it cannot, the connection stays inside it and the pool
+// closes it on release.
+func (t *tx) rollback(ctx context.Context) {
+	if t.c.Conn().PgConn().TxStatus() != 'I' {
+		_, _ = t.c.Exec(ctx, "ROLLBACK")
+	}
 }
 
 type row struct{ r pgx.Row }

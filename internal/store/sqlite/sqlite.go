@@ -126,7 +126,8 @@ func (db *DB) QueryRow(ctx context.Context, query string, args ...any) store.Row
 	return row{db.read.QueryRowContext(ctx, query, args...)}
 }
 
-// InTx runs fn in a write transaction (BEGIN IMMEDIATE).
+// InTx runs fn in a write transaction (BEGIN IMMEDIATE), then the statements it deferred
+// (store.Tx.Defer), one after the other, then COMMIT.
 func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) (err error) {
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
@@ -141,8 +142,14 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx
 			_ = sqlTx.Rollback()
 		}
 	}()
-	if err := fn(ctx, tx{sqlTx}); err != nil {
+	t := &tx{tx: sqlTx}
+	if err := fn(ctx, t); err != nil {
 		return err
+	}
+	for i := range t.deferred {
+		if _, err := sqlTx.ExecContext(ctx, t.deferred[i].SQL, t.deferred[i].Args...); err != nil {
+			return t.deferred[i].Failed(err)
+		}
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
@@ -174,19 +181,24 @@ func (db *DB) Close() error {
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 
-type tx struct{ tx *sql.Tx }
+type tx struct {
+	tx       *sql.Tx
+	deferred []store.Stmt
+}
 
-func (t tx) Dialect() store.Dialect { return store.SQLite }
+func (t *tx) Defer(stmts ...store.Stmt) { t.deferred = append(t.deferred, stmts...) }
 
-func (t tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+func (t *tx) Dialect() store.Dialect { return store.SQLite }
+
+func (t *tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	return exec(ctx, t.tx, query, args)
 }
 
-func (t tx) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
+func (t *tx) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
 	return queryRows(ctx, t.tx, query, args)
 }
 
-func (t tx) QueryRow(ctx context.Context, query string, args ...any) store.Row {
+func (t *tx) QueryRow(ctx context.Context, query string, args ...any) store.Row {
 	return row{t.tx.QueryRowContext(ctx, query, args...)}
 }
 

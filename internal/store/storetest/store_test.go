@@ -3,6 +3,7 @@ package storetest_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"testing"
 
@@ -220,6 +221,138 @@ func TestConcurrentMigrate(t *testing.T) {
 			if err := db.Ready(ctx); err != nil {
 				t.Errorf("Ready #%d = %v", i, err)
 			}
+		}
+	})
+}
+
+// markedError is what a deferred statement's Fail makes of its error.
+type markedError struct{ err error }
+
+func (e *markedError) Error() string { return "marked: " + e.err.Error() }
+func (e *markedError) Unwrap() error { return e.err }
+
+// TestInTxDefer: deferred statements run at the commit, after what the
+// function did and in order; one that fails rolls back the whole
+// transaction, the statements after it never run, and InTx returns its
+// Fail's error; a function that fails never runs them.
+func TestInTxDefer(t *testing.T) {
+	eachStore(t, func(t *testing.T, f storetest.Fixture) {
+		ctx := context.Background()
+		db := f.Migrated(t)
+		if _, err := db.Exec(ctx, "CREATE TABLE scratch (k TEXT PRIMARY KEY, v BIGINT NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+		ins := func(k string, v int64) store.Stmt {
+			return store.Stmt{SQL: "INSERT INTO scratch (k, v) VALUES ($1, $2)", Args: []any{k, v}}
+		}
+		rowsNow := func() map[string]int64 {
+			t.Helper()
+			rows, err := db.Query(ctx, "SELECT k, v FROM scratch")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			got := map[string]int64{}
+			for rows.Next() {
+				var k string
+				var v int64
+				if err := rows.Scan(&k, &v); err != nil {
+					t.Fatal(err)
+				}
+				got[k] = v
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+
+		// Deferred before the INSERT it updates: it still runs after it.
+		err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			tx.Defer(store.Stmt{SQL: "UPDATE scratch SET v = $1 WHERE k = $2", Args: []any{int64(100), "late"}})
+			tx.Defer(ins("d1", 1), ins("d2", 2))
+			_, err := tx.Exec(ctx, "INSERT INTO scratch (k, v) VALUES ($1, $2)", "late", int64(1))
+			return err
+		})
+		if err != nil {
+			t.Fatalf("InTx(deferred) = %v", err)
+		}
+		want := map[string]int64{"late": 100, "d1": 1, "d2": 2}
+		if got := rowsNow(); !maps.Equal(got, want) {
+			t.Fatalf("rows = %v, want %v", got, want)
+		}
+
+		// The second deferred INSERT repeats a key: nothing of the transaction stays.
+		err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			if _, err := tx.Exec(ctx, "INSERT INTO scratch (k, v) VALUES ($1, $2)", "x", int64(1)); err != nil {
+				return err
+			}
+			dup := ins("d1", 9)
+			dup.Fail = func(err error) error { return &markedError{err} }
+			tx.Defer(ins("y", 1), dup, ins("z", 1))
+			return nil
+		})
+		var me *markedError
+		if !errors.As(err, &me) {
+			t.Fatalf("InTx(failing deferred) = %v, want its Fail's error", err)
+		}
+		if got := rowsNow(); !maps.Equal(got, want) {
+			t.Fatalf("rows after a failed deferred statement = %v, want %v", got, want)
+		}
+
+		// Without Fail the error still comes back.
+		err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			tx.Defer(ins("d2", 3))
+			return nil
+		})
+		if err == nil || errors.As(err, &me) {
+			t.Fatalf("InTx(failing deferred, no Fail) = %v, want an error", err)
+		}
+
+		// A function that fails never runs what it deferred.
+		errBoom := errors.New("boom")
+		err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			tx.Defer(ins("never", 1))
+			return errBoom
+		})
+		if !errors.Is(err, errBoom) {
+			t.Fatalf("InTx(fail) = %v, want %v", err, errBoom)
+		}
+		if got := rowsNow(); !maps.Equal(got, want) {
+			t.Fatalf("rows after a failed function = %v, want %v", got, want)
+		}
+
+		if f.Dialect == store.Postgres {
+			// A statement that failed aborts the transaction: its COMMIT is a rollback, and
+			// InTx says so even when the function ignored the failure.
+			err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				_, _ = tx.Exec(ctx, "INSERT INTO scratch (k, v) VALUES ($1, $2)", "d1", int64(9))
+				tx.Defer(ins("after-abort", 1))
+				return nil
+			})
+			if err == nil {
+				t.Fatal("InTx(aborted transaction) = nil, want an error")
+			}
+			err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				_, _ = tx.Exec(ctx, "INSERT INTO scratch (k, v) VALUES ($1, $2)", "d1", int64(9))
+				return nil
+			})
+			if err == nil {
+				t.Fatal("InTx(aborted transaction, nothing deferred) = nil, want an error")
+			}
+		}
+
+		// The connections went back clean: a transaction works as before.
+		for range 8 {
+			if err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				_, err := tx.Exec(ctx, "UPDATE scratch SET v = v + 1 WHERE k = $1", "d2")
+				return err
+			}); err != nil {
+				t.Fatalf("InTx after failures = %v", err)
+			}
+		}
+		if got := rowsNow()["d2"]; got != 10 {
+			t.Errorf("d2 = %d, want 10", got)
 		}
 	})
 }
