@@ -14,31 +14,19 @@ import (
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
-// BenchmarkMediumTierCall measures, on PostgreSQL, what a medium-tier tool call costs in the
-// store against the cheapest transactional write, in the same run:
+// BenchmarkMediumTierCallSteps times each round trip of two transactions on PostgreSQL, one
+// call at a time (serial: the time of a step is its round trip and its work, with no
+// queueing), reported as µs per step: where a medium-tier call's time goes.
 //
-//   - bare_insert: BEGIN; one-row INSERT; COMMIT.
-//   - medium_call: one transaction holding what the pipeline does for a call with side
-//     effects and an idempotency key: Begin (advisory lock and read), a one-row effect, the
-//     audit event (auditlog.Log.Append), Complete with a ~300-byte answer. Every call has a
-//     key of its own, as retries are rare.
+//   - bare_insert: storetest.Yardstick, BEGIN; a one-row INSERT; COMMIT.
+//   - medium_call: the transaction the pipeline runs for a call with side effects and an
+//     idempotency key, as the store sends it: Begin (advisory lock and read) with the BEGIN, a
+//     one-row effect, then the audit event (auditlog.Log.AppendStmt) and the ~300-byte stored
+//     answer (CompleteStmt), deferred to the commit's round trip. Every call has a key of its
+//     own, as retries are rare.
 //
-// Both run b.RunParallel with 4 goroutines per GOMAXPROCS over the store's pool as
-// postgres.Open makes it (pgxpool's default: 4 connections on 2 cores). See
-// docs/benchmarks.md.
-func BenchmarkMediumTierCall(b *testing.B) {
-	m := newMedium(b)
-	b.Run("bare_insert", func(b *testing.B) {
-		parallel(b, func() error { return m.bare(nil) })
-	})
-	b.Run("medium_call", func(b *testing.B) {
-		parallel(b, func() error { return m.call(b, nil) })
-	})
-}
-
-// BenchmarkMediumTierCallSteps times each statement of both transactions, one call at a
-// time (serial: the time of a statement is its round trip and its work, with no queueing),
-// reported as µs per step: where a medium-tier call's time goes.
+// The end-to-end number, pipeline.Do in parallel against the yardstick, is the pipeline's
+// BenchmarkMediumTierPipeline. See docs/benchmarks.md.
 func BenchmarkMediumTierCallSteps(b *testing.B) {
 	m := newMedium(b)
 	for _, c := range []struct {
@@ -46,8 +34,8 @@ func BenchmarkMediumTierCallSteps(b *testing.B) {
 		steps []string
 		run   func(b *testing.B, mark func()) error
 	}{
-		{"bare_insert", []string{"BEGIN", "INSERT", "COMMIT"}, func(_ *testing.B, mark func()) error { return m.bare(mark) }},
-		{"medium_call", []string{"BEGIN", "Begin", "effect", "audit", "Complete", "COMMIT"}, m.call},
+		{"bare_insert", []string{"BEGIN", "INSERT", "COMMIT"}, func(_ *testing.B, mark func()) error { return m.y.Insert(context.Background(), mark) }},
+		{"medium_call", []string{"BEGIN+Begin", "effect", "audit+Complete+COMMIT"}, m.call},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			spent := make([]time.Duration, len(c.steps))
@@ -74,6 +62,7 @@ func BenchmarkMediumTierCallSteps(b *testing.B) {
 // medium is the database of the benchmarks, with what a medium-tier call writes.
 type medium struct {
 	db          store.DB
+	y           *storetest.Yardstick
 	s           *idempotency.Store
 	l           *auditlog.Log
 	resp        []byte
@@ -88,9 +77,6 @@ func newMedium(b *testing.B) *medium {
 	}
 	db := f.Migrated(b)
 	ctx := context.Background()
-	if _, err := db.Exec(ctx, `CREATE TABLE scratch (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note text NOT NULL)`); err != nil {
-		b.Fatal(err)
-	}
 	// The effect of a medium-tier tool: a row of the domain's own, e.g. a reminder drafted.
 	if _, err := db.Exec(ctx, `CREATE TABLE effect (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 principal text NOT NULL, customer text NOT NULL, amount_cents bigint NOT NULL, status text NOT NULL)`); err != nil {
@@ -106,68 +92,37 @@ principal text NOT NULL, customer text NOT NULL, amount_cents bigint NOT NULL, s
 	}
 	resp := bytes.Repeat([]byte("x"), 300)
 	copy(resp, `{"content":[{"type":"text","text":"Reminder drafted for customer C-1042."}],"structuredContent":{"draftId":"d-000123","status":"draft"}`)
-	return &medium{db: db, s: s, l: l, resp: resp, fingerprint: fp("arguments")}
+	return &medium{db: db, y: storetest.NewYardstick(b, db), s: s, l: l, resp: resp, fingerprint: fp("arguments")}
 }
 
-// bare is BEGIN; INSERT; COMMIT. mark, when not nil, is called after each statement but the
-// commit.
-func (m *medium) bare(mark func()) error {
-	return m.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		step(mark)
-		_, err := tx.Exec(ctx, `INSERT INTO scratch (note) VALUES ($1)`, "one row")
-		step(mark)
-		return err
-	})
-}
-
-// call is one medium-tier call with a key of its own; mark as for bare.
+// call is one medium-tier call with a key of its own. mark is called after Begin and after
+// the effect.
 func (m *medium) call(b *testing.B, mark func()) error {
 	k := idempotency.Key{Principal: "user-1|client-9", Tool: "collections.draft_reminder", Key: "bench-" + strconv.FormatInt(m.keys.Add(1), 10)}
 	start := time.Now()
 	return m.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		step(mark)
 		r, err := m.s.Begin(ctx, tx, k, m.fingerprint)
 		if err != nil || r.State != idempotency.Fresh {
 			b.Errorf("Begin = %v, %v", r.State, err)
 			return err
 		}
-		step(mark)
+		mark()
 		if _, err := tx.Exec(ctx, `INSERT INTO effect (principal, customer, amount_cents, status) VALUES ($1, $2, $3, $4)`,
 			k.Principal, "C-1042", int64(129_990), "draft"); err != nil {
 			return err
 		}
-		step(mark)
-		if err := m.l.Append(ctx, tx, mediumEvent(k, time.Since(start))); err != nil {
+		mark()
+		audit, err := m.l.AppendStmt(mediumEvent(k, time.Since(start)))
+		if err != nil {
 			return err
 		}
-		step(mark)
-		err = m.s.Complete(ctx, tx, k, m.fingerprint, m.resp)
-		step(mark)
-		return err
-	})
-}
-
-func step(mark func()) {
-	if mark != nil {
-		mark()
-	}
-}
-
-// parallel runs call on 4 goroutines per GOMAXPROCS and reports calls/s.
-func parallel(b *testing.B, call func() error) {
-	b.ReportAllocs()
-	b.SetParallelism(4)
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if err := call(); err != nil {
-				b.Error(err)
-				return
-			}
+		answer, err := m.s.CompleteStmt(tx, k, m.fingerprint, m.resp)
+		if err != nil {
+			return err
 		}
+		tx.Defer(audit, answer)
+		return nil
 	})
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
 }
 
 // mediumEvent is the audit event of a medium-tier call as the pipeline writes it: the caller,

@@ -76,8 +76,10 @@ func (db *DB) QueryRow(ctx context.Context, query string, args ...any) store.Row
 	return row{db.pool.QueryRow(ctx, query, args...)}
 }
 
-// InTx runs fn in a READ COMMITTED transaction. The statements fn defers (store.Tx.Defer) are
-// sent with the COMMIT, in one round trip.
+// InTx runs fn in a READ COMMITTED transaction in as few round trips as its statements allow:
+// BEGIN goes with the first statement fn runs (an Exec or a QueryRow), and the statements fn
+// defers (store.Tx.Defer) go with the COMMIT. A transaction of one statement and a commit is
+// then two round trips, not three; one that only defers is one.
 func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
 	c, err := db.pool.Acquire(ctx)
 	if err != nil {
@@ -86,9 +88,6 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx
 	// A connection released inside a transaction (a failed ROLLBACK) is closed by the pool,
 	// never reused.
 	defer c.Release()
-	if _, err := c.Exec(ctx, "BEGIN"); err != nil {
-		return fmt.Errorf("postgres: begin: %w", err)
-	}
 	t := &tx{c: c}
 	ended := false
 	defer func() {
@@ -131,19 +130,61 @@ func (db *DB) Close() error {
 	return err
 }
 
+// tx is a transaction on one pooled connection. Its BEGIN is sent with its first statement.
 type tx struct {
 	c        *pgxpool.Conn
+	begun    bool // BEGIN was sent
 	deferred []store.Stmt
 }
 
 func (t *tx) Dialect() store.Dialect { return store.Postgres }
 
-func (t *tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	tag, err := t.c.Exec(ctx, query, args...)
-	return tag.RowsAffected(), err
+// first sends BEGIN and query in one round trip, and returns the results positioned after
+// BEGIN's, for the caller to read query's and Close. Only for the first statement.
+func (t *tx) first(ctx context.Context, query string, args []any) (pgx.BatchResults, error) {
+	t.begun = true
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, 2)}
+	b.Queue("BEGIN")
+	b.Queue(query, args...)
+	br := t.c.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return nil, fmt.Errorf("postgres: begin: %w", err)
+	}
+	return br, nil
 }
 
+// begin sends BEGIN on its own, before a statement that cannot go with it.
+func (t *tx) begin(ctx context.Context) error {
+	if t.begun {
+		return nil
+	}
+	t.begun = true
+	if _, err := t.c.Exec(ctx, "BEGIN"); err != nil {
+		return fmt.Errorf("postgres: begin: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if t.begun {
+		tag, err := t.c.Exec(ctx, query, args...)
+		return tag.RowsAffected(), err
+	}
+	br, err := t.first(ctx, query, args)
+	if err != nil {
+		return 0, err
+	}
+	tag, err := br.Exec()
+	return tag.RowsAffected(), closeBatch(br, err)
+}
+
+// Query sends BEGIN on its own first: rows the caller might not close would hold a pipeline
+// open.
 func (t *tx) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
+	if err := t.begin(ctx); err != nil {
+		return nil, err
+	}
 	r, err := t.c.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -152,26 +193,51 @@ func (t *tx) Query(ctx context.Context, query string, args ...any) (store.Rows, 
 }
 
 func (t *tx) QueryRow(ctx context.Context, query string, args ...any) store.Row {
-	return row{t.c.QueryRow(ctx, query, args...)}
+	if t.begun {
+		return row{t.c.QueryRow(ctx, query, args...)}
+	}
+	br, err := t.first(ctx, query, args)
+	if err != nil {
+		return errRow{err}
+	}
+	return batchRow{br}
 }
 
 func (t *tx) Defer(stmts ...store.Stmt) { t.deferred = append(t.deferred, stmts...) }
 
-// commit sends the deferred statements and COMMIT in one pipeline. After a failed statement
-// the server skips the rest up to the pipeline's end, COMMIT included, and the transaction is
-// rolled back here.
+// commit sends the deferred statements and COMMIT in one pipeline (BEGIN first, if no
+// statement sent it). After a failed statement the server skips the rest up to the
+// pipeline's end, COMMIT included, and the transaction is rolled back here.
 func (t *tx) commit(ctx context.Context) error {
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(t.deferred)+1)}
+	if !t.begun && len(t.deferred) == 0 {
+		return nil // nothing was run: nothing to commit
+	}
+	if t.begun && t.c.Conn().PgConn().TxStatus() == 'I' {
+		// The BEGIN sent with the first statement failed, and fn went on regardless.
+		return errors.New("postgres: commit: the transaction never began")
+	}
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(t.deferred)+2)}
+	if !t.begun {
+		b.Queue("BEGIN")
+	}
 	for i := range t.deferred {
 		b.Queue(t.deferred[i].SQL, t.deferred[i].Args...)
 	}
 	b.Queue("COMMIT")
 	br := t.c.SendBatch(ctx, b)
 	var failed error
+	if !t.begun {
+		t.begun = true
+		if _, err := br.Exec(); err != nil {
+			failed = fmt.Errorf("postgres: begin: %w", err)
+		}
+	}
 	for i := range t.deferred {
+		if failed != nil {
+			break
+		}
 		if _, err := br.Exec(); err != nil {
 			failed = t.deferred[i].Failed(err)
-			break
 		}
 	}
 	if failed == nil {
@@ -199,6 +265,26 @@ func (t *tx) rollback(ctx context.Context) {
 		_, _ = t.c.Exec(ctx, "ROLLBACK")
 	}
 }
+
+// batchRow is the row of a statement sent with BEGIN: reading it ends the pipeline.
+type batchRow struct{ br pgx.BatchResults }
+
+func (r batchRow) Scan(dest ...any) error {
+	return closeBatch(r.br, row{r.br.QueryRow()}.Scan(dest...))
+}
+
+// closeBatch ends the pipeline of br, whose last result gave err, and returns err or else
+// what ending it reports.
+func closeBatch(br pgx.BatchResults, err error) error {
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 type row struct{ r pgx.Row }
 

@@ -356,3 +356,72 @@ func TestInTxDefer(t *testing.T) {
 		}
 	})
 }
+
+// TestInTxFirstStatement: whatever a transaction's first statement is (on
+// PostgreSQL it carries the BEGIN), the transaction holds: it commits what
+// follows, a failing first statement rolls back, and the connection goes
+// back clean.
+func TestInTxFirstStatement(t *testing.T) {
+	eachStore(t, func(t *testing.T, f storetest.Fixture) {
+		ctx := context.Background()
+		db := f.Migrated(t)
+		if _, err := db.Exec(ctx, "CREATE TABLE scratch (k TEXT PRIMARY KEY, v BIGINT NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+		firsts := []struct {
+			name string
+			run  func(ctx context.Context, tx store.Tx, sql string) error
+		}{
+			{"Exec", func(ctx context.Context, tx store.Tx, sql string) error { _, err := tx.Exec(ctx, sql); return err }},
+			{"QueryRow", func(ctx context.Context, tx store.Tx, sql string) error {
+				var n int64
+				return tx.QueryRow(ctx, sql).Scan(&n)
+			}},
+			{"Query", func(ctx context.Context, tx store.Tx, sql string) error {
+				rows, err := tx.Query(ctx, sql)
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				for rows.Next() {
+				}
+				return rows.Err()
+			}},
+		}
+		for _, c := range firsts {
+			err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				if err := c.run(ctx, tx, "SELECT count(*) FROM scratch"); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, "INSERT INTO scratch (k, v) VALUES ($1, 1)", c.name)
+				return err
+			})
+			if err != nil {
+				t.Fatalf("%s first: InTx = %v", c.name, err)
+			}
+			errBoom := errors.New("boom")
+			err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				if err := c.run(ctx, tx, "SELECT count(*) FROM scratch"); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, "INSERT INTO scratch (k, v) VALUES ($1, 2)", c.name+"-then"); err != nil {
+					return err
+				}
+				return errBoom
+			})
+			if !errors.Is(err, errBoom) {
+				t.Fatalf("%s first, failing: InTx = %v, want %v", c.name, err, errBoom)
+			}
+			err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				return c.run(ctx, tx, "SELECT count(*) FROM no_such_table")
+			})
+			if err == nil {
+				t.Fatalf("%s first, failing statement: InTx = nil, want an error", c.name)
+			}
+		}
+		var n int64
+		if err := db.QueryRow(ctx, "SELECT count(*) FROM scratch").Scan(&n); err != nil || n != int64(len(firsts)) {
+			t.Errorf("rows = %d, %v; want %d: only the committed transactions' rows", n, err, len(firsts))
+		}
+	})
+}

@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/store"
@@ -121,3 +124,61 @@ func SQLite(t testing.TB) *sqlite.DB {
 }
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// Yardstick is the cheapest transactional write on a PostgreSQL database, against which the
+// benchmarks of writes through the store are quoted: BEGIN, a one-row INSERT, COMMIT, three
+// round trips on the pgx pool directly, whatever store.DB.InTx does.
+type Yardstick struct{ pool *pgxpool.Pool }
+
+// NewYardstick creates in db, a PostgreSQL store, the table the yardstick writes.
+func NewYardstick(tb testing.TB, db store.DB) *Yardstick {
+	tb.Helper()
+	pg, ok := db.(*postgres.DB)
+	if !ok {
+		tb.Fatalf("yardstick on %s, want postgres", db.Dialect())
+	}
+	if _, err := db.Exec(context.Background(), `CREATE TABLE yardstick (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note text NOT NULL)`); err != nil {
+		tb.Fatal(err)
+	}
+	return &Yardstick{pool: pg.Pool()}
+}
+
+// Insert runs one yardstick transaction. mark, when not nil, is called after BEGIN and after
+// the INSERT, for timing each step.
+func (y *Yardstick) Insert(ctx context.Context, mark func()) error {
+	tx, err := y.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	step(mark)
+	if _, err := tx.Exec(ctx, `INSERT INTO yardstick (note) VALUES ($1)`, "one row"); err != nil {
+		return err
+	}
+	step(mark)
+	return tx.Commit(ctx)
+}
+
+func step(mark func()) {
+	if mark != nil {
+		mark()
+	}
+}
+
+// Parallel runs call with b.RunParallel on 4 goroutines per GOMAXPROCS (over pgxpool's
+// default of 4 connections on 2 cores, 4 transactions in flight) and reports calls/s.
+func Parallel(b *testing.B, call func() error) {
+	b.ReportAllocs()
+	b.SetParallelism(4)
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := call(); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+}
