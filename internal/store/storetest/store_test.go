@@ -63,25 +63,8 @@ func TestInTx(t *testing.T) {
 			})
 		}()
 
-		rows, err := db.Query(ctx, "SELECT k, v FROM scratch ORDER BY k")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for rows.Next() {
-			var k string
-			var v int64
-			if err := rows.Scan(&k, &v); err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, k)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != 1 || got[0] != "committed" {
-			t.Errorf("rows after commit, rollback and panic = %q, want [committed]", got)
+		if got, want := scratch(t, db), map[string]int64{"committed": 9}; !maps.Equal(got, want) {
+			t.Errorf("rows after commit, rollback and panic = %v, want %v", got, want)
 		}
 
 		var v int64
@@ -96,6 +79,29 @@ func TestInTx(t *testing.T) {
 			t.Errorf("tx.QueryRow(absent).Scan = %v, want store.ErrNoRows", err)
 		}
 	})
+}
+
+// scratch returns the rows of the tests' scratch table.
+func scratch(t *testing.T, db store.DB) map[string]int64 {
+	t.Helper()
+	rows, err := db.Query(context.Background(), "SELECT k, v FROM scratch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		got[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 func TestConcurrentWriters(t *testing.T) {
@@ -245,27 +251,7 @@ func TestInTxDefer(t *testing.T) {
 		ins := func(k string, v int64) store.Stmt {
 			return store.Stmt{SQL: "INSERT INTO scratch (k, v) VALUES ($1, $2)", Args: []any{k, v}}
 		}
-		rowsNow := func() map[string]int64 {
-			t.Helper()
-			rows, err := db.Query(ctx, "SELECT k, v FROM scratch")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			got := map[string]int64{}
-			for rows.Next() {
-				var k string
-				var v int64
-				if err := rows.Scan(&k, &v); err != nil {
-					t.Fatal(err)
-				}
-				got[k] = v
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
-			return got
-		}
+		rowsNow := func() map[string]int64 { t.Helper(); return scratch(t, db) }
 
 		// Deferred before the INSERT it updates: it still runs after it.
 		err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
