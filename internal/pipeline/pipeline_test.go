@@ -689,7 +689,7 @@ func TestAuditFailureLeavesNoEffect(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := e.do(agent, modern, "test.medium", `{"customer":"c2","idempotencyKey":"after"}`)
-	if res.Kind != pipeline.ToolError || code(res) != failure.Unavailable || !strings.Contains(res.Err.Message, "nothing was done") {
+	if res.Kind != pipeline.ToolError || code(res) != failure.Unavailable || !strings.Contains(res.Err.Message, "the audit log is unavailable, nothing was done") {
 		t.Fatalf("audit refused: %s %v", kindName(res.Kind), res.Err)
 	}
 	if n := e.effects(t); n != 1 {
@@ -701,5 +701,43 @@ func TestAuditFailureLeavesNoEffect(t *testing.T) {
 	}
 	if res := e.do(agent, modern, "test.medium", `{"customer":"c2","idempotencyKey":"after"}`); res.Kind != pipeline.Complete || e.effects(t) != 2 {
 		t.Errorf("after the grant: %s %v, effects %d", kindName(res.Kind), res.Err, e.effects(t))
+	}
+}
+
+// TestAuditRefusedAtCommit: the call's audit event is written in its
+// transaction's last round trip, with the stored answer and the COMMIT; when
+// the store refuses that event (here a trigger refuses executed events, and
+// only those), the whole call rolls back, its key stays free, and the
+// answer is the audit failure's, not a generic store failure.
+func TestAuditRefusedAtCommit(t *testing.T) {
+	db := storetest.Fixtures(pg)[1].Migrated(t)
+	ctx := context.Background()
+	for _, sql := range []string{
+		`CREATE FUNCTION refuse_allowed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.outcome = 'allowed' AND NEW.tool = 'test.medium' THEN
+		RAISE EXCEPTION 'refused by the test';
+	END IF;
+	RETURN NEW;
+END $$`,
+		`CREATE TRIGGER refuse_allowed BEFORE INSERT ON audit_event FOR EACH ROW EXECUTE FUNCTION refuse_allowed()`,
+	} {
+		if _, err := db.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnv(t, db, envOpts{})
+	res := e.do(agent, modern, "test.medium", `{"customer":"c1","idempotencyKey":"k1"}`)
+	if res.Kind != pipeline.ToolError || code(res) != failure.Unavailable || !strings.Contains(res.Err.Message, "the audit log is unavailable, nothing was done") {
+		t.Fatalf("audit refused at commit: %s %v", kindName(res.Kind), res.Err)
+	}
+	if n := e.effects(t); n != 0 {
+		t.Errorf("effects = %d, want 0", n)
+	}
+	if _, err := db.Exec(ctx, `DROP TRIGGER refuse_allowed ON audit_event`); err != nil {
+		t.Fatal(err)
+	}
+	if res := e.do(agent, modern, "test.medium", `{"customer":"c1","idempotencyKey":"k1"}`); res.Kind != pipeline.Complete || e.effects(t) != 1 {
+		t.Errorf("after the trigger is gone: %s %v, effects %d: the key was kept", kindName(res.Kind), res.Err, e.effects(t))
 	}
 }
