@@ -49,9 +49,9 @@ func TestInvalidParamsStatus(t *testing.T) {
 // answer an internal error and audit the call as failed.
 func TestToolPanic(t *testing.T) {
 	if os.Getenv("COBRANCA_TEST_PANIC_CHILD") == "1" {
-		boom := pipeline.Tool{Contract: testContract("test.boom", contract.Low), Logic: func(context.Context, json.RawMessage) (pipeline.Effect, error) {
-			var m map[string]int
-			m["x"]++ // a nil-map bug in a tool
+		boom := pipeline.Tool{Contract: testContract("test.boom", contract.Low), Logic: func(_ context.Context, raw json.RawMessage) (pipeline.Effect, error) {
+			var counts []int
+			counts[len(raw)]++ // an index bug in a tool: a runtime error
 			return pipeline.Effect{}, nil
 		}}
 		rec := newRecorder()
@@ -64,7 +64,7 @@ func TestToolPanic(t *testing.T) {
 		fs := &frontServer{Server: s, h: h, rec: rec}
 		v := revision{"2025-11-25"}
 		status, out := fs.post(t, v.version, v.call("1", "test.boom", `{}`, ""), nil)
-		if status != http.StatusOK || !bytes.Contains(out, []byte(`"code":"internal_error"`)) || bytes.Contains(out, []byte("nil map")) {
+		if status != http.StatusOK || !bytes.Contains(out, []byte(`"code":"internal_error"`)) || bytes.Contains(out, []byte("index out of range")) {
 			t.Fatalf("panicking tool answered %d:\n%s\nwant an internal error with no detail of the panic", status, out)
 		}
 		if recs := rec.drain(); len(recs) != 1 || recs[0].Outcome != auditlog.Failed {
