@@ -349,10 +349,12 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 			return res
 		}
 	}
-	// A key already used answers before anyone is asked anything: its
-	// stored response (a repeat), or the conflict — a person is never asked
-	// to confirm a change that was made, or that the key forbids.
-	if t.Contract.HasSideEffects() && a.key != "" {
+	// A key already used answers before anyone is asked anything, and
+	// before a dry run says what would happen: its stored response (a
+	// repeat), or the conflict — a person is never asked to confirm a
+	// change that was made, or that the key forbids. A call that goes
+	// straight to execution learns the same in its own transaction.
+	if t.Contract.HasSideEffects() && a.key != "" && (a.dryRun || confirm && opened == nil) {
 		if res, ended := p.peek(ctx, cl); ended {
 			return res
 		}
