@@ -26,7 +26,7 @@ type callState struct {
 }
 
 func (p *Pipeline) begin(ctx context.Context, c Call) *callState {
-	info := requestInfo(ctx)
+	info := request.From(ctx)
 	if c.RequestID == "" {
 		c.RequestID = info.ID
 	}

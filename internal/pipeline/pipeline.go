@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
@@ -47,7 +48,6 @@ import (
 	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/reqstate"
-	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/store"
 )
 
@@ -476,7 +476,7 @@ func (p *Pipeline) checkStepUp(t *compiled, pr *auth.Principal) *failure.Error {
 	if err := auth.CheckStepUp(req, pr, p.now()); err != nil {
 		msg := "this tool needs a recent, stronger sign-in"
 		if len(req.ACRValues) > 0 {
-			msg += fmt.Sprintf(" (acr_values=%q", joinSpace(req.ACRValues))
+			msg += fmt.Sprintf(" (acr_values=%q", strings.Join(req.ACRValues, " "))
 			if req.MaxAge > 0 {
 				msg += fmt.Sprintf(", max_age=%d", int64(req.MaxAge/time.Second))
 			}
@@ -489,22 +489,8 @@ func (p *Pipeline) checkStepUp(t *compiled, pr *auth.Principal) *failure.Error {
 	return nil
 }
 
-func joinSpace(v []string) string {
-	var b bytes.Buffer
-	for i, s := range v {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(s)
-	}
-	return b.String()
-}
-
 // internalError is what the caller sees of a server fault: a reference to
 // the log line.
 func internalError(requestID string) *failure.Error {
 	return &failure.Error{Code: failure.Internal, Message: "internal error (ref " + requestID + ")"}
 }
-
-// requestInfo is the access log's record of the request.
-func requestInfo(ctx context.Context) *request.Info { return request.From(ctx) }
