@@ -66,12 +66,10 @@ func (h *Handler) fastCall(r *http.Request, env callEnvelope) (newProtocol, ok b
 
 // serveFast runs the plain tools/call env (fastCall) through the pipeline
 // and answers it.
-func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, env callEnvelope, newProtocol bool) {
+func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, pr *auth.Principal, env callEnvelope, newProtocol bool) {
 	rp := buffers.Get(32 << 10)
-	pr, _ := auth.PrincipalFrom(r.Context())
 	call := pipeline.Call{
 		Principal: pr,
-		RequestID: request.From(r.Context()).ID,
 		Tool:      env.name,
 		Args:      env.args.raw,
 		Result:    *rp,

@@ -306,8 +306,7 @@ func TestScanCallWrongGuess(t *testing.T) {
 // fastDecoders is the scanner's decoder lookup for a plain tools/call
 // request of testCaller.
 func fastDecoders(h *Handler) func(string) Decoder {
-	r := plainRequest()
-	return h.decoders(r.WithContext(auth.WithPrincipal(r.Context(), testCaller)))
+	return func(name string) Decoder { return h.pipe.Decoder(testCaller, name) }
 }
 
 func plainRequest() *http.Request {
@@ -332,24 +331,25 @@ func TestDecodeInPlaceOnlyWhenNothingComesFirst(t *testing.T) {
 	write := pipelinetest.Effectful(testContract("test.write_decoded", contract.Medium), nil)
 	h := newHandler(t, Options{Scopes: challenger{}}, pipelinetest.WithStore(t, storetest.SQLite(t),
 		pipeline.Options{Limits: tierStub{budgeted: []contract.Risk{contract.Medium, contract.High, contract.Critical}}, Tools: []pipeline.Tool{write}}))
-	with := func(scopes ...string) *http.Request {
-		r := plainRequest()
-		return r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Subject: "s", Scopes: scopes}))
-	}
-	if d := h.decoders(with("collections:read")); d(collections.AnalyzeName) == nil {
+	caller := func(scopes ...string) *auth.Principal { return &auth.Principal{Subject: "s", Scopes: scopes} }
+	if h.pipe.Decoder(caller("collections:read"), collections.AnalyzeName) == nil {
 		t.Error("a permitted low-tier call is not decoded in place")
 	}
-	if d := h.decoders(with("other:read")); d(collections.AnalyzeName) != nil {
+	if h.pipe.Decoder(caller("other:read"), collections.AnalyzeName) != nil {
 		t.Error("a call the scope check refuses is decoded in place")
 	}
-	if d := h.decoders(with("collections:read", "test:run")); d("test.write_decoded") != nil {
+	if h.pipe.Decoder(caller("collections:read", "test:run"), "test.write_decoded") != nil {
 		t.Error("a call whose tier budget comes first is decoded in place")
 	}
 	// The budget alone keeps a read's arguments from being decoded first:
 	// with the low tier budgeted, analyze is not decoded in place.
 	budgeted := newHandler(t, Options{Scopes: challenger{}}, pipeline.Options{Limits: tierStub{budgeted: []contract.Risk{contract.Low}}})
-	if d := budgeted.decoders(with("collections:read")); d(collections.AnalyzeName) != nil {
+	if budgeted.pipe.Decoder(caller("collections:read"), collections.AnalyzeName) != nil {
 		t.Error("a low-tier call whose tier budget comes first is decoded in place")
+	}
+	with := func(scopes ...string) *http.Request {
+		r := plainRequest()
+		return r.WithContext(auth.WithPrincipal(r.Context(), caller(scopes...)))
 	}
 	// ServeHTTP looks decoders up only for requests whose headers pass.
 	if checkHeaders(with("collections:read")) != nil {

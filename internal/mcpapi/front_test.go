@@ -578,9 +578,10 @@ func TestSDKRefusalAfterDispatchAuditedOnce(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req = req.WithContext(auth.WithPrincipal(req.Context(), &auth.Principal{Subject: "s", Scopes: []string{"other:read"}}))
+	caller := &auth.Principal{Subject: "s", Scopes: []string{"other:read"}}
+	req = req.WithContext(auth.WithPrincipal(req.Context(), caller))
 	w := httptest.NewRecorder()
-	s.h.serveSDK(w, req, []byte(body), "test.counted") // past the front's checks
+	s.h.serveSDK(w, req, caller, []byte(body), "test.counted") // past the front's checks
 	want := `{"jsonrpc":"2.0","id":3,"error":{"code":` + strconv.FormatInt(errInsufficientScope.Code, 10) + `,"message":"` + errInsufficientScope.Message + `"}}`
 	if got := w.Body.String(); got != want || errInsufficientScope.Code != jsonrpc.CodeInvalidRequest {
 		t.Errorf("answer %s, want %s", got, want)

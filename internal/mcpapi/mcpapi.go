@@ -148,7 +148,6 @@ func (h *Handler) do(ctx context.Context, req declaring, name string, args json.
 	}
 	return h.pipe.Do(ctx, pipeline.Call{
 		Principal: pr,
-		RequestID: request.From(ctx).ID,
 		Tool:      name,
 		Args:      args,
 		Client:    clientOf(req),
@@ -181,13 +180,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Headers go-sdk would refuse are refused before anything runs; the body
 	// is still read, so that a refused tool call is audited (and a caller
 	// without the tool's scopes is denied first).
+	// The caller, as the token check put it in the context: read once here.
+	pr, _ := auth.PrincipalFrom(r.Context())
 	refused := checkHeaders(r)
 	fast := refused == nil && !h.slowOnly
 	// The plain tools/call is read in one pass; anything else is read by
 	// readRequest, exactly as go-sdk will read it, or refused.
 	var decoders func(string) pipeline.Decoder
 	if fast {
-		decoders = h.decoders(r)
+		decoders = func(name string) pipeline.Decoder { return h.pipe.Decoder(pr, name) }
 	}
 	call, plain := scanCall(body, decoders)
 	req := rpcRequest{method: "tools/call", id: call.id, name: call.name, named: true}
@@ -202,7 +203,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if tool != "" {
 		request.From(r.Context()).Tool = tool
 	}
-	pr, _ := auth.PrincipalFrom(r.Context())
 	// Authorization comes before validation: a call of a served tool whose
 	// name can be read, from a caller without the tool's scopes, is the 403
 	// challenge and a denied event, whatever else is wrong with it.
@@ -228,12 +228,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if plain && fast {
 		if newProtocol, ok := h.fastCall(r, call); ok {
-			h.serveFast(w, r, call, newProtocol)
+			h.serveFast(w, r, pr, call, newProtocol)
 			buffers.Put(bp, body) // the answer is written; nothing holds the body
 			return
 		}
 	}
-	h.serveSDK(w, r, body, tool)
+	h.serveSDK(w, r, pr, body, tool)
 }
 
 // namedTool is the tool a tools/call names whose calls are audited (a
@@ -290,7 +290,7 @@ func (h *Handler) route(w http.ResponseWriter, req rpcRequest) (_ *refusal, done
 // tool that go-sdk refused before dispatch (a header or _meta that does not
 // match the body, params it cannot decode) is audited here; one it
 // dispatched was audited by the pipeline.
-func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, body []byte, tool string) {
+func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, pr *auth.Principal, body []byte, tool string) {
 	var d dispatch
 	r = r.WithContext(context.WithValue(r.Context(), dispatchKey{}, &d))
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -298,7 +298,6 @@ func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, body []byte, 
 	sw := &sdkWriter{header: http.Header{}}
 	h.sdk.ServeHTTP(sw, r)
 	if f := sw.send(w, r, d.ran.Load()); f != nil && tool != "" && !d.ran.Load() {
-		pr, _ := auth.PrincipalFrom(r.Context())
 		h.pipe.Refused(r.Context(), pr, tool, f.outcome(), f.code)
 	}
 }
@@ -313,15 +312,6 @@ func dispatched(ctx context.Context) {
 	if d, ok := ctx.Value(dispatchKey{}).(*dispatch); ok {
 		d.ran.Store(true)
 	}
-}
-
-// decoders returns the scanner's decoder lookup for r, a request whose
-// headers leave it to the fast path: the pipeline's answer for the caller
-// (pipeline.Decoder), so that arguments are decoded before the pipeline
-// only where the pipeline would run nothing before decoding them.
-func (h *Handler) decoders(r *http.Request) func(name string) pipeline.Decoder {
-	pr, _ := auth.PrincipalFrom(r.Context())
-	return func(name string) pipeline.Decoder { return h.pipe.Decoder(pr, name) }
 }
 
 // minLevel drops records below min.

@@ -31,6 +31,7 @@ func (a *args) control(c *contract.Contract, raw []byte) error {
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "must be a JSON object"}
 	}
+	a.checked = true
 	keyRaw, hasKey := obj[contract.ArgIdempotencyKey]
 	dryRaw, hasDry := obj[contract.ArgDryRun]
 	switch {
