@@ -39,6 +39,9 @@ const (
 	// Replayed: a repeat of an idempotency key's call, answered with the
 	// stored response; no new effect.
 	Replayed Outcome = "replayed"
+	// Unchanged: the call ran and found its effect already made (natural
+	// idempotency: the same link; a status already set): no new effect.
+	Unchanged Outcome = "unchanged"
 	// DryRun: the call said what it would do and changed nothing.
 	DryRun Outcome = "dry_run"
 )

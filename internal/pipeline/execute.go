@@ -44,6 +44,7 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 	defer cancel()
 	var out Result
 	var end *ending
+	var done auditlog.Outcome // how a committed call is audited
 	err := p.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		end, out = nil, Result{}
 		if a.key != "" {
@@ -73,7 +74,11 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 			end = &ending{failed: err}
 			return errRollback
 		}
-		rec := cl.record(auditlog.Allowed, "")
+		outcome := auditlog.Allowed
+		if eff.Unchanged {
+			outcome = auditlog.Unchanged
+		}
+		rec := cl.record(outcome, "")
 		rec.Result, rec.Details, rec.AppendCanonicalArgs = body, eff.Details, eff.AppendCanonicalArgs
 		if p.auditor != nil {
 			if err := p.auditor.AppendCall(ctx, tx, rec); err != nil {
@@ -88,11 +93,12 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 			tx.Defer(s) // with the audit event, in the commit's round trip
 		}
 		out = Result{Kind: Complete, Structured: body, Summary: summaryOf(eff)}
+		done = outcome
 		return nil
 	})
 	switch {
 	case err == nil:
-		cl.info.Outcome, cl.info.Code = string(auditlog.Allowed), ""
+		cl.info.Outcome, cl.info.Code = string(done), ""
 		cl.observe()
 		return out
 	case end != nil && end.failed != nil:

@@ -289,6 +289,7 @@ func (p *Pipeline) Authorize(pr *auth.Principal, name string) []string {
 
 // Do runs one call: the numbered steps of the package doc, in order.
 func (p *Pipeline) Do(ctx context.Context, c Call) Result {
+	ctx = context.WithValue(ctx, nowKey{}, p.now)
 	cl := p.begin(ctx, c)
 	// 1. Visibility. A forbidden tool is answered exactly like an unknown
 	// one, and its call audited all the same.
@@ -384,8 +385,11 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	}
 	ctx = context.WithValue(ctx, clientKey{}, c.Client)
 	eff, err := safely(t, func() (Effect, error) {
-		if t.Logic != nil {
+		switch {
+		case t.Logic != nil:
 			return t.Logic(ctx, c.Args)
+		case t.Read != nil:
+			return t.Read(ctx, p.db, a.value)
 		}
 		return t.Run(ctx, a.value)
 	})
@@ -393,6 +397,18 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 		return p.askInput(cl, need)
 	}
 	return cl.complete(eff, err, c.Result)
+}
+
+type nowKey struct{}
+
+// Now is the time by the clock of the pipeline running the call in ctx
+// (Options.Now): tools read the time only through it, so that one call sees
+// one clock, and tests can move it.
+func Now(ctx context.Context) time.Time {
+	if now, ok := ctx.Value(nowKey{}).(func() time.Time); ok {
+		return now()
+	}
+	return time.Now()
 }
 
 // args are a call's arguments after validation.

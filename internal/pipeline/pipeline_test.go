@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -645,6 +646,8 @@ func TestFailClosedAtStart(t *testing.T) {
 	c := *mandatory.Contract
 	c.DryRun = contract.ModeMandatory
 	mandatory.Contract = &c
+	readAndRun := storeRead(nil)
+	readAndRun.Run = func(context.Context, any) (pipeline.Effect, error) { return pipeline.Effect{}, nil }
 	logicWrite := tierTool(contract.Medium, n, 0)
 	logicWrite.Execute = nil
 	logicWrite.Logic = func(context.Context, json.RawMessage) (pipeline.Effect, error) { return pipeline.Effect{}, nil }
@@ -660,6 +663,8 @@ func TestFailClosedAtStart(t *testing.T) {
 		{"mandatory dry run", pipeline.Options{Tools: []pipeline.Tool{mandatory}, DB: db, Keys: keys}, "mandatory"},
 		{"a write given as Logic", pipeline.Options{Tools: []pipeline.Tool{logicWrite}, DB: db, Keys: keys}, "Execute"},
 		{"twice", pipeline.Options{Tools: []pipeline.Tool{tierTool(contract.Low, n, 0), tierTool(contract.Low, n, 0)}}, "twice"},
+		{"a read of the store without a store", pipeline.Options{Tools: []pipeline.Tool{storeRead(nil)}}, "no store"},
+		{"a read given both Run and Read", pipeline.Options{Tools: []pipeline.Tool{readAndRun}, DB: db, Keys: keys}, "one of"},
 	}
 	for _, tt := range cases {
 		_, err := pipeline.New(tt.opts)
@@ -740,4 +745,102 @@ END $$`,
 	if res := e.do(agent, modern, "test.medium", `{"customer":"c1","idempotencyKey":"k1"}`); res.Kind != pipeline.Complete || e.effects(t) != 1 {
 		t.Errorf("after the trigger is gone: %s %v, effects %d: the key was kept", kindName(res.Kind), res.Err, e.effects(t))
 	}
+}
+
+// storeRead is a low-tier tool that reads the store: how many test effects
+// it holds, and the pipeline's time; seen receives the Querier it was given.
+func storeRead(seen func(store.Querier)) pipeline.Tool {
+	c := tierContract("test.read_store", contract.Low)
+	c.InputSchema = &jsonschema.Schema{Type: "object"}
+	c.OutputSchema = &jsonschema.Schema{Type: "object", Required: []string{"effects", "at"}, Properties: map[string]*jsonschema.Schema{
+		"effects": {Type: "integer"}, "at": {Type: "string"},
+	}}
+	return pipeline.Tool{
+		Contract: c,
+		Decode:   pipeline.Strict[map[string]any](),
+		Read: func(ctx context.Context, q store.Querier, _ any) (pipeline.Effect, error) {
+			if seen != nil {
+				seen(q)
+			}
+			var n int64
+			if err := q.QueryRow(ctx, `SELECT count(*) FROM test_effect`).Scan(&n); err != nil {
+				return pipeline.Effect{}, err
+			}
+			return pipeline.Effect{Structured: map[string]any{"effects": n, "at": pipeline.Now(ctx).UTC().Format(time.RFC3339)}, Summary: "read"}, nil
+		},
+	}
+}
+
+// TestReadAndUnchanged: a Read runs on the pipeline's store and clock; an
+// Execute that finds its effect already made (Unchanged) commits, keeps its
+// answer under the key, and is audited unchanged, not allowed.
+func TestReadAndUnchanged(t *testing.T) {
+	both(t, func(t *testing.T, db store.DB) {
+		if _, err := db.Exec(context.Background(), effectTable); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+		now := func() time.Time { return at }
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		alog, err := auditlog.New(db, key, auditlog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		digest, err := auditlog.NewDigester(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := idempotency.New(db.Dialect(), time.Hour, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got store.Querier
+		read := storeRead(func(q store.Querier) { got = q })
+		// The same write is made once: a second call finds it and says so.
+		once := pipeline.Tool{
+			Contract: tierContract("test.once", contract.Medium),
+			Decode:   pipeline.Strict[map[string]any](),
+			Execute: func(ctx context.Context, tx store.Tx, _ any) (pipeline.Effect, error) {
+				var n int64
+				if err := tx.QueryRow(ctx, `SELECT count(*) FROM test_effect WHERE tool = 'once'`).Scan(&n); err != nil {
+					return pipeline.Effect{}, err
+				}
+				if n > 0 {
+					return pipeline.Effect{Structured: map[string]any{"ok": true, "customer": "c1"}, Summary: "already made", Unchanged: true}, nil
+				}
+				_, err := tx.Exec(ctx, `INSERT INTO test_effect (tool, customer) VALUES ('once', 'c1')`)
+				return pipeline.Effect{Structured: map[string]any{"ok": true, "customer": "c1"}, Summary: "made"}, err
+			},
+		}
+		once.DryRun = func(context.Context, any) (pipeline.Effect, error) {
+			return pipeline.Effect{Structured: map[string]any{"ok": true, "customer": "c1"}}, nil
+		}
+		p, err := pipeline.New(pipeline.Options{Tools: []pipeline.Tool{read, once}, Auditor: pipeline.NewAuditor(alog, digest),
+			DB: db, Keys: keys, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := &auth.Principal{Subject: "alice", Scopes: allScopes()}
+		do := func(tool, args string) pipeline.Result {
+			return p.Do(context.Background(), pipeline.Call{Principal: pr, RequestID: "r1", Tool: tool, Args: json.RawMessage(args)})
+		}
+		res := do("test.read_store", `{}`)
+		if res.Kind != pipeline.Complete || string(res.Structured) != `{"at":"2026-12-01T10:00:00Z","effects":0}` || got != db {
+			t.Fatalf("read: %s %s (querier %T), want complete at the pipeline's time, on its DB", kindName(res.Kind), res.Structured, got)
+		}
+		for i, k := range []string{"k1", "k2", "k2"} {
+			if res := do("test.once", `{"customer":"c1","idempotencyKey":"`+k+`"}`); res.Kind != pipeline.Complete {
+				t.Fatalf("call %d: %s %v", i+1, kindName(res.Kind), res.Err)
+			}
+		}
+		var n int64
+		if err := db.QueryRow(context.Background(), `SELECT count(*) FROM test_effect WHERE tool = 'once'`).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%d rows (%v), want 1", n, err)
+		}
+		want := map[string]int{"allowed": 1, "unchanged": 1, "replayed": 1}
+		if got := audited(t, db, "test.once"); !maps.Equal(got, want) {
+			t.Errorf("audit outcomes %v, want %v (k1 made it, k2 found it made, k2 again replayed)", got, want)
+		}
+	})
 }

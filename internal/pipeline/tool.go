@@ -28,6 +28,12 @@ type Effect struct {
 	// Details are counts for the audit event: integers by type, so that no
 	// payload can reach the audit log through them.
 	Details map[string]int64
+	// Unchanged: the call found its effect already made (natural
+	// idempotency: the same link, the same draft; a status the record
+	// already has) and changed nothing. The transaction still commits — an
+	// idempotency key keeps the answer — and the audit event's outcome is
+	// unchanged instead of allowed.
+	Unchanged bool
 	// AppendCanonicalArgs, when the logic has the decoded arguments at hand,
 	// appends their canonical encoding (RFC 8785) to a buffer: the audit log
 	// digests that instead of canonicalizing the raw arguments a second time.
@@ -50,6 +56,10 @@ type Decoder func(b []byte) (args any, n int, err error)
 // Run does a read-only call's work on arguments its tool's Decoder accepted.
 type Run func(ctx context.Context, args any) (Effect, error)
 
+// Read does a read-only call's work on arguments its tool's Decoder
+// accepted, reading the store through q (the pipeline's DB).
+type Read func(ctx context.Context, q store.Querier, args any) (Effect, error)
+
 // Execute does a call's work in the pipeline's transaction: every change it
 // makes commits with the call's audit event and idempotency record, or not
 // at all.
@@ -60,7 +70,8 @@ type Execute func(ctx context.Context, tx store.Tx, args any) (Effect, error)
 type Preview func(ctx context.Context, args any) (string, error)
 
 // Tool is a contract together with the logic that honours it:
-//   - a read: Logic, or Decode and Run;
+//   - a read: Logic, or Decode and Run, or Decode and Read when it reads
+//     the store;
 //   - a tool with side effects: Decode and Execute, and Preview when a person
 //     confirms it (high tier) — the pipeline owns its transaction;
 //   - DryRun when the contract offers a dry run.
@@ -69,6 +80,7 @@ type Tool struct {
 	Logic    Logic
 	Decode   Decoder
 	Run      Run
+	Read     Read
 	Execute  Execute
 	Preview  Preview
 	DryRun   Run
@@ -98,21 +110,33 @@ func compile(t Tool, p *Pipeline) (*compiled, error) {
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("tool %s: "+format, append([]any{c.Name}, a...)...))
 	}
-	read := t.Logic != nil || t.Run != nil
+	reads := 0
+	for _, set := range []bool{t.Logic != nil, t.Run != nil, t.Read != nil} {
+		if set {
+			reads++
+		}
+	}
+	read := reads > 0
 	switch {
 	case c.HasSideEffects() && (t.Execute == nil || t.Decode == nil || read):
 		bad("a tool with side effects gives Decode and Execute, and no Logic or Run")
 	case !c.HasSideEffects() && (t.Execute != nil || t.Preview != nil):
 		bad("a read-only tool gives no Execute or Preview")
-	case !c.HasSideEffects() && (t.Logic != nil) == (t.Run != nil):
-		bad("a read gives either Logic, or Decode and Run")
-	case t.Run != nil && t.Decode == nil:
-		bad("Run needs a Decode")
+	case !c.HasSideEffects() && reads != 1:
+		bad("a read gives one of Logic, Decode and Run, or Decode and Read")
+	case (t.Run != nil || t.Read != nil) && t.Decode == nil:
+		bad("Run and Read need a Decode")
+	}
+	if t.Read != nil && p.db == nil {
+		bad("reads the store, and the pipeline has no store")
 	}
 	if c.SideEffects.External {
 		// An external effect (mail, payment) cannot be rolled back with the
 		// transaction: it needs the outbox, which is not built yet.
 		bad("has external side effects, and the pipeline has no outbox to hold them until the commit")
+	}
+	if t.Read != nil && t.FastOutput {
+		bad("FastOutput serves the bulk tool's Run, not a Read")
 	}
 	if c.HasSideEffects() && p.db == nil {
 		bad("has side effects, and the pipeline has no store to run them in")

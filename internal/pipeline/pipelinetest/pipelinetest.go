@@ -24,12 +24,20 @@ func Ring(t testing.TB) *reqstate.Ring {
 }
 
 // Product returns a pipeline serving the product's tools and then
-// opts.Tools, configured by opts; a ring from Ring when opts has none.
+// opts.Tools, configured by opts; a ring from Ring when opts has none. The
+// product's tools that need a store (reads of it, and every tool with side
+// effects) are served only when opts has one (WithStore).
 func Product(t testing.TB, opts pipeline.Options) *pipeline.Pipeline {
 	t.Helper()
-	tools, err := collections.Tools()
+	all, err := collections.Tools()
 	if err != nil {
 		t.Fatal(err)
+	}
+	var tools []pipeline.Tool
+	for _, tool := range all {
+		if opts.DB != nil || tool.Read == nil && !tool.Contract.HasSideEffects() {
+			tools = append(tools, tool)
+		}
 	}
 	opts.Tools = append(tools, opts.Tools...)
 	if opts.States == nil {
