@@ -289,7 +289,7 @@ func (p *Pipeline) Authorize(pr *auth.Principal, name string) []string {
 
 // Do runs one call: the numbered steps of the package doc, in order.
 func (p *Pipeline) Do(ctx context.Context, c Call) Result {
-	ctx = context.WithValue(ctx, nowKey{}, p.now)
+	ctx = context.WithValue(context.WithValue(ctx, nowKey{}, p.now), principalKey{}, c.Principal)
 	cl := p.begin(ctx, c)
 	// 1. Visibility. A forbidden tool is answered exactly like an unknown
 	// one, and its call audited all the same.
@@ -409,6 +409,16 @@ func Now(ctx context.Context) time.Time {
 		return now()
 	}
 	return time.Now()
+}
+
+type principalKey struct{}
+
+// PrincipalFrom returns who makes the call in ctx (nil: no authenticated
+// caller), for a tool that records who made a change: the subject, and the
+// actor when an agent acts on the subject's behalf.
+func PrincipalFrom(ctx context.Context) *auth.Principal {
+	pr, _ := ctx.Value(principalKey{}).(*auth.Principal)
+	return pr
 }
 
 // args are a call's arguments after validation.

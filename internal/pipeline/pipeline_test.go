@@ -766,6 +766,9 @@ func storeRead(seen func(store.Querier)) pipeline.Tool {
 			if err := q.QueryRow(ctx, `SELECT count(*) FROM test_effect`).Scan(&n); err != nil {
 				return pipeline.Effect{}, err
 			}
+			if pr := pipeline.PrincipalFrom(ctx); pr == nil || pr.Subject != "alice" {
+				return pipeline.Effect{}, fmt.Errorf("the call's principal is %+v, want alice", pr)
+			}
 			return pipeline.Effect{Structured: map[string]any{"effects": n, "at": pipeline.Now(ctx).UTC().Format(time.RFC3339)}, Summary: "read"}, nil
 		},
 	}
