@@ -1,0 +1,326 @@
+// Package customers keeps the operator's customers and their contact status
+// (contactable, paused until a date, do not contact): who may be written to,
+// who said so, why and when. Tools and the CSV import create and update
+// customers here; nothing else decides whether a customer may be contacted.
+//
+// Names, e-mail addresses and reasons are what a person or an agent wrote:
+// they are validated (portfolio's text rule), stored as data and never
+// interpreted here.
+package customers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strconv"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// Status is a customer's contact status.
+type Status string
+
+// The contact statuses.
+const (
+	// Contactable: reminders may be prepared and sent.
+	Contactable Status = "contactable"
+	// Paused: no contact before the customer's PausedUntil date; from that
+	// day on the customer is contactable again.
+	Paused Status = "paused"
+	// DoNotContact: never contacted until a person sets another status.
+	DoNotContact Status = "do_not_contact"
+)
+
+// Statuses lists every Status, in the order the contracts show them.
+func Statuses() []Status { return []Status{Contactable, Paused, DoNotContact} }
+
+// Valid reports whether s is one of the contact statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case Contactable, Paused, DoNotContact:
+		return true
+	}
+	return false
+}
+
+// The failure codes of this domain, each listed in the contracts of the
+// tools that can answer it.
+const (
+	// CodeDoNotContact: the customer's status is do_not_contact.
+	CodeDoNotContact failure.Code = "customer_do_not_contact"
+	// CodePaused: the customer's status is paused until a date later than
+	// today; the message carries the date.
+	CodePaused failure.Code = "customer_paused"
+	// CodeNotFound: no customer has the id.
+	CodeNotFound failure.Code = "customer_not_found"
+)
+
+// ErrNotFound is returned when no customer has the id asked for.
+var ErrNotFound = errors.New("customers: customer not found")
+
+// MaxEmailLen bounds an e-mail address, in bytes (RFC 5321's path limit less
+// its angle brackets).
+const MaxEmailLen = 254
+
+// DateLayout is how dates are written: YYYY-MM-DD.
+const DateLayout = time.DateOnly
+
+// Customer is one stored customer.
+type Customer struct {
+	ID    string
+	Name  string
+	Email string
+	// Status and, when Paused, PausedUntil (YYYY-MM-DD).
+	Status      Status
+	PausedUntil string
+	// Reason, SetBy (the subject), SetByActor (the agent acting on SetBy's
+	// behalf; "" for a person) and SetAt say why, by whom and when the
+	// status was last set; all empty (SetAt zero) while it never was.
+	Reason     string
+	SetBy      string
+	SetByActor string
+	SetAt      time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// Contactable returns nil when the customer may be contacted on today (a
+// YYYY-MM-DD date), or the failure saying why not: customer_do_not_contact,
+// or customer_paused with the date contact resumes. The failure names no
+// field: the caller knows which argument named the customer.
+func (c Customer) Contactable(today string) *failure.Error {
+	switch c.Status {
+	case DoNotContact:
+		return &failure.Error{Code: CodeDoNotContact, Message: "the customer asked not to be contacted (status do_not_contact); nothing was done"}
+	case Paused:
+		if today < c.PausedUntil { // both YYYY-MM-DD: text order is date order
+			return &failure.Error{Code: CodePaused, Message: "contact with the customer is paused until " + c.PausedUntil + "; nothing was done"}
+		}
+	}
+	return nil
+}
+
+// Record is what the operator or an agent says of a customer: its id, name
+// and e-mail address.
+type Record struct {
+	ID    string
+	Name  string
+	Email string
+}
+
+// Validate returns nil when r is acceptable, or an invalid_arguments failure
+// naming the field, prefix followed by id, name or email ("customer." gives
+// "customer.email"). The message never holds the value.
+func (r Record) Validate(prefix string) *failure.Error {
+	for _, f := range []struct{ name, value string }{{"id", r.ID}, {"name", r.Name}} {
+		if p := portfolio.TextProblem(f.value); p != "" {
+			return &failure.Error{Code: failure.InvalidArguments, Field: prefix + f.name, Message: p}
+		}
+	}
+	if p := EmailProblem(r.Email); p != "" {
+		return &failure.Error{Code: failure.InvalidArguments, Field: prefix + "email", Message: p}
+	}
+	return nil
+}
+
+// EmailProblem returns why s is not acceptable as a customer's e-mail
+// address, or "" when it is: a bare address (local@domain, no display name,
+// no angle brackets, no comment) of at most MaxEmailLen bytes that
+// net/mail.ParseAddress reads back as exactly itself, and that portfolio's
+// text rule accepts. The message never holds s.
+func EmailProblem(s string) string {
+	if len(s) > MaxEmailLen {
+		return "must be at most " + strconv.Itoa(MaxEmailLen) + " bytes"
+	}
+	if p := portfolio.TextProblem(s); p != "" {
+		return p
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != s {
+		return "must be a bare e-mail address (local@domain), with no display name, angle brackets or comment"
+	}
+	return ""
+}
+
+// ReasonProblem returns why s is not acceptable as the reason for a status,
+// or "": portfolio's text rule (non-blank, at most portfolio.MaxTextLen
+// characters, no control or invisible characters).
+func ReasonProblem(s string) string { return portfolio.TextProblem(s) }
+
+// PausedUntilProblem returns why s is not acceptable as the date a pause
+// ends, given today (YYYY-MM-DD), or "": a real calendar date written
+// YYYY-MM-DD, later than today.
+func PausedUntilProblem(s, today string) string {
+	if _, err := time.Parse(DateLayout, s); err != nil {
+		return "must be a real calendar date written YYYY-MM-DD"
+	}
+	if s <= today {
+		return "must be later than today (" + today + ")"
+	}
+	return ""
+}
+
+// Today is the date of now, in UTC, as YYYY-MM-DD: the day against which
+// pauses are compared.
+func Today(now time.Time) string { return now.UTC().Format(DateLayout) }
+
+// columns are the columns scan reads, in its order.
+const columns = `id, name, email, contact_status, paused_until, status_reason, status_set_by,
+	status_set_actor, status_set_at, created_at, updated_at`
+
+// scan reads one row of columns.
+func scan(row store.Row) (Customer, error) {
+	var c Customer
+	var status string
+	var setAt, created, updated int64
+	if err := row.Scan(&c.ID, &c.Name, &c.Email, &status, &c.PausedUntil, &c.Reason, &c.SetBy,
+		&c.SetByActor, &setAt, &created, &updated); err != nil {
+		return Customer{}, err
+	}
+	c.Status = Status(status)
+	if setAt != 0 {
+		c.SetAt = time.UnixMicro(setAt).UTC()
+	}
+	c.CreatedAt, c.UpdatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
+	return c, nil
+}
+
+// Get returns the customer id, or ErrNotFound.
+func Get(ctx context.Context, q store.Querier, id string) (Customer, error) {
+	return get(ctx, q, `SELECT `+columns+` FROM customer WHERE id = $1`, id)
+}
+
+// GetForUpdate returns the customer id, locked until tx ends (PostgreSQL
+// SELECT … FOR UPDATE; a SQLite write transaction holds the whole database),
+// or ErrNotFound.
+func GetForUpdate(ctx context.Context, tx store.Tx, id string) (Customer, error) {
+	q := `SELECT ` + columns + ` FROM customer WHERE id = $1`
+	if tx.Dialect() == store.Postgres {
+		q += ` FOR UPDATE`
+	}
+	return get(ctx, tx, q, id)
+}
+
+func get(ctx context.Context, q store.Querier, sql, id string) (Customer, error) {
+	c, err := scan(q.QueryRow(ctx, sql, id))
+	switch {
+	case errors.Is(err, store.ErrNoRows):
+		return Customer{}, ErrNotFound
+	case err != nil:
+		return Customer{}, fmt.Errorf("customers: get: %w", err)
+	}
+	return c, nil
+}
+
+// Outcome is what an upsert did.
+type Outcome int
+
+// The outcomes of an upsert.
+const (
+	Created Outcome = iota
+	Updated
+	Unchanged
+)
+
+// Upsert creates the customer r (contactable) or updates its name and e-mail
+// address, never its status, and returns it as stored. r must pass Validate;
+// an invalid r is refused with its invalid_arguments failure.
+func Upsert(ctx context.Context, tx store.Tx, r Record, now time.Time) (Customer, error) {
+	c, _, err := upsert(ctx, tx, r, now)
+	return c, err
+}
+
+// upsert is Upsert, saying what it did.
+func upsert(ctx context.Context, tx store.Tx, r Record, now time.Time) (Customer, Outcome, error) {
+	if fe := r.Validate(""); fe != nil {
+		return Customer{}, 0, fe
+	}
+	at := now.UnixMicro()
+	c, err := scan(tx.QueryRow(ctx, `INSERT INTO customer (id, name, email, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $4) ON CONFLICT (id) DO NOTHING RETURNING `+columns, r.ID, r.Name, r.Email, at))
+	if err == nil {
+		return c, Created, nil
+	}
+	if !errors.Is(err, store.ErrNoRows) {
+		return Customer{}, 0, fmt.Errorf("customers: insert: %w", err)
+	}
+	c, err = scan(tx.QueryRow(ctx, `UPDATE customer SET name = $2, email = $3, updated_at = $4
+WHERE id = $1 AND (name <> $2 OR email <> $3) RETURNING `+columns, r.ID, r.Name, r.Email, at))
+	if err == nil {
+		return c, Updated, nil
+	}
+	if !errors.Is(err, store.ErrNoRows) {
+		return Customer{}, 0, fmt.Errorf("customers: update: %w", err)
+	}
+	c, err = Get(ctx, tx, r.ID)
+	if err != nil {
+		return Customer{}, 0, err
+	}
+	return c, Unchanged, nil
+}
+
+// Change is a new contact status and who sets it, why.
+type Change struct {
+	Status      Status
+	PausedUntil string // YYYY-MM-DD, later than today, iff Status is Paused
+	Reason      string
+	SetBy       string // the subject
+	SetByActor  string // the agent acting on SetBy's behalf, or ""
+}
+
+// Same reports whether ch would leave c's status as it is: the same status
+// and, when paused, the same date.
+func (ch Change) Same(c Customer) bool {
+	return ch.Status == c.Status && ch.PausedUntil == c.PausedUntil
+}
+
+// SetStatus sets the contact status of the customer id to ch, with its
+// reason, who set it and now, and returns the customer as stored. Callers
+// check ch first (Status valid, PausedUntil iff paused, reason); SetStatus
+// refuses an invalid one all the same, with invalid_arguments, and answers
+// ErrNotFound for an unknown id.
+func SetStatus(ctx context.Context, tx store.Tx, id string, ch Change, now time.Time) (Customer, error) {
+	if fe := ch.Validate(Today(now)); fe != nil {
+		return Customer{}, fe
+	}
+	c, err := scan(tx.QueryRow(ctx, `UPDATE customer SET contact_status = $2, paused_until = $3,
+status_reason = $4, status_set_by = $5, status_set_actor = $6, status_set_at = $7, updated_at = $7
+WHERE id = $1 RETURNING `+columns, id, string(ch.Status), ch.PausedUntil, ch.Reason, ch.SetBy, ch.SetByActor, now.UnixMicro()))
+	switch {
+	case errors.Is(err, store.ErrNoRows):
+		return Customer{}, ErrNotFound
+	case err != nil:
+		return Customer{}, fmt.Errorf("customers: set status: %w", err)
+	}
+	return c, nil
+}
+
+// Validate returns nil when ch is a status a person may set on today
+// (YYYY-MM-DD), or an invalid_arguments failure naming the argument
+// (status, pausedUntil, reason).
+func (ch Change) Validate(today string) *failure.Error {
+	bad := func(field, msg string) *failure.Error {
+		return &failure.Error{Code: failure.InvalidArguments, Field: field, Message: msg}
+	}
+	switch {
+	case !ch.Status.Valid():
+		return bad("status", "must be one of contactable, paused, do_not_contact")
+	case ch.Status == Paused && ch.PausedUntil == "":
+		return bad("pausedUntil", "is required when status is paused")
+	case ch.Status != Paused && ch.PausedUntil != "":
+		return bad("pausedUntil", "is allowed only when status is paused")
+	}
+	if ch.Status == Paused {
+		if p := PausedUntilProblem(ch.PausedUntil, today); p != "" {
+			return bad("pausedUntil", p)
+		}
+	}
+	if p := ReasonProblem(ch.Reason); p != "" {
+		return bad("reason", p)
+	}
+	return nil
+}
