@@ -63,6 +63,7 @@ var commands = []command{
 	{"audit verify", "[--checkpoint FILE] [--pubkey FILE]", "walk the audit hash chain and check every event's MAC under the audit key: `OK <count> events, head <seq> <hash>`, or the first bad sequence number and what is wrong (exit 1)", auditVerify},
 	{"audit checkpoint", "[--out FILE]", "sign the verified head of the audit chain (Ed25519) for keeping off the box", auditCheckpoint},
 	{"audit pubkey", "", "print the checkpoint signing key's public half, so checkpoints can be verified elsewhere (`verify --pubkey`)", auditPubkey},
+	{"customers import", "FILE|-", "create or update customers from a CSV file with the columns id, name and email (any order, a header line first): every row is checked first, and a file with any bad row imports nothing; prints how many were created, updated and unchanged; audited as one event (counts only)", customersImport},
 	{"token", "--sub NAME [--scope \"a b\"] [--agent NAME] [--acr ACR] [--ttl 1h]", "print a development access token (refused outside development mode)", token},
 	{"help", "[COMMAND]", "print the commands, or a command's flags (also `cobranca COMMAND --help`)", nil},
 }
