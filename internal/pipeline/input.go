@@ -206,7 +206,7 @@ func (p *Pipeline) confirmation(ctx context.Context, cl *callState, c Call, open
 		}
 		// A round answered without the confirmation: ask again.
 	}
-	preview, err := safely(cl.tool, func() (string, error) { return cl.tool.Preview(ctx, cl.args.value) })
+	preview, err := safely(cl.tool, func() (string, error) { return cl.tool.Preview(ctx, p.db, cl.args.value) })
 	if err != nil {
 		return false, cl.fail(err)
 	}

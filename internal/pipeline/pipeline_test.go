@@ -108,7 +108,7 @@ func tierTool(risk contract.Risk, n *counters, slow time.Duration) pipeline.Tool
 		time.Sleep(slow)
 		return result(a, false), nil
 	}
-	t.Preview = func(_ context.Context, v any) (string, error) {
+	t.Preview = func(_ context.Context, _ store.Querier, v any) (string, error) {
 		return "add one test_effect row for customer " + v.(*markArgs).Customer, nil
 	}
 	t.DryRun = func(_ context.Context, v any) (pipeline.Effect, error) { return result(v.(*markArgs), true), nil }

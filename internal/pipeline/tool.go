@@ -66,8 +66,10 @@ type Read func(ctx context.Context, q store.Querier, args any) (Effect, error)
 type Execute func(ctx context.Context, tx store.Tx, args any) (Effect, error)
 
 // Preview says, in words a person reads before confirming, exactly what a
-// call would change. It must not change anything.
-type Preview func(ctx context.Context, args any) (string, error)
+// call would change, reading the store through q (the pipeline's DB) where
+// what changes depends on what is stored (a customer's current status). It
+// must not change anything.
+type Preview func(ctx context.Context, q store.Querier, args any) (string, error)
 
 // Tool is a contract together with the logic that honours it:
 //   - a read: Logic, or Decode and Run, or Decode and Read when it reads

@@ -41,7 +41,7 @@ func Effectful(c *contract.Contract, ran func()) pipeline.Tool {
 	t := pipeline.Tool{
 		Contract: c,
 		Decode:   pipeline.Strict[map[string]any](),
-		Preview: func(context.Context, any) (string, error) {
+		Preview: func(context.Context, store.Querier, any) (string, error) {
 			return EffectPreview(c), nil
 		},
 		Execute: func(ctx context.Context, tx store.Tx, _ any) (pipeline.Effect, error) {
