@@ -1,0 +1,309 @@
+// Package reminders keeps reminder drafts: the message written for one customer about a set of
+// open invoices, in one tone and language, from the templates under templates/, stored until a
+// person (or, later, the sender) acts on it.
+//
+// A draft's natural key is its customer, its invoice set and its tone: while it is still a
+// draft, preparing the same reminder again finds it instead of writing a second one. The
+// database holds that rule (a partial unique index), so it holds under concurrency and across
+// replicas.
+//
+// The package knows the store and nothing of the tools, the pipeline or MCP: the tool glue in
+// internal/collections calls it inside the pipeline's transaction.
+package reminders
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// Tone is how firmly a reminder is worded.
+type Tone string
+
+// The tones.
+const (
+	Friendly Tone = "friendly"
+	Firm     Tone = "firm"
+)
+
+// Tones are the tones, in the order the schema lists them.
+func Tones() []Tone { return []Tone{Friendly, Firm} }
+
+// Language is the language a reminder is written in (a BCP 47 tag).
+type Language string
+
+// The languages.
+const (
+	PortugueseBR Language = "pt-BR"
+	English      Language = "en"
+)
+
+// Languages are the languages, the default first.
+func Languages() []Language { return []Language{PortugueseBR, English} }
+
+// State is where a draft is in its life.
+type State string
+
+// The states. Issue 13 adds those of sending.
+const (
+	// Draft: written, open; the natural key names it.
+	Draft State = "draft"
+	// Discarded: set aside (its customer asked not to be contacted); kept for the record.
+	Discarded State = "discarded"
+)
+
+// States are the states, in the order the schema lists them.
+func States() []State { return []State{Draft, Discarded} }
+
+// Invoice is one invoice a reminder is about. Its JSON form is the stored one.
+type Invoice struct {
+	ID          string `json:"id"`
+	DueDate     string `json:"dueDate"` // YYYY-MM-DD
+	AmountCents int64  `json:"amountCents"`
+}
+
+// Request is what Prepare writes a draft from; the caller validated it.
+type Request struct {
+	CustomerID   string
+	CustomerName string // rendered as data, never stored on its own
+	Tone         Tone
+	Language     Language
+	Invoices     []Invoice // any order; at least one
+	CreatedBy    string    // who asked for the draft
+}
+
+// Record is a stored draft.
+type Record struct {
+	ID           string
+	CustomerID   string
+	Tone         Tone
+	Language     Language
+	State        State
+	Subject      string
+	Body         string
+	InvoiceCount int
+	TotalCents   int64
+	CreatedBy    string
+	CreatedAt    time.Time // UTC, microseconds
+	UpdatedAt    time.Time
+}
+
+// Ref names an open draft: for the reads that list a customer's drafts without their bodies.
+type Ref struct {
+	ID      string
+	Subject string
+}
+
+// IDPrefix starts every draft id; 32 lower-case hex digits (128 random bits) follow it.
+const IDPrefix = "d_"
+
+// idLen is the length of a draft id.
+const idLen = len(IDPrefix) + 32
+
+// ValidID reports whether s has the shape of a draft id.
+func ValidID(s string) bool {
+	if len(s) != idLen || !strings.HasPrefix(s, IDPrefix) {
+		return false
+	}
+	for _, c := range []byte(s[len(IDPrefix):]) {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return IDPrefix + hex.EncodeToString(b[:])
+}
+
+// invoiceSet is the normalized form of a set of invoices: sorted by id, as JSON, and that
+// JSON's SHA-256, the natural key.
+type invoiceSet struct {
+	json  []byte
+	hash  [sha256.Size]byte
+	total int64
+}
+
+// normalize sorts a copy of invs by id and encodes it.
+func normalize(invs []Invoice) (invoiceSet, error) {
+	sorted := slices.SortedFunc(slices.Values(invs), func(a, b Invoice) int { return strings.Compare(a.ID, b.ID) })
+	b, err := json.Marshal(sorted)
+	if err != nil {
+		return invoiceSet{}, fmt.Errorf("reminders: encode invoices: %w", err)
+	}
+	s := invoiceSet{json: b, hash: sha256.Sum256(b)}
+	for _, inv := range sorted {
+		s.total += inv.AmountCents
+	}
+	return s, nil
+}
+
+// Prepare returns the open draft of r's customer, invoice set and tone, or writes it with
+// templates: created says which. It runs in q, the caller's transaction; an open draft that
+// another transaction writes at the same time is found once that one commits (the loser of
+// the insert reads the winner), so one request never leaves two drafts.
+func Prepare(ctx context.Context, q store.Querier, templates *Templates, r Request, now time.Time) (rec Record, created bool, err error) {
+	if len(r.Invoices) == 0 {
+		return Record{}, false, errors.New("reminders: a draft needs at least one invoice")
+	}
+	set, err := normalize(r.Invoices)
+	if err != nil {
+		return Record{}, false, err
+	}
+	subject, body, err := templates.Render(r.Language, r.Tone, Message{Name: r.CustomerName, Invoices: r.Invoices})
+	if err != nil {
+		return Record{}, false, err
+	}
+	at := now.UnixMicro()
+	rec = Record{
+		ID: newID(), CustomerID: r.CustomerID, Tone: r.Tone, Language: r.Language, State: Draft,
+		Subject: subject, Body: body, InvoiceCount: len(r.Invoices), TotalCents: set.total,
+		CreatedBy: r.CreatedBy, CreatedAt: time.UnixMicro(at).UTC(), UpdatedAt: time.UnixMicro(at).UTC(),
+	}
+	n, err := q.Exec(ctx, `INSERT INTO reminder_draft (id, customer_id, tone, language, invoices, invoice_set_hash,
+    invoice_count, total_cents, subject, body, state, created_by, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)
+ON CONFLICT (customer_id, invoice_set_hash, tone) WHERE state = 'draft' DO NOTHING`,
+		rec.ID, rec.CustomerID, string(rec.Tone), string(rec.Language), string(set.json), set.hash[:],
+		int64(rec.InvoiceCount), rec.TotalCents, rec.Subject, rec.Body, string(Draft), rec.CreatedBy, at)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("reminders: insert draft: %w", err)
+	}
+	if n == 1 {
+		return rec, true, nil
+	}
+	row := q.QueryRow(ctx, `SELECT `+recordColumns+` FROM reminder_draft
+WHERE customer_id = $1 AND invoice_set_hash = $2 AND tone = $3 AND state = 'draft'`,
+		r.CustomerID, set.hash[:], string(r.Tone))
+	if rec, err = scanRecord(row); err != nil {
+		return Record{}, false, fmt.Errorf("reminders: read the open draft: %w", err)
+	}
+	return rec, false, nil
+}
+
+// recordColumns are the columns scanRecord reads, in its order.
+const recordColumns = `id, customer_id, tone, language, state, subject, body, invoice_count, total_cents,
+    created_by, created_at, updated_at`
+
+func scanRecord(row store.Row) (Record, error) {
+	var r Record
+	var tone, lang, state string
+	var count, created, updated int64
+	if err := row.Scan(&r.ID, &r.CustomerID, &tone, &lang, &state, &r.Subject, &r.Body, &count, &r.TotalCents,
+		&r.CreatedBy, &created, &updated); err != nil {
+		return Record{}, err
+	}
+	r.Tone, r.Language, r.State, r.InvoiceCount = Tone(tone), Language(lang), State(state), int(count)
+	r.CreatedAt, r.UpdatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
+	return r, nil
+}
+
+// OpenDrafts returns the ids and subjects of the customer's open drafts (state draft), oldest
+// first; none is an empty list.
+func OpenDrafts(ctx context.Context, q store.Querier, customerID string) ([]Ref, error) {
+	rows, err := q.Query(ctx, `SELECT id, subject FROM reminder_draft
+WHERE customer_id = $1 AND state = 'draft' ORDER BY created_at, id`, customerID)
+	if err != nil {
+		return nil, fmt.Errorf("reminders: open drafts: %w", err)
+	}
+	defer rows.Close()
+	refs := []Ref{}
+	for rows.Next() {
+		var r Ref
+		if err := rows.Scan(&r.ID, &r.Subject); err != nil {
+			return nil, fmt.Errorf("reminders: open drafts: %w", err)
+		}
+		refs = append(refs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reminders: open drafts: %w", err)
+	}
+	return refs, nil
+}
+
+// DiscardOpen sets every open draft of the customer to discarded, as of now, and returns how
+// many it changed. It runs in tx, the transaction of the change that calls for it (a customer
+// who asked not to be contacted), so the drafts and the cause change together.
+func DiscardOpen(ctx context.Context, tx store.Querier, customerID string, now time.Time) (int64, error) {
+	n, err := tx.Exec(ctx, `UPDATE reminder_draft SET state = $1, updated_at = $2
+WHERE customer_id = $3 AND state = 'draft'`, string(Discarded), now.UnixMicro(), customerID)
+	if err != nil {
+		return 0, fmt.Errorf("reminders: discard open drafts: %w", err)
+	}
+	return n, nil
+}
+
+// Position is a place in the listing order (newest first: created_at, then id, descending).
+type Position struct {
+	CreatedAt int64 // microseconds since the epoch
+	ID        string
+}
+
+// PositionOf is the place of r in the listing order.
+func PositionOf(r Record) Position { return Position{CreatedAt: r.CreatedAt.UnixMicro(), ID: r.ID} }
+
+// Filter selects the drafts List returns.
+type Filter struct {
+	CustomerID string // "" for every customer
+	State      State  // "" for every state
+	After      *Position
+	Limit      int // at least 1
+}
+
+// List returns up to f.Limit drafts that f selects, newest first, starting after f.After:
+// a keyset page, stable while drafts are added (new ones come before the first page).
+func List(ctx context.Context, q store.Querier, f Filter) ([]Record, error) {
+	if f.Limit < 1 {
+		return nil, errors.New("reminders: list: a limit of at least 1 is required")
+	}
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.CustomerID != "" {
+		where = append(where, "customer_id = "+arg(f.CustomerID))
+	}
+	if f.State != "" {
+		where = append(where, "state = "+arg(string(f.State)))
+	}
+	if f.After != nil {
+		where = append(where, "(created_at, id) < ("+arg(f.After.CreatedAt)+", "+arg(f.After.ID)+")")
+	}
+	sql := `SELECT ` + recordColumns + ` FROM reminder_draft`
+	if len(where) > 0 {
+		sql += " WHERE " + strings.Join(where, " AND ")
+	}
+	sql += " ORDER BY created_at DESC, id DESC LIMIT " + arg(int64(f.Limit))
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reminders: list: %w", err)
+	}
+	defer rows.Close()
+	out := []Record{}
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reminders: list: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reminders: list: %w", err)
+	}
+	return out, nil
+}

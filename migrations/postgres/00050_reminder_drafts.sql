@@ -1,0 +1,53 @@
+-- Reminder drafts (internal/reminders).
+--
+-- A draft is a reminder written for one customer about a set of invoices, in one tone and
+-- language, kept for a person (or, from issue 13, the sender) to act on. invoices is the set as
+-- the draft was written for it, normalized (sorted by invoice id, JSON); invoice_set_hash is its
+-- SHA-256 and the natural key: while a draft is open (state 'draft'), the same customer, invoice
+-- set and tone name it, and the partial unique index makes that hold under concurrency — the
+-- writer inserts with ON CONFLICT DO NOTHING and reads the winner. A discarded draft leaves the
+-- index, so the same request afterwards writes a new one.
+--
+-- Times are microseconds since the epoch on the server's clock (as in 00030); id is "d_" and
+-- 128 random bits in lower-case hex. customer_id is the operator's id of the customer.
+
+-- +goose Up
+CREATE TABLE reminder_draft (
+    id               text    PRIMARY KEY CHECK (id ~ '^d_[0-9a-f]{32}$'),
+    customer_id      text    NOT NULL CHECK (customer_id <> ''),
+    tone             text    NOT NULL CHECK (tone IN ('friendly', 'firm')),
+    language         text    NOT NULL CHECK (language IN ('pt-BR', 'en')),
+    invoices         text    NOT NULL,
+    invoice_set_hash bytea   NOT NULL CHECK (length(invoice_set_hash) = 32),
+    invoice_count    integer NOT NULL CHECK (invoice_count > 0),
+    total_cents      bigint  NOT NULL CHECK (total_cents > 0),
+    subject          text    NOT NULL,
+    body             text    NOT NULL,
+    state            text    NOT NULL CHECK (state IN ('draft', 'discarded')),
+    created_by       text    NOT NULL,
+    created_at       bigint  NOT NULL,
+    updated_at       bigint  NOT NULL
+);
+
+CREATE UNIQUE INDEX reminder_draft_open ON reminder_draft (customer_id, invoice_set_hash, tone)
+    WHERE state = 'draft';
+-- list_drafts pages newest first on (created_at, id), with or without a customer.
+CREATE INDEX reminder_draft_created ON reminder_draft (created_at, id);
+CREATE INDEX reminder_draft_customer_created ON reminder_draft (customer_id, created_at, id);
+
+-- The serving role writes drafts and changes only their state; it never deletes one.
+-- +goose StatementBegin
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'cobranca_app') THEN
+        GRANT SELECT, INSERT ON reminder_draft TO cobranca_app;
+        GRANT UPDATE (state, updated_at) ON reminder_draft TO cobranca_app;
+    ELSE
+        RAISE NOTICE 'role cobranca_app does not exist: no grants made (see README, "Database roles")';
+    END IF;
+END
+$$;
+-- +goose StatementEnd
+
+-- +goose Down
+DROP TABLE reminder_draft;
