@@ -74,28 +74,30 @@ type Invoice struct {
 
 // Request is what Prepare writes a draft from; the caller validated it.
 type Request struct {
-	CustomerID   string
-	CustomerName string // rendered as data, never stored on its own
-	Tone         Tone
-	Language     Language
-	Invoices     []Invoice // any order; at least one
-	CreatedBy    string    // who asked for the draft
+	CustomerID     string
+	CustomerName   string // rendered as data, never stored on its own
+	Tone           Tone
+	Language       Language
+	Invoices       []Invoice // any order; at least one
+	CreatedBy      string    // the subject who asked for the draft
+	CreatedByActor string    // the agent acting on CreatedBy's behalf; "" for a person
 }
 
 // Record is a stored draft.
 type Record struct {
-	ID           string
-	CustomerID   string
-	Tone         Tone
-	Language     Language
-	State        State
-	Subject      string
-	Body         string
-	InvoiceCount int
-	TotalCents   int64
-	CreatedBy    string
-	CreatedAt    time.Time // UTC, microseconds
-	UpdatedAt    time.Time
+	ID             string
+	CustomerID     string
+	Tone           Tone
+	Language       Language
+	State          State
+	Subject        string
+	Body           string
+	InvoiceCount   int
+	TotalCents     int64
+	CreatedBy      string
+	CreatedByActor string
+	CreatedAt      time.Time // UTC, microseconds
+	UpdatedAt      time.Time
 }
 
 // Ref names an open draft: for the reads that list a customer's drafts without their bodies.
@@ -171,14 +173,14 @@ func Prepare(ctx context.Context, q store.Querier, templates *Templates, r Reque
 	rec = Record{
 		ID: newID(), CustomerID: r.CustomerID, Tone: r.Tone, Language: r.Language, State: Draft,
 		Subject: subject, Body: body, InvoiceCount: len(r.Invoices), TotalCents: set.total,
-		CreatedBy: r.CreatedBy, CreatedAt: time.UnixMicro(at).UTC(), UpdatedAt: time.UnixMicro(at).UTC(),
+		CreatedBy: r.CreatedBy, CreatedByActor: r.CreatedByActor, CreatedAt: time.UnixMicro(at).UTC(), UpdatedAt: time.UnixMicro(at).UTC(),
 	}
 	n, err := q.Exec(ctx, `INSERT INTO reminder_draft (id, customer_id, tone, language, invoices, invoice_set_hash,
-    invoice_count, total_cents, subject, body, state, created_by, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)
+    invoice_count, total_cents, subject, body, state, created_by, created_by_actor, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)
 ON CONFLICT (customer_id, invoice_set_hash, tone) WHERE state = 'draft' DO NOTHING`,
 		rec.ID, rec.CustomerID, string(rec.Tone), string(rec.Language), string(set.json), set.hash[:],
-		int64(rec.InvoiceCount), rec.TotalCents, rec.Subject, rec.Body, string(Draft), rec.CreatedBy, at)
+		int64(rec.InvoiceCount), rec.TotalCents, rec.Subject, rec.Body, string(Draft), rec.CreatedBy, rec.CreatedByActor, at)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("reminders: insert draft: %w", err)
 	}
@@ -196,14 +198,14 @@ WHERE customer_id = $1 AND invoice_set_hash = $2 AND tone = $3 AND state = 'draf
 
 // recordColumns are the columns scanRecord reads, in its order.
 const recordColumns = `id, customer_id, tone, language, state, subject, body, invoice_count, total_cents,
-    created_by, created_at, updated_at`
+    created_by, created_by_actor, created_at, updated_at`
 
 func scanRecord(row store.Row) (Record, error) {
 	var r Record
 	var tone, lang, state string
 	var count, created, updated int64
 	if err := row.Scan(&r.ID, &r.CustomerID, &tone, &lang, &state, &r.Subject, &r.Body, &count, &r.TotalCents,
-		&r.CreatedBy, &created, &updated); err != nil {
+		&r.CreatedBy, &r.CreatedByActor, &created, &updated); err != nil {
 		return Record{}, err
 	}
 	r.Tone, r.Language, r.State, r.InvoiceCount = Tone(tone), Language(lang), State(state), int(count)

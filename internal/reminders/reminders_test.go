@@ -49,7 +49,7 @@ var t0 = time.Date(2026, 7, 1, 12, 0, 0, 123456000, time.UTC)
 
 func request(customer string, tone reminders.Tone, invs ...reminders.Invoice) reminders.Request {
 	return reminders.Request{CustomerID: customer, CustomerName: "Padaria Pão Quente", Tone: tone,
-		Language: reminders.PortugueseBR, Invoices: invs, CreatedBy: "ana"}
+		Language: reminders.PortugueseBR, Invoices: invs, CreatedBy: "ana", CreatedByActor: "ledger-copilot"}
 }
 
 var (
@@ -89,7 +89,7 @@ func TestPrepareNaturalKey(t *testing.T) {
 	eachStore(t, func(t *testing.T, db store.DB) {
 		first, created := prepare(t, db, tpl, request("c1", reminders.Friendly, inv1, inv2), t0)
 		if !created || !reminders.ValidID(first.ID) || first.State != reminders.Draft || first.InvoiceCount != 2 ||
-			first.TotalCents != 152599 || first.CreatedBy != "ana" || !first.CreatedAt.Equal(t0.Truncate(time.Microsecond)) {
+			first.TotalCents != 152599 || first.CreatedBy != "ana" || first.CreatedByActor != "ledger-copilot" || !first.CreatedAt.Equal(t0.Truncate(time.Microsecond)) {
 			t.Fatalf("first Prepare = %+v, created %v; want a new draft of 2 invoices, 152599 cents, at %v", first, created, t0)
 		}
 		again, created := prepare(t, db, tpl, request("c1", reminders.Friendly, inv2, inv1), t0.Add(time.Hour))

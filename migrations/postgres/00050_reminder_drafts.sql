@@ -8,8 +8,10 @@
 -- writer inserts with ON CONFLICT DO NOTHING and reads the winner. A discarded draft leaves the
 -- index, so the same request afterwards writes a new one.
 --
--- Times are microseconds since the epoch on the server's clock (as in 00030); id is "d_" and
--- 128 random bits in lower-case hex. customer_id is the operator's id of the customer.
+-- created_by is the subject who asked for the draft, created_by_actor the agent acting on its
+-- behalf ('' for a person), as customer's status_set_by and status_set_actor (00040). Times are
+-- microseconds since the epoch on the server's clock (as in 00030); id is "d_" and 128 random
+-- bits in lower-case hex. customer_id is the operator's id of the customer.
 
 -- +goose Up
 CREATE TABLE reminder_draft (
@@ -25,6 +27,7 @@ CREATE TABLE reminder_draft (
     body             text    NOT NULL,
     state            text    NOT NULL CHECK (state IN ('draft', 'discarded')),
     created_by       text    NOT NULL,
+    created_by_actor text    NOT NULL DEFAULT '',
     created_at       bigint  NOT NULL,
     updated_at       bigint  NOT NULL
 );

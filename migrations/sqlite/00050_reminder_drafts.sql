@@ -15,6 +15,7 @@ CREATE TABLE reminder_draft (
     body             TEXT    NOT NULL,
     state            TEXT    NOT NULL CHECK (state IN ('draft', 'discarded')),
     created_by       TEXT    NOT NULL,
+    created_by_actor TEXT    NOT NULL DEFAULT '',
     created_at       INTEGER NOT NULL,
     updated_at       INTEGER NOT NULL
 ) WITHOUT ROWID;
