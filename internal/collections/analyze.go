@@ -25,7 +25,18 @@ func Tools() ([]pipeline.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []pipeline.Tool{{Contract: c, Decode: analyzeDecode, Run: analyzeRun, FastOutput: true}}, nil
+	tools := []pipeline.Tool{{Contract: c, Decode: analyzeDecode, Run: analyzeRun, FastOutput: true}}
+	for _, tool := range []func() (pipeline.Tool, error){
+		getCustomerTool,
+		setContactStatusTool,
+	} {
+		t, err := tool()
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, t)
+	}
+	return tools, nil
 }
 
 // analyzeContract is the Tool Contract of collections.analyze_portfolio.

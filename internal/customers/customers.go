@@ -116,16 +116,24 @@ type Record struct {
 // naming the field, prefix followed by id, name or email ("customer." gives
 // "customer.email"). The message never holds the value.
 func (r Record) Validate(prefix string) *failure.Error {
-	for _, f := range []struct{ name, value string }{{"id", r.ID}, {"name", r.Name}} {
-		if p := portfolio.TextProblem(f.value); p != "" {
-			return &failure.Error{Code: failure.InvalidArguments, Field: prefix + f.name, Message: p}
-		}
+	bad := func(field, msg string) *failure.Error {
+		return &failure.Error{Code: failure.InvalidArguments, Field: prefix + field, Message: msg}
+	}
+	if p := IDProblem(r.ID); p != "" {
+		return bad("id", p)
+	}
+	if p := portfolio.TextProblem(r.Name); p != "" {
+		return bad("name", p)
 	}
 	if p := EmailProblem(r.Email); p != "" {
-		return &failure.Error{Code: failure.InvalidArguments, Field: prefix + "email", Message: p}
+		return bad("email", p)
 	}
 	return nil
 }
+
+// IDProblem returns why s is not acceptable as a customer id, or "" when it
+// is: portfolio's text rule, as for analyze_portfolio's customerId.
+func IDProblem(s string) string { return portfolio.TextProblem(s) }
 
 // EmailProblem returns why s is not acceptable as a customer's e-mail
 // address, or "" when it is: a bare address (local@domain, no display name,
@@ -301,7 +309,8 @@ WHERE id = $1 RETURNING `+columns, id, string(ch.Status), ch.PausedUntil, ch.Rea
 
 // Validate returns nil when ch is a status a person may set on today
 // (YYYY-MM-DD), or an invalid_arguments failure naming the argument
-// (status, pausedUntil, reason).
+// (status, pausedUntil, reason). With today "" every date counts as later:
+// everything but the clock is checked (a tool's decoder, which has none).
 func (ch Change) Validate(today string) *failure.Error {
 	bad := func(field, msg string) *failure.Error {
 		return &failure.Error{Code: failure.InvalidArguments, Field: field, Message: msg}

@@ -1,0 +1,405 @@
+package collections_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/customers"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/idempotency"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
+	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
+)
+
+// now is the pipeline's clock in these tests: "today" is 2026-12-01 (UTC).
+var now = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+var (
+	scopes = []string{"collections:read", "customers:write", "reminders:write"}
+	// human is a person's token; agent an AI agent acting for the same person.
+	human  = &auth.Principal{Subject: "ana", ClientID: "ops-console", Kind: auth.KindHuman, Scopes: scopes}
+	agent  = &auth.Principal{Subject: "ana", ClientID: "assistant", Actor: "agent-7", Kind: auth.KindAgent, Scopes: scopes}
+	modern = pipeline.Client{Protocol: "2026-07-28", InputRequests: true, Elicitation: true, ElicitationForm: true}
+	legacy = pipeline.Client{Protocol: "2025-11-25"}
+)
+
+// tools is the product's pipeline on one store of each dialect; on
+// PostgreSQL as the serving role, as the server runs.
+type tools struct {
+	db store.DB
+	p  *pipeline.Pipeline
+}
+
+func eachStore(t *testing.T, fn func(t *testing.T, e tools)) {
+	t.Helper()
+	for _, f := range storetest.Fixtures(pg) {
+		t.Run(string(f.Dialect), func(t *testing.T) {
+			t.Parallel()
+			var db store.DB
+			if f.Dialect == store.Postgres {
+				db = storetest.AppRole(t, pg)
+			} else {
+				db = f.Migrated(t)
+			}
+			key := make([]byte, 32)
+			_, _ = rand.Read(key)
+			alog, err := auditlog.New(db, key, auditlog.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			digest, err := auditlog.NewDigester(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock := func() time.Time { return now }
+			keys, err := idempotency.New(db.Dialect(), time.Hour, clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := pipelinetest.Product(t, pipeline.Options{DB: db, Keys: keys, Auditor: pipeline.NewAuditor(alog, digest), Now: clock})
+			fn(t, tools{db: db, p: p})
+		})
+	}
+}
+
+func (e tools) call(pr *auth.Principal, cl pipeline.Client, tool, args string) pipeline.Result {
+	return e.p.Do(context.Background(), pipeline.Call{Principal: pr, RequestID: "r-1", Tool: tool, Args: json.RawMessage(args), Client: cl})
+}
+
+func (e tools) customer(t *testing.T, r customers.Record) {
+	t.Helper()
+	err := e.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		_, err := customers.Upsert(ctx, tx, r, now.Add(-time.Hour))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e tools) get(t *testing.T, id string) customers.Customer {
+	t.Helper()
+	c, err := customers.Get(context.Background(), e.db, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// draft writes an open reminder draft for the customer, as prepare_reminder does.
+func (e tools) draft(t *testing.T, customerID, name, invoiceID string) reminders.Record {
+	t.Helper()
+	tmpl, err := reminders.ParseTemplates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec reminders.Record
+	err = e.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		rec, _, err = reminders.Prepare(ctx, tx, tmpl, reminders.Request{CustomerID: customerID, CustomerName: name,
+			Tone: reminders.Friendly, Language: reminders.PortugueseBR, CreatedBy: "ana",
+			Invoices: []reminders.Invoice{{ID: invoiceID, DueDate: "2026-11-01", AmountCents: 123456}}}, now)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// audited counts the audit events of tool by outcome.
+func (e tools) audited(t *testing.T, tool string) map[string]int {
+	t.Helper()
+	rows, err := e.db.Query(context.Background(), `SELECT outcome FROM audit_event WHERE tool = $1`, tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var o string
+		if err := rows.Scan(&o); err != nil {
+			t.Fatal(err)
+		}
+		out[o]++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func structured(t *testing.T, res pipeline.Result) map[string]any {
+	t.Helper()
+	if res.Kind != pipeline.Complete {
+		t.Fatalf("result kind %d, error %v; want complete", res.Kind, res.Err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(res.Structured, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func failed(res pipeline.Result) (failure.Code, string) {
+	if res.Err == nil {
+		return "", ""
+	}
+	return res.Err.Code, res.Err.Field
+}
+
+const set = collections.SetContactStatusName
+
+var padaria = customers.Record{ID: "C-1", Name: `Padaria "São João" {{.Secret}}`, Email: "financeiro@padaria.example"}
+
+// TestSetContactStatusByPerson: a person's call runs without confirmation:
+// the status, reason, who and when are stored; setting it again answers
+// changed false, writes nothing and is audited unchanged.
+func TestSetContactStatusByPerson(t *testing.T) {
+	eachStore(t, func(t *testing.T, e tools) {
+		e.customer(t, padaria)
+		res := e.call(human, modern, set, `{"customerId":"C-1","status":"paused","pausedUntil":"2026-12-15","reason":"renegotiating","idempotencyKey":"k-1"}`)
+		want := map[string]any{"customerId": "C-1", "previousStatus": "contactable", "status": "paused", "pausedUntil": "2026-12-15", "changed": true, "draftsDiscarded": 0.0}
+		if diff := cmp.Diff(want, structured(t, res)); diff != "" {
+			t.Errorf("set paused (-want +got):\n%s", diff)
+		}
+		c := e.get(t, "C-1")
+		if c.Status != customers.Paused || c.PausedUntil != "2026-12-15" || c.Reason != "renegotiating" || c.SetBy != "ana" || c.SetByActor != "" || !c.SetAt.Equal(now) {
+			t.Errorf("stored %+v, want paused until 2026-12-15, reason, set by ana at %v", c, now)
+		}
+
+		// The same status and date again, with another key and reason.
+		res = e.call(human, modern, set, `{"customerId":"C-1","status":"paused","pausedUntil":"2026-12-15","reason":"again","idempotencyKey":"k-2"}`)
+		want = map[string]any{"customerId": "C-1", "previousStatus": "paused", "status": "paused", "pausedUntil": "2026-12-15", "changed": false, "draftsDiscarded": 0.0}
+		if diff := cmp.Diff(want, structured(t, res)); diff != "" {
+			t.Errorf("set the same status (-want +got):\n%s", diff)
+		}
+		if again := e.get(t, "C-1"); !cmp.Equal(again, c) {
+			t.Errorf("after the same status: %+v, want %+v (nothing written)", again, c)
+		}
+		if got, want := e.audited(t, set), map[string]int{"allowed": 1, "unchanged": 1}; !cmp.Equal(got, want) {
+			t.Errorf("audit outcomes %v, want %v", got, want)
+		}
+
+		// Another date is a change.
+		res = e.call(human, modern, set, `{"customerId":"C-1","status":"paused","pausedUntil":"2026-12-20","reason":"moved","idempotencyKey":"k-3"}`)
+		if m := structured(t, res); m["changed"] != true {
+			t.Errorf("a new pause date: %v, want changed", m)
+		}
+	})
+}
+
+// TestSetContactStatusAgentOnOldClient: an agent on a 2025-11-25 client is
+// refused with confirmation_required, the preview in the message (customer
+// text quoted), and nothing changes: not the status, and no event says it
+// did.
+func TestSetContactStatusAgentOnOldClient(t *testing.T) {
+	eachStore(t, func(t *testing.T, e tools) {
+		e.customer(t, padaria)
+		before := e.get(t, "C-1")
+		res := e.call(agent, legacy, set, `{"customerId":"C-1","status":"do_not_contact","reason":"asked by \"phone\"","idempotencyKey":"k-1"}`)
+		if code, _ := failed(res); res.Kind != pipeline.ToolError || code != failure.ConfirmationRequired {
+			t.Fatalf("agent on 2025-11-25: kind %d %v, want confirmation_required", res.Kind, res.Err)
+		}
+		wantPreview := `change the contact status of customer "C-1" ("Padaria \"São João\" {{.Secret}}") from contactable to do_not_contact, ` +
+			`for the reason "asked by \"phone\""; and discard its 0 open reminder draft(s).`
+		if !strings.Contains(res.Err.Message, wantPreview) {
+			t.Errorf("message %q, want the preview %q", res.Err.Message, wantPreview)
+		}
+		if after := e.get(t, "C-1"); !cmp.Equal(after, before) {
+			t.Errorf("after the refusal: %+v, want %+v", after, before)
+		}
+		if got := e.audited(t, set); got["allowed"]+got["unchanged"] != 0 || len(got) != 1 {
+			t.Errorf("audit outcomes %v, want only the refusal", got)
+		}
+	})
+}
+
+// TestSetContactStatusConfirmed: an agent's do_not_contact, confirmed in
+// band, discards the customer's open drafts in the same transaction (and
+// no other customer's); the preview counts them.
+func TestSetContactStatusConfirmed(t *testing.T) {
+	eachStore(t, func(t *testing.T, e tools) {
+		e.customer(t, padaria)
+		e.customer(t, customers.Record{ID: "C-2", Name: "Oficina", Email: "oficina@example.com"})
+		e.draft(t, "C-1", padaria.Name, "NF-1")
+		e.draft(t, "C-1", padaria.Name, "NF-2")
+		other := e.draft(t, "C-2", "Oficina", "NF-3")
+		args := `{"customerId":"C-1","status":"do_not_contact","reason":"asked by phone","idempotencyKey":"k-1"}`
+		first := e.call(agent, modern, set, args)
+		if first.Kind != pipeline.InputRequired {
+			t.Fatalf("agent: kind %d %v, want input_required", first.Kind, first.Err)
+		}
+		var params struct{ Message string }
+		if err := json.Unmarshal(first.Inputs["confirm"].Params, &params); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(params.Message, `customer "C-1" ("Padaria \"São João\" {{.Secret}}") from contactable to do_not_contact`) ||
+			!strings.Contains(params.Message, "discard its 2 open reminder draft(s)") {
+			t.Errorf("confirmation message %q", params.Message)
+		}
+		if c := e.get(t, "C-1"); c.Status != customers.Contactable {
+			t.Fatalf("status %s before the confirmation", c.Status)
+		}
+		b, _ := json.Marshal(map[string]any{"action": "accept", "content": map[string]any{"confirm": true}})
+		res := e.p.Do(context.Background(), pipeline.Call{Principal: agent, RequestID: "r-2", Tool: set, Args: json.RawMessage(args),
+			Client: modern, State: first.State, Responses: map[string]json.RawMessage{"confirm": b}})
+		want := map[string]any{"customerId": "C-1", "previousStatus": "contactable", "status": "do_not_contact", "changed": true, "draftsDiscarded": 2.0}
+		if diff := cmp.Diff(want, structured(t, res)); diff != "" {
+			t.Errorf("confirmed (-want +got):\n%s", diff)
+		}
+		c := e.get(t, "C-1")
+		if c.Status != customers.DoNotContact || c.SetBy != "ana" || c.SetByActor != "agent-7" || c.Reason != "asked by phone" {
+			t.Errorf("stored %+v, want do_not_contact set by ana through agent-7", c)
+		}
+		if open, err := reminders.OpenDrafts(context.Background(), e.db, "C-1"); err != nil || len(open) != 0 {
+			t.Errorf("C-1's open drafts after do_not_contact: %v, %v; want none", open, err)
+		}
+		if open, err := reminders.OpenDrafts(context.Background(), e.db, "C-2"); err != nil || len(open) != 1 || open[0].ID != other.ID {
+			t.Errorf("C-2's open drafts: %v, %v; want its one draft kept", open, err)
+		}
+	})
+}
+
+// TestSetContactStatusRefusals: bad arguments and an unknown customer are
+// refused naming the field, before any person is asked and with nothing
+// changed.
+func TestSetContactStatusRefusals(t *testing.T) {
+	eachStore(t, func(t *testing.T, e tools) {
+		e.customer(t, padaria)
+		for _, tc := range []struct {
+			pr    *auth.Principal
+			args  string
+			code  failure.Code
+			field string
+		}{
+			{human, `{"customerId":"C-9","status":"do_not_contact","reason":"r","idempotencyKey":"k-1"}`, customers.CodeNotFound, "customerId"},
+			{agent, `{"customerId":"C-9","status":"do_not_contact","reason":"r","idempotencyKey":"k-2"}`, customers.CodeNotFound, "customerId"},
+			{human, `{"customerId":"C-1","status":"paused","pausedUntil":"2026-12-01","reason":"r","idempotencyKey":"k-3"}`, failure.InvalidArguments, "pausedUntil"},
+			{agent, `{"customerId":"C-1","status":"paused","pausedUntil":"2026-11-30","reason":"r","idempotencyKey":"k-4"}`, failure.InvalidArguments, "pausedUntil"},
+			{human, `{"customerId":"C-1","status":"paused","pausedUntil":"2027-02-29","reason":"r","idempotencyKey":"k-5"}`, failure.InvalidArguments, "pausedUntil"},
+			{human, `{"customerId":"C-1","status":"paused","reason":"r","idempotencyKey":"k-6"}`, failure.InvalidArguments, "arguments"},
+			{human, `{"customerId":"C-1","status":"contactable","pausedUntil":"2027-01-01","reason":"r","idempotencyKey":"k-7"}`, failure.InvalidArguments, "arguments"},
+			{human, `{"customerId":"C-1","status":"gone","reason":"r","idempotencyKey":"k-8"}`, failure.InvalidArguments, "arguments"},
+			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"\u200b","idempotencyKey":"k-9"}`, failure.InvalidArguments, "arguments"},
+			// A combining mark alone passes the schema's pattern (see textPattern); Go refuses it.
+			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"\u0301","idempotencyKey":"k-9a"}`, failure.InvalidArguments, "reason"},
+			{human, `{"customerId":"\u0301","status":"do_not_contact","reason":"r","idempotencyKey":"k-9b"}`, failure.InvalidArguments, "customerId"},
+			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"a\u202eb","idempotencyKey":"k-10"}`, failure.InvalidArguments, "arguments"},
+			{human, `{"customerId":"C-1","status":"do_not_contact","idempotencyKey":"k-11"}`, failure.InvalidArguments, "arguments"},
+			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"r"}`, failure.InvalidArguments, "idempotencyKey"},
+			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"r","idempotencyKey":"k-12","note":"x"}`, failure.InvalidArguments, "arguments"},
+		} {
+			res := e.call(tc.pr, modern, set, tc.args)
+			if code, field := failed(res); res.Kind != pipeline.ToolError || code != tc.code || field != tc.field {
+				t.Errorf("%s %s: kind %d %v, want %s on %s", tc.pr.Kind, tc.args, res.Kind, res.Err, tc.code, tc.field)
+			}
+		}
+		if c := e.get(t, "C-1"); c.Status != customers.Contactable || c.Reason != "" {
+			t.Errorf("after the refusals: %+v, want untouched", c)
+		}
+	})
+}
+
+// TestGetCustomer: the customer, its status with who set it and when, and
+// its open drafts by id and subject, never a body.
+func TestGetCustomer(t *testing.T) {
+	eachStore(t, func(t *testing.T, e tools) {
+		e.customer(t, padaria)
+		res := e.call(agent, modern, collections.GetCustomerName, `{"customerId":"C-1"}`)
+		want := map[string]any{"customerId": "C-1", "name": padaria.Name, "email": padaria.Email,
+			"contactStatus": map[string]any{"status": "contactable"}, "openDrafts": []any{}}
+		if diff := cmp.Diff(want, structured(t, res)); diff != "" {
+			t.Errorf("get_customer of a new customer (-want +got):\n%s", diff)
+		}
+		if strings.Contains(res.Summary, "Padaria") {
+			t.Errorf("summary %q holds the customer's name", res.Summary)
+		}
+
+		d := e.draft(t, "C-1", padaria.Name, "NF-1")
+		if r := e.call(human, modern, set, `{"customerId":"C-1","status":"paused","pausedUntil":"2027-01-10","reason":"on holiday","idempotencyKey":"k-1"}`); r.Kind != pipeline.Complete {
+			t.Fatal(r.Err)
+		}
+		res = e.call(agent, modern, collections.GetCustomerName, `{"customerId":"C-1"}`)
+		want = map[string]any{"customerId": "C-1", "name": padaria.Name, "email": padaria.Email,
+			"contactStatus": map[string]any{"status": "paused", "pausedUntil": "2027-01-10", "reason": "on holiday", "setBy": "ana", "setAt": "2026-12-01T10:00:00Z"},
+			"openDrafts":    []any{map[string]any{"draftId": d.ID, "subject": d.Subject}}}
+		// Exactly these members: a draft shows its id and subject, never its body.
+		if diff := cmp.Diff(want, structured(t, res)); diff != "" {
+			t.Errorf("get_customer (-want +got):\n%s", diff)
+		}
+
+		for _, tc := range []struct {
+			args  string
+			code  failure.Code
+			field string
+		}{
+			{`{"customerId":"C-404"}`, customers.CodeNotFound, "customerId"},
+			{`{"customerId":" "}`, failure.InvalidArguments, "arguments"},
+			{`{"customerId":"\u0301"}`, failure.InvalidArguments, "customerId"},
+			{`{}`, failure.InvalidArguments, "arguments"},
+			{`{"customerId":"C-1","x":1}`, failure.InvalidArguments, "arguments"},
+		} {
+			res := e.call(agent, modern, collections.GetCustomerName, tc.args)
+			if code, field := failed(res); res.Kind != pipeline.ToolError || code != tc.code || field != tc.field {
+				t.Errorf("get_customer %s: kind %d %v, want %s on %s", tc.args, res.Kind, res.Err, tc.code, tc.field)
+			}
+		}
+		if got, want := e.audited(t, collections.GetCustomerName), map[string]int{"allowed": 2, "rejected": 5}; !cmp.Equal(got, want) {
+			t.Errorf("get_customer audit outcomes %v, want %v", got, want)
+		}
+	})
+}
+
+// TestCustomerToolsContracts: every code the tools answer in these tests is
+// one their contracts list, and the scopes are the shared decisions'.
+func TestCustomerToolsContracts(t *testing.T) {
+	all, err := collections.Tools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]pipeline.Tool{}
+	var names []string
+	for _, tool := range all {
+		byName[tool.Contract.Name] = tool
+		names = append(names, tool.Contract.Name)
+	}
+	if got := fmt.Sprint(names); !strings.Contains(got, collections.GetCustomerName) || strings.Index(got, collections.GetCustomerName) > strings.Index(got, set) {
+		t.Errorf("tools in order %v: want get_customer before set_contact_status", names)
+	}
+	for name, want := range map[string]struct {
+		scope string
+		codes []failure.Code
+	}{
+		set:                         {"customers:write", []failure.Code{customers.CodeNotFound, failure.InvalidArguments, failure.ConfirmationRequired, failure.IdempotencyConflict}},
+		collections.GetCustomerName: {"collections:read", []failure.Code{customers.CodeNotFound, failure.InvalidArguments}},
+	} {
+		c := byName[name].Contract
+		if c == nil {
+			t.Fatalf("no tool %s", name)
+		}
+		if !cmp.Equal(c.Permissions, []string{want.scope}) {
+			t.Errorf("%s permissions %v, want %s", name, c.Permissions, want.scope)
+		}
+		for _, code := range want.codes {
+			if !c.Allows(code) {
+				t.Errorf("%s does not list %s", name, code)
+			}
+		}
+		if c.SideEffects.OnRepeat == "" {
+			t.Errorf("%s says nothing of a repeat", name)
+		}
+	}
+}
