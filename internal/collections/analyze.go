@@ -21,20 +21,21 @@ const AnalyzeName = "collections.analyze_portfolio"
 
 // Tools returns the collections tools, contract and logic, in listing order.
 func Tools() ([]pipeline.Tool, error) {
-	c, err := contract.Finish(analyzeContract())
-	if err != nil {
-		return nil, err
-	}
-	tools := []pipeline.Tool{{Contract: c, Decode: analyzeDecode, Run: analyzeRun, FastOutput: true}}
-	for _, tool := range []func() (pipeline.Tool, error){
-		getCustomerTool,
-		setContactStatusTool,
+	var tools []pipeline.Tool
+	for _, t := range []struct {
+		contract contract.Contract
+		logic    pipeline.Tool // all but the contract
+	}{
+		{analyzeContract(), pipeline.Tool{Decode: analyzeDecode, Run: analyzeRun, FastOutput: true}},
+		{getCustomerContract(), pipeline.Tool{Decode: getCustomerDecode, Read: getCustomerRead}},
+		{setContactStatusContract(), pipeline.Tool{Decode: setContactStatusDecode, Preview: setContactStatusPreview, Execute: setContactStatusExecute}},
 	} {
-		t, err := tool()
+		c, err := contract.Finish(t.contract)
 		if err != nil {
 			return nil, err
 		}
-		tools = append(tools, t)
+		t.logic.Contract = c
+		tools = append(tools, t.logic)
 	}
 	return tools, nil
 }

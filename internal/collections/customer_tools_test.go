@@ -48,12 +48,7 @@ func eachStore(t *testing.T, fn func(t *testing.T, e tools)) {
 	for _, f := range storetest.Fixtures(pg) {
 		t.Run(string(f.Dialect), func(t *testing.T) {
 			t.Parallel()
-			var db store.DB
-			if f.Dialect == store.Postgres {
-				db = storetest.AppRole(t, pg)
-			} else {
-				db = f.Migrated(t)
-			}
+			db := f.Serving(t)
 			key := make([]byte, 32)
 			_, _ = rand.Read(key)
 			alog, err := auditlog.New(db, key, auditlog.Options{})
@@ -119,28 +114,6 @@ func (e tools) draft(t *testing.T, customerID, name, invoiceID string) reminders
 	return rec
 }
 
-// audited counts the audit events of tool by outcome.
-func (e tools) audited(t *testing.T, tool string) map[string]int {
-	t.Helper()
-	rows, err := e.db.Query(context.Background(), `SELECT outcome FROM audit_event WHERE tool = $1`, tool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var o string
-		if err := rows.Scan(&o); err != nil {
-			t.Fatal(err)
-		}
-		out[o]++
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func structured(t *testing.T, res pipeline.Result) map[string]any {
 	t.Helper()
 	if res.Kind != pipeline.Complete {
@@ -189,7 +162,7 @@ func TestSetContactStatusByPerson(t *testing.T) {
 		if again := e.get(t, "C-1"); !cmp.Equal(again, c) {
 			t.Errorf("after the same status: %+v, want %+v (nothing written)", again, c)
 		}
-		if got, want := e.audited(t, set), map[string]int{"allowed": 1, "unchanged": 1}; !cmp.Equal(got, want) {
+		if got, want := pipelinetest.Audited(t, e.db, set), map[string]int{"allowed": 1, "unchanged": 1}; !cmp.Equal(got, want) {
 			t.Errorf("audit outcomes %v, want %v", got, want)
 		}
 
@@ -221,7 +194,7 @@ func TestSetContactStatusAgentOnOldClient(t *testing.T) {
 		if after := e.get(t, "C-1"); !cmp.Equal(after, before) {
 			t.Errorf("after the refusal: %+v, want %+v", after, before)
 		}
-		if got := e.audited(t, set); got["allowed"]+got["unchanged"] != 0 || len(got) != 1 {
+		if got := pipelinetest.Audited(t, e.db, set); got["allowed"]+got["unchanged"] != 0 || len(got) != 1 {
 			t.Errorf("audit outcomes %v, want only the refusal", got)
 		}
 	})
@@ -357,7 +330,7 @@ func TestGetCustomer(t *testing.T) {
 				t.Errorf("get_customer %s: kind %d %v, want %s on %s", tc.args, res.Kind, res.Err, tc.code, tc.field)
 			}
 		}
-		if got, want := e.audited(t, collections.GetCustomerName), map[string]int{"allowed": 2, "rejected": 5}; !cmp.Equal(got, want) {
+		if got, want := pipelinetest.Audited(t, e.db, collections.GetCustomerName), map[string]int{"allowed": 2, "rejected": 5}; !cmp.Equal(got, want) {
 			t.Errorf("get_customer audit outcomes %v, want %v", got, want)
 		}
 	})

@@ -46,14 +46,6 @@ type draftRef struct {
 	Subject string `json:"subject"`
 }
 
-func getCustomerTool() (pipeline.Tool, error) {
-	c, err := contract.Finish(getCustomerContract())
-	if err != nil {
-		return pipeline.Tool{}, err
-	}
-	return pipeline.Tool{Contract: c, Decode: getCustomerDecode, Read: getCustomerRead}, nil
-}
-
 func getCustomerContract() contract.Contract {
 	return contract.Contract{
 		Name:  GetCustomerName,

@@ -38,19 +38,6 @@ type setContactStatusResult struct {
 	DraftsDiscarded int64  `json:"draftsDiscarded"`
 }
 
-func setContactStatusTool() (pipeline.Tool, error) {
-	c, err := contract.Finish(setContactStatusContract())
-	if err != nil {
-		return pipeline.Tool{}, err
-	}
-	return pipeline.Tool{
-		Contract: c,
-		Decode:   setContactStatusDecode,
-		Preview:  setContactStatusPreview,
-		Execute:  setContactStatusExecute,
-	}, nil
-}
-
 func setContactStatusContract() contract.Contract {
 	return contract.Contract{
 		Name:  SetContactStatusName,

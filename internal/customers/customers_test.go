@@ -27,12 +27,7 @@ func eachStore(t *testing.T, fn func(t *testing.T, db store.DB)) {
 	for _, f := range storetest.Fixtures(pg) {
 		t.Run(string(f.Dialect), func(t *testing.T) {
 			t.Parallel()
-			var db store.DB
-			if f.Dialect == store.Postgres {
-				db = storetest.AppRole(t, pg)
-			} else {
-				db = f.Migrated(t)
-			}
+			db := f.Serving(t)
 			fn(t, db)
 		})
 	}

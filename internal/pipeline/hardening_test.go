@@ -215,7 +215,7 @@ func TestForbiddenCallAudited(t *testing.T) {
 	if forbidden.Kind != unknown.Kind || *forbidden.Err != *unknown.Err {
 		t.Errorf("forbidden %+v, unknown %+v: want the same answer", forbidden.Err, unknown.Err)
 	}
-	if got := audited(t, e.db, "test.forbidden"); got["rejected"] != 1 {
+	if got := pipelinetest.Audited(t, e.db, "test.forbidden"); got["rejected"] != 1 {
 		t.Errorf("audit of the forbidden call %v, want one rejected", got)
 	}
 }

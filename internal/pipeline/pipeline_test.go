@@ -203,28 +203,6 @@ func (e *env) effects(t *testing.T) int {
 	return int(n)
 }
 
-// audited counts the audit events of tool by outcome.
-func audited(t *testing.T, db store.DB, tool string) map[string]int {
-	t.Helper()
-	rows, err := db.Query(context.Background(), `SELECT outcome FROM audit_event WHERE tool = $1`, tool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var o string
-		if err := rows.Scan(&o); err != nil {
-			t.Fatal(err)
-		}
-		out[o]++
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func code(res pipeline.Result) failure.Code {
 	if res.Err == nil {
 		return ""
@@ -326,7 +304,7 @@ func TestScopeBeforeValidation(t *testing.T) {
 	if res := e.do(nil, modern, "test.low", `{"customer":"c"}`); res.Kind != pipeline.Denied {
 		t.Errorf("call with no principal: %s, want denied", kindName(res.Kind))
 	}
-	if got := audited(t, e.db, "test.medium"); got["denied"] != 1 {
+	if got := pipelinetest.Audited(t, e.db, "test.medium"); got["denied"] != 1 {
 		t.Errorf("denied call audited %v, want one denied event", got)
 	}
 }
@@ -350,7 +328,7 @@ func TestRateLimitedNeverValidated(t *testing.T) {
 	if e.count.decoded != 0 || e.count.started != 0 || e.effects(t) != 0 {
 		t.Errorf("decoded %d, ran %d, effects %d; want nothing", e.count.decoded, e.count.started, e.effects(t))
 	}
-	if got := audited(t, e.db, "test.medium"); got["rate_limited"] != 1 {
+	if got := pipelinetest.Audited(t, e.db, "test.medium"); got["rate_limited"] != 1 {
 		t.Errorf("audit %v, want one rate_limited event", got)
 	}
 }
@@ -430,7 +408,7 @@ func TestConfirmation(t *testing.T) {
 		if e.effects(t) != 1 || e.count.started+other.count.started != 1 {
 			t.Errorf("effects %d, runs %d; want 1, 1", e.effects(t), e.count.started+other.count.started)
 		}
-		ev := audited(t, db, "test.high")
+		ev := pipelinetest.Audited(t, db, "test.high")
 		if ev["allowed"] != 1 || ev["input_required"] != 3 {
 			t.Errorf("audit %v, want 1 allowed, 3 input_required", ev)
 		}
@@ -526,7 +504,7 @@ func TestIdempotency(t *testing.T) {
 		if e.effects(t) != 2 || e.count.started+restarted.count.started != 2 {
 			t.Errorf("effects %d, runs %d; want 2, 2", e.effects(t), e.count.started+restarted.count.started)
 		}
-		ev := audited(t, db, "test.medium")
+		ev := pipelinetest.Audited(t, db, "test.medium")
 		if ev["allowed"] != 2 || ev["replayed"] != 2 || ev["rejected"] != 1 {
 			t.Errorf("audit %v, want 2 allowed, 2 replayed, 1 rejected", ev)
 		}
@@ -581,7 +559,7 @@ func TestConcurrentKey(t *testing.T) {
 		if e.effects(t) != 1 || e.count.started != 1 {
 			t.Errorf("effects %d, runs %d; want 1, 1", e.effects(t), e.count.started)
 		}
-		if ev := audited(t, db, "test.medium"); ev["allowed"] != 1 {
+		if ev := pipelinetest.Audited(t, db, "test.medium"); ev["allowed"] != 1 {
 			t.Errorf("audit %v, want exactly one allowed (executed) event", ev)
 		}
 		t.Logf("%d complete, %d request_in_progress", complete, inProgress)
@@ -599,7 +577,7 @@ func TestDryRun(t *testing.T) {
 	if e.effects(t) != 0 {
 		t.Error("a dry run changed something")
 	}
-	if ev := audited(t, e.db, "test.high"); ev["dry_run"] != 1 {
+	if ev := pipelinetest.Audited(t, e.db, "test.high"); ev["dry_run"] != 1 {
 		t.Errorf("audit %v, want one dry_run", ev)
 	}
 }
@@ -842,7 +820,7 @@ func TestReadAndUnchanged(t *testing.T) {
 			t.Errorf("%d rows (%v), want 1", n, err)
 		}
 		want := map[string]int{"allowed": 1, "unchanged": 1, "replayed": 1}
-		if got := audited(t, db, "test.once"); !maps.Equal(got, want) {
+		if got := pipelinetest.Audited(t, db, "test.once"); !maps.Equal(got, want) {
 			t.Errorf("audit outcomes %v, want %v (k1 made it, k2 found it made, k2 again replayed)", got, want)
 		}
 	})

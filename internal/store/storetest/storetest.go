@@ -24,6 +24,7 @@ type Fixture struct {
 	NewDatabase func(t testing.TB) string
 	// Open opens a new handle on the database at where, closed when the test ends.
 	Open func(t testing.TB, where string) store.DB
+	pg   *pgtest.Cluster // PostgreSQL's, for Serving
 }
 
 // Fixtures returns a Fixture per dialect: SQLite, then PostgreSQL on pg.
@@ -44,6 +45,7 @@ func Fixtures(pg *pgtest.Cluster) []Fixture {
 		},
 		{
 			Dialect:     store.Postgres,
+			pg:          pg,
 			NewDatabase: pg.Database,
 			Open: func(t testing.TB, where string) store.DB {
 				t.Helper()
@@ -66,6 +68,17 @@ func (f Fixture) Migrated(t testing.TB) store.DB {
 		t.Fatalf("Migrate: %v", err)
 	}
 	return db
+}
+
+// Serving opens a fresh, migrated database as the server works on it: on PostgreSQL as a
+// member of the serving role (AppRole), so that a test fails where a grant is missing; on
+// SQLite, which has no roles, the file itself.
+func (f Fixture) Serving(t testing.TB) store.DB {
+	t.Helper()
+	if f.pg != nil {
+		return AppRole(t, f.pg)
+	}
+	return f.Migrated(t)
 }
 
 // AppRole returns a fresh PostgreSQL database on pg, migrated by its owner (the superuser) and
