@@ -2,7 +2,6 @@ package collections_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/customers"
@@ -49,22 +47,12 @@ func eachStore(t *testing.T, fn func(t *testing.T, e tools)) {
 		t.Run(string(f.Dialect), func(t *testing.T) {
 			t.Parallel()
 			db := f.Serving(t)
-			key := make([]byte, 32)
-			_, _ = rand.Read(key)
-			alog, err := auditlog.New(db, key, auditlog.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			digest, err := auditlog.NewDigester(key)
-			if err != nil {
-				t.Fatal(err)
-			}
 			clock := func() time.Time { return now }
 			keys, err := idempotency.New(db.Dialect(), time.Hour, clock)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := pipelinetest.Product(t, pipeline.Options{DB: db, Keys: keys, Auditor: pipeline.NewAuditor(alog, digest), Now: clock})
+			p := pipelinetest.Product(t, pipeline.Options{DB: db, Keys: keys, Auditor: pipelinetest.Auditor(t, db), Now: clock})
 			fn(t, tools{db: db, p: p})
 		})
 	}

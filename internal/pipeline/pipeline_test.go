@@ -158,16 +158,6 @@ func newEnv(t testing.TB, db store.DB, o envOpts) *env {
 // newEnvOn builds a pipeline (a "replica") on db, whose tables exist.
 func newEnvOn(t testing.TB, db store.DB, o envOpts) *env {
 	t.Helper()
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	alog, err := auditlog.New(db, key, auditlog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	digest, err := auditlog.NewDigester(key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	keys, err := idempotency.New(db.Dialect(), time.Hour, o.now)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +170,7 @@ func newEnvOn(t testing.TB, db store.DB, o envOpts) *env {
 	for _, r := range tiers {
 		tools = append(tools, tierTool(r, e.count, o.slow))
 	}
-	e.p, err = pipeline.New(pipeline.Options{Tools: tools, Auditor: pipeline.NewAuditor(alog, digest), Limits: o.limits,
+	e.p, err = pipeline.New(pipeline.Options{Tools: tools, Auditor: pipelinetest.Auditor(t, db), Limits: o.limits,
 		DB: db, Keys: keys, States: o.ring, StepUp: []string{"urn:mfa"}, Now: o.now})
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,11 @@ package pipelinetest
 
 import (
 	"context"
+	"crypto/rand"
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/store"
 )
 
@@ -27,4 +30,20 @@ func Audited(t testing.TB, db store.Querier, tool string) map[string]int {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// Auditor returns the Auditor of the server on db, under a fresh random audit key.
+func Auditor(t testing.TB, db store.DB) pipeline.Auditor {
+	t.Helper()
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	alog, err := auditlog.New(db, key, auditlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest, err := auditlog.NewDigester(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipeline.NewAuditor(alog, digest)
 }
