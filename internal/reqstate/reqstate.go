@@ -56,6 +56,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -359,4 +360,41 @@ func (r *Ring) Open(state string, b Binding, now time.Time) (Opened, error) {
 	o.KeyID = id
 	o.Payload = append([]byte{}, payload...)
 	return o, nil
+}
+
+// Tag returns the current key's id and the HMAC-SHA256 under that key of
+// use and msg: for another short-lived token the holders of the ring sign
+// and verify (internal/files' download links, under a ring of their own).
+// use names the token's kind and format version, and keeps its tags apart
+// from any other use of the same keys: it must be non-empty, hold no NUL
+// byte, and not be this package's own use (a programming error: Tag
+// panics).
+func (r *Ring) Tag(use string, msg []byte) (keyID string, tag []byte) {
+	return r.current, tagWith(r.keys[r.current], use, msg)
+}
+
+// CheckTag verifies tag as Tag's for use and msg under the key keyID, in
+// constant time: nil, ErrUnknownKey for a key the ring does not hold, or
+// ErrForged.
+func (r *Ring) CheckTag(keyID, use string, msg, tag []byte) error {
+	key, ok := r.keys[keyID]
+	if !ok {
+		return ErrUnknownKey
+	}
+	if !hmac.Equal(tagWith(key, use, msg), tag) {
+		return ErrForged
+	}
+	return nil
+}
+
+// tagWith is HMAC-SHA256 under key over use, a NUL byte and msg.
+func tagWith(key []byte, use string, msg []byte) []byte {
+	if use == "" || strings.IndexByte(use, 0) >= 0 || use+"\x00" == macContext {
+		panic("reqstate: invalid tag use " + strconv.Quote(use))
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(use))
+	m.Write([]byte{0})
+	m.Write(msg)
+	return m.Sum(nil)
 }

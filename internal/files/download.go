@@ -1,0 +1,181 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/request"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// DownloadEvent is the audit event of a download, served or refused.
+const DownloadEvent = "files.link.downloaded"
+
+// Auditor writes a standalone audit event (auditlog.Log.Record).
+type Auditor interface {
+	Record(ctx context.Context, ev auditlog.Event) error
+}
+
+// Downloads serves GET and HEAD /files/{id}/download for signed links.
+type Downloads struct {
+	DB     store.DB
+	Links  *Links
+	Audit  Auditor // required: a download that cannot be audited is not served
+	Logger *slog.Logger
+	Now    func() time.Time // default time.Now
+	// FileID returns the {id} of the request's path (the router's).
+	FileID func(r *http.Request) string
+}
+
+// auditTimeout bounds the audit write of one download.
+const auditTimeout = 5 * time.Second
+
+// ServeHTTP checks the link — signature (constant time), expiry, then in
+// the store that it exists for this file and is not revoked — and streams
+// the file, or answers 403 with {"error":{"code":…}} saying which check
+// failed and nothing of the file. The link is the credential: no bearer
+// token, no Origin check. Every download of a link that verified, served
+// or refused as expired or revoked, is audited (link and file ids, never
+// content or the URL); a forged URL names nothing to audit and is only
+// counted in the access log.
+func (d *Downloads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Cache-Control", "private, no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD")
+		failure.WriteHTTP(w, http.StatusMethodNotAllowed, &failure.Error{Code: "method_not_allowed", Message: "a download link is opened with GET or HEAD"})
+		return
+	}
+	now := time.Now()
+	if d.Now != nil {
+		now = d.Now()
+	}
+	claim, err := d.Links.Verify(d.FileID(r), r.URL.Query(), now)
+	if err != nil {
+		d.refuse(w, r, claim, err)
+		return
+	}
+	_, f, err := Check(r.Context(), d.DB, claim)
+	if err != nil {
+		d.refuse(w, r, claim, err)
+		return
+	}
+	if err := d.audit(r, claim, auditlog.Allowed, ""); err != nil {
+		d.Logger.ErrorContext(r.Context(), "download not served: audit write failed", "err", err)
+		h.Set("Retry-After", "1")
+		failure.WriteHTTP(w, http.StatusServiceUnavailable, &failure.Error{Code: failure.Unavailable, Message: "the download cannot be recorded now; retry later"})
+		return
+	}
+	h.Set("Content-Type", f.MediaType)
+	h.Set("Content-Length", strconv.FormatInt(f.Size, 10))
+	h.Set("Content-Disposition", Disposition(f.Name))
+	// The body is the file's bytes, never a page: nothing in it runs.
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	for off := int64(0); off < f.Size; off += chunkSize {
+		b, err := ReadChunk(r.Context(), d.DB, f.ID, off, min(chunkSize, f.Size-off))
+		if err == nil && int64(len(b)) != min(chunkSize, f.Size-off) {
+			err = errors.New("files: short read of stored content")
+		}
+		if err != nil {
+			if r.Context().Err() == nil {
+				d.Logger.ErrorContext(r.Context(), "download cut short", "err", err)
+			}
+			// The status is sent: only cutting the connection tells the
+			// client that the body is incomplete.
+			panic(http.ErrAbortHandler)
+		}
+		if _, err := w.Write(b); err != nil {
+			return // the client left
+		}
+	}
+}
+
+// refuse answers a link that does not download: 403 with the refusal's
+// code, audited when the link verified; a store failure is 503.
+func (d *Downloads) refuse(w http.ResponseWriter, r *http.Request, c Claim, err error) {
+	fe, ok := failure.As(err)
+	if !ok || fe.Code == CodeFileNotFound {
+		// The store failed, or a live link's file is gone: neither is the
+		// caller's doing.
+		d.Logger.ErrorContext(r.Context(), "download failed", "err", err)
+		w.Header().Set("Retry-After", "1")
+		failure.WriteHTTP(w, http.StatusServiceUnavailable, &failure.Error{Code: failure.Unavailable, Message: "the download is unavailable now; retry later"})
+		return
+	}
+	if c.LinkID != "" { // the signature verified: a link of this server
+		if aerr := d.audit(r, c, auditlog.Denied, fe.Code); aerr != nil {
+			d.Logger.ErrorContext(r.Context(), "audit write failed", "event", DownloadEvent, "err", aerr)
+		}
+	}
+	info := request.From(r.Context())
+	info.Outcome, info.Code = string(auditlog.Denied), string(fe.Code)
+	failure.WriteHTTP(w, http.StatusForbidden, fe)
+}
+
+// audit records one download event. The event's Tool field names the
+// objects acted on ("file:f_… link:l_…"), as for every files event (Object).
+func (d *Downloads) audit(r *http.Request, c Claim, outcome auditlog.Outcome, code failure.Code) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), auditTimeout)
+	defer cancel()
+	return d.Audit.Record(ctx, auditlog.Event{
+		Name:        DownloadEvent,
+		Tool:        Object(c.FileID, c.LinkID),
+		RequestID:   request.From(r.Context()).ID,
+		Outcome:     outcome,
+		FailureCode: string(code),
+	})
+}
+
+// Object names, in an audit event's Tool field, the file and link a files
+// event is about: "file:f_…", "link:l_…" or "file:f_… link:l_…". Files
+// events are not tool calls; the ids are the server's own, never payload.
+func Object(fileID, linkID string) string {
+	var parts []string
+	if fileID != "" {
+		parts = append(parts, "file:"+fileID)
+	}
+	if linkID != "" {
+		parts = append(parts, "link:"+linkID)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Disposition is the Content-Disposition of a download of a file named
+// name: an attachment, with an ASCII fallback file name and the exact one
+// as RFC 8187 UTF-8 (filename*).
+func Disposition(name string) string {
+	var ascii, ext strings.Builder
+	for _, r := range name {
+		switch {
+		case r == '"' || r == '\\' || r < 0x20 || r >= 0x7f:
+			ascii.WriteByte('_')
+		default:
+			ascii.WriteRune(r)
+		}
+	}
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$&+-.^_`|~", c) >= 0 {
+			ext.WriteByte(c)
+		} else {
+			ext.WriteByte('%')
+			ext.WriteByte(hex[c>>4])
+			ext.WriteByte(hex[c&15])
+		}
+	}
+	return `attachment; filename="` + ascii.String() + `"; filename*=UTF-8''` + ext.String()
+}

@@ -1,0 +1,283 @@
+// Package files keeps the documents operators attach to collections
+// (invoice PDFs, boletos, statements) and the signed, expiring, revocable
+// links through which customers download them.
+//
+// A file's content lives in the store, so that every replica serves every
+// link; it is written once (`cobranca files add`) and never changed. A link
+// is a row (who made it, until when, whether and by whom it was revoked)
+// and a URL that carries its own proof: an HMAC-SHA256 under the link key
+// ring (COBRANCA_LINK_KEYS) over the link id, the file id and the expiry,
+// with the key's id for rotation. The URL is a bearer credential: it goes
+// to whoever asked for the link and nowhere else — never to a log, an
+// audit event or the store.
+package files
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// Failure codes of this package, each listed with its meaning in the
+// contracts and README.
+const (
+	CodeFileNotFound  failure.Code = "file_not_found"  // no stored file has the id
+	CodeLinkNotFound  failure.Code = "link_not_found"  // no link has the id (CLI)
+	CodeFileTooLarge  failure.Code = "file_too_large"  // over COBRANCA_MAX_FILE_BYTES
+	CodeInvalidFile   failure.Code = "invalid_file"    // a name or customer id the rules refuse
+	CodeLinkRevoked   failure.Code = "link_revoked"    // the link was revoked (download; revoking twice)
+	CodeLinkExpired   failure.Code = "link_expired"    // the link's expiry has passed
+	CodeLinkSignature failure.Code = "link_signature_invalid"
+)
+
+// DefaultMaxBytes is COBRANCA_MAX_FILE_BYTES's default: 20 MiB.
+const DefaultMaxBytes = 20 << 20
+
+// Prefixes of the ids this package makes.
+const (
+	filePrefix = "f_"
+	linkPrefix = "l_"
+)
+
+// idEncoding writes 128 random bits as 26 lower-case base32 characters.
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newID returns prefix and 128 random bits.
+func newID(prefix string) string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
+	return prefix + idEncoding.EncodeToString(b[:])
+}
+
+// validID reports whether s is an id newID makes with prefix.
+func validID(prefix, s string) bool {
+	rest, ok := strings.CutPrefix(s, prefix)
+	if !ok || len(rest) != 26 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; !('a' <= c && c <= 'z' || '2' <= c && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidFileID and ValidLinkID report whether s is spelled as a file id
+// (f_…) or a link id (l_…) is; whether one exists is the store's to say.
+func ValidFileID(s string) bool { return validID(filePrefix, s) }
+
+// ValidLinkID: see ValidFileID.
+func ValidLinkID(s string) bool { return validID(linkPrefix, s) }
+
+// File is a stored file, without its content.
+type File struct {
+	ID         string
+	Name       string
+	MediaType  string
+	Size       int64
+	SHA256     [sha256.Size]byte
+	CustomerID string // "" when the file belongs to no customer
+	CreatedBy  string
+	CreatedAt  time.Time
+}
+
+// New is a file to add.
+type New struct {
+	// Name is the file's base name as the operator gave it (a path is
+	// reduced to its last element): shown in listings and offered as the
+	// download's file name.
+	Name       string
+	Content    []byte
+	CustomerID string // optional
+	CreatedBy  string // the operator
+}
+
+// Add stores f in tx and returns it. It refuses, with a *failure.Error
+// naming the field, content over maxBytes (file_too_large), and a name or
+// customer id the text rule of ids and names refuses (invalid_file).
+func Add(ctx context.Context, tx store.Tx, f New, maxBytes int64, now time.Time) (File, error) {
+	name := filepath.Base(filepath.ToSlash(f.Name))
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	if msg := portfolio.TextProblem(name); msg != "" || name == "." || name == ".." {
+		if msg == "" {
+			msg = "must name a file"
+		}
+		return File{}, &failure.Error{Code: CodeInvalidFile, Field: "name", Message: msg}
+	}
+	if f.CustomerID != "" {
+		if msg := portfolio.TextProblem(f.CustomerID); msg != "" {
+			return File{}, &failure.Error{Code: CodeInvalidFile, Field: "customerId", Message: msg}
+		}
+	}
+	if int64(len(f.Content)) > maxBytes {
+		return File{}, tooLarge(maxBytes)
+	}
+	out := File{
+		ID: newID(filePrefix), Name: name, MediaType: MediaType(name, f.Content), Size: int64(len(f.Content)),
+		SHA256: sha256.Sum256(f.Content), CustomerID: f.CustomerID, CreatedBy: f.CreatedBy,
+		CreatedAt: time.UnixMicro(now.UnixMicro()).UTC(),
+	}
+	var customer any // NULL when none
+	if out.CustomerID != "" {
+		customer = out.CustomerID
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO file (id, name, media_type, size_bytes, sha256, customer_id, created_by, created_at, content)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		out.ID, out.Name, out.MediaType, out.Size, out.SHA256[:], customer, out.CreatedBy, out.CreatedAt.UnixMicro(), f.Content)
+	if err != nil {
+		return File{}, fmt.Errorf("files: add: %w", err)
+	}
+	return out, nil
+}
+
+func tooLarge(maxBytes int64) *failure.Error {
+	return &failure.Error{Code: CodeFileTooLarge, Field: "content",
+		Message: fmt.Sprintf("is larger than %d bytes (COBRANCA_MAX_FILE_BYTES)", maxBytes)}
+}
+
+// CheckSize refuses a size over maxBytes as Add does, for a reader that
+// must stop before it reads it all.
+func CheckSize(size, maxBytes int64) error {
+	if size > maxBytes {
+		return tooLarge(maxBytes)
+	}
+	return nil
+}
+
+const fileColumns = `id, name, media_type, size_bytes, sha256, coalesce(customer_id, ''), created_by, created_at`
+
+func scanFile(r store.Row) (File, error) {
+	var f File
+	var sum []byte
+	var created int64
+	if err := r.Scan(&f.ID, &f.Name, &f.MediaType, &f.Size, &sum, &f.CustomerID, &f.CreatedBy, &created); err != nil {
+		return File{}, err
+	}
+	if len(sum) != sha256.Size {
+		return File{}, errors.New("files: stored digest is not SHA-256")
+	}
+	copy(f.SHA256[:], sum)
+	f.CreatedAt = time.UnixMicro(created).UTC()
+	return f, nil
+}
+
+// ErrFileNotFound is returned by Get for an id no file has.
+var ErrFileNotFound = &failure.Error{Code: CodeFileNotFound, Field: "fileId", Message: "no stored file has this id"}
+
+// Get returns the file id names, without its content, or ErrFileNotFound.
+func Get(ctx context.Context, q store.Querier, id string) (File, error) {
+	if !ValidFileID(id) {
+		return File{}, ErrFileNotFound
+	}
+	f, err := scanFile(q.QueryRow(ctx, `SELECT `+fileColumns+` FROM file WHERE id = $1`, id))
+	if errors.Is(err, store.ErrNoRows) {
+		return File{}, ErrFileNotFound
+	}
+	if err != nil {
+		return File{}, fmt.Errorf("files: get: %w", err)
+	}
+	return f, nil
+}
+
+// List returns every stored file, oldest first, without content.
+func List(ctx context.Context, q store.Querier) ([]File, error) {
+	rows, err := q.Query(ctx, `SELECT `+fileColumns+` FROM file ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("files: list: %w", err)
+	}
+	defer rows.Close()
+	var out []File
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, fmt.Errorf("files: list: %w", err)
+		}
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("files: list: %w", err)
+	}
+	return out, nil
+}
+
+// chunkSize is how much of a file's content one query reads: a download
+// holds no more than this of it in memory at a time.
+const chunkSize = 1 << 20
+
+// ReadChunk returns up to n bytes of file id's content from offset off (0
+// based), fewer only at its end.
+func ReadChunk(ctx context.Context, q store.Querier, id string, off, n int64) ([]byte, error) {
+	var b []byte
+	// substr counts from 1, on a blob (SQLite) as on bytea (PostgreSQL,
+	// which reads only the slice of an uncompressed, out-of-line value).
+	const sql = `SELECT substr(content, $2, $3) FROM file WHERE id = $1`
+	if err := q.QueryRow(ctx, sql, id, off+1, n).Scan(&b); err != nil {
+		return nil, fmt.Errorf("files: read: %w", err)
+	}
+	return b, nil
+}
+
+// extTypes are the media types of the extensions documents come with: a
+// fixed table, not the system's mime.types, so that a file gets one type
+// wherever it is added.
+var extTypes = map[string]string{
+	".pdf":  "application/pdf",
+	".png":  "image/png",
+	".jpg":  "image/jpeg",
+	".jpeg": "image/jpeg",
+	".gif":  "image/gif",
+	".webp": "image/webp",
+	".txt":  "text/plain",
+	".csv":  "text/csv",
+	".xml":  "text/xml",
+	".ofx":  "application/x-ofx",
+	".zip":  "application/zip",
+	".json": "application/json",
+}
+
+// MediaType is the media type of a file named name holding content: the
+// type http.DetectContentType sniffs from the content, made more precise by
+// the extension's type where the two agree — the same type (a .pdf that is
+// a PDF), or text the sniffer cannot tell apart (a .csv or .xml sniffed as
+// plain text keeps the sniffed charset), or a .ofx or .json sniffed as
+// text. Where they disagree the content wins: a .pdf holding HTML is
+// text/html, never application/pdf (and downloads are attachments with
+// nosniff whatever the type).
+func MediaType(name string, content []byte) string {
+	sniffed := http.DetectContentType(content)
+	ext, ok := extTypes[strings.ToLower(filepath.Ext(name))]
+	if !ok {
+		return sniffed
+	}
+	base, params, err := mime.ParseMediaType(sniffed)
+	if err != nil {
+		return sniffed
+	}
+	switch {
+	case base == ext:
+		return sniffed
+	case base == "text/plain" && (strings.HasPrefix(ext, "text/") || ext == "application/json" || ext == "application/x-ofx"):
+		if cs := params["charset"]; cs != "" && strings.HasPrefix(ext, "text/") {
+			return mime.FormatMediaType(ext, map[string]string{"charset": cs})
+		}
+		return ext
+	case base == "text/xml" && ext == "application/x-ofx": // OFX 2 is XML
+		return ext
+	}
+	return sniffed
+}

@@ -1,0 +1,65 @@
+-- Stored files and their download links (internal/files).
+--
+-- file: a document an operator attached to collections (an invoice PDF, a boleto, a
+-- statement), added by `cobranca files add`. The content lives here, not on a replica's disk,
+-- so that every replica serves every link; it is never changed once written (no UPDATE
+-- grant). STORAGE EXTERNAL keeps it uncompressed out of line, so that the download handler's
+-- substring() reads only the chunk it asks for (documents are compressed already).
+--
+-- file_link: a signed, expiring, revocable download link. The URL is not stored: it is
+-- recomputed from the row under the current link key (COBRANCA_LINK_KEYS), so the table holds
+-- no credential. The partial unique index makes files.create_download_link naturally
+-- idempotent under concurrency: one live link per (file, expiry instant); a revoked one frees
+-- its place for a new link.
+--
+-- Times are microseconds since the epoch on the server's clock, like the idempotency keys.
+
+-- +goose Up
+CREATE TABLE file (
+    id          text   PRIMARY KEY CHECK (id ~ '^f_[a-z2-7]{26}$'),
+    name        text   NOT NULL CHECK (name <> ''),
+    media_type  text   NOT NULL CHECK (media_type <> ''),
+    size_bytes  bigint NOT NULL CHECK (size_bytes >= 0),
+    sha256      bytea  NOT NULL CHECK (length(sha256) = 32),
+    customer_id text,
+    created_by  text   NOT NULL,
+    created_at  bigint NOT NULL,
+    content     bytea  NOT NULL CHECK (length(content) = size_bytes)
+);
+
+ALTER TABLE file ALTER COLUMN content SET STORAGE EXTERNAL;
+
+CREATE INDEX file_created_at ON file (created_at);
+
+CREATE TABLE file_link (
+    id         text   PRIMARY KEY CHECK (id ~ '^l_[a-z2-7]{26}$'),
+    file_id    text   NOT NULL REFERENCES file (id),
+    expires_at bigint NOT NULL,
+    created_by text   NOT NULL,
+    created_at bigint NOT NULL,
+    revoked_at bigint,
+    revoked_by text,
+    CHECK ((revoked_at IS NULL) = (revoked_by IS NULL))
+);
+
+CREATE UNIQUE INDEX file_link_live ON file_link (file_id, expires_at) WHERE revoked_at IS NULL;
+
+-- The serving role reads files and makes links; the CLI, running as it, adds files and revokes
+-- links. A file is never changed or deleted by it, and a link's only change is its revocation.
+-- +goose StatementBegin
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'cobranca_app') THEN
+        GRANT SELECT, INSERT ON file TO cobranca_app;
+        GRANT SELECT, INSERT ON file_link TO cobranca_app;
+        GRANT UPDATE (revoked_at, revoked_by) ON file_link TO cobranca_app;
+    ELSE
+        RAISE NOTICE 'role cobranca_app does not exist: no grants made (see README, "Database roles")';
+    END IF;
+END
+$$;
+-- +goose StatementEnd
+
+-- +goose Down
+DROP TABLE file_link;
+DROP TABLE file;
