@@ -33,12 +33,12 @@ import (
 // Failure codes of this package, each listed with its meaning in the
 // contracts and README.
 const (
-	CodeFileNotFound  failure.Code = "file_not_found"  // no stored file has the id
-	CodeLinkNotFound  failure.Code = "link_not_found"  // no link has the id (CLI)
-	CodeFileTooLarge  failure.Code = "file_too_large"  // over COBRANCA_MAX_FILE_BYTES
-	CodeInvalidFile   failure.Code = "invalid_file"    // a name or customer id the rules refuse
-	CodeLinkRevoked   failure.Code = "link_revoked"    // the link was revoked (download; revoking twice)
-	CodeLinkExpired   failure.Code = "link_expired"    // the link's expiry has passed
+	CodeFileNotFound  failure.Code = "file_not_found" // no stored file has the id
+	CodeLinkNotFound  failure.Code = "link_not_found" // no link has the id (CLI)
+	CodeFileTooLarge  failure.Code = "file_too_large" // over COBRANCA_MAX_FILE_BYTES
+	CodeInvalidFile   failure.Code = "invalid_file"   // a name or customer id the rules refuse
+	CodeLinkRevoked   failure.Code = "link_revoked"   // the link was revoked (download; revoking twice)
+	CodeLinkExpired   failure.Code = "link_expired"   // the link's expiry has passed
 	CodeLinkSignature failure.Code = "link_signature_invalid"
 )
 

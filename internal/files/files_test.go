@@ -178,9 +178,9 @@ func TestMediaType(t *testing.T) {
 
 func TestDisposition(t *testing.T) {
 	for name, want := range map[string]string{
-		"boleto.pdf":          `attachment; filename="boleto.pdf"; filename*=UTF-8''boleto.pdf`,
-		"Boleto março.pdf":    `attachment; filename="Boleto mar_o.pdf"; filename*=UTF-8''Boleto%20mar%C3%A7o.pdf`,
-		`a"b\c;d.pdf`:         `attachment; filename="a_b_c;d.pdf"; filename*=UTF-8''a%22b%5Cc%3Bd.pdf`,
+		"boleto.pdf":         `attachment; filename="boleto.pdf"; filename*=UTF-8''boleto.pdf`,
+		"Boleto março.pdf":   `attachment; filename="Boleto mar_o.pdf"; filename*=UTF-8''Boleto%20mar%C3%A7o.pdf`,
+		`a"b\c;d.pdf`:        `attachment; filename="a_b_c;d.pdf"; filename*=UTF-8''a%22b%5Cc%3Bd.pdf`,
 		"<script>x</script>": `attachment; filename="<script>x</script>"; filename*=UTF-8''%3Cscript%3Ex%3C%2Fscript%3E`,
 	} {
 		if got := files.Disposition(name); got != want {
