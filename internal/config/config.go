@@ -110,6 +110,20 @@ type Config struct {
 	// IdempotencyTTL is how long a completed idempotency key keeps its
 	// stored answer.
 	IdempotencyTTL time.Duration
+	// MaxFileBytes bounds a stored file (`cobranca files add`).
+	MaxFileBytes int64
+	// LinkKeys sign download links, as written: "id:secret" entries
+	// separated by commas, the current key first (the rules of
+	// RequestStateKeys; cmd/cobranca parses both alike). Empty in
+	// development means a key generated in DataDir. Secret.
+	LinkKeys string
+	// PublicURL is where people reach the server from outside (download
+	// links point there): an absolute URL, https in production. Empty in
+	// development means BaseURL.
+	PublicURL string
+	// Operator names who runs the CLI's admin commands, for the audit log
+	// and the rows they write; empty means the OS user.
+	Operator string
 }
 
 // RateSpecs are the rate-limit budgets as written, one per variable.
@@ -129,6 +143,8 @@ const (
 	VarRateCritical  = "COBRANCA_RATE_CRITICAL"
 	VarAuditSpoolMax = "COBRANCA_AUDIT_SPOOL_MAX"
 	VarStateKeys     = "COBRANCA_REQUEST_STATE_KEYS"
+	VarLinkKeys      = "COBRANCA_LINK_KEYS"
+	VarOperator      = "COBRANCA_OPERATOR"
 )
 
 // The values of COBRANCA_LOG_FORMAT.
@@ -177,6 +193,10 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("request_state_keys_set", c.RequestStateKeys != ""),
 		slog.Bool("fast_path", c.FastPath),
 		slog.Duration("idempotency_ttl", c.IdempotencyTTL),
+		slog.Int64("max_file_bytes", c.MaxFileBytes),
+		slog.Bool("link_keys_set", c.LinkKeys != ""),
+		slog.String("public_url", c.PublicURL),
+		slog.String("operator", c.Operator),
 	)
 }
 
@@ -462,6 +482,27 @@ var variables = []variable{
 		c.IdempotencyTTL = d
 		return nil
 	}},
+	{"COBRANCA_MAX_FILE_BYTES", "20MiB", "Largest file `cobranca files add` stores (`N`, `NKiB`, `NMiB`, `NGiB`; from 1KiB to 512MiB). A larger one is refused with `file_too_large` before it is read whole.", func(c *Config, v string) error {
+		n, err := parseBytes(v)
+		if err != nil || n < 1<<10 || n > 512<<20 {
+			return errors.New("must be a size from 1KiB to 512MiB, like 20MiB")
+		}
+		c.MaxFileBytes = n
+		return nil
+	}},
+	{VarLinkKeys, "", "Keys that sign download links (HMAC-SHA256 over the link id, the file id and the expiry; the key's id is in the URL): comma-separated `id:secret` entries, the first the current key and the others still accepted (rotation: put the new key first; drop an old one when the links it signed may stop working — at most 7 days later). Rules as COBRANCA_REQUEST_STATE_KEYS. Required in production; development generates one in COBRANCA_DATA_DIR (`link.key`).", asWritten(func(c *Config) *string { return &c.LinkKeys })},
+	{"COBRANCA_PUBLIC_URL", "", "The server's public base URL, which download links point at (`https://cobranca.example.com`, optionally with a path prefix). Required in production, and https there; development default: `http://<COBRANCA_ADDR>`.", func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return errors.New("must be an absolute http(s) URL with no user, query or fragment, like https://cobranca.example.com")
+		}
+		if c.Production() && u.Scheme != "https" { // COBRANCA_ENV is applied first
+			return errors.New("must be https in production: a download link is a credential")
+		}
+		c.PublicURL = strings.TrimSuffix(v, "/")
+		return nil
+	}},
+	{VarOperator, "", "Who runs the CLI's admin commands (`files add`, `files revoke`), as recorded in the audit log and on the rows they write. Unset: the OS user running the command.", asWritten(func(c *Config) *string { return &c.Operator })},
 }
 
 // Load builds a Config from environ (as os.Environ returns it). Unknown
@@ -504,6 +545,12 @@ func Load(environ []string) (Config, error) {
 	}
 	if c.Production() && c.RequestStateKeys == "" {
 		errs = append(errs, errors.New(VarStateKeys+": required in production"))
+	}
+	if c.Production() && c.LinkKeys == "" {
+		errs = append(errs, errors.New(VarLinkKeys+": required in production"))
+	}
+	if c.Production() && c.PublicURL == "" {
+		errs = append(errs, errors.New("COBRANCA_PUBLIC_URL: required in production"))
 	}
 	return c, errors.Join(errs...)
 }

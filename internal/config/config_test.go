@@ -19,7 +19,7 @@ func TestLoadDefaults(t *testing.T) {
 		MetricsAddr: "127.0.0.1:9090", MaxConns: 1024, MaxConnsPerAddr: 64,
 		RateLimits:       RateSpecs{Principal: "600/1m,burst=60", Origin: "1200/1m,burst=120", Write: "60/1m,burst=10", Critical: "10/1h,burst=3"},
 		RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true,
-		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour}
+		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, MaxFileBytes: 20 << 20}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
 	}
@@ -42,9 +42,16 @@ func TestLoadValues(t *testing.T) {
 		"COBRANCA_AUDIT_KEY=0123456789abcdef0123456789abcdef",
 		"COBRANCA_REQUEST_STATE_KEYS=k2:0123456789abcdef0123456789abcdef,k1:fedcba9876543210fedcba9876543210",
 		"COBRANCA_FASTPATH=off",
+		"COBRANCA_LINK_KEYS=l1:0123456789abcdef0123456789abcdef",
+		"COBRANCA_PUBLIC_URL=https://cobranca.example.com/",
+		"COBRANCA_MAX_FILE_BYTES=1MiB",
+		"COBRANCA_OPERATOR=ana",
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.LinkKeys != "l1:0123456789abcdef0123456789abcdef" || c.PublicURL != "https://cobranca.example.com" || c.MaxFileBytes != 1<<20 || c.Operator != "ana" {
+		t.Errorf("LinkKeys set %t, PublicURL %q, MaxFileBytes %d, Operator %q", c.LinkKeys != "", c.PublicURL, c.MaxFileBytes, c.Operator)
 	}
 	if c.FastPath || !strings.HasPrefix(c.RequestStateKeys, "k2:") {
 		t.Errorf("FastPath = %v, RequestStateKeys as written = %t", c.FastPath, strings.HasPrefix(c.RequestStateKeys, "k2:"))
@@ -127,7 +134,8 @@ func TestStoreVariables(t *testing.T) {
 		wantErr string
 	}{
 		{"development defaults", nil, func(c Config) bool { return c.DatabaseURL == "" && c.AutoMigrate && c.AuditKey == "" }, ""},
-		{"production does not auto-migrate", []string{"COBRANCA_ENV=production", "COBRANCA_AUDIT_KEY=" + key, "COBRANCA_REQUEST_STATE_KEYS=k:" + key},
+		{"production does not auto-migrate", []string{"COBRANCA_ENV=production", "COBRANCA_AUDIT_KEY=" + key, "COBRANCA_REQUEST_STATE_KEYS=k:" + key,
+			"COBRANCA_LINK_KEYS=k:" + key, "COBRANCA_PUBLIC_URL=https://c.example.com"},
 			func(c Config) bool { return !c.AutoMigrate }, ""},
 		{"explicit auto-migrate", []string{"COBRANCA_AUTO_MIGRATE=false"}, func(c Config) bool { return !c.AutoMigrate }, ""},
 		{"postgres", []string{"COBRANCA_DATABASE_URL=postgres://app:secret@db/cobranca"}, func(c Config) bool { return c.DatabaseURL == "postgres://app:secret@db/cobranca" }, ""},
@@ -138,6 +146,14 @@ func TestStoreVariables(t *testing.T) {
 		{"short audit key", []string{"COBRANCA_AUDIT_KEY=short"}, nil, "COBRANCA_AUDIT_KEY"},
 		{"production needs an audit key", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_AUDIT_KEY: required"},
 		{"production needs request-state keys", []string{"COBRANCA_ENV=production", "COBRANCA_AUDIT_KEY=" + key}, nil, "COBRANCA_REQUEST_STATE_KEYS: required"},
+		{"production needs link keys", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_LINK_KEYS: required"},
+		{"production needs a public URL", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_PUBLIC_URL: required"},
+		{"production's public URL is https", []string{"COBRANCA_ENV=production", "COBRANCA_PUBLIC_URL=http://c.example.com"}, nil, "COBRANCA_PUBLIC_URL: must be https"},
+		{"development's may be http", []string{"COBRANCA_PUBLIC_URL=http://localhost:8080/x/"}, func(c Config) bool { return c.PublicURL == "http://localhost:8080/x" }, ""},
+		{"public URL with a query", []string{"COBRANCA_PUBLIC_URL=https://c.example.com/?a=1"}, nil, "COBRANCA_PUBLIC_URL"},
+		{"public URL not absolute", []string{"COBRANCA_PUBLIC_URL=/files"}, nil, "COBRANCA_PUBLIC_URL"},
+		{"file size bounds", []string{"COBRANCA_MAX_FILE_BYTES=1GiB"}, nil, "COBRANCA_MAX_FILE_BYTES"},
+		{"file size not a size", []string{"COBRANCA_MAX_FILE_BYTES=big"}, nil, "COBRANCA_MAX_FILE_BYTES"},
 		{"fast path on or off", []string{"COBRANCA_FASTPATH=maybe"}, nil, "COBRANCA_FASTPATH"},
 	}
 	for _, tt := range tests {
