@@ -30,9 +30,11 @@ type Downloads struct {
 	Audit  Auditor // required: a download that cannot be audited is not served
 	Logger *slog.Logger
 	Now    func() time.Time // default time.Now
-	// FileID returns the {id} of the request's path (the router's).
-	FileID func(r *http.Request) string
 }
+
+// DownloadPattern is the route of downloads; the router sets the {id} path
+// value (net/http's ServeMux and chi both do).
+const DownloadPattern = "/files/{id}/download"
 
 // auditTimeout bounds the audit write of one download.
 const auditTimeout = 5 * time.Second
@@ -59,7 +61,7 @@ func (d *Downloads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d.Now != nil {
 		now = d.Now()
 	}
-	claim, err := d.Links.Verify(d.FileID(r), r.URL.Query(), now)
+	claim, err := d.Links.Verify(r.PathValue("id"), r.URL.Query(), now)
 	if err != nil {
 		d.refuse(w, r, claim, err)
 		return

@@ -330,3 +330,5 @@ func TestServingRoleCannotChangeFiles(t *testing.T) {
 		t.Errorf("revoking as the serving role: %v", err)
 	}
 }
+
+func newDB(t *testing.T) store.DB { return storetest.SQLite(t) }
