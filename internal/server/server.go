@@ -18,6 +18,7 @@ import (
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/request"
@@ -41,6 +42,10 @@ type Deps struct {
 	// Ready answers /readyz: nil when the store answers and its migrations
 	// are current. Nil means always ready (no store).
 	Ready func(ctx context.Context) error
+	// Downloads serves files.DownloadPattern (internal/files): the signed
+	// link is the credential, so no token, Host or Origin check guards it.
+	// Nil: no downloads.
+	Downloads http.Handler
 }
 
 // Routes returns the whole HTTP surface of cobranca.
@@ -65,6 +70,11 @@ func Routes(d Deps) http.Handler {
 	}
 	if jwks := d.Auth.JWKSHandler(); jwks != nil { // development mode only
 		r.Method(http.MethodGet, "/.well-known/jwks.json", jwks)
+	}
+	// Downloads through signed links (GET and HEAD; the handler answers
+	// every other method 405 in the one error shape).
+	if d.Downloads != nil {
+		r.Handle(files.DownloadPattern, d.Downloads)
 	}
 
 	r.Group(func(r chi.Router) {

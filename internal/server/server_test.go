@@ -666,3 +666,45 @@ func TestDebug(t *testing.T) {
 		t.Errorf("http.DefaultServeMux serves /debug/pprof/ (pattern %q): something imports net/http/pprof", pattern)
 	}
 }
+
+// TestDownloadsRoute: the download route reaches Deps.Downloads with its
+// {id}, with no token and whatever the Host (the link is the credential);
+// without the handler there is no such route.
+func TestDownloadsRoute(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	a := newTestAuth(t)
+	h := newMCP(t, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: a}, pipeline.Options{})
+	downloads := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, r.Method+" "+r.PathValue("id"))
+	})
+	with := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Downloads: downloads}))
+	defer with.Close()
+	without := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a}))
+	defer without.Close()
+	for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+		req, _ := http.NewRequest(method, with.URL+"/files/f_abc/download?link=l_x&sig=y", nil)
+		req.Host = "files.example.com"
+		req.Header.Set("Origin", "https://elsewhere.example.com")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := method + " f_abc"
+		if method == http.MethodHead {
+			want = ""
+		}
+		if resp.StatusCode != http.StatusOK || string(b) != want {
+			t.Errorf("%s download = %d %q, want 200 %q", method, resp.StatusCode, b, want)
+		}
+	}
+	resp, err := http.Get(without.URL + "/files/f_abc/download")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("download without a handler = %d, want 404", resp.StatusCode)
+	}
+}
