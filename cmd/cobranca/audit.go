@@ -9,6 +9,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/store"
 )
 
 // auditPubkey prints the public half of the checkpoint signing key, for
@@ -143,18 +144,25 @@ func auditCheckpoint(ctx context.Context, e env, fs *flagSet, args []string) err
 // openAuditLog opens the store's audit log; key (nil: none) is the audit key that
 // authenticates events.
 func openAuditLog(ctx context.Context, cfg config.Config, key []byte) (*auditlog.Log, func(), error) {
+	l, _, closeDB, err := openAudit(ctx, cfg, key)
+	return l, closeDB, err
+}
+
+// openAudit opens the store, checks that its schema is current, and returns it with its
+// audit log under key (nil: none), for a command that audits what it changes.
+func openAudit(ctx context.Context, cfg config.Config, key []byte) (*auditlog.Log, store.DB, func(), error) {
 	db, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := db.Ready(ctx); err != nil {
 		db.Close()
-		return nil, nil, fmt.Errorf("%w (run cobranca migrate)", err)
+		return nil, nil, nil, fmt.Errorf("%w (run cobranca migrate)", err)
 	}
 	l, err := auditlog.New(db, key, auditlog.Options{})
 	if err != nil {
 		db.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return l, func() { db.Close() }, nil
+	return l, db, func() { db.Close() }, nil
 }

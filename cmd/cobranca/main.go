@@ -64,6 +64,9 @@ var commands = []command{
 	{"audit checkpoint", "[--out FILE]", "sign the verified head of the audit chain (Ed25519) for keeping off the box", auditCheckpoint},
 	{"audit pubkey", "", "print the checkpoint signing key's public half, so checkpoints can be verified elsewhere (`verify --pubkey`)", auditPubkey},
 	{"customers import", "FILE|-", "create or update customers from a CSV file with the columns id, name and email (any order, a header line first): every row is checked first, and a file with any bad row imports nothing; prints how many were created, updated and unchanged; audited as one event (counts only)", customersImport},
+	{"files add", "PATH [--customer ID]", "store a document (invoice PDF, boleto, statement) for download links, up to COBRANCA_MAX_FILE_BYTES: prints its id and SHA-256; audited", filesAdd},
+	{"files list", "", "list the stored files (id, name, type, size, SHA-256, customer, when and by whom added), never their content", filesList},
+	{"files revoke", "LINK_ID", "revoke a download link at once (who and when are recorded); audited", filesRevoke},
 	{"token", "--sub NAME [--scope \"a b\"] [--agent NAME] [--acr ACR] [--ttl 1h]", "print a development access token (refused outside development mode)", token},
 	{"help", "[COMMAND]", "print the commands, or a command's flags (also `cobranca COMMAND --help`)", nil},
 }

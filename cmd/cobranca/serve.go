@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
@@ -107,7 +108,11 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	go func() { defer close(limitsDone); limiter.Run(limitsCtx, time.Minute) }()
 	defer func() { stopLimits(); <-limitsDone }()
 
-	tools, err := servedTools()
+	links, err := downloadLinks(cfg.Config)
+	if err != nil {
+		return err
+	}
+	tools, err := servedTools(links)
 	if err != nil {
 		return err
 	}
@@ -144,6 +149,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		Ready:          db.Ready,
 		Limits:         limiter,
+		Downloads:      &files.Downloads{DB: db, Links: links, Audit: alog, Logger: log},
 	})
 
 	rawLn, err := net.Listen("tcp", cfg.Addr)

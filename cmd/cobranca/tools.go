@@ -9,16 +9,24 @@ import (
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/reqstate"
 )
 
-// servedTools are the tools this binary serves, contract and logic.
-func servedTools() ([]pipeline.Tool, error) {
+// servedTools are the tools this binary serves, contract and logic. links
+// signs download links; nil lists the contracts only (a pipeline refuses
+// the files tools without it).
+func servedTools(links *files.Links) ([]pipeline.Tool, error) {
 	tools, err := collections.Tools()
 	if err != nil {
 		return nil, err
 	}
+	fileTools, err := files.Tools(links)
+	if err != nil {
+		return nil, err
+	}
+	tools = append(tools, fileTools...)
 	// The conformance suite's diagnostic tools, in a build with -tags
 	// conformance (diagnostics_conformance.go); none in production.
 	more, err := diagnosticTools()
@@ -31,27 +39,50 @@ func servedTools() ([]pipeline.Tool, error) {
 // requestStateRing is the key ring of request states: COBRANCA_REQUEST_STATE_KEYS,
 // or in development one key kept in the data directory.
 func requestStateRing(cfg config.Config) (*reqstate.Ring, error) {
-	if cfg.RequestStateKeys == "" {
-		secret, err := auditlog.LoadOrCreateDigestKey(filepath.Join(cfg.DataDir, "request-state.key"))
+	return keyRing(cfg, config.VarStateKeys, cfg.RequestStateKeys, "request-state.key")
+}
+
+// downloadLinks signs download links under COBRANCA_LINK_KEYS (in
+// development one key kept in the data directory), pointing at
+// COBRANCA_PUBLIC_URL (in development the server's own URL).
+func downloadLinks(cfg config.Config) (*files.Links, error) {
+	ring, err := keyRing(cfg, config.VarLinkKeys, cfg.LinkKeys, "link.key")
+	if err != nil {
+		return nil, err
+	}
+	public := cfg.PublicURL
+	if public == "" {
+		public = cfg.BaseURL()
+	}
+	return files.NewLinks(ring, public)
+}
+
+// keyRing is the HMAC key ring a variable names as written ("id:secret"
+// entries separated by commas, the current key first; the rules on ids and
+// secrets are reqstate.NewRing's), or, when it is empty (development: config
+// refuses that in production), one key kept in devFile in the data
+// directory.
+func keyRing(cfg config.Config, variable, value, devFile string) (*reqstate.Ring, error) {
+	if value == "" {
+		secret, err := auditlog.LoadOrCreateDigestKey(filepath.Join(cfg.DataDir, devFile))
 		if err != nil {
-			return nil, fmt.Errorf("%s: development key: %w", config.VarStateKeys, err)
+			return nil, fmt.Errorf("%s: development key: %w", variable, err)
 		}
 		return reqstate.NewRing(reqstate.Key{ID: "dev", Secret: secret})
 	}
-	keys, err := parseStateKeys(cfg.RequestStateKeys)
+	keys, err := parseKeys(value)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", config.VarStateKeys, err)
+		return nil, fmt.Errorf("%s: %w", variable, err)
 	}
 	ring, err := reqstate.NewRing(keys[0], keys[1:]...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", config.VarStateKeys, err)
+		return nil, fmt.Errorf("%s: %w", variable, err)
 	}
 	return ring, nil
 }
 
-// parseStateKeys reads "id:secret" entries separated by commas; the rules
-// on ids and secrets are reqstate's (NewRing).
-func parseStateKeys(v string) ([]reqstate.Key, error) {
+// parseKeys reads "id:secret" entries separated by commas.
+func parseKeys(v string) ([]reqstate.Key, error) {
 	var keys []reqstate.Key
 	for i, entry := range strings.Split(v, ",") {
 		id, secret, ok := strings.Cut(strings.TrimSpace(entry), ":")

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/files"
+	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// The audit events of the CLI's files commands. Like downloads, their Tool
+// field names the file and link (files.Object); Subject is the operator and
+// ClientID cliClient.
+const (
+	fileAddedEvent   = "files.file.added"
+	linkRevokedEvent = "files.link.revoked"
+	cliClient        = "cobranca-cli"
+)
+
+// filesAdd stores a file: `cobranca files add PATH [--customer ID]`.
+func filesAdd(ctx context.Context, e env, fs *flagSet, args []string) error {
+	customer := fs.String("customer", "", "the customer id the file belongs to (optional)")
+	// Flags may follow PATH, as the synopsis writes them.
+	var paths []string
+	for rest := args; ; {
+		if err := fs.parse(rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		paths, rest = append(paths, fs.Arg(0)), fs.Args()[1:]
+	}
+	if len(paths) != 1 {
+		return fmt.Errorf("files add: want one PATH")
+	}
+	path := paths[0]
+	return withAdmin(ctx, e, func(a admin) error {
+		content, err := readLimited(path, a.cfg.MaxFileBytes)
+		if err != nil {
+			return err
+		}
+		var f files.File
+		err = a.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			var err error
+			f, err = files.Add(ctx, tx, files.New{Name: path, Content: content, CustomerID: *customer, CreatedBy: a.operator}, a.cfg.MaxFileBytes, a.now)
+			if err != nil {
+				return err
+			}
+			return a.audit(ctx, tx, fileAddedEvent, files.Object(f.ID, ""), map[string]int64{"sizeBytes": f.Size})
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s %s\n", f.ID, hex.EncodeToString(f.SHA256[:]))
+		return nil
+	})
+}
+
+// readLimited reads the file at path, refusing one over maxBytes before
+// reading it whole.
+func readLimited(path string, maxBytes int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("files add: %s is not a regular file", path)
+	} else if err := files.CheckSize(st.Size(), maxBytes); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxBytes+1)) // it may have grown since
+	if err != nil {
+		return nil, err
+	}
+	if err := files.CheckSize(int64(len(b)), maxBytes); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// filesList prints every stored file, without content.
+func filesList(ctx context.Context, e env, fs *flagSet, args []string) error {
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("files list: unexpected argument %q", fs.Arg(0))
+	}
+	return withAdmin(ctx, e, func(a admin) error {
+		list, err := files.List(ctx, a.db)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ID\tNAME\tTYPE\tBYTES\tSHA-256\tCUSTOMER\tCREATED\tBY")
+		for _, f := range list {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", f.ID, f.Name, f.MediaType, f.Size,
+				hex.EncodeToString(f.SHA256[:]), dash(f.CustomerID), f.CreatedAt.Format(time.RFC3339), f.CreatedBy)
+		}
+		return w.Flush()
+	})
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// filesRevoke revokes a download link: `cobranca files revoke LINK_ID`.
+func filesRevoke(ctx context.Context, e env, fs *flagSet, args []string) error {
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("files revoke: want one LINK_ID")
+	}
+	return withAdmin(ctx, e, func(a admin) error {
+		var l files.Link
+		err := a.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			var err error
+			if l, err = files.Revoke(ctx, tx, fs.Arg(0), a.operator, a.now); err != nil {
+				return err
+			}
+			return a.audit(ctx, tx, linkRevokedEvent, files.Object(l.FileID, l.ID), nil)
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "revoked %s (file %s) by %s at %s\n", l.ID, l.FileID, l.RevokedBy, l.RevokedAt.Format(time.RFC3339))
+		return nil
+	})
+}
+
+// admin is what an audited admin command works with.
+type admin struct {
+	cfg      config.Config
+	db       store.DB
+	log      *auditlog.Log
+	operator string
+	now      time.Time
+}
+
+// audit appends an admin event to tx, the transaction of the change.
+func (a admin) audit(ctx context.Context, tx store.Tx, name, object string, details map[string]int64) error {
+	return a.log.Append(ctx, tx, auditlog.Event{Name: name, Tool: object, Subject: a.operator, ClientID: cliClient,
+		Outcome: auditlog.Allowed, Details: details})
+}
+
+// withAdmin runs fn with the store, the audit log (under the server's
+// audit key; in development the data directory's, made if missing) and the
+// operator.
+func withAdmin(ctx context.Context, e env, fn func(admin) error) error {
+	cfg, err := loadSettings(e.environ)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	op, err := operator(cfg.Config)
+	if err != nil {
+		return err
+	}
+	key, err := auditKey(cfg.Config, true)
+	if err != nil {
+		return err
+	}
+	l, db, closeDB, err := openAudit(ctx, cfg.Config, key)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	return fn(admin{cfg: cfg.Config, db: db, log: l, operator: op, now: time.Now()})
+}
+
+// operator is who runs an admin command: COBRANCA_OPERATOR, or the OS user.
+func operator(cfg config.Config) (string, error) {
+	name, from := cfg.Operator, config.VarOperator
+	if name == "" {
+		u, err := user.Current()
+		if err != nil {
+			return "", fmt.Errorf("who runs this command: %w (set %s)", err, config.VarOperator)
+		}
+		name, from = u.Username, "the OS user name"
+		if name == "" {
+			name = "uid:" + u.Uid
+		}
+	}
+	if msg := portfolio.TextProblem(name); msg != "" {
+		return "", fmt.Errorf("%s: %s", from, msg)
+	}
+	return name, nil
+}

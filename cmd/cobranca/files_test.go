@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/files"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// TestFilesCommands drives `files add`, `files list` and `files revoke` on a
+// fresh SQLite data directory: the id and SHA-256 printed, the size limit,
+// the listing without content, a revoke recorded with who and when, and
+// each change audited under the operator, in a chain that verifies.
+func TestFilesCommands(t *testing.T) {
+	dir := t.TempDir()
+	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_OPERATOR=ana.ops", "COBRANCA_MAX_FILE_BYTES=2KiB"}
+	cli := func(args ...string) (string, error) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		err := run(context.Background(), args, environ, nil, &out, &errOut)
+		return out.String() + errOut.String(), err
+	}
+	if out, err := cli("migrate"); err != nil {
+		t.Fatalf("migrate = %q, %v", out, err)
+	}
+	pdf := append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte("x"), 2039)...) // 2048 bytes: at the limit
+	path := filepath.Join(t.TempDir(), "Boleto março.pdf")
+	if err := os.WriteFile(path, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(pdf)
+	out, err := cli("files", "add", path, "--customer", "C-42")
+	m := regexp.MustCompile(`^(f_[a-z2-7]{26}) ([0-9a-f]{64})\n$`).FindStringSubmatch(out)
+	if err != nil || m == nil || m[2] != hex.EncodeToString(sum[:]) {
+		t.Fatalf("files add = %q, %v; want the id and %x", out, err, sum)
+	}
+	id := m[1]
+
+	big := filepath.Join(t.TempDir(), "big.pdf")
+	if err := os.WriteFile(big, append(pdf, 'x'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cli("files", "add", big); err == nil || !strings.Contains(err.Error(), "file_too_large") || out != "" {
+		t.Errorf("files add over COBRANCA_MAX_FILE_BYTES = %q, %v; want file_too_large", out, err)
+	}
+	if out, err := cli("files", "add", path, "--customer", "C\u202e1"); err == nil || !strings.Contains(err.Error(), "customerId") {
+		t.Errorf("files add with a bidi control in --customer = %q, %v; want a refusal naming customerId", out, err)
+	}
+	if _, err := cli("files", "add"); err == nil {
+		t.Error("files add with no PATH succeeded")
+	}
+
+	out, err = cli("files", "list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err != nil || len(lines) != 2 || !strings.HasPrefix(lines[0], "ID ") ||
+		!regexp.MustCompile(`^`+id+` +Boleto março\.pdf +application/pdf +2048 +`+hex.EncodeToString(sum[:])+` +C-42 +\d{4}-\d\d-\d\dT[0-9:]+Z +ana\.ops$`).MatchString(lines[1]) {
+		t.Errorf("files list = %q, %v", out, err)
+	}
+
+	// A link, as the tool makes it, revoked by the operator.
+	cfg, err := config.Load(environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := openStore(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	links, err := downloadLinks(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c files.Created
+	err = db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		c, err = links.Create(ctx, tx, id, time.Now().Add(time.Hour), "alice", time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(c.URL, "http://127.0.0.1:8080/files/"+id+"/download?") || !strings.Contains(c.URL, "kid=dev") {
+		t.Errorf("development link URL = %s, want the server's own URL under the data directory's key", c.URL[:strings.Index(c.URL, "?")])
+	}
+	if _, err := os.Stat(filepath.Join(dir, "link.key")); err != nil {
+		t.Errorf("development link key: %v", err)
+	}
+	out, err = cli("files", "revoke", c.Link.ID)
+	if err != nil || !regexp.MustCompile(`^revoked `+c.Link.ID+` \(file `+id+`\) by ana\.ops at \d{4}-`).MatchString(out) {
+		t.Errorf("files revoke = %q, %v", out, err)
+	}
+	if out, err := cli("files", "revoke", c.Link.ID); err == nil || !strings.Contains(err.Error(), "link_revoked") {
+		t.Errorf("second revoke = %q, %v; want link_revoked", out, err)
+	}
+	if out, err := cli("files", "revoke", "l_nope"); err == nil || !strings.Contains(err.Error(), "link_not_found") {
+		t.Errorf("revoke of an unknown link = %q, %v; want link_not_found", out, err)
+	}
+
+	// Each change is one audit event of the operator, naming the objects.
+	rows, err := db.Query(context.Background(), `SELECT event, tool, subject, client_id, outcome FROM audit_event ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for rows.Next() {
+		var ev, tool, subject, client, outcome string
+		if err := rows.Scan(&ev, &tool, &subject, &client, &outcome); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, strings.Join([]string{ev, tool, subject, client, outcome}, "|"))
+	}
+	rows.Close()
+	want := []string{
+		"files.file.added|file:" + id + "|ana.ops|cobranca-cli|allowed",
+		"files.link.revoked|file:" + id + " link:" + c.Link.ID + "|ana.ops|cobranca-cli|allowed",
+	}
+	if strings.Join(events, "\n") != strings.Join(want, "\n") {
+		t.Errorf("audit events:\n%s\nwant:\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
+	}
+	if out, err := cli("audit", "verify"); err != nil || !strings.HasPrefix(out, "OK 2 events") {
+		t.Errorf("audit verify = %q, %v", out, err)
+	}
+}
