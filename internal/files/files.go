@@ -181,17 +181,24 @@ var ErrFileNotFound = &failure.Error{Code: CodeFileNotFound, Field: "fileId", Me
 
 // Get returns the file id names, without its content, or ErrFileNotFound.
 func Get(ctx context.Context, q store.Querier, id string) (File, error) {
-	if !ValidFileID(id) {
-		return File{}, ErrFileNotFound
+	return byID(ctx, q, id, ValidFileID, ErrFileNotFound, scanFile, `SELECT `+fileColumns+` FROM file WHERE id = $1`)
+}
+
+// byID reads the row of id with sql ($1 is the id) and scan: notFound
+// for an id that valid refuses or no row has.
+func byID[T any](ctx context.Context, q store.Querier, id string, valid func(string) bool, notFound error, scan func(store.Row) (T, error), sql string) (T, error) {
+	var zero T
+	if !valid(id) {
+		return zero, notFound
 	}
-	f, err := scanFile(q.QueryRow(ctx, `SELECT `+fileColumns+` FROM file WHERE id = $1`, id))
+	v, err := scan(q.QueryRow(ctx, sql, id))
 	if errors.Is(err, store.ErrNoRows) {
-		return File{}, ErrFileNotFound
+		return zero, notFound
 	}
 	if err != nil {
-		return File{}, fmt.Errorf("files: get: %w", err)
+		return zero, fmt.Errorf("files: read %s: %w", id, err)
 	}
-	return f, nil
+	return v, nil
 }
 
 // List returns every stored file, oldest first, without content.

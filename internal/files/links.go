@@ -152,17 +152,7 @@ var ErrLinkNotFound = &failure.Error{Code: CodeLinkNotFound, Field: "linkId", Me
 
 // GetLink returns the link id names, or ErrLinkNotFound.
 func GetLink(ctx context.Context, q store.Querier, id string) (Link, error) {
-	if !ValidLinkID(id) {
-		return Link{}, ErrLinkNotFound
-	}
-	l, err := scanLink(q.QueryRow(ctx, `SELECT `+linkColumns+` FROM file_link WHERE id = $1`, id))
-	if errors.Is(err, store.ErrNoRows) {
-		return Link{}, ErrLinkNotFound
-	}
-	if err != nil {
-		return Link{}, fmt.Errorf("files: get link: %w", err)
-	}
-	return l, nil
+	return byID(ctx, q, id, ValidLinkID, ErrLinkNotFound, scanLink, `SELECT `+linkColumns+` FROM file_link WHERE id = $1`)
 }
 
 // Check is the store's half of a download's checks, after Verify: the link
