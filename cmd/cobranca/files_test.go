@@ -5,6 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +18,7 @@ import (
 	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestFilesCommands drives `files add`, `files list` and `files revoke` on a
@@ -129,5 +133,75 @@ func TestFilesCommands(t *testing.T) {
 	}
 	if out, err := cli("audit", "verify"); err != nil || !strings.HasPrefix(out, "OK 2 events") {
 		t.Errorf("audit verify = %q, %v", out, err)
+	}
+}
+
+// TestServeDownloadLink: `cobranca serve` in development serves
+// files.create_download_link to a real MCP client with a `cobranca token`,
+// and the URL it answers downloads the file `files add` stored, byte for
+// byte, with no token; the same call again answers the same link.
+func TestServeDownloadLink(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_OPERATOR=ana.ops", "COBRANCA_METRICS_ADDR=off"}
+	cli := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), args, environ, nil, &out, &errOut); err != nil {
+			t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, errOut.String())
+		}
+		return out.String()
+	}
+	cli("migrate")
+	content := append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte{0, 1, 2, 0xff}, 300_000)...)
+	path := filepath.Join(t.TempDir(), "fatura-2025-12.pdf")
+	if err := os.WriteFile(path, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fileID := strings.Fields(cli("files", "add", path))[0]
+	startServe(t, environ...)
+	tok := strings.TrimSpace(cli("token", "--sub", "alice", "--scope", "files:share", "--agent", "ledger-copilot"))
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	sess, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer(tok)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	expires := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
+	call := func() map[string]any {
+		t.Helper()
+		res, err := sess.CallTool(t.Context(), &mcp.CallToolParams{Name: files.CreateLinkName, Arguments: map[string]any{"fileId": fileID, "expiresAt": expires}})
+		if err != nil || res.IsError {
+			t.Fatalf("create_download_link = %+v, %v", res, err)
+		}
+		m, ok := res.StructuredContent.(map[string]any)
+		if !ok {
+			t.Fatalf("structuredContent = %#v", res.StructuredContent)
+		}
+		return m
+	}
+	first := call()
+	u, _ := first["url"].(string)
+	if first["created"] != true || first["expiresAt"] != expires || !strings.HasPrefix(u, "http://"+addr+"/files/"+fileID+"/download?") {
+		t.Fatalf("first call = %v", first)
+	}
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || sha256.Sum256(body) != sha256.Sum256(content) || resp.Header.Get("Content-Type") != "application/pdf" {
+		t.Errorf("download = %d %s, %d bytes; want the stored file", resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
+	}
+	if again := call(); again["created"] != false || again["linkId"] != first["linkId"] || again["url"] != u {
+		t.Errorf("second call = %v, want the first link", again)
 	}
 }

@@ -139,7 +139,7 @@ func wantRefused(t *testing.T, u string, code failure.Code) {
 	status, body, h := get(t, http.MethodGet, u)
 	var got failure.Body
 	if err := json.Unmarshal(body, &got); status != http.StatusForbidden || err != nil || got.Error.Code != code || h.Get("Content-Disposition") != "" {
-		t.Errorf("GET %s = %d %s, want 403 %s", redact(u), status, body, code)
+		t.Errorf("GET %s = %d %.200q, want 403 %s", redact(u), status, body, code)
 	}
 }
 
