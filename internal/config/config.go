@@ -379,7 +379,7 @@ var variables = []variable{
 		return nil
 	}},
 	{VarRatePrincipal, "600/1m,burst=60", "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", asWritten(func(c *Config) *string { return &c.RateLimits.Principal })},
-	{VarRateOrigin, "1200/1m,burst=120", "Requests to /mcp per client IP (IPv6: per /64), checked before the token: `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Origin })},
+	{VarRateOrigin, "1200/1m,burst=120", "Requests to /mcp and to download links per client IP (IPv6: per /64), checked before the token: `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Origin })},
 	{VarRateWrite, "60/1m,burst=10", "Calls of medium- and high-tier tools per principal: `N/PERIOD[,burst=B]` or `off`. Over it: tool error `rate_limited` with `retryAfterMs`.", asWritten(func(c *Config) *string { return &c.RateLimits.Write })},
 	{VarRateCritical, "10/1h,burst=3", "Calls of critical-tier tools per principal: `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Critical })},
 	{"COBRANCA_RATE_STORE_TIMEOUT", "200ms", "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", func(c *Config, v string) error {

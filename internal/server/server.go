@@ -72,9 +72,14 @@ func Routes(d Deps) http.Handler {
 		r.Method(http.MethodGet, "/.well-known/jwks.json", jwks)
 	}
 	// Downloads through signed links (GET and HEAD; the handler answers
-	// every other method 405 in the one error shape).
+	// every other method 405 in the one error shape), under the per-origin
+	// budget: each answer reads the store and most are audited.
 	if d.Downloads != nil {
-		r.Handle(files.DownloadPattern, d.Downloads)
+		downloads := d.Downloads
+		if d.Limits != nil {
+			downloads = d.Limits.Origin(downloads)
+		}
+		r.Handle(files.DownloadPattern, downloads)
 	}
 
 	r.Group(func(r chi.Router) {

@@ -11,11 +11,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/limits"
+	limitssqlite "github.com/cobranca/cobranca/internal/limits/sqlite"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/metrics"
 	"github.com/cobranca/cobranca/internal/pipeline"
@@ -706,5 +709,34 @@ func TestDownloadsRoute(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("download without a handler = %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestDownloadsOriginBudget: downloads spend the per-origin budget; over
+// it they are answered 429 before the handler reads the store.
+func TestDownloadsOriginBudget(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	a := newTestAuth(t)
+	h := newMCP(t, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: a}, pipeline.Options{})
+	two, err := limits.ParseSpec("2/1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := limits.New(limitssqlite.New(storetest.SQLite(t), time.Now), limits.Options{Policies: limits.Policies{Origin: two}, StoreTimeout: 10 * time.Second})
+	var served int
+	downloads := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ })
+	ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Downloads: downloads, Limits: lim}))
+	defer ts.Close()
+	var codes []int
+	for range 3 {
+		resp, err := http.Get(ts.URL + "/files/f_abc/download")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+	}
+	if fmt.Sprint(codes) != "[200 200 429]" || served != 2 {
+		t.Errorf("downloads = %v, %d served; want [200 200 429], 2", codes, served)
 	}
 }
