@@ -18,9 +18,15 @@ const cliClientID = "cobranca-cli"
 // variable overrides it, so that an event never names someone the command
 // only claims to be.
 func adminEvent(name string, outcome auditlog.Outcome) auditlog.Event {
-	subject := "uid:" + strconv.Itoa(os.Getuid())
+	return auditlog.Event{Name: name, Subject: operator(), ClientID: cliClientID, Outcome: outcome}
+}
+
+// operator is the operating system user running cobranca: its login name,
+// or "uid:N" when the system knows no name. Admin commands record it as who
+// acted, in their audit events and on the rows they write.
+func operator() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
-		subject = u.Username
+		return u.Username
 	}
-	return auditlog.Event{Name: name, Subject: subject, ClientID: cliClientID, Outcome: outcome}
+	return "uid:" + strconv.Itoa(os.Getuid())
 }

@@ -3,27 +3,25 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"text/tabwriter"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/files"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
 )
 
-// The audit events of the CLI's files commands. Like downloads, their Tool
-// field names the file and link (files.Object); Subject is the operator and
-// ClientID cliClient.
+// The audit events of the CLI's files commands (adminEvent). Like
+// downloads, their Tool field names the file and link (files.Object).
 const (
 	fileAddedEvent   = "files.file.added"
 	linkRevokedEvent = "files.link.revoked"
-	cliClient        = "cobranca-cli"
 )
 
 // filesAdd stores a file: `cobranca files add PATH [--customer ID]`.
@@ -47,16 +45,13 @@ func filesAdd(ctx context.Context, e env, fs *flagSet, args []string) error {
 	return withAdmin(ctx, e, func(a admin) error {
 		content, err := readLimited(path, a.cfg.MaxFileBytes)
 		if err != nil {
-			return err
+			return a.refused(ctx, fileAddedEvent, "", err)
 		}
 		var f files.File
-		err = a.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		err = a.change(ctx, fileAddedEvent, func(ctx context.Context, tx store.Tx) (string, map[string]int64, error) {
 			var err error
 			f, err = files.Add(ctx, tx, files.New{Name: path, Content: content, CustomerID: *customer, CreatedBy: a.operator}, a.cfg.MaxFileBytes, a.now)
-			if err != nil {
-				return err
-			}
-			return a.audit(ctx, tx, fileAddedEvent, files.Object(f.ID, ""), map[string]int64{"sizeBytes": f.Size})
+			return files.Object(f.ID, ""), map[string]int64{"sizeBytes": f.Size}, err
 		})
 		if err != nil {
 			return err
@@ -131,12 +126,10 @@ func filesRevoke(ctx context.Context, e env, fs *flagSet, args []string) error {
 	}
 	return withAdmin(ctx, e, func(a admin) error {
 		var l files.Link
-		err := a.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		err := a.change(ctx, linkRevokedEvent, func(ctx context.Context, tx store.Tx) (string, map[string]int64, error) {
 			var err error
-			if l, err = files.Revoke(ctx, tx, fs.Arg(0), a.operator, a.now); err != nil {
-				return err
-			}
-			return a.audit(ctx, tx, linkRevokedEvent, files.Object(l.FileID, l.ID), nil)
+			l, err = files.Revoke(ctx, tx, fs.Arg(0), a.operator, a.now)
+			return files.Object(l.FileID, l.ID), nil, err
 		})
 		if err != nil {
 			return err
@@ -155,10 +148,37 @@ type admin struct {
 	now      time.Time
 }
 
-// audit appends an admin event to tx, the transaction of the change.
-func (a admin) audit(ctx context.Context, tx store.Tx, name, object string, details map[string]int64) error {
-	return a.log.Append(ctx, tx, auditlog.Event{Name: name, Tool: object, Subject: a.operator, ClientID: cliClient,
-		Outcome: auditlog.Allowed, Details: details})
+// change runs fn in a transaction with its audit event (adminEvent named
+// event, Tool the objects fn names, its details): both commit, or neither.
+// A refusal fn returns (a *failure.Error) is audited rejected, on its own,
+// and returned.
+func (a admin) change(ctx context.Context, event string, fn func(ctx context.Context, tx store.Tx) (object string, details map[string]int64, err error)) error {
+	err := a.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		object, details, err := fn(ctx, tx)
+		if err != nil {
+			return err
+		}
+		ev := adminEvent(event, auditlog.Allowed)
+		ev.Tool, ev.Details = object, details
+		return a.log.Append(ctx, tx, ev)
+	})
+	return a.refused(ctx, event, "", err)
+}
+
+// refused audits err, when it is a refusal of what the operator asked
+// (a *failure.Error), as event rejected with its code: someone tried, and
+// nothing changed. It returns err.
+func (a admin) refused(ctx context.Context, event, object string, err error) error {
+	fe, ok := failure.As(err)
+	if !ok {
+		return err
+	}
+	ev := adminEvent(event, auditlog.Rejected)
+	ev.Tool, ev.FailureCode = object, string(fe.Code)
+	if aerr := a.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error { return a.log.Append(ctx, tx, ev) }); aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	return err
 }
 
 // withAdmin runs fn with the store, the audit log (under the server's
@@ -169,10 +189,6 @@ func withAdmin(ctx context.Context, e env, fn func(admin) error) error {
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
-	op, err := operator(cfg.Config)
-	if err != nil {
-		return err
-	}
 	key, err := auditKey(cfg.Config, true)
 	if err != nil {
 		return err
@@ -182,24 +198,5 @@ func withAdmin(ctx context.Context, e env, fn func(admin) error) error {
 		return err
 	}
 	defer closeDB()
-	return fn(admin{cfg: cfg.Config, db: db, log: l, operator: op, now: time.Now()})
-}
-
-// operator is who runs an admin command: COBRANCA_OPERATOR, or the OS user.
-func operator(cfg config.Config) (string, error) {
-	name, from := cfg.Operator, config.VarOperator
-	if name == "" {
-		u, err := user.Current()
-		if err != nil {
-			return "", fmt.Errorf("who runs this command: %w (set %s)", err, config.VarOperator)
-		}
-		name, from = u.Username, "the OS user name"
-		if name == "" {
-			name = "uid:" + u.Uid
-		}
-	}
-	if msg := portfolio.TextProblem(name); msg != "" {
-		return "", fmt.Errorf("%s: %s", from, msg)
-	}
-	return name, nil
+	return fn(admin{cfg: cfg.Config, db: db, log: l, operator: operator(), now: time.Now()})
 }

@@ -24,10 +24,11 @@ import (
 // TestFilesCommands drives `files add`, `files list` and `files revoke` on a
 // fresh SQLite data directory: the id and SHA-256 printed, the size limit,
 // the listing without content, a revoke recorded with who and when, and
-// each change audited under the operator, in a chain that verifies.
+// each change and each refusal audited as the OS user, in a chain that
+// verifies.
 func TestFilesCommands(t *testing.T) {
 	dir := t.TempDir()
-	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_OPERATOR=ana.ops", "COBRANCA_MAX_FILE_BYTES=2KiB"}
+	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_MAX_FILE_BYTES=2KiB"}
 	cli := func(args ...string) (string, error) {
 		t.Helper()
 		var out, errOut bytes.Buffer
@@ -67,7 +68,7 @@ func TestFilesCommands(t *testing.T) {
 	out, err = cli("files", "list")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if err != nil || len(lines) != 2 || !strings.HasPrefix(lines[0], "ID ") ||
-		!regexp.MustCompile(`^`+id+` +Boleto março\.pdf +application/pdf +2048 +`+hex.EncodeToString(sum[:])+` +C-42 +\d{4}-\d\d-\d\dT[0-9:]+Z +ana\.ops$`).MatchString(lines[1]) {
+		!regexp.MustCompile(`^`+id+` +Boleto março\.pdf +application/pdf +2048 +`+hex.EncodeToString(sum[:])+` +C-42 +\d{4}-\d\d-\d\dT[0-9:]+Z +`+regexp.QuoteMeta(operator())+`$`).MatchString(lines[1]) {
 		t.Errorf("files list = %q, %v", out, err)
 	}
 
@@ -100,7 +101,7 @@ func TestFilesCommands(t *testing.T) {
 		t.Errorf("development link key: %v", err)
 	}
 	out, err = cli("files", "revoke", c.Link.ID)
-	if err != nil || !regexp.MustCompile(`^revoked `+c.Link.ID+` \(file `+id+`\) by ana\.ops at \d{4}-`).MatchString(out) {
+	if err != nil || !regexp.MustCompile(`^revoked `+c.Link.ID+` \(file `+id+`\) by `+regexp.QuoteMeta(operator())+` at \d{4}-`).MatchString(out) {
 		t.Errorf("files revoke = %q, %v", out, err)
 	}
 	if out, err := cli("files", "revoke", c.Link.ID); err == nil || !strings.Contains(err.Error(), "link_revoked") {
@@ -111,27 +112,32 @@ func TestFilesCommands(t *testing.T) {
 	}
 
 	// Each change is one audit event of the operator, naming the objects.
-	rows, err := db.Query(context.Background(), `SELECT event, tool, subject, client_id, outcome FROM audit_event ORDER BY id`)
+	rows, err := db.Query(context.Background(), `SELECT event, tool, subject, client_id, outcome, failure_code FROM audit_event ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var events []string
 	for rows.Next() {
-		var ev, tool, subject, client, outcome string
-		if err := rows.Scan(&ev, &tool, &subject, &client, &outcome); err != nil {
+		var ev, tool, subject, client, outcome, code string
+		if err := rows.Scan(&ev, &tool, &subject, &client, &outcome, &code); err != nil {
 			t.Fatal(err)
 		}
-		events = append(events, strings.Join([]string{ev, tool, subject, client, outcome}, "|"))
+		events = append(events, strings.Join([]string{ev, tool, subject, client, outcome, code}, "|"))
 	}
 	rows.Close()
+	op := operator()
 	want := []string{
-		"files.file.added|file:" + id + "|ana.ops|cobranca-cli|allowed",
-		"files.link.revoked|file:" + id + " link:" + c.Link.ID + "|ana.ops|cobranca-cli|allowed",
+		"files.file.added|file:" + id + "|" + op + "|cobranca-cli|allowed|",
+		"files.file.added||" + op + "|cobranca-cli|rejected|file_too_large",
+		"files.file.added||" + op + "|cobranca-cli|rejected|invalid_file",
+		"files.link.revoked|file:" + id + " link:" + c.Link.ID + "|" + op + "|cobranca-cli|allowed|",
+		"files.link.revoked||" + op + "|cobranca-cli|rejected|link_revoked",
+		"files.link.revoked||" + op + "|cobranca-cli|rejected|link_not_found",
 	}
 	if strings.Join(events, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit events:\n%s\nwant:\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
 	}
-	if out, err := cli("audit", "verify"); err != nil || !strings.HasPrefix(out, "OK 2 events") {
+	if out, err := cli("audit", "verify"); err != nil || !strings.HasPrefix(out, "OK 6 events") {
 		t.Errorf("audit verify = %q, %v", out, err)
 	}
 }
@@ -148,7 +154,7 @@ func TestServeDownloadLink(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_OPERATOR=ana.ops", "COBRANCA_METRICS_ADDR=off"}
+	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off"}
 	cli := func(args ...string) string {
 		t.Helper()
 		var out, errOut bytes.Buffer

@@ -121,9 +121,6 @@ type Config struct {
 	// links point there): an absolute URL, https in production. Empty in
 	// development means BaseURL.
 	PublicURL string
-	// Operator names who runs the CLI's admin commands, for the audit log
-	// and the rows they write; empty means the OS user.
-	Operator string
 }
 
 // RateSpecs are the rate-limit budgets as written, one per variable.
@@ -144,7 +141,6 @@ const (
 	VarAuditSpoolMax = "COBRANCA_AUDIT_SPOOL_MAX"
 	VarStateKeys     = "COBRANCA_REQUEST_STATE_KEYS"
 	VarLinkKeys      = "COBRANCA_LINK_KEYS"
-	VarOperator      = "COBRANCA_OPERATOR"
 )
 
 // The values of COBRANCA_LOG_FORMAT.
@@ -196,7 +192,6 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("max_file_bytes", c.MaxFileBytes),
 		slog.Bool("link_keys_set", c.LinkKeys != ""),
 		slog.String("public_url", c.PublicURL),
-		slog.String("operator", c.Operator),
 	)
 }
 
@@ -502,7 +497,6 @@ var variables = []variable{
 		c.PublicURL = strings.TrimSuffix(v, "/")
 		return nil
 	}},
-	{VarOperator, "", "Who runs the CLI's admin commands (`files add`, `files revoke`), as recorded in the audit log and on the rows they write. Unset: the OS user running the command.", asWritten(func(c *Config) *string { return &c.Operator })},
 }
 
 // Load builds a Config from environ (as os.Environ returns it). Unknown

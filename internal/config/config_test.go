@@ -45,13 +45,12 @@ func TestLoadValues(t *testing.T) {
 		"COBRANCA_LINK_KEYS=l1:0123456789abcdef0123456789abcdef",
 		"COBRANCA_PUBLIC_URL=https://cobranca.example.com/",
 		"COBRANCA_MAX_FILE_BYTES=1MiB",
-		"COBRANCA_OPERATOR=ana",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.LinkKeys != "l1:0123456789abcdef0123456789abcdef" || c.PublicURL != "https://cobranca.example.com" || c.MaxFileBytes != 1<<20 || c.Operator != "ana" {
-		t.Errorf("LinkKeys set %t, PublicURL %q, MaxFileBytes %d, Operator %q", c.LinkKeys != "", c.PublicURL, c.MaxFileBytes, c.Operator)
+	if c.LinkKeys != "l1:0123456789abcdef0123456789abcdef" || c.PublicURL != "https://cobranca.example.com" || c.MaxFileBytes != 1<<20 {
+		t.Errorf("LinkKeys set %t, PublicURL %q, MaxFileBytes %d", c.LinkKeys != "", c.PublicURL, c.MaxFileBytes)
 	}
 	if c.FastPath || !strings.HasPrefix(c.RequestStateKeys, "k2:") {
 		t.Errorf("FastPath = %v, RequestStateKeys as written = %t", c.FastPath, strings.HasPrefix(c.RequestStateKeys, "k2:"))
