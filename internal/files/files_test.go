@@ -28,8 +28,9 @@ func TestMain(m *testing.M) { pg.Run(m) }
 // grant it.
 func eachStore(t *testing.T, fn func(t *testing.T, db store.DB)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); fn(t, storetest.SQLite(t)) })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); fn(t, storetest.AppRole(t, pg)) })
+	for _, f := range storetest.Fixtures(pg) {
+		t.Run(string(f.Dialect), func(t *testing.T) { t.Parallel(); fn(t, f.Serving(t)) })
+	}
 }
 
 var t0 = time.Date(2025, 12, 24, 9, 30, 0, 0, time.UTC)
