@@ -23,16 +23,6 @@ var pg = pgtest.New()
 
 func TestMain(m *testing.M) { pg.Run(m) }
 
-// eachStore runs fn on a fresh SQLite database and on a fresh PostgreSQL
-// one opened as the serving role, which holds only what the migrations
-// grant it.
-func eachStore(t *testing.T, fn func(t *testing.T, db store.DB)) {
-	t.Helper()
-	for _, f := range storetest.Fixtures(pg) {
-		t.Run(string(f.Dialect), func(t *testing.T) { t.Parallel(); fn(t, f.Serving(t)) })
-	}
-}
-
 var t0 = time.Date(2025, 12, 24, 9, 30, 0, 0, time.UTC)
 
 func ring(t testing.TB, keys ...reqstate.Key) *reqstate.Ring {
@@ -77,7 +67,7 @@ func randomBytes(n int) []byte {
 }
 
 func TestAddGetList(t *testing.T) {
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
 		pdf := append([]byte("%PDF-1.7\n"), randomBytes(3*1024*1024+17)...) // more than two chunks
 		a := add(t, db, files.New{Name: "/tmp/dir/Boleto março.pdf", Content: pdf, CustomerID: "C-1", CreatedBy: "ana"})
@@ -194,7 +184,7 @@ func TestDisposition(t *testing.T) {
 // link and no new row; another expiry, or the same after a revoke, a new
 // one; an unknown file is file_not_found.
 func TestCreateNatural(t *testing.T) {
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
 		links := newLinks(t)
 		f := add(t, db, files.New{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
@@ -261,7 +251,7 @@ func TestCreateNatural(t *testing.T) {
 
 // TestCreateConcurrent: calls racing for one (file, expiry) share one link.
 func TestCreateConcurrent(t *testing.T) {
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		links := newLinks(t)
 		f := add(t, db, files.New{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
 		exp := t0.Add(24 * time.Hour)

@@ -25,6 +25,7 @@ import (
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/reqstate"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
 // clock is a settable clock shared by the pipeline and the download handler.
@@ -175,7 +176,7 @@ func outcomes(t *testing.T, db store.DB, event string) []string {
 // a new link and the old URL is refused link_expired; after a revoke, the
 // same (fileId, expiresAt) gives a new link and the old URL link_revoked.
 func TestSeedIdempotency(t *testing.T) {
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		e := newLinkEnv(t, db, newKey)
 		content := append([]byte("%PDF-1.7\n"), randomBytes(2*1024*1024+5)...)
 		f := add(t, db, files.New{Name: "Boleto março.pdf", Content: content, CustomerID: "C-1", CreatedBy: "ana"})
@@ -278,7 +279,7 @@ func TestSeedIdempotency(t *testing.T) {
 // link_signature_invalid, over real HTTP; a URL signed under a key still
 // in the ring downloads after a rotation, one under a dropped key does not.
 func TestTamperedURLs(t *testing.T) {
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		e := newLinkEnv(t, db, oldKey)
 		f := add(t, db, files.New{Name: "a.pdf", Content: []byte("%PDF-1.4 one"), CreatedBy: "ana"})
 		g := add(t, db, files.New{Name: "b.pdf", Content: []byte("%PDF-1.4 two"), CreatedBy: "ana"})

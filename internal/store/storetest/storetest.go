@@ -81,6 +81,18 @@ func (f Fixture) Serving(t testing.TB) store.DB {
 	return f.Migrated(t)
 }
 
+// Each runs fn, in parallel subtests named after the dialects, on a fresh database of each:
+// SQLite, and PostgreSQL on pg as the serving role (Serving).
+func Each(t *testing.T, pg *pgtest.Cluster, fn func(t *testing.T, db store.DB)) {
+	t.Helper()
+	for _, f := range Fixtures(pg) {
+		t.Run(string(f.Dialect), func(t *testing.T) {
+			t.Parallel()
+			fn(t, f.Serving(t))
+		})
+	}
+}
+
 // AppRole returns a fresh PostgreSQL database on pg, migrated by its owner (the superuser) and
 // opened as a new login role that is a member of cobranca_app, the serving role: it can do
 // exactly what the migrations grant. Closed, and the role dropped, when the test ends.
