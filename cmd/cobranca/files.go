@@ -50,7 +50,7 @@ func filesAdd(ctx context.Context, e env, fs *flagSet, args []string) error {
 		var f files.File
 		err = a.change(ctx, fileAddedEvent, func(ctx context.Context, tx store.Tx) (string, map[string]int64, error) {
 			var err error
-			f, err = files.Add(ctx, tx, files.New{Name: path, Content: content, CustomerID: *customer, CreatedBy: a.operator}, a.cfg.MaxFileBytes, a.now)
+			f, err = files.Add(ctx, tx, files.Upload{Name: path, Content: content, CustomerID: *customer, CreatedBy: a.operator}, a.cfg.MaxFileBytes, a.now)
 			return files.Object(f.ID, ""), map[string]int64{"sizeBytes": f.Size}, err
 		})
 		if err != nil {

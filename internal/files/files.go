@@ -94,8 +94,8 @@ type File struct {
 	CreatedAt  time.Time
 }
 
-// New is a file to add.
-type New struct {
+// Upload is a file to add.
+type Upload struct {
 	// Name is the file's base name as the operator gave it (a path is
 	// reduced to its last element): shown in listings and offered as the
 	// download's file name.
@@ -108,7 +108,7 @@ type New struct {
 // Add stores f in tx and returns it. It refuses, with a *failure.Error
 // naming the field, content over maxBytes (file_too_large), and a name or
 // customer id the text rule of ids and names refuses (invalid_file).
-func Add(ctx context.Context, tx store.Tx, f New, maxBytes int64, now time.Time) (File, error) {
+func Add(ctx context.Context, tx store.Tx, f Upload, maxBytes int64, now time.Time) (File, error) {
 	name := filepath.Base(filepath.ToSlash(f.Name))
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]

@@ -46,7 +46,7 @@ func newLinks(t testing.TB, keys ...reqstate.Key) *files.Links {
 	return l
 }
 
-func add(t testing.TB, db store.DB, f files.New) files.File {
+func add(t testing.TB, db store.DB, f files.Upload) files.File {
 	t.Helper()
 	var out files.File
 	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
@@ -70,8 +70,8 @@ func TestAddGetList(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
 		pdf := append([]byte("%PDF-1.7\n"), randomBytes(3*1024*1024+17)...) // more than two chunks
-		a := add(t, db, files.New{Name: "/tmp/dir/Boleto março.pdf", Content: pdf, CustomerID: "C-1", CreatedBy: "ana"})
-		b := add(t, db, files.New{Name: "extrato.csv", Content: []byte("a;b\n1;2\n"), CreatedBy: "ana"})
+		a := add(t, db, files.Upload{Name: "/tmp/dir/Boleto março.pdf", Content: pdf, CustomerID: "C-1", CreatedBy: "ana"})
+		b := add(t, db, files.Upload{Name: "extrato.csv", Content: []byte("a;b\n1;2\n"), CreatedBy: "ana"})
 		if !files.ValidFileID(a.ID) || a.Name != "Boleto março.pdf" || a.MediaType != "application/pdf" || a.Size != int64(len(pdf)) ||
 			a.SHA256 != sha256.Sum256(pdf) || a.CustomerID != "C-1" || a.CreatedBy != "ana" || !a.CreatedAt.Equal(t0) {
 			t.Errorf("Add = %+v", a)
@@ -109,17 +109,17 @@ func TestAddRefuses(t *testing.T) {
 	db := storetest.SQLite(t)
 	for _, tt := range []struct {
 		name  string
-		f     files.New
+		f     files.Upload
 		max   int64
 		code  failure.Code
 		field string
 	}{
-		{"over the limit", files.New{Name: "a.pdf", Content: make([]byte, 101)}, 100, files.CodeFileTooLarge, "content"},
-		{"at the limit", files.New{Name: "a.pdf", Content: make([]byte, 100)}, 100, "", ""},
-		{"empty name", files.New{Name: "", Content: []byte("x")}, 100, files.CodeInvalidFile, "name"},
-		{"dot dot", files.New{Name: "a/..", Content: []byte("x")}, 100, files.CodeInvalidFile, "name"},
-		{"bidi control in name", files.New{Name: "fatura\u202egpj.exe", Content: []byte("x")}, 100, files.CodeInvalidFile, "name"},
-		{"control in customer id", files.New{Name: "a.pdf", Content: []byte("x"), CustomerID: "C\n1"}, 100, files.CodeInvalidFile, "customerId"},
+		{"over the limit", files.Upload{Name: "a.pdf", Content: make([]byte, 101)}, 100, files.CodeFileTooLarge, "content"},
+		{"at the limit", files.Upload{Name: "a.pdf", Content: make([]byte, 100)}, 100, "", ""},
+		{"empty name", files.Upload{Name: "", Content: []byte("x")}, 100, files.CodeInvalidFile, "name"},
+		{"dot dot", files.Upload{Name: "a/..", Content: []byte("x")}, 100, files.CodeInvalidFile, "name"},
+		{"bidi control in name", files.Upload{Name: "fatura\u202egpj.exe", Content: []byte("x")}, 100, files.CodeInvalidFile, "name"},
+		{"control in customer id", files.Upload{Name: "a.pdf", Content: []byte("x"), CustomerID: "C\n1"}, 100, files.CodeInvalidFile, "customerId"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
@@ -187,7 +187,7 @@ func TestCreateNatural(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
 		links := newLinks(t)
-		f := add(t, db, files.New{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
+		f := add(t, db, files.Upload{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
 		create := func(fileID string, exp time.Time, now time.Time) (files.Created, error) {
 			var c files.Created
 			err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -253,7 +253,7 @@ func TestCreateNatural(t *testing.T) {
 func TestCreateConcurrent(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		links := newLinks(t)
-		f := add(t, db, files.New{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
+		f := add(t, db, files.Upload{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
 		exp := t0.Add(24 * time.Hour)
 		const n = 16
 		ids := make([]string, n)
@@ -296,7 +296,7 @@ func countLinks(t *testing.T, db store.DB) int64 {
 func TestServingRoleCannotChangeFiles(t *testing.T) {
 	db := storetest.AppRole(t, pg)
 	ctx := context.Background()
-	f := add(t, db, files.New{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
+	f := add(t, db, files.Upload{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
 	var c files.Created
 	err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error

@@ -108,10 +108,10 @@ func createLinkContract() contract.Contract {
 	}
 }
 
-// ExpiresAt reads and checks a link's expiry as the tool takes it: RFC
+// parseExpiry reads and checks a link's expiry as the tool takes it: RFC
 // 3339, whole seconds, after now and at most MaxLinkLifetime ahead; a
 // refusal is invalid_arguments naming field.
-func ExpiresAt(field, s string, now time.Time) (time.Time, error) {
+func parseExpiry(field, s string, now time.Time) (time.Time, error) {
 	bad := func(msg string) (time.Time, error) {
 		return time.Time{}, &failure.Error{Code: failure.InvalidArguments, Field: field, Message: msg}
 	}
@@ -135,7 +135,7 @@ func ExpiresAt(field, s string, now time.Time) (time.Time, error) {
 func (s *Links) createLink(ctx context.Context, tx store.Tx, v any) (pipeline.Effect, error) {
 	a := v.(*createLinkArgs)
 	now := pipeline.Now(ctx)
-	exp, err := ExpiresAt("expiresAt", a.ExpiresAt, now)
+	exp, err := parseExpiry("expiresAt", a.ExpiresAt, now)
 	if err != nil {
 		return pipeline.Effect{}, err
 	}

@@ -179,7 +179,7 @@ func TestSeedIdempotency(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		e := newLinkEnv(t, db, newKey)
 		content := append([]byte("%PDF-1.7\n"), randomBytes(2*1024*1024+5)...)
-		f := add(t, db, files.New{Name: "Boleto março.pdf", Content: content, CustomerID: "C-1", CreatedBy: "ana"})
+		f := add(t, db, files.Upload{Name: "Boleto março.pdf", Content: content, CustomerID: "C-1", CreatedBy: "ana"})
 		exp := t0.Add(7*24*time.Hour - time.Minute)
 
 		first := e.create(t, f.ID, exp)
@@ -281,8 +281,8 @@ func TestSeedIdempotency(t *testing.T) {
 func TestTamperedURLs(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		e := newLinkEnv(t, db, oldKey)
-		f := add(t, db, files.New{Name: "a.pdf", Content: []byte("%PDF-1.4 one"), CreatedBy: "ana"})
-		g := add(t, db, files.New{Name: "b.pdf", Content: []byte("%PDF-1.4 two"), CreatedBy: "ana"})
+		f := add(t, db, files.Upload{Name: "a.pdf", Content: []byte("%PDF-1.4 one"), CreatedBy: "ana"})
+		g := add(t, db, files.Upload{Name: "b.pdf", Content: []byte("%PDF-1.4 two"), CreatedBy: "ana"})
 		good := e.create(t, f.ID, t0.Add(time.Hour))
 		other := e.create(t, g.ID, t0.Add(2*time.Hour))
 		u, err := url.Parse(good.URL)
@@ -336,7 +336,7 @@ func TestTamperedURLs(t *testing.T) {
 // naming its field, and nothing is recorded.
 func TestCreateLinkArguments(t *testing.T) {
 	e := newLinkEnv(t, newDB(t), newKey)
-	f := add(t, e.db, files.New{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
+	f := add(t, e.db, files.Upload{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
 	for _, tt := range []struct {
 		name, args string
 		code       failure.Code
