@@ -38,6 +38,13 @@ func TestFilesCommands(t *testing.T) {
 	if out, err := cli("migrate"); err != nil {
 		t.Fatalf("migrate = %q, %v", out, err)
 	}
+	csv := filepath.Join(t.TempDir(), "customers.csv")
+	if err := os.WriteFile(csv, []byte("id,name,email\nC-42,Ana Ltda,ana@example.com\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cli("customers", "import", csv); err != nil {
+		t.Fatalf("customers import = %q, %v", out, err)
+	}
 	pdf := append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte("x"), 2039)...) // 2048 bytes: at the limit
 	path := filepath.Join(t.TempDir(), "Boleto março.pdf")
 	if err := os.WriteFile(path, pdf, 0o600); err != nil {
@@ -60,6 +67,9 @@ func TestFilesCommands(t *testing.T) {
 	}
 	if out, err := cli("files", "add", path, "--customer", "C\u202e1"); err == nil || !strings.Contains(err.Error(), "customerId") {
 		t.Errorf("files add with a bidi control in --customer = %q, %v; want a refusal naming customerId", out, err)
+	}
+	if out, err := cli("files", "add", path, "--customer", "C-43"); err == nil || !strings.Contains(err.Error(), "customer_not_found: customerId") {
+		t.Errorf("files add for an unknown customer = %q, %v; want customer_not_found", out, err)
 	}
 	if _, err := cli("files", "add"); err == nil {
 		t.Error("files add with no PATH succeeded")
@@ -112,7 +122,7 @@ func TestFilesCommands(t *testing.T) {
 	}
 
 	// Each change is one audit event of the operator, naming the objects.
-	rows, err := db.Query(context.Background(), `SELECT event, tool, subject, client_id, outcome, failure_code FROM audit_event ORDER BY id`)
+	rows, err := db.Query(context.Background(), `SELECT event, tool, subject, client_id, outcome, failure_code FROM audit_event WHERE event LIKE 'files.%' ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +140,7 @@ func TestFilesCommands(t *testing.T) {
 		"files.file.added|file:" + id + "|" + op + "|cobranca-cli|allowed|",
 		"files.file.added||" + op + "|cobranca-cli|rejected|file_too_large",
 		"files.file.added||" + op + "|cobranca-cli|rejected|invalid_file",
+		"files.file.added||" + op + "|cobranca-cli|rejected|customer_not_found",
 		"files.link.revoked|file:" + id + " link:" + c.Link.ID + "|" + op + "|cobranca-cli|allowed|",
 		"files.link.revoked||" + op + "|cobranca-cli|rejected|link_revoked",
 		"files.link.revoked||" + op + "|cobranca-cli|rejected|link_not_found",
@@ -137,7 +148,7 @@ func TestFilesCommands(t *testing.T) {
 	if strings.Join(events, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit events:\n%s\nwant:\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
 	}
-	if out, err := cli("audit", "verify"); err != nil || !strings.HasPrefix(out, "OK 6 events") {
+	if out, err := cli("audit", "verify"); err != nil || !strings.HasPrefix(out, "OK 8 events") {
 		t.Errorf("audit verify = %q, %v", out, err)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
@@ -106,8 +107,9 @@ type Upload struct {
 }
 
 // Add stores f in tx and returns it. It refuses, with a *failure.Error
-// naming the field, content over maxBytes (file_too_large), and a name or
-// customer id the text rule of ids and names refuses (invalid_file).
+// naming the field, content over maxBytes (file_too_large), a name or
+// customer id the text rule of ids and names refuses (invalid_file), and a
+// customer id no customer has (customer_not_found).
 func Add(ctx context.Context, tx store.Tx, f Upload, maxBytes int64, now time.Time) (File, error) {
 	name := filepath.Base(filepath.ToSlash(f.Name))
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
@@ -119,13 +121,18 @@ func Add(ctx context.Context, tx store.Tx, f Upload, maxBytes int64, now time.Ti
 		}
 		return File{}, &failure.Error{Code: CodeInvalidFile, Field: "name", Message: msg}
 	}
-	if f.CustomerID != "" {
-		if msg := portfolio.TextProblem(f.CustomerID); msg != "" {
-			return File{}, &failure.Error{Code: CodeInvalidFile, Field: "customerId", Message: msg}
-		}
-	}
 	if int64(len(f.Content)) > maxBytes {
 		return File{}, tooLarge(maxBytes)
+	}
+	if f.CustomerID != "" {
+		if msg := customers.IDProblem(f.CustomerID); msg != "" {
+			return File{}, &failure.Error{Code: CodeInvalidFile, Field: "customerId", Message: msg}
+		}
+		if _, err := customers.Get(ctx, tx, f.CustomerID); errors.Is(err, customers.ErrNotFound) {
+			return File{}, &failure.Error{Code: customers.CodeNotFound, Field: "customerId", Message: "no customer has this id (cobranca customers import adds customers)"}
+		} else if err != nil {
+			return File{}, fmt.Errorf("files: add: %w", err)
+		}
 	}
 	out := File{
 		ID: newID(filePrefix), Name: name, MediaType: MediaType(name, f.Content), Size: int64(len(f.Content)),

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/pgtest"
@@ -60,6 +61,18 @@ func add(t testing.TB, db store.DB, f files.Upload) files.File {
 	return out
 }
 
+// customer stores customer id, for files that belong to one.
+func customer(t testing.TB, db store.DB, id string) {
+	t.Helper()
+	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		_, err := customers.Upsert(ctx, tx, customers.Record{ID: id, Name: "Ana Ltda", Email: "ana@example.com"}, t0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	rand.Read(b)
@@ -70,6 +83,7 @@ func TestAddGetList(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
 		pdf := append([]byte("%PDF-1.7\n"), randomBytes(3*1024*1024+17)...) // more than two chunks
+		customer(t, db, "C-1")
 		a := add(t, db, files.Upload{Name: "/tmp/dir/Boleto março.pdf", Content: pdf, CustomerID: "C-1", CreatedBy: "ana"})
 		b := add(t, db, files.Upload{Name: "extrato.csv", Content: []byte("a;b\n1;2\n"), CreatedBy: "ana"})
 		if !files.ValidFileID(a.ID) || a.Name != "Boleto março.pdf" || a.MediaType != "application/pdf" || a.Size != int64(len(pdf)) ||
@@ -107,6 +121,7 @@ func TestAddGetList(t *testing.T) {
 
 func TestAddRefuses(t *testing.T) {
 	db := storetest.SQLite(t)
+	customer(t, db, "C-1")
 	for _, tt := range []struct {
 		name  string
 		f     files.Upload
@@ -120,6 +135,8 @@ func TestAddRefuses(t *testing.T) {
 		{"dot dot", files.Upload{Name: "a/..", Content: []byte("x")}, 100, files.CodeInvalidFile, "name"},
 		{"bidi control in name", files.Upload{Name: "fatura\u202egpj.exe", Content: []byte("x")}, 100, files.CodeInvalidFile, "name"},
 		{"control in customer id", files.Upload{Name: "a.pdf", Content: []byte("x"), CustomerID: "C\n1"}, 100, files.CodeInvalidFile, "customerId"},
+		{"unknown customer", files.Upload{Name: "a.pdf", Content: []byte("x"), CustomerID: "C-2"}, 100, customers.CodeNotFound, "customerId"},
+		{"known customer", files.Upload{Name: "a.pdf", Content: []byte("x"), CustomerID: "C-1"}, 100, "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
@@ -136,8 +153,8 @@ func TestAddRefuses(t *testing.T) {
 		})
 	}
 	list, err := files.List(context.Background(), db)
-	if err != nil || len(list) != 1 {
-		t.Errorf("List = %d files, %v; want only the one at the limit", len(list), err)
+	if err != nil || len(list) != 2 {
+		t.Errorf("List = %d files, %v; want the one at the limit and the known customer's", len(list), err)
 	}
 }
 

@@ -179,6 +179,7 @@ func TestSeedIdempotency(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		e := newLinkEnv(t, db, newKey)
 		content := append([]byte("%PDF-1.7\n"), randomBytes(2*1024*1024+5)...)
+		customer(t, db, "C-1")
 		f := add(t, db, files.Upload{Name: "Boleto março.pdf", Content: content, CustomerID: "C-1", CreatedBy: "ana"})
 		exp := t0.Add(7*24*time.Hour - time.Minute)
 

@@ -21,7 +21,7 @@ CREATE TABLE file (
     media_type  text   NOT NULL CHECK (media_type <> ''),
     size_bytes  bigint NOT NULL CHECK (size_bytes >= 0),
     sha256      bytea  NOT NULL CHECK (length(sha256) = 32),
-    customer_id text,
+    customer_id text   REFERENCES customer (id),
     created_by  text   NOT NULL,
     created_at  bigint NOT NULL,
     content     bytea  NOT NULL CHECK (length(content) = size_bytes)

@@ -8,7 +8,7 @@ CREATE TABLE file (
     media_type  TEXT    NOT NULL CHECK (media_type <> ''),
     size_bytes  INTEGER NOT NULL CHECK (size_bytes >= 0),
     sha256      BLOB    NOT NULL CHECK (length(sha256) = 32),
-    customer_id TEXT,
+    customer_id TEXT    REFERENCES customer (id),
     created_by  TEXT    NOT NULL,
     created_at  INTEGER NOT NULL,
     content     BLOB    NOT NULL CHECK (length(content) = size_bytes)
