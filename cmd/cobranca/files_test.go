@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -150,6 +151,30 @@ func TestFilesCommands(t *testing.T) {
 	}
 	if out, err := cli("audit", "verify"); err != nil || !strings.HasPrefix(out, "OK 8 events") {
 		t.Errorf("audit verify = %q, %v", out, err)
+	}
+}
+
+// TestContractsListFilesTool: `cobranca contracts` lists the download-link
+// tool with no link keys at hand, and makes none.
+func TestContractsListFilesTool(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"contracts"}, []string{"COBRANCA_DATA_DIR=" + dir}, nil, &out, &errOut); err != nil {
+		t.Fatalf("contracts: %v: %s", err, errOut.String())
+	}
+	var doc struct{ Contracts []struct{ Name, RiskLevel string } }
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range doc.Contracts {
+		found = found || c.Name == files.CreateLinkName && c.RiskLevel == "medium"
+	}
+	if !found {
+		t.Errorf("contracts = %s, want %s (medium)", out.String(), files.CreateLinkName)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "link.key")); err == nil {
+		t.Error("contracts made a link key")
 	}
 }
 
