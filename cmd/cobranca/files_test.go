@@ -206,7 +206,7 @@ func TestServeDownloadLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	fileID := strings.Fields(cli("files", "add", path))[0]
-	startServe(t, environ...)
+	logs, stop := startServe(t, environ...)
 	tok := strings.TrimSpace(cli("token", "--sub", "alice", "--scope", "files:share", "--agent", "ledger-copilot"))
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
@@ -245,5 +245,14 @@ func TestServeDownloadLink(t *testing.T) {
 	}
 	if again := call(); again["created"] != false || again["linkId"] != first["linkId"] || again["url"] != u {
 		t.Errorf("second call = %v, want the first link", again)
+	}
+	// The URL is a credential: the log has the download's path, never its
+	// query or signature.
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	sig := u[strings.Index(u, "sig=")+len("sig="):]
+	if all := logs.String(); !strings.Contains(all, "/files/"+fileID+"/download") || strings.Contains(all, sig) || strings.Contains(all, "sig=") {
+		t.Errorf("serve's log holds the link's signature, or not its download:\n%s", all)
 	}
 }
