@@ -162,7 +162,9 @@ func TestContractsListFilesTool(t *testing.T) {
 	if err := run(t.Context(), []string{"contracts"}, []string{"COBRANCA_DATA_DIR=" + dir}, nil, &out, &errOut); err != nil {
 		t.Fatalf("contracts: %v: %s", err, errOut.String())
 	}
-	var doc struct{ Contracts []struct{ Name, RiskLevel string } }
+	var doc struct {
+		Contracts []struct{ Name, RiskLevel string }
+	}
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
