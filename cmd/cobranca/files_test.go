@@ -99,7 +99,7 @@ func TestFilesCommands(t *testing.T) {
 	}
 	var c files.Created
 	err = db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		c, err = links.Create(ctx, tx, id, time.Now().Add(time.Hour), "alice", time.Now())
+		c, err = links.Create(ctx, tx, id, time.Now().Add(time.Hour), "alice", "", time.Now())
 		return err
 	})
 	if err != nil {

@@ -209,7 +209,7 @@ func TestCreateNatural(t *testing.T) {
 			var c files.Created
 			err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 				var err error
-				c, err = links.Create(ctx, tx, fileID, exp, "agent", now)
+				c, err = links.Create(ctx, tx, fileID, exp, "alice", "ledger-copilot", now)
 				return err
 			})
 			return c, err
@@ -278,7 +278,7 @@ func TestCreateConcurrent(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-					c, err := links.Create(ctx, tx, f.ID, exp, "agent", t0)
+					c, err := links.Create(ctx, tx, f.ID, exp, "alice", "", t0)
 					ids[i] = c.Link.ID
 					return err
 				})
@@ -317,7 +317,7 @@ func TestServingRoleCannotChangeFiles(t *testing.T) {
 	var c files.Created
 	err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
-		c, err = newLinks(t).Create(ctx, tx, f.ID, t0.Add(time.Hour), "agent", t0)
+		c, err = newLinks(t).Create(ctx, tx, f.ID, t0.Add(time.Hour), "alice", "", t0)
 		return err
 	})
 	if err != nil {

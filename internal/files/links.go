@@ -23,10 +23,13 @@ type Link struct {
 	ID        string
 	FileID    string
 	ExpiresAt time.Time // whole seconds, UTC
-	CreatedBy string
-	CreatedAt time.Time
-	RevokedAt time.Time // zero while not revoked
-	RevokedBy string
+	CreatedBy string    // the subject who asked for the link
+	// CreatedByActor is the agent acting on CreatedBy's behalf; "" for a
+	// person.
+	CreatedByActor string
+	CreatedAt      time.Time
+	RevokedAt      time.Time // zero while not revoked
+	RevokedBy      string
 }
 
 // Revoked reports whether the link was revoked.
@@ -132,12 +135,12 @@ func (s *Links) Verify(fileID string, q url.Values, now time.Time) (Claim, error
 	return c, nil
 }
 
-const linkColumns = `id, file_id, expires_at, created_by, created_at, coalesce(revoked_at, 0), coalesce(revoked_by, '')`
+const linkColumns = `id, file_id, expires_at, created_by, created_by_actor, created_at, coalesce(revoked_at, 0), coalesce(revoked_by, '')`
 
 func scanLink(r store.Row) (Link, error) {
 	var l Link
 	var exp, created, revoked int64
-	if err := r.Scan(&l.ID, &l.FileID, &exp, &l.CreatedBy, &created, &revoked, &l.RevokedBy); err != nil {
+	if err := r.Scan(&l.ID, &l.FileID, &exp, &l.CreatedBy, &l.CreatedByActor, &created, &revoked, &l.RevokedBy); err != nil {
 		return Link{}, err
 	}
 	l.ExpiresAt, l.CreatedAt = time.UnixMicro(exp).UTC(), time.UnixMicro(created).UTC()
@@ -197,15 +200,15 @@ type Created struct {
 // unique index file_link_live keeps that true under concurrency: of two
 // calls racing to make the link, the second finds the first's. It refuses
 // an unknown file (file_not_found); the caller checks expiresAt's bounds.
-func (s *Links) Create(ctx context.Context, tx store.Tx, fileID string, expiresAt time.Time, by string, now time.Time) (Created, error) {
+func (s *Links) Create(ctx context.Context, tx store.Tx, fileID string, expiresAt time.Time, by, byActor string, now time.Time) (Created, error) {
 	if _, err := Get(ctx, tx, fileID); err != nil {
 		return Created{}, err
 	}
 	exp := expiresAt.Truncate(time.Second).UTC()
-	l := Link{ID: newID(linkPrefix), FileID: fileID, ExpiresAt: exp, CreatedBy: by, CreatedAt: time.UnixMicro(now.UnixMicro()).UTC()}
-	n, err := tx.Exec(ctx, `INSERT INTO file_link (id, file_id, expires_at, created_by, created_at) VALUES ($1, $2, $3, $4, $5)
+	l := Link{ID: newID(linkPrefix), FileID: fileID, ExpiresAt: exp, CreatedBy: by, CreatedByActor: byActor, CreatedAt: time.UnixMicro(now.UnixMicro()).UTC()}
+	n, err := tx.Exec(ctx, `INSERT INTO file_link (id, file_id, expires_at, created_by, created_by_actor, created_at) VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (file_id, expires_at) WHERE revoked_at IS NULL DO NOTHING`,
-		l.ID, l.FileID, exp.UnixMicro(), l.CreatedBy, l.CreatedAt.UnixMicro())
+		l.ID, l.FileID, exp.UnixMicro(), l.CreatedBy, l.CreatedByActor, l.CreatedAt.UnixMicro())
 	if err != nil {
 		return Created{}, fmt.Errorf("files: create link: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/pipeline"
@@ -139,7 +138,11 @@ func (s *Links) createLink(ctx context.Context, tx store.Tx, v any) (pipeline.Ef
 	if err != nil {
 		return pipeline.Effect{}, err
 	}
-	c, err := s.Create(ctx, tx, a.FileID, exp, caller(pipeline.PrincipalFrom(ctx)), now)
+	var by, actor string
+	if pr := pipeline.PrincipalFrom(ctx); pr != nil {
+		by, actor = pr.Subject, pr.Actor
+	}
+	c, err := s.Create(ctx, tx, a.FileID, exp, by, actor, now)
 	if err != nil {
 		return pipeline.Effect{}, err
 	}
@@ -152,16 +155,4 @@ func (s *Links) createLink(ctx context.Context, tx store.Tx, v any) (pipeline.Ef
 		eff.Summary, eff.Unchanged, eff.Details = "Returned the download link that already existed for this file and expiry; its URL is in the structured result.", true, map[string]int64{"linksCreated": 0}
 	}
 	return eff, nil
-}
-
-// caller is who a link's row says made it: the token's subject, and the
-// agent acting for it when one is.
-func caller(pr *auth.Principal) string {
-	switch {
-	case pr == nil:
-		return ""
-	case pr.Actor != "":
-		return pr.Subject + " (agent " + pr.Actor + ")"
-	}
-	return pr.Subject
 }

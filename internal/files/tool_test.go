@@ -200,7 +200,7 @@ func TestSeedIdempotency(t *testing.T) {
 			t.Errorf("audit outcomes %v, want one allowed, one unchanged", got)
 		}
 		l, err := files.GetLink(context.Background(), db, first.LinkID)
-		if err != nil || l.CreatedBy != "alice (agent ledger-copilot)" || !l.CreatedAt.Equal(t0) {
+		if err != nil || l.CreatedBy != "alice" || l.CreatedByActor != "ledger-copilot" || !l.CreatedAt.Equal(t0) {
 			t.Errorf("link row = %+v, %v", l, err)
 		}
 

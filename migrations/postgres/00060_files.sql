@@ -6,7 +6,9 @@
 -- grant). STORAGE EXTERNAL keeps it uncompressed out of line, so that the download handler's
 -- substring() reads only the chunk it asks for (documents are compressed already).
 --
--- file_link: a signed, expiring, revocable download link. The URL is not stored: it is
+-- file_link: a signed, expiring, revocable download link; created_by is the subject who asked
+-- for it, created_by_actor the agent acting on its behalf ('' for a person), as customer's
+-- status_set_by and status_set_actor (00040). The URL is not stored: it is
 -- recomputed from the row under the current link key (COBRANCA_LINK_KEYS), so the table holds
 -- no credential. The partial unique index makes files.create_download_link naturally
 -- idempotent under concurrency: one live link per (file, expiry instant); a revoked one frees
@@ -32,13 +34,14 @@ ALTER TABLE file ALTER COLUMN content SET STORAGE EXTERNAL;
 CREATE INDEX file_created_at ON file (created_at);
 
 CREATE TABLE file_link (
-    id         text   PRIMARY KEY CHECK (id ~ '^l_[a-z2-7]{26}$'),
-    file_id    text   NOT NULL REFERENCES file (id),
-    expires_at bigint NOT NULL,
-    created_by text   NOT NULL,
-    created_at bigint NOT NULL,
-    revoked_at bigint,
-    revoked_by text,
+    id               text   PRIMARY KEY CHECK (id ~ '^l_[a-z2-7]{26}$'),
+    file_id          text   NOT NULL REFERENCES file (id),
+    expires_at       bigint NOT NULL,
+    created_by       text   NOT NULL,
+    created_by_actor text   NOT NULL DEFAULT '',
+    created_at       bigint NOT NULL,
+    revoked_at       bigint,
+    revoked_by       text,
     CHECK ((revoked_at IS NULL) = (revoked_by IS NULL))
 );
 

@@ -17,13 +17,14 @@ CREATE TABLE file (
 CREATE INDEX file_created_at ON file (created_at);
 
 CREATE TABLE file_link (
-    id         TEXT    PRIMARY KEY CHECK (length(id) = 28 AND id GLOB 'l_*' AND NOT substr(id, 3) GLOB '*[^a-z2-7]*'),
-    file_id    TEXT    NOT NULL REFERENCES file (id),
-    expires_at INTEGER NOT NULL,
-    created_by TEXT    NOT NULL,
-    created_at INTEGER NOT NULL,
-    revoked_at INTEGER,
-    revoked_by TEXT,
+    id               TEXT    PRIMARY KEY CHECK (length(id) = 28 AND id GLOB 'l_*' AND NOT substr(id, 3) GLOB '*[^a-z2-7]*'),
+    file_id          TEXT    NOT NULL REFERENCES file (id),
+    expires_at       INTEGER NOT NULL,
+    created_by       TEXT    NOT NULL,
+    created_by_actor TEXT    NOT NULL DEFAULT '',
+    created_at       INTEGER NOT NULL,
+    revoked_at       INTEGER,
+    revoked_by       TEXT,
     CHECK ((revoked_at IS NULL) = (revoked_by IS NULL))
 ) WITHOUT ROWID;
 
