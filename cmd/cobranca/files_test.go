@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,10 +83,7 @@ func TestFilesCommands(t *testing.T) {
 	}
 
 	// A link, as the tool makes it, revoked by the operator.
-	cfg, err := config.Load(environ)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := mustConfig(t, environ)
 	db, err := openStore(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
