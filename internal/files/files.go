@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -111,10 +112,7 @@ type Upload struct {
 // customer id the text rule of ids and names refuses (invalid_file), and a
 // customer id no customer has (customer_not_found).
 func Add(ctx context.Context, tx store.Tx, f Upload, maxBytes int64, now time.Time) (File, error) {
-	name := filepath.Base(filepath.ToSlash(f.Name))
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		name = name[i+1:]
-	}
+	name := path.Base(filepath.ToSlash(f.Name))
 	if msg := portfolio.TextProblem(name); msg != "" || name == "." || name == ".." {
 		if msg == "" {
 			msg = "must name a file"
