@@ -103,13 +103,34 @@ func checkUniqueIDs(invs []Invoice) *Error {
 	return nil
 }
 
+// DateProblem returns why s is not acceptable as a date, or "" when it is:
+// the rule [Validate] applies to asOf and every dueDate (YYYY-MM-DD, a real
+// calendar date, from MinDate to MaxDate), exported so that other tools hold
+// their dates to the same one. The message quotes s only when s has the
+// shape of a date (digits and dashes).
+func DateProblem(s string) string {
+	_, msg := dateProblem(s)
+	return msg
+}
+
 // checkDate validates a date field; i < 0 means the top-level asOf.
 func checkDate(s, name string, i int) *Error {
 	if goodDate(s) {
 		return nil
 	}
-	var code Code
-	var msg string
+	code, msg := dateProblem(s)
+	field := name
+	if i >= 0 {
+		field = invoicePath(i, name)
+	}
+	return &Error{Code: code, Field: field, Message: msg}
+}
+
+// dateProblem is DateProblem with the code Validate answers.
+func dateProblem(s string) (code Code, msg string) {
+	if goodDate(s) {
+		return "", ""
+	}
 	switch {
 	case !dateShape(s):
 		code, msg = CodeInvalidFormat, "must be a date in YYYY-MM-DD form"
@@ -119,14 +140,8 @@ func checkDate(s, name string, i int) *Error {
 	case s < MinDate || s > MaxDate:
 		// Between valid dates of one shape, string order is date order.
 		code, msg = CodeOutOfRange, "must be from "+MinDate+" to "+MaxDate
-	default:
-		return nil
 	}
-	field := name
-	if i >= 0 {
-		field = invoicePath(i, name)
-	}
-	return &Error{Code: code, Field: field, Message: msg}
+	return code, msg
 }
 
 // checkText applies the rules for id, customerId and customerName.

@@ -165,3 +165,29 @@ func TestBidiControlsRefused(t *testing.T) {
 		t.Errorf("unicode.Bidi_Control has %d characters: the table is not the one this test is for", n)
 	}
 }
+
+// TestDateProblem: the exported date rule says what Validate says of asOf, in the same words,
+// and nothing of a date that is good.
+func TestDateProblem(t *testing.T) {
+	for _, tc := range []struct{ s, want string }{
+		{"2026-02-28", ""},
+		{MinDate, ""},
+		{MaxDate, ""},
+		{"2024-02-29", ""},
+		{"", "must be a date in YYYY-MM-DD form"},
+		{"28/02/2026", "must be a date in YYYY-MM-DD form"},
+		{"2026-02-30", "2026-02-30 is not a calendar date"},
+		{"2025-02-29", "2025-02-29 is not a calendar date"},
+		{"1999-12-31", "must be from " + MinDate + " to " + MaxDate},
+		{"2100-01-01", "must be from " + MinDate + " to " + MaxDate},
+	} {
+		if got := DateProblem(tc.s); got != tc.want {
+			t.Errorf("DateProblem(%q) = %q, want %q", tc.s, got, tc.want)
+		}
+		in := &Input{AsOf: tc.s, Invoices: []Invoice{{ID: "1", CustomerID: "c", CustomerName: "C", DueDate: MinDate, AmountCents: 1, Status: StatusOpen}}}
+		e := validate(in)
+		if (e == nil) != (tc.want == "") || e != nil && (e.Field != "asOf" || e.Message != tc.want) {
+			t.Errorf("validate(asOf %q) = %v; want the message %q on asOf", tc.s, e, tc.want)
+		}
+	}
+}
