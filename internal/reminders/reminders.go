@@ -65,6 +65,9 @@ const (
 // States are the states, in the order the schema lists them.
 func States() []State { return []State{Draft, Discarded} }
 
+// MaxInvoices bounds the invoices one reminder lists: a message a person reads.
+const MaxInvoices = 100
+
 // Invoice is one invoice a reminder is about. Its JSON form is the stored one.
 type Invoice struct {
 	ID          string `json:"id"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/store"
@@ -27,11 +28,7 @@ func eachStore(t *testing.T, fn func(t *testing.T, db store.DB)) {
 	for _, f := range storetest.Fixtures(pg) {
 		t.Run(string(f.Dialect), func(t *testing.T) {
 			t.Parallel()
-			if f.Dialect == store.Postgres {
-				fn(t, storetest.AppRole(t, pg))
-				return
-			}
-			fn(t, f.Migrated(t))
+			fn(t, f.Serving(t))
 		})
 	}
 }
@@ -63,6 +60,9 @@ func prepare(t *testing.T, db store.DB, tpl *reminders.Templates, r reminders.Re
 	var rec reminders.Record
 	var created bool
 	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		if err := customer(ctx, tx, r, now); err != nil {
+			return err
+		}
 		var err error
 		rec, created, err = reminders.Prepare(ctx, tx, tpl, r, now)
 		return err
@@ -71,6 +71,12 @@ func prepare(t *testing.T, db store.DB, tpl *reminders.Templates, r reminders.Re
 		t.Fatalf("Prepare: %v", err)
 	}
 	return rec, created
+}
+
+// customer stores the customer r is for, as prepare_reminder does before the draft.
+func customer(ctx context.Context, tx store.Tx, r reminders.Request, now time.Time) error {
+	_, err := customers.Upsert(ctx, tx, customers.Record{ID: r.CustomerID, Name: r.CustomerName, Email: "contas@example.com"}, now)
+	return err
 }
 
 func count(t *testing.T, db store.DB, where string, args ...any) int {
@@ -202,7 +208,11 @@ func TestPrepareConcurrent(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				errs[i] = db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-					rec, c, err := reminders.Prepare(ctx, tx, tpl, request("c1", reminders.Firm, inv1, inv2), t0)
+					r := request("c1", reminders.Firm, inv1, inv2)
+					if err := customer(ctx, tx, r, t0); err != nil {
+						return err
+					}
+					rec, c, err := reminders.Prepare(ctx, tx, tpl, r, t0)
 					ids[i], created[i] = rec.ID, c
 					return err
 				})
@@ -288,6 +298,20 @@ func TestList(t *testing.T) {
 					t.Errorf("%s, pages of %d (-want +got):\n%s", tc.name, limit, diff)
 				}
 			}
+		}
+	})
+}
+
+// TestDraftNeedsCustomer: a draft is written only for a stored customer.
+func TestDraftNeedsCustomer(t *testing.T) {
+	tpl := templates(t)
+	eachStore(t, func(t *testing.T, db store.DB) {
+		err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+			_, _, err := reminders.Prepare(ctx, tx, tpl, request("nobody", reminders.Friendly, inv1), t0)
+			return err
+		})
+		if err == nil || count(t, db, "1 = 1") != 0 {
+			t.Errorf("Prepare for a customer never stored: %v, %d drafts; want an error and none", err, count(t, db, "1 = 1"))
 		}
 	})
 }

@@ -4,7 +4,7 @@
 -- +goose Up
 CREATE TABLE reminder_draft (
     id               TEXT    PRIMARY KEY CHECK (length(id) = 34 AND id GLOB 'd_*'),
-    customer_id      TEXT    NOT NULL CHECK (customer_id <> ''),
+    customer_id      TEXT    NOT NULL REFERENCES customer (id),
     tone             TEXT    NOT NULL CHECK (tone IN ('friendly', 'firm')),
     language         TEXT    NOT NULL CHECK (language IN ('pt-BR', 'en')),
     invoices         TEXT    NOT NULL,
