@@ -14,6 +14,7 @@ import (
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/reminders"
 )
 
 // AnalyzeName is the name of the read-only analysis tool.
@@ -21,6 +22,10 @@ const AnalyzeName = "collections.analyze_portfolio"
 
 // Tools returns the collections tools, contract and logic, in listing order.
 func Tools() ([]pipeline.Tool, error) {
+	tpl, err := reminders.ParseTemplates()
+	if err != nil {
+		return nil, err
+	}
 	var tools []pipeline.Tool
 	for _, t := range []struct {
 		contract contract.Contract
@@ -28,6 +33,8 @@ func Tools() ([]pipeline.Tool, error) {
 	}{
 		{analyzeContract(), pipeline.Tool{Decode: analyzeDecode, Run: analyzeRun, FastOutput: true}},
 		{getCustomerContract(), pipeline.Tool{Decode: getCustomerDecode, Read: getCustomerRead}},
+		{listDraftsContract(), pipeline.Tool{Decode: listDraftsDecode, Read: listDrafts}},
+		{prepareReminderContract(), pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl)}},
 		{setContactStatusContract(), pipeline.Tool{Decode: setContactStatusDecode, Preview: setContactStatusPreview, Execute: setContactStatusExecute}},
 	} {
 		c, err := contract.Finish(t.contract)

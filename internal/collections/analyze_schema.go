@@ -153,20 +153,12 @@ func analyzeInputSchema() *jsonschema.Schema {
 		p.MinLength, p.MaxLength = ptr(1), ptr(portfolio.MaxTextLen)
 		p.Pattern = text
 	}
-	limit := fmt.Sprintf(" 1 to %d characters, with a visible letter, number, punctuation or symbol; no control characters, "+
-		"nor invisible or formatting characters that can hide or reorder text (zero-width, default-ignorable, format and "+
-		"bidirectional controls, variation selectors, tag characters, line and paragraph separators).", portfolio.MaxTextLen)
-	inv.Properties["id"].Description = "Invoice id, unique within the call;" + limit
-	inv.Properties["customerId"].Description = "Customer id; invoices are grouped by it;" + limit
+	inv.Properties["id"].Description = "Invoice id, unique within the call; " + textRule()
+	inv.Properties["customerId"].Description = "Customer id; invoices are grouped by it; " + textRule()
 	inv.Properties["customerName"].Description = "Customer name. Where a customer's invoices name it differently, " +
-		"its account shows the name on its first open invoice and warnings reports the customer;" + limit
-	due := inv.Properties["dueDate"]
-	due.Description = fmt.Sprintf("Due date (ISO calendar date, YYYY-MM-DD) from %s to %s.", portfolio.MinDate, portfolio.MaxDate)
-	dateRules(due)
-	amt := inv.Properties["amountCents"]
-	amt.Type = "integer"
-	amt.Minimum, amt.Maximum = ptr(1.0), ptr(float64(portfolio.MaxAmountCents))
-	amt.Description = fmt.Sprintf("Amount in BRL cents (integer, 1 to %d, that is up to R$ 10 billion).", int64(portfolio.MaxAmountCents))
+		"its account shows the name on its first open invoice and warnings reports the customer; " + textRule()
+	dueDateRules(inv.Properties["dueDate"])
+	amountRules(inv.Properties["amountCents"])
 	st := inv.Properties["status"]
 	st.Enum = []any{string(portfolio.StatusOpen), string(portfolio.StatusPaid), string(portfolio.StatusVoid)}
 	st.Description = "Invoice status; only open invoices count."
@@ -239,6 +231,19 @@ func closeObject(s *jsonschema.Schema) {
 		s.Required = append(s.Required, name)
 	}
 	slices.Sort(s.Required)
+}
+
+// dueDateRules describes an invoice's due date, held to portfolio's date rule.
+func dueDateRules(s *jsonschema.Schema) {
+	s.Description = fmt.Sprintf("Due date (ISO calendar date, YYYY-MM-DD) from %s to %s.", portfolio.MinDate, portfolio.MaxDate)
+	dateRules(s)
+}
+
+// amountRules describes an invoice's amount, held to portfolio's bounds.
+func amountRules(s *jsonschema.Schema) {
+	s.Type = "integer"
+	s.Minimum, s.Maximum = ptr(1.0), ptr(float64(portfolio.MaxAmountCents))
+	s.Description = fmt.Sprintf("Amount in BRL cents (integer, 1 to %d, that is up to R$ 10 billion).", int64(portfolio.MaxAmountCents))
 }
 
 func dateRules(s *jsonschema.Schema) {

@@ -155,6 +155,21 @@ func TestToolsList(t *testing.T) {
 	}
 }
 
+// productToolNames are the names of every product tool (a pipeline with a store serves them
+// all).
+func productToolNames(t testing.TB) []string {
+	t.Helper()
+	tools, err := collections.Tools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tool := range tools {
+		out = append(out, tool.Contract.Name)
+	}
+	return out
+}
+
 func toolNames(ts []*mcp.Tool) []string {
 	var out []string
 	for _, t := range ts {

@@ -1,0 +1,258 @@
+package collections
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/customers"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// PrepareReminderName is the name of the tool that writes a reminder draft.
+const PrepareReminderName = "collections.prepare_reminder"
+
+// previewRunes is how much of a draft's body its answer shows.
+const previewRunes = 200
+
+// prepareReminderExecute is prepare_reminder's Execute, writing with tpl.
+func prepareReminderExecute(tpl *reminders.Templates) pipeline.Execute {
+	return func(ctx context.Context, tx store.Tx, v any) (pipeline.Effect, error) {
+		return prepareReminder(ctx, tx, tpl, v.(*prepareArgs))
+	}
+}
+
+// prepareReminderDecode reads prepare_reminder's arguments.
+func prepareReminderDecode(b []byte) (any, int, error) { return checked(b, (*prepareArgs).check) }
+
+func prepareReminderContract() contract.Contract {
+	return contract.Contract{
+		Name:  PrepareReminderName,
+		Title: "Prepare a payment reminder draft",
+		Description: "Use to write a payment reminder for one customer about some of their open invoices (1 to " +
+			strconv.Itoa(reminders.MaxInvoices) + "), in a friendly or firm tone, in Brazilian Portuguese (default) or English. " +
+			"It stores the customer's name and e-mail address and a draft (subject and body from the server's templates) " +
+			"for a person to review; it never sends anything. It refuses a customer who asked not to be contacted or whose " +
+			"contact is paused. While the draft is still a draft, the same customer, invoices and tone give back that draft.",
+		Category:     "collections",
+		RiskLevel:    contract.Medium,
+		InputSchema:  prepareInputSchema(),
+		OutputSchema: prepareOutputSchema(),
+		Permissions:  []string{"reminders:write"},
+		SideEffects: contract.SideEffects{
+			Changes: []string{
+				"Creates the customer (contactable) or updates its name and e-mail address; never its contact status.",
+				"Stores a reminder draft (state draft) for the customer and invoices; nothing is sent.",
+			},
+			OnRepeat: "The same idempotencyKey with the same arguments returns the first answer and changes nothing again. " +
+				"Another call for the same customer, invoice set (ids, due dates and amounts, in any order) and tone, while that " +
+				"draft is still a draft, returns it (created false) and writes no new draft, whatever the language asked.",
+		},
+		AuditEvent: "collections.reminder.prepared",
+		FailureModes: []contract.FailureMode{
+			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema, or breaks a rule it cannot state: a due date that is not a real calendar date, two invoices with one id, a name or id with a character the text rule refuses, an e-mail address that is not a bare address; field names it (invoices[3].dueDate)."},
+			{Code: customers.CodeDoNotContact, Meaning: "The customer asked not to be contacted (contact status do_not_contact); nothing was done."},
+			{Code: customers.CodePaused, Meaning: "Contact with the customer is paused; the message gives the date it resumes (YYYY-MM-DD). Nothing was done."},
+		},
+		Idempotency: contract.Idempotency{Kind: "key", Description: "idempotencyKey is required: a retry with the same key and arguments " +
+			"returns the first answer. Besides, the draft is naturally idempotent: while it is still a draft, the same customer, " +
+			"invoice set and tone return it (created false) instead of writing another."},
+		DryRun: contract.ModeNone,
+	}
+}
+
+// prepareArgs are prepare_reminder's arguments (idempotencyKey is the pipeline's).
+type prepareArgs struct {
+	Customer prepareCustomer     `json:"customer"`
+	Invoices []reminders.Invoice `json:"invoices"`
+	Tone     string              `json:"tone"`
+	Language *string             `json:"language,omitempty"`
+}
+
+// prepareCustomer is whom the reminder is for.
+type prepareCustomer struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
+// check does what the input schema cannot: the whole text rule, the e-mail address, real
+// dates and unique invoice ids. The schema held the rest (counts, amounts, enums).
+func (a *prepareArgs) check() error {
+	if fe := a.record().Validate("customer."); fe != nil {
+		return fe
+	}
+	seen := make(map[string]int, len(a.Invoices))
+	for i, inv := range a.Invoices {
+		field := func(name string) string { return "invoices[" + strconv.Itoa(i) + "]." + name }
+		if p := portfolio.TextProblem(inv.ID); p != "" {
+			return &failure.Error{Code: failure.InvalidArguments, Field: field("id"), Message: p}
+		}
+		if j, dup := seen[inv.ID]; dup {
+			return &failure.Error{Code: failure.InvalidArguments, Field: field("id"), Message: "repeats the id of invoices[" + strconv.Itoa(j) + "]"}
+		}
+		seen[inv.ID] = i
+		if p := portfolio.DateProblem(inv.DueDate); p != "" {
+			return &failure.Error{Code: failure.InvalidArguments, Field: field("dueDate"), Message: p}
+		}
+	}
+	return nil
+}
+
+func (a *prepareArgs) record() customers.Record {
+	return customers.Record{ID: a.Customer.ID, Name: a.Customer.Name, Email: a.Customer.Email}
+}
+
+func (a *prepareArgs) language() reminders.Language {
+	if a.Language == nil {
+		return reminders.Languages()[0]
+	}
+	return reminders.Language(*a.Language)
+}
+
+// prepareResult is prepare_reminder's answer.
+type prepareResult struct {
+	DraftID  string `json:"draftId"`
+	State    string `json:"state"`
+	Language string `json:"language"`
+	Subject  string `json:"subject"`
+	Preview  string `json:"preview"`
+	Created  bool   `json:"created"`
+}
+
+// prepareReminder runs in the pipeline's transaction: the customer is written and locked
+// first, so that a contact status set at the same time either refuses this draft or, set
+// after it, discards it (set_contact_status discards open drafts in its own transaction).
+func prepareReminder(ctx context.Context, tx store.Tx, tpl *reminders.Templates, a *prepareArgs) (pipeline.Effect, error) {
+	now := pipeline.Now(ctx)
+	cust, changed, err := writeCustomer(ctx, tx, a.record(), now)
+	if err != nil {
+		return pipeline.Effect{}, err
+	}
+	if fe := cust.Contactable(customers.Today(now)); fe != nil {
+		fe.Field = "customer.id"
+		return pipeline.Effect{}, fe
+	}
+	req := reminders.Request{CustomerID: cust.ID, CustomerName: cust.Name, Tone: reminders.Tone(a.Tone),
+		Language: a.language(), Invoices: a.Invoices}
+	if pr := pipeline.PrincipalFrom(ctx); pr != nil {
+		req.CreatedBy, req.CreatedByActor = pr.Subject, pr.Actor
+	}
+	d, created, err := reminders.Prepare(ctx, tx, tpl, req, now)
+	if err != nil {
+		return pipeline.Effect{}, err
+	}
+	summary := fmt.Sprintf("Reminder draft prepared for 1 customer and %d invoice(s); nothing was sent.", d.InvoiceCount)
+	if !created {
+		summary = fmt.Sprintf("The open reminder draft for this customer, its %d invoice(s) and tone was returned; no new draft, nothing was sent.", d.InvoiceCount)
+	}
+	return pipeline.Effect{
+		Structured: &prepareResult{DraftID: d.ID, State: string(d.State), Language: string(d.Language), Subject: d.Subject,
+			Preview: preview(d.Body), Created: created},
+		Summary:   summary,
+		Details:   map[string]int64{"invoiceCount": int64(len(a.Invoices)), "draftsCreated": b2i(created), "customersWritten": b2i(changed)},
+		Unchanged: !created && !changed,
+	}, nil
+}
+
+// writeCustomer locks the customer r names until tx ends and creates it, or updates its name
+// and e-mail address when they differ; changed says whether it wrote.
+func writeCustomer(ctx context.Context, tx store.Tx, r customers.Record, now time.Time) (c customers.Customer, changed bool, err error) {
+	c, err = customers.GetForUpdate(ctx, tx, r.ID)
+	switch {
+	case err == nil && c.Name == r.Name && c.Email == r.Email:
+		return c, false, nil
+	case err != nil && !errors.Is(err, customers.ErrNotFound):
+		return customers.Customer{}, false, err
+	}
+	c, err = customers.Upsert(ctx, tx, r, now)
+	return c, err == nil, err
+}
+
+// preview is the start of a body: its first previewRunes characters, and "…" when more follow.
+func preview(body string) string {
+	if utf8.RuneCountInString(body) <= previewRunes {
+		return body
+	}
+	n := 0
+	for i := range body {
+		if n == previewRunes {
+			return body[:i] + "…"
+		}
+		n++
+	}
+	return body
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func prepareInputSchema() *jsonschema.Schema {
+	s := mustFor[prepareArgs]()
+	closeObject(s)
+	s.Required = []string{"customer", "invoices", "tone"}
+	s.Description = "One customer, the invoices the reminder is about, and how to word it."
+
+	cust := s.Properties["customer"]
+	closeObject(cust)
+	cust.Description = "The customer, as the operator knows it: stored (created, or name and e-mail updated) with the draft."
+	cust.Properties["id"] = customerIDSchema()
+	cust.Properties["name"] = textSchema("The customer's name, printed in the reminder as given;")
+	email := cust.Properties["email"]
+	email.MinLength, email.MaxLength = ptr(3), ptr(customers.MaxEmailLen)
+	email.Format = "email"
+	email.Pattern = textPattern()
+	email.Description = fmt.Sprintf("The customer's e-mail address: a bare address (local@domain, no display name, angle brackets or comment), at most %d bytes.", customers.MaxEmailLen)
+
+	invs := s.Properties["invoices"]
+	invs.Types, invs.Type = nil, "array"
+	invs.MinItems, invs.MaxItems = ptr(1), ptr(reminders.MaxInvoices)
+	invs.Description = fmt.Sprintf("1 to %d invoices with unique ids, listed in the reminder by due date with their total.", reminders.MaxInvoices)
+	inv := invs.Items
+	closeObject(inv)
+	inv.Description = "One open invoice. Every field is required."
+	inv.Properties["id"] = textSchema("Invoice id, unique within the call;")
+	dueDateRules(inv.Properties["dueDate"])
+	amountRules(inv.Properties["amountCents"])
+
+	tone := s.Properties["tone"]
+	tone.Enum = enum(reminders.Tones())
+	tone.Description = "friendly: a courteous reminder; firm: a formal request to pay."
+	noNull(s, "language")
+	lang := s.Properties["language"]
+	lang.Enum = enum(reminders.Languages())
+	lang.Default = json.RawMessage(strconv.Quote(string(reminders.Languages()[0])))
+	lang.Description = "pt-BR (the default: dates dd/mm/yyyy) or en; amounts are in BRL as pt-BR writes them (R$ 1.234,56) in both."
+	return s
+}
+
+func prepareOutputSchema() *jsonschema.Schema {
+	s := mustFor[prepareResult]()
+	closeObject(s)
+	s.Description = "The reminder draft: new, or the open one for the same customer, invoice set and tone. Nothing was sent."
+	draftIDRules(s.Properties["draftId"])
+	st := s.Properties["state"]
+	st.Enum = enum(reminders.States())
+	st.Description = "draft: open, for a person to review."
+	lang := s.Properties["language"]
+	lang.Enum = enum(reminders.Languages())
+	lang.Description = "The draft's language: the one asked for, or the open draft's own when created is false."
+	s.Properties["subject"].Description = "The reminder's subject line."
+	s.Properties["preview"].Description = fmt.Sprintf("The body's first %d characters, then … when it goes on.", previewRunes)
+	s.Properties["created"].Description = "true: this call wrote the draft; false: the open draft for the same customer, invoices and tone."
+	return s
+}
