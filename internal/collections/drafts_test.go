@@ -294,29 +294,9 @@ func reminderArgs(key string) map[string]any {
 func TestPrepareReminderConcurrentKey(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		const n = 50
-		results := make([]pipeline.Result, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() { results[i] = e.call(writer, collections.PrepareReminderName, reminderArgs("race-1")) })
-		}
-		wg.Wait()
-		var body string
-		var complete, inProgress int
-		for _, r := range results {
-			switch {
-			case r.Kind == pipeline.Complete:
-				if body == "" {
-					body = string(r.Structured)
-				} else if string(r.Structured) != body {
-					t.Errorf("answers differ: %s and %s", r.Structured, body)
-				}
-				complete++
-			case r.Kind == pipeline.ToolError && r.Err.Code == failure.RequestInProgress:
-				inProgress++
-			default:
-				t.Errorf("answer %v %+v", r.Kind, r.Err)
-			}
-		}
+		body, _ := pipelinetest.Race(t, n, func() pipeline.Result {
+			return e.call(writer, collections.PrepareReminderName, reminderArgs("race-1"))
+		})
 		if got := drafts(t, e.db); got != 1 {
 			t.Errorf("%d drafts stored, want 1", got)
 		}
@@ -324,10 +304,9 @@ func TestPrepareReminderConcurrentKey(t *testing.T) {
 		if ev["allowed"] != 1 || ev["allowed"]+ev["replayed"]+ev["rejected"]+ev["failed"] != n || ev["unchanged"] != 0 {
 			t.Errorf("audit %v, want exactly one allowed event and one event per call", ev)
 		}
-		if d := decode[prepared](t, pipeline.Result{Kind: pipeline.Complete, Structured: []byte(body)}); !d.Created {
+		if d := decode[prepared](t, pipeline.Result{Kind: pipeline.Complete, Structured: body}); !d.Created {
 			t.Errorf("the answer %s says created false", body)
 		}
-		t.Logf("%d complete, %d request_in_progress", complete, inProgress)
 	})
 }
 

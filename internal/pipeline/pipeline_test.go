@@ -522,37 +522,15 @@ func TestIdempotency(t *testing.T) {
 func TestConcurrentKey(t *testing.T) {
 	both(t, func(t *testing.T, db store.DB) {
 		e := newEnv(t, db, envOpts{slow: 20 * time.Millisecond})
-		const n = 50
-		var wg sync.WaitGroup
-		results := make([]pipeline.Result, n)
-		for i := range n {
-			wg.Go(func() { results[i] = e.do(agent, modern, "test.medium", `{"customer":"c1","idempotencyKey":"race"}`) })
-		}
-		wg.Wait()
-		var complete, inProgress int
-		var body string
-		for _, r := range results {
-			switch {
-			case r.Kind == pipeline.Complete:
-				if body == "" {
-					body = string(r.Structured)
-				} else if string(r.Structured) != body {
-					t.Errorf("answers differ: %s vs %s", r.Structured, body)
-				}
-				complete++
-			case code(r) == failure.RequestInProgress && r.Err.RetryAfter > 0:
-				inProgress++
-			default:
-				t.Errorf("answer %s %v", kindName(r.Kind), r.Err)
-			}
-		}
+		pipelinetest.Race(t, 50, func() pipeline.Result {
+			return e.do(agent, modern, "test.medium", `{"customer":"c1","idempotencyKey":"race"}`)
+		})
 		if e.effects(t) != 1 || e.count.started != 1 {
 			t.Errorf("effects %d, runs %d; want 1, 1", e.effects(t), e.count.started)
 		}
 		if ev := pipelinetest.Audited(t, db, "test.medium"); ev["allowed"] != 1 {
 			t.Errorf("audit %v, want exactly one allowed (executed) event", ev)
 		}
-		t.Logf("%d complete, %d request_in_progress", complete, inProgress)
 	})
 }
 
