@@ -528,3 +528,48 @@ func TestPrepareReminderCustomerTextLiteral(t *testing.T) {
 		}
 	}
 }
+
+// TestDoNotContactThroughTheTools: the issue's flow through one pipeline. An agent prepares a
+// reminder; the customer's do_not_contact, set by an agent with set_contact_status and
+// confirmed in band, discards the draft (list_drafts shows it discarded); prepare_reminder then
+// refuses the customer, and the refusal changes nothing.
+func TestDoNotContactThroughTheTools(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		agent := &auth.Principal{Subject: "ana", ClientID: "assistant", Actor: "agent-7", Kind: auth.KindAgent,
+			Scopes: []string{"collections:read", "reminders:write", "customers:write"}}
+		draft := decode[prepared](t, e.call(agent, collections.PrepareReminderName, reminderArgs("k1")))
+
+		modern := pipeline.Client{Protocol: "2026-07-28", InputRequests: true, Elicitation: true, ElicitationForm: true}
+		args := json.RawMessage(`{"customerId":"c1","status":"do_not_contact","reason":"asked by e-mail","idempotencyKey":"s1"}`)
+		ask := e.p.Do(context.Background(), pipeline.Call{Principal: agent, RequestID: "r2", Tool: "collections.set_contact_status", Args: args, Client: modern})
+		if ask.Kind != pipeline.InputRequired {
+			t.Fatalf("set_contact_status by an agent: kind %d %+v, want input_required", ask.Kind, ask.Err)
+		}
+		accept, _ := json.Marshal(map[string]any{"action": "accept", "content": map[string]any{"confirm": true}})
+		done := e.p.Do(context.Background(), pipeline.Call{Principal: agent, RequestID: "r3", Tool: "collections.set_contact_status", Args: args,
+			Client: modern, State: ask.State, Responses: map[string]json.RawMessage{"confirm": accept}})
+		if done.Kind != pipeline.Complete {
+			t.Fatalf("confirmed set_contact_status: kind %d %+v", done.Kind, done.Err)
+		}
+
+		page := decode[listPage](t, e.call(agent, collections.ListDraftsName, map[string]any{"customerId": "c1"}))
+		if len(page.Drafts) != 1 || page.Drafts[0].ID != draft.DraftID || page.Drafts[0].State != "discarded" {
+			t.Errorf("c1's drafts after do_not_contact: %+v, want %s discarded", page.Drafts, draft.DraftID)
+		}
+		for _, key := range []string{"k1", "k2"} { // the first key replays its answer; a new one is refused
+			res := e.call(agent, collections.PrepareReminderName, reminderArgs(key))
+			if key == "k1" {
+				if res.Kind != pipeline.Complete || decode[prepared](t, res).DraftID != draft.DraftID {
+					t.Errorf("replay of k1: %v %+v, want the first answer", res.Kind, res.Err)
+				}
+				continue
+			}
+			if res.Kind != pipeline.ToolError || res.Err.Code != customers.CodeDoNotContact {
+				t.Errorf("prepare_reminder after do_not_contact: %v %+v, want customer_do_not_contact", res.Kind, res.Err)
+			}
+		}
+		if n := drafts(t, e.db); n != 1 {
+			t.Errorf("%d drafts stored, want the one discarded", n)
+		}
+	})
+}
