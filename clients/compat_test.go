@@ -7,8 +7,11 @@
 // with other arguments under that key, and as a dry run; and, but for the
 // Inspector CLI, a high-tier tool called by an agent whose person accepts,
 // then declines, the confirmation, and by a client without the elicitation
-// capability — and every expectation is here: the node scripts beside this
-// file only report what their client made of each case.
+// capability; then the journey through the product's own tools
+// (journey_test.go): reminder drafts, the customer and draft reads, a
+// contact status a person confirms, a download link the test fetches — and
+// every expectation is here: the node scripts beside this file only report
+// what their client made of each case.
 //
 // It runs in `go test ./...` once `npm ci` has installed this directory's
 // node_modules (.ci/run does); without them it skips, except under CI=true,
@@ -41,6 +44,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
@@ -114,6 +118,12 @@ type report struct {
 	// Elicited are the params of each elicitation/create the client's
 	// handler was given, in order.
 	Elicited []json.RawMessage `json:"elicited"`
+
+	// Journey is what the client made of each step of the journey through
+	// the product's tools (nil: a step the client left out), and
+	// JourneyElicited the confirmations it was shown on the way.
+	Journey         []*step           `json:"journey"`
+	JourneyElicited []json.RawMessage `json:"journeyElicited"`
 }
 
 type step struct {
@@ -167,6 +177,7 @@ func TestClients(t *testing.T) {
 			} else if n := pipelinetest.Effects(t, s.db, highTool); n != 0 {
 				t.Errorf("%s: %d effects without a high-tier case", highTool, n)
 			}
+			s.checkJourney(t, rep, c.high && c.revision == modernRevision, c.high)
 		})
 	}
 }
@@ -230,6 +241,10 @@ type compatServer struct {
 	mu          sync.Mutex
 	exchanges   []exchange
 	metadataURL string
+	base        string // scheme://host of the server
+	fileID      string // a stored file the journey links to
+	fileContent []byte
+	journey     string // the journey's steps, as the scripts read them
 }
 
 // exchange is one request to the server and the answer it got.
@@ -260,8 +275,19 @@ func newCompatServer(t *testing.T) *compatServer {
 	medium := contracttest.WithDryRun(contracttest.New(mediumTool, contract.Medium, testWriteScope))
 	high := contracttest.New(highTool, contract.High, testWriteScope)
 	db := storetest.SQLite(t)
-	pipe := pipelinetest.Product(t, pipelinetest.WithStore(t, db, pipeline.Options{Logger: log,
-		Tools: []pipeline.Tool{pipelinetest.Effectful(medium, nil), pipelinetest.Effectful(high, nil)}}))
+	// The product's tools, files.create_download_link with them, audited
+	// like the server audits them; downloads of the links it makes.
+	alog, digest := auditLog(t, db)
+	links, err := files.NewLinks(pipelinetest.Ring(t), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileTools, err := files.Tools(links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe := pipelinetest.Product(t, pipelinetest.WithStore(t, db, pipeline.Options{Logger: log, Auditor: pipeline.NewAuditor(alog, digest),
+		Tools: append(fileTools, pipelinetest.Effectful(medium, nil), pipelinetest.Effectful(high, nil))}))
 	h, err := mcpapi.New(mcpapi.Options{Logger: log, Scopes: a, Pipeline: pipe})
 	if err != nil {
 		t.Fatal(err)
@@ -270,14 +296,17 @@ func newCompatServer(t *testing.T) *compatServer {
 	for _, c := range h.Contracts() {
 		scopes = append(scopes, c.Permissions...)
 	}
-	s := &compatServer{url: base + "/mcp", auth: a, mcp: h, db: db, medium: medium, high: high, metadataURL: a.ResourceMetadataURL()}
+	s := &compatServer{url: base + "/mcp", auth: a, mcp: h, db: db, medium: medium, high: high, metadataURL: a.ResourceMetadataURL(), base: base}
+	s.addFile(t)
+	s.journey = s.journeySteps(t)
 	if s.token, err = a.Mint(auth.MintOptions{Subject: "alice", Agent: "compat-agent", Scopes: scopes}); err != nil {
 		t.Fatal(err)
 	}
 	if s.noScope, err = a.Mint(auth.MintOptions{Subject: "mallory", Agent: "compat-agent", Scopes: []string{"other:read"}}); err != nil {
 		t.Fatal(err)
 	}
-	routes := server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: 1 << 20, Auth: a})
+	routes := server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: 1 << 20, Auth: a,
+		Downloads: &files.Downloads{DB: db, Links: links, Audit: alog, Logger: log}})
 	ts := httptest.NewUnstartedServer(s.record(routes))
 	ts.Listener.Close()
 	ts.Listener = ln
@@ -373,6 +402,7 @@ func (s *compatServer) check(t *testing.T, rep report, revision string) {
 	for _, c := range s.mcp.Contracts() {
 		want = append(want, c.Name)
 	}
+	slices.Sort(want) // go-sdk lists tools by name
 	if !slices.Equal(names, want) {
 		t.Errorf("tools/list = %v, want %v", names, want)
 	}
@@ -699,6 +729,7 @@ func nodeScript(node, script, era string) func(t *testing.T, s *compatServer) re
 			"COMPAT_HIGH_DECLINE_ARGS="+highDeclineArgs,
 			"COMPAT_HIGH_BARE_ARGS="+highNoElicitationArgs,
 			"COMPAT_HIGH_URL_ONLY_ARGS="+highURLOnlyArgs,
+			"COMPAT_JOURNEY="+s.journey,
 		)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -788,6 +819,21 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 			rep.HighAccept = callTool(sess, highTool, highAcceptArgs)
 			answer = &mcp.ElicitResult{Action: "decline"}
 			rep.HighDecline = callTool(sess, highTool, highDeclineArgs)
+			// The product's tools, in order, on the same client.
+			var steps []journeyStep
+			if err := json.Unmarshal([]byte(s.journey), &steps); err != nil {
+				t.Fatal(err)
+			}
+			shown := len(rep.Elicited)
+			for _, st := range steps {
+				answer = nil
+				if st.Answer != nil {
+					answer = &mcp.ElicitResult{Action: st.Answer.Action, Content: st.Answer.Content}
+				}
+				res := callTool(sess, st.Tool, string(st.Args))
+				rep.Journey = append(rep.Journey, &res)
+			}
+			rep.Elicited, rep.JourneyElicited = rep.Elicited[:shown], rep.Elicited[shown:]
 		}
 		if bare, err := connect(s.token, false); err != nil {
 			rep.HighNoElicitation = stepOf[any](nil, err)

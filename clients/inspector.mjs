@@ -57,13 +57,24 @@ async function mediumCases() {
   return r;
 }
 
-const [list, valid, invalid, noToken, noScope, medium] = await Promise.all([
+// The journey's steps run in order, each a run of the CLI; the steps that
+// ask a person to confirm are left out (the CLI has no one to ask).
+async function journey() {
+  const out = [];
+  for (const s of env.journey) {
+    out.push(s.high ? null : await call(env.token, s.args, s.tool));
+  }
+  return out;
+}
+
+const [list, valid, invalid, noToken, noScope, medium, steps] = await Promise.all([
   inspect(env.token, "--method", "tools/list"),
   call(env.token, env.validArgs),
   call(env.token, env.invalidArgs),
   call("", env.validArgs),
   call(env.tokenNoScope, env.validArgs),
   mediumCases(),
+  journey(),
 ]);
 report({
   // Each run connects; the listing's stands for them all.
@@ -75,4 +86,5 @@ report({
   noToken,
   noScope,
   ...medium,
+  journey: steps,
 });

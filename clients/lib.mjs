@@ -32,6 +32,11 @@ export const env = {
   highDeclineArgs: JSON.parse(need("COMPAT_HIGH_DECLINE_ARGS")),
   highBareArgs: JSON.parse(need("COMPAT_HIGH_BARE_ARGS")),
   highUrlOnlyArgs: JSON.parse(need("COMPAT_HIGH_URL_ONLY_ARGS")),
+  // The product's tools, called in order as an operator's agent would:
+  // [{tool, args, answer?, high?}] — answer is the person's reply to a
+  // confirmation the step asks for; high marks the steps a client without
+  // an elicitation handler (the Inspector CLI) leaves out.
+  journey: JSON.parse(need("COMPAT_JOURNEY")),
 };
 
 // step runs one case and records what the client made of it: its result, or
@@ -64,8 +69,11 @@ export async function runCases(connect) {
   // The person's answer to the next confirmation: what the client's
   // elicitation handler returns, having noted what it was shown.
   let answer;
+  // Where the elicitations shown are noted: the high-tier cases', then the
+  // journey's.
+  let shown = r.elicited;
   const elicit = (params) => {
-    r.elicited.push(params);
+    shown.push(params);
     return answer;
   };
   let client;
@@ -93,6 +101,15 @@ export async function runCases(connect) {
     r.highAccept = await high(env.highAcceptArgs);
     answer = { action: "decline" };
     r.highDecline = await high(env.highDeclineArgs);
+    // The product's tools, in order, on the same client.
+    r.journey = [];
+    r.journeyElicited = [];
+    shown = r.journeyElicited;
+    for (const s of env.journey) {
+      answer = s.answer;
+      r.journey.push(await step(() => client.callTool({ name: s.tool, arguments: s.args })));
+    }
+    shown = r.elicited;
     await client.close();
   }
   // A fresh client with token — declaring the elicitation modes given, its
