@@ -2,7 +2,6 @@ package pipeline_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
@@ -730,16 +728,6 @@ func TestReadAndUnchanged(t *testing.T) {
 		}
 		at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 		now := func() time.Time { return at }
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		alog, err := auditlog.New(db, key, auditlog.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		digest, err := auditlog.NewDigester(key)
-		if err != nil {
-			t.Fatal(err)
-		}
 		keys, err := idempotency.New(db.Dialect(), time.Hour, now)
 		if err != nil {
 			t.Fatal(err)
@@ -765,7 +753,7 @@ func TestReadAndUnchanged(t *testing.T) {
 		once.DryRun = func(context.Context, any) (pipeline.Effect, error) {
 			return pipeline.Effect{Structured: map[string]any{"ok": true, "customer": "c1"}}, nil
 		}
-		p, err := pipeline.New(pipeline.Options{Tools: []pipeline.Tool{read, once}, Auditor: pipeline.NewAuditor(alog, digest),
+		p, err := pipeline.New(pipeline.Options{Tools: []pipeline.Tool{read, once}, Auditor: pipelinetest.Auditor(t, db),
 			DB: db, Keys: keys, Now: now})
 		if err != nil {
 			t.Fatal(err)
