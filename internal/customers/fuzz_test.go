@@ -1,0 +1,67 @@
+package customers_test
+
+import (
+	"errors"
+	"net/mail"
+	"strings"
+	"testing"
+
+	"github.com/cobranca/cobranca/internal/customers"
+)
+
+// FuzzParseCSV: any file is either refused whole with an *ImportError that
+// names lines (never a value longer than a column name), or read into
+// customers that each pass Validate, with unique ids.
+func FuzzParseCSV(f *testing.F) {
+	for _, s := range []string{
+		"id,name,email\nC-1,Ana,ana@example.com\n",
+		"\uFEFFemail,id,name\r\n\"a@b.example\",\"C\"\"1\",\"x\ny\"\r\n",
+		"id,name,email\nC-1,Ana,ana@example.com\nC-1,Bob,bob@example.com\n",
+		"id,name\n", "", "\"", "id,name,email\nC-1,\"Ana,ana@example.com\n",
+		"id,name,email\nC-1,Ana\u202e,Ana <ana@example.com>\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, file string) {
+		recs, err := customers.ParseCSV(strings.NewReader(file))
+		if err != nil {
+			var ie *customers.ImportError
+			if !errors.As(err, &ie) || recs != nil || len(ie.Rows) == 0 {
+				t.Fatalf("ParseCSV = %v, %v; want an *ImportError with rows and no customers", recs, err)
+			}
+			for _, r := range ie.Rows {
+				if r.Line < 1 || r.Message == "" {
+					t.Fatalf("bad row %+v: want a line and a message", r)
+				}
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, r := range recs {
+			if fe := r.Validate(""); fe != nil {
+				t.Fatalf("ParseCSV accepted %+v: %v", r, fe)
+			}
+			if seen[r.ID] {
+				t.Fatalf("ParseCSV accepted the id %q twice", r.ID)
+			}
+			seen[r.ID] = true
+		}
+	})
+}
+
+// FuzzEmailProblem: an accepted address is a bare one that net/mail reads
+// back as exactly itself, within the bound.
+func FuzzEmailProblem(f *testing.F) {
+	for _, s := range []string{"ana@example.com", "Ana <ana@example.com>", `"a b"@x.example`, "a@[127.0.0.1]", "a@b", "", "a@b.example (c)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if customers.EmailProblem(s) != "" {
+			return
+		}
+		a, err := mail.ParseAddress(s)
+		if err != nil || a.Name != "" || a.Address != s || len(s) > customers.MaxEmailLen {
+			t.Fatalf("EmailProblem accepted %q (%v, %v)", s, a, err)
+		}
+	})
+}
