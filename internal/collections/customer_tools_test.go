@@ -179,8 +179,13 @@ func TestSetContactStatusAgentOnOldClient(t *testing.T) {
 		if !strings.Contains(res.Err.Message, wantPreview) {
 			t.Errorf("message %q, want the preview %q", res.Err.Message, wantPreview)
 		}
+		// The status it already has: the preview says nothing would change.
+		res = e.call(agent, legacy, set, `{"customerId":"C-1","status":"contactable","reason":"paid","idempotencyKey":"k-2"}`)
+		if want := `leave customer "C-1" ("Padaria \"São João\" {{.Secret}}") as it is: it already has the status contactable; nothing would change.`; res.Err == nil || !strings.Contains(res.Err.Message, want) {
+			t.Errorf("the same status on 2025-11-25: %v, want the preview %q", res.Err, want)
+		}
 		if after := e.get(t, "C-1"); !cmp.Equal(after, before) {
-			t.Errorf("after the refusal: %+v, want %+v", after, before)
+			t.Errorf("after the refusals: %+v, want %+v", after, before)
 		}
 		if got := pipelinetest.Audited(t, e.db, set); got["allowed"]+got["unchanged"] != 0 || len(got) != 1 {
 			t.Errorf("audit outcomes %v, want only the refusal", got)
