@@ -43,19 +43,15 @@ type tools struct {
 
 func eachStore(t *testing.T, fn func(t *testing.T, e tools)) {
 	t.Helper()
-	for _, f := range storetest.Fixtures(pg) {
-		t.Run(string(f.Dialect), func(t *testing.T) {
-			t.Parallel()
-			db := f.Serving(t)
-			clock := func() time.Time { return now }
-			keys, err := idempotency.New(db.Dialect(), time.Hour, clock)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := pipelinetest.Product(t, pipeline.Options{DB: db, Keys: keys, Auditor: pipelinetest.Auditor(t, db), Now: clock})
-			fn(t, tools{db: db, p: p})
-		})
-	}
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		clock := func() time.Time { return now }
+		keys, err := idempotency.New(db.Dialect(), time.Hour, clock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pipelinetest.Product(t, pipeline.Options{DB: db, Keys: keys, Auditor: pipelinetest.Auditor(t, db), Now: clock})
+		fn(t, tools{db: db, p: p})
+	})
 }
 
 func (e tools) call(pr *auth.Principal, cl pipeline.Client, tool, args string) pipeline.Result {

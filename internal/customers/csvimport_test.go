@@ -12,6 +12,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
 func TestParseCSV(t *testing.T) {
@@ -109,7 +110,7 @@ func TestParseCSVBounds(t *testing.T) {
 }
 
 func TestImport(t *testing.T) {
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
 		upsert(t, db, customers.Record{ID: "C-1", Name: "Ana", Email: "ana@example.com"}, t0)
 		upsert(t, db, customers.Record{ID: "C-2", Name: "Bob", Email: "bob@example.com"}, t0)

@@ -20,19 +20,6 @@ var pg = pgtest.New()
 
 func TestMain(m *testing.M) { pg.Run(m) }
 
-// eachStore runs fn on a fresh migrated database of each dialect; on
-// PostgreSQL as the serving role, which is what the code runs as.
-func eachStore(t *testing.T, fn func(t *testing.T, db store.DB)) {
-	t.Helper()
-	for _, f := range storetest.Fixtures(pg) {
-		t.Run(string(f.Dialect), func(t *testing.T) {
-			t.Parallel()
-			db := f.Serving(t)
-			fn(t, db)
-		})
-	}
-}
-
 var t0 = time.Date(2026, 12, 1, 9, 30, 0, 123456000, time.UTC)
 
 func inTx[T any](t *testing.T, db store.DB, fn func(ctx context.Context, tx store.Tx) (T, error)) (T, error) {
@@ -67,7 +54,7 @@ func get(t *testing.T, db store.DB, id string) customers.Customer {
 }
 
 func TestUpsert(t *testing.T) {
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		r := customers.Record{ID: "C-001", Name: "Padaria São João", Email: "financeiro@padaria.example"}
 		created := upsert(t, db, r, t0)
 		want := customers.Customer{ID: r.ID, Name: r.Name, Email: r.Email, Status: customers.Contactable, CreatedAt: t0, UpdatedAt: t0}
@@ -104,7 +91,7 @@ func TestUpsert(t *testing.T) {
 }
 
 func TestUpsertRefusesInvalid(t *testing.T) {
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		_, err := inTx(t, db, func(ctx context.Context, tx store.Tx) (customers.Customer, error) {
 			return customers.Upsert(ctx, tx, customers.Record{ID: "C-1", Name: "Ana", Email: "Ana <ana@example.com>"}, t0)
 		})
@@ -119,7 +106,7 @@ func TestUpsertRefusesInvalid(t *testing.T) {
 }
 
 func TestGetNotFound(t *testing.T) {
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		if _, err := customers.Get(context.Background(), db, "nobody"); !errors.Is(err, customers.ErrNotFound) {
 			t.Errorf("Get(nobody) = %v, want ErrNotFound", err)
 		}
@@ -139,7 +126,7 @@ func TestGetNotFound(t *testing.T) {
 }
 
 func TestSetStatus(t *testing.T) {
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		r := customers.Record{ID: "C-9", Name: "Oficina Dois Irmãos", Email: "ana@oficina.example"}
 		upsert(t, db, r, t0)
 		at := t0.Add(time.Minute)
@@ -188,7 +175,7 @@ func TestSetStatus(t *testing.T) {
 // TestSchemaChecks: the table itself refuses a status the code would never
 // write, whoever writes it.
 func TestSchemaChecks(t *testing.T) {
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
 		upsert(t, db, customers.Record{ID: "C-1", Name: "Ana", Email: "ana@example.com"}, t0)
 		for _, q := range []string{
