@@ -539,15 +539,7 @@ func TestDoNotContactThroughTheTools(t *testing.T) {
 			Scopes: []string{"collections:read", "reminders:write", "customers:write"}}
 		draft := decode[prepared](t, e.call(agent, collections.PrepareReminderName, reminderArgs("k1")))
 
-		modern := pipeline.Client{Protocol: "2026-07-28", InputRequests: true, Elicitation: true, ElicitationForm: true}
-		args := json.RawMessage(`{"customerId":"c1","status":"do_not_contact","reason":"asked by e-mail","idempotencyKey":"s1"}`)
-		ask := e.p.Do(context.Background(), pipeline.Call{Principal: agent, RequestID: "r2", Tool: "collections.set_contact_status", Args: args, Client: modern})
-		if ask.Kind != pipeline.InputRequired {
-			t.Fatalf("set_contact_status by an agent: kind %d %+v, want input_required", ask.Kind, ask.Err)
-		}
-		accept, _ := json.Marshal(map[string]any{"action": "accept", "content": map[string]any{"confirm": true}})
-		done := e.p.Do(context.Background(), pipeline.Call{Principal: agent, RequestID: "r3", Tool: "collections.set_contact_status", Args: args,
-			Client: modern, State: ask.State, Responses: map[string]json.RawMessage{"confirm": accept}})
+		_, done := e.confirmed(t, agent, collections.SetContactStatusName, `{"customerId":"c1","status":"do_not_contact","reason":"asked by e-mail","idempotencyKey":"s1"}`)
 		if done.Kind != pipeline.Complete {
 			t.Fatalf("confirmed set_contact_status: kind %d %+v", done.Kind, done.Err)
 		}
