@@ -160,11 +160,12 @@ func EmailProblem(s string) string {
 func ReasonProblem(s string) string { return portfolio.TextProblem(s) }
 
 // PausedUntilProblem returns why s is not acceptable as the date a pause
-// ends, given today (YYYY-MM-DD), or "": a real calendar date written
-// YYYY-MM-DD, later than today.
+// ends, given today (YYYY-MM-DD), or "": a date as analyze_portfolio's
+// (portfolio.DateProblem: YYYY-MM-DD, a real calendar date, from
+// portfolio.MinDate to portfolio.MaxDate), later than today.
 func PausedUntilProblem(s, today string) string {
-	if _, err := time.Parse(DateLayout, s); err != nil {
-		return "must be a real calendar date written YYYY-MM-DD"
+	if p := portfolio.DateProblem(s); p != "" {
+		return p
 	}
 	if s <= today {
 		return "must be later than today (" + today + ")"

@@ -277,6 +277,7 @@ func TestChangeValidate(t *testing.T) {
 		{customers.Change{Status: customers.Paused, PausedUntil: "2026-12-01", Reason: "r"}, "pausedUntil"},
 		{customers.Change{Status: customers.Paused, PausedUntil: "2027-02-29", Reason: "r"}, "pausedUntil"},
 		{customers.Change{Status: customers.Paused, PausedUntil: "2027-2-28", Reason: "r"}, "pausedUntil"},
+		{customers.Change{Status: customers.Paused, PausedUntil: "2100-01-01", Reason: "r"}, "pausedUntil"},
 		{customers.Change{Status: customers.DoNotContact, Reason: " "}, "reason"},
 		{customers.Change{Status: customers.DoNotContact}, "reason"},
 	} {
