@@ -32,10 +32,11 @@ func TestCustomersImport(t *testing.T) {
 			if dialect == "postgres" {
 				environ = append(environ, "COBRANCA_DATABASE_URL="+own.Database(t))
 			}
+			stdin := ""
 			cli := func(args ...string) (string, string, error) {
 				t.Helper()
 				var out, errOut bytes.Buffer
-				err := run(context.Background(), args, environ, strings.NewReader(""), &out, &errOut)
+				err := run(context.Background(), args, environ, strings.NewReader(stdin), &out, &errOut)
 				return out.String(), errOut.String(), err
 			}
 			file := func(name, content string) string {
@@ -67,9 +68,9 @@ func TestCustomersImport(t *testing.T) {
 				t.Errorf("import bad.csv = %q, %v; want\n%s", out, err, want)
 			}
 
-			more := file("more.csv", "id,email,name\nC-1,ana@padaria.example,Padaria São João\nC-2,contas@oficina.example,Oficina Dois Irmãos\nC-5,eva@example.com,Eva\n")
-			if out, _, err := cli("customers", "import", more); err != nil || out != "imported 3 customer(s): 1 created, 1 updated, 1 unchanged\n" {
-				t.Fatalf("import more.csv = %q, %v", out, err)
+			stdin = "id,email,name\nC-1,ana@padaria.example,Padaria São João\nC-2,contas@oficina.example,Oficina Dois Irmãos\nC-5,eva@example.com,Eva\n"
+			if out, _, err := cli("customers", "import", "-"); err != nil || out != "imported 3 customer(s): 1 created, 1 updated, 1 unchanged\n" {
+				t.Fatalf("import - (stdin) = %q, %v", out, err)
 			}
 
 			// What is stored: the bad file's changes to C-1 and its new customers are absent.
