@@ -222,17 +222,17 @@ func TestSetContactStatusRefusals(t *testing.T) {
 			{human, `{"customerId":"C-1","status":"paused","pausedUntil":"2026-07-01","reason":"r","idempotencyKey":"k-3"}`, failure.InvalidArguments, "pausedUntil"},
 			{agent, `{"customerId":"C-1","status":"paused","pausedUntil":"2026-06-30","reason":"r","idempotencyKey":"k-4"}`, failure.InvalidArguments, "pausedUntil"},
 			{human, `{"customerId":"C-1","status":"paused","pausedUntil":"2027-02-29","reason":"r","idempotencyKey":"k-5"}`, failure.InvalidArguments, "pausedUntil"},
-			{human, `{"customerId":"C-1","status":"paused","reason":"r","idempotencyKey":"k-6"}`, failure.InvalidArguments, "arguments"},
-			{human, `{"customerId":"C-1","status":"contactable","pausedUntil":"2027-01-01","reason":"r","idempotencyKey":"k-7"}`, failure.InvalidArguments, "arguments"},
-			{human, `{"customerId":"C-1","status":"gone","reason":"r","idempotencyKey":"k-8"}`, failure.InvalidArguments, "arguments"},
-			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"\u200b","idempotencyKey":"k-9"}`, failure.InvalidArguments, "arguments"},
+			{human, `{"customerId":"C-1","status":"paused","reason":"r","idempotencyKey":"k-6"}`, failure.InvalidArguments, "pausedUntil"},
+			{human, `{"customerId":"C-1","status":"contactable","pausedUntil":"2027-01-01","reason":"r","idempotencyKey":"k-7"}`, failure.InvalidArguments, "pausedUntil"},
+			{human, `{"customerId":"C-1","status":"gone","reason":"r","idempotencyKey":"k-8"}`, failure.InvalidArguments, "status"},
+			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"\u200b","idempotencyKey":"k-9"}`, failure.InvalidArguments, "reason"},
 			// A combining mark alone passes the schema's pattern (see textPattern); Go refuses it.
 			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"\u0301","idempotencyKey":"k-9a"}`, failure.InvalidArguments, "reason"},
 			{human, `{"customerId":"\u0301","status":"do_not_contact","reason":"r","idempotencyKey":"k-9b"}`, failure.InvalidArguments, "customerId"},
-			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"a\u202eb","idempotencyKey":"k-10"}`, failure.InvalidArguments, "arguments"},
-			{human, `{"customerId":"C-1","status":"do_not_contact","idempotencyKey":"k-11"}`, failure.InvalidArguments, "arguments"},
+			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"a\u202eb","idempotencyKey":"k-10"}`, failure.InvalidArguments, "reason"},
+			{human, `{"customerId":"C-1","status":"do_not_contact","idempotencyKey":"k-11"}`, failure.InvalidArguments, "reason"},
 			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"r"}`, failure.InvalidArguments, "idempotencyKey"},
-			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"r","idempotencyKey":"k-12","note":"x"}`, failure.InvalidArguments, "arguments"},
+			{human, `{"customerId":"C-1","status":"do_not_contact","reason":"r","idempotencyKey":"k-12","note":"x"}`, failure.InvalidArguments, "note"},
 		} {
 			res := e.do(tc.pr, modern, set, tc.args)
 			if code, field := failed(res); res.Kind != pipeline.ToolError || code != tc.code || field != tc.field {
@@ -279,10 +279,10 @@ func TestGetCustomer(t *testing.T) {
 			field string
 		}{
 			{`{"customerId":"C-404"}`, customers.CodeNotFound, "customerId"},
-			{`{"customerId":" "}`, failure.InvalidArguments, "arguments"},
+			{`{"customerId":" "}`, failure.InvalidArguments, "customerId"},
 			{`{"customerId":"\u0301"}`, failure.InvalidArguments, "customerId"},
-			{`{}`, failure.InvalidArguments, "arguments"},
-			{`{"customerId":"C-1","x":1}`, failure.InvalidArguments, "arguments"},
+			{`{}`, failure.InvalidArguments, "customerId"},
+			{`{"customerId":"C-1","x":1}`, failure.InvalidArguments, "x"},
 		} {
 			res := e.do(agent, modern, collections.GetCustomerName, tc.args)
 			if code, field := failed(res); res.Kind != pipeline.ToolError || code != tc.code || field != tc.field {

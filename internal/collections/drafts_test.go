@@ -464,23 +464,23 @@ func TestPrepareReminderInvalid(t *testing.T) {
 	}{
 		{"Feb 30", func(a map[string]any) { inv(a, 1)["dueDate"] = "2026-02-30" }, "invoices[1].dueDate"},
 		{"a repeated id", func(a map[string]any) { inv(a, 2)["id"] = "NF-3" }, "invoices[2].id"},
-		{"a bidi control in the name", func(a map[string]any) { a["customer"].(map[string]any)["name"] = "Pão\u202eQuente" }, "arguments"},
+		{"a bidi control in the name", func(a map[string]any) { a["customer"].(map[string]any)["name"] = "Pão\u202eQuente" }, "customer.name"},
 		{"a display name", func(a map[string]any) { a["customer"].(map[string]any)["email"] = "Ana <ana@example.com>" }, "customer.email"},
 		{"a combining mark alone as an id", func(a map[string]any) { inv(a, 0)["id"] = "\u0301" }, "invoices[0].id"},
 		{"no key", func(a map[string]any) { delete(a, "idempotencyKey") }, "idempotencyKey"},
-		{"an unknown tone", func(a map[string]any) { a["tone"] = "angry" }, "arguments"},
-		{"an unknown language", func(a map[string]any) { a["language"] = "fr" }, "arguments"},
-		{"no invoices", func(a map[string]any) { a["invoices"] = []any{} }, "arguments"},
+		{"an unknown tone", func(a map[string]any) { a["tone"] = "angry" }, "tone"},
+		{"an unknown language", func(a map[string]any) { a["language"] = "fr" }, "language"},
+		{"no invoices", func(a map[string]any) { a["invoices"] = []any{} }, "invoices"},
 		{"101 invoices", func(a map[string]any) {
 			var many []any
 			for i := range 101 {
 				many = append(many, map[string]any{"id": fmt.Sprint(i), "dueDate": "2026-06-10", "amountCents": 1})
 			}
 			a["invoices"] = many
-		}, "arguments"},
-		{"a zero amount", func(a map[string]any) { inv(a, 0)["amountCents"] = 0 }, "arguments"},
-		{"an amount beyond R$ 10 billion", func(a map[string]any) { inv(a, 0)["amountCents"] = 1_000_000_000_001 }, "arguments"},
-		{"a body", func(a map[string]any) { a["body"] = "pay now" }, "arguments"},
+		}, "invoices"},
+		{"a zero amount", func(a map[string]any) { inv(a, 0)["amountCents"] = 0 }, "invoices[0].amountCents"},
+		{"an amount beyond R$ 10 billion", func(a map[string]any) { inv(a, 0)["amountCents"] = 1_000_000_000_001 }, "invoices[0].amountCents"},
+		{"a body", func(a map[string]any) { a["body"] = "pay now" }, "body"},
 	} {
 		args := reminderArgs("bad-" + tc.name)
 		tc.edit(args)

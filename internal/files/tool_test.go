@@ -350,9 +350,9 @@ func TestCreateLinkArguments(t *testing.T) {
 		{"not a real date", `{"fileId":"` + f.ID + `","expiresAt":"2025-12-32T09:30:00Z"}`, failure.InvalidArguments, "expiresAt"},
 		{"no zone", `{"fileId":"` + f.ID + `","expiresAt":"2025-12-25T09:30:00"}`, failure.InvalidArguments, "expiresAt"},
 		{"a date only", `{"fileId":"` + f.ID + `","expiresAt":"2025-12-25"}`, failure.InvalidArguments, "expiresAt"},
-		{"malformed file id", `{"fileId":"abc","expiresAt":"2025-12-25T09:30:00Z"}`, failure.InvalidArguments, "arguments"},
-		{"missing expiry", `{"fileId":"` + f.ID + `"}`, failure.InvalidArguments, "arguments"},
-		{"unknown argument", `{"fileId":"` + f.ID + `","expiresAt":"2025-12-25T09:30:00Z","url":"x"}`, failure.InvalidArguments, "arguments"},
+		{"malformed file id", `{"fileId":"abc","expiresAt":"2025-12-25T09:30:00Z"}`, failure.InvalidArguments, "fileId"},
+		{"missing expiry", `{"fileId":"` + f.ID + `"}`, failure.InvalidArguments, "expiresAt"},
+		{"unknown argument", `{"fileId":"` + f.ID + `","expiresAt":"2025-12-25T09:30:00Z","url":"x"}`, failure.InvalidArguments, "url"},
 		{"unknown file", `{"fileId":"f_` + strings.Repeat("a", 26) + `","expiresAt":"2025-12-25T09:30:00Z"}`, files.CodeFileNotFound, "fileId"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

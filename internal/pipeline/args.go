@@ -81,8 +81,9 @@ func (t *compiled) validateInput(raw []byte) error {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "are not well-formed JSON"}
 	}
-	if err := t.input.Validate(v); err != nil {
-		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: err.Error()}
+	if t.input.Validate(v) != nil {
+		// jsonschema-go's error quotes the value: it goes nowhere.
+		return t.schemaFault(t.Contract.InputSchema, v)
 	}
 	return nil
 }

@@ -97,8 +97,10 @@ type compiled struct {
 	Tool
 	fast   *schema.Validator
 	output *jsonschema.Resolved // nil for a text-only tool
-	// input checks the arguments of a Strict tool against its input schema.
-	input *jsonschema.Resolved
+	// input checks the arguments of a Strict tool against its input schema;
+	// faults says where arguments it refuses are at fault.
+	input  *jsonschema.Resolved
+	faults faultFinder
 }
 
 // compile refuses, at start, a tool whose contract asks for something no
