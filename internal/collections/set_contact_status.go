@@ -141,7 +141,15 @@ func setContactStatusPreview(ctx context.Context, q store.Querier, v any) (strin
 	if fe := ch.Validate(customers.Today(pipeline.Now(ctx))); fe != nil {
 		return "", fe
 	}
-	c, err := customers.Get(ctx, q, a.CustomerID)
+	// In the call's transaction (the pipeline checking the confirmed preview
+	// still holds), the customer is locked until Execute changes it.
+	var c customers.Customer
+	var err error
+	if tx, ok := q.(store.Tx); ok {
+		c, err = customers.GetForUpdate(ctx, tx, a.CustomerID)
+	} else {
+		c, err = customers.Get(ctx, q, a.CustomerID)
+	}
 	if err != nil {
 		return "", customerError(err)
 	}

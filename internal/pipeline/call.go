@@ -23,6 +23,9 @@ type callState struct {
 	args  *args
 	start time.Time
 	info  *request.Info
+	// confirmed, for a call a person confirmed in-band, is the digest of
+	// the preview the person saw (as sealed in the state; possibly empty).
+	confirmed *[]byte
 }
 
 func (p *Pipeline) begin(ctx context.Context, c Call) *callState {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -22,6 +23,10 @@ const inProgressRetry = 500 * time.Millisecond
 type ending struct {
 	failed error
 	replay []byte
+	// reconfirm: what the call would do now is not what the person
+	// confirmed; preview is what it would do.
+	reconfirm bool
+	preview   string
 }
 
 // execute runs a call of a tool with side effects in one transaction:
@@ -64,6 +69,20 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 				return errRollback
 			}
 		}
+		if cl.confirmed != nil {
+			// The person confirmed a preview read before this transaction:
+			// the call runs only if it still does exactly that, as read now,
+			// in the transaction (a Preview given a Tx locks what it reads).
+			preview, err := safely(cl.tool, func() (string, error) { return cl.tool.Preview(ctx, tx, a.value) })
+			if err != nil {
+				end = &ending{failed: err}
+				return errRollback
+			}
+			if d := previewDigest(preview); !bytes.Equal(d[:], *cl.confirmed) {
+				end = &ending{reconfirm: true, preview: preview}
+				return errRollback
+			}
+		}
 		eff, err := safely(cl.tool, func() (Effect, error) { return cl.tool.Execute(ctx, tx, a.value) })
 		if err != nil {
 			end = &ending{failed: err}
@@ -103,6 +122,8 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 		return out
 	case end != nil && end.failed != nil:
 		return cl.fail(end.failed)
+	case end != nil && end.reconfirm:
+		return p.askConfirmation(cl, end.preview, true)
 	case end != nil:
 		return cl.replay(end.replay)
 	}

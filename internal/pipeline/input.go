@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -187,54 +188,73 @@ func (p *Pipeline) askInput(cl *callState, need *NeedInput) Result {
 }
 
 // confirmation decides a high-tier call by an agent. It reports whether the
-// person accepted (the call goes on); otherwise res is the answer: the
-// confirmation request, or the refusal.
-func (p *Pipeline) confirmation(ctx context.Context, cl *callState, c Call, opened *reqstate.Opened) (accepted bool, res Result) {
+// person accepted (the call goes on), and then the digest of the preview the
+// person was shown, as sealed in the round's state; otherwise res is the
+// answer: the confirmation request, or the refusal.
+func (p *Pipeline) confirmation(ctx context.Context, cl *callState, c Call, opened *reqstate.Opened) (accepted bool, seen []byte, res Result) {
 	if opened != nil && (len(opened.Payload) == 0 || opened.Payload[0] != markConfirm) {
-		return false, cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "is not the state of this call's confirmation"})
+		return false, nil, cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "is not the state of this call's confirmation"})
 	}
 	if opened != nil {
 		if raw, ok := c.Responses[confirmInput]; ok {
 			switch answer(raw) {
 			case accept:
-				return true, Result{}
+				return true, opened.Payload[1:], Result{}
 			case decline:
-				return false, cl.fail(&failure.Error{Code: failure.ConfirmationDeclined, Message: "the person declined; nothing was done"})
+				return false, nil, cl.fail(&failure.Error{Code: failure.ConfirmationDeclined, Message: "the person declined; nothing was done"})
 			default:
-				return false, cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "inputResponses." + confirmInput, Message: "is not an elicitation result {action, content:{confirm: boolean}}"})
+				return false, nil, cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "inputResponses." + confirmInput, Message: "is not an elicitation result {action, content:{confirm: boolean}}"})
 			}
 		}
 		// A round answered without the confirmation: ask again.
 	}
 	preview, err := safely(cl.tool, func() (string, error) { return cl.tool.Preview(ctx, p.db, cl.args.value) })
 	if err != nil {
-		return false, cl.fail(err)
+		return false, nil, cl.fail(err)
 	}
+	return false, nil, p.askConfirmation(cl, preview, false)
+}
+
+// askConfirmation asks the caller's client to show the person preview and
+// have it confirmed: an input round whose sealed state carries the
+// preview's digest, so that the call runs only if, when it runs, it would
+// still do exactly what the person saw (execute compares). changed: the
+// person confirmed an earlier preview, which no longer holds.
+func (p *Pipeline) askConfirmation(cl *callState, preview string, changed bool) Result {
+	c := cl.call
 	if !c.Client.InputRequests {
-		return false, cl.fail(&failure.Error{Code: failure.ConfirmationRequired, Message: "a person must confirm this call, and this client cannot be asked in-band (MCP 2025-11-25); nothing was done. It would: " + preview})
+		return cl.fail(&failure.Error{Code: failure.ConfirmationRequired, Message: "a person must confirm this call, and this client cannot be asked in-band (MCP 2025-11-25); nothing was done. It would: " + preview})
 	}
 	if !c.Client.ElicitationForm {
 		res := cl.protocolError(&failure.Error{Code: failure.MissingClientCapability, Message: "this call needs a person's confirmation: declare the elicitation capability (form mode)"})
 		res.RequiredCapabilities = map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
-		return false, res
+		return res
 	}
-	state, err := p.seal(c, cl.args, []byte{markConfirm})
+	digest := previewDigest(preview)
+	state, err := p.seal(c, cl.args, append([]byte{markConfirm}, digest[:]...))
 	if err != nil {
-		return false, cl.fail(err)
+		return cl.fail(err)
+	}
+	message := "Confirm " + cl.tool.Contract.Title + ": " + preview
+	if changed {
+		message = "What this call would do has changed since it was confirmed; nothing was done. " + message
 	}
 	params, err := json.Marshal(map[string]any{
 		"mode":            "form",
-		"message":         "Confirm " + cl.tool.Contract.Title + ": " + preview,
+		"message":         message,
 		"requestedSchema": confirmSchema,
 	})
 	if err != nil {
-		return false, cl.fail(err)
+		return cl.fail(err)
 	}
-	return false, cl.finish(cl.record(auditlog.InputRequired, failure.ConfirmationRequired), Result{
+	return cl.finish(cl.record(auditlog.InputRequired, failure.ConfirmationRequired), Result{
 		Kind: InputRequired, State: state,
 		Inputs: map[string]Input{confirmInput: {Method: "elicitation/create", Params: params}},
 	})
 }
+
+// previewDigest is what a confirmation's state holds of the preview shown.
+func previewDigest(preview string) [sha256.Size]byte { return sha256.Sum256([]byte(preview)) }
 
 // confirmSchema is the form a person answers: one checkbox.
 var confirmSchema = &jsonschema.Schema{

@@ -367,10 +367,11 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	}
 	// 7. Confirmation.
 	if confirm {
-		answered, res := p.confirmation(ctx, cl, c, opened)
+		answered, seen, res := p.confirmation(ctx, cl, c, opened)
 		if !answered {
 			return res
 		}
+		cl.confirmed = &seen
 	}
 	// 8. Execution (with idempotency for a tool with side effects), 9. the
 	// output check and 10. the audit.

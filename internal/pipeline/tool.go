@@ -66,9 +66,13 @@ type Read func(ctx context.Context, q store.Querier, args any) (Effect, error)
 type Execute func(ctx context.Context, tx store.Tx, args any) (Effect, error)
 
 // Preview says, in words a person reads before confirming, exactly what a
-// call would change, reading the store through q (the pipeline's DB) where
-// what changes depends on what is stored (a customer's current status). It
-// must not change anything.
+// call would change, reading the store through q where what changes depends
+// on what is stored (a customer's current status). It must not change
+// anything. The pipeline calls it twice for a call a person confirms: with
+// its DB, for the person to read; then, once the person accepted, with the
+// call's transaction (q is a store.Tx), before Execute — the call runs only
+// if the preview is still the same, so a Preview given a Tx must lock what it
+// reads (SELECT … FOR UPDATE) for Execute to find it unchanged.
 type Preview func(ctx context.Context, q store.Querier, args any) (string, error)
 
 // Tool is a contract together with the logic that honours it:
