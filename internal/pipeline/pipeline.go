@@ -346,6 +346,14 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 		if opened, err = p.openState(c, a); err != nil {
 			return cl.protocolError(stateError(err))
 		}
+		// A client resending a retry whose answer it lost — the state
+		// already spent by the call it carried — gets that call's stored
+		// answer under its key, not a refusal that hides what was done.
+		if t.Contract.HasSideEffects() && a.key != "" {
+			if res, ended := p.peek(ctx, cl); ended {
+				return res
+			}
+		}
 		if res, ended := p.spendOnce(ctx, cl, opened); ended {
 			return res
 		}
@@ -355,7 +363,7 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	// repeat), or the conflict — a person is never asked to confirm a
 	// change that was made, or that the key forbids. A call that goes
 	// straight to execution learns the same in its own transaction.
-	if t.Contract.HasSideEffects() && a.key != "" && (a.dryRun || confirm && opened == nil) {
+	if t.Contract.HasSideEffects() && a.key != "" && opened == nil && (a.dryRun || confirm) {
 		if res, ended := p.peek(ctx, cl); ended {
 			return res
 		}
