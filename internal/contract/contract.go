@@ -81,7 +81,10 @@ type SideEffects struct {
 // Idempotency says how repeating a call is made safe.
 type Idempotency struct {
 	// Kind: "inherent" (no effect to repeat), "key" (idempotencyKey argument),
-	// or "natural" (same arguments give the same effect, e.g. same link).
+	// or "natural" (same arguments give the same effect, e.g. same link). A
+	// natural tool's answer is never stored under an idempotencyKey (it may
+	// hold a credential): a repeat of the key runs the tool again, which
+	// answers as its natural idempotency does.
 	Kind        string `json:"kind"`
 	Description string `json:"description"`
 }
@@ -360,11 +363,15 @@ func withControlArgs(c *Contract) *jsonschema.Schema {
 	s.Required = slices.Clone(s.Required)
 	if c.HasSideEffects() {
 		minLen, maxLen := 1, MaxIdempotencyKeyLen
+		desc := "Names this call for safe retries: a repeat with the same key and arguments returns the first answer and changes nothing again. "
+		if c.Idempotency.Kind == "natural" {
+			desc = "Names this call for safe retries: a repeat with the same key and arguments changes nothing again and answers as a repeat without a key does (the answer is not stored); other arguments under the key are refused. "
+		}
 		s.Properties[ArgIdempotencyKey] = &jsonschema.Schema{
 			Type:        "string",
 			MinLength:   &minLen,
 			MaxLength:   &maxLen,
-			Description: "Names this call for safe retries: a repeat with the same key and arguments returns the first answer and changes nothing again. " + IdempotencyKeyRule + ".",
+			Description: desc + IdempotencyKeyRule + ".",
 		}
 		if c.KeyRequired() && !slices.Contains(s.Required, ArgIdempotencyKey) {
 			s.Required = append(s.Required, ArgIdempotencyKey)

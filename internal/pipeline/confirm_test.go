@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
@@ -125,6 +126,74 @@ func TestConfirmedPreviewChanged(t *testing.T) {
 		}
 		if got := pipelinetest.Audited(t, db, "test.note"); got["allowed"] != 1 || got["input_required"] != 2 || got["replayed"] != 1 {
 			t.Errorf("audit %v, want 1 allowed, 2 input_required, 1 replayed", got)
+		}
+	})
+}
+
+// TestNaturalKeyNotStored: a naturally idempotent tool's answer is never
+// kept under its idempotency key (it may hold a credential): a repeat of the
+// key runs the tool again, which answers the same by itself, audited
+// unchanged; other arguments under the key still conflict.
+func TestNaturalKeyNotStored(t *testing.T) {
+	both(t, func(t *testing.T, db store.DB) {
+		ctx := context.Background()
+		if _, err := db.Exec(ctx, effectTable); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := idempotency.New(db.Dialect(), time.Hour, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := tierContract("test.link", contract.Medium)
+		c.Idempotency = contract.Idempotency{Kind: "natural", Description: "the same customer, the same row"}
+		c.DryRun = contract.ModeNone
+		runs := 0
+		tool := pipeline.Tool{Contract: c, Decode: pipeline.Strict[markArgs](),
+			Execute: func(ctx context.Context, tx store.Tx, v any) (pipeline.Effect, error) {
+				runs++
+				a := v.(*markArgs)
+				var n int64
+				if err := tx.QueryRow(ctx, `SELECT count(*) FROM test_effect WHERE customer = $1`, a.Customer).Scan(&n); err != nil {
+					return pipeline.Effect{}, err
+				}
+				eff := pipeline.Effect{Structured: map[string]any{"ok": true, "customer": "secret-url-for-" + a.Customer}, Unchanged: n > 0}
+				if n == 0 {
+					_, err := tx.Exec(ctx, `INSERT INTO test_effect (tool, customer) VALUES ('test.link', $1)`, a.Customer)
+					return eff, err
+				}
+				return eff, nil
+			}}
+		p, err := pipeline.New(pipeline.Options{Tools: []pipeline.Tool{tool}, Auditor: pipelinetest.Auditor(t, db), DB: db, Keys: keys})
+		if err != nil {
+			t.Fatal(err)
+		}
+		do := func(args string) pipeline.Result {
+			return p.Do(ctx, pipeline.Call{Principal: agent, Tool: "test.link", Args: json.RawMessage(args)})
+		}
+		first := do(`{"customer":"c1","idempotencyKey":"k1"}`)
+		again := do(`{"customer":"c1","idempotencyKey":"k1"}`)
+		if first.Kind != pipeline.Complete || again.Kind != pipeline.Complete || string(first.Structured) != string(again.Structured) || runs != 2 {
+			t.Fatalf("a key repeated: %s then %s (%s, %s), %d runs; want the same answer, the tool run twice", kindName(first.Kind), kindName(again.Kind), first.Structured, again.Structured, runs)
+		}
+		if res := do(`{"customer":"c2","idempotencyKey":"k1"}`); code(res) != failure.IdempotencyConflict {
+			t.Errorf("other arguments under the key: %s %q, want idempotency_conflict", kindName(res.Kind), code(res))
+		}
+		rows, err := db.Query(ctx, `SELECT response FROM idempotency_key`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var resp []byte
+			if err := rows.Scan(&resp); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(resp), "secret-url") {
+				t.Errorf("the key stored the answer %q", resp)
+			}
+		}
+		if got := pipelinetest.Audited(t, db, "test.link"); got["allowed"] != 1 || got["unchanged"] != 1 {
+			t.Errorf("audit %v, want 1 allowed, 1 unchanged", got)
 		}
 	})
 }

@@ -52,6 +52,7 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 	var done auditlog.Outcome // how a committed call is audited
 	err := p.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		end, out = nil, Result{}
+		replayed := false // a naturally idempotent tool's key, already complete
 		if a.key != "" {
 			r, err := p.keys.Begin(ctx, tx, key, fp)
 			if err != nil {
@@ -59,8 +60,13 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 			}
 			switch r.State {
 			case idempotency.Replay: // the first call committed since peek looked
-				end = &ending{replay: r.Response}
-				return errRollback
+				if !cl.tool.rerun {
+					end = &ending{replay: r.Response}
+					return errRollback
+				}
+				// A naturally idempotent tool runs again and answers as
+				// it does by itself; its answer was never stored.
+				replayed = true
 			case idempotency.Conflict:
 				end = &ending{failed: conflictError()}
 				return errRollback
@@ -104,8 +110,14 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 				return &auditError{err}
 			}
 		}
-		if a.key != "" {
-			s, err := p.keys.CompleteStmt(tx, key, fp, keep(body, summaryOf(eff)))
+		if a.key != "" && !replayed {
+			// A naturally idempotent tool's answer is not kept (it may hold
+			// a credential, a signed URL): the key keeps its fingerprint.
+			stored := keep(nil, "")
+			if !cl.tool.rerun {
+				stored = keep(body, summaryOf(eff))
+			}
+			s, err := p.keys.CompleteStmt(tx, key, fp, stored)
 			if err != nil {
 				return err
 			}
@@ -220,7 +232,7 @@ func (p *Pipeline) peek(ctx context.Context, cl *callState) (res Result, ended b
 		return cl.fail(conflictError()), true
 	case a.dryRun:
 		return Result{}, false
-	case r.State == idempotency.Replay:
+	case r.State == idempotency.Replay && !cl.tool.rerun:
 		return cl.replay(r.Response), true
 	case r.State == idempotency.InProgress:
 		return cl.fail(inProgressError()), true

@@ -105,6 +105,10 @@ type compiled struct {
 	// faults says where arguments it refuses are at fault.
 	input  *jsonschema.Resolved
 	faults faultFinder
+	// rerun: the tool is naturally idempotent (contract idempotency kind
+	// natural): a repeat of an idempotency key runs it again, and its
+	// answer is never stored under the key.
+	rerun bool
 }
 
 // compile refuses, at start, a tool whose contract asks for something no
@@ -183,7 +187,7 @@ func compile(t Tool, p *Pipeline) (*compiled, error) {
 	if t.Decode != nil && !t.FastOutput && !c.Allows(failure.InvalidArguments) {
 		bad("a Strict decoder answers %s: list it in the contract's failure modes", failure.InvalidArguments)
 	}
-	ct := &compiled{Tool: t}
+	ct := &compiled{Tool: t, rerun: c.Idempotency.Kind == "natural"}
 	if t.FastOutput {
 		v, err := schema.Compile(c.OutputSchema)
 		if err != nil {
