@@ -277,7 +277,7 @@ func newCompatServer(t *testing.T) *compatServer {
 	db := storetest.SQLite(t)
 	// The product's tools, files.create_download_link with them, audited
 	// like the server audits them; downloads of the links it makes.
-	alog, digest := auditLog(t, db)
+	alog, digest := pipelinetest.AuditLog(t, db)
 	links, err := files.NewLinks(pipelinetest.Ring(t), base)
 	if err != nil {
 		t.Fatal(err)

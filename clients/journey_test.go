@@ -3,7 +3,6 @@ package clients_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/files"
@@ -114,23 +112,6 @@ func (s *compatServer) addFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// auditLog is the server's audit log on db under a fresh key, and the
-// digester of its call events.
-func auditLog(t *testing.T, db store.DB) (*auditlog.Log, *auditlog.Digester) {
-	t.Helper()
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	alog, err := auditlog.New(db, key, auditlog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	digest, err := auditlog.NewDigester(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return alog, digest
 }
 
 // checkJourney holds what a client made of the journey. confirmed: the

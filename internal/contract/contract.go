@@ -294,7 +294,7 @@ var (
 		{Code: failure.RequestInProgress, Meaning: "The first call with this idempotencyKey is still running; retry after retryAfterMs to get its answer.", Retryable: true},
 	}
 	inBandFailureModes = []FailureMode{
-		{Code: failure.ConfirmationRequired, Meaning: "A person must confirm this call and the client cannot be asked in-band (protocol 2025-11-25); the message shows what would change. Nothing was done.", Retryable: true},
+		{Code: failure.ConfirmationRequired, Meaning: "A person must confirm this call and the client cannot be asked in-band (an MCP revision older than 2026-07-28); the message shows what would change. Nothing was done.", Retryable: true},
 		{Code: failure.ConfirmationDeclined, Meaning: "The person declined the confirmation; nothing was done."},
 		{Code: failure.RequestStateInvalid, Meaning: "The retry's requestState is forged, expired, already used, or belongs to another caller, tool or arguments (a JSON-RPC error -32602); nothing was done."},
 		{Code: failure.MissingClientCapability, Meaning: "The client did not declare the elicitation capability the confirmation needs (a JSON-RPC error -32021); nothing was done."},

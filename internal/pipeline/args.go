@@ -13,6 +13,9 @@ import (
 	"github.com/cobranca/cobranca/internal/idempotency"
 )
 
+// canonicalRule says what arguments must be to have one canonical form.
+const canonicalRule = "must be one JSON object with each member named once, every string valid Unicode (no unpaired surrogate) and every number within the range of a double"
+
 // control takes the arguments the pipeline reads itself (idempotencyKey,
 // dryRun) out of raw, checks them, and leaves in a.raw what the tool reads.
 // The arguments must have one reading: a member named twice, an unpaired
@@ -25,7 +28,7 @@ func (a *args) control(c *contract.Contract, raw []byte) error {
 		return err
 	}
 	if _, err := canonical.Transform(raw); err != nil {
-		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "must be one JSON object with each member named once and every string valid Unicode (no unpaired surrogate)", Err: err}
+		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: canonicalRule, Err: err}
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
@@ -79,7 +82,10 @@ func (a *args) control(c *contract.Contract, raw []byte) error {
 func (t *compiled) validateInput(raw []byte) error {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "are not well-formed JSON"}
+		if _, syntax := err.(*json.SyntaxError); syntax {
+			return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "are not well-formed JSON"}
+		}
+		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: canonicalRule} // a number out of range
 	}
 	if t.input.Validate(v) != nil {
 		// jsonschema-go's error quotes the value: it goes nowhere.

@@ -223,7 +223,7 @@ func (p *Pipeline) confirmation(ctx context.Context, cl *callState, c Call, open
 func (p *Pipeline) askConfirmation(cl *callState, preview string, changed bool) Result {
 	c := cl.call
 	if !c.Client.InputRequests {
-		return cl.fail(&failure.Error{Code: failure.ConfirmationRequired, Message: "a person must confirm this call, and this client cannot be asked in-band (MCP 2025-11-25); nothing was done. It would: " + preview})
+		return cl.fail(&failure.Error{Code: failure.ConfirmationRequired, Message: "a person must confirm this call, and this client cannot be asked in-band (its MCP revision is older than 2026-07-28); nothing was done. It would: " + preview})
 	}
 	if !c.Client.ElicitationForm {
 		res := cl.protocolError(&failure.Error{Code: failure.MissingClientCapability, Message: "this call needs a person's confirmation: declare the elicitation capability (form mode)"})

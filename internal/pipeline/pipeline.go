@@ -289,8 +289,8 @@ func (p *Pipeline) Authorize(pr *auth.Principal, name string) []string {
 
 // Do runs one call: the numbered steps of the package doc, in order.
 func (p *Pipeline) Do(ctx context.Context, c Call) Result {
-	ctx = context.WithValue(context.WithValue(ctx, nowKey{}, p.now), principalKey{}, c.Principal)
 	cl := p.begin(ctx, c)
+	ctx = context.WithValue(ctx, callKey{}, cl) // Now and PrincipalFrom read it
 	// 1. Visibility. A forbidden tool is answered exactly like an unknown
 	// one, and its call audited all the same.
 	t := p.tools[c.Tool]
@@ -408,26 +408,27 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	return cl.complete(eff, err, c.Result)
 }
 
-type nowKey struct{}
+// callKey carries the call in progress in its context.
+type callKey struct{}
 
 // Now is the time by the clock of the pipeline running the call in ctx
 // (Options.Now): tools read the time only through it, so that one call sees
 // one clock, and tests can move it.
 func Now(ctx context.Context) time.Time {
-	if now, ok := ctx.Value(nowKey{}).(func() time.Time); ok {
-		return now()
+	if cl, ok := ctx.Value(callKey{}).(*callState); ok {
+		return cl.p.now()
 	}
 	return time.Now()
 }
-
-type principalKey struct{}
 
 // PrincipalFrom returns who makes the call in ctx (nil: no authenticated
 // caller), for a tool that records who made a change: the subject, and the
 // actor when an agent acts on the subject's behalf.
 func PrincipalFrom(ctx context.Context) *auth.Principal {
-	pr, _ := ctx.Value(principalKey{}).(*auth.Principal)
-	return pr
+	if cl, ok := ctx.Value(callKey{}).(*callState); ok {
+		return cl.call.Principal
+	}
+	return nil
 }
 
 // args are a call's arguments after validation.
@@ -477,6 +478,14 @@ func (p *Pipeline) arguments(t *compiled, c Call) (*args, error) {
 		if err := t.validateInput(c.Args); err != nil {
 			return nil, err
 		}
+		// The tool reads its arguments in canonical form (RFC 8785): a
+		// whole number the schema takes as an integer (100.0, 1e2) is
+		// written 100, as encoding/json reads an int.
+		cj, err := canonical.Transform(a.raw)
+		if err != nil {
+			return nil, &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: canonicalRule, Err: err}
+		}
+		a.raw = cj
 	}
 	v, err := t.decode(a.raw)
 	if err != nil {
@@ -502,7 +511,7 @@ func (a *args) fingerprint() error {
 	}
 	cj, err := canonical.Transform(doc)
 	if err != nil {
-		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: "cannot be put in canonical form (RFC 8785): duplicate member names or numbers out of range", Err: err}
+		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: canonicalRule, Err: err}
 	}
 	a.digest, a.hashed = sha256.Sum256(cj), true
 	bind := sha256.Sum256(append(append([]byte(a.key), 0), cj...))

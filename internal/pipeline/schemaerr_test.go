@@ -51,6 +51,15 @@ func TestSchemaFault(t *testing.T) {
 	}
 	const secret = "SECRET"
 	good := `"customer":{"name":"Ana"},"items":[{"amount":5}],"status":"open"`
+	// Whole numbers are integers however they are written (JSON Schema
+	// says so; the tool reads the canonical form).
+	for _, args := range []string{`{` + good + `}`, `{"customer":{"name":"Ana"},"items":[{"amount":100.0}],"status":"open"}`,
+		`{"customer":{"name":"Ana"},"items":[{"amount":1e2}],"status":"open"}`} {
+		res := p.Do(context.Background(), pipeline.Call{Principal: &auth.Principal{Subject: "a", Scopes: allScopes()}, Tool: c.Name, Args: json.RawMessage(args)})
+		if res.Kind != pipeline.Complete {
+			t.Errorf("%s: %s %+v, want complete", args, kindName(res.Kind), res.Err)
+		}
+	}
 	for _, tc := range []struct{ args, field, message string }{
 		{`[]`, "arguments", "must be an object"},
 		{`{"items":[{"amount":5}],"status":"open"}`, "customer", "is required"},
@@ -66,6 +75,7 @@ func TestSchemaFault(t *testing.T) {
 		{`{"customer":{"name":"Ana"},"items":[{}],"status":"open"}`, "items[0].amount", "is required"},
 		{`{"customer":{"name":"Ana"},"items":[{"amount":5}],"status":"SECRET"}`, "status", `must be one of "open", "paused"`},
 		{`{"customer":{"name":"Ana"},"items":[{"amount":5}],"status":"paused"}`, "until", `is required when status is "paused"`},
+		{`{"customer":{"name":"Ana"},"items":[{"amount":1e400}],"status":"open"}`, "arguments", "must be one JSON object"},
 		{`{` + good + `,"until":"SECRET"}`, "until", `is allowed only when status is "paused"`},
 	} {
 		res := p.Do(context.Background(), pipeline.Call{Principal: &auth.Principal{Subject: "a", Scopes: allScopes()}, Tool: c.Name, Args: json.RawMessage(tc.args)})

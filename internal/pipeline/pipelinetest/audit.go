@@ -35,6 +35,14 @@ func Audited(t testing.TB, db store.Querier, tool string) map[string]int {
 // Auditor returns the Auditor of the server on db, under a fresh random audit key.
 func Auditor(t testing.TB, db store.DB) pipeline.Auditor {
 	t.Helper()
+	return pipeline.NewAuditor(AuditLog(t, db))
+}
+
+// AuditLog returns the server's audit log on db under a fresh random audit
+// key, and the digester of its call events (pipeline.NewAuditor takes both;
+// the audit log alone writes the events that are not tool calls).
+func AuditLog(t testing.TB, db store.DB) (*auditlog.Log, *auditlog.Digester) {
+	t.Helper()
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	alog, err := auditlog.New(db, key, auditlog.Options{})
@@ -45,5 +53,5 @@ func Auditor(t testing.TB, db store.DB) pipeline.Auditor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pipeline.NewAuditor(alog, digest)
+	return alog, digest
 }
