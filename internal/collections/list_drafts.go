@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/reminders"
@@ -151,13 +151,13 @@ func listDrafts(ctx context.Context, q store.Querier, v any) (pipeline.Effect, e
 
 // A cursor is where the next page starts, bound to the filters of the listing it came from:
 // base64url (no padding) of a version byte, the first 8 bytes of the SHA-256 of the filters,
-// the position's creation time (microseconds, big-endian) and the 16 bytes of its draft id.
+// the position's creation time (microseconds, big-endian) and the 16 bytes of its draft id (ident).
 // It opens only for the same customerId and state, and only in exactly the form it was
 // written. It is not secret and not signed: a caller who forges one for a position of its
 // own choosing lists the same drafts it may list anyway, from another place.
 const (
 	cursorVersion = 1
-	cursorBytes   = 1 + 8 + 8 + 16
+	cursorBytes   = 1 + 8 + 8 + ident.Size
 	// cursorLen is the length of a cursor as text.
 	cursorLen = (cursorBytes*8 + 5) / 6
 )
@@ -175,12 +175,12 @@ func sealCursor(p reminders.Position, f reminders.Filter) (string, error) {
 	if !reminders.ValidID(p.ID) || p.CreatedAt < 0 {
 		return "", errors.New("collections: a stored draft has an id or creation time reminders never makes")
 	}
-	id, _ := hex.DecodeString(p.ID[len(reminders.IDPrefix):])
+	id, _ := ident.Decode(reminders.IDPrefix, p.ID)
 	b := make([]byte, 0, cursorBytes)
 	b = append(b, cursorVersion)
 	b = append(b, filterDigest(f)...)
 	b = binary.BigEndian.AppendUint64(b, uint64(p.CreatedAt))
-	return cursorEncoding.EncodeToString(append(b, id...)), nil
+	return cursorEncoding.EncodeToString(append(b, id[:]...)), nil
 }
 
 // openCursor reads a cursor sealCursor wrote for the same filters.
@@ -196,7 +196,7 @@ func openCursor(s string, f reminders.Filter) (reminders.Position, bool) {
 	if at > math.MaxInt64 {
 		return reminders.Position{}, false
 	}
-	return reminders.Position{CreatedAt: int64(at), ID: reminders.IDPrefix + hex.EncodeToString(b[17:])}, true
+	return reminders.Position{CreatedAt: int64(at), ID: ident.Encode(reminders.IDPrefix, [ident.Size]byte(b[17:]))}, true
 }
 
 func listDraftsInputSchema() *jsonschema.Schema {
@@ -253,8 +253,8 @@ func listDraftsOutputSchema() *jsonschema.Schema {
 
 // draftIDRules describes a draft id.
 func draftIDRules(s *jsonschema.Schema) {
-	s.Pattern = "^" + reminders.IDPrefix + "[0-9a-f]{32}$"
-	s.Description = "Draft id: " + reminders.IDPrefix + " and 32 lower-case hex digits."
+	s.Pattern = ident.Pattern(reminders.IDPrefix)
+	s.Description = "Draft id: " + ident.Describe(reminders.IDPrefix) + "."
 }
 
 // noNull makes the named optional properties of s, pointers in Go, plain types in the schema:

@@ -3,6 +3,7 @@ package collections
 import (
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/reminders"
 )
 
@@ -11,7 +12,7 @@ import (
 func FuzzOpenCursor(f *testing.F) {
 	filters := []reminders.Filter{{}, {CustomerID: "c1"}, {State: reminders.Draft}, {CustomerID: "c1", State: reminders.Discarded}}
 	for _, flt := range filters {
-		for _, p := range []reminders.Position{{CreatedAt: 0, ID: "d_00000000000000000000000000000000"}, {CreatedAt: 1782907200123456, ID: "d_0123456789abcdef0123456789abcdef"}} {
+		for _, p := range []reminders.Position{{CreatedAt: 0, ID: ident.Encode(reminders.IDPrefix, [ident.Size]byte{})}, {CreatedAt: 1782907200123456, ID: ident.New(reminders.IDPrefix)}} {
 			c, err := sealCursor(p, flt)
 			if err != nil {
 				f.Fatal(err)

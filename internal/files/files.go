@@ -14,9 +14,7 @@ package files
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"mime"
@@ -28,6 +26,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
 )
@@ -53,36 +52,12 @@ const (
 	linkPrefix = "l_"
 )
 
-// idEncoding writes 128 random bits as 26 lower-case base32 characters.
-var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
-// newID returns prefix and 128 random bits.
-func newID(prefix string) string {
-	var b [16]byte
-	rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
-	return prefix + idEncoding.EncodeToString(b[:])
-}
-
-// validID reports whether s is an id newID makes with prefix.
-func validID(prefix, s string) bool {
-	rest, ok := strings.CutPrefix(s, prefix)
-	if !ok || len(rest) != 26 {
-		return false
-	}
-	for i := 0; i < len(rest); i++ {
-		if c := rest[i]; !('a' <= c && c <= 'z' || '2' <= c && c <= '7') {
-			return false
-		}
-	}
-	return true
-}
-
 // ValidFileID and ValidLinkID report whether s is spelled as a file id
 // (f_…) or a link id (l_…) is; whether one exists is the store's to say.
-func ValidFileID(s string) bool { return validID(filePrefix, s) }
+func ValidFileID(s string) bool { return ident.Valid(filePrefix, s) }
 
 // ValidLinkID: see ValidFileID.
-func ValidLinkID(s string) bool { return validID(linkPrefix, s) }
+func ValidLinkID(s string) bool { return ident.Valid(linkPrefix, s) }
 
 // File is a stored file, without its content.
 type File struct {
@@ -133,7 +108,7 @@ func Add(ctx context.Context, tx store.Tx, f Upload, maxBytes int64, now time.Ti
 		}
 	}
 	out := File{
-		ID: newID(filePrefix), Name: name, MediaType: MediaType(name, f.Content), Size: int64(len(f.Content)),
+		ID: ident.New(filePrefix), Name: name, MediaType: MediaType(name, f.Content), Size: int64(len(f.Content)),
 		SHA256: sha256.Sum256(f.Content), CustomerID: f.CustomerID, CreatedBy: f.CreatedBy,
 		CreatedAt: time.UnixMicro(now.UnixMicro()).UTC(),
 	}

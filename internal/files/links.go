@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/reqstate"
 	"github.com/cobranca/cobranca/internal/store"
 )
@@ -74,7 +75,7 @@ var sigEncoding = base64.RawURLEncoding.Strict()
 
 // signed is the canonical string a link's signature covers: the format's
 // version, then the link id, the file id and the expiry in Unix seconds,
-// one a line (ids hold no newline: validID).
+// one a line (ids hold no newline: ident.Valid).
 func signed(linkID, fileID string, expires int64) []byte {
 	return []byte("v1\n" + linkID + "\n" + fileID + "\n" + strconv.FormatInt(expires, 10))
 }
@@ -205,7 +206,7 @@ func (s *Links) Create(ctx context.Context, tx store.Tx, fileID string, expiresA
 		return Created{}, err
 	}
 	exp := expiresAt.Truncate(time.Second).UTC()
-	l := Link{ID: newID(linkPrefix), FileID: fileID, ExpiresAt: exp, CreatedBy: by, CreatedByActor: byActor, CreatedAt: time.UnixMicro(now.UnixMicro()).UTC()}
+	l := Link{ID: ident.New(linkPrefix), FileID: fileID, ExpiresAt: exp, CreatedBy: by, CreatedByActor: byActor, CreatedAt: time.UnixMicro(now.UnixMicro()).UTC()}
 	n, err := tx.Exec(ctx, `INSERT INTO file_link (id, file_id, expires_at, created_by, created_by_actor, created_at) VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (file_id, expires_at) WHERE revoked_at IS NULL DO NOTHING`,
 		l.ID, l.FileID, exp.UnixMicro(), l.CreatedBy, l.CreatedByActor, l.CreatedAt.UnixMicro())

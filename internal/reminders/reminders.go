@@ -13,9 +13,7 @@ package reminders
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/store"
 )
 
@@ -109,30 +108,11 @@ type Ref struct {
 	Subject string
 }
 
-// IDPrefix starts every draft id; 32 lower-case hex digits (128 random bits) follow it.
+// IDPrefix starts every draft id; ident's 128 random bits follow it.
 const IDPrefix = "d_"
 
-// idLen is the length of a draft id.
-const idLen = len(IDPrefix) + 32
-
 // ValidID reports whether s has the shape of a draft id.
-func ValidID(s string) bool {
-	if len(s) != idLen || !strings.HasPrefix(s, IDPrefix) {
-		return false
-	}
-	for _, c := range []byte(s[len(IDPrefix):]) {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return IDPrefix + hex.EncodeToString(b[:])
-}
+func ValidID(s string) bool { return ident.Valid(IDPrefix, s) }
 
 // invoiceSet is the normalized form of a set of invoices: sorted by id, as JSON, and that
 // JSON's SHA-256, the natural key.
@@ -174,7 +154,7 @@ func Prepare(ctx context.Context, q store.Querier, templates *Templates, r Reque
 	}
 	at := now.UnixMicro()
 	rec = Record{
-		ID: newID(), CustomerID: r.CustomerID, Tone: r.Tone, Language: r.Language, State: Draft,
+		ID: ident.New(IDPrefix), CustomerID: r.CustomerID, Tone: r.Tone, Language: r.Language, State: Draft,
 		Subject: subject, Body: body, InvoiceCount: len(r.Invoices), TotalCents: set.total,
 		CreatedBy: r.CreatedBy, CreatedByActor: r.CreatedByActor, CreatedAt: time.UnixMicro(at).UTC(), UpdatedAt: time.UnixMicro(at).UTC(),
 	}

@@ -22,17 +22,6 @@ var pg = pgtest.New()
 
 func TestMain(m *testing.M) { pg.Run(m) }
 
-// eachStore runs fn on a fresh migrated database of each dialect; on PostgreSQL as the serving
-// role, which can do only what the migrations grant it.
-func eachStore(t *testing.T, fn func(t *testing.T, db store.DB)) {
-	for _, f := range storetest.Fixtures(pg) {
-		t.Run(string(f.Dialect), func(t *testing.T) {
-			t.Parallel()
-			fn(t, f.Serving(t))
-		})
-	}
-}
-
 func templates(t testing.TB) *reminders.Templates {
 	t.Helper()
 	tpl, err := reminders.ParseTemplates()
@@ -92,7 +81,7 @@ func count(t *testing.T, db store.DB, where string, args ...any) int {
 // draft; another tone, another amount, another customer each make a draft of their own.
 func TestPrepareNaturalKey(t *testing.T) {
 	tpl := templates(t)
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		first, created := prepare(t, db, tpl, request("c1", reminders.Friendly, inv1, inv2), t0)
 		if !created || !reminders.ValidID(first.ID) || first.State != reminders.Draft || first.InvoiceCount != 2 ||
 			first.TotalCents != 152599 || first.CreatedBy != "ana" || first.CreatedByActor != "ledger-copilot" || !first.CreatedAt.Equal(t0.Truncate(time.Microsecond)) {
@@ -134,7 +123,7 @@ func TestPrepareNaturalKey(t *testing.T) {
 // of now, in the caller's transaction, and only them.
 func TestOpenDraftsAndDiscardOpen(t *testing.T) {
 	tpl := templates(t)
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
 		a, _ := prepare(t, db, tpl, request("c1", reminders.Friendly, inv1), t0)
 		b, _ := prepare(t, db, tpl, request("c1", reminders.Firm, inv1, inv2), t0.Add(time.Minute))
@@ -199,7 +188,7 @@ func TestOpenDraftsAndDiscardOpen(t *testing.T) {
 // every one of them answers it.
 func TestPrepareConcurrent(t *testing.T) {
 	tpl := templates(t)
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		const n = 20
 		ids := make([]string, n)
 		created := make([]bool, n)
@@ -239,7 +228,7 @@ func TestPrepareConcurrent(t *testing.T) {
 // TestList: every filter, newest first, and keyset pages that walk every selected draft once.
 func TestList(t *testing.T) {
 	tpl := templates(t)
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
 		var all []reminders.Record
 		for i := range 7 {
@@ -305,7 +294,7 @@ func TestList(t *testing.T) {
 // TestDraftNeedsCustomer: a draft is written only for a stored customer.
 func TestDraftNeedsCustomer(t *testing.T) {
 	tpl := templates(t)
-	eachStore(t, func(t *testing.T, db store.DB) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
 			_, _, err := reminders.Prepare(ctx, tx, tpl, request("nobody", reminders.Friendly, inv1), t0)
 			return err

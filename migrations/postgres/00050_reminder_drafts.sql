@@ -11,12 +11,12 @@
 -- created_by is the subject who asked for the draft, created_by_actor the agent acting on its
 -- behalf ('' for a person), as customer's status_set_by and status_set_actor (00040). Times are
 -- microseconds since the epoch on the server's clock (as in 00030); id is "d_" and 128 random
--- bits in lower-case hex. customer_id is the operator's id of a stored customer (00040): a draft
+-- bits in lower-case base32 (internal/ident, as file ids). customer_id is the operator's id of a stored customer (00040): a draft
 -- is written after its customer, in the same transaction.
 
 -- +goose Up
 CREATE TABLE reminder_draft (
-    id               text    PRIMARY KEY CHECK (id ~ '^d_[0-9a-f]{32}$'),
+    id               text    PRIMARY KEY CHECK (id ~ '^d_[a-z2-7]{26}$'),
     customer_id      text    NOT NULL REFERENCES customer (id),
     tone             text    NOT NULL CHECK (tone IN ('friendly', 'firm')),
     language         text    NOT NULL CHECK (language IN ('pt-BR', 'en')),

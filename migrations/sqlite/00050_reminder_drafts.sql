@@ -3,7 +3,7 @@
 
 -- +goose Up
 CREATE TABLE reminder_draft (
-    id               TEXT    PRIMARY KEY CHECK (length(id) = 34 AND id GLOB 'd_*'),
+    id               TEXT    PRIMARY KEY CHECK (length(id) = 28 AND id GLOB 'd_*' AND NOT substr(id, 3) GLOB '*[^a-z2-7]*'),
     customer_id      TEXT    NOT NULL REFERENCES customer (id),
     tone             TEXT    NOT NULL CHECK (tone IN ('friendly', 'firm')),
     language         TEXT    NOT NULL CHECK (language IN ('pt-BR', 'en')),
