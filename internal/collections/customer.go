@@ -33,9 +33,11 @@ func textSchema(description string) *jsonschema.Schema {
 		Description: description + " " + textRule()}
 }
 
-// customerIDSchema is the customerId argument.
+// customerIDSchema is a customer id argument. The schema cannot say customers.IDProblem's
+// "no white space at either end" beside the text pattern: the decoders check it, naming the
+// field.
 func customerIDSchema() *jsonschema.Schema {
-	return textSchema("The operator's id of the customer (as in analyze_portfolio's customerId).")
+	return textSchema("The operator's id of the customer (as in analyze_portfolio's customerId), with no white space at either end;")
 }
 
 // statusSchema is a contact status.

@@ -78,7 +78,7 @@ func (e *env) draft(t *testing.T, customerID, name, invoiceID string) reminders.
 	}
 	var rec reminders.Record
 	err = e.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		rec, _, err = reminders.Prepare(ctx, tx, tmpl, reminders.Request{CustomerID: customerID, CustomerName: name,
+		rec, _, err = reminders.Prepare(ctx, tx, tmpl, reminders.Request{CustomerID: customerID, To: reminders.Recipient{Name: name, Email: e.get(t, customerID).Email},
 			Tone: reminders.Friendly, Language: reminders.PortugueseBR, CreatedBy: "ana",
 			Invoices: []reminders.Invoice{{ID: invoiceID, DueDate: "2026-11-01", AmountCents: 123456}}}, e.clock())
 		return err

@@ -35,12 +35,7 @@ type env struct {
 
 // eachEnv runs fn on SQLite and on PostgreSQL, where the pipeline runs as the serving role.
 func eachEnv(t *testing.T, fn func(t *testing.T, e *env)) {
-	for _, f := range storetest.Fixtures(pg) {
-		t.Run(string(f.Dialect), func(t *testing.T) {
-			t.Parallel()
-			fn(t, newEnv(t, f.Serving(t)))
-		})
-	}
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) { fn(t, newEnv(t, db)) })
 }
 
 func newEnv(t *testing.T, db store.DB) *env {
@@ -116,7 +111,7 @@ func seedDrafts(t *testing.T, db store.DB, n int) []reminders.Record {
 				return err
 			}
 			r, _, err := reminders.Prepare(ctx, tx, tpl, reminders.Request{
-				CustomerID: id, CustomerName: "Name", Tone: reminders.Friendly, Language: reminders.PortugueseBR,
+				CustomerID: id, To: reminders.Recipient{Name: "Name", Email: "a@example.com"}, Tone: reminders.Friendly, Language: reminders.PortugueseBR,
 				Invoices: []reminders.Invoice{{ID: fmt.Sprintf("NF-%03d", i), DueDate: "2026-05-10", AmountCents: int64(100 + i)}},
 			}, at)
 			all = append(all, r)
@@ -210,7 +205,10 @@ func TestListDraftsPagination(t *testing.T) {
 // TestListDraftsCursorRefused: a cursor opens only as it was given, for the same filters; any
 // other is refused with invalid_arguments naming cursor, and so are the bounds of the schema.
 func TestListDraftsCursorRefused(t *testing.T) {
-	e := newEnv(t, storetest.SQLite(t))
+	eachEnv(t, testListDraftsCursorRefused)
+}
+
+func testListDraftsCursorRefused(t *testing.T, e *env) {
 	seedDrafts(t, e.db, 6)
 	page := decode[listPage](t, e.call(reader, collections.ListDraftsName, map[string]any{"customerId": "c1", "limit": 1}))
 	cur := page.NextCursor
@@ -235,14 +233,16 @@ func TestListDraftsCursorRefused(t *testing.T) {
 		}
 	}
 	for name, args := range map[string]map[string]any{
-		"a short cursor":   {"cursor": cur[:10]},
-		"a padded cursor":  {"cursor": cur + "="},
-		"limit 0":          {"limit": 0},
-		"limit 101":        {"limit": 101},
-		"an unknown state": {"state": "sent"},
-		"a blank customer": {"customerId": "   "},
-		"a null state":     {"state": nil},
-		"another argument": {"body": "x"},
+		"a short cursor":                  {"cursor": cur[:10]},
+		"a padded cursor":                 {"cursor": cur + "="},
+		"limit 0":                         {"limit": 0},
+		"limit 101":                       {"limit": 101},
+		"an unknown state":                {"state": "sent"},
+		"a blank customer":                {"customerId": "   "},
+		"a customer id ending in a space": {"customerId": "c1 "},
+		"a customer id after a tab":       {"customerId": "\tc1"},
+		"a null state":                    {"state": nil},
+		"another argument":                {"body": "x"},
 	} {
 		res := e.call(reader, collections.ListDraftsName, args)
 		if res.Kind != pipeline.ToolError || res.Err.Code != failure.InvalidArguments {
@@ -254,6 +254,16 @@ func TestListDraftsCursorRefused(t *testing.T) {
 	if len(next.Drafts) != 1 || next.Drafts[0].ID == page.Drafts[0].ID {
 		t.Errorf("the next page = %+v, want the draft after %s", next.Drafts, page.Drafts[0].ID)
 	}
+}
+
+// recipient is whom the stored draft id is written to.
+func recipient(t *testing.T, db store.DB, id string) reminders.Recipient {
+	t.Helper()
+	var to reminders.Recipient
+	if err := db.QueryRow(context.Background(), `SELECT recipient_name, recipient_email FROM reminder_draft WHERE id = $1`, id).Scan(&to.Name, &to.Email); err != nil {
+		t.Fatal(err)
+	}
+	return to
 }
 
 func drafts(t *testing.T, db store.DB) int {
@@ -272,6 +282,8 @@ type prepared struct {
 	Subject  string `json:"subject"`
 	Preview  string `json:"preview"`
 	Created  bool   `json:"created"`
+
+	DraftsDiscarded int64 `json:"draftsDiscarded"`
 }
 
 // reminderArgs are prepare_reminder's arguments for customer c1 and three invoices.
@@ -337,20 +349,38 @@ func TestPrepareReminderNaturalIdempotency(t *testing.T) {
 		if d := decode[prepared](t, e.call(writer, collections.PrepareReminderName, firm)); !d.Created || d.DraftID == first.DraftID {
 			t.Errorf("firm = %+v, want a new draft", d)
 		}
+		// A new e-mail address: the customer is updated, its two open drafts (to the old address)
+		// discarded, and a new one written to the new address.
 		moved := reminderArgs("k4")
 		moved["customer"].(map[string]any)["email"] = "contas@paoquente.com.br"
-		if d := decode[prepared](t, e.call(writer, collections.PrepareReminderName, moved)); d.Created || d.DraftID != first.DraftID {
-			t.Errorf("a new e-mail address = %+v, want the open draft %s", d, first.DraftID)
+		d := decode[prepared](t, e.call(writer, collections.PrepareReminderName, moved))
+		if !d.Created || d.DraftID == first.DraftID || d.DraftsDiscarded != 2 {
+			t.Errorf("a new e-mail address = %+v, want a new draft and 2 discarded", d)
 		}
 		if ev := pipelinetest.Audited(t, e.db, collections.PrepareReminderName); ev["allowed"] != 3 || ev["unchanged"] != 1 {
-			t.Errorf("audit %v, want 3 allowed (the customer written counts) and 1 unchanged", ev)
+			t.Errorf("audit %v, want 3 allowed and 1 unchanged", ev)
 		}
 		c, err := customers.Get(context.Background(), e.db, "c1")
 		if err != nil || c.Email != "contas@paoquente.com.br" || c.Status != customers.Contactable {
 			t.Errorf("customer c1 = %+v, %v; want the new e-mail address, contactable", c, err)
 		}
-		if got := drafts(t, e.db); got != 2 {
-			t.Errorf("%d drafts stored, want 2", got)
+		if got := drafts(t, e.db); got != 3 {
+			t.Errorf("%d drafts stored, want 3", got)
+		}
+		if refs, err := reminders.OpenDrafts(context.Background(), e.db, "c1"); err != nil || len(refs) != 1 || refs[0].ID != d.DraftID {
+			t.Errorf("open drafts of c1 = %v, %v; want only %s", refs, err, d.DraftID)
+		}
+		if to := recipient(t, e.db, d.DraftID); to != (reminders.Recipient{Name: "Padaria Pão Quente", Email: "contas@paoquente.com.br"}) {
+			t.Errorf("the new draft goes to %+v, want the new address", to)
+		}
+		if to := recipient(t, e.db, first.DraftID); to.Email != "financeiro@paoquente.com.br" {
+			t.Errorf("the discarded draft records %+v, want the address it was written to", to)
+		}
+		// The same again: the new draft, nothing discarded or written.
+		moved["idempotencyKey"] = "k5"
+		again = decode[prepared](t, e.call(writer, collections.PrepareReminderName, moved))
+		if again.Created || again.DraftID != d.DraftID || again.DraftsDiscarded != 0 {
+			t.Errorf("the same call again = %+v, want %s, created false, none discarded", again, d.DraftID)
 		}
 		var by, actor string
 		if err := e.db.QueryRow(context.Background(), `SELECT created_by, created_by_actor FROM reminder_draft WHERE id = $1`, first.DraftID).Scan(&by, &actor); err != nil || by != "ana" || actor != "ledger-copilot" {
@@ -456,7 +486,10 @@ func TestPrepareReminderWaitsForStatus(t *testing.T) {
 // TestPrepareReminderInvalid: what the schema cannot say is checked all the same, each
 // refusal naming its field, and a refused call stores nothing.
 func TestPrepareReminderInvalid(t *testing.T) {
-	e := newEnv(t, storetest.SQLite(t))
+	eachEnv(t, testPrepareReminderInvalid)
+}
+
+func testPrepareReminderInvalid(t *testing.T, e *env) {
 	for _, tc := range []struct {
 		name  string
 		edit  func(a map[string]any)
@@ -466,6 +499,8 @@ func TestPrepareReminderInvalid(t *testing.T) {
 		{"a repeated id", func(a map[string]any) { inv(a, 2)["id"] = "NF-3" }, "invoices[2].id"},
 		{"a bidi control in the name", func(a map[string]any) { a["customer"].(map[string]any)["name"] = "Pão\u202eQuente" }, "customer.name"},
 		{"a display name", func(a map[string]any) { a["customer"].(map[string]any)["email"] = "Ana <ana@example.com>" }, "customer.email"},
+		{"an id ending in a space", func(a map[string]any) { a["customer"].(map[string]any)["id"] = "c1 " }, "customer.id"},
+		{"an id after a no-break space", func(a map[string]any) { a["customer"].(map[string]any)["id"] = "\u00a0c1" }, "customer.id"},
 		{"a combining mark alone as an id", func(a map[string]any) { inv(a, 0)["id"] = "\u0301" }, "invoices[0].id"},
 		{"no key", func(a map[string]any) { delete(a, "idempotencyKey") }, "idempotencyKey"},
 		{"an unknown tone", func(a map[string]any) { a["tone"] = "angry" }, "tone"},
@@ -503,7 +538,10 @@ func inv(a map[string]any, i int) map[string]any { return a["invoices"].([]any)[
 // written into the draft exactly as given, shown so in the preview, and kept out of the
 // summary.
 func TestPrepareReminderCustomerTextLiteral(t *testing.T) {
-	e := newEnv(t, storetest.SQLite(t))
+	eachEnv(t, testPrepareReminderCustomerTextLiteral)
+}
+
+func testPrepareReminderCustomerTextLiteral(t *testing.T, e *env) {
 	for i, name := range []string{`{{.Secret}} {{template "body" .}}`, `<script>alert("x")</script> & Filhos`} {
 		args := reminderArgs(fmt.Sprint("k", i))
 		args["customer"].(map[string]any)["id"] = fmt.Sprint("c", i)
@@ -562,6 +600,133 @@ func TestDoNotContactThroughTheTools(t *testing.T) {
 		}
 		if n := drafts(t, e.db); n != 1 {
 			t.Errorf("%d drafts stored, want the one discarded", n)
+		}
+	})
+}
+
+// customerArgs are prepare_reminder's arguments (reminderArgs's invoices) for the customer id,
+// name and email.
+func customerArgs(key, id, name, email string) map[string]any {
+	a := reminderArgs(key)
+	a["customer"] = map[string]any{"id": id, "name": name, "email": email}
+	return a
+}
+
+// TestPrepareReminderSameAddress: a customer who asked not to be contacted is not reached
+// under another id with the same e-mail address, in any case — another spelling of its id,
+// a new id, a look-alike — nor by moving another customer to that address; a pause is held
+// the same way, with its date. The refusal names customer.email and no other customer, and
+// the call stores nothing. A contactable customer sharing an address blocks nothing.
+func TestPrepareReminderSameAddress(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		decode[prepared](t, e.call(writer, collections.PrepareReminderName, customerArgs("k1", "c-1", "Ana", "ana@example.com")))
+		decode[prepared](t, e.call(writer, collections.PrepareReminderName, customerArgs("k2", "c-2", "Bia", "bia@example.com")))
+		setStatus(t, e.db, "c-1", customers.Change{Status: customers.DoNotContact, Reason: "asked by phone", SetBy: "ana"}, e.clock())
+		before := drafts(t, e.db)
+
+		for i, tc := range []struct{ id, email string }{
+			{"C-1", "ana@example.com"},
+			{"c-1-new", "ana@example.com"},
+			{"c\u20101", "ana@example.com"}, // U+2010 HYPHEN
+			{"c-1-new", "ANA@Example.COM"},
+			{"c-2", "Ana@example.com"}, // a contactable customer moved to the blocked address
+		} {
+			res := e.call(writer, collections.PrepareReminderName, customerArgs(fmt.Sprint("dnc", i), tc.id, "Ana Nova", tc.email))
+			if res.Kind != pipeline.ToolError || res.Err.Code != customers.CodeDoNotContact || res.Err.Field != "customer.email" {
+				t.Errorf("%q at %q: %v %+v, want customer_do_not_contact on customer.email", tc.id, tc.email, res.Kind, res.Err)
+				continue
+			}
+			if strings.Contains(res.Err.Message, "c-1") || strings.Contains(res.Err.Message, "ana@") || strings.Contains(res.Err.Message, "Ana") {
+				t.Errorf("%q: the refusal %q names the other customer or the address", tc.id, res.Err.Message)
+			}
+		}
+		for _, id := range []string{"C-1", "c-1-new", "c\u20101"} {
+			if _, err := customers.Get(ctx, e.db, id); err != customers.ErrNotFound {
+				t.Errorf("customer %q after refused calls: %v, want not found", id, err)
+			}
+		}
+		if c, _ := customers.Get(ctx, e.db, "c-2"); c.Email != "bia@example.com" || c.Name != "Bia" {
+			t.Errorf("customer c-2 = %+v after a refused call, want it as it was", c)
+		}
+		if n := drafts(t, e.db); n != before {
+			t.Errorf("%d drafts after refused calls, want %d", n, before)
+		}
+
+		// A pause on an address: refused with the date, in any case.
+		decode[prepared](t, e.call(writer, collections.PrepareReminderName, customerArgs("k3", "c-3", "Caio", "caio@example.com")))
+		setStatus(t, e.db, "c-3", customers.Change{Status: customers.Paused, PausedUntil: "2026-08-01", Reason: "negotiating", SetBy: "ana"}, e.clock())
+		res := e.call(writer, collections.PrepareReminderName, customerArgs("k4", "c-4", "Caio", "CAIO@example.com"))
+		if res.Kind != pipeline.ToolError || res.Err.Code != customers.CodePaused || res.Err.Field != "customer.email" || !strings.Contains(res.Err.Message, "2026-08-01") {
+			t.Errorf("an address paused: %v %+v, want customer_paused until 2026-08-01 on customer.email", res.Kind, res.Err)
+		}
+		// Contactable customers sharing an address do not block each other.
+		res = e.call(writer, collections.PrepareReminderName, customerArgs("k5", "c-5", "Bia Filial", "BIA@example.com"))
+		if d := decode[prepared](t, res); !d.Created {
+			t.Errorf("a second contactable customer at an address = %+v, want a new draft", d)
+		}
+		// From the day the pause ends, its address is open again.
+		e.advance(31 * 24 * time.Hour)
+		if d := decode[prepared](t, e.call(writer, collections.PrepareReminderName, customerArgs("k6", "c-4", "Caio", "CAIO@example.com"))); !d.Created {
+			t.Errorf("after the pause = %+v, want a new draft", d)
+		}
+	})
+}
+
+// TestPrepareReminderWaitsForAddressStatus (PostgreSQL, where transactions overlap): a call
+// for another customer id with the address of a customer whose do_not_contact is being set
+// waits for it, and is refused once it commits.
+func TestPrepareReminderWaitsForAddressStatus(t *testing.T) {
+	e := newEnv(t, storetest.AppRole(t, pg))
+	decode[prepared](t, e.call(writer, collections.PrepareReminderName, reminderArgs("k1")))
+	ctx := context.Background()
+	locked, commit := make(chan struct{}), make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			if _, err := customers.SetStatus(ctx, tx, "c1", customers.Change{Status: customers.DoNotContact, Reason: "asked", SetBy: "ana"}, e.clock()); err != nil {
+				return err
+			}
+			close(locked)
+			<-commit
+			_, err := reminders.DiscardOpen(ctx, tx, "c1", e.clock())
+			return err
+		})
+	}()
+	<-locked
+	done := make(chan pipeline.Result, 1)
+	args := customerArgs("k2", "c1-filial", "Padaria Pão Quente", "FINANCEIRO@paoquente.com.br")
+	go func() { done <- e.call(writer, collections.PrepareReminderName, args) }()
+	time.Sleep(300 * time.Millisecond) // the call reaches c1's row lock
+	close(commit)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if res := <-done; res.Kind != pipeline.ToolError || res.Err.Code != customers.CodeDoNotContact || res.Err.Field != "customer.email" {
+		t.Errorf("a call racing do_not_contact on its address: %v %+v, want customer_do_not_contact on customer.email", res.Kind, res.Err)
+	}
+	if refs, err := reminders.OpenDrafts(ctx, e.db, "c1-filial"); err != nil || len(refs) != 0 {
+		t.Errorf("open drafts of c1-filial = %v, %v; want none", refs, err)
+	}
+}
+
+// TestPrepareReminderNameChange: a new name discards the open drafts that greet the old one,
+// and the new draft greets the new name; the answer counts what it discarded.
+func TestPrepareReminderNameChange(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		first := decode[prepared](t, e.call(writer, collections.PrepareReminderName, reminderArgs("k1")))
+		renamed := reminderArgs("k2")
+		renamed["customer"].(map[string]any)["name"] = "Padaria Pão Quente Ltda"
+		d := decode[prepared](t, e.call(writer, collections.PrepareReminderName, renamed))
+		if !d.Created || d.DraftID == first.DraftID || d.DraftsDiscarded != 1 || !strings.HasPrefix(d.Preview, "Olá, Padaria Pão Quente Ltda!") {
+			t.Errorf("renamed = %+v, want a new draft greeting the new name, 1 discarded", d)
+		}
+		page := decode[listPage](t, e.call(reader, collections.ListDraftsName, map[string]any{"customerId": "c1", "state": "discarded"}))
+		if len(page.Drafts) != 1 || page.Drafts[0].ID != first.DraftID {
+			t.Errorf("discarded drafts of c1 = %+v, want %s", page.Drafts, first.DraftID)
+		}
+		if to := recipient(t, e.db, d.DraftID); to.Name != "Padaria Pão Quente Ltda" || to.Email != "financeiro@paoquente.com.br" {
+			t.Errorf("the new draft is to %+v", to)
 		}
 	})
 }

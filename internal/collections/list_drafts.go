@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/pipeline"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -74,7 +74,7 @@ type listDraftsArgs struct {
 func (a *listDraftsArgs) check() error {
 	a.filter = reminders.Filter{Limit: defaultDraftsLimit}
 	if a.CustomerID != nil {
-		if p := portfolio.TextProblem(*a.CustomerID); p != "" {
+		if p := customers.IDProblem(*a.CustomerID); p != "" {
 			return &failure.Error{Code: failure.InvalidArguments, Field: "customerId", Message: p}
 		}
 		a.filter.CustomerID = *a.CustomerID
@@ -204,7 +204,8 @@ func listDraftsInputSchema() *jsonschema.Schema {
 	closeObject(s)
 	s.Required = nil
 	s.Description = "Which drafts to list; every argument is optional."
-	s.Properties["customerId"] = textSchema("Only the drafts of this customer id;")
+	s.Properties["customerId"] = customerIDSchema()
+	s.Properties["customerId"].Description = "Only the drafts of this customer. " + s.Properties["customerId"].Description
 	noNull(s, "customerId", "state", "limit", "cursor")
 	st := s.Properties["state"]
 	st.Enum = enum(reminders.States())

@@ -3,8 +3,8 @@ package collections
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -41,9 +41,10 @@ func prepareReminderContract() contract.Contract {
 		Title: "Prepare a payment reminder draft",
 		Description: "Use to write a payment reminder for one customer about some of their open invoices (1 to " +
 			strconv.Itoa(reminders.MaxInvoices) + "), in a friendly or firm tone, in Brazilian Portuguese (default) or English. " +
-			"It stores the customer's name and e-mail address and a draft (subject and body from the server's templates) " +
-			"for a person to review; it never sends anything. It refuses a customer who asked not to be contacted or whose " +
-			"contact is paused. While the draft is still a draft, the same customer, invoices and tone give back that draft.",
+			"It stores the customer's name and e-mail address (overwriting the stored ones) and a draft addressed to them " +
+			"(subject and body from the server's templates) for a person to review; it never sends anything. It refuses a " +
+			"customer who asked not to be contacted or whose contact is paused, and any e-mail address that such a customer " +
+			"has. While the draft is still a draft, the same customer, name, e-mail address, invoices and tone give back that draft.",
 		Category:     "collections",
 		RiskLevel:    contract.Medium,
 		InputSchema:  prepareInputSchema(),
@@ -51,18 +52,22 @@ func prepareReminderContract() contract.Contract {
 		Permissions:  []string{"reminders:write"},
 		SideEffects: contract.SideEffects{
 			Changes: []string{
-				"Creates the customer (contactable) or updates its name and e-mail address; never its contact status.",
-				"Stores a reminder draft (state draft) for the customer and invoices; nothing is sent.",
+				"Creates the customer (contactable), or overwrites its stored name and e-mail address with the ones given (the old ones are not kept); never its contact status.",
+				"When the name or e-mail address changes, discards the customer's open reminder drafts written to the old ones (draftsDiscarded).",
+				"Stores a reminder draft (state draft) for the customer and invoices, addressed to the name and e-mail address given; nothing is sent.",
 			},
+			Destructive: true, // the customer's stored name and e-mail address are overwritten
 			OnRepeat: "The same idempotencyKey with the same arguments returns the first answer and changes nothing again. " +
-				"Another call for the same customer, invoice set (ids, due dates and amounts, in any order) and tone, while that " +
-				"draft is still a draft, returns it (created false) and writes no new draft, whatever the language asked.",
+				"Another call for the same customer, name, e-mail address, invoice set (ids, due dates and amounts, in any order) " +
+				"and tone, while that draft is still a draft, returns it (created false) and writes nothing, whatever the language " +
+				"asked. With another name or e-mail address, the customer is updated, its open drafts to the old ones are " +
+				"discarded and a new draft is written.",
 		},
 		AuditEvent: "collections.reminder.prepared",
 		FailureModes: []contract.FailureMode{
-			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema, or breaks a rule it cannot state: a due date that is not a real calendar date, two invoices with one id, a name or id with a character the text rule refuses, an e-mail address that is not a bare address; field names it (invoices[3].dueDate)."},
-			{Code: customers.CodeDoNotContact, Meaning: "The customer asked not to be contacted (contact status do_not_contact); nothing was done."},
-			{Code: customers.CodePaused, Meaning: "Contact with the customer is paused; the message gives the date it resumes (YYYY-MM-DD). Nothing was done."},
+			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema, or breaks a rule it cannot state: a due date that is not a real calendar date, two invoices with one id, a name or id with a character the text rule refuses, an id with white space at either end, an e-mail address that is not a bare address; field names it (invoices[3].dueDate)."},
+			{Code: customers.CodeDoNotContact, Meaning: "The customer (field customer.id), or another customer with the same e-mail address, compared case-insensitively (field customer.email), asked not to be contacted (contact status do_not_contact); nothing was done."},
+			{Code: customers.CodePaused, Meaning: "Contact with the customer (customer.id), or with another customer with the same e-mail address (customer.email), is paused; the message gives the date it resumes (YYYY-MM-DD). Nothing was done."},
 		},
 		Idempotency: contract.Idempotency{Kind: "key", Description: "idempotencyKey is required: a retry with the same key and arguments " +
 			"returns the first answer. Besides, the draft is naturally idempotent: while it is still a draft, the same customer, " +
@@ -128,23 +133,38 @@ type prepareResult struct {
 	Subject  string `json:"subject"`
 	Preview  string `json:"preview"`
 	Created  bool   `json:"created"`
+	// DraftsDiscarded counts the customer's open drafts to its old name or e-mail address,
+	// discarded because this call changed them.
+	DraftsDiscarded int64 `json:"draftsDiscarded"`
 }
 
-// prepareReminder runs in the pipeline's transaction: the customer is written and locked
-// first, so that a contact status set at the same time either refuses this draft or, set
-// after it, discards it (set_contact_status discards open drafts in its own transaction).
+// prepareReminder runs in the pipeline's transaction. The customer and every customer with
+// the same e-mail address are read locked first (customers.LockForContact), so that a contact
+// status being set on any of them at the same time is waited for and then refuses this draft;
+// one set after this commits finds the draft and discards it (set_contact_status discards the
+// customer's open drafts in its own transaction).
+//
+// What holds: no draft is written for an id while that customer, or any stored customer with
+// the same address (case-insensitively), is do_not_contact or paused, as committed when the
+// draft is. Not covered: a draft written for c-2 before c-1, with the same address, is set to
+// do_not_contact stays open — set_contact_status discards the drafts of the customer it is set
+// on; a sender must check the recipient's address again when it sends.
 func prepareReminder(ctx context.Context, tx store.Tx, tpl *reminders.Templates, a *prepareArgs) (pipeline.Effect, error) {
 	now := pipeline.Now(ctx)
-	cust, changed, err := writeCustomer(ctx, tx, a.record(), now)
+	r := a.record()
+	cust, changed, err := writeCustomer(ctx, tx, r, now)
 	if err != nil {
 		return pipeline.Effect{}, err
 	}
-	if fe := cust.Contactable(customers.Today(now)); fe != nil {
-		fe.Field = "customer.id"
-		return pipeline.Effect{}, fe
+	to := reminders.Recipient{Name: cust.Name, Email: cust.Email}
+	var discarded int64
+	if changed {
+		// Open drafts greeting the old name or going to the old address are not left to send.
+		if discarded, err = reminders.DiscardNotTo(ctx, tx, cust.ID, to, now); err != nil {
+			return pipeline.Effect{}, err
+		}
 	}
-	req := reminders.Request{CustomerID: cust.ID, CustomerName: cust.Name, Tone: reminders.Tone(a.Tone),
-		Language: a.language(), Invoices: a.Invoices}
+	req := reminders.Request{CustomerID: cust.ID, To: to, Tone: reminders.Tone(a.Tone), Language: a.language(), Invoices: a.Invoices}
 	if pr := pipeline.PrincipalFrom(ctx); pr != nil {
 		req.CreatedBy, req.CreatedByActor = pr.Subject, pr.Actor
 	}
@@ -156,27 +176,56 @@ func prepareReminder(ctx context.Context, tx store.Tx, tpl *reminders.Templates,
 	if !created {
 		summary = fmt.Sprintf("The open reminder draft for this customer, its %d invoice(s) and tone was returned; no new draft, nothing was sent.", d.InvoiceCount)
 	}
+	if discarded > 0 {
+		summary += fmt.Sprintf(" The customer's name or e-mail address changed: %d open draft(s) written for the old one(s) discarded.", discarded)
+	}
 	return pipeline.Effect{
 		Structured: &prepareResult{DraftID: d.ID, State: string(d.State), Language: string(d.Language), Subject: d.Subject,
-			Preview: preview(d.Body), Created: created},
-		Summary:   summary,
-		Details:   map[string]int64{"invoiceCount": int64(len(a.Invoices)), "draftsCreated": b2i(created), "customersWritten": b2i(changed)},
+			Preview: preview(d.Body), Created: created, DraftsDiscarded: discarded},
+		Summary: summary,
+		Details: map[string]int64{"invoiceCount": int64(len(a.Invoices)), "draftsCreated": b2i(created),
+			"customersWritten": b2i(changed), "draftsDiscarded": discarded},
 		Unchanged: !created && !changed,
 	}, nil
 }
 
-// writeCustomer locks the customer r names until tx ends and creates it, or updates its name
-// and e-mail address when they differ; changed says whether it wrote.
+// writeCustomer locks the customer r names and those with its e-mail address until tx ends,
+// refuses when one of them may not be contacted today, then creates the customer or updates
+// its name and e-mail address when they differ; changed says whether it wrote. A refused call
+// writes nothing.
 func writeCustomer(ctx context.Context, tx store.Tx, r customers.Record, now time.Time) (c customers.Customer, changed bool, err error) {
-	c, err = customers.GetForUpdate(ctx, tx, r.ID)
-	switch {
-	case err == nil && c.Name == r.Name && c.Email == r.Email:
-		return c, false, nil
-	case err != nil && !errors.Is(err, customers.ErrNotFound):
+	today := customers.Today(now)
+	locked, err := customers.LockForContact(ctx, tx, r.ID, r.Email)
+	if err != nil {
 		return customers.Customer{}, false, err
 	}
-	c, err = customers.Upsert(ctx, tx, r, now)
-	return c, err == nil, err
+	i := slices.IndexFunc(locked, func(c customers.Customer) bool { return c.ID == r.ID })
+	if i >= 0 {
+		if fe := locked[i].Contactable(today); fe != nil {
+			fe.Field = "customer.id"
+			return customers.Customer{}, false, fe
+		}
+	}
+	if fe := customers.AddressContactable(locked, r.Email, today); fe != nil {
+		fe.Field = "customer.email"
+		return customers.Customer{}, false, fe
+	}
+	if i >= 0 && locked[i].Name == r.Name && locked[i].Email == r.Email {
+		return locked[i], false, nil
+	}
+	c, outcome, err := customers.UpsertOutcome(ctx, tx, r, now) // c is locked, whatever it did
+	if err != nil {
+		return customers.Customer{}, false, err
+	}
+	if i < 0 {
+		// Not found when locked: another call may have created it since, and a status set on it
+		// after that; Upsert read it locked, as committed.
+		if fe := c.Contactable(today); fe != nil {
+			fe.Field = "customer.id"
+			return customers.Customer{}, false, fe
+		}
+	}
+	return c, outcome != customers.Unchanged, nil
 }
 
 // preview is the start of a body: its first previewRunes characters, and "…" when more follow.
@@ -209,7 +258,7 @@ func prepareInputSchema() *jsonschema.Schema {
 
 	cust := s.Properties["customer"]
 	closeObject(cust)
-	cust.Description = "The customer, as the operator knows it: stored (created, or name and e-mail updated) with the draft."
+	cust.Description = "The customer, as the operator knows it: stored (created, or its name and e-mail address overwritten) with the draft, which is addressed to them."
 	cust.Properties["id"] = customerIDSchema()
 	cust.Properties["name"] = textSchema("The customer's name, printed in the reminder as given;")
 	email := cust.Properties["email"]
@@ -254,5 +303,8 @@ func prepareOutputSchema() *jsonschema.Schema {
 	s.Properties["subject"].Description = "The reminder's subject line."
 	s.Properties["preview"].Description = fmt.Sprintf("The body's first %d characters, then … when it goes on.", previewRunes)
 	s.Properties["created"].Description = "true: this call wrote the draft; false: the open draft for the same customer, invoices and tone."
+	dd := s.Properties["draftsDiscarded"]
+	dd.Minimum = ptr(0.0)
+	dd.Description = "How many of the customer's open drafts, written to its old name or e-mail address, this call discarded because it changed them; 0 when it changed neither."
 	return s
 }

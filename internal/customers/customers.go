@@ -14,7 +14,10 @@ import (
 	"fmt"
 	"net/mail"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/portfolio"
@@ -132,8 +135,26 @@ func (r Record) Validate(prefix string) *failure.Error {
 }
 
 // IDProblem returns why s is not acceptable as a customer id, or "" when it
-// is: portfolio's text rule, as for analyze_portfolio's customerId.
-func IDProblem(s string) string { return portfolio.TextProblem(s) }
+// is: portfolio's text rule, as for analyze_portfolio's customerId, and no
+// white space at either end — "c-1 " is not another name for c-1, nor a new
+// customer beside it.
+func IDProblem(s string) string {
+	if p := portfolio.TextProblem(s); p != "" {
+		return p
+	}
+	if r, _ := utf8.DecodeRuneInString(s); unicode.IsSpace(r) {
+		return "must not begin with white space"
+	}
+	if r, _ := utf8.DecodeLastRuneInString(s); unicode.IsSpace(r) {
+		return "must not end with white space"
+	}
+	return ""
+}
+
+// EmailKey is the form in which e-mail addresses are compared: lower case
+// (strings.ToLower), so that Ana@Example.com and ana@example.com are one
+// address. It is stored beside the address (column email_key, indexed).
+func EmailKey(email string) string { return strings.ToLower(email) }
 
 // EmailProblem returns why s is not acceptable as a customer's e-mail
 // address, or "" when it is: a bare address (local@domain, no display name,
@@ -225,6 +246,60 @@ func get(ctx context.Context, q store.Querier, sql, id string) (Customer, error)
 	return c, nil
 }
 
+// LockForContact returns, locked until tx ends and in id order, the customer id (when stored)
+// and every customer whose e-mail address is email (compared as EmailKey): those whose
+// contact status decides whether a message for id at email may be written. The one
+// statement takes the row locks in id order, so that two calls for two customers sharing an
+// address cannot each hold one lock and wait for the other. A status change on any of them
+// in flight is waited for, and read as committed.
+func LockForContact(ctx context.Context, tx store.Tx, id, email string) ([]Customer, error) {
+	q := `SELECT ` + columns + ` FROM customer WHERE id = $1 OR email_key = $2 ORDER BY id`
+	if tx.Dialect() == store.Postgres {
+		q += ` FOR UPDATE`
+	}
+	rows, err := tx.Query(ctx, q, id, EmailKey(email))
+	if err != nil {
+		return nil, fmt.Errorf("customers: lock for contact: %w", err)
+	}
+	defer rows.Close()
+	var out []Customer
+	for rows.Next() {
+		c, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("customers: lock for contact: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("customers: lock for contact: %w", err)
+	}
+	return out, nil
+}
+
+// AddressContactable returns nil when email may be written to on today (YYYY-MM-DD) as far
+// as the customers cs say (those LockForContact returned: only the ones with that address
+// count), or the failure saying why not: customer_do_not_contact when one of them asked not
+// to be contacted, else customer_paused with the latest date contact resumes. The message
+// names no customer: the caller may know only its own.
+func AddressContactable(cs []Customer, email, today string) *failure.Error {
+	key, until := EmailKey(email), ""
+	for _, c := range cs {
+		if EmailKey(c.Email) != key {
+			continue
+		}
+		if fe := c.Contactable(today); fe != nil {
+			if fe.Code == CodeDoNotContact {
+				return &failure.Error{Code: CodeDoNotContact, Message: "a customer with this e-mail address asked not to be contacted (status do_not_contact); nothing was done"}
+			}
+			until = max(until, c.PausedUntil)
+		}
+	}
+	if until != "" {
+		return &failure.Error{Code: CodePaused, Message: "contact with this e-mail address is paused until " + until + "; nothing was done"}
+	}
+	return nil
+}
+
 // Outcome is what an upsert did.
 type Outcome int
 
@@ -236,11 +311,18 @@ const (
 )
 
 // Upsert creates the customer r (contactable) or updates its name and e-mail
-// address, never its status, and returns it as stored. r must pass Validate;
-// an invalid r is refused with its invalid_arguments failure.
+// address, never its status, and returns it as stored, locked until tx ends
+// whatever it did (created, updated or unchanged). r must pass Validate; an
+// invalid r is refused with its invalid_arguments failure.
 func Upsert(ctx context.Context, tx store.Tx, r Record, now time.Time) (Customer, error) {
 	c, _, err := upsert(ctx, tx, r, now)
 	return c, err
+}
+
+// UpsertOutcome is Upsert, saying what it did: a caller that must know whether the customer
+// changed (prepare_reminder) reads it here rather than comparing records.
+func UpsertOutcome(ctx context.Context, tx store.Tx, r Record, now time.Time) (Customer, Outcome, error) {
+	return upsert(ctx, tx, r, now)
 }
 
 // upsert is Upsert, saying what it did.
@@ -249,23 +331,27 @@ func upsert(ctx context.Context, tx store.Tx, r Record, now time.Time) (Customer
 		return Customer{}, 0, fe
 	}
 	at := now.UnixMicro()
-	c, err := scan(tx.QueryRow(ctx, `INSERT INTO customer (id, name, email, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $4) ON CONFLICT (id) DO NOTHING RETURNING `+columns, r.ID, r.Name, r.Email, at))
+	key := EmailKey(r.Email)
+	c, err := scan(tx.QueryRow(ctx, `INSERT INTO customer (id, name, email, email_key, created_at, updated_at)
+VALUES ($1, $2, $3, $5, $4, $4) ON CONFLICT (id) DO NOTHING RETURNING `+columns, r.ID, r.Name, r.Email, at, key))
 	if err == nil {
 		return c, Created, nil
 	}
 	if !errors.Is(err, store.ErrNoRows) {
 		return Customer{}, 0, fmt.Errorf("customers: insert: %w", err)
 	}
-	c, err = scan(tx.QueryRow(ctx, `UPDATE customer SET name = $2, email = $3, updated_at = $4
-WHERE id = $1 AND (name <> $2 OR email <> $3) RETURNING `+columns, r.ID, r.Name, r.Email, at))
+	c, err = scan(tx.QueryRow(ctx, `UPDATE customer SET name = $2, email = $3, email_key = $5, updated_at = $4
+WHERE id = $1 AND (name <> $2 OR email <> $3) RETURNING `+columns, r.ID, r.Name, r.Email, at, key))
 	if err == nil {
 		return c, Updated, nil
 	}
 	if !errors.Is(err, store.ErrNoRows) {
 		return Customer{}, 0, fmt.Errorf("customers: update: %w", err)
 	}
-	c, err = Get(ctx, tx, r.ID)
+	// Unchanged: no statement above locked the row (the insert met a row another transaction
+	// had written, the update matched nothing), so lock it now, and read it as it is once
+	// locked — a status committed meanwhile is seen, and one set later waits for tx.
+	c, err = GetForUpdate(ctx, tx, r.ID)
 	if err != nil {
 		return Customer{}, 0, err
 	}

@@ -57,7 +57,8 @@ type State string
 const (
 	// Draft: written, open; the natural key names it.
 	Draft State = "draft"
-	// Discarded: set aside (its customer asked not to be contacted); kept for the record.
+	// Discarded: set aside (its customer asked not to be contacted, or its name or e-mail
+	// address changed); kept for the record.
 	Discarded State = "discarded"
 )
 
@@ -77,7 +78,7 @@ type Invoice struct {
 // Request is what Prepare writes a draft from; the caller validated it.
 type Request struct {
 	CustomerID     string
-	CustomerName   string // rendered as data, never stored on its own
+	To             Recipient // whom the draft greets and goes to: stored with it
 	Tone           Tone
 	Language       Language
 	Invoices       []Invoice // any order; at least one
@@ -85,10 +86,19 @@ type Request struct {
 	CreatedByActor string    // the agent acting on CreatedBy's behalf; "" for a person
 }
 
+// Recipient is whom a draft is written to: the name it greets (rendered as data) and the
+// address it goes to. A draft keeps its own, so that it is sent exactly where the person who
+// reviewed it saw, whatever later becomes of the customer's record.
+type Recipient struct {
+	Name  string
+	Email string
+}
+
 // Record is a stored draft.
 type Record struct {
 	ID             string
 	CustomerID     string
+	To             Recipient
 	Tone           Tone
 	Language       Language
 	State          State
@@ -148,22 +158,24 @@ func Prepare(ctx context.Context, q store.Querier, templates *Templates, r Reque
 	if err != nil {
 		return Record{}, false, err
 	}
-	subject, body, err := templates.Render(r.Language, r.Tone, Message{Name: r.CustomerName, Invoices: r.Invoices})
+	subject, body, err := templates.Render(r.Language, r.Tone, Message{Name: r.To.Name, Invoices: r.Invoices})
 	if err != nil {
 		return Record{}, false, err
 	}
 	at := now.UnixMicro()
 	rec = Record{
-		ID: ident.New(IDPrefix), CustomerID: r.CustomerID, Tone: r.Tone, Language: r.Language, State: Draft,
+		ID: ident.New(IDPrefix), CustomerID: r.CustomerID, To: r.To, Tone: r.Tone, Language: r.Language, State: Draft,
 		Subject: subject, Body: body, InvoiceCount: len(r.Invoices), TotalCents: set.total,
 		CreatedBy: r.CreatedBy, CreatedByActor: r.CreatedByActor, CreatedAt: time.UnixMicro(at).UTC(), UpdatedAt: time.UnixMicro(at).UTC(),
 	}
-	n, err := q.Exec(ctx, `INSERT INTO reminder_draft (id, customer_id, tone, language, invoices, invoice_set_hash,
-    invoice_count, total_cents, subject, body, state, created_by, created_by_actor, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)
+	n, err := q.Exec(ctx, `INSERT INTO reminder_draft (id, customer_id, recipient_name, recipient_email, tone, language,
+    invoices, invoice_set_hash, invoice_count, total_cents, subject, body, state, created_by, created_by_actor,
+    created_at, updated_at)
+VALUES ($1, $2, $15, $16, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)
 ON CONFLICT (customer_id, invoice_set_hash, tone) WHERE state = 'draft' DO NOTHING`,
 		rec.ID, rec.CustomerID, string(rec.Tone), string(rec.Language), string(set.json), set.hash[:],
-		int64(rec.InvoiceCount), rec.TotalCents, rec.Subject, rec.Body, string(Draft), rec.CreatedBy, rec.CreatedByActor, at)
+		int64(rec.InvoiceCount), rec.TotalCents, rec.Subject, rec.Body, string(Draft), rec.CreatedBy, rec.CreatedByActor, at,
+		rec.To.Name, rec.To.Email)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("reminders: insert draft: %w", err)
 	}
@@ -180,14 +192,14 @@ WHERE customer_id = $1 AND invoice_set_hash = $2 AND tone = $3 AND state = 'draf
 }
 
 // recordColumns are the columns scanRecord reads, in its order.
-const recordColumns = `id, customer_id, tone, language, state, subject, body, invoice_count, total_cents,
+const recordColumns = `id, customer_id, recipient_name, recipient_email, tone, language, state, subject, body, invoice_count, total_cents,
     created_by, created_by_actor, created_at, updated_at`
 
 func scanRecord(row store.Row) (Record, error) {
 	var r Record
 	var tone, lang, state string
 	var count, created, updated int64
-	if err := row.Scan(&r.ID, &r.CustomerID, &tone, &lang, &state, &r.Subject, &r.Body, &count, &r.TotalCents,
+	if err := row.Scan(&r.ID, &r.CustomerID, &r.To.Name, &r.To.Email, &tone, &lang, &state, &r.Subject, &r.Body, &count, &r.TotalCents,
 		&r.CreatedBy, &r.CreatedByActor, &created, &updated); err != nil {
 		return Record{}, err
 	}
@@ -227,6 +239,20 @@ func DiscardOpen(ctx context.Context, tx store.Querier, customerID string, now t
 WHERE customer_id = $3 AND state = 'draft'`, string(Discarded), now.UnixMicro(), customerID)
 	if err != nil {
 		return 0, fmt.Errorf("reminders: discard open drafts: %w", err)
+	}
+	return n, nil
+}
+
+// DiscardNotTo sets the customer's open drafts written to another recipient than to (another
+// name or e-mail address) to discarded, as of now, and returns how many it changed. It runs in
+// tx, the transaction that changes the customer's name or address: a draft that greets the old
+// name or goes to the old address is not left for a person to send.
+func DiscardNotTo(ctx context.Context, tx store.Querier, customerID string, to Recipient, now time.Time) (int64, error) {
+	n, err := tx.Exec(ctx, `UPDATE reminder_draft SET state = $1, updated_at = $2
+WHERE customer_id = $3 AND state = 'draft' AND (recipient_name <> $4 OR recipient_email <> $5)`,
+		string(Discarded), now.UnixMicro(), customerID, to.Name, to.Email)
+	if err != nil {
+		return 0, fmt.Errorf("reminders: discard drafts to another recipient: %w", err)
 	}
 	return n, nil
 }

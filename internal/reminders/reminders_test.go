@@ -34,7 +34,7 @@ func templates(t testing.TB) *reminders.Templates {
 var t0 = time.Date(2026, 7, 1, 12, 0, 0, 123456000, time.UTC)
 
 func request(customer string, tone reminders.Tone, invs ...reminders.Invoice) reminders.Request {
-	return reminders.Request{CustomerID: customer, CustomerName: "Padaria Pão Quente", Tone: tone,
+	return reminders.Request{CustomerID: customer, To: reminders.Recipient{Name: "Padaria Pão Quente", Email: "contas@example.com"}, Tone: tone,
 		Language: reminders.PortugueseBR, Invoices: invs, CreatedBy: "ana", CreatedByActor: "ledger-copilot"}
 }
 
@@ -64,7 +64,7 @@ func prepare(t *testing.T, db store.DB, tpl *reminders.Templates, r reminders.Re
 
 // customer stores the customer r is for, as prepare_reminder does before the draft.
 func customer(ctx context.Context, tx store.Tx, r reminders.Request, now time.Time) error {
-	_, err := customers.Upsert(ctx, tx, customers.Record{ID: r.CustomerID, Name: r.CustomerName, Email: "contas@example.com"}, now)
+	_, err := customers.Upsert(ctx, tx, customers.Record{ID: r.CustomerID, Name: r.To.Name, Email: r.To.Email}, now)
 	return err
 }
 
@@ -316,4 +316,69 @@ func TestServingRoleCannotDelete(t *testing.T) {
 	if _, err := db.Exec(context.Background(), `UPDATE reminder_draft SET body = 'x'`); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("UPDATE of a body as the serving role: %v, want permission denied", err)
 	}
+}
+
+// TestRecipient: a draft keeps whom it was written to, and DiscardNotTo discards the
+// customer's open drafts to anyone else — another name or another address — and only them.
+func TestRecipient(t *testing.T) {
+	tpl := templates(t)
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		ctx := context.Background()
+		old, _ := prepare(t, db, tpl, request("c1", reminders.Friendly, inv1), t0)
+		if old.To != (reminders.Recipient{Name: "Padaria Pão Quente", Email: "contas@example.com"}) {
+			t.Fatalf("Prepare = %+v, want it to record its recipient", old.To)
+		}
+		renamed := request("c1", reminders.Firm, inv1)
+		renamed.To.Name = "Padaria Nova"
+		moved := request("c1", reminders.Friendly, inv2)
+		moved.To.Email = "novo@example.com"
+		a, _ := prepare(t, db, tpl, renamed, t0)
+		b, _ := prepare(t, db, tpl, moved, t0)
+		keep, _ := prepare(t, db, tpl, request("c1", reminders.Firm, inv2), t0)
+		other, _ := prepare(t, db, tpl, request("c2", reminders.Friendly, inv1), t0)
+		if !strings.Contains(a.Body, "Padaria Nova") {
+			t.Errorf("the draft to %q greets: %q", renamed.To.Name, a.Body)
+		}
+		page, err := reminders.List(ctx, db, reminders.Filter{CustomerID: "c1", Limit: 10})
+		if err != nil || len(page) != 4 {
+			t.Fatalf("List = %d drafts, %v", len(page), err)
+		}
+		n, err := inTx(t, db, func(ctx context.Context, tx store.Tx) (int64, error) {
+			return reminders.DiscardNotTo(ctx, tx, "c1", old.To, t0.Add(time.Hour))
+		})
+		if err != nil || n != 2 {
+			t.Fatalf("DiscardNotTo = %d, %v; want the 2 drafts to another name or address", n, err)
+		}
+		open, err := reminders.OpenDrafts(ctx, db, "c1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range open {
+			ids = append(ids, r.ID)
+		}
+		want := []string{old.ID, keep.ID}
+		slices.Sort(want)
+		slices.Sort(ids)
+		if diff := cmp.Diff(want, ids); diff != "" {
+			t.Errorf("open drafts of c1 (-want +got):\n%s", diff)
+		}
+		if n := count(t, db, "id IN ($1, $2) AND state = 'discarded'", a.ID, b.ID); n != 2 {
+			t.Errorf("%d of the drafts to another recipient discarded, want 2", n)
+		}
+		if n := count(t, db, "id = $1 AND state = 'draft'", other.ID); n != 1 {
+			t.Errorf("c2's draft was touched")
+		}
+	})
+}
+
+func inTx[T any](t *testing.T, db store.DB, fn func(ctx context.Context, tx store.Tx) (T, error)) (T, error) {
+	t.Helper()
+	var v T
+	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		var err error
+		v, err = fn(ctx, tx)
+		return err
+	})
+	return v, err
 }

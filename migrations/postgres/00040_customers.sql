@@ -6,7 +6,8 @@
 -- 'do_not_contact'; status_reason, status_set_by (the subject), status_set_actor (the agent
 -- acting on the subject's behalf, '' for a person) and status_set_at say who set it, why and
 -- when ('' and 0 while never set). Absent values are '' and 0 rather than NULL, so that both
--- dialects scan into plain strings and integers.
+-- dialects scan into plain strings and integers. email_key is email as addresses are compared
+-- (customers.EmailKey: lower case, computed in Go so that both dialects agree).
 --
 -- Times are microseconds since the epoch on the server's clock, like 00030. No DELETE grant:
 -- a customer is never removed by the serving role.
@@ -16,6 +17,7 @@ CREATE TABLE customer (
     id               text   PRIMARY KEY,
     name             text   NOT NULL,
     email            text   NOT NULL,
+    email_key        text   NOT NULL,
     contact_status   text   NOT NULL DEFAULT 'contactable'
                      CHECK (contact_status IN ('contactable', 'paused', 'do_not_contact')),
     paused_until     text   NOT NULL DEFAULT ''
@@ -28,6 +30,10 @@ CREATE TABLE customer (
     updated_at       bigint NOT NULL,
     CHECK ((contact_status = 'paused') = (paused_until <> ''))
 );
+
+-- Who else has an address: a reminder is refused when any customer with its address is not
+-- contactable (customers.LockForContact).
+CREATE INDEX customer_email_key ON customer (email_key);
 
 -- +goose StatementBegin
 DO $$

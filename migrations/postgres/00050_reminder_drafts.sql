@@ -12,12 +12,17 @@
 -- behalf ('' for a person), as customer's status_set_by and status_set_actor (00040). Times are
 -- microseconds since the epoch on the server's clock (as in 00030); id is "d_" and 128 random
 -- bits in lower-case base32 (internal/ident, as file ids). customer_id is the operator's id of a stored customer (00040): a draft
--- is written after its customer, in the same transaction.
+-- is written after its customer, in the same transaction. recipient_name and recipient_email
+-- are whom the draft greets and goes to, as it was written (the customer's name and address
+-- then): a send goes where the reviewed draft says. When prepare_reminder changes a customer's
+-- name or address, its open drafts to the old recipient are discarded in that transaction.
 
 -- +goose Up
 CREATE TABLE reminder_draft (
     id               text    PRIMARY KEY CHECK (id ~ '^d_[a-z2-7]{26}$'),
     customer_id      text    NOT NULL REFERENCES customer (id),
+    recipient_name   text    NOT NULL,
+    recipient_email  text    NOT NULL,
     tone             text    NOT NULL CHECK (tone IN ('friendly', 'firm')),
     language         text    NOT NULL CHECK (language IN ('pt-BR', 'en')),
     invoices         text    NOT NULL,

@@ -6,6 +6,7 @@ CREATE TABLE customer (
     id               TEXT    PRIMARY KEY,
     name             TEXT    NOT NULL,
     email            TEXT    NOT NULL,
+    email_key        TEXT    NOT NULL,
     contact_status   TEXT    NOT NULL DEFAULT 'contactable'
                      CHECK (contact_status IN ('contactable', 'paused', 'do_not_contact')),
     paused_until     TEXT    NOT NULL DEFAULT ''
@@ -18,6 +19,8 @@ CREATE TABLE customer (
     updated_at       INTEGER NOT NULL,
     CHECK ((contact_status = 'paused') = (paused_until <> ''))
 ) WITHOUT ROWID;
+
+CREATE INDEX customer_email_key ON customer (email_key);
 
 -- +goose Down
 DROP TABLE customer;

@@ -5,6 +5,8 @@
 CREATE TABLE reminder_draft (
     id               TEXT    PRIMARY KEY CHECK (length(id) = 28 AND id GLOB 'd_*' AND NOT substr(id, 3) GLOB '*[^a-z2-7]*'),
     customer_id      TEXT    NOT NULL REFERENCES customer (id),
+    recipient_name   TEXT    NOT NULL,
+    recipient_email  TEXT    NOT NULL,
     tone             TEXT    NOT NULL CHECK (tone IN ('friendly', 'firm')),
     language         TEXT    NOT NULL CHECK (language IN ('pt-BR', 'en')),
     invoices         TEXT    NOT NULL,
