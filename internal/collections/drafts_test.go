@@ -451,36 +451,44 @@ func TestPrepareReminderRefusesUncontactable(t *testing.T) {
 func TestPrepareReminderWaitsForStatus(t *testing.T) {
 	e := newEnv(t, storetest.AppRole(t, pg))
 	decode[prepared](t, e.call(writer, collections.PrepareReminderName, reminderArgs("k1")))
+	args := reminderArgs("k2")
+	args["tone"] = "firm"
+	if res := e.duringDoNotContact(t, "c1", args); res.Kind != pipeline.ToolError || res.Err.Code != customers.CodeDoNotContact {
+		t.Errorf("a call racing do_not_contact: %v %+v, want customer_do_not_contact", res.Kind, res.Err)
+	}
+	if refs, err := reminders.OpenDrafts(context.Background(), e.db, "c1"); err != nil || len(refs) != 0 {
+		t.Errorf("open drafts after do_not_contact = %v, %v; want none", refs, err)
+	}
+}
+
+// duringDoNotContact makes prepare_reminder's call with args while customer id's
+// do_not_contact is being set (the customer's row locked, its drafts not yet discarded),
+// lets that commit once the call has had time to reach the lock, and returns the call's answer.
+func (e *env) duringDoNotContact(t *testing.T, id string, args map[string]any) pipeline.Result {
+	t.Helper()
 	ctx := context.Background()
 	locked, commit := make(chan struct{}), make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
 		errc <- e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-			if _, err := customers.SetStatus(ctx, tx, "c1", customers.Change{Status: customers.DoNotContact, Reason: "asked", SetBy: "ana"}, e.clock()); err != nil {
+			if _, err := customers.SetStatus(ctx, tx, id, customers.Change{Status: customers.DoNotContact, Reason: "asked", SetBy: "ana"}, e.clock()); err != nil {
 				return err
 			}
 			close(locked)
 			<-commit
-			_, err := reminders.DiscardOpen(ctx, tx, "c1", e.clock())
+			_, err := reminders.DiscardOpen(ctx, tx, id, e.clock())
 			return err
 		})
 	}()
 	<-locked
 	done := make(chan pipeline.Result, 1)
-	args := reminderArgs("k2")
-	args["tone"] = "firm"
 	go func() { done <- e.call(writer, collections.PrepareReminderName, args) }()
 	time.Sleep(300 * time.Millisecond) // the call reaches the customer's row lock
 	close(commit)
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	if res := <-done; res.Kind != pipeline.ToolError || res.Err.Code != customers.CodeDoNotContact {
-		t.Errorf("a call racing do_not_contact: %v %+v, want customer_do_not_contact", res.Kind, res.Err)
-	}
-	if refs, err := reminders.OpenDrafts(ctx, e.db, "c1"); err != nil || len(refs) != 0 {
-		t.Errorf("open drafts after do_not_contact = %v, %v; want none", refs, err)
-	}
+	return <-done
 }
 
 // TestPrepareReminderInvalid: what the schema cannot say is checked all the same, each
@@ -679,33 +687,11 @@ func TestPrepareReminderSameAddress(t *testing.T) {
 func TestPrepareReminderWaitsForAddressStatus(t *testing.T) {
 	e := newEnv(t, storetest.AppRole(t, pg))
 	decode[prepared](t, e.call(writer, collections.PrepareReminderName, reminderArgs("k1")))
-	ctx := context.Background()
-	locked, commit := make(chan struct{}), make(chan struct{})
-	errc := make(chan error, 1)
-	go func() {
-		errc <- e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-			if _, err := customers.SetStatus(ctx, tx, "c1", customers.Change{Status: customers.DoNotContact, Reason: "asked", SetBy: "ana"}, e.clock()); err != nil {
-				return err
-			}
-			close(locked)
-			<-commit
-			_, err := reminders.DiscardOpen(ctx, tx, "c1", e.clock())
-			return err
-		})
-	}()
-	<-locked
-	done := make(chan pipeline.Result, 1)
 	args := customerArgs("k2", "c1-filial", "Padaria Pão Quente", "FINANCEIRO@paoquente.com.br")
-	go func() { done <- e.call(writer, collections.PrepareReminderName, args) }()
-	time.Sleep(300 * time.Millisecond) // the call reaches c1's row lock
-	close(commit)
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	if res := <-done; res.Kind != pipeline.ToolError || res.Err.Code != customers.CodeDoNotContact || res.Err.Field != "customer.email" {
+	if res := e.duringDoNotContact(t, "c1", args); res.Kind != pipeline.ToolError || res.Err.Code != customers.CodeDoNotContact || res.Err.Field != "customer.email" {
 		t.Errorf("a call racing do_not_contact on its address: %v %+v, want customer_do_not_contact on customer.email", res.Kind, res.Err)
 	}
-	if refs, err := reminders.OpenDrafts(ctx, e.db, "c1-filial"); err != nil || len(refs) != 0 {
+	if refs, err := reminders.OpenDrafts(context.Background(), e.db, "c1-filial"); err != nil || len(refs) != 0 {
 		t.Errorf("open drafts of c1-filial = %v, %v; want none", refs, err)
 	}
 }
@@ -727,6 +713,35 @@ func TestPrepareReminderNameChange(t *testing.T) {
 		}
 		if to := recipient(t, e.db, d.DraftID); to.Name != "Padaria Pão Quente Ltda" || to.Email != "financeiro@paoquente.com.br" {
 			t.Errorf("the new draft is to %+v", to)
+		}
+	})
+}
+
+// TestPrepareReminderSharedAddressRace: concurrent calls for customers that share an e-mail
+// address (some new, some stored) lock one another's rows in one order: every call
+// completes — none deadlocks or fails — and each customer has its one open draft.
+func TestPrepareReminderSharedAddressRace(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		const customers, calls = 4, 24
+		decode[prepared](t, e.call(writer, collections.PrepareReminderName, customerArgs("k", "c-0", "Ana", "ana@example.com")))
+		var wg sync.WaitGroup
+		results := make([]pipeline.Result, calls)
+		for i := range calls {
+			wg.Go(func() {
+				id := fmt.Sprint("c-", (customers-1)-i%customers) // every order of ids
+				results[i] = e.call(writer, collections.PrepareReminderName, customerArgs(fmt.Sprint("k", i), id, "Ana", "ana@example.com"))
+			})
+		}
+		wg.Wait()
+		for i, res := range results {
+			if res.Kind != pipeline.Complete {
+				t.Errorf("call %d: %v %+v, want it complete", i, res.Kind, res.Err)
+			}
+		}
+		for c := range customers {
+			if refs, err := reminders.OpenDrafts(context.Background(), e.db, fmt.Sprint("c-", c)); err != nil || len(refs) != 1 {
+				t.Errorf("open drafts of c-%d = %v, %v; want 1", c, refs, err)
+			}
 		}
 	})
 }

@@ -343,8 +343,10 @@ func TestRecipient(t *testing.T) {
 		if err != nil || len(page) != 4 {
 			t.Fatalf("List = %d drafts, %v", len(page), err)
 		}
-		n, err := inTx(t, db, func(ctx context.Context, tx store.Tx) (int64, error) {
-			return reminders.DiscardNotTo(ctx, tx, "c1", old.To, t0.Add(time.Hour))
+		var n int64
+		err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) (err error) {
+			n, err = reminders.DiscardNotTo(ctx, tx, "c1", old.To, t0.Add(time.Hour))
+			return err
 		})
 		if err != nil || n != 2 {
 			t.Fatalf("DiscardNotTo = %d, %v; want the 2 drafts to another name or address", n, err)
@@ -370,15 +372,4 @@ func TestRecipient(t *testing.T) {
 			t.Errorf("c2's draft was touched")
 		}
 	})
-}
-
-func inTx[T any](t *testing.T, db store.DB, fn func(ctx context.Context, tx store.Tx) (T, error)) (T, error) {
-	t.Helper()
-	var v T
-	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		var err error
-		v, err = fn(ctx, tx)
-		return err
-	})
-	return v, err
 }
