@@ -86,9 +86,9 @@ func (d *Downloads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	for off := int64(0); off < f.Size; off += chunkSize {
-		b, err := ReadChunk(r.Context(), d.DB, f.ID, off, min(chunkSize, f.Size-off))
-		if err == nil && int64(len(b)) != min(chunkSize, f.Size-off) {
+	for seq, off := int64(0), int64(0); off < f.Size; seq, off = seq+1, off+ChunkSize {
+		b, err := ReadChunk(r.Context(), d.DB, f.ID, seq)
+		if err == nil && int64(len(b)) != min(ChunkSize, f.Size-off) {
 			err = errors.New("files: short read of stored content")
 		}
 		if err != nil {

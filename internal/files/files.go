@@ -116,11 +116,18 @@ func Add(ctx context.Context, tx store.Tx, f Upload, maxBytes int64, now time.Ti
 	if out.CustomerID != "" {
 		customer = out.CustomerID
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO file (id, name, media_type, size_bytes, sha256, customer_id, created_by, created_at, content)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		out.ID, out.Name, out.MediaType, out.Size, out.SHA256[:], customer, out.CreatedBy, out.CreatedAt.UnixMicro(), f.Content)
+	_, err := tx.Exec(ctx, `INSERT INTO file (id, name, media_type, size_bytes, sha256, customer_id, created_by, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		out.ID, out.Name, out.MediaType, out.Size, out.SHA256[:], customer, out.CreatedBy, out.CreatedAt.UnixMicro())
 	if err != nil {
 		return File{}, fmt.Errorf("files: add: %w", err)
+	}
+	for seq, rest := int64(0), f.Content; len(rest) > 0; seq++ {
+		n := min(ChunkSize, len(rest))
+		if _, err := tx.Exec(ctx, `INSERT INTO file_chunk (file_id, seq, data) VALUES ($1, $2, $3)`, out.ID, seq, rest[:n]); err != nil {
+			return File{}, fmt.Errorf("files: add: content: %w", err)
+		}
+		rest = rest[n:]
 	}
 	return out, nil
 }
@@ -202,18 +209,16 @@ func List(ctx context.Context, q store.Querier) ([]File, error) {
 	return out, nil
 }
 
-// chunkSize is how much of a file's content one query reads: a download
-// holds no more than this of it in memory at a time.
-const chunkSize = 1 << 20
+// ChunkSize is the size of the pieces a file's content is stored in (the
+// last one shorter): a download reads one piece per query and holds no
+// more than one in memory.
+const ChunkSize = 1 << 20
 
-// ReadChunk returns up to n bytes of file id's content from offset off (0
-// based), fewer only at its end.
-func ReadChunk(ctx context.Context, q store.Querier, id string, off, n int64) ([]byte, error) {
+// ReadChunk returns piece seq (0 based) of file id's content: ChunkSize
+// bytes, fewer for the last piece; store.ErrNoRows past the end.
+func ReadChunk(ctx context.Context, q store.Querier, id string, seq int64) ([]byte, error) {
 	var b []byte
-	// substr counts from 1, on a blob (SQLite) as on bytea (PostgreSQL,
-	// which reads only the slice of an uncompressed, out-of-line value).
-	const sql = `SELECT substr(content, $2, $3) FROM file WHERE id = $1`
-	if err := q.QueryRow(ctx, sql, id, off+1, n).Scan(&b); err != nil {
+	if err := q.QueryRow(ctx, `SELECT data FROM file_chunk WHERE file_id = $1 AND seq = $2`, id, seq).Scan(&b); err != nil {
 		return nil, fmt.Errorf("files: read: %w", err)
 	}
 	return b, nil

@@ -103,15 +103,29 @@ func TestAddGetList(t *testing.T) {
 		}
 		// The content comes back exactly, chunk by chunk.
 		var back []byte
-		for off := int64(0); off < a.Size; off += 1 << 20 {
-			c, err := files.ReadChunk(ctx, db, a.ID, off, min(1<<20, a.Size-off))
+		for seq := int64(0); ; seq++ {
+			c, err := files.ReadChunk(ctx, db, a.ID, seq)
+			if errors.Is(err, store.ErrNoRows) {
+				if seq != 4 {
+					t.Errorf("content in %d pieces, want 4", seq)
+				}
+				break
+			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if want := min(files.ChunkSize, a.Size-seq*files.ChunkSize); int64(len(c)) != want {
+				t.Errorf("piece %d has %d bytes, want %d", seq, len(c), want)
 			}
 			back = append(back, c...)
 		}
 		if sha256.Sum256(back) != a.SHA256 {
 			t.Errorf("content read back differs (%d bytes, want %d)", len(back), a.Size)
+		}
+		// An empty file has no piece.
+		empty := add(t, db, files.Upload{Name: "vazio.txt", CreatedBy: "ana"})
+		if _, err := files.ReadChunk(ctx, db, empty.ID, 0); empty.Size != 0 || !errors.Is(err, store.ErrNoRows) {
+			t.Errorf("empty file: size %d, first piece %v; want none", empty.Size, err)
 		}
 		if _, err := files.Get(ctx, db, "f_"+strings.Repeat("a", 26)); !errors.Is(err, files.ErrFileNotFound) {
 			t.Errorf("Get(unknown) = %v, want file_not_found", err)
@@ -324,7 +338,8 @@ func TestServingRoleCannotChangeFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sql := range []string{
-		`UPDATE file SET content = '\x00' WHERE id = $1`,
+		`UPDATE file_chunk SET data = '\x00' WHERE file_id = $1`,
+		`DELETE FROM file_chunk WHERE file_id = $1`,
 		`UPDATE file SET name = 'x' WHERE id = $1`,
 		`DELETE FROM file WHERE id = $1`,
 		`UPDATE file_link SET expires_at = expires_at + 1 WHERE file_id = $1`,

@@ -1,10 +1,15 @@
 -- Stored files and their download links (internal/files).
 --
 -- file: a document an operator attached to collections (an invoice PDF, a boleto, a
--- statement), added by `cobranca files add`. The content lives here, not on a replica's disk,
--- so that every replica serves every link; it is never changed once written (no UPDATE
--- grant). STORAGE EXTERNAL keeps it uncompressed out of line, so that the download handler's
--- substring() reads only the chunk it asks for (documents are compressed already).
+-- statement), added by `cobranca files add`, with its size and SHA-256. It is never changed
+-- once written (no UPDATE grant).
+--
+-- file_chunk: the file's content, in order, in pieces of 1 MiB (files.ChunkSize; the last one
+-- shorter, none for an empty file), written with the file in one transaction. It lives here,
+-- not on a replica's disk, so that every replica serves every link; a download reads one piece
+-- per query, so it holds no more than a piece in memory and the store reads no more than a
+-- piece for it (a substring of one large value made SQLite read the whole value per piece).
+-- STORAGE EXTERNAL keeps a piece uncompressed out of line (documents are compressed already).
 --
 -- file_link: a signed, expiring, revocable download link; created_by is the subject who asked
 -- for it, created_by_actor the agent acting on its behalf ('' for a person), as customer's
@@ -25,13 +30,19 @@ CREATE TABLE file (
     sha256      bytea  NOT NULL CHECK (length(sha256) = 32),
     customer_id text   REFERENCES customer (id),
     created_by  text   NOT NULL,
-    created_at  bigint NOT NULL,
-    content     bytea  NOT NULL CHECK (length(content) = size_bytes)
+    created_at  bigint NOT NULL
 );
 
-ALTER TABLE file ALTER COLUMN content SET STORAGE EXTERNAL;
-
 CREATE INDEX file_created_at ON file (created_at);
+
+CREATE TABLE file_chunk (
+    file_id text    NOT NULL REFERENCES file (id),
+    seq     integer NOT NULL CHECK (seq >= 0),
+    data    bytea   NOT NULL CHECK (length(data) BETWEEN 1 AND 1048576),
+    PRIMARY KEY (file_id, seq)
+);
+
+ALTER TABLE file_chunk ALTER COLUMN data SET STORAGE EXTERNAL;
 
 CREATE TABLE file_link (
     id               text   PRIMARY KEY CHECK (id ~ '^l_[a-z2-7]{26}$'),
@@ -53,7 +64,7 @@ CREATE UNIQUE INDEX file_link_live ON file_link (file_id, expires_at) WHERE revo
 DO $$
 BEGIN
     IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'cobranca_app') THEN
-        GRANT SELECT, INSERT ON file TO cobranca_app;
+        GRANT SELECT, INSERT ON file, file_chunk TO cobranca_app;
         GRANT SELECT, INSERT ON file_link TO cobranca_app;
         GRANT UPDATE (revoked_at, revoked_by) ON file_link TO cobranca_app;
     ELSE
@@ -65,4 +76,5 @@ $$;
 
 -- +goose Down
 DROP TABLE file_link;
+DROP TABLE file_chunk;
 DROP TABLE file;

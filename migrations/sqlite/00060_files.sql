@@ -10,11 +10,17 @@ CREATE TABLE file (
     sha256      BLOB    NOT NULL CHECK (length(sha256) = 32),
     customer_id TEXT    REFERENCES customer (id),
     created_by  TEXT    NOT NULL,
-    created_at  INTEGER NOT NULL,
-    content     BLOB    NOT NULL CHECK (length(content) = size_bytes)
-); -- a rowid table: WITHOUT ROWID suits small rows only (SQLite's advice)
+    created_at  INTEGER NOT NULL
+);
 
 CREATE INDEX file_created_at ON file (created_at);
+
+CREATE TABLE file_chunk (
+    file_id TEXT    NOT NULL REFERENCES file (id),
+    seq     INTEGER NOT NULL CHECK (seq >= 0),
+    data    BLOB    NOT NULL CHECK (length(data) BETWEEN 1 AND 1048576),
+    PRIMARY KEY (file_id, seq)
+); -- a rowid table: WITHOUT ROWID suits small rows only (SQLite's advice)
 
 CREATE TABLE file_link (
     id               TEXT    PRIMARY KEY CHECK (length(id) = 28 AND id GLOB 'l_*' AND NOT substr(id, 3) GLOB '*[^a-z2-7]*'),
@@ -32,4 +38,5 @@ CREATE UNIQUE INDEX file_link_live ON file_link (file_id, expires_at) WHERE revo
 
 -- +goose Down
 DROP TABLE file_link;
+DROP TABLE file_chunk;
 DROP TABLE file;
