@@ -54,7 +54,7 @@ var fileIDPattern = `^` + filePrefix + `[a-z2-7]{26}$`
 func createLinkContract() contract.Contract {
 	str := func(desc string) *jsonschema.Schema { return &jsonschema.Schema{Type: "string", Description: desc} }
 	maxExp := maxExpiresAtLen
-	expires := str("When the link stops working: an RFC 3339 date-time in whole seconds (2025-12-31T23:59:00Z, or with an offset), after now and at most 7 days ahead. The same instant written with another offset is the same expiry.")
+	expires := str("When the link stops working: an RFC 3339 date-time in whole seconds (2025-12-31T23:59:00Z, or with an offset from -23:59 to +23:59), after now and at most 7 days ahead. The same instant written with another offset is the same expiry.")
 	expires.Format, expires.MaxLength = "date-time", &maxExp
 	fileID := str("The stored file's id (f_…), as `cobranca files list` shows it.")
 	fileID.Pattern = fileIDPattern
@@ -115,8 +115,8 @@ func parseExpiry(field, s string, now time.Time) (time.Time, error) {
 		return time.Time{}, &failure.Error{Code: failure.InvalidArguments, Field: field, Message: msg}
 	}
 	t, err := time.Parse(time.RFC3339, s)
-	if err != nil || len(s) > maxExpiresAtLen {
-		return bad("must be an RFC 3339 date-time, like 2025-12-31T23:59:00Z")
+	if err != nil || len(s) > maxExpiresAtLen || !rfc3339Offset(s) {
+		return bad("must be an RFC 3339 date-time, like 2025-12-31T23:59:00Z (an offset from -23:59 to +23:59)")
 	}
 	if t.Nanosecond() != 0 {
 		return bad("must be in whole seconds")
@@ -128,6 +128,17 @@ func parseExpiry(field, s string, now time.Time) (time.Time, error) {
 		return bad("must be at most " + strconv.Itoa(int(MaxLinkLifetime/time.Hour/24)) + " days ahead")
 	}
 	return t.UTC(), nil
+}
+
+// rfc3339Offset reports whether s, which time.Parse took as RFC 3339, ends
+// in Z or in an offset RFC 3339 allows: hours 00–23, minutes 00–59
+// (time.Parse takes +24:00 and +23:60).
+func rfc3339Offset(s string) bool {
+	n := len(s)
+	if s[n-1] == 'Z' {
+		return true
+	}
+	return n >= 6 && s[n-5:n-3] <= "23" && s[n-2:] <= "59"
 }
 
 // createLink is the tool's Execute.

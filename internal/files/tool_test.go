@@ -349,6 +349,9 @@ func TestCreateLinkArguments(t *testing.T) {
 		{"fraction of a second", `{"fileId":"` + f.ID + `","expiresAt":"2025-12-25T09:30:00.5Z"}`, failure.InvalidArguments, "expiresAt"},
 		{"not a real date", `{"fileId":"` + f.ID + `","expiresAt":"2025-12-32T09:30:00Z"}`, failure.InvalidArguments, "expiresAt"},
 		{"no zone", `{"fileId":"` + f.ID + `","expiresAt":"2025-12-25T09:30:00"}`, failure.InvalidArguments, "expiresAt"},
+		{"offset of 24 hours", `{"fileId":"` + f.ID + `","expiresAt":"2025-12-26T09:30:00+24:00"}`, failure.InvalidArguments, "expiresAt"},
+		{"offset of 60 minutes", `{"fileId":"` + f.ID + `","expiresAt":"2025-12-26T09:30:00+23:60"}`, failure.InvalidArguments, "expiresAt"},
+		{"offset minutes 60", `{"fileId":"` + f.ID + `","expiresAt":"2025-12-25T09:30:00-00:60"}`, failure.InvalidArguments, "expiresAt"},
 		{"a date only", `{"fileId":"` + f.ID + `","expiresAt":"2025-12-25"}`, failure.InvalidArguments, "expiresAt"},
 		{"malformed file id", `{"fileId":"abc","expiresAt":"2025-12-25T09:30:00Z"}`, failure.InvalidArguments, "fileId"},
 		{"missing expiry", `{"fileId":"` + f.ID + `"}`, failure.InvalidArguments, "expiresAt"},
@@ -364,6 +367,12 @@ func TestCreateLinkArguments(t *testing.T) {
 	}
 	if n := countLinks(t, e.db); n != 0 {
 		t.Errorf("%d links recorded by refused calls", n)
+	}
+	// The largest offsets RFC 3339 allows are accepted.
+	for _, exp := range []string{"2025-12-25T10:00:00+23:59", "2025-12-24T09:31:00-23:59"} {
+		if a, res := e.call(t, `{"fileId":"`+f.ID+`","expiresAt":"`+exp+`"}`); res.Kind != pipeline.Complete || !a.Created {
+			t.Errorf("expiresAt %s = kind %d %v, want a link", exp, res.Kind, res.Err)
+		}
 	}
 	// The last second of the seventh day is accepted.
 	if a := e.create(t, f.ID, t0.Add(files.MaxLinkLifetime)); !a.Created {
