@@ -355,3 +355,59 @@ func TestServingRoleCannotChangeFiles(t *testing.T) {
 }
 
 func newDB(t *testing.T) store.DB { return storetest.SQLite(t) }
+
+// TestRevokeRace: of two revokes racing on PostgreSQL, the loser (its read
+// before the winner's commit, its update after) names the winner and when.
+// SQLite runs one writer at a time: there, the second revoke starts after
+// the first committed (TestCreateNatural's second Revoke).
+func TestRevokeRace(t *testing.T) {
+	db := storetest.AppRole(t, pg)
+	ctx := context.Background()
+	f := add(t, db, files.Upload{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
+	var c files.Created
+	err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		c, err = newLinks(t).Create(ctx, tx, f.ID, t0.Add(time.Hour), "alice", "", t0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	winner := make(chan error, 1)
+	go func() {
+		winner <- db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			_, err := files.Revoke(ctx, tx, c.Link.ID, "ops-1", t0.Add(time.Minute))
+			close(held)
+			<-release // commit once the loser waits on the row
+			return err
+		})
+	}()
+	<-held
+	go func() {
+		defer close(release)
+		for range 500 {
+			var waiting int64
+			if err := db.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'`).Scan(&waiting); err != nil {
+				t.Error(err)
+				return
+			}
+			if waiting > 0 {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Error("the second revoke never waited on the first")
+	}()
+	err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		_, err := files.Revoke(ctx, tx, c.Link.ID, "ops-2", t0.Add(2*time.Minute))
+		return err
+	})
+	if werr := <-winner; werr != nil {
+		t.Fatalf("first revoke: %v", werr)
+	}
+	fe, _ := failure.As(err)
+	if want := "was already revoked on 2025-12-24T09:31:00Z by ops-1"; fe == nil || fe.Code != files.CodeLinkRevoked || fe.Message != want {
+		t.Errorf("losing revoke = %v, want link_revoked: %s", err, want)
+	}
+}

@@ -233,18 +233,23 @@ ON CONFLICT (file_id, expires_at) WHERE revoked_at IS NULL DO NOTHING`,
 // Revoke revokes link id, recording by and now: the revoked link, or
 // ErrLinkNotFound, or link_revoked when it already was (nothing changed).
 func Revoke(ctx context.Context, tx store.Tx, id, by string, now time.Time) (Link, error) {
-	l, err := GetLink(ctx, tx, id)
-	if err != nil {
-		return Link{}, err
+	if !ValidLinkID(id) {
+		return Link{}, ErrLinkNotFound
 	}
 	n, err := tx.Exec(ctx, `UPDATE file_link SET revoked_at = $2, revoked_by = $3 WHERE id = $1 AND revoked_at IS NULL`,
 		id, now.UnixMicro(), by)
 	if err != nil {
 		return Link{}, fmt.Errorf("files: revoke: %w", err)
 	}
+	// Read after the update: when a concurrent revoke committed first, the
+	// update waited for it and changed nothing, and this read, a statement
+	// of its own, sees the winner's row.
+	l, err := GetLink(ctx, tx, id)
+	if err != nil {
+		return Link{}, err
+	}
 	if n == 0 {
 		return Link{}, &failure.Error{Code: CodeLinkRevoked, Field: "linkId", Message: "was already revoked on " + l.RevokedAt.Format(time.RFC3339) + " by " + l.RevokedBy}
 	}
-	l.RevokedAt, l.RevokedBy = time.UnixMicro(now.UnixMicro()).UTC(), by
 	return l, nil
 }
