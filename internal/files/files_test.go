@@ -134,7 +134,10 @@ func TestAddGetList(t *testing.T) {
 }
 
 func TestAddRefuses(t *testing.T) {
-	db := storetest.SQLite(t)
+	storetest.Each(t, pg, testAddRefuses)
+}
+
+func testAddRefuses(t *testing.T, db store.DB) {
 	customer(t, db, "C-1")
 	for _, tt := range []struct {
 		name  string
@@ -353,8 +356,6 @@ func TestServingRoleCannotChangeFiles(t *testing.T) {
 		t.Errorf("revoking as the serving role: %v", err)
 	}
 }
-
-func newDB(t *testing.T) store.DB { return storetest.SQLite(t) }
 
 // TestRevokeRace: of two revokes racing on PostgreSQL, the loser (its read
 // before the winner's commit, its update after) names the winner and when.

@@ -94,8 +94,9 @@ func createLinkContract() contract.Contract {
 		Permissions: []string{"files:share"},
 		SideEffects: contract.SideEffects{
 			Changes: []string{"Records a download link for the file (file, expiry, who asked, when). Anyone holding its URL can download the file until it expires or an operator revokes it."},
-			OnRepeat: "The same fileId and expiresAt instant while that link is valid (not expired, not revoked) return the same linkId and url and record nothing (created: false); " +
-				"after it expired or was revoked, a new link. With an idempotencyKey, a repeat returns the first answer.",
+			OnRepeat: "The same fileId and expiresAt instant while that link is valid (not expired, not revoked) return the same linkId and url and record nothing (created: false). " +
+				"Once it expired, that expiresAt is in the past and refused (invalid_arguments): a call naming a new expiresAt gets a new link. After a revoke, the same fileId and expiresAt give a new link. " +
+				"With an idempotencyKey, a repeat runs again and answers as above: the answer, which holds the URL, is not stored under the key.",
 		},
 		AuditEvent: "files.link.created",
 		FailureModes: []contract.FailureMode{

@@ -229,9 +229,15 @@ func TestSeedIdempotency(t *testing.T) {
 			t.Errorf("POST = %d (Allow %q), want 405", status, h.Get("Allow"))
 		}
 
-		// Past its expiry: the old URL is refused, a call makes a new link.
+		// Past its expiry: the old URL is refused; the same arguments are
+		// refused, their expiresAt now in the past; a call naming a new
+		// expiresAt makes a new link.
 		e.clock.Set(exp)
 		wantRefused(t, first.URL, files.CodeLinkExpired)
+		if _, res := e.call(t, `{"fileId":"`+f.ID+`","expiresAt":"`+exp.Format(time.RFC3339)+`"}`); res.Kind != pipeline.ToolError ||
+			res.Err.Code != failure.InvalidArguments || res.Err.Field != "expiresAt" || res.Err.Message != "must be in the future" {
+			t.Errorf("the first call's arguments after expiry = kind %d %v, want invalid_arguments: expiresAt: must be in the future", res.Kind, res.Err)
+		}
 		exp3 := exp.Add(24 * time.Hour)
 		third := e.create(t, f.ID, exp3)
 		if !third.Created || third.LinkID == first.LinkID {
@@ -272,6 +278,50 @@ func TestSeedIdempotency(t *testing.T) {
 			if !strings.HasPrefix(tool, "file:"+f.ID+" link:l_") || strings.Contains(tool, "sig") || subject != "" {
 				t.Errorf("download event names %q, %q", tool, subject)
 			}
+		}
+	})
+}
+
+// TestKeyedCallStoresNoURL: a keyed call's answer, which holds the signed
+// URL, is not kept under its idempotencyKey; a repeat of the key answers
+// the same link from the natural idempotency (audited unchanged).
+func TestKeyedCallStoresNoURL(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		e := newLinkEnv(t, db, newKey)
+		f := add(t, db, files.Upload{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
+		args := `{"fileId":"` + f.ID + `","expiresAt":"2025-12-25T09:30:00Z","idempotencyKey":"link-1"}`
+		first, res := e.call(t, args)
+		if res.Kind != pipeline.Complete || !first.Created {
+			t.Fatalf("keyed call = kind %d %v, %+v", res.Kind, res.Err, first)
+		}
+		again, res := e.call(t, args)
+		if res.Kind != pipeline.Complete || again.Created || again.URL != first.URL {
+			t.Errorf("repeat of the key = kind %d %v, link %s created %t; want the same link (%s), not created", res.Kind, res.Err, again.LinkID, again.Created, first.LinkID)
+		}
+		sig, _ := url.Parse(first.URL)
+		rows, err := db.Query(context.Background(), `SELECT response FROM idempotency_key`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var stored []byte
+			if err := rows.Scan(&stored); err != nil {
+				t.Fatal(err)
+			}
+			n++
+			for what, secret := range map[string]string{"the signature": sig.Query().Get("sig"), "the URL's path": "/files/", "a sig parameter": "sig=", "the link id": first.LinkID} {
+				if bytes.Contains(stored, []byte(secret)) {
+					t.Errorf("the idempotency key stores %s", what)
+				}
+			}
+		}
+		if err := rows.Err(); err != nil || n != 1 {
+			t.Errorf("%d idempotency keys (%v), want 1", n, err)
+		}
+		if got := pipelinetest.Audited(t, db, files.CreateLinkName); !maps.Equal(got, map[string]int{"allowed": 1, "unchanged": 1}) {
+			t.Errorf("audit outcomes %v, want one allowed, one unchanged", got)
 		}
 	})
 }
@@ -336,7 +386,11 @@ func TestTamperedURLs(t *testing.T) {
 // TestCreateLinkArguments: expiresAt and fileId are checked, each refusal
 // naming its field, and nothing is recorded.
 func TestCreateLinkArguments(t *testing.T) {
-	e := newLinkEnv(t, newDB(t), newKey)
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) { testCreateLinkArguments(t, db) })
+}
+
+func testCreateLinkArguments(t *testing.T, db store.DB) {
+	e := newLinkEnv(t, db, newKey)
 	f := add(t, e.db, files.Upload{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
 	for _, tt := range []struct {
 		name, args string
@@ -387,14 +441,15 @@ func TestToolWithoutSigner(t *testing.T) {
 	if err != nil || len(tools) != 1 || tools[0].Contract.Name != files.CreateLinkName || tools[0].Execute != nil {
 		t.Fatalf("Tools(nil) = %+v, %v", tools, err)
 	}
-	db := newDB(t)
-	ids, err := idempotency.New(db.Dialect(), time.Hour, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pipeline.New(pipeline.Options{Tools: tools, DB: db, Keys: ids}); err == nil {
-		t.Error("pipeline.New served files.create_download_link with no link keys")
-	}
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		ids, err := idempotency.New(db.Dialect(), time.Hour, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pipeline.New(pipeline.Options{Tools: tools, DB: db, Keys: ids}); err == nil {
+			t.Error("pipeline.New served files.create_download_link with no link keys")
+		}
+	})
 	c := tools[0].Contract
 	if c.RiskLevel != "medium" || c.Idempotency.Kind != "natural" || !c.Allows(files.CodeFileNotFound) || c.Permissions[0] != "files:share" {
 		t.Errorf("contract = %+v", c)
