@@ -23,9 +23,7 @@ func customersImport(ctx context.Context, e env, fs *flagSet, args []string) err
 		return err
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(e.stderr, "cobranca customers import: want one FILE, or - to read stdin")
-		fs.help(e.stderr)
-		return exitUsage
+		return fs.misuse("want one FILE, or - to read stdin")
 	}
 	var r io.Reader = e.stdin
 	if name := fs.Arg(0); name != "-" {

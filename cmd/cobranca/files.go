@@ -39,7 +39,10 @@ func filesAdd(ctx context.Context, e env, fs *flagSet, args []string) error {
 		paths, rest = append(paths, fs.Arg(0)), fs.Args()[1:]
 	}
 	if len(paths) != 1 {
-		return fmt.Errorf("files add: want one PATH")
+		return fs.misuse("want one PATH")
+	}
+	if *customer == "" && fs.isSet("customer") {
+		return fs.misuse("--customer: want a customer id (leave the flag out for a file of no customer)")
 	}
 	path := paths[0]
 	return withAdmin(ctx, e, func(a admin) error {
@@ -92,7 +95,7 @@ func filesList(ctx context.Context, e env, fs *flagSet, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("files list: unexpected argument %q", fs.Arg(0))
+		return fs.misuse("unexpected argument %q", fs.Arg(0))
 	}
 	return withAdmin(ctx, e, func(a admin) error {
 		list, err := files.List(ctx, a.db)
@@ -122,7 +125,7 @@ func filesRevoke(ctx context.Context, e env, fs *flagSet, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("files revoke: want one LINK_ID")
+		return fs.misuse("want one LINK_ID")
 	}
 	return withAdmin(ctx, e, func(a admin) error {
 		var l files.Link

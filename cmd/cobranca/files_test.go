@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -17,18 +18,33 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/files"
+	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestFilesCommands drives `files add`, `files list` and `files revoke` on a
-// fresh SQLite data directory: the id and SHA-256 printed, the size limit,
-// the listing without content, a revoke recorded with who and when, and
-// each change and each refusal audited as the OS user, in a chain that
-// verifies.
+// fresh data directory, on SQLite and on PostgreSQL: the id and SHA-256
+// printed, the size limit, the listing without content, a revoke recorded
+// with who and when, each change and each refusal audited as the OS user,
+// in a chain that verifies; a command line with the wrong arguments is a
+// usage error (exit 2, the command's help), audited as nothing.
 func TestFilesCommands(t *testing.T) {
-	dir := t.TempDir()
-	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_MAX_FILE_BYTES=2KiB"}
+	own := pgtest.New() // not shared with other tests
+	t.Cleanup(own.Close)
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			dir := t.TempDir()
+			environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_MAX_FILE_BYTES=2KiB"}
+			if dialect == "postgres" {
+				environ = append(environ, "COBRANCA_DATABASE_URL="+own.Database(t))
+			}
+			testFilesCommands(t, dir, environ)
+		})
+	}
+}
+
+func testFilesCommands(t *testing.T, dir string, environ []string) {
 	cli := func(args ...string) (string, error) {
 		t.Helper()
 		var out, errOut bytes.Buffer
@@ -71,8 +87,20 @@ func TestFilesCommands(t *testing.T) {
 	if out, err := cli("files", "add", path, "--customer", "C-43"); err == nil || !strings.Contains(err.Error(), "customer_not_found: customerId") {
 		t.Errorf("files add for an unknown customer = %q, %v; want customer_not_found", out, err)
 	}
-	if _, err := cli("files", "add"); err == nil {
-		t.Error("files add with no PATH succeeded")
+	for _, args := range [][]string{
+		{"files", "add"},
+		{"files", "add", path, path},
+		{"files", "add", path, "--customer", ""},
+		{"files", "add", path, "--customer="},
+		{"files", "list", "extra"},
+		{"files", "revoke"},
+		{"files", "revoke", "l_a", "l_b"},
+	} {
+		var out, errOut bytes.Buffer
+		err := run(context.Background(), args, environ, nil, &out, &errOut)
+		if !errors.Is(err, exitUsage) || out.Len() != 0 || !strings.Contains(errOut.String(), "usage: cobranca "+args[0]+" "+args[1]) {
+			t.Errorf("%q = %v, stdout %q, stderr %q; want exit 2 and the command's usage on stderr", args, err, out.String(), errOut.String())
+		}
 	}
 
 	out, err = cli("files", "list")

@@ -207,6 +207,21 @@ func (fs *flagSet) parse(args []string) error {
 	}
 }
 
+// isSet reports whether the command line set flag name (to any value).
+func (fs *flagSet) isSet(name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// misuse ends a command whose arguments make no sense: what is wrong and the
+// command's help on stderr, and exitUsage.
+func (fs *flagSet) misuse(format string, args ...any) error {
+	fmt.Fprintf(fs.e.stderr, "%s: %s\n", strings.TrimSpace("cobranca "+fs.cmd.name), fmt.Sprintf(format, args...))
+	fs.help(fs.e.stderr)
+	return exitUsage
+}
+
 func (fs *flagSet) help(w io.Writer) {
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", fs.cmd.synopsis(), fs.cmd.summary)
 	n := 0
