@@ -127,17 +127,27 @@ func (d *Downloads) refuse(w http.ResponseWriter, r *http.Request, c Claim, err 
 	failure.WriteHTTP(w, http.StatusForbidden, fe)
 }
 
+// HeadDetail is the detail (set to 1) of a download event of a HEAD
+// request: the link was used, and nothing of the file was sent. A GET's
+// event has no details.
+const HeadDetail = "headRequest"
+
 // audit records one download event. The event's Tool field names the
 // objects acted on ("file:f_… link:l_…"), as for every files event (Object).
 func (d *Downloads) audit(r *http.Request, c Claim, outcome auditlog.Outcome, code failure.Code) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), auditTimeout)
 	defer cancel()
+	var details map[string]int64
+	if r.Method == http.MethodHead {
+		details = map[string]int64{HeadDetail: 1}
+	}
 	return d.Audit.Record(ctx, auditlog.Event{
 		Name:        DownloadEvent,
 		Tool:        Object(c.FileID, c.LinkID),
 		RequestID:   request.From(r.Context()).ID,
 		Outcome:     outcome,
 		FailureCode: string(code),
+		Details:     details,
 	})
 }
 

@@ -152,20 +152,31 @@ func redact(u string) string {
 	return p.Path
 }
 
+// outcomes are the outcome, failure code and details of each event named
+// event, in order: "allowed", "denied link_expired", "allowed {"headRequest": 1}".
 func outcomes(t *testing.T, db store.DB, event string) []string {
 	t.Helper()
-	rows, err := db.Query(context.Background(), `SELECT outcome, failure_code FROM audit_event WHERE event = $1 ORDER BY id`, event)
+	rows, err := db.Query(context.Background(), `SELECT outcome, failure_code, details FROM audit_event WHERE event = $1 ORDER BY id`, event)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
-		var o, c string
-		if err := rows.Scan(&o, &c); err != nil {
+		var o, c, d string
+		if err := rows.Scan(&o, &c, &d); err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, strings.TrimSuffix(o+" "+c, " "))
+		var details map[string]int64
+		if err := json.Unmarshal([]byte(d), &details); err != nil {
+			t.Fatal(err)
+		}
+		line := strings.TrimSuffix(o+" "+c, " ")
+		if len(details) > 0 {
+			b, _ := json.Marshal(details)
+			line += " " + string(b)
+		}
+		out = append(out, line)
 	}
 	return out
 }
@@ -260,7 +271,7 @@ func TestSeedIdempotency(t *testing.T) {
 		if status, body, _ := get(t, http.MethodGet, fourth.URL); status != http.StatusOK || sha256.Sum256(body) != f.SHA256 {
 			t.Errorf("GET new link = %d", status)
 		}
-		want := "allowed,allowed,denied link_expired,denied link_revoked,allowed" // GET, HEAD; POST is refused before any check
+		want := `allowed,allowed {"headRequest":1},denied link_expired,denied link_revoked,allowed` // GET, HEAD; POST is refused before any check
 		if got := outcomes(t, db, files.DownloadEvent); strings.Join(got, ",") != want {
 			t.Errorf("download audit outcomes %v, want %s", got, want)
 		}
