@@ -80,6 +80,11 @@ func Routes(d Deps) http.Handler {
 			downloads = d.Limits.Origin(downloads)
 		}
 		r.Handle(files.DownloadPattern, downloads)
+		// Any other path under /files/ is a 404 in the one error shape, not
+		// net/http's plain text; like getContract's, it never echoes the path.
+		r.Handle("/files/*", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			failure.WriteHTTP(w, http.StatusNotFound, &failure.Error{Code: codeNotFound, Message: "no such path: a download link is /files/{fileId}/download?…"})
+		}))
 	}
 
 	r.Group(func(r chi.Router) {
@@ -191,6 +196,9 @@ func listContracts(h *mcpapi.Handler) http.HandlerFunc {
 	}
 }
 
+// codeNotFound answers a path or name the server does not have.
+const codeNotFound failure.Code = "not_found"
+
 func getContract(h *mcpapi.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := chi.URLParam(r, "name")
@@ -198,7 +206,7 @@ func getContract(h *mcpapi.Handler) http.HandlerFunc {
 		if i < 0 {
 			// The answer never repeats the path: what a caller sent is not
 			// echoed back (issue 10), and an unknown name costs nothing to send.
-			failure.WriteHTTP(w, http.StatusNotFound, &failure.Error{Code: "not_found", Message: "no tool by that name"})
+			failure.WriteHTTP(w, http.StatusNotFound, &failure.Error{Code: codeNotFound, Message: "no tool by that name"})
 			return
 		}
 		writeJSON(w, http.StatusOK, h.Contracts()[i])

@@ -717,6 +717,23 @@ func TestDownloadsRoute(t *testing.T) {
 			t.Errorf("%s download = %d %q, want 200 %q", method, resp.StatusCode, b, want)
 		}
 	}
+	// Other paths under /files/ are 404 in the one error shape, without the path.
+	for _, path := range []string{"/files/", "/files/f_abc", "/files/f_abc/download/", "/files/f_abc/download/x", "/files/f_abc/raw?sig=y", "/files/a/b/c"} {
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			req, _ := http.NewRequest(method, with.URL+path, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var body failure.Body
+			if err := json.Unmarshal(b, &body); resp.StatusCode != http.StatusNotFound || err != nil || body.Error.Code != "not_found" ||
+				resp.Header.Get("Content-Type") != "application/json" || strings.Contains(string(b), "f_abc") {
+				t.Errorf("%s %s = %d %s %q, want 404 not_found in JSON", method, path, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+			}
+		}
+	}
 	resp, err := http.Get(without.URL + "/files/f_abc/download")
 	if err != nil {
 		t.Fatal(err)
