@@ -7,6 +7,7 @@ import (
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/limits"
 )
 
@@ -20,8 +21,9 @@ type settings struct {
 
 // loadSettings is how every command reads the environment: config.Load's
 // problems and those of the rules that belong to a service (the rate-limit
-// spec syntax, token verification, the audit spool's least bound) are
-// reported together, each naming its variable.
+// spec syntax, token verification, the audit spool's least bound, the
+// download links' public URL) are reported together, each naming its
+// variable.
 func loadSettings(environ []string) (settings, error) {
 	cfg, err := config.Load(environ)
 	errs := []error{err}
@@ -59,6 +61,12 @@ func loadSettings(environ []string) (settings, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", r.variable, err))
 		}
 		*r.dst = l
+	}
+	// The public URL's shape is the download links' rule.
+	if cfg.PublicURL != "" {
+		if err := files.CheckPublicURL(cfg.PublicURL); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", config.VarPublicURL, err))
+		}
 	}
 	// Zero: config.Load has already reported the value as not a size.
 	if cfg.AuditSpoolMax != 0 && cfg.AuditSpoolMax < auditlog.MinSpoolMaxBytes {

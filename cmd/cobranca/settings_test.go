@@ -108,6 +108,20 @@ func TestSettingsErrors(t *testing.T) {
 			t.Errorf("error does not name %s:\n%v", name, err)
 		}
 	}
+	for url, ok := range map[string]bool{
+		"https://c.example.com/":      true,
+		"http://localhost:8080/x/":    true,
+		"https://c.example.com/?a=1":  false,
+		"https://c.example.com/#top":  false,
+		"https://user@c.example.com/": false,
+		"/files":                      false,
+		"ftp://c.example.com":         false,
+	} {
+		_, err := loadSettings([]string{"COBRANCA_PUBLIC_URL=" + url})
+		if (err == nil) != ok || err != nil && !strings.Contains(err.Error(), "COBRANCA_PUBLIC_URL: must be an absolute http(s) URL") {
+			t.Errorf("COBRANCA_PUBLIC_URL=%s: loadSettings = %v, want ok %v", url, err, ok)
+		}
+	}
 	for _, tt := range []struct {
 		spool string
 		ok    bool

@@ -118,8 +118,8 @@ type Config struct {
 	// development means a key generated in DataDir. Secret.
 	LinkKeys string
 	// PublicURL is where people reach the server from outside (download
-	// links point there): an absolute URL, https in production. Empty in
-	// development means BaseURL.
+	// links point there), as written: https in production; its shape is
+	// the links' rule (files.NewLinks). Empty in development means BaseURL.
 	PublicURL string
 }
 
@@ -141,6 +141,7 @@ const (
 	VarAuditSpoolMax = "COBRANCA_AUDIT_SPOOL_MAX"
 	VarStateKeys     = "COBRANCA_REQUEST_STATE_KEYS"
 	VarLinkKeys      = "COBRANCA_LINK_KEYS"
+	VarPublicURL     = "COBRANCA_PUBLIC_URL"
 )
 
 // The values of COBRANCA_LOG_FORMAT.
@@ -486,15 +487,13 @@ var variables = []variable{
 		return nil
 	}},
 	{VarLinkKeys, "", "Keys that sign download links (HMAC-SHA256 over the link id, the file id and the expiry; the key's id is in the URL): comma-separated `id:secret` entries, the first the current key and the others still accepted (rotation: put the new key first; drop an old one when the links it signed may stop working — at most 7 days later). Rules as COBRANCA_REQUEST_STATE_KEYS. Required in production; development generates one in COBRANCA_DATA_DIR (`link.key`).", asWritten(func(c *Config) *string { return &c.LinkKeys })},
-	{"COBRANCA_PUBLIC_URL", "", "The server's public base URL, which download links point at (`https://cobranca.example.com`, optionally with a path prefix). Required in production, and https there; development default: `http://<COBRANCA_ADDR>`.", func(c *Config, v string) error {
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			return errors.New("must be an absolute http(s) URL with no user, query or fragment, like https://cobranca.example.com")
-		}
-		if c.Production() && u.Scheme != "https" { // COBRANCA_ENV is applied first
+	{VarPublicURL, "", "The server's public base URL, which download links point at (`https://cobranca.example.com`, optionally with a path prefix). Required in production, and https there; development default: `http://<COBRANCA_ADDR>`.", func(c *Config, v string) error {
+		// The URL's shape is the links' rule (files.NewLinks, checked by
+		// cmd/cobranca); https in production is the deployment's.
+		if scheme, _, _ := strings.Cut(v, ":"); c.Production() && !strings.EqualFold(scheme, "https") { // COBRANCA_ENV is applied first
 			return errors.New("must be https in production: a download link is a credential")
 		}
-		c.PublicURL = strings.TrimSuffix(v, "/")
+		c.PublicURL = v
 		return nil
 	}},
 }
@@ -544,7 +543,7 @@ func Load(environ []string) (Config, error) {
 		errs = append(errs, errors.New(VarLinkKeys+": required in production"))
 	}
 	if c.Production() && c.PublicURL == "" {
-		errs = append(errs, errors.New("COBRANCA_PUBLIC_URL: required in production"))
+		errs = append(errs, errors.New(VarPublicURL+": required in production"))
 	}
 	return c, errors.Join(errs...)
 }

@@ -46,18 +46,39 @@ type Links struct {
 	base string // scheme://host[/path], no trailing slash
 }
 
-// NewLinks returns Links signing under keys (the current key signs, the
-// others still verify) whose URLs start with publicURL, an absolute http or
-// https URL without query or fragment.
-func NewLinks(keys *reqstate.Ring, publicURL string) (*Links, error) {
+// errPublicURL is the rule of the public URL links point at
+// (COBRANCA_PUBLIC_URL), the one place it is written.
+var errPublicURL = errors.New("must be an absolute http(s) URL with no user, query or fragment, like https://cobranca.example.com")
+
+// CheckPublicURL checks publicURL as NewLinks takes it, for a
+// configuration that reports it before it has the keys.
+func CheckPublicURL(publicURL string) error {
+	_, err := publicBase(publicURL)
+	return err
+}
+
+// publicBase is publicURL, an absolute http(s) URL with no user, query or
+// fragment, without its trailing slash.
+func publicBase(publicURL string) (string, error) {
 	u, err := url.Parse(publicURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, errors.New("files: the public URL must be an absolute http(s) URL with no user, query or fragment")
+		return "", errPublicURL
+	}
+	return strings.TrimSuffix(u.String(), "/"), nil
+}
+
+// NewLinks returns Links signing under keys (the current key signs, the
+// others still verify) whose URLs start with publicURL, an absolute http or
+// https URL with no user, query or fragment.
+func NewLinks(keys *reqstate.Ring, publicURL string) (*Links, error) {
+	base, err := publicBase(publicURL)
+	if err != nil {
+		return nil, fmt.Errorf("files: the public URL %w", err)
 	}
 	if keys == nil {
 		return nil, errors.New("files: no link keys")
 	}
-	return &Links{keys: keys, base: strings.TrimSuffix(u.String(), "/")}, nil
+	return &Links{keys: keys, base: base}, nil
 }
 
 // tagUse separates link signatures from every other use of the keys.
