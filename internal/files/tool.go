@@ -100,7 +100,7 @@ func createLinkContract() contract.Contract {
 		},
 		AuditEvent: "files.link.created",
 		FailureModes: []contract.FailureMode{
-			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema, or expiresAt is not a real RFC 3339 date-time in whole seconds, not after now, or more than 7 days ahead; field names it."},
+			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema, or expiresAt is not a real RFC 3339 date-time in whole seconds with an offset from -23:59 to +23:59, not after now, or more than 7 days ahead; field names it."},
 			{Code: CodeFileNotFound, Meaning: "No stored file has this fileId; nothing was done."},
 		},
 		Idempotency: contract.Idempotency{Kind: "natural", Description: "The same fileId and expiresAt instant give the same link while it is valid (a partial unique index keeps it so under concurrency); idempotencyKey is optional."},

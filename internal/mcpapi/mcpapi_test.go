@@ -23,6 +23,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/portfolio"
@@ -120,24 +121,62 @@ func connect(t *testing.T, h http.Handler) *mcp.ClientSession {
 	return sess
 }
 
-func TestGoldenContracts(t *testing.T) {
+// servedTools are every tool the product serves, as cmd/cobranca lists
+// them: the collections tools, then the files tools signing under links
+// (nil: contracts only).
+func servedTools(t *testing.T, links *files.Links) []pipeline.Tool {
+	t.Helper()
 	tools, err := collections.Tools()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tool := range tools {
+	more, err := files.Tools(links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(tools, more...)
+}
+
+func TestGoldenContracts(t *testing.T) {
+	for _, tool := range servedTools(t, nil) {
 		golden(t, filepath.Join("contracts", tool.Contract.Name+".json"), tool.Contract)
 	}
 }
 
+// TestGoldenToolsList: the tools/list entry of every served tool, from a
+// handler with a store (the tools that read or change it are served only
+// with one), as a caller holding every scope; and no served tool is missing.
 func TestGoldenToolsList(t *testing.T) {
-	sess := connect(t, newTestHandler(t))
+	links, err := files.NewLinks(pipelinetest.Ring(t), "https://cobranca.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileTools, err := files.Tools(links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, Options{}, pipelinetest.WithStore(t, storetest.SQLite(t), pipeline.Options{Tools: fileTools}))
+	var everyScope []string
+	for _, c := range h.Contracts() {
+		everyScope = append(everyScope, c.Permissions...)
+	}
+	caller := &auth.Principal{Subject: "tester", Scopes: everyScope}
+	sess := connect(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), caller)))
+	}))
 	res, err := sess.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	listed := map[string]bool{}
 	for _, tool := range res.Tools {
+		listed[tool.Name] = true
 		golden(t, filepath.Join("tools_list", tool.Name+".json"), tool)
+	}
+	for _, tool := range servedTools(t, nil) {
+		if !listed[tool.Contract.Name] && tool.Contract.VisibleToAgents() {
+			t.Errorf("tools/list lacks %s", tool.Contract.Name)
+		}
 	}
 }
 
