@@ -204,11 +204,26 @@ func TestContractsListFilesTool(t *testing.T) {
 	}
 }
 
-// TestServeDownloadLink: `cobranca serve` in development serves
-// files.create_download_link to a real MCP client with a `cobranca token`,
-// and the URL it answers downloads the file `files add` stored, byte for
-// byte, with no token; the same call again answers the same link.
+// TestServeDownloadLink: `cobranca serve` in development, on SQLite and on
+// PostgreSQL, serves files.create_download_link to a real MCP client with a
+// `cobranca token`, and the URL it answers downloads the file `files add`
+// stored, byte for byte, with no token; the same call again answers the
+// same link.
 func TestServeDownloadLink(t *testing.T) {
+	own := pgtest.New() // not shared with other tests
+	t.Cleanup(own.Close)
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			var db []string
+			if dialect == "postgres" {
+				db = append(db, "COBRANCA_DATABASE_URL="+own.Database(t))
+			}
+			testServeDownloadLink(t, db)
+		})
+	}
+}
+
+func testServeDownloadLink(t *testing.T, db []string) {
 	dir := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -216,7 +231,7 @@ func TestServeDownloadLink(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off"}
+	environ := append([]string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off"}, db...)
 	cli := func(args ...string) string {
 		t.Helper()
 		var out, errOut bytes.Buffer
