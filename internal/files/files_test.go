@@ -325,14 +325,13 @@ func countLinks(t *testing.T, db store.DB) int64 {
 	return n
 }
 
-// TestServingRoleCannotChangeFiles: the serving role adds files and revokes
-// links, and can change nothing else.
-func TestServingRoleCannotChangeFiles(t *testing.T) {
-	db := storetest.AppRole(t, pg)
-	ctx := context.Background()
+// fileWithLink stores a small file and makes a link to it, valid for an hour
+// from t0.
+func fileWithLink(t *testing.T, db store.DB) (files.File, files.Created) {
+	t.Helper()
 	f := add(t, db, files.Upload{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
 	var c files.Created
-	err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
 		var err error
 		c, err = newLinks(t).Create(ctx, tx, f.ID, t0.Add(time.Hour), "alice", "", t0)
 		return err
@@ -340,6 +339,15 @@ func TestServingRoleCannotChangeFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, c
+}
+
+// TestServingRoleCannotChangeFiles: the serving role adds files and revokes
+// links, and can change nothing else.
+func TestServingRoleCannotChangeFiles(t *testing.T) {
+	db := storetest.AppRole(t, pg)
+	ctx := context.Background()
+	f, c := fileWithLink(t, db)
 	for _, sql := range []string{
 		`UPDATE file_chunk SET data = '\x00' WHERE file_id = $1`,
 		`DELETE FROM file_chunk WHERE file_id = $1`,
@@ -364,16 +372,7 @@ func TestServingRoleCannotChangeFiles(t *testing.T) {
 func TestRevokeRace(t *testing.T) {
 	db := storetest.AppRole(t, pg)
 	ctx := context.Background()
-	f := add(t, db, files.Upload{Name: "a.pdf", Content: []byte("%PDF-1.4"), CreatedBy: "ana"})
-	var c files.Created
-	err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		var err error
-		c, err = newLinks(t).Create(ctx, tx, f.ID, t0.Add(time.Hour), "alice", "", t0)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c := fileWithLink(t, db)
 	held, release := make(chan struct{}), make(chan struct{})
 	winner := make(chan error, 1)
 	go func() {
@@ -400,7 +399,7 @@ func TestRevokeRace(t *testing.T) {
 		}
 		t.Error("the second revoke never waited on the first")
 	}()
-	err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		_, err := files.Revoke(ctx, tx, c.Link.ID, "ops-2", t0.Add(2*time.Minute))
 		return err
 	})
