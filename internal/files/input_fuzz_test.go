@@ -15,7 +15,8 @@ import (
 func FuzzParseExpiry(f *testing.F) {
 	now := time.Date(2025, 12, 24, 9, 30, 0, 0, time.UTC)
 	for _, s := range []string{"2025-12-31T23:59:00Z", "2025-12-31T20:59:00-03:00", "2025-12-25T09:30:00.000Z",
-		"2025-12-25T09:30:00.5Z", "2025-02-30T00:00:00Z", "2025-12-24T09:30:00Z", "+2025-12-25T00:00:00Z", "2025-12-25t00:00:00z"} {
+		"2025-12-25T09:30:00.5Z", "2025-02-30T00:00:00Z", "2025-12-24T09:30:00Z", "+2025-12-25T00:00:00Z", "2025-12-25t00:00:00z",
+		"2025-12-26T09:30:00+24:00", "2025-12-26T09:30:00+23:60", "2025-12-25T09:30:00-00:60", "2025-12-25T10:00:00+23:59"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -28,6 +29,13 @@ func FuzzParseExpiry(f *testing.F) {
 		}
 		if !got.After(now) || got.Sub(now) > MaxLinkLifetime || got.Nanosecond() != 0 || got.Location() != time.UTC {
 			t.Fatalf("parseExpiry(%q) = %v, out of bounds", s, got)
+		}
+		// RFC 3339's offsets: Z, or ±HH:MM with HH 00–23 and MM 00–59.
+		if z := s[len(s)-1]; z != 'Z' {
+			hh, mm := s[len(s)-5:len(s)-3], s[len(s)-2:]
+			if hh > "23" || mm > "59" || s[len(s)-6] != '+' && s[len(s)-6] != '-' {
+				t.Fatalf("parseExpiry(%q) = %v: took an offset RFC 3339 forbids", s, got)
+			}
 		}
 	})
 }
