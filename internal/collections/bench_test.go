@@ -31,7 +31,6 @@ const (
 // written through prepare_reminder, and the calls measured on it.
 type toolBench struct {
 	e     *env
-	y     *storetest.Yardstick
 	n     atomic.Int64 // calls made: keys and customers are drawn from it
 	fresh atomic.Int64 // drafts written after the stored ones
 	sets  atomic.Int64 // set_contact_status calls that change a status
@@ -46,7 +45,7 @@ func newToolBench(b *testing.B, db store.DB) *toolBench {
 		b.Fatal(err)
 	}
 	e.p = pipelinetest.Product(b, pipeline.Options{Now: e.clock, DB: db, Keys: keys, Auditor: pipelinetest.Auditor(b, db)})
-	tb := &toolBench{e: e, y: storetest.NewYardstick(b, db)}
+	tb := &toolBench{e: e}
 	for i := range int64(storedDrafts) {
 		if err := complete(e.do(agent, modern, collections.PrepareReminderName, tb.reminder(i)), `"created":true`); err != nil {
 			b.Fatal(err)
@@ -140,64 +139,24 @@ func complete(res pipeline.Result, want string) error {
 }
 
 // cases are the calls measured, reads first: they find exactly storedDrafts drafts.
-func (tb *toolBench) cases() []struct {
-	name string
-	call func() error
-} {
-	return []struct {
-		name string
-		call func() error
-	}{
-		{"bare_insert", func() error { return tb.y.Insert(context.Background(), nil) }},
-		{"get_customer", tb.getCustomer},
-		{"list_drafts/first_page", tb.listDrafts(`{}`)},
-		{"list_drafts/second_page", tb.listDrafts(tb.page2)},
-		{"list_drafts/customer", tb.listDrafts(`{"customerId":"C-7","limit":5}`)},
-		{"prepare_reminder/new", tb.prepareNew},
-		{"prepare_reminder/repeat", tb.prepareAgain},
-		{"set_contact_status/change", tb.setStatus},
-		{"set_contact_status/same", tb.setSameStatus},
+func (tb *toolBench) cases() []storetest.Case {
+	return []storetest.Case{
+		{Name: "get_customer", Call: tb.getCustomer},
+		{Name: "list_drafts/first_page", Call: tb.listDrafts(`{}`)},
+		{Name: "list_drafts/second_page", Call: tb.listDrafts(tb.page2)},
+		{Name: "list_drafts/customer", Call: tb.listDrafts(`{"customerId":"C-7","limit":5}`)},
+		{Name: "prepare_reminder/new", Call: tb.prepareNew},
+		{Name: "prepare_reminder/repeat", Call: tb.prepareAgain},
+		{Name: "set_contact_status/change", Call: tb.setStatus},
+		{Name: "set_contact_status/same", Call: tb.setSameStatus},
 	}
 }
+
+func toolCases(b *testing.B, db store.DB) []storetest.Case { return newToolBench(b, db).cases() }
 
 // BenchmarkIssue12Tools measures each call with storetest.Parallel (8 goroutines on 2 cores),
 // on SQLite and on PostgreSQL (pgtest, as its owner), against the yardstick in the same run.
-func BenchmarkIssue12Tools(b *testing.B) {
-	for _, f := range storetest.Fixtures(pg) {
-		b.Run(string(f.Dialect), func(b *testing.B) {
-			tb := newToolBench(b, f.Migrated(b))
-			for _, c := range tb.cases() {
-				b.Run(c.name, func(b *testing.B) { storetest.Parallel(b, c.call) })
-			}
-		})
-	}
-}
+func BenchmarkIssue12Tools(b *testing.B) { storetest.BenchCases(b, pg, toolCases) }
 
-// BenchmarkIssue12RoundTrips counts, on PostgreSQL, the round trips of each call, one call at
-// a time, through storetest.CountRoundTrips' proxy (its time is not the point: the proxy adds
-// a hop to every round trip).
-func BenchmarkIssue12RoundTrips(b *testing.B) {
-	f := storetest.Fixtures(pg)[1]
-	where := f.NewDatabase(b)
-	if _, err := f.Open(b, where).Migrate(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	u, rt := storetest.CountRoundTrips(b, where)
-	tb := newToolBench(b, f.Open(b, u))
-	for _, c := range tb.cases() {
-		b.Run(c.name, func(b *testing.B) {
-			// Once first: pgx prepares a statement on a connection the first time it runs
-			// there, a round trip that later calls do not make.
-			if err := c.call(); err != nil {
-				b.Fatal(err)
-			}
-			rt.Reset()
-			for b.Loop() {
-				if err := c.call(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(rt.Load())/float64(b.N), "roundtrips/call")
-		})
-	}
-}
+// BenchmarkIssue12RoundTrips counts each call's round trips on PostgreSQL.
+func BenchmarkIssue12RoundTrips(b *testing.B) { storetest.BenchRoundTrips(b, pg, toolCases) }
