@@ -8,13 +8,10 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/customers"
-	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/pipeline"
-	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
@@ -39,19 +36,14 @@ type toolBench struct {
 
 func newToolBench(b *testing.B, db store.DB) *toolBench {
 	b.Helper()
-	e := &env{db: db, now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}
-	keys, err := idempotency.New(db.Dialect(), time.Hour, e.clock)
-	if err != nil {
-		b.Fatal(err)
-	}
-	e.p = pipelinetest.Product(b, pipeline.Options{Now: e.clock, DB: db, Keys: keys, Auditor: pipelinetest.Auditor(b, db)})
+	e := newEnv(b, db)
 	tb := &toolBench{e: e}
 	for i := range int64(storedDrafts) {
 		if err := complete(e.do(agent, modern, collections.PrepareReminderName, tb.reminder(i)), `"created":true`); err != nil {
 			b.Fatal(err)
 		}
 	}
-	err = db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
 		for i := range statusCustomers {
 			r := customers.Record{ID: "S-" + strconv.Itoa(i), Name: "Mercado " + strconv.Itoa(i), Email: "contas@mercado.example"}
 			if _, err := customers.Upsert(ctx, tx, r, e.clock()); err != nil {

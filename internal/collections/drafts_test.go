@@ -38,7 +38,7 @@ func eachEnv(t *testing.T, fn func(t *testing.T, e *env)) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) { fn(t, newEnv(t, db)) })
 }
 
-func newEnv(t *testing.T, db store.DB) *env {
+func newEnv(t testing.TB, db store.DB) *env {
 	t.Helper()
 	e := &env{db: db, now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}
 	keys, err := idempotency.New(db.Dialect(), time.Hour, e.clock)
