@@ -292,7 +292,13 @@ func List(ctx context.Context, q store.Querier, f Filter) ([]Record, error) {
 	if f.State != "" {
 		where = append(where, "state = "+arg(string(f.State)))
 	}
-	if f.After != nil {
+	switch {
+	case f.After != nil && f.CustomerID != "":
+		// The customer's index (customer_id, created_at, id) serves a row
+		// comparison over all three columns, not over its last two
+		// (PostgreSQL would walk every newer draft of every customer).
+		where = append(where, "(customer_id, created_at, id) < ("+arg(f.CustomerID)+", "+arg(f.After.CreatedAt)+", "+arg(f.After.ID)+")")
+	case f.After != nil:
 		where = append(where, "(created_at, id) < ("+arg(f.After.CreatedAt)+", "+arg(f.After.ID)+")")
 	}
 	sql := `SELECT ` + recordColumns + ` FROM reminder_draft`
