@@ -7,6 +7,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -49,7 +50,7 @@ type createLinkResult struct {
 // and an offset is 35 characters.
 const maxExpiresAtLen = 40
 
-var fileIDPattern = `^` + filePrefix + `[a-z2-7]{26}$`
+var fileIDPattern = ident.Pattern(filePrefix)
 
 func createLinkContract() contract.Contract {
 	str := func(desc string) *jsonschema.Schema { return &jsonschema.Schema{Type: "string", Description: desc} }
@@ -60,7 +61,7 @@ func createLinkContract() contract.Contract {
 	fileID.Pattern = fileIDPattern
 	out := func() map[string]*jsonschema.Schema {
 		linkID := str("The link's id (l_…): an operator revokes it with `cobranca files revoke`.")
-		linkID.Pattern = `^` + linkPrefix + `[a-z2-7]{26}$`
+		linkID.Pattern = ident.Pattern(linkPrefix)
 		url := str("The signed download URL. It is a credential: whoever holds it downloads the file until expiresAt or a revoke. Give it only to its recipient; never log it.")
 		url.Format = "uri"
 		exp := str("The link's expiry, RFC 3339 in UTC.")
