@@ -289,7 +289,33 @@ func TestGetCustomer(t *testing.T) {
 				t.Errorf("get_customer %s: kind %d %v, want %s on %s", tc.args, res.Kind, res.Err, tc.code, tc.field)
 			}
 		}
-		if got, want := pipelinetest.Audited(t, e.db, collections.GetCustomerName), map[string]int{"allowed": 2, "rejected": 5}; !cmp.Equal(got, want) {
+
+		// The status in effect on the pipeline's day (UTC), by prepare_reminder's rule: paused on the
+		// last day of the pause; from pausedUntil on, contactable, saying when the pause ended.
+		for _, tc := range []struct {
+			at     time.Time
+			status map[string]any
+		}{
+			{time.Date(2027, 1, 9, 23, 59, 59, 0, time.UTC),
+				map[string]any{"status": "paused", "pausedUntil": "2027-01-10", "reason": "on holiday", "setBy": "ana", "setAt": "2026-07-01T12:00:00Z"}},
+			{time.Date(2027, 1, 10, 0, 0, 0, 0, time.UTC),
+				map[string]any{"status": "contactable", "pauseEnded": "2027-01-10", "reason": "on holiday", "setBy": "ana", "setAt": "2026-07-01T12:00:00Z"}},
+		} {
+			e.advance(tc.at.Sub(e.clock()))
+			res := e.do(agent, modern, collections.GetCustomerName, `{"customerId":"C-1"}`)
+			if diff := cmp.Diff(tc.status, decode[map[string]any](t, res)["contactStatus"]); diff != "" {
+				t.Errorf("get_customer at %s: contactStatus (-want +got):\n%s", tc.at, diff)
+			}
+			if want := "contact status " + tc.status["status"].(string) + ";"; !strings.Contains(res.Summary, want) {
+				t.Errorf("get_customer at %s: summary %q, want it to say %q", tc.at, res.Summary, want)
+			}
+			prep := e.do(agent, modern, collections.PrepareReminderName, `{"customer":{"id":"C-1","name":"Padaria","email":"financeiro@padaria.example"},`+
+				`"invoices":[{"id":"NF-2","dueDate":"2026-11-01","amountCents":100}],"tone":"friendly","idempotencyKey":"p-`+tc.at.Format("150405")+`"}`)
+			if code, _ := failed(prep); (code == "") != (tc.status["status"] == "contactable") {
+				t.Errorf("at %s get_customer reads %s, but prepare_reminder answers %q: one rule, not two", tc.at, tc.status["status"], code)
+			}
+		}
+		if got, want := pipelinetest.Audited(t, e.db, collections.GetCustomerName), map[string]int{"allowed": 4, "rejected": 5}; !cmp.Equal(got, want) {
 			t.Errorf("get_customer audit outcomes %v, want %v", got, want)
 		}
 	})

@@ -96,15 +96,25 @@ type Customer struct {
 // or customer_paused with the date contact resumes. The failure names no
 // field: the caller knows which argument named the customer.
 func (c Customer) Contactable(today string) *failure.Error {
-	switch c.Status {
+	switch s, _ := c.InEffect(today); s {
 	case DoNotContact:
 		return &failure.Error{Code: CodeDoNotContact, Message: "the customer asked not to be contacted (status do_not_contact); nothing was done"}
 	case Paused:
-		if today < c.PausedUntil { // both YYYY-MM-DD: text order is date order
-			return &failure.Error{Code: CodePaused, Message: "contact with the customer is paused until " + c.PausedUntil + "; nothing was done"}
-		}
+		return &failure.Error{Code: CodePaused, Message: "contact with the customer is paused until " + c.PausedUntil + "; nothing was done"}
 	}
 	return nil
+}
+
+// InEffect returns the contact status in effect on today (a YYYY-MM-DD
+// date): the stored one, except that a pause has ended from its PausedUntil
+// day on, when the customer is Contactable again and ended is that day. ended
+// is "" otherwise. Every reader of a status goes through it (Contactable
+// too), so that no two places disagree on whether a pause is over.
+func (c Customer) InEffect(today string) (s Status, ended string) {
+	if c.Status == Paused && today >= c.PausedUntil { // both YYYY-MM-DD: text order is date order
+		return Contactable, c.PausedUntil
+	}
+	return c.Status, ""
 }
 
 // Record is what the operator or an agent says of a customer: its id, name

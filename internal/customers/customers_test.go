@@ -201,18 +201,23 @@ func TestAppRoleCannotDelete(t *testing.T) {
 	}
 }
 
+// TestContactable: Contactable and InEffect read a status by one rule: a
+// pause is over from its PausedUntil day on (UTC days), when the customer is
+// contactable again and InEffect says the day the pause ended.
 func TestContactable(t *testing.T) {
 	for _, tc := range []struct {
-		c     customers.Customer
-		today string
-		want  failure.Code
-		msg   string
+		c      customers.Customer
+		today  string
+		want   failure.Code
+		msg    string
+		status customers.Status
+		ended  string
 	}{
-		{customers.Customer{Status: customers.Contactable}, "2026-12-01", "", ""},
-		{customers.Customer{Status: customers.DoNotContact}, "2026-12-01", customers.CodeDoNotContact, "do_not_contact"},
-		{customers.Customer{Status: customers.Paused, PausedUntil: "2026-12-02"}, "2026-12-01", customers.CodePaused, "2026-12-02"},
-		{customers.Customer{Status: customers.Paused, PausedUntil: "2026-12-02"}, "2026-12-02", "", ""},
-		{customers.Customer{Status: customers.Paused, PausedUntil: "2026-12-02"}, "2027-01-01", "", ""},
+		{customers.Customer{Status: customers.Contactable}, "2026-12-01", "", "", customers.Contactable, ""},
+		{customers.Customer{Status: customers.DoNotContact}, "2026-12-01", customers.CodeDoNotContact, "do_not_contact", customers.DoNotContact, ""},
+		{customers.Customer{Status: customers.Paused, PausedUntil: "2026-12-02"}, "2026-12-01", customers.CodePaused, "2026-12-02", customers.Paused, ""},
+		{customers.Customer{Status: customers.Paused, PausedUntil: "2026-12-02"}, "2026-12-02", "", "", customers.Contactable, "2026-12-02"},
+		{customers.Customer{Status: customers.Paused, PausedUntil: "2026-12-02"}, "2027-01-01", "", "", customers.Contactable, "2026-12-02"},
 	} {
 		fe := tc.c.Contactable(tc.today)
 		var got failure.Code
@@ -221,6 +226,12 @@ func TestContactable(t *testing.T) {
 		}
 		if got != tc.want || fe != nil && !strings.Contains(fe.Message, tc.msg) {
 			t.Errorf("%+v.Contactable(%s) = %v, want %q mentioning %q", tc.c, tc.today, fe, tc.want, tc.msg)
+		}
+		if s, ended := tc.c.InEffect(tc.today); s != tc.status || ended != tc.ended {
+			t.Errorf("%+v.InEffect(%s) = %s, %q, want %s, %q", tc.c, tc.today, s, ended, tc.status, tc.ended)
+		}
+		if s, _ := tc.c.InEffect(tc.today); (s == customers.Contactable) != (fe == nil) {
+			t.Errorf("%+v on %s: InEffect says %s, Contactable %v: one rule, not two", tc.c, tc.today, s, fe)
 		}
 	}
 }
