@@ -17,7 +17,8 @@ const auditCustomersImported = "customers.imported"
 
 // customersImport creates or updates the customers of a CSV file (id, name,
 // email), all of them or, when any row is bad, none; one audit event says
-// how many, never who.
+// how many (created, updated, unchanged; or, rejected, how many rows were
+// bad), never who.
 func customersImport(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err := fs.parse(args); err != nil {
 		return err
@@ -41,7 +42,8 @@ func customersImport(ctx context.Context, e env, fs *flagSet, args []string) err
 	}
 	return withAdmin(ctx, e, func(a admin) error {
 		if bad != nil { // someone tried, and nothing changed: audited rejected
-			return a.refused(ctx, auditCustomersImported, "", &failure.Error{Code: failure.InvalidArguments, Message: bad.Error()})
+			return a.refused(ctx, auditCustomersImported, "", map[string]int64{"badRows": int64(bad.BadRows())},
+				&failure.Error{Code: failure.InvalidArguments, Message: bad.Error()})
 		}
 		var n customers.Counts
 		err := a.change(ctx, auditCustomersImported, func(ctx context.Context, tx store.Tx) (string, map[string]int64, error) {

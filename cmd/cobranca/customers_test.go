@@ -21,7 +21,7 @@ import (
 // PostgreSQL: a good file, a file with bad rows (nothing of it imported, the
 // error naming each bad line and column), a second file that creates,
 // updates and leaves customers alone; one audit event per run, with counts
-// and no names.
+// and no names (a refused file: how many rows were bad).
 func TestCustomersImport(t *testing.T) {
 	own := pgtest.New() // not shared with other tests
 	t.Cleanup(own.Close)
@@ -129,7 +129,7 @@ func TestCustomersImport(t *testing.T) {
 			}
 			wantEvents := []ev{
 				{"customers.imported", subject, cliClientID, auditlog.Allowed, "", map[string]int64{"rows": 2, "created": 2, "updated": 0, "unchanged": 0}},
-				{"customers.imported", subject, cliClientID, auditlog.Rejected, "invalid_arguments", nil},
+				{"customers.imported", subject, cliClientID, auditlog.Rejected, "invalid_arguments", map[string]int64{"badRows": 3}},
 				{"customers.imported", subject, cliClientID, auditlog.Allowed, "", map[string]int64{"rows": 3, "created": 1, "updated": 1, "unchanged": 1}},
 			}
 			if diff := cmp.Diff(wantEvents, got); diff != "" {

@@ -48,7 +48,7 @@ func filesAdd(ctx context.Context, e env, fs *flagSet, args []string) error {
 	return withAdmin(ctx, e, func(a admin) error {
 		content, err := readLimited(path, a.cfg.MaxFileBytes)
 		if err != nil {
-			return a.refused(ctx, fileAddedEvent, "", err)
+			return a.refused(ctx, fileAddedEvent, "", nil, err)
 		}
 		var f files.File
 		err = a.change(ctx, fileAddedEvent, func(ctx context.Context, tx store.Tx) (string, map[string]int64, error) {
@@ -165,19 +165,20 @@ func (a admin) change(ctx context.Context, event string, fn func(ctx context.Con
 		ev.Tool, ev.Details = object, details
 		return a.log.Append(ctx, tx, ev)
 	})
-	return a.refused(ctx, event, "", err)
+	return a.refused(ctx, event, "", nil, err)
 }
 
 // refused audits err, when it is a refusal of what the operator asked
-// (a *failure.Error), as event rejected with its code: someone tried, and
-// nothing changed. It returns err.
-func (a admin) refused(ctx context.Context, event, object string, err error) error {
+// (a *failure.Error), as event rejected with its code and details (counts
+// saying what was refused, or nil): someone tried, and nothing changed. It
+// returns err.
+func (a admin) refused(ctx context.Context, event, object string, details map[string]int64, err error) error {
 	fe, ok := failure.As(err)
 	if !ok {
 		return err
 	}
 	ev := adminEvent(event, auditlog.Rejected)
-	ev.Tool, ev.FailureCode = object, string(fe.Code)
+	ev.Tool, ev.FailureCode, ev.Details = object, string(fe.Code), details
 	if aerr := a.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error { return a.log.Append(ctx, tx, ev) }); aerr != nil {
 		return errors.Join(err, aerr)
 	}

@@ -31,8 +31,9 @@ const (
 var importColumns = [...]string{"id", "name", "email"}
 
 // RowError is one bad place of an import file: its line (1 is the header)
-// and, when one column is wrong, the column's name. The message never holds
-// the value.
+// and, when one column is wrong, the column: its name (id, name or email) in
+// a row, its position (1 is the first) in the header. The message never
+// holds the value, nor a header cell.
 type RowError struct {
 	Line    int
 	Column  string
@@ -52,9 +53,13 @@ type ImportError struct {
 	More int        // bad rows beyond those listed
 }
 
+// BadRows is how many bad rows the file has, listed or not; a problem of
+// the whole file (its size, its header, too many rows) counts as one.
+func (e *ImportError) BadRows() int { return len(e.Rows) + e.More }
+
 func (e *ImportError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "nothing imported: %d bad row(s)", len(e.Rows)+e.More)
+	fmt.Fprintf(&b, "nothing imported: %d bad row(s)", e.BadRows())
 	for _, r := range e.Rows {
 		b.WriteString("\n  ")
 		b.WriteString(r.String())
@@ -90,7 +95,7 @@ func ParseCSV(r io.Reader) ([]Record, error) {
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err != nil {
-		msg := "want a header naming the columns id, name and email"
+		msg := wantHeader
 		if !errors.Is(err, io.EOF) {
 			msg = csvProblem(err) + "; " + msg
 		}
@@ -151,11 +156,17 @@ func ParseCSV(r io.Reader) ([]Record, error) {
 	return recs, nil
 }
 
+// wantHeader says what a header must be, for the messages about one.
+const wantHeader = "want a header naming exactly the columns id, name and email (lower case, no spaces), in any order"
+
 // columnsOf returns where id, name and email are in header, or why header
-// is not acceptable.
+// is not acceptable. A header cell may be customer data (a file with no
+// header starts with a customer), so a message names a column by its
+// position, never by what it holds.
 func columnsOf(header []string) ([3]int, *RowError) {
 	pos := [3]int{-1, -1, -1}
 	for i, h := range header {
+		at := strconv.Itoa(i + 1)
 		k := -1
 		for j, c := range importColumns {
 			if h == c {
@@ -165,16 +176,18 @@ func columnsOf(header []string) ([3]int, *RowError) {
 		switch {
 		case !utf8.ValidString(h):
 			return pos, &RowError{Line: 1, Message: "the header is not valid UTF-8"}
+		case k < 0 && strings.ContainsRune(h, '\r'):
+			return pos, &RowError{Line: 1, Column: at, Message: "holds a carriage return: lines must end in LF or CR LF, not in CR alone; " + wantHeader}
 		case k < 0:
-			return pos, &RowError{Line: 1, Column: strconv.Quote(h), Message: "is not a column of a customer file: want exactly id, name and email, in any order"}
+			return pos, &RowError{Line: 1, Column: at, Message: "is not a column of a customer file: " + wantHeader}
 		case pos[k] >= 0:
-			return pos, &RowError{Line: 1, Column: h, Message: "is named twice"}
+			return pos, &RowError{Line: 1, Column: at, Message: "names " + importColumns[k] + " again, as column " + strconv.Itoa(pos[k]+1) + " does"}
 		}
 		pos[k] = i
 	}
 	for j, c := range importColumns {
 		if pos[j] < 0 {
-			return pos, &RowError{Line: 1, Column: c, Message: "is missing: want exactly id, name and email, in any order"}
+			return pos, &RowError{Line: 1, Column: c, Message: "is missing: " + wantHeader}
 		}
 	}
 	return pos, nil

@@ -46,11 +46,16 @@ func TestParseCSVBadRows(t *testing.T) {
 		file string
 		want []string // the RowErrors, as String prints them
 	}{
-		{"empty file", "", []string{"line 1: want a header naming the columns id, name and email"}},
-		{"missing column", "id,name\nC-1,Ana\n", []string{"line 1, column email: is missing: want exactly id, name and email, in any order"}},
-		{"extra column", "id,name,email,phone\nC-1,Ana,ana@example.com,555\n", []string{`line 1, column "phone": is not a column of a customer file: want exactly id, name and email, in any order`}},
-		{"header case", "ID,name,email\n", []string{`line 1, column "ID": is not a column of a customer file: want exactly id, name and email, in any order`}},
-		{"column twice", "id,name,email,id\n", []string{"line 1, column id: is named twice"}},
+		{"empty file", "", []string{"line 1: " + wantHeader}},
+		{"missing column", "id,name\nC-1,Ana\n", []string{"line 1, column email: is missing: " + wantHeader}},
+		{"extra column", "id,name,email,phone\nC-1,Ana,ana@example.com,555\n", []string{"line 1, column 4: is not a column of a customer file: " + wantHeader}},
+		{"header case", "ID,name,email\n", []string{"line 1, column 1: is not a column of a customer file: " + wantHeader}},
+		{"column twice", "id,name,email,id\n", []string{"line 1, column 4: names id again, as column 1 does"}},
+		// A header cell may be a customer's data: the messages name it by position only.
+		{"no header", "C-40,Bob,bob@example.com\n" + good, []string{"line 1, column 1: is not a column of a customer file: " + wantHeader}},
+		{"CR line ends", "id,name,email\rC-43,Bob,bob@example.com\r", []string{
+			"line 1, column 3: holds a carriage return: lines must end in LF or CR LF, not in CR alone; " + wantHeader}},
+		{"header with data", "id,Bob Silva,email\n", []string{"line 1, column 2: is not a column of a customer file: " + wantHeader}},
 		{"too few fields", head + good + "C-2,Bob\n", []string{"line 3: wrong number of fields: want one per header column (at byte 1 of line 3)"}},
 		{"too many fields", head + "C-2,Bob,bob@example.com,x\n" + good, []string{"line 2: wrong number of fields: want one per header column (at byte 1 of line 2)"}},
 		{"bare quote", head + good + "C-2,Bo\"b,bob@example.com\n", []string{`line 3: bare " in non-quoted-field (at byte 7 of line 3)`}},
@@ -84,12 +89,31 @@ func TestParseCSVBadRows(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("bad rows (-want +got):\n%s", diff)
 			}
-			for _, secret := range []string{"Bob", "bob@example.com", "Cris", "555"} {
+			for _, secret := range []string{"Bob", "bob@example.com", "Cris", "555", "C-4", "phone"} {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("error %q holds the value %q", err, secret)
 				}
 			}
 		})
+	}
+}
+
+// wantHeader is what the messages about a header say it must be.
+const wantHeader = "want a header naming exactly the columns id, name and email (lower case, no spaces), in any order"
+
+// TestImportErrorBadRows: an ImportError counts every bad row, those it
+// lists and those beyond; that count is what a refused import is audited
+// with.
+func TestImportErrorBadRows(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,name,email\n")
+	for i := range 25 {
+		fmt.Fprintf(&b, "C-%d,,c%d@example.com\n", i, i)
+	}
+	_, err := customers.ParseCSV(strings.NewReader(b.String()))
+	var ie *customers.ImportError
+	if !errors.As(err, &ie) || len(ie.Rows) != 20 || ie.BadRows() != 25 || !strings.HasPrefix(err.Error(), "nothing imported: 25 bad row(s)") {
+		t.Fatalf("ParseCSV(25 bad rows) = %v; want 20 listed, BadRows 25", err)
 	}
 }
 

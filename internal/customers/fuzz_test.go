@@ -3,6 +3,7 @@ package customers_test
 import (
 	"errors"
 	"net/mail"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,8 +11,9 @@ import (
 )
 
 // FuzzParseCSV: any file is either refused whole with an *ImportError that
-// names lines (never a value longer than a column name), or read into
-// customers that each pass Validate, with unique ids.
+// names lines and columns (a row's by name, the header's by position: never
+// a cell's content), or read into customers that each pass Validate, with
+// unique ids.
 func FuzzParseCSV(f *testing.F) {
 	for _, s := range []string{
 		"id,name,email\nC-1,Ana,ana@example.com\n",
@@ -19,6 +21,7 @@ func FuzzParseCSV(f *testing.F) {
 		"id,name,email\nC-1,Ana,ana@example.com\nC-1,Bob,bob@example.com\n",
 		"id,name\n", "", "\"", "id,name,email\nC-1,\"Ana,ana@example.com\n",
 		"id,name,email\nC-1,Ana\u202e,Ana <ana@example.com>\n",
+		"C-40,Ana,ana@example.com\n", "id,name,email\rC-43,Ana,ana@example.com\r",
 	} {
 		f.Add(s)
 	}
@@ -32,6 +35,10 @@ func FuzzParseCSV(f *testing.F) {
 			for _, r := range ie.Rows {
 				if r.Line < 1 || r.Message == "" {
 					t.Fatalf("bad row %+v: want a line and a message", r)
+				}
+				if n, err := strconv.Atoi(r.Column); r.Column != "" && r.Column != "id" && r.Column != "name" && r.Column != "email" &&
+					(err != nil || n < 1 || strconv.Itoa(n) != r.Column) {
+					t.Fatalf("bad row %+v: its column is neither id, name, email nor a position", r)
 				}
 			}
 			return
