@@ -191,13 +191,34 @@ func TestSchemaChecks(t *testing.T) {
 	})
 }
 
-// TestAppRoleCannotDelete: the serving role reads, creates and updates
-// customers, and never deletes one.
-func TestAppRoleCannotDelete(t *testing.T) {
+// TestAppRoleGrants: the serving role reads, creates and updates customers
+// as serving does (upsert, set status, lock), and can neither delete one nor
+// rewrite a column serving never writes (PostgreSQL: SQLite has no roles).
+func TestAppRoleGrants(t *testing.T) {
 	db := storetest.AppRole(t, pg)
+	ctx := context.Background()
 	upsert(t, db, customers.Record{ID: "C-1", Name: "Ana", Email: "ana@example.com"}, t0)
-	if _, err := db.Exec(context.Background(), `DELETE FROM customer WHERE id = 'C-1'`); err == nil || !strings.Contains(err.Error(), "permission denied") {
-		t.Errorf("DELETE as the serving role = %v, want permission denied", err)
+	upsert(t, db, customers.Record{ID: "C-1", Name: "Ana Maria", Email: "ana.maria@example.com"}, t0.Add(time.Hour))
+	_, err := inTx(t, db, func(ctx context.Context, tx store.Tx) (customers.Customer, error) {
+		if _, err := customers.GetForUpdate(ctx, tx, "C-1"); err != nil {
+			return customers.Customer{}, err
+		}
+		return customers.SetStatus(ctx, tx, "C-1", customers.Change{Status: customers.Paused, PausedUntil: "2027-01-10", Reason: "on holiday", SetBy: "ana", SetByActor: "agent-7"}, t0.Add(2*time.Hour))
+	})
+	if err != nil {
+		t.Fatalf("the serving role's upsert, lock and set status: %v", err)
+	}
+	for _, q := range []string{
+		`DELETE FROM customer WHERE id = 'C-1'`,
+		`UPDATE customer SET id = 'C-2' WHERE id = 'C-1'`,
+		`UPDATE customer SET created_at = 0 WHERE id = 'C-1'`,
+	} {
+		if _, err := db.Exec(ctx, q); err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("%s as the serving role = %v, want permission denied", q, err)
+		}
+	}
+	if c := get(t, db, "C-1"); c.ID != "C-1" || !c.CreatedAt.Equal(t0) || c.Name != "Ana Maria" || c.Status != customers.Paused {
+		t.Errorf("C-1 after the refused statements = %+v", c)
 	}
 }
 

@@ -10,7 +10,8 @@
 -- (customers.EmailKey: lower case, computed in Go so that both dialects agree).
 --
 -- Times are microseconds since the epoch on the server's clock, like 00030. No DELETE grant:
--- a customer is never removed by the serving role.
+-- a customer is never removed by the serving role; nor may it rewrite a customer's id or
+-- created_at (UPDATE is granted on the columns serving writes only).
 
 -- +goose Up
 CREATE TABLE customer (
@@ -39,7 +40,11 @@ CREATE INDEX customer_email_key ON customer (email_key);
 DO $$
 BEGIN
     IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'cobranca_app') THEN
-        GRANT SELECT, INSERT, UPDATE ON customer TO cobranca_app;
+        GRANT SELECT, INSERT ON customer TO cobranca_app;
+        -- Only what serving writes: a customer's name and e-mail (upsert) and its status (set
+        -- status). Never its id or created_at.
+        GRANT UPDATE (name, email, contact_status, paused_until, status_reason, status_set_by,
+            status_set_actor, status_set_at, updated_at) ON customer TO cobranca_app;
     ELSE
         RAISE NOTICE 'role cobranca_app does not exist: no grants made (see README, "Database roles")';
     END IF;
