@@ -81,7 +81,9 @@ type Counts struct {
 // Validate does; ids are unique in the file. It reads the whole file before
 // it answers, and refuses it with an *ImportError listing the bad rows when
 // any row is bad, so that nothing is imported from it. The file may hold at
-// most MaxImportBytes bytes and MaxImportRows customers.
+// most MaxImportBytes bytes and MaxImportRows customers. Values are kept as
+// written, those a spreadsheet reads as a formula (=…, +…, -…, @…) too: an
+// export to CSV or TSV, should there be one, must neutralize them.
 func ParseCSV(r io.Reader) ([]Record, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxImportBytes+1))
 	if err != nil {

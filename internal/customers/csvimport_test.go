@@ -19,7 +19,9 @@ func TestParseCSV(t *testing.T) {
 	got, err := customers.ParseCSV(strings.NewReader("\uFEFFemail,id,name\r\n" +
 		"ana@padaria.example,C-1,Padaria São João\r\n" +
 		"\"bob@oficina.example\",C-2,\"Oficina \"\"Dois\"\", Irmãos\"\r\n" +
-		"cris@example.com,C-3,\"{{.Secret}} <script>\"\n"))
+		"cris@example.com,C-3,\"{{.Secret}} <script>\"\n" +
+		"dan@example.com,@C-4,\"=HYPERLINK(\"\"https://evil.example\"\",\"\"pay\"\")\"\n" +
+		"eva@example.com,-C-5,+cmd|' /C calc'!A0\n"))
 	if err != nil {
 		t.Fatalf("ParseCSV = %v", err)
 	}
@@ -27,6 +29,9 @@ func TestParseCSV(t *testing.T) {
 		{ID: "C-1", Name: "Padaria São João", Email: "ana@padaria.example"},
 		{ID: "C-2", Name: `Oficina "Dois", Irmãos`, Email: "bob@oficina.example"},
 		{ID: "C-3", Name: "{{.Secret}} <script>", Email: "cris@example.com"},
+		// What a spreadsheet would read as a formula is data, kept as written (README: an export must neutralize it).
+		{ID: "@C-4", Name: `=HYPERLINK("https://evil.example","pay")`, Email: "dan@example.com"},
+		{ID: "-C-5", Name: "+cmd|' /C calc'!A0", Email: "eva@example.com"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseCSV (-want +got):\n%s", diff)
