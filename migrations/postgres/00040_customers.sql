@@ -41,10 +41,10 @@ DO $$
 BEGIN
     IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'cobranca_app') THEN
         GRANT SELECT, INSERT ON customer TO cobranca_app;
-        -- Only what serving writes: a customer's name and e-mail (upsert) and its status (set
-        -- status). Never its id or created_at.
-        GRANT UPDATE (name, email, contact_status, paused_until, status_reason, status_set_by,
-            status_set_actor, status_set_at, updated_at) ON customer TO cobranca_app;
+        -- Only what serving writes: a customer's name and e-mail (upsert, email_key with it) and
+        -- its status (set status). Never its id or created_at.
+        GRANT UPDATE (name, email, email_key, contact_status, paused_until, status_reason,
+            status_set_by, status_set_actor, status_set_at, updated_at) ON customer TO cobranca_app;
     ELSE
         RAISE NOTICE 'role cobranca_app does not exist: no grants made (see README, "Database roles")';
     END IF;
