@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/customers"
@@ -34,6 +35,29 @@ func TestSetContactStatusStaleConfirmation(t *testing.T) {
 		}
 		if c := e.get(t, padaria.ID); c.Status != customers.DoNotContact {
 			t.Errorf("status %s after a stale confirmation, want do_not_contact (nothing done)", c.Status)
+		}
+	})
+}
+
+// TestSetContactStatusAfterPauseEnded: a pause that is over is contactable
+// (the rule get_customer and prepare_reminder read): the person confirming
+// reads so, previousStatus says so, and setting contactable changes nothing.
+func TestSetContactStatusAfterPauseEnded(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		e.customer(t, padaria)
+		setStatus(t, e.db, padaria.ID, customers.Change{Status: customers.Paused, PausedUntil: "2026-07-20", Reason: "on holiday"}, e.clock())
+		e.advance(20 * 24 * time.Hour) // 2026-07-21
+		ask := e.do(agent, modern, collections.SetContactStatusName, `{"customerId":"C-1","status":"do_not_contact","reason":"asked","idempotencyKey":"k-1"}`)
+		if !strings.Contains(string(ask.Inputs["confirm"].Params), "from contactable (a pause ended on 2026-07-20) to do_not_contact") {
+			t.Errorf("the confirmation of a change after the pause: %s", ask.Inputs["confirm"].Params)
+		}
+		res := e.do(human, modern, collections.SetContactStatusName, `{"customerId":"C-1","status":"contactable","reason":"back","idempotencyKey":"k-2"}`)
+		var out struct {
+			PreviousStatus string
+			Changed        bool
+		}
+		if res.Kind != pipeline.Complete || json.Unmarshal(res.Structured, &out) != nil || out.PreviousStatus != "contactable" || out.Changed {
+			t.Errorf("contactable after the pause: %d %v %s; want complete, previousStatus contactable, changed false", res.Kind, res.Err, res.Structured)
 		}
 	})
 }

@@ -138,7 +138,8 @@ func (a *setContactStatusArgs) change() customers.Change {
 func setContactStatusPreview(ctx context.Context, q store.Querier, v any) (string, error) {
 	a := v.(*setContactStatusArgs)
 	ch := a.change()
-	if fe := ch.Validate(customers.Today(pipeline.Now(ctx))); fe != nil {
+	today := customers.Today(pipeline.Now(ctx))
+	if fe := ch.Validate(today); fe != nil {
 		return "", fe
 	}
 	// In the call's transaction (the pipeline checking the confirmed preview
@@ -154,11 +155,11 @@ func setContactStatusPreview(ctx context.Context, q store.Querier, v any) (strin
 		return "", customerError(err)
 	}
 	who := fmt.Sprintf("customer %s (%s)", strconv.Quote(c.ID), strconv.Quote(c.Name))
-	if ch.Same(c) {
-		return fmt.Sprintf("leave %s as it is: it already has the status %s; nothing would change.", who, statusText(c.Status, c.PausedUntil)), nil
+	if ch.Same(c, today) {
+		return fmt.Sprintf("leave %s as it is: it already has the status %s; nothing would change.", who, inEffectText(c, today)), nil
 	}
 	s := fmt.Sprintf("change the contact status of %s from %s to %s, for the reason %s",
-		who, statusText(c.Status, c.PausedUntil), statusText(ch.Status, ch.PausedUntil), strconv.Quote(ch.Reason))
+		who, inEffectText(c, today), statusText(ch.Status, ch.PausedUntil), strconv.Quote(ch.Reason))
 	if ch.Status == customers.DoNotContact {
 		open, err := reminders.OpenDrafts(ctx, q, c.ID)
 		if err != nil {
@@ -167,6 +168,15 @@ func setContactStatusPreview(ctx context.Context, q store.Querier, v any) (strin
 		s += fmt.Sprintf("; and discard its %d open reminder draft(s)", len(open))
 	}
 	return s + ".", nil
+}
+
+// inEffectText is the status c has in effect on today, as the preview
+// shows it: a pause that is over is contactable, and says when it ended.
+func inEffectText(c customers.Customer, today string) string {
+	if s, ended := c.InEffect(today); ended != "" {
+		return string(s) + " (a pause ended on " + ended + ")"
+	}
+	return statusText(c.Status, c.PausedUntil)
 }
 
 // statusText is a status as the preview shows it.
@@ -196,8 +206,10 @@ func setContactStatusExecute(ctx context.Context, tx store.Tx, v any) (pipeline.
 	if err != nil {
 		return pipeline.Effect{}, customerError(err)
 	}
-	out := setContactStatusResult{CustomerID: c.ID, PreviousStatus: string(c.Status), Status: string(ch.Status), PausedUntil: ch.PausedUntil}
-	if ch.Same(c) {
+	today := customers.Today(now)
+	previous, _ := c.InEffect(today)
+	out := setContactStatusResult{CustomerID: c.ID, PreviousStatus: string(previous), Status: string(ch.Status), PausedUntil: ch.PausedUntil}
+	if ch.Same(c, today) {
 		return pipeline.Effect{
 			Structured: &out,
 			Summary:    "The customer already had this contact status; nothing changed.",

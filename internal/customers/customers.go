@@ -377,9 +377,13 @@ type Change struct {
 	SetByActor  string // the agent acting on SetBy's behalf, or ""
 }
 
-// Same reports whether ch would leave c's status as it is: the same status
-// and, when paused, the same date.
-func (ch Change) Same(c Customer) bool {
+// Same reports whether ch is the status c has in effect on today (UTC,
+// YYYY-MM-DD): a pause that is over is contactable, by InEffect, the rule
+// Contactable reads.
+func (ch Change) Same(c Customer, today string) bool {
+	if s, ended := c.InEffect(today); ended != "" {
+		return ch.Status == s && ch.PausedUntil == ""
+	}
 	return ch.Status == c.Status && ch.PausedUntil == c.PausedUntil
 }
 

@@ -136,7 +136,7 @@ func TestSetStatus(t *testing.T) {
 			if err != nil {
 				return customers.Customer{}, err
 			}
-			if ch.Same(before) {
+			if ch.Same(before, customers.Today(at)) {
 				t.Errorf("Change %+v is Same as %+v", ch, before)
 			}
 			return customers.SetStatus(ctx, tx, r.ID, ch, at)
@@ -152,11 +152,17 @@ func TestSetStatus(t *testing.T) {
 		if diff := cmp.Diff(want, get(t, db, r.ID)); diff != "" {
 			t.Errorf("Get after SetStatus (-want +got):\n%s", diff)
 		}
-		if !ch.Same(got) {
+		if !ch.Same(got, customers.Today(at)) {
 			t.Errorf("Change %+v is not Same as the status it set", ch)
 		}
-		if other := (customers.Change{Status: customers.Paused, PausedUntil: "2026-12-16"}); other.Same(got) {
+		if other := (customers.Change{Status: customers.Paused, PausedUntil: "2026-12-16"}); other.Same(got, customers.Today(at)) {
 			t.Errorf("a pause to another date is Same")
+		}
+		// From the pause's last day on, it is over: the customer is
+		// contactable, and setting contactable changes nothing.
+		if contactable := (customers.Change{Status: customers.Contactable}); contactable.Same(got, "2026-12-14") || !contactable.Same(got, "2026-12-15") || ch.Same(got, "2026-12-15") {
+			t.Errorf("Same around the end of a pause until 2026-12-15: contactable on 12-14 %v (want false), on 12-15 %v (want true); the pause itself on 12-15 %v (want false)",
+				contactable.Same(got, "2026-12-14"), contactable.Same(got, "2026-12-15"), ch.Same(got, "2026-12-15"))
 		}
 
 		// An invalid change is refused, and nothing is written.
