@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/idempotency"
@@ -130,8 +131,13 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	reaperDone := make(chan struct{})
 	go func() { defer close(reaperDone); keys.RunReaper(reapCtx, db, time.Minute, log) }()
 	defer func() { stopReaper(); <-reaperDone }()
+	approvals, err := approval.New(cfg.ApprovalTTL, nil)
+	if err != nil {
+		return err
+	}
 	pipe, err := pipeline.New(pipeline.Options{Tools: tools, Logger: log, Auditor: pipeline.NewAuditor(alog, digest),
-		Limits: limiter, Metrics: m, DB: db, Keys: keys, States: states, StepUp: cfg.StepUpACR})
+		Limits: limiter, Metrics: m, DB: db, Keys: keys, States: states, StepUp: cfg.StepUpACR,
+		Approvals: approvals, PublicURL: cfg.Public()})
 	if err != nil {
 		return err
 	}

@@ -50,11 +50,7 @@ func downloadLinks(cfg config.Config) (*files.Links, error) {
 	if err != nil {
 		return nil, err
 	}
-	public := cfg.PublicURL
-	if public == "" {
-		public = cfg.BaseURL()
-	}
-	return files.NewLinks(ring, public)
+	return files.NewLinks(ring, cfg.Public())
 }
 
 // keyRing is the HMAC key ring a variable names as written ("id:secret"

@@ -65,3 +65,20 @@ func (req StepUp) description() string {
 	}
 	return desc
 }
+
+// Message says, to a person or a model, what req demands: "this action
+// needs a recent, stronger sign-in (acr_values="…", max_age=N)".
+func (req StepUp) Message() string {
+	msg := "this action needs a recent, stronger sign-in"
+	switch {
+	case len(req.ACRValues) > 0:
+		msg += fmt.Sprintf(" (acr_values=%q", strings.Join(req.ACRValues, " "))
+		if req.MaxAge > 0 {
+			msg += fmt.Sprintf(", max_age=%d", int64(req.MaxAge/time.Second))
+		}
+		msg += ")"
+	case req.MaxAge > 0:
+		msg += fmt.Sprintf(" (max_age=%d)", int64(req.MaxAge/time.Second))
+	}
+	return msg
+}

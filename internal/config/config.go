@@ -110,6 +110,9 @@ type Config struct {
 	// IdempotencyTTL is how long a completed idempotency key keeps its
 	// stored answer.
 	IdempotencyTTL time.Duration
+	// ApprovalTTL is how long a critical call's pending action waits for a
+	// person's decision and, approved, for the agent's retry.
+	ApprovalTTL time.Duration
 	// MaxFileBytes bounds a stored file (`cobranca files add`).
 	MaxFileBytes int64
 	// LinkKeys sign download links, as written: "id:secret" entries
@@ -190,6 +193,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("request_state_keys_set", c.RequestStateKeys != ""),
 		slog.Bool("fast_path", c.FastPath),
 		slog.Duration("idempotency_ttl", c.IdempotencyTTL),
+		slog.Duration("approval_ttl", c.ApprovalTTL),
 		slog.Int64("max_file_bytes", c.MaxFileBytes),
 		slog.Bool("link_keys_set", c.LinkKeys != ""),
 		slog.String("public_url", c.PublicURL),
@@ -211,6 +215,15 @@ func redactURL(s string) string {
 
 // BaseURL is how a local client reaches the server: a wildcard listen
 // address is reached as localhost. Development mode's issuer is this URL.
+// Public is the URL people reach the server at: COBRANCA_PUBLIC_URL, or
+// in development, unset, BaseURL.
+func (c Config) Public() string {
+	if c.PublicURL != "" {
+		return c.PublicURL
+	}
+	return c.BaseURL()
+}
+
 func (c Config) BaseURL() string {
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {
@@ -476,6 +489,14 @@ var variables = []variable{
 			return errors.New("must be a duration from 1m to 720h (30 days), like 24h")
 		}
 		c.IdempotencyTTL = d
+		return nil
+	}},
+	{"COBRANCA_APPROVAL_TTL", "15m", "How long a critical call's approval lives: a person must approve the exact call, and the agent retry it, within it; past it the approval reads `expired` and the retry gets `approval_expired`. A Go duration from `1m` to `24h`.", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Minute || d > 24*time.Hour {
+			return errors.New("must be a duration from 1m to 24h, like 15m")
+		}
+		c.ApprovalTTL = d
 		return nil
 	}},
 	{"COBRANCA_MAX_FILE_BYTES", "20MiB", "Largest file `cobranca files add` stores (`N`, `NKiB`, `NMiB`, `NGiB`; from 1KiB to 512MiB). A larger one is refused with `file_too_large` before it is read whole.", func(c *Config, v string) error {

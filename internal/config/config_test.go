@@ -19,7 +19,7 @@ func TestLoadDefaults(t *testing.T) {
 		MetricsAddr: "127.0.0.1:9090", MaxConns: 1024, MaxConnsPerAddr: 64,
 		RateLimits:       RateSpecs{Principal: "600/1m,burst=60", Origin: "1200/1m,burst=120", Write: "60/1m,burst=10", Critical: "10/1h,burst=3"},
 		RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true,
-		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, MaxFileBytes: 20 << 20}
+		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, ApprovalTTL: 15 * time.Minute, MaxFileBytes: 20 << 20}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
 	}
@@ -273,6 +273,24 @@ func TestConnCaps(t *testing.T) {
 		}
 		if err != nil || c.MaxConns != tt.total || c.MaxConnsPerAddr != tt.perAddr {
 			t.Errorf("Load(%q): caps %d, %d, err %v; want %d, %d", tt.env, c.MaxConns, c.MaxConnsPerAddr, err, tt.total, tt.perAddr)
+		}
+	}
+}
+
+func TestApprovalTTL(t *testing.T) {
+	for _, tt := range []struct {
+		v    string
+		want time.Duration // 0: refused
+	}{{"15m", 15 * time.Minute}, {"1m", time.Minute}, {"24h", 24 * time.Hour}, {"59s", 0}, {"25h", 0}, {"soon", 0}, {"-5m", 0}} {
+		c, err := Load([]string{"COBRANCA_APPROVAL_TTL=" + tt.v})
+		if tt.want == 0 {
+			if err == nil || !strings.Contains(err.Error(), "COBRANCA_APPROVAL_TTL: ") {
+				t.Errorf("Load(COBRANCA_APPROVAL_TTL=%s) = %v, want an error naming the variable", tt.v, err)
+			}
+			continue
+		}
+		if err != nil || c.ApprovalTTL != tt.want {
+			t.Errorf("Load(COBRANCA_APPROVAL_TTL=%s) = %v, %v; want %v", tt.v, c.ApprovalTTL, err, tt.want)
 		}
 	}
 }

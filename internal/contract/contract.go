@@ -114,6 +114,9 @@ type Contract struct {
 	FailureModes        []FailureMode      `json:"failureModes"`
 	Idempotency         Idempotency        `json:"idempotency"`
 	DryRun              Mode               `json:"dryRun"`
+	// RequesterMayApprove lets the person an agent acts for approve that
+	// agent's critical call themselves; by default another person must.
+	RequesterMayApprove bool `json:"requesterMayApprove,omitempty"`
 }
 
 // PipelineFailureModes are the codes the call pipeline can return for any
@@ -300,7 +303,10 @@ var (
 		{Code: failure.MissingClientCapability, Meaning: "The client did not declare the elicitation capability the confirmation needs (a JSON-RPC error -32021); nothing was done."},
 	}
 	outOfBandFailureModes = []FailureMode{
-		{Code: failure.ApprovalRequired, Meaning: "A person must approve this exact call out of band; nothing was done."},
+		{Code: failure.ApprovalRequired, Meaning: "A person must approve this exact call out of band, at the URL the message gives (with the approval id); retry the same call once it is approved. Nothing was done.", Retryable: true},
+		{Code: failure.ApprovalMismatch, Meaning: "The retry names an approval given for other arguments (the idempotencyKey included); nothing was done."},
+		{Code: failure.ApprovalRejected, Meaning: "A person rejected the call; nothing was done."},
+		{Code: failure.ApprovalExpired, Meaning: "The approval expired before the call ran; nothing was done. Call again to ask for a new one."},
 	}
 	stepUpFailureModes = []FailureMode{
 		{Code: failure.InsufficientUserAuthentication, Meaning: "The person's authentication is too weak or too old for this tool (RFC 9470); the message gives acr_values and max_age. Nothing was done."},

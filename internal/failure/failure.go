@@ -36,6 +36,9 @@ const (
 	ConfirmationRequired           Code = "confirmation_required"            // a person must confirm; the client cannot be asked in-band
 	ConfirmationDeclined           Code = "confirmation_declined"            // the person declined; nothing changed
 	ApprovalRequired               Code = "approval_required"                // out-of-band approval of the exact call is required
+	ApprovalMismatch               Code = "approval_mismatch"                // the retry's arguments are not the call approved
+	ApprovalRejected               Code = "approval_rejected"                // a person rejected the call
+	ApprovalExpired                Code = "approval_expired"                 // the approval expired before the call ran
 	InsufficientUserAuthentication Code = "insufficient_user_authentication" // RFC 9470 step-up
 	IdempotencyConflict            Code = "idempotency_conflict"             // the key was used with other arguments
 	RequestInProgress              Code = "request_in_progress"              // the key's first call is still running

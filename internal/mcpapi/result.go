@@ -121,7 +121,7 @@ func clientOf(req declaring) pipeline.Client {
 		if e := caps.Elicitation; e != nil {
 			// An elicitation capability naming no mode means form (MCP
 			// 2025-11-25); one naming only url does not show forms.
-			c.Elicitation, c.ElicitationForm = true, e.Form != nil || e.URL == nil
+			c.Elicitation, c.ElicitationForm, c.ElicitationURL = true, e.Form != nil || e.URL == nil, e.URL != nil
 		}
 		// Sampling and roots are deprecated since 2026-07-28 (SEP-2577) but
 		// still part of the protocol: a client may declare them, and the

@@ -26,6 +26,8 @@ type callState struct {
 	// confirmed, for a call a person confirmed in-band, is the digest of
 	// the preview the person saw (as sealed in the state; possibly empty).
 	confirmed *[]byte
+	// approval, for a critical call, is the approved action it executes.
+	approval string
 }
 
 func (p *Pipeline) begin(ctx context.Context, c Call) *callState {

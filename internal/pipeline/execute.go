@@ -75,6 +75,15 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 				return errRollback
 			}
 		}
+		if cl.approval != "" {
+			if err := p.executing(ctx, tx, cl.approval); err != nil {
+				if _, ok := failure.As(err); !ok {
+					return err
+				}
+				end = &ending{failed: err}
+				return errRollback
+			}
+		}
 		if cl.confirmed != nil {
 			// The person confirmed a preview read before this transaction:
 			// the call runs only if it still does exactly that, as read now,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/reqstate"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -38,6 +39,7 @@ const MaxPayload = reqstate.MaxPayload - 1
 const (
 	markConfirm byte = 'c'
 	markTool    byte = 't'
+	markApprove byte = 'a'
 )
 
 // confirmInput is the id of the confirmation's input request.
@@ -105,7 +107,14 @@ func (p *Pipeline) binding(c Call, a *args) (reqstate.Binding, error) {
 	if err := a.fingerprint(); err != nil {
 		return reqstate.Binding{}, err
 	}
-	return reqstate.Binding{Principal: callerKey(c.Principal), Tool: c.Tool, ArgsDigest: a.binding}, nil
+	b := reqstate.Binding{Principal: callerKey(c.Principal), Tool: c.Tool, ArgsDigest: a.binding}
+	if t := p.tools[c.Tool]; t != nil && t.Contract.Confirmation == contract.ConfirmOutOfBand {
+		// An approval's state names the approval, which holds the call's
+		// digest: a retry with other arguments opens it and is refused
+		// approval_mismatch, rather than told its state does not verify.
+		b.ArgsDigest = approvalBinding
+	}
+	return b, nil
 }
 
 // openState verifies the retry's request state: sealed by a key of the

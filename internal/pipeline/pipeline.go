@@ -7,16 +7,19 @@
 //
 //  1. visibility — a forbidden tool does not exist for the MCP endpoint;
 //  2. scopes — the token holds every permission the contract names;
-//  3. tier rules — critical calls wait for an out-of-band approval (refused
-//     with approval_required until approvals exist); step-up (RFC 9470) where
-//     the contract asks; an agent may not run a high-tier tool alone;
+//  3. tier rules — critical calls wait for a person's out-of-band approval
+//     (step 7); step-up (RFC 9470) where the contract asks; an agent may not
+//     run a high-tier tool alone;
 //  4. tier budget — the caller's rate limit for the tool's tier, spent before
 //     any work, so a refused call is never validated;
 //  5. validation — the arguments against the input schema, strictly;
 //  6. dry run — what the call would do, changing nothing;
-//  7. confirmation — a high-tier call by an agent is answered input_required
-//     (a sealed request state bound to caller, tool and arguments) until the
-//     retry carries the person's accepted answer;
+//  7. confirmation — a critical call is recorded as a pending action and
+//     answered with the URL where a person approves it (a URL-mode
+//     elicitation, or approval_required for older clients) until a person
+//     approved exactly that call; a high-tier call by an agent is answered
+//     input_required (a sealed request state bound to caller, tool and
+//     arguments) until the retry carries the person's accepted answer;
 //  8. idempotency and execution — for a tool with side effects the pipeline
 //     owns the transaction: key reserved, request state's nonce spent, effect,
 //     audit event and stored response commit together, or none of them;
@@ -40,6 +43,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/canonical"
@@ -66,6 +70,9 @@ type Client struct {
 	// that declared URL mode only refuses a form (the TypeScript client 2.x
 	// throws), so it is never sent one.
 	ElicitationForm bool
+	// ElicitationURL: the client opens URL-mode elicitations (it declared
+	// elicitation with url), which a critical call's approval is.
+	ElicitationURL bool
 }
 
 // Call is one tool call, as every transport hands it over.
@@ -172,22 +179,29 @@ type Options struct {
 	// StepUp is the acr values a step-up demands (COBRANCA_STEPUP_ACR);
 	// none means any, and only the contract's max age is checked.
 	StepUp []string
+	// Approvals keeps the pending actions of critical calls, in DB;
+	// PublicURL (COBRANCA_PUBLIC_URL) is where a person opens one, at
+	// PublicURL/approvals/{id}. A critical tool needs both.
+	Approvals *approval.Store
+	PublicURL string
 }
 
 // Pipeline runs calls. It is safe for concurrent use.
 type Pipeline struct {
-	log      *slog.Logger
-	auditor  Auditor
-	limits   TierLimits
-	observe  CallObserver
-	now      func() time.Time
-	db       store.DB
-	keys     *idempotency.Store
-	states   *reqstate.Ring
-	stateTTL time.Duration
-	stepUp   []string
-	tools    map[string]*compiled
-	order    []*compiled
+	log       *slog.Logger
+	auditor   Auditor
+	limits    TierLimits
+	observe   CallObserver
+	now       func() time.Time
+	db        store.DB
+	keys      *idempotency.Store
+	states    *reqstate.Ring
+	stateTTL  time.Duration
+	stepUp    []string
+	approvals *approval.Store
+	publicURL string
+	tools     map[string]*compiled
+	order     []*compiled
 	// hidden are the forbidden tools: never served, their calls audited.
 	hidden map[string]*compiled
 }
@@ -198,7 +212,8 @@ func New(opts Options) (*Pipeline, error) {
 	p := &Pipeline{
 		log: opts.Logger, auditor: opts.Auditor, limits: opts.Limits, observe: opts.Metrics,
 		now: opts.Now, db: opts.DB, keys: opts.Keys, states: opts.States, stateTTL: opts.StateTTL,
-		stepUp: opts.StepUp, tools: map[string]*compiled{}, hidden: map[string]*compiled{},
+		stepUp: opts.StepUp, approvals: opts.Approvals, publicURL: strings.TrimRight(opts.PublicURL, "/"),
+		tools: map[string]*compiled{}, hidden: map[string]*compiled{},
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -306,14 +321,14 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	if missing := c.Principal.MissingScopes(t.Contract.Permissions); len(missing) > 0 {
 		return cl.denied(missing)
 	}
-	// 3. Tier rules.
+	// 3. Tier rules. A critical call, whoever makes it, runs once a person
+	// approved it out of band (step 7); the approver passes the step-up
+	// then, as a person making the call does here.
+	approve := t.Contract.Confirmation == contract.ConfirmOutOfBand
 	if t.Contract.StepUpAuth.Required && !c.Principal.IsAgent() {
 		if fe := p.checkStepUp(t, c.Principal); fe != nil {
 			return cl.fail(fe)
 		}
-	}
-	if t.Contract.Confirmation == contract.ConfirmOutOfBand {
-		return cl.fail(&failure.Error{Code: failure.ApprovalRequired, Message: "this tool needs a person's out-of-band approval of the exact call, which this server does not offer yet; nothing was done"})
 	}
 	confirm := t.Contract.Confirmation == contract.ConfirmInBand && c.Principal.IsAgent()
 	// 4. Tier budget (per subject and client: an agent's budget is its
@@ -354,8 +369,12 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 				return res
 			}
 		}
-		if res, ended := p.spendOnce(ctx, cl, opened); ended {
-			return res
+		// An approval's state is not spent: the approval, executed once,
+		// is what runs the call once; until then the state is retried.
+		if !approve {
+			if res, ended := p.spendOnce(ctx, cl, opened); ended {
+				return res
+			}
 		}
 	}
 	// A key already used answers before anyone is asked anything, and
@@ -363,7 +382,7 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	// repeat), or the conflict — a person is never asked to confirm a
 	// change that was made, or that the key forbids. A call that goes
 	// straight to execution learns the same in its own transaction.
-	if t.Contract.HasSideEffects() && a.key != "" && opened == nil && (a.dryRun || confirm) {
+	if t.Contract.HasSideEffects() && a.key != "" && opened == nil && (a.dryRun || confirm || approve) {
 		if res, ended := p.peek(ctx, cl); ended {
 			return res
 		}
@@ -373,7 +392,15 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 		eff, err := safely(t, func() (Effect, error) { return t.DryRun(ctx, a.value) })
 		return cl.complete(eff, err, c.Result)
 	}
-	// 7. Confirmation.
+	// 7. Confirmation: a person approves a critical call out of band, or
+	// confirms a high-tier call by an agent in-band.
+	if approve {
+		id, res, ended := p.approval(ctx, cl, opened)
+		if ended {
+			return res
+		}
+		cl.approval = id
+	}
 	if confirm {
 		answered, seen, res := p.confirmation(ctx, cl, c, opened)
 		if !answered {
@@ -439,8 +466,10 @@ type args struct {
 	dryRun bool
 	// digest is the SHA-256 of the arguments' canonical form (RFC 8785)
 	// without the key: the idempotency fingerprint. binding, with the key,
-	// is what request states are bound to.
+	// is what request states are bound to (bound, and in hex binding), and
+	// an approval names: the exact call.
 	digest  [sha256.Size]byte
+	bound   [sha256.Size]byte
 	binding string
 	hashed  bool
 	// checked: control read the arguments whole (numbers exact, members
@@ -514,8 +543,8 @@ func (a *args) fingerprint() error {
 		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: canonicalRule, Err: err}
 	}
 	a.digest, a.hashed = sha256.Sum256(cj), true
-	bind := sha256.Sum256(append(append([]byte(a.key), 0), cj...))
-	a.binding = hex.EncodeToString(bind[:])
+	a.bound = sha256.Sum256(append(append([]byte(a.key), 0), cj...))
+	a.binding = hex.EncodeToString(a.bound[:])
 	return nil
 }
 
@@ -523,17 +552,7 @@ func (a *args) fingerprint() error {
 func (p *Pipeline) checkStepUp(t *compiled, pr *auth.Principal) *failure.Error {
 	req := auth.StepUp{ACRValues: slices.Clone(p.stepUp), MaxAge: time.Duration(t.Contract.StepUpAuth.MaxAgeSeconds) * time.Second}
 	if err := auth.CheckStepUp(req, pr, p.now()); err != nil {
-		msg := "this tool needs a recent, stronger sign-in"
-		if len(req.ACRValues) > 0 {
-			msg += fmt.Sprintf(" (acr_values=%q", strings.Join(req.ACRValues, " "))
-			if req.MaxAge > 0 {
-				msg += fmt.Sprintf(", max_age=%d", int64(req.MaxAge/time.Second))
-			}
-			msg += ")"
-		} else if req.MaxAge > 0 {
-			msg += fmt.Sprintf(" (max_age=%d)", int64(req.MaxAge/time.Second))
-		}
-		return &failure.Error{Code: failure.InsufficientUserAuthentication, Message: msg + "; sign in again and retry. Nothing was done", Err: err}
+		return &failure.Error{Code: failure.InsufficientUserAuthentication, Message: req.Message() + "; sign in again and retry. Nothing was done", Err: err}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
@@ -127,15 +128,16 @@ var (
 	agent = &auth.Principal{Subject: "ana", ClientID: "collector-bot", Actor: "collector-bot", Kind: auth.KindAgent, Scopes: allScopes()}
 	human = &auth.Principal{Subject: "ana", ClientID: "ops-console", Kind: auth.KindHuman, Scopes: allScopes(), ACR: "urn:mfa", AuthTime: time.Now()}
 	// modern is a 2026-07-28 client that answers form elicitations.
-	modern = pipeline.Client{Protocol: "2026-07-28", InputRequests: true, Elicitation: true, ElicitationForm: true}
+	modern = pipeline.Client{Protocol: "2026-07-28", InputRequests: true, Elicitation: true, ElicitationForm: true, ElicitationURL: true}
 	legacy = pipeline.Client{Protocol: "2025-11-25"}
 )
 
 type env struct {
-	db    store.DB
-	p     *pipeline.Pipeline
-	ring  *reqstate.Ring
-	count *counters
+	db        store.DB
+	p         *pipeline.Pipeline
+	approvals *approval.Store
+	ring      *reqstate.Ring
+	count     *counters
 }
 
 type envOpts struct {
@@ -168,8 +170,13 @@ func newEnvOn(t testing.TB, db store.DB, o envOpts) *env {
 	for _, r := range tiers {
 		tools = append(tools, tierTool(r, e.count, o.slow))
 	}
+	e.approvals, err = approval.New(15*time.Minute, o.now)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.p, err = pipeline.New(pipeline.Options{Tools: tools, Auditor: pipelinetest.Auditor(t, db), Limits: o.limits,
-		DB: db, Keys: keys, States: o.ring, StepUp: []string{"urn:mfa"}, Now: o.now})
+		DB: db, Keys: keys, States: o.ring, StepUp: []string{"urn:mfa"}, Now: o.now,
+		Approvals: e.approvals, PublicURL: pipelinetest.PublicURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,8 +234,8 @@ func TestTiers(t *testing.T) {
 			{contract.Medium, human, pipeline.Complete, "", true},
 			{contract.High, agent, pipeline.InputRequired, "", false},
 			{contract.High, human, pipeline.Complete, "", true},
-			{contract.Critical, agent, pipeline.ToolError, failure.ApprovalRequired, false},
-			{contract.Critical, human, pipeline.ToolError, failure.ApprovalRequired, false},
+			{contract.Critical, agent, pipeline.InputRequired, "", false},
+			{contract.Critical, human, pipeline.InputRequired, "", false},
 			{contract.Forbidden, agent, pipeline.ProtocolError, pipeline.CodeUnknownTool, false},
 			{contract.Forbidden, human, pipeline.ProtocolError, pipeline.CodeUnknownTool, false},
 		}
@@ -564,8 +571,8 @@ func TestStepUp(t *testing.T) {
 			t.Errorf("%s: %s %v", name, kindName(res.Kind), res.Err)
 		}
 	}
-	// A stepped-up human still waits for an approval (until approvals exist).
-	if res := e.do(human, modern, "test.critical", `{"customer":"c1","idempotencyKey":"k"}`); code(res) != failure.ApprovalRequired {
+	// A stepped-up human still waits for a person's approval.
+	if res := e.do(human, modern, "test.critical", `{"customer":"c1","idempotencyKey":"k"}`); res.Kind != pipeline.InputRequired {
 		t.Errorf("stepped-up human: %s %v", kindName(res.Kind), res.Err)
 	}
 	if e.count.started != 0 {

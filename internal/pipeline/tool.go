@@ -166,7 +166,12 @@ func compile(t Tool, p *Pipeline) (*compiled, error) {
 			bad("in-band confirmation needs request-state keys (COBRANCA_REQUEST_STATE_KEYS)")
 		}
 	case contract.ConfirmOutOfBand:
-		// Refused with approval_required until approvals exist: a check.
+		if t.Preview == nil {
+			bad("out-of-band approval needs a Preview (what the person approves)")
+		}
+		if p.approvals == nil || p.publicURL == "" {
+			bad("out-of-band approval needs the approval store and the public URL people open approvals at")
+		}
 	case contract.ConfirmHumanOnly:
 		// Forbidden: never served (New skips it), so never called.
 	default:

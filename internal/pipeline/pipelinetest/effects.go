@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/pipeline"
@@ -14,9 +15,13 @@ import (
 // effectsTable holds Effectful's rows: portable SQL on both dialects.
 const effectsTable = `CREATE TABLE IF NOT EXISTS pipelinetest_effect (tool TEXT NOT NULL)`
 
+// PublicURL is where WithStore's pipelines send people to approve calls.
+const PublicURL = "https://cobranca.test"
+
 // WithStore returns opts set to run tools with side effects in db, a
-// migrated store: its idempotency keys (internal/idempotency) and the
-// table of Effectful's rows, which it creates.
+// migrated store: its idempotency keys (internal/idempotency), its
+// approvals (internal/approval, unless opts has a store of its own) and
+// the table of Effectful's rows, which it creates.
 func WithStore(t testing.TB, db store.DB, opts pipeline.Options) pipeline.Options {
 	t.Helper()
 	if _, err := db.Exec(context.Background(), effectsTable); err != nil {
@@ -26,7 +31,14 @@ func WithStore(t testing.TB, db store.DB, opts pipeline.Options) pipeline.Option
 	if err != nil {
 		t.Fatal(err)
 	}
+	approvals, err := approval.New(15*time.Minute, opts.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts.DB, opts.Keys = db, keys
+	if opts.Approvals == nil {
+		opts.Approvals, opts.PublicURL = approvals, PublicURL
+	}
 	return opts
 }
 

@@ -1,0 +1,140 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// Codes of the refusals a person deciding an approval can get. They are the approver's, never
+// a tool's: an agent's retry never sees them.
+const (
+	CodeInvalidToken        failure.Code = "invalid_token"         // the token does not verify for this server
+	CodeApproverIsAgent     failure.Code = "approver_is_agent"     // an agent's token: only a person decides
+	CodeApproverIsRequester failure.Code = "approver_is_requester" // the person the agent acts for, where the contract wants someone else
+	CodeNotFound            failure.Code = "approval_not_found"    // no approval has the id
+	CodeDecided             failure.Code = "approval_decided"      // the approval is no longer pending
+)
+
+// The audit events of decisions. Their Tool field names the approval and its tool (Object).
+const (
+	EventApproved = "approval.approved"
+	EventRejected = "approval.rejected"
+)
+
+// Verifier checks an access token of this server's issuer (auth.Authenticator).
+type Verifier interface {
+	Verify(ctx context.Context, token string) (*auth.Principal, error)
+}
+
+// Appender appends an audit event in a transaction (auditlog.Log).
+type Appender interface {
+	Append(ctx context.Context, tx store.Tx, ev auditlog.Event) error
+}
+
+// Decider lets people decide actions: the one check every surface that approves (the CLI, the
+// approval page) runs.
+type Decider struct {
+	Store    *Store
+	DB       store.DB
+	Verifier Verifier
+	Audit    Appender
+	// Contract returns the contract of a served tool (nil for none).
+	Contract func(tool string) *contract.Contract
+	// StepUpACR is COBRANCA_STEPUP_ACR: the acr values a step-up accepts (any, when empty).
+	StepUpACR []string
+	Now       func() time.Time
+}
+
+// Object names, in an audit event's Tool field, the approval and the tool it is for.
+func Object(a *Action) string { return "approval:" + a.ID + " tool:" + a.Tool }
+
+// Decide approves (approve) or rejects the pending action id for the person whose access
+// token is token, and audits the decision in its transaction. The person must be one (not an
+// agent), pass the contract's step-up and, unless the contract lets them, not be the person
+// the call was asked for. A refusal is a *failure.Error, audited as a rejected decision,
+// and changes nothing.
+func (d *Decider) Decide(ctx context.Context, id, token string, approve bool) (*Action, error) {
+	event := EventRejected
+	if approve {
+		event = EventApproved
+	}
+	pr, err := d.Verifier.Verify(ctx, token)
+	if err != nil {
+		// Nobody verified: nothing to audit in anyone's name.
+		return nil, &failure.Error{Code: CodeInvalidToken, Field: "token", Message: "is not a valid access token of this server's issuer", Err: err}
+	}
+	var a *Action
+	err = d.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		if a, err = d.Store.Get(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := d.authorize(pr, a); err != nil {
+			return err
+		}
+		a, err = d.Store.Decide(ctx, tx, id, approve, Approver{Subject: pr.Subject, ACR: pr.ACR, AuthTime: pr.AuthTime})
+		if errors.Is(err, ErrDecided) {
+			return &failure.Error{Code: CodeDecided, Field: "id", Message: "is " + string(a.State) + ", no longer pending: nothing was changed"}
+		}
+		if err != nil {
+			return err
+		}
+		return d.Audit.Append(ctx, tx, d.event(event, auditlog.Allowed, pr, a, ""))
+	})
+	if errors.Is(err, ErrNotFound) {
+		err = &failure.Error{Code: CodeNotFound, Field: "id", Message: "names no approval"}
+	}
+	if fe, ok := failure.As(err); ok {
+		ev := d.event(event, auditlog.Rejected, pr, a, fe.Code)
+		if aerr := d.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error { return d.Audit.Append(ctx, tx, ev) }); aerr != nil {
+			return nil, errors.Join(err, aerr)
+		}
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("approval %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// authorize checks that pr may decide a.
+func (d *Decider) authorize(pr *auth.Principal, a *Action) error {
+	if pr.IsAgent() {
+		return &failure.Error{Code: CodeApproverIsAgent, Field: "token", Message: "is an agent's: only a person approves or rejects a call"}
+	}
+	c := d.Contract(a.Tool)
+	if c == nil {
+		return &failure.Error{Code: CodeDecided, Field: "id", Message: "is for a tool this server no longer serves: nothing was changed"}
+	}
+	if pr.Subject == a.Requester.Subject && !c.RequesterMayApprove {
+		return &failure.Error{Code: CodeApproverIsRequester, Field: "token", Message: "is the requester's: another person must decide this call"}
+	}
+	if c.StepUpAuth.Required {
+		req := auth.StepUp{ACRValues: slices.Clone(d.StepUpACR), MaxAge: time.Duration(c.StepUpAuth.MaxAgeSeconds) * time.Second}
+		now := time.Now()
+		if d.Now != nil {
+			now = d.Now()
+		}
+		if err := auth.CheckStepUp(req, pr, now); err != nil {
+			return &failure.Error{Code: failure.InsufficientUserAuthentication, Field: "token", Message: req.Message() + "; sign in again and retry. Nothing was changed", Err: err}
+		}
+	}
+	return nil
+}
+
+func (d *Decider) event(name string, outcome auditlog.Outcome, pr *auth.Principal, a *Action, code failure.Code) auditlog.Event {
+	ev := auditlog.Event{Name: name, Subject: pr.Subject, Actor: pr.Actor, ClientID: pr.ClientID, ACR: pr.ACR, Outcome: outcome, FailureCode: string(code)}
+	if a != nil {
+		ev.Tool = Object(a)
+	}
+	return ev
+}
