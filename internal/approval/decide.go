@@ -78,12 +78,15 @@ func (d *Decider) Decide(ctx context.Context, id, token string, approve bool) (*
 		if a, err = d.Store.Get(ctx, tx, id); err != nil {
 			return err
 		}
+		if a.State != Pending {
+			return decided(a)
+		}
 		if err := d.authorize(pr, a); err != nil {
 			return err
 		}
 		a, err = d.Store.Decide(ctx, tx, id, approve, Approver{Subject: pr.Subject, ACR: pr.ACR, AuthTime: pr.AuthTime})
 		if errors.Is(err, ErrDecided) {
-			return &failure.Error{Code: CodeDecided, Field: "id", Message: "is " + string(a.State) + ", no longer pending: nothing was changed"}
+			return decided(a)
 		}
 		if err != nil {
 			return err
@@ -104,6 +107,10 @@ func (d *Decider) Decide(ctx context.Context, id, token string, approve bool) (*
 		return nil, fmt.Errorf("approval %s: %w", id, err)
 	}
 	return a, nil
+}
+
+func decided(a *Action) error {
+	return &failure.Error{Code: CodeDecided, Field: "id", Message: "is " + string(a.State) + ", no longer pending: nothing was changed"}
 }
 
 // authorize checks that pr may decide a.

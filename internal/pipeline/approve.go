@@ -122,7 +122,13 @@ func (p *Pipeline) askApproval(cl *callState, act *approval.Action) Result {
 	if !cl.call.Client.InputRequests {
 		return cl.fail(&failure.Error{Code: failure.ApprovalRequired, Message: message})
 	}
-	state, err := p.seal(cl.call, cl.args, append([]byte{markApprove}, act.ID...))
+	// The state outlives the approval, so that a retry past its expiry is
+	// told approval_expired rather than that its state expired.
+	b, err := p.binding(cl.call, cl.args)
+	if err != nil {
+		return cl.fail(err)
+	}
+	state, err := p.states.Seal(b, append([]byte{markApprove}, act.ID...), act.Expires.Add(p.stateTTL))
 	if err != nil {
 		return cl.fail(err)
 	}
