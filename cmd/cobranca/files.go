@@ -28,15 +28,9 @@ const (
 func filesAdd(ctx context.Context, e env, fs *flagSet, args []string) error {
 	customer := fs.String("customer", "", "the customer id the file belongs to (optional)")
 	// Flags may follow PATH, as the synopsis writes them.
-	var paths []string
-	for rest := args; ; {
-		if err := fs.parse(rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		paths, rest = append(paths, fs.Arg(0)), fs.Args()[1:]
+	paths, err := fs.positional(args)
+	if err != nil {
+		return err
 	}
 	if len(paths) != 1 {
 		return fs.misuse("want one PATH")

@@ -67,6 +67,10 @@ var commands = []command{
 	{"files add", "PATH [--customer ID]", "store a document (invoice PDF, boleto, statement) for download links, up to COBRANCA_MAX_FILE_BYTES: prints its id and SHA-256; audited", filesAdd},
 	{"files list", "", "list the stored files (id, name, type, size, SHA-256, customer, when and by whom added), never their content", filesList},
 	{"files revoke", "LINK_ID", "revoke a download link at once (who and when are recorded); audited", filesRevoke},
+	{"approvals list", "", "list the latest critical calls waiting for, or given, a person's approval (id, state, tool, requester, expiry, approver)", approvalsList},
+	{"approvals show", "ID", "show one approval: who asked, the preview and the side effects a person approves, its state and who decided", approvalsShow},
+	{"approvals approve", "ID --token TOKEN", "approve a pending critical call as the person whose access token TOKEN is (`-`: read it from stdin), checked as the approval page checks it: a person, not the requester unless the contract allows it, stepped up as the contract asks; audited", approvalsApprove},
+	{"approvals reject", "ID --token TOKEN", "reject a pending critical call, with the same checks as approve; audited", approvalsReject},
 	{"token", "--sub NAME [--scope \"a b\"] [--agent NAME] [--acr ACR] [--ttl 1h]", "print a development access token (refused outside development mode)", token},
 	{"help", "[COMMAND]", "print the commands, or a command's flags (also `cobranca COMMAND --help`)", nil},
 }
@@ -204,6 +208,22 @@ func (fs *flagSet) parse(args []string) error {
 	default: // the flag package has said what is wrong
 		fs.help(fs.e.stderr)
 		return exitUsage
+	}
+}
+
+// positional parses args whose flags may follow the positional arguments,
+// as synopses write them ("files add PATH [--customer ID]"), and returns
+// the positional arguments.
+func (fs *flagSet) positional(args []string) ([]string, error) {
+	var out []string
+	for rest := args; ; {
+		if err := fs.parse(rest); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return out, nil
+		}
+		out, rest = append(out, fs.Arg(0)), fs.Args()[1:]
 	}
 }
 
