@@ -317,7 +317,8 @@ func postCall(url, tok, version string, id any, name string, args any, caps, ext
 // both protocol revisions and both paths: nothing runs that the tier does
 // not allow; the listed agent gets exactly what the act-claim agent gets
 // and is audited with its actor; a critical call is refused with
-// approval_required; a forbidden tool is listed to no one and answers
+// approval_required (TestApprovalOverHTTP follows it through), or needs the
+// URL elicitation capability; a forbidden tool is listed to no one and answers
 // exactly like a tool that does not exist.
 func TestTiersOverHTTP(t *testing.T) {
 	e := newTierEnv(t, 0)
@@ -340,6 +341,8 @@ func TestTiersOverHTTP(t *testing.T) {
 			return "input_required"
 		case r == contract.High:
 			return "tool_error " + string(failure.ConfirmationRequired)
+		case r == contract.Critical && version == "2026-07-28": // a form-only client cannot open the approval's URL
+			return "rpc -32021 " + string(failure.MissingClientCapability)
 		case r == contract.Critical:
 			return "tool_error " + string(failure.ApprovalRequired)
 		}
@@ -401,9 +404,6 @@ func TestTiersOverHTTP(t *testing.T) {
 				t.Errorf("%s: %d effects committed, want %d", r, n, wantRuns[r])
 			}
 		}
-	}
-	if e.count(contract.Critical).decoded.Load() != 0 {
-		t.Error("a critical call's arguments were decoded: it was not refused first")
 	}
 	// Each caller's events name it as the token does: an agent by its
 	// actor, whether named by an act claim or listed by client id.
