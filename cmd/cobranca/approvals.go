@@ -140,11 +140,7 @@ func approvalsDecide(ctx context.Context, e env, fs *flagSet, args []string, app
 	if err != nil {
 		return err
 	}
-	links, err := downloadLinks(cfg.Config)
-	if err != nil {
-		return err
-	}
-	tools, err := servedTools(links)
+	tools, err := productTools(cfg.Config)
 	if err != nil {
 		return err
 	}

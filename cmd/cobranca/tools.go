@@ -42,6 +42,16 @@ func requestStateRing(cfg config.Config) (*reqstate.Ring, error) {
 	return keyRing(cfg, config.VarStateKeys, cfg.RequestStateKeys, "request-state.key")
 }
 
+// productTools are the tools the server serves, with the download links
+// of its configuration.
+func productTools(cfg config.Config) ([]pipeline.Tool, error) {
+	links, err := downloadLinks(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return servedTools(links)
+}
+
 // downloadLinks signs download links under COBRANCA_LINK_KEYS (in
 // development one key kept in the data directory), pointing at
 // COBRANCA_PUBLIC_URL (in development the server's own URL).

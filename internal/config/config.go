@@ -391,14 +391,7 @@ var variables = []variable{
 	{VarRateOrigin, "1200/1m,burst=120", "Requests to /mcp and to download links per client IP (IPv6: per /64), checked before the token: `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Origin })},
 	{VarRateWrite, "60/1m,burst=10", "Calls of medium- and high-tier tools per principal: `N/PERIOD[,burst=B]` or `off`. Over it: tool error `rate_limited` with `retryAfterMs`.", asWritten(func(c *Config) *string { return &c.RateLimits.Write })},
 	{VarRateCritical, "10/1h,burst=3", "Calls of critical-tier tools per principal: `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Critical })},
-	{"COBRANCA_RATE_STORE_TIMEOUT", "200ms", "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", func(c *Config, v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Millisecond || d > 10*time.Second {
-			return errors.New("must be a duration from 1ms to 10s, like 200ms")
-		}
-		c.RateStoreTimeout = d
-		return nil
-	}},
+	{"COBRANCA_RATE_STORE_TIMEOUT", "200ms", "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", durationIn(time.Millisecond, 10*time.Second, "must be a duration from 1ms to 10s, like 200ms", func(c *Config) *time.Duration { return &c.RateStoreTimeout })},
 	{"COBRANCA_REPLICAS", "1", "How many server processes share the rate limits. While the store is down each one limits locally with 1/REPLICAS of every budget.", func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
@@ -483,22 +476,8 @@ var variables = []variable{
 		c.AuditSpoolMax = n // its least bound is the spool's: cmd/cobranca checks it
 		return nil
 	}},
-	{"COBRANCA_IDEMPOTENCY_TTL", "24h", "How long a tool call with side effects is remembered under its `idempotencyKey`: a retry with the same key and arguments within it gets the stored answer and causes nothing new; past it the key is free again. A Go duration from `1m` to `720h` (30 days).", func(c *Config, v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Minute || d > 30*24*time.Hour {
-			return errors.New("must be a duration from 1m to 720h (30 days), like 24h")
-		}
-		c.IdempotencyTTL = d
-		return nil
-	}},
-	{"COBRANCA_APPROVAL_TTL", "15m", "How long a critical call's approval lives: a person must approve the exact call, and the agent retry it, within it; past it the approval reads `expired` and the retry gets `approval_expired`. A Go duration from `1m` to `24h`.", func(c *Config, v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Minute || d > 24*time.Hour {
-			return errors.New("must be a duration from 1m to 24h, like 15m")
-		}
-		c.ApprovalTTL = d
-		return nil
-	}},
+	{"COBRANCA_IDEMPOTENCY_TTL", "24h", "How long a tool call with side effects is remembered under its `idempotencyKey`: a retry with the same key and arguments within it gets the stored answer and causes nothing new; past it the key is free again. A Go duration from `1m` to `720h` (30 days).", durationIn(time.Minute, 30*24*time.Hour, "must be a duration from 1m to 720h (30 days), like 24h", func(c *Config) *time.Duration { return &c.IdempotencyTTL })},
+	{"COBRANCA_APPROVAL_TTL", "15m", "How long a critical call's approval lives: a person must approve the exact call, and the agent retry it, within it; past it the approval reads `expired` and the retry gets `approval_expired`. A Go duration from `1m` to `24h`.", durationIn(time.Minute, 24*time.Hour, "must be a duration from 1m to 24h, like 15m", func(c *Config) *time.Duration { return &c.ApprovalTTL })},
 	{"COBRANCA_MAX_FILE_BYTES", "20MiB", "Largest file `cobranca files add` stores (`N`, `NKiB`, `NMiB`, `NGiB`; from 1KiB to 512MiB). A larger one is refused with `file_too_large` before it is read whole.", func(c *Config, v string) error {
 		n, err := parseBytes(v)
 		if err != nil || n < 1<<10 || n > 512<<20 {
@@ -574,6 +553,19 @@ func Load(environ []string) (Config, error) {
 func asWritten(field func(c *Config) *string) func(c *Config, v string) error {
 	return func(c *Config, v string) error {
 		*field(c) = v
+		return nil
+	}
+}
+
+// durationIn parses a Go duration from lo to hi into field; msg says what
+// it must be.
+func durationIn(lo, hi time.Duration, msg string, field func(c *Config) *time.Duration) func(c *Config, v string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < lo || d > hi {
+			return errors.New(msg)
+		}
+		*field(c) = d
 		return nil
 	}
 }

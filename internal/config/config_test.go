@@ -278,28 +278,38 @@ func TestConnCaps(t *testing.T) {
 }
 
 func TestApprovalTTL(t *testing.T) {
-	for _, tt := range []struct {
-		v    string
-		want time.Duration // 0: refused
-	}{{"15m", 15 * time.Minute}, {"1m", time.Minute}, {"24h", 24 * time.Hour}, {"59s", 0}, {"25h", 0}, {"soon", 0}, {"-5m", 0}} {
-		c, err := Load([]string{"COBRANCA_APPROVAL_TTL=" + tt.v})
+	checkDuration(t, "COBRANCA_APPROVAL_TTL", func(c Config) time.Duration { return c.ApprovalTTL }, []durationCase{
+		{"15m", 15 * time.Minute}, {"1m", time.Minute}, {"24h", 24 * time.Hour}, {"59s", 0}, {"25h", 0}, {"soon", 0}, {"-5m", 0},
+	})
+}
+
+// durationCase is a value of a duration variable and what Load makes of it
+// (0: refused).
+type durationCase struct {
+	v    string
+	want time.Duration
+}
+
+// checkDuration loads each case of variable and checks what get reads, or
+// that the error names the variable.
+func checkDuration(t *testing.T, variable string, get func(Config) time.Duration, cases []durationCase) {
+	t.Helper()
+	for _, tt := range cases {
+		c, err := Load([]string{variable + "=" + tt.v})
 		if tt.want == 0 {
-			if err == nil || !strings.Contains(err.Error(), "COBRANCA_APPROVAL_TTL: ") {
-				t.Errorf("Load(COBRANCA_APPROVAL_TTL=%s) = %v, want an error naming the variable", tt.v, err)
+			if err == nil || !strings.Contains(err.Error(), variable+": ") {
+				t.Errorf("Load(%s=%s) = %v, want an error naming the variable", variable, tt.v, err)
 			}
 			continue
 		}
-		if err != nil || c.ApprovalTTL != tt.want {
-			t.Errorf("Load(COBRANCA_APPROVAL_TTL=%s) = %v, %v; want %v", tt.v, c.ApprovalTTL, err, tt.want)
+		if err != nil || get(c) != tt.want {
+			t.Errorf("Load(%s=%s) = %v, %v; want %v", variable, tt.v, get(c), err, tt.want)
 		}
 	}
 }
 
 func TestIdempotencyTTL(t *testing.T) {
-	for _, tt := range []struct {
-		v    string
-		want time.Duration // 0: refused
-	}{
+	checkDuration(t, "COBRANCA_IDEMPOTENCY_TTL", func(c Config) time.Duration { return c.IdempotencyTTL }, []durationCase{
 		{"1m", time.Minute},
 		{"90m", 90 * time.Minute},
 		{"720h", 30 * 24 * time.Hour},
@@ -308,16 +318,5 @@ func TestIdempotencyTTL(t *testing.T) {
 		{"-24h", 0},
 		{"1d", 0},
 		{"24", 0},
-	} {
-		c, err := Load([]string{"COBRANCA_IDEMPOTENCY_TTL=" + tt.v})
-		if tt.want == 0 {
-			if err == nil || !strings.Contains(err.Error(), "COBRANCA_IDEMPOTENCY_TTL: ") {
-				t.Errorf("Load(COBRANCA_IDEMPOTENCY_TTL=%s) = %v, want an error naming the variable", tt.v, err)
-			}
-			continue
-		}
-		if err != nil || c.IdempotencyTTL != tt.want {
-			t.Errorf("Load(COBRANCA_IDEMPOTENCY_TTL=%s) = %v, %v; want %v", tt.v, c.IdempotencyTTL, err, tt.want)
-		}
-	}
+	})
 }
