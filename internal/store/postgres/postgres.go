@@ -109,12 +109,19 @@ func (db *DB) Ready(ctx context.Context) error {
 	if err := db.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	return db.migrator.Current(ctx)
+	if err := db.migrator.Current(ctx); err != nil {
+		return err
+	}
+	return db.riverCurrent(ctx)
 }
 
-// Migrate applies the pending migrations under a session advisory lock: replicas starting at
-// once take turns, and all but the first find nothing to do.
+// Migrate applies River's migrations (the job queue's tables), then ours (which grant the
+// serving role its rights on River's tables), each under a session advisory lock: replicas
+// starting at once take turns, and all but the first find nothing to do.
 func (db *DB) Migrate(ctx context.Context) ([]store.Migration, error) {
+	if err := db.migrateRiver(ctx); err != nil {
+		return nil, err
+	}
 	return db.migrator.Up(ctx)
 }
 

@@ -162,12 +162,25 @@ func (db *DB) Ready(ctx context.Context) error {
 	if err := db.read.PingContext(ctx); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	return db.migrator.Current(ctx)
+	if err := db.migrator.Current(ctx); err != nil {
+		return err
+	}
+	return db.riverCurrent(ctx)
 }
 
-// Migrate applies the pending migrations, holding an exclusive lock on a file next to the
-// database so that two processes migrating at once take turns.
+// Migrate applies River's migrations (the job queue's tables), then ours, each holding an
+// exclusive lock on a file next to the database so that two processes migrating at once take
+// turns.
 func (db *DB) Migrate(ctx context.Context) ([]store.Migration, error) {
+	unlock, err := db.lockFile(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	err = db.migrateRiver(ctx)
+	unlock()
+	if err != nil {
+		return nil, err
+	}
 	return db.migrator.Up(ctx)
 }
 

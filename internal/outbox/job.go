@@ -1,0 +1,76 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/wneessen/go-mail"
+)
+
+// Args is an outbox entry as River stores it (the job's args).
+type Args Message
+
+// Kind names the job in River's table.
+func (Args) Kind() string { return "cobranca.email" }
+
+// MessageID returns the Message-ID of entry id, the same on every attempt: <id.outbox@domain>.
+func MessageID(id ID, domain string) string {
+	return strconv.FormatInt(int64(id), 10) + ".outbox@" + domain
+}
+
+// worker sends one entry per job.
+type worker struct {
+	river.WorkerDefaults[Args]
+	cfg Config
+}
+
+func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	id := ID(job.ID)
+	msg, err := w.message(id, job.Args, job.CreatedAt)
+	if err != nil {
+		return w.permanent(ctx, id, job.Args.Ref, "the message cannot be built", err)
+	}
+	err = w.cfg.Sender.Send(ctx, msg)
+	var se *mail.SendError
+	if errors.As(err, &se) && se.ErrorCode() >= 500 && se.ErrorCode() < 600 {
+		return w.permanent(ctx, id, job.Args.Ref, "the mail server refused the message ("+strconv.Itoa(se.ErrorCode())+")", err)
+	}
+	if err != nil {
+		// Transient: a 4xx or the network. River retries with its backoff.
+		w.cfg.Logger.WarnContext(ctx, "outbox: delivery failed, will retry", "entry", int64(id), "attempt", job.Attempt, "error", err.Error())
+		return err
+	}
+	return nil
+}
+
+// permanent records a failure that no retry mends: River keeps the job, cancelled, with the
+// error, and the owner of ref is told.
+func (w *worker) permanent(ctx context.Context, id ID, ref, reason string, err error) error {
+	w.cfg.Logger.ErrorContext(ctx, "outbox: undeliverable", "entry", int64(id), "reason", reason)
+	if w.cfg.Owner != nil {
+		if oerr := w.cfg.Owner.Undeliverable(ctx, ref, id, reason); oerr != nil {
+			// Retry the job: the owner must hear of it. The next attempt fails the same way.
+			return errors.Join(err, oerr)
+		}
+	}
+	return river.JobCancel(errors.New(reason))
+}
+
+// message builds the e-mail of entry id.
+func (w *worker) message(id ID, a Args, created time.Time) (*mail.Msg, error) {
+	m := mail.NewMsg()
+	if err := m.From(w.cfg.From); err != nil {
+		return nil, err
+	}
+	if err := m.To(a.To); err != nil {
+		return nil, err
+	}
+	m.Subject(a.Subject)
+	m.SetMessageIDWithValue(MessageID(id, w.cfg.Domain))
+	m.SetDateWithValue(created)
+	m.SetBodyString(mail.TypeTextPlain, a.Text)
+	return m, nil
+}

@@ -1,0 +1,236 @@
+// Package outbox is the e-mail outbox: a message is enqueued in the caller's transaction (so
+// it exists exactly when the change that sends it commits) and delivered by a worker inside
+// `cobranca serve`, over SMTP or, in development, into .eml files.
+//
+// The queue is River (github.com/riverqueue/river) on the store's own database: on PostgreSQL
+// its pgx driver, on SQLite its SQLite driver. River claims a job under a lock, so several
+// replicas deliver each entry once; it counts the attempt when it claims the job, before the
+// worker sends, so a crash between claim and send leaves a visible attempt and the job is
+// rescued and sent later. Transient failures (SMTP 4xx, network) are retried with River's
+// backoff; permanent ones (5xx) are recorded on the job and reported to the reference's
+// owner (Owner).
+//
+// Delivery is at least once: a worker that crashes after the SMTP server accepted a message
+// and before River recorded the job's completion sends it again when the job is rescued. The
+// Message-ID is made from the entry's id and stays the same on every attempt, so a receiver
+// (or the relay) can drop the duplicate.
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/mail"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/postgres"
+	"github.com/cobranca/cobranca/internal/store/sqlite"
+)
+
+// ID identifies an outbox entry (River's job id).
+type ID int64
+
+// Message is one e-mail to send.
+type Message struct {
+	To      string // one bare address: someone@example.com
+	Subject string
+	Text    string // the plain-text body
+	// Ref names what the message is about, e.g. a reminder draft's id: the owner told of a
+	// permanent failure (Owner) finds it by Ref.
+	Ref string
+}
+
+// Limits of a message's fields, in bytes.
+const (
+	MaxSubject = 998 // RFC 5322's line limit
+	MaxText    = 256 << 10
+	MaxRef     = 200
+)
+
+// Validate reports the first field of m that cannot be sent, as invalid_arguments naming it.
+func (m *Message) Validate() error {
+	bad := func(field, msg string) error {
+		return &failure.Error{Code: failure.InvalidArguments, Field: field, Message: msg}
+	}
+	a, err := mail.ParseAddress(m.To)
+	switch {
+	case err != nil || a.Name != "" || a.Address != m.To:
+		return bad("to", "must be one bare e-mail address, like name@example.com")
+	case strings.TrimSpace(m.Subject) == "":
+		return bad("subject", "must not be empty")
+	case len(m.Subject) > MaxSubject:
+		return bad("subject", "must be at most "+strconv.Itoa(MaxSubject)+" bytes")
+	case strings.ContainsAny(m.Subject, "\r\n"):
+		return bad("subject", "must be one line")
+	case len(m.Text) > MaxText:
+		return bad("text", "must be at most "+strconv.Itoa(MaxText)+" bytes")
+	case m.Ref == "":
+		return bad("ref", "must not be empty")
+	case len(m.Ref) > MaxRef:
+		return bad("ref", "must be at most "+strconv.Itoa(MaxRef)+" bytes")
+	}
+	return nil
+}
+
+// Owner is told when a message cannot be delivered (the SMTP server refused it for good): the
+// package that enqueued it, e.g. reminders, records the failure on what Ref names.
+type Owner interface {
+	Undeliverable(ctx context.Context, ref string, id ID, reason string) error
+}
+
+// Config is what New needs.
+type Config struct {
+	// Sender delivers messages: SMTP (NewSMTP) or a directory of .eml files (Dir).
+	Sender Sender
+	// From is the sender's address; Domain the right-hand side of Message-IDs.
+	From, Domain string
+	// Owner, when not nil, is told of permanent failures.
+	Owner Owner
+	// Workers is how many messages one process sends at once (default 2).
+	Workers int
+	// MaxAttempts bounds the retries of a transient failure (default 25, River's).
+	MaxAttempts int
+	// PollInterval is how often an idle worker looks for jobs (default River's, 1 s).
+	PollInterval time.Duration
+	// RescueAfter is how long a claimed job may run before it counts as lost (its worker
+	// crashed) and is retried (default one hour, River's).
+	RescueAfter time.Duration
+	Logger      *slog.Logger
+}
+
+// queue is the part of River's client the outbox uses, whatever the driver's transaction type.
+type queue interface {
+	insertTx(ctx context.Context, tx store.Tx, args Args, opts *river.InsertOpts) (int64, error)
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// Outbox enqueues messages and, once Run, delivers them.
+type Outbox struct {
+	q           queue
+	maxAttempts int
+}
+
+// New returns an outbox on db, a store opened by store/postgres or store/sqlite, whose
+// migrations (River's included) are applied.
+func New(db store.DB, cfg Config) (*Outbox, error) {
+	if cfg.Sender == nil {
+		return nil, errors.New("outbox: no sender")
+	}
+	if cfg.From == "" || cfg.Domain == "" {
+		return nil, errors.New("outbox: From and Domain are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &worker{cfg: cfg}); err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	rc := &river.Config{
+		Queues:               map[string]river.QueueConfig{queueName: {MaxWorkers: cmp(cfg.Workers, 2)}},
+		Workers:              workers,
+		Logger:               cfg.Logger,
+		MaxAttempts:          cfg.MaxAttempts,
+		FetchPollInterval:    cfg.PollInterval,
+		FetchCooldown:        min(cfg.PollInterval, 100*time.Millisecond),
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		JobTimeout:           time.Minute,
+	}
+	if cfg.PollInterval == 0 {
+		rc.FetchCooldown = 0
+	}
+	o := &Outbox{maxAttempts: cfg.MaxAttempts}
+	switch d := db.(type) {
+	case *postgres.DB:
+		c, err := river.NewClient(d.RiverDriver(), rc)
+		if err != nil {
+			return nil, fmt.Errorf("outbox: %w", err)
+		}
+		o.q = pgQueue{c}
+	case *sqlite.DB:
+		c, err := river.NewClient(d.RiverDriver(), rc)
+		if err != nil {
+			return nil, fmt.Errorf("outbox: %w", err)
+		}
+		o.q = sqliteQueue{c}
+	default:
+		return nil, fmt.Errorf("outbox: unsupported store %T", db)
+	}
+	return o, nil
+}
+
+func cmp(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// queueName is River's queue for e-mail.
+const queueName = "email"
+
+// Enqueue adds m to the outbox inside tx: it is delivered if and only if tx commits.
+func (o *Outbox) Enqueue(ctx context.Context, tx store.Tx, m Message) (ID, error) {
+	if err := m.Validate(); err != nil {
+		return 0, err
+	}
+	id, err := o.q.insertTx(ctx, tx, Args(m), &river.InsertOpts{Queue: queueName, MaxAttempts: o.maxAttempts})
+	if err != nil {
+		return 0, fmt.Errorf("outbox: enqueue: %w", err)
+	}
+	return ID(id), nil
+}
+
+// Run delivers messages until ctx ends, then stops: it waits up to a minute for the messages
+// being sent (SMTP's own timeouts bound them).
+func (o *Outbox) Run(ctx context.Context) error {
+	if err := o.q.Start(ctx); err != nil {
+		return fmt.Errorf("outbox: start: %w", err)
+	}
+	<-ctx.Done()
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := o.q.Stop(stopCtx); err != nil {
+		return fmt.Errorf("outbox: stop: %w", err)
+	}
+	return nil
+}
+
+type pgQueue struct{ *river.Client[pgxTx] }
+
+type sqliteQueue struct{ *river.Client[sqlTx] }
+
+func (q pgQueue) insertTx(ctx context.Context, tx store.Tx, args Args, opts *river.InsertOpts) (int64, error) {
+	ptx, ok, err := postgres.PgxTx(ctx, tx)
+	if !ok {
+		return 0, errors.New("the transaction is not PostgreSQL's")
+	}
+	if err != nil {
+		return 0, err
+	}
+	r, err := q.InsertTx(ctx, ptx, args, opts)
+	if err != nil {
+		return 0, err
+	}
+	return r.Job.ID, nil
+}
+
+func (q sqliteQueue) insertTx(ctx context.Context, tx store.Tx, args Args, opts *river.InsertOpts) (int64, error) {
+	stx, ok := sqlite.SQLTx(tx)
+	if !ok {
+		return 0, errors.New("the transaction is not SQLite's")
+	}
+	r, err := q.InsertTx(ctx, stx, args, opts)
+	if err != nil {
+		return 0, err
+	}
+	return r.Job.ID, nil
+}

@@ -1,0 +1,350 @@
+package outbox_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime/quotedprintable"
+	"net"
+	"net/mail"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+
+	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/pgtest"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
+)
+
+var pg = pgtest.New()
+
+func TestMain(m *testing.M) { pg.Run(m) }
+
+// received is one message the test SMTP server accepted.
+type received struct {
+	From, To  string
+	MessageID string
+	Subject   string
+	Body      string
+}
+
+// server is a real SMTP server (go-smtp) on a loopback port. refuse, when set, answers DATA
+// with its error instead of accepting, and is consumed by one use when once is true.
+type server struct {
+	mu     sync.Mutex
+	got    []received
+	refuse []*smtp.SMTPError // answers to the next DATA commands, in order
+	addr   string
+}
+
+func newServer(t *testing.T) *server {
+	t.Helper()
+	s := &server{}
+	srv := smtp.NewServer(s)
+	srv.Domain = "localhost"
+	srv.AllowInsecureAuth = true
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.addr = ln.Addr().String()
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return s
+}
+
+func (s *server) url() string { return "smtp://" + s.addr + "?starttls=off" }
+
+func (s *server) messages() []received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]received(nil), s.got...)
+}
+
+func (s *server) NewSession(*smtp.Conn) (smtp.Session, error) { return &session{s: s}, nil }
+
+type session struct {
+	s        *server
+	from, to string
+}
+
+func (ss *session) Mail(from string, _ *smtp.MailOptions) error { ss.from = from; return nil }
+func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error   { ss.to = to; return nil }
+func (ss *session) Reset()                                      {}
+func (ss *session) Logout() error                               { return nil }
+func (ss *session) Data(r io.Reader) error {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	ss.s.mu.Lock()
+	defer ss.s.mu.Unlock()
+	if len(ss.s.refuse) > 0 {
+		e := ss.s.refuse[0]
+		ss.s.refuse = ss.s.refuse[1:]
+		return e
+	}
+	m, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	var br io.Reader = m.Body
+	if strings.EqualFold(m.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
+		br = quotedprintable.NewReader(br)
+	}
+	body, err := io.ReadAll(br)
+	if err != nil {
+		return err
+	}
+	ss.s.got = append(ss.s.got, received{
+		From: ss.from, To: ss.to, MessageID: m.Header.Get("Message-Id"),
+		Subject: m.Header.Get("Subject"), Body: strings.TrimSpace(string(body)),
+	})
+	return nil
+}
+
+// owner records what it is told of.
+type owner struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (o *owner) Undeliverable(_ context.Context, ref string, id outbox.ID, reason string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.got = append(o.got, ref+": "+reason)
+	return nil
+}
+
+func (o *owner) told() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.got...)
+}
+
+func start(t *testing.T, db store.DB, sender outbox.Sender, own outbox.Owner) *outbox.Outbox {
+	t.Helper()
+	o, err := outbox.New(db, outbox.Config{
+		Sender: sender, From: "cobranca@example.com", Domain: "cobranca.test", Owner: own,
+		PollInterval: 50 * time.Millisecond, MaxAttempts: 5,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return o
+}
+
+func smtpSender(t *testing.T, s *server) outbox.Sender {
+	t.Helper()
+	snd, err := outbox.NewSMTP(s.url(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snd
+}
+
+var msg = outbox.Message{To: "ana@cliente.example", Subject: "Lembrete: fatura 42", Text: "Olá Ana, a fatura vence amanhã.", Ref: "d_draft1"}
+
+func enqueue(t *testing.T, db store.DB, o *outbox.Outbox, m outbox.Message, fail error) (outbox.ID, error) {
+	t.Helper()
+	var id outbox.ID
+	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		var err error
+		id, err = o.Enqueue(ctx, tx, m)
+		if err != nil {
+			return err
+		}
+		return fail
+	})
+	return id, err
+}
+
+// waitFor polls cond until it holds or ten seconds pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// jobState reads the River state of entry id.
+func jobState(t *testing.T, db store.DB, id outbox.ID) (state string, errs string) {
+	t.Helper()
+	if err := db.QueryRow(context.Background(), `SELECT state, COALESCE(CAST(errors AS text), '') FROM river_job WHERE id = $1`, int64(id)).Scan(&state, &errs); err != nil {
+		if errors.Is(err, store.ErrNoRows) {
+			return "", ""
+		}
+		t.Fatal(err)
+	}
+	return state, errs
+}
+
+func TestDelivery(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		s := newServer(t)
+		own := &owner{}
+		o := start(t, db, smtpSender(t, s), own)
+
+		// Rolled back: nothing is sent.
+		rolledBack := errors.New("the effect failed")
+		if _, err := enqueue(t, db, o, outbox.Message{To: "x@cliente.example", Subject: "never", Ref: "d_rb"}, rolledBack); !errors.Is(err, rolledBack) {
+			t.Fatalf("InTx = %v, want %v", err, rolledBack)
+		}
+		// Committed: sent once, with the entry's Message-ID.
+		id, err := enqueue(t, db, o, msg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the message", func() bool { st, _ := jobState(t, db, id); return st == "completed" })
+		got := s.messages()
+		want := received{From: "cobranca@example.com", To: msg.To, MessageID: "<" + outbox.MessageID(id, "cobranca.test") + ">", Subject: msg.Subject, Body: msg.Text}
+		if len(got) != 1 || got[0] != want {
+			t.Fatalf("received %+v, want exactly [%+v]", got, want)
+		}
+
+		// A 4xx, then success: one message.
+		s.mu.Lock()
+		s.refuse = []*smtp.SMTPError{{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}}
+		s.mu.Unlock()
+		id2, err := enqueue(t, db, o, outbox.Message{To: "bia@cliente.example", Subject: "second", Text: "b", Ref: "d_2"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// River's first retry comes after about a second.
+		waitFor(t, "the retried message", func() bool { st, _ := jobState(t, db, id2); return st == "completed" })
+		if got := s.messages(); len(got) != 2 || got[1].MessageID != "<"+outbox.MessageID(id2, "cobranca.test")+">" {
+			t.Fatalf("after a 4xx and a retry, received %+v, want the second message once", got)
+		}
+
+		// A 5xx: recorded, the owner told, no retry.
+		s.mu.Lock()
+		s.refuse = []*smtp.SMTPError{{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}}
+		s.mu.Unlock()
+		id3, err := enqueue(t, db, o, outbox.Message{To: "nobody@cliente.example", Subject: "third", Text: "c", Ref: "d_3"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the refusal recorded", func() bool { st, _ := jobState(t, db, id3); return st == "cancelled" })
+		if _, errs := jobState(t, db, id3); !strings.Contains(errs, "refused the message (550)") {
+			t.Errorf("errors recorded = %s, want the 550", errs)
+		}
+		if told := own.told(); len(told) != 1 || told[0] != "d_3: the mail server refused the message (550)" {
+			t.Errorf("owner told %q, want the refusal of d_3", told)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if got := s.messages(); len(got) != 2 {
+			t.Errorf("received %d messages, want 2", len(got))
+		}
+		s.mu.Lock()
+		left := len(s.refuse)
+		s.mu.Unlock()
+		if left != 0 {
+			t.Errorf("the 5xx was not reached")
+		}
+	})
+}
+
+func TestEnqueueRefusesBadMessages(t *testing.T) {
+	db := storetest.SQLite(t)
+	o, err := outbox.New(db, outbox.Config{Sender: outbox.Dir{Path: t.TempDir()}, From: "a@example.com", Domain: "example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		m     outbox.Message
+		field string
+	}{
+		{"named address", outbox.Message{To: "Ana <ana@x.example>", Subject: "s", Ref: "r"}, "to"},
+		{"two addresses", outbox.Message{To: "a@x.example, b@x.example", Subject: "s", Ref: "r"}, "to"},
+		{"no address", outbox.Message{To: "", Subject: "s", Ref: "r"}, "to"},
+		{"empty subject", outbox.Message{To: "a@x.example", Subject: " ", Ref: "r"}, "subject"},
+		{"header injection", outbox.Message{To: "a@x.example", Subject: "s\r\nBcc: b@x.example", Ref: "r"}, "subject"},
+		{"no ref", outbox.Message{To: "a@x.example", Subject: "s"}, "ref"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := enqueue(t, db, o, tc.m, nil)
+			if err == nil || !strings.Contains(err.Error(), "invalid_arguments: "+tc.field+":") {
+				t.Fatalf("Enqueue = %v, want invalid_arguments naming %s", err, tc.field)
+			}
+		})
+	}
+	var n int64
+	if err := db.QueryRow(context.Background(), `SELECT count(*) FROM river_job`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("river_job holds %d rows (%v), want none", n, err)
+	}
+}
+
+func TestDir(t *testing.T) {
+	db := storetest.SQLite(t)
+	dir := filepath.Join(t.TempDir(), "outbox")
+	o := start(t, db, outbox.Dir{Path: dir}, nil)
+	id, err := enqueue(t, db, o, msg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, outbox.MessageID(id, "cobranca.test")+".eml")
+	waitFor(t, file, func() bool { _, err := os.Stat(file); return err == nil })
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := mail.ReadMessage(f)
+	if err != nil {
+		t.Fatalf("the .eml is not RFC 5322: %v", err)
+	}
+	if got, want := m.Header.Get("Message-Id"), "<"+outbox.MessageID(id, "cobranca.test")+">"; got != want {
+		t.Errorf("Message-ID = %q, want %q", got, want)
+	}
+	if got := m.Header.Get("To"); got != "<"+msg.To+">" && got != msg.To {
+		t.Errorf("To = %q, want %s", got, msg.To)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%s holds %d files, want 1", dir, len(entries))
+	}
+}
+
+func TestParseSMTPURL(t *testing.T) {
+	for _, tc := range []struct {
+		url string
+		ok  bool
+	}{
+		{"smtp://user:secret@mail.example:587", true},
+		{"smtps://mail.example", true},
+		{"smtp://localhost:25?starttls=off", true},
+		{"smtps://mail.example?starttls=off", false},
+		{"http://mail.example", false},
+		{"smtp://", false},
+		{"smtp://mail.example:99999", false},
+		{"smtp://mail.example?tls=no", false},
+		{"smtp://user:secret@mail.example/path", false},
+	} {
+		_, err := outbox.ParseSMTPURL(tc.url)
+		if (err == nil) != tc.ok {
+			t.Errorf("ParseSMTPURL(%q) = %v, want ok=%v", tc.url, err, tc.ok)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("ParseSMTPURL(%q) = %v: quotes the password", tc.url, err)
+		}
+	}
+}

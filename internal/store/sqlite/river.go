@@ -1,0 +1,57 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// RiverDriver returns River's SQLite driver over the write connection (River claims and
+// updates jobs: it writes), for the job queue (internal/outbox).
+func (db *DB) RiverDriver() *riversqlite.Driver { return riversqlite.New(db.write) }
+
+// migrateRiver applies River's own migrations (its river_* tables). The caller holds the
+// migration lock file.
+func (db *DB) migrateRiver(ctx context.Context) error {
+	m, err := rivermigrate.New(db.RiverDriver(), nil)
+	if err != nil {
+		return fmt.Errorf("river migrate: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrate: %w", err)
+	}
+	return nil
+}
+
+// riverCurrent returns store.ErrPendingMigrations when one of River's migrations is not
+// applied.
+func (db *DB) riverCurrent(ctx context.Context) error {
+	m, err := rivermigrate.New(riversqlite.New(db.read), nil)
+	if err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	res, err := m.Validate(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	if !res.OK {
+		return store.ErrPendingMigrations
+	}
+	return nil
+}
+
+// SQLTx returns t, a transaction of InTx on SQLite, as the *sql.Tx under it, for a library
+// that inserts through database/sql (River's transactional insert). InTx still commits or
+// rolls it back. It reports false when t is not one of this package's transactions.
+func SQLTx(t store.Tx) (*sql.Tx, bool) {
+	st, ok := t.(*tx)
+	if !ok {
+		return nil, false
+	}
+	return st.tx, true
+}
