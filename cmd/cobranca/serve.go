@@ -7,17 +7,21 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/metrics"
+	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/server"
+	"github.com/cobranca/cobranca/internal/store"
 )
 
 func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
@@ -108,6 +112,23 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	limitsDone := make(chan struct{})
 	go func() { defer close(limitsDone); limiter.Run(limitsCtx, time.Minute) }()
 	defer func() { stopLimits(); <-limitsDone }()
+
+	// The e-mail outbox's delivery worker: stopped after the HTTP server has drained, so a
+	// call that enqueued a message has committed it; what it has not sent yet waits in the
+	// store for the next start (or another replica).
+	mailer, err := newOutbox(db, cfg.Config, log)
+	if err != nil {
+		return err
+	}
+	outboxCtx, stopOutbox := context.WithCancel(context.WithoutCancel(ctx))
+	outboxDone := make(chan struct{})
+	go func() {
+		defer close(outboxDone)
+		if err := mailer.Run(outboxCtx); err != nil {
+			log.Error("outbox stopped", "err", err)
+		}
+	}()
+	defer func() { stopOutbox(); <-outboxDone }()
 
 	links, err := downloadLinks(cfg.Config)
 	if err != nil {
@@ -260,4 +281,22 @@ func registerServerMetrics(m *metrics.Metrics, h *mcpapi.Handler, l *limits.Limi
 		func() float64 { return float64(l.Stats().StoreFailures) })
 	m.CounterFunc("cobranca_ratelimit_early_refusals_total", "Requests refused by the in-process pre-limiter or a remembered store refusal, without a store call.",
 		func() float64 { return float64(l.Stats().EarlyRefusals) })
+}
+
+// newOutbox builds the e-mail outbox: SMTP when COBRANCA_SMTP_URL is set, else .eml files in
+// COBRANCA_DATA_DIR/outbox (development; production requires the URL).
+func newOutbox(db store.DB, cfg config.Config, log *slog.Logger) (*outbox.Outbox, error) {
+	var sender outbox.Sender = outbox.Dir{Path: filepath.Join(cfg.DataDir, "outbox")}
+	if cfg.SMTPURL != "" {
+		smtp, err := outbox.NewSMTP(cfg.SMTPURL, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", config.VarSMTPURL, err)
+		}
+		sender = smtp
+	}
+	from := cfg.MailFrom
+	if from == "" {
+		from = "cobranca@localhost"
+	}
+	return outbox.New(db, outbox.Config{Sender: sender, From: from, Logger: log})
 }

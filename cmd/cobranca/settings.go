@@ -9,6 +9,7 @@ import (
 	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/limits"
+	"github.com/cobranca/cobranca/internal/outbox"
 )
 
 // settings is the configuration (plain values, internal/config) and the
@@ -66,6 +67,17 @@ func loadSettings(environ []string) (settings, error) {
 	if cfg.PublicURL != "" {
 		if err := files.CheckPublicURL(cfg.PublicURL); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", config.VarPublicURL, err))
+		}
+	}
+	// The SMTP URL and the sender's address are the outbox's rules.
+	if cfg.SMTPURL != "" {
+		if _, err := outbox.ParseSMTPURL(cfg.SMTPURL); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", config.VarSMTPURL, err))
+		}
+	}
+	if cfg.MailFrom != "" {
+		if err := outbox.CheckAddress(cfg.MailFrom); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", config.VarMailFrom, err))
 		}
 	}
 	// Zero: config.Load has already reported the value as not a size.

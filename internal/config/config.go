@@ -124,6 +124,15 @@ type Config struct {
 	// links point there), as written: https in production; its shape is
 	// the links' rule (files.NewLinks). Empty in development means BaseURL.
 	PublicURL string
+	// SMTPURL is the server that delivers e-mail, as written (smtp:// with
+	// STARTTLS required, smtps://, or ?starttls=off for a local relay; the
+	// outbox's rule, checked by cmd/cobranca). Empty: .eml files in
+	// DataDir/outbox. Secret: it may carry a password.
+	SMTPURL string
+	// MailFrom is the address e-mail is sent from; its domain is the
+	// right-hand side of Message-IDs. Empty in development means
+	// cobranca@localhost.
+	MailFrom string
 }
 
 // RateSpecs are the rate-limit budgets as written, one per variable.
@@ -144,6 +153,8 @@ const (
 	VarAuditSpoolMax = "COBRANCA_AUDIT_SPOOL_MAX"
 	VarStateKeys     = "COBRANCA_REQUEST_STATE_KEYS"
 	VarLinkKeys      = "COBRANCA_LINK_KEYS"
+	VarSMTPURL       = "COBRANCA_SMTP_URL"
+	VarMailFrom      = "COBRANCA_MAIL_FROM"
 	VarPublicURL     = "COBRANCA_PUBLIC_URL"
 )
 
@@ -197,6 +208,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("max_file_bytes", c.MaxFileBytes),
 		slog.Bool("link_keys_set", c.LinkKeys != ""),
 		slog.String("public_url", c.PublicURL),
+		slog.String("smtp", redactURL(c.SMTPURL)),
+		slog.String("mail_from", c.MailFrom),
 	)
 }
 
@@ -496,6 +509,8 @@ var variables = []variable{
 		c.PublicURL = v
 		return nil
 	}},
+	{VarSMTPURL, "", "Where e-mail is delivered: `smtp://USER:PASSWORD@HOST:587` (STARTTLS required; port 587 by default), `smtps://USER:PASSWORD@HOST` (implicit TLS; 465), or `smtp://HOST:25?starttls=off` for a local relay without TLS. The password is never logged. Unset: messages are written as `.eml` files in COBRANCA_DATA_DIR/outbox/ (development); required in production. See \"E-mail delivery\".", asWritten(func(c *Config) *string { return &c.SMTPURL })},
+	{VarMailFrom, "", "The address e-mail is sent from (`cobranca@example.com`, bare); its domain ends every Message-ID. Required in production; development default: `cobranca@localhost`.", asWritten(func(c *Config) *string { return &c.MailFrom })},
 }
 
 // Load builds a Config from environ (as os.Environ returns it). Unknown
@@ -541,6 +556,12 @@ func Load(environ []string) (Config, error) {
 	}
 	if c.Production() && c.LinkKeys == "" {
 		errs = append(errs, errors.New(VarLinkKeys+": required in production"))
+	}
+	if c.Production() && c.SMTPURL == "" {
+		errs = append(errs, errors.New(VarSMTPURL+": required in production"))
+	}
+	if c.Production() && c.MailFrom == "" {
+		errs = append(errs, errors.New(VarMailFrom+": required in production"))
 	}
 	if c.Production() && c.PublicURL == "" {
 		errs = append(errs, errors.New(VarPublicURL+": required in production"))

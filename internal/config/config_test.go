@@ -45,6 +45,8 @@ func TestLoadValues(t *testing.T) {
 		"COBRANCA_LINK_KEYS=l1:0123456789abcdef0123456789abcdef",
 		"COBRANCA_PUBLIC_URL=https://cobranca.example.com/",
 		"COBRANCA_MAX_FILE_BYTES=1MiB",
+		"COBRANCA_SMTP_URL=smtp://mailer:pw@mail.example.com:587",
+		"COBRANCA_MAIL_FROM=cobranca@example.com",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +136,8 @@ func TestStoreVariables(t *testing.T) {
 	}{
 		{"development defaults", nil, func(c Config) bool { return c.DatabaseURL == "" && c.AutoMigrate && c.AuditKey == "" }, ""},
 		{"production does not auto-migrate", []string{"COBRANCA_ENV=production", "COBRANCA_AUDIT_KEY=" + key, "COBRANCA_REQUEST_STATE_KEYS=k:" + key,
-			"COBRANCA_LINK_KEYS=k:" + key, "COBRANCA_PUBLIC_URL=https://c.example.com"},
+			"COBRANCA_LINK_KEYS=k:" + key, "COBRANCA_PUBLIC_URL=https://c.example.com",
+			"COBRANCA_SMTP_URL=smtps://mail.example.com", "COBRANCA_MAIL_FROM=c@example.com"},
 			func(c Config) bool { return !c.AutoMigrate }, ""},
 		{"explicit auto-migrate", []string{"COBRANCA_AUTO_MIGRATE=false"}, func(c Config) bool { return !c.AutoMigrate }, ""},
 		{"postgres", []string{"COBRANCA_DATABASE_URL=postgres://app:secret@db/cobranca"}, func(c Config) bool { return c.DatabaseURL == "postgres://app:secret@db/cobranca" }, ""},
@@ -146,6 +149,8 @@ func TestStoreVariables(t *testing.T) {
 		{"production needs an audit key", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_AUDIT_KEY: required"},
 		{"production needs request-state keys", []string{"COBRANCA_ENV=production", "COBRANCA_AUDIT_KEY=" + key}, nil, "COBRANCA_REQUEST_STATE_KEYS: required"},
 		{"production needs link keys", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_LINK_KEYS: required"},
+		{"production needs an SMTP server", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_SMTP_URL: required"},
+		{"production needs a sender address", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_MAIL_FROM: required"},
 		{"production needs a public URL", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_PUBLIC_URL: required"},
 		{"production's public URL is https", []string{"COBRANCA_ENV=production", "COBRANCA_PUBLIC_URL=http://c.example.com"}, nil, "COBRANCA_PUBLIC_URL: must be https"},
 		{"production's public URL is https, in any case", []string{"COBRANCA_ENV=production", "COBRANCA_PUBLIC_URL=HTTP://c.example.com"}, nil, "COBRANCA_PUBLIC_URL: must be https"},
@@ -173,13 +178,14 @@ func TestStoreVariables(t *testing.T) {
 }
 
 func TestLogValueRedactsSecrets(t *testing.T) {
-	c, err := Load([]string{"COBRANCA_DATABASE_URL=postgres://app:hunter2hunter2@db/cobranca", "COBRANCA_AUDIT_KEY=supersecretsupersecretsupersecret!"})
+	c, err := Load([]string{"COBRANCA_DATABASE_URL=postgres://app:hunter2hunter2@db/cobranca", "COBRANCA_AUDIT_KEY=supersecretsupersecretsupersecret!",
+		"COBRANCA_SMTP_URL=smtp://mailer:smtpsecret42@mail.example.com:587"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
 	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
-	for _, secret := range []string{"hunter2hunter2", "supersecret"} {
+	for _, secret := range []string{"hunter2hunter2", "supersecret", "smtpsecret42"} {
 		if strings.Contains(b.String(), secret) {
 			t.Errorf("log line contains %q:\n%s", secret, b.String())
 		}

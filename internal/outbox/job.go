@@ -24,7 +24,8 @@ func MessageID(id ID, domain string) string {
 // worker sends one entry per job.
 type worker struct {
 	river.WorkerDefaults[Args]
-	cfg Config
+	cfg    Config
+	domain string // of cfg.From
 }
 
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
@@ -69,7 +70,7 @@ func (w *worker) message(id ID, a Args, created time.Time) (*mail.Msg, error) {
 		return nil, err
 	}
 	m.Subject(a.Subject)
-	m.SetMessageIDWithValue(MessageID(id, w.cfg.Domain))
+	m.SetMessageIDWithValue(MessageID(id, w.domain))
 	m.SetDateWithValue(created)
 	m.SetBodyString(mail.TypeTextPlain, a.Text)
 	return m, nil

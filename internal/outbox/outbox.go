@@ -59,9 +59,8 @@ func (m *Message) Validate() error {
 	bad := func(field, msg string) error {
 		return &failure.Error{Code: failure.InvalidArguments, Field: field, Message: msg}
 	}
-	a, err := mail.ParseAddress(m.To)
 	switch {
-	case err != nil || a.Name != "" || a.Address != m.To:
+	case CheckAddress(m.To) != nil:
 		return bad("to", "must be one bare e-mail address, like name@example.com")
 	case strings.TrimSpace(m.Subject) == "":
 		return bad("subject", "must not be empty")
@@ -79,6 +78,16 @@ func (m *Message) Validate() error {
 	return nil
 }
 
+// CheckAddress reports whether s is one bare e-mail address (name@example.com): no display
+// name, no list, no comment — the form of a message's To and of the sender's address.
+func CheckAddress(s string) error {
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != s || !strings.Contains(s, "@") {
+		return errors.New("must be one bare e-mail address, like name@example.com")
+	}
+	return nil
+}
+
 // Owner is told when a message cannot be delivered (the SMTP server refused it for good): the
 // package that enqueued it, e.g. reminders, records the failure on what Ref names.
 type Owner interface {
@@ -89,8 +98,8 @@ type Owner interface {
 type Config struct {
 	// Sender delivers messages: SMTP (NewSMTP) or a directory of .eml files (Dir).
 	Sender Sender
-	// From is the sender's address; Domain the right-hand side of Message-IDs.
-	From, Domain string
+	// From is the sender's address (bare); its domain is the right-hand side of Message-IDs.
+	From string
 	// Owner, when not nil, is told of permanent failures.
 	Owner Owner
 	// Workers is how many messages one process sends at once (default 2).
@@ -124,14 +133,15 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	if cfg.Sender == nil {
 		return nil, errors.New("outbox: no sender")
 	}
-	if cfg.From == "" || cfg.Domain == "" {
-		return nil, errors.New("outbox: From and Domain are required")
+	if err := CheckAddress(cfg.From); err != nil {
+		return nil, fmt.Errorf("outbox: From %w", err)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &worker{cfg: cfg}); err != nil {
+	domain := cfg.From[strings.LastIndexByte(cfg.From, '@')+1:]
+	if err := river.AddWorkerSafely(workers, &worker{cfg: cfg, domain: domain}); err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
 	rc := &river.Config{

@@ -132,7 +132,7 @@ func (o *owner) told() []string {
 func start(t *testing.T, db store.DB, sender outbox.Sender, own outbox.Owner) *outbox.Outbox {
 	t.Helper()
 	o, err := outbox.New(db, outbox.Config{
-		Sender: sender, From: "cobranca@example.com", Domain: "cobranca.test", Owner: own,
+		Sender: sender, From: "cobranca@cobranca.test", Owner: own,
 		PollInterval: 50 * time.Millisecond, MaxAttempts: 5,
 	})
 	if err != nil {
@@ -216,7 +216,7 @@ func TestDelivery(t *testing.T) {
 		}
 		waitFor(t, "the message", func() bool { st, _ := jobState(t, db, id); return st == "completed" })
 		got := s.messages()
-		want := received{From: "cobranca@example.com", To: msg.To, MessageID: "<" + outbox.MessageID(id, "cobranca.test") + ">", Subject: msg.Subject, Body: msg.Text}
+		want := received{From: "cobranca@cobranca.test", To: msg.To, MessageID: "<" + outbox.MessageID(id, "cobranca.test") + ">", Subject: msg.Subject, Body: msg.Text}
 		if len(got) != 1 || got[0] != want {
 			t.Fatalf("received %+v, want exactly [%+v]", got, want)
 		}
@@ -265,7 +265,7 @@ func TestDelivery(t *testing.T) {
 
 func TestEnqueueRefusesBadMessages(t *testing.T) {
 	db := storetest.SQLite(t)
-	o, err := outbox.New(db, outbox.Config{Sender: outbox.Dir{Path: t.TempDir()}, From: "a@example.com", Domain: "example.com"})
+	o, err := outbox.New(db, outbox.Config{Sender: outbox.Dir{Path: t.TempDir()}, From: "a@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
