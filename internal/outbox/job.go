@@ -34,7 +34,13 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if err != nil {
 		return w.permanent(ctx, id, job.Args.Ref, "the message cannot be built", err)
 	}
+	if w.cfg.beforeSend != nil {
+		w.cfg.beforeSend(id)
+	}
 	err = w.cfg.Sender.Send(ctx, msg)
+	if err == nil && w.cfg.afterSend != nil {
+		w.cfg.afterSend(id)
+	}
 	var se *mail.SendError
 	if errors.As(err, &se) && se.ErrorCode() >= 500 && se.ErrorCode() < 600 {
 		return w.permanent(ctx, id, job.Args.Ref, "the mail server refused the message ("+strconv.Itoa(se.ErrorCode())+")", err)

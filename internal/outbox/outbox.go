@@ -112,6 +112,10 @@ type Config struct {
 	// crashed) and is retried (default one hour, River's).
 	RescueAfter time.Duration
 	Logger      *slog.Logger
+
+	// beforeSend and afterSend, set by the tests only (export_test.go), run around the send:
+	// the crash tests stop the worker there.
+	beforeSend, afterSend func(ID)
 }
 
 // queue is the part of River's client the outbox uses, whatever the driver's transaction type.
@@ -153,6 +157,10 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 		FetchCooldown:        min(cfg.PollInterval, 100*time.Millisecond),
 		RescueStuckJobsAfter: cfg.RescueAfter,
 		JobTimeout:           time.Minute,
+	}
+	if cfg.RescueAfter > 0 {
+		// River requires a job's timeout not to exceed the time after which it is rescued.
+		rc.JobTimeout = min(rc.JobTimeout, cfg.RescueAfter)
 	}
 	if cfg.PollInterval == 0 {
 		rc.FetchCooldown = 0

@@ -33,6 +33,7 @@ type received struct {
 	MessageID string
 	Subject   string
 	Body      string
+	TLS       bool // the message came over TLS
 }
 
 // server is a real SMTP server (go-smtp) on a loopback port. refuse, when set, answers DATA
@@ -68,10 +69,11 @@ func (s *server) messages() []received {
 	return append([]received(nil), s.got...)
 }
 
-func (s *server) NewSession(*smtp.Conn) (smtp.Session, error) { return &session{s: s}, nil }
+func (s *server) NewSession(c *smtp.Conn) (smtp.Session, error) { return &session{s: s, c: c}, nil }
 
 type session struct {
 	s        *server
+	c        *smtp.Conn
 	from, to string
 }
 
@@ -107,6 +109,7 @@ func (ss *session) Data(r io.Reader) error {
 		From: ss.from, To: ss.to, MessageID: m.Header.Get("Message-Id"),
 		Subject: m.Header.Get("Subject"), Body: strings.TrimSpace(string(body)),
 	})
+	_, ss.s.got[len(ss.s.got)-1].TLS = ss.c.TLSConnectionState()
 	return nil
 }
 
@@ -129,12 +132,17 @@ func (o *owner) told() []string {
 	return append([]string(nil), o.got...)
 }
 
+// start runs an outbox on db until the test ends.
 func start(t *testing.T, db store.DB, sender outbox.Sender, own outbox.Owner) *outbox.Outbox {
 	t.Helper()
-	o, err := outbox.New(db, outbox.Config{
-		Sender: sender, From: "cobranca@cobranca.test", Owner: own,
-		PollInterval: 50 * time.Millisecond, MaxAttempts: 5,
-	})
+	return run(t, db, outbox.Config{Sender: sender, From: "cobranca@cobranca.test", Owner: own,
+		PollInterval: 50 * time.Millisecond, MaxAttempts: 5})
+}
+
+// run runs an outbox of cfg on db until the test ends.
+func run(t *testing.T, db store.DB, cfg outbox.Config) *outbox.Outbox {
+	t.Helper()
+	o, err := outbox.New(db, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

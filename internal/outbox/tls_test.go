@@ -1,0 +1,118 @@
+package outbox_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+	"github.com/wneessen/go-mail"
+
+	"github.com/cobranca/cobranca/internal/outbox"
+)
+
+// testCert returns a server certificate for 127.0.0.1 and a client configuration trusting it.
+func testCert(t *testing.T) (server, client *tls.Config) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}},
+		&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
+}
+
+// listen serves s's SMTP on a loopback port: with STARTTLS offered when starttls is set, over
+// TLS from the first byte when implicit is set, else in plain text only.
+func listen(t *testing.T, s *server, cfg *tls.Config, implicit bool) string {
+	t.Helper()
+	srv := smtp.NewServer(s)
+	srv.Domain = "localhost"
+	srv.TLSConfig = cfg
+	var ln net.Listener
+	var err error
+	if implicit {
+		ln, err = tls.Listen("tcp", "127.0.0.1:0", cfg)
+	} else {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+func testMsg(t *testing.T) *mail.Msg {
+	t.Helper()
+	m := mail.NewMsg()
+	if err := m.From("cobranca@cobranca.test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.To(msg.To); err != nil {
+		t.Fatal(err)
+	}
+	m.Subject(msg.Subject)
+	m.SetMessageIDWithValue("1.outbox@cobranca.test")
+	m.SetBodyString(mail.TypeTextPlain, msg.Text)
+	return m
+}
+
+// TestSMTPTLS: smtp:// sends only after STARTTLS, and never in plain text to a server that
+// does not offer it; smtps:// speaks TLS from the start; starttls=off is the explicit way to a
+// plain relay.
+func TestSMTPTLS(t *testing.T) {
+	serverTLS, clientTLS := testCert(t)
+	for _, tc := range []struct {
+		name     string
+		url      func(addr string) string
+		tls      *tls.Config // the server's; nil: no TLS offered
+		implicit bool
+		sent     bool
+	}{
+		{"STARTTLS", func(a string) string { return "smtp://" + a }, serverTLS, false, true},
+		{"STARTTLS required, not offered", func(a string) string { return "smtp://" + a }, nil, false, false},
+		{"implicit TLS", func(a string) string { return "smtps://" + a }, serverTLS, true, true},
+		{"plain relay, opted out", func(a string) string { return "smtp://" + a + "?starttls=off" }, nil, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &server{}
+			addr := listen(t, s, tc.tls, tc.implicit)
+			snd, err := outbox.NewSMTP(tc.url(addr), clientTLS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = snd.Send(context.Background(), testMsg(t))
+			if got := len(s.messages()); (err == nil) != tc.sent || got != map[bool]int{true: 1}[tc.sent] {
+				t.Fatalf("Send = %v, server received %d; want sent=%v", err, got, tc.sent)
+			}
+			if tc.sent && s.messages()[0].TLS != (tc.tls != nil) {
+				t.Errorf("received over TLS: %v, want %v", s.messages()[0].TLS, tc.tls != nil)
+			}
+		})
+	}
+}
