@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -43,14 +44,26 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	}
 	var se *mail.SendError
 	if errors.As(err, &se) && se.ErrorCode() >= 500 && se.ErrorCode() < 600 {
-		return w.permanent(ctx, id, job.Args.Ref, "the mail server refused the message ("+strconv.Itoa(se.ErrorCode())+")", err)
+		return w.permanent(ctx, id, job.Args.Ref, "the mail server refused the message ("+strconv.Itoa(se.ErrorCode())+")", safe(err))
 	}
 	if err != nil {
 		// Transient: a 4xx or the network. River retries with its backoff.
+		err = safe(err)
 		w.cfg.Logger.WarnContext(ctx, "outbox: delivery failed, will retry", "entry", int64(id), "attempt", job.Attempt, "error", err.Error())
 		return err
 	}
 	return nil
+}
+
+// safe returns what may be logged and stored of a delivery error: go-mail's SendError names
+// the recipients, and a server's reply text may quote them; the reason and the reply's codes
+// are kept, the text left out.
+func safe(err error) error {
+	var se *mail.SendError
+	if !errors.As(err, &se) {
+		return err // the network's: addresses of the mail server, not of a customer
+	}
+	return fmt.Errorf("smtp: %s (reply %d %s)", se.Reason, se.ErrorCode(), se.EnhancedStatusCode())
 }
 
 // permanent records a failure that no retry mends: River keeps the job, cancelled, with the

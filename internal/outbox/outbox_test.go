@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"mime/quotedprintable"
 	"net"
 	"net/mail"
@@ -89,9 +90,10 @@ func (ss *session) Data(r io.Reader) error {
 	ss.s.mu.Lock()
 	defer ss.s.mu.Unlock()
 	if len(ss.s.refuse) > 0 {
-		e := ss.s.refuse[0]
+		e := *ss.s.refuse[0]
 		ss.s.refuse = ss.s.refuse[1:]
-		return e
+		e.Message += " for " + ss.to // as servers do: the reply quotes the recipient
+		return &e
 	}
 	m, err := mail.ReadMessage(bytes.NewReader(raw))
 	if err != nil {
@@ -111,6 +113,24 @@ func (ss *session) Data(r io.Reader) error {
 	})
 	_, ss.s.got[len(ss.s.got)-1].TLS = ss.c.TLSConnectionState()
 	return nil
+}
+
+// syncBuffer is a log destination the worker's goroutines share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // owner records what it is told of.
@@ -210,7 +230,9 @@ func TestDelivery(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		s := newServer(t)
 		own := &owner{}
-		o := start(t, db, smtpSender(t, s), own)
+		var logs syncBuffer
+		o := run(t, db, outbox.Config{Sender: smtpSender(t, s), From: "cobranca@cobranca.test", Owner: own,
+			PollInterval: 50 * time.Millisecond, MaxAttempts: 5, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 
 		// Rolled back: nothing is sent.
 		rolledBack := errors.New("the effect failed")
@@ -261,6 +283,15 @@ func TestDelivery(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		if got := s.messages(); len(got) != 2 {
 			t.Errorf("received %d messages, want 2", len(got))
+		}
+		// Neither the logs nor the errors stored on the entries name a recipient.
+		if strings.Contains(logs.String(), "cliente.example") {
+			t.Errorf("the log names a recipient:\n%s", logs.String())
+		}
+		for _, id := range []outbox.ID{id2, id3} {
+			if _, errs := jobState(t, db, id); strings.Contains(errs, "cliente.example") || errs == "" {
+				t.Errorf("entry %d's errors = %s, want the failure without the recipient", id, errs)
+			}
 		}
 		s.mu.Lock()
 		left := len(s.refuse)
