@@ -3,6 +3,7 @@ package outbox_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/pgtest"
@@ -387,3 +389,9 @@ func TestParseSMTPURL(t *testing.T) {
 		}
 	}
 }
+
+// The transaction types of River's drivers.
+type (
+	pgxTx = pgx.Tx
+	sqlTx = *sql.Tx
+)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivermigrate"
 )
 
 // migrationLockID is the PostgreSQL advisory lock key under which replicas take turns to
@@ -105,6 +107,36 @@ func (m *Migrator) Current(ctx context.Context) error {
 		return fmt.Errorf("migration status: %w", err)
 	}
 	if pending {
+		return ErrPendingMigrations
+	}
+	return nil
+}
+
+// MigrateRiver applies River's own migrations (the job queue's river_* tables) through driver.
+// River keeps their versions in a table of its own (river_migration). Both implementations
+// call it from Migrate, before their own migrations, under their migration lock.
+func MigrateRiver[TTx any](ctx context.Context, driver riverdriver.Driver[TTx]) error {
+	m, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return fmt.Errorf("river migrate: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrate: %w", err)
+	}
+	return nil
+}
+
+// RiverCurrent returns ErrPendingMigrations when one of River's migrations is not applied.
+func RiverCurrent[TTx any](ctx context.Context, driver riverdriver.Driver[TTx]) error {
+	m, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	res, err := m.Validate(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	if !res.OK {
 		return ErrPendingMigrations
 	}
 	return nil

@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/cobranca/cobranca/internal/store"
 )
@@ -34,31 +33,13 @@ func (db *DB) migrateRiver(ctx context.Context) error {
 	defer func() {
 		_, _ = c.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", riverMigrationLockID)
 	}()
-	m, err := rivermigrate.New(db.RiverDriver(), nil)
-	if err != nil {
-		return fmt.Errorf("river migrate: %w", err)
-	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("river migrate: %w", err)
-	}
-	return nil
+	return store.MigrateRiver(ctx, db.RiverDriver())
 }
 
 // riverCurrent returns store.ErrPendingMigrations when one of River's migrations is not
 // applied.
 func (db *DB) riverCurrent(ctx context.Context) error {
-	m, err := rivermigrate.New(db.RiverDriver(), nil)
-	if err != nil {
-		return fmt.Errorf("river migrations: %w", err)
-	}
-	res, err := m.Validate(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("river migrations: %w", err)
-	}
-	if !res.OK {
-		return store.ErrPendingMigrations
-	}
-	return nil
+	return store.RiverCurrent(ctx, db.RiverDriver())
 }
 
 // PgxTx returns t, a transaction of InTx on PostgreSQL, as a pgx.Tx on the same connection and

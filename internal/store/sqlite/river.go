@@ -3,10 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/riverqueue/river/riverdriver/riversqlite"
-	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/cobranca/cobranca/internal/store"
 )
@@ -18,31 +16,13 @@ func (db *DB) RiverDriver() *riversqlite.Driver { return riversqlite.New(db.writ
 // migrateRiver applies River's own migrations (its river_* tables). The caller holds the
 // migration lock file.
 func (db *DB) migrateRiver(ctx context.Context) error {
-	m, err := rivermigrate.New(db.RiverDriver(), nil)
-	if err != nil {
-		return fmt.Errorf("river migrate: %w", err)
-	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("river migrate: %w", err)
-	}
-	return nil
+	return store.MigrateRiver(ctx, db.RiverDriver())
 }
 
 // riverCurrent returns store.ErrPendingMigrations when one of River's migrations is not
 // applied.
 func (db *DB) riverCurrent(ctx context.Context) error {
-	m, err := rivermigrate.New(riversqlite.New(db.read), nil)
-	if err != nil {
-		return fmt.Errorf("river migrations: %w", err)
-	}
-	res, err := m.Validate(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("river migrations: %w", err)
-	}
-	if !res.OK {
-		return store.ErrPendingMigrations
-	}
-	return nil
+	return store.RiverCurrent(ctx, riversqlite.New(db.read))
 }
 
 // SQLTx returns t, a transaction of InTx on SQLite, as the *sql.Tx under it, for a library
