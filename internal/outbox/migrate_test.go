@@ -1,3 +1,5 @@
+//go:build !386 && !arm && !mips && !mipsle
+
 package outbox_test
 
 import (

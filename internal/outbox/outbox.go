@@ -174,11 +174,11 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 		}
 		o.q = pgQueue{c}
 	case *sqlite.DB:
-		c, err := river.NewClient(d.RiverDriver(), rc)
+		q, err := newSQLiteQueue(d, rc)
 		if err != nil {
 			return nil, fmt.Errorf("outbox: %w", err)
 		}
-		o.q = sqliteQueue{c}
+		o.q = q
 	default:
 		return nil, fmt.Errorf("outbox: unsupported store %T", db)
 	}

@@ -1,8 +1,9 @@
+//go:build !386 && !arm && !mips && !mipsle
+
 package sqlite
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 
@@ -23,15 +24,4 @@ func (db *DB) migrateRiver(ctx context.Context) error {
 // applied.
 func (db *DB) riverCurrent(ctx context.Context) error {
 	return store.RiverCurrent(ctx, riversqlite.New(db.read))
-}
-
-// SQLTx returns t, a transaction of InTx on SQLite, as the *sql.Tx under it, for a library
-// that inserts through database/sql (River's transactional insert). InTx still commits or
-// rolls it back. It reports false when t is not one of this package's transactions.
-func SQLTx(t store.Tx) (*sql.Tx, bool) {
-	st, ok := t.(*tx)
-	if !ok {
-		return nil, false
-	}
-	return st.tx, true
 }
