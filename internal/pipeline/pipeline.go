@@ -475,6 +475,9 @@ type args struct {
 	// checked: control read the arguments whole (numbers exact, members
 	// named once, valid Unicode), so fingerprint need not again.
 	checked bool
+	// canon: raw is already in canonical form (a Strict tool's), so
+	// fingerprint digests it as it is.
+	canon bool
 }
 
 // arguments validates c's arguments for t: the pipeline's own (key, dry
@@ -514,7 +517,7 @@ func (p *Pipeline) arguments(t *compiled, c Call) (*args, error) {
 		if err != nil {
 			return nil, &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: canonicalRule, Err: err}
 		}
-		a.raw = cj
+		a.raw, a.canon = cj, true
 	}
 	v, err := t.decode(a.raw)
 	if err != nil {
@@ -538,9 +541,12 @@ func (a *args) fingerprint() error {
 			return err
 		}
 	}
-	cj, err := canonical.Transform(doc)
-	if err != nil {
-		return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: canonicalRule, Err: err}
+	cj := doc
+	if !a.canon {
+		var err error
+		if cj, err = canonical.Transform(doc); err != nil {
+			return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: canonicalRule, Err: err}
+		}
 	}
 	a.digest, a.hashed = sha256.Sum256(cj), true
 	a.bound = sha256.Sum256(append(append([]byte(a.key), 0), cj...))

@@ -187,7 +187,8 @@ func (f *faultFinder) ownFault(s *jsonschema.Schema, v any) string {
 	return "does not match the tool's input schema"
 }
 
-// typeFault says what v must be when it is not of s's type.
+// typeFault says what v must be when it is not of s's type (v as
+// encoding/json decodes into any: numbers are float64).
 func typeFault(s *jsonschema.Schema, v any) string {
 	types := s.Types
 	if s.Type != "" {
@@ -213,9 +214,6 @@ func hasType(v any, t string) bool {
 		return t == "string"
 	case float64:
 		return t == "number" || t == "integer" && x == math.Trunc(x) && !math.IsInf(x, 0)
-	case json.Number:
-		_, err := x.Int64()
-		return t == "number" || t == "integer" && err == nil
 	case []any:
 		return t == "array"
 	case map[string]any:
