@@ -12,7 +12,9 @@ import (
 
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/authserver"
 	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/limits"
@@ -167,6 +169,16 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	// In development mode the server is its own authorization server.
+	var authServer http.Handler
+	if authn.DevMode() {
+		as, err := authserver.New(authserver.Options{Auth: authn, DB: db, Scopes: contract.Scopes(mcpHandler.Contracts()),
+			StepUpACR: cfg.StepUpACR, Logger: log})
+		if err != nil {
+			return err
+		}
+		authServer = as
+	}
 	handler := server.Routes(server.Deps{
 		Logger:         log,
 		Auth:           authn,
@@ -177,6 +189,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		Ready:          db.Ready,
 		Limits:         limiter,
 		Downloads:      &files.Downloads{DB: db, Links: links, Audit: alog, Logger: log},
+		AuthServer:     authServer,
 	})
 
 	rawLn, err := net.Listen("tcp", cfg.Addr)

@@ -34,13 +34,34 @@ var refusedInIdentity = []*unicode.RangeTable{
 }
 
 // checkIdentity returns a TokenError when the claim named name, of value v,
-// is present (or required) but not acceptable: invalid UTF-8, a refused
-// character, blank, or longer than limit bytes. The description names the
-// claim and the rule, never the value.
+// is present (or required) but not acceptable (see CheckText). The
+// description names the claim and the rule, never the value.
 func checkIdentity(name, v string, limit int) error {
-	bad := func(rule string, cause error) error {
-		return tokenError("token has an invalid "+name+" claim: "+rule, cause)
+	if err := CheckText(v, limit); err != nil {
+		te := err.(*TextError)
+		return tokenError("token has an invalid "+name+" claim: "+te.Rule, te.Cause)
 	}
+	return nil
+}
+
+// TextError says which rule of CheckText a value breaks. Rule is safe to
+// show; the cause (the offending character's code point and offset) is for
+// logs. Neither holds the value.
+type TextError struct {
+	Rule  string
+	Cause error
+}
+
+func (e *TextError) Error() string { return e.Rule }
+
+func (e *TextError) Unwrap() error { return e.Cause }
+
+// CheckText applies the identity claims' rules to v, an id or a short name
+// that reaches logs, the audit log and pages as it is: valid UTF-8, no
+// control, format, invisible or bidirectional character, not blank, at most
+// limit bytes. The error is a *TextError.
+func CheckText(v string, limit int) error {
+	bad := func(rule string, cause error) error { return &TextError{Rule: rule, Cause: cause} }
 	if len(v) > limit {
 		return bad(fmt.Sprintf("longer than %d bytes", limit), nil)
 	}

@@ -35,20 +35,25 @@ func (a *Authenticator) Metadata(scopes []string) *ResourceMetadata {
 // MetadataHandler serves Metadata(scopes) at
 // /.well-known/oauth-protected-resource (and its /mcp variant).
 func (a *Authenticator) MetadataHandler(scopes []string) http.Handler {
-	return publicJSON(a.Metadata(scopes))
+	return PublicJSON(a.Metadata(scopes))
 }
 
-// JWKSHandler serves the development signing key as a JWK Set; nil outside
-// development mode.
+// JWKSPath is where JWKSHandler is served: the jwks_uri of the development
+// authorization server.
+const JWKSPath = "/.well-known/jwks.json"
+
+// JWKSHandler serves the development signing key as a JWK Set at JWKSPath;
+// nil outside development mode.
 func (a *Authenticator) JWKSHandler() http.Handler {
 	if a.dev == nil {
 		return nil
 	}
-	return publicJSON(a.dev.jwks())
+	return PublicJSON(a.dev.jwks())
 }
 
-// publicJSON serves a fixed public document to anyone, browsers included.
-func publicJSON(v any) http.Handler {
+// PublicJSON serves a fixed public document (discovery metadata, a key set)
+// to anyone, browsers included: GET and HEAD, cacheable, CORS open.
+func PublicJSON(v any) http.Handler {
 	body, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		panic(err) // only our own static structs get here

@@ -313,6 +313,17 @@ var (
 	}
 )
 
+// Scopes lists every scope the contracts in cs require, sorted, each once:
+// what the server's discovery metadata offers (scopes_supported).
+func Scopes(cs []*Contract) []string {
+	var scopes []string
+	for _, c := range cs {
+		scopes = append(scopes, c.Permissions...)
+	}
+	slices.Sort(scopes)
+	return slices.Compact(scopes)
+}
+
 // Finish completes a declared contract and validates it, returning the
 // contract the server uses. The tier decides autonomousExecution,
 // confirmation and whether step-up is required (declarations leave them

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/authserver"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/files"
@@ -46,6 +47,10 @@ type Deps struct {
 	// link is the credential, so no token, Host or Origin check guards it.
 	// Nil: no downloads.
 	Downloads http.Handler
+	// AuthServer is the development authorization server
+	// (internal/authserver), served at authserver.Paths; nil outside
+	// development mode, where none of those paths exists.
+	AuthServer http.Handler
 }
 
 // Routes returns the whole HTTP surface of cobranca.
@@ -64,12 +69,19 @@ func Routes(d Deps) http.Handler {
 	// /metrics is not here: MetricsRoutes serves it on a listener of its own.
 
 	// OAuth discovery (RFC 9728) is public; every challenge points here.
-	meta := d.Auth.MetadataHandler(scopesOf(d.MCP.Contracts()))
+	meta := d.Auth.MetadataHandler(contract.Scopes(d.MCP.Contracts()))
 	for _, path := range metadataPaths(d.Auth.ResourceMetadataURL()) {
 		r.Method(http.MethodGet, path, meta)
 	}
 	if jwks := d.Auth.JWKSHandler(); jwks != nil { // development mode only
-		r.Method(http.MethodGet, "/.well-known/jwks.json", jwks)
+		r.Method(http.MethodGet, auth.JWKSPath, jwks)
+	}
+	// The development authorization server: discovery, registration, the
+	// sign-in page and the token endpoint (development mode only).
+	if d.AuthServer != nil {
+		for _, path := range authserver.Paths {
+			r.Handle(path, d.AuthServer)
+		}
 	}
 	// Downloads through signed links (GET and HEAD; the handler answers
 	// every other method 405 in the one error shape), under the per-origin
@@ -118,15 +130,6 @@ func MetricsRoutes(metrics http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics)
 	return mux
-}
-
-// scopesOf lists every scope a visible tool requires, for scopes_supported.
-func scopesOf(cs []*contract.Contract) []string {
-	var scopes []string
-	for _, c := range cs {
-		scopes = append(scopes, c.Permissions...)
-	}
-	return scopes
 }
 
 // metadataPaths are where the metadata is served: both well-known paths

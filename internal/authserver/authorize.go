@@ -1,0 +1,182 @@
+package authserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// Who the developer signs in as (the code's kind column).
+const (
+	kindPerson = "person"
+	kindAgent  = "agent"
+)
+
+// defaultSubject pre-fills the page when the request gives no login_hint.
+const defaultSubject = "developer"
+
+// authorize is GET /oauth/authorize: it checks the request and shows the
+// sign-in page, or answers an error at the client's redirect URI (when
+// that URI is the client's) or on a page (when not).
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	req, err := s.parseAuthRequest(r.Context(), r.URL.Query())
+	if err != nil {
+		s.authError(w, r, err)
+		return
+	}
+	subject := req.LoginHint
+	if subject == "" {
+		subject = defaultSubject
+	}
+	scopes := req.Scopes
+	if scopes == nil { // none named: offer all
+		scopes = s.scopes
+	}
+	acr := ""
+	if len(req.ACRValues) > 0 {
+		acr = req.ACRValues[0]
+	}
+	render(w, http.StatusOK, s.formPage(r, req, subject, scopes, false, acr, ""))
+}
+
+// authError answers err from parseAuthRequest or decide.
+func (s *Server) authError(w http.ResponseWriter, r *http.Request, err error) {
+	if re, ok := errors.AsType[*redirectError](err); ok {
+		s.refused(r, "authorize", re.oauthError)
+		params := url.Values{"error": {re.Code}, "error_description": {re.Description}}
+		http.Redirect(w, r, s.redirectURL(re.req, params), http.StatusSeeOther)
+		return
+	}
+	if oe, ok := errors.AsType[*oauthError](err); ok {
+		s.refused(r, "authorize", oe)
+		renderError(w, r, oe)
+		return
+	}
+	s.log.ErrorContext(r.Context(), "authserver: authorization failed", slog.Any("err", err))
+	renderError(w, r, newError(http.StatusInternalServerError, errServerError, "the server failed; try again"))
+}
+
+// decide is POST /oauth/authorize, the sign-in form (behind
+// http.CrossOriginProtection): the developer's choice, and the request
+// sealed in the form. Allowed, the client is redirected with a code;
+// denied, with access_denied.
+func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	if err := r.ParseForm(); err != nil {
+		renderError(w, r, newError(http.StatusBadRequest, errInvalidRequest, "the form could not be read"))
+		return
+	}
+	f := r.PostForm
+	req, err := s.open(f.Get("request"), s.now())
+	if err != nil {
+		renderError(w, r, newError(http.StatusBadRequest, errInvalidRequest, "the sign-in form expired or was altered"))
+		return
+	}
+	if f.Get("action") == "deny" {
+		s.authError(w, r, &redirectError{oauthError: newError(http.StatusFound, errAccessDenied, "the developer denied the request"), req: req})
+		return
+	}
+	subject, acr := strings.TrimSpace(f.Get("subject")), strings.TrimSpace(f.Get("acr"))
+	scopes := f["scope"]
+	agent := f.Get("kind") == kindAgent
+	again := func(problem string) {
+		render(w, http.StatusBadRequest, s.formPage(r, req, subject, scopes, agent, acr, problem))
+	}
+	if err := auth.CheckText(subject, auth.MaxIdentityBytes); err != nil {
+		again("subject: " + err.Error())
+		return
+	}
+	if acr != "" {
+		if err := auth.CheckText(acr, auth.MaxIdentityBytes); err != nil {
+			again("acr: " + err.Error())
+			return
+		}
+	}
+	if k := f.Get("kind"); k != kindPerson && k != kindAgent {
+		again("kind: choose person or agent")
+		return
+	}
+	for _, sc := range scopes {
+		if !slices.Contains(s.scopes, sc) {
+			again("scope: not a scope this server supports")
+			return
+		}
+	}
+	g := grant{ClientID: req.ClientID, RedirectURI: req.RedirectURI, Challenge: req.CodeChallenge, Subject: subject,
+		Kind: kindPerson, Scopes: scopes, ACR: acr, Nonce: req.Nonce, AuthTime: s.now()}
+	if agent {
+		g.Kind = kindAgent
+	}
+	code, err := s.saveCode(r.Context(), g)
+	if err != nil {
+		s.authError(w, r, err)
+		return
+	}
+	http.Redirect(w, r, s.redirectURL(req, url.Values{"code": {code}}), http.StatusSeeOther)
+}
+
+// grant is what an authorization code stands for.
+type grant struct {
+	ClientID, RedirectURI, Challenge string
+	Subject, Kind                    string
+	Scopes                           []string
+	ACR, Nonce                       string
+	AuthTime                         time.Time
+	Expires                          time.Time
+}
+
+// saveCode stores g under a fresh code, which it returns; expired codes
+// are deleted on the way.
+func (s *Server) saveCode(ctx context.Context, g grant) (string, error) {
+	var b [32]byte
+	rand.Read(b[:])
+	code := base64.RawURLEncoding.EncodeToString(b[:])
+	hash := sha256.Sum256([]byte(code))
+	now := s.now()
+	if _, err := s.db.Exec(ctx, `DELETE FROM oauth_code WHERE expires_at < $1`, now.UnixMicro()); err != nil {
+		return "", fmt.Errorf("authserver: delete expired codes: %w", err)
+	}
+	_, err := s.db.Exec(ctx, `INSERT INTO oauth_code (code_hash, client_id, redirect_uri, code_challenge, subject, kind,
+scope, acr, nonce, auth_time, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		hash[:], g.ClientID, g.RedirectURI, g.Challenge, g.Subject, g.Kind, strings.Join(g.Scopes, " "), g.ACR, g.Nonce,
+		g.AuthTime.UnixMicro(), now.Add(CodeTTL).UnixMicro())
+	if err != nil {
+		return "", fmt.Errorf("authserver: save code: %w", err)
+	}
+	return code, nil
+}
+
+// spendCode deletes code's grant and returns it: a code is spent by its
+// first redemption, whatever comes of it. ok is false for a code never
+// issued or already spent.
+func (s *Server) spendCode(ctx context.Context, code string) (g grant, ok bool, err error) {
+	hash := sha256.Sum256([]byte(code))
+	var scope string
+	var authTime, expires int64
+	err = s.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.QueryRow(ctx, `DELETE FROM oauth_code WHERE code_hash = $1 RETURNING client_id, redirect_uri, code_challenge,
+subject, kind, scope, acr, nonce, auth_time, expires_at`, hash[:]).Scan(&g.ClientID, &g.RedirectURI, &g.Challenge,
+			&g.Subject, &g.Kind, &scope, &g.ACR, &g.Nonce, &authTime, &expires)
+	})
+	if errors.Is(err, store.ErrNoRows) {
+		return grant{}, false, nil
+	}
+	if err != nil {
+		return grant{}, false, fmt.Errorf("authserver: spend code: %w", err)
+	}
+	g.Scopes = strings.Fields(scope)
+	g.AuthTime, g.Expires = time.UnixMicro(authTime), time.UnixMicro(expires)
+	return g, true, nil
+}
