@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/postgres"
 	"github.com/cobranca/cobranca/internal/store/sqlite"
@@ -103,7 +104,7 @@ func TestCrash(t *testing.T) {
 				if _, err := db.Migrate(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				s := newServer(t)
+				s := smtptest.New(t)
 				// The entry is committed before any worker runs.
 				o, err := outbox.New(db, crashConfig(smtpSender(t, s)))
 				if err != nil {
@@ -116,7 +117,7 @@ func TestCrash(t *testing.T) {
 				wantID := "<" + outbox.MessageID(id, "cobranca.test") + ">"
 
 				cmd := exec.Command(os.Args[0], "-test.run", "^TestCrash$", "-test.count", "1")
-				cmd.Env = append(os.Environ(), crashChild+"="+where, crashDatabase+"="+url, crashSMTP+"="+s.url())
+				cmd.Env = append(os.Environ(), crashChild+"="+where, crashDatabase+"="+url, crashSMTP+"="+s.URL())
 				out, err := cmd.StdoutPipe()
 				if err != nil {
 					t.Fatal(err)
@@ -158,7 +159,7 @@ func TestCrash(t *testing.T) {
 					t.Fatal(err)
 				}
 				_ = cmd.Wait()
-				before := len(s.messages())
+				before := len(s.Messages())
 				if want := map[string]int{"claimed": 0, "sent": 1}[where]; before != want {
 					t.Fatalf("at the kill, the server had %d messages, want %d", before, want)
 				}
@@ -180,7 +181,7 @@ func TestCrash(t *testing.T) {
 					}
 					time.Sleep(100 * time.Millisecond)
 				}
-				got := s.messages()
+				got := s.Messages()
 				if len(got) == 0 {
 					t.Fatal("the message was lost")
 				}
@@ -190,7 +191,7 @@ func TestCrash(t *testing.T) {
 					t.Errorf("received %d messages, want %d", len(got), want)
 				}
 				for _, m := range got {
-					if m.MessageID != wantID || m.To != msg.To {
+					if m.MessageID != wantID || len(m.To) != 1 || m.To[0] != msg.To {
 						t.Errorf("received %+v, want every copy to %s with Message-ID %s", m, msg.To, wantID)
 					}
 				}

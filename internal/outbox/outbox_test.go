@@ -5,10 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"io"
 	"log/slog"
-	"mime/quotedprintable"
-	"net"
 	"net/mail"
 	"os"
 	"path/filepath"
@@ -17,11 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-smtp"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/pgtest"
+	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
@@ -29,93 +28,6 @@ import (
 var pg = pgtest.New()
 
 func TestMain(m *testing.M) { pg.Run(m) }
-
-// received is one message the test SMTP server accepted.
-type received struct {
-	From, To  string
-	MessageID string
-	Subject   string
-	Body      string
-	TLS       bool // the message came over TLS
-}
-
-// server is a real SMTP server (go-smtp) on a loopback port. refuse, when set, answers DATA
-// with its error instead of accepting, and is consumed by one use when once is true.
-type server struct {
-	mu     sync.Mutex
-	got    []received
-	refuse []*smtp.SMTPError // answers to the next DATA commands, in order
-	addr   string
-}
-
-func newServer(t *testing.T) *server {
-	t.Helper()
-	s := &server{}
-	srv := smtp.NewServer(s)
-	srv.Domain = "localhost"
-	srv.AllowInsecureAuth = true
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.addr = ln.Addr().String()
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return s
-}
-
-func (s *server) url() string { return "smtp://" + s.addr + "?starttls=off" }
-
-func (s *server) messages() []received {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]received(nil), s.got...)
-}
-
-func (s *server) NewSession(c *smtp.Conn) (smtp.Session, error) { return &session{s: s, c: c}, nil }
-
-type session struct {
-	s        *server
-	c        *smtp.Conn
-	from, to string
-}
-
-func (ss *session) Mail(from string, _ *smtp.MailOptions) error { ss.from = from; return nil }
-func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error   { ss.to = to; return nil }
-func (ss *session) Reset()                                      {}
-func (ss *session) Logout() error                               { return nil }
-func (ss *session) Data(r io.Reader) error {
-	raw, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	ss.s.mu.Lock()
-	defer ss.s.mu.Unlock()
-	if len(ss.s.refuse) > 0 {
-		e := *ss.s.refuse[0]
-		ss.s.refuse = ss.s.refuse[1:]
-		e.Message += " for " + ss.to // as servers do: the reply quotes the recipient
-		return &e
-	}
-	m, err := mail.ReadMessage(bytes.NewReader(raw))
-	if err != nil {
-		return err
-	}
-	var br io.Reader = m.Body
-	if strings.EqualFold(m.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
-		br = quotedprintable.NewReader(br)
-	}
-	body, err := io.ReadAll(br)
-	if err != nil {
-		return err
-	}
-	ss.s.got = append(ss.s.got, received{
-		From: ss.from, To: ss.to, MessageID: m.Header.Get("Message-Id"),
-		Subject: m.Header.Get("Subject"), Body: strings.TrimSpace(string(body)),
-	})
-	_, ss.s.got[len(ss.s.got)-1].TLS = ss.c.TLSConnectionState()
-	return nil
-}
 
 // syncBuffer is a log destination the worker's goroutines share.
 type syncBuffer struct {
@@ -180,9 +92,9 @@ func run(t *testing.T, db store.DB, cfg outbox.Config) *outbox.Outbox {
 	return o
 }
 
-func smtpSender(t *testing.T, s *server) outbox.Sender {
+func smtpSender(t *testing.T, s *smtptest.Server) outbox.Sender {
 	t.Helper()
-	snd, err := outbox.NewSMTP(s.url(), nil)
+	snd, err := outbox.NewSMTP(s.URL(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +142,7 @@ func jobState(t *testing.T, db store.DB, id outbox.ID) (state string, errs strin
 
 func TestDelivery(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
-		s := newServer(t)
+		s := smtptest.New(t)
 		own := &owner{}
 		var logs syncBuffer
 		o := run(t, db, outbox.Config{Sender: smtpSender(t, s), From: "cobranca@cobranca.test", Owner: own,
@@ -247,30 +159,29 @@ func TestDelivery(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, "the message", func() bool { st, _ := jobState(t, db, id); return st == "completed" })
-		got := s.messages()
-		want := received{From: "cobranca@cobranca.test", To: msg.To, MessageID: "<" + outbox.MessageID(id, "cobranca.test") + ">", Subject: msg.Subject, Body: msg.Text}
-		if len(got) != 1 || got[0] != want {
-			t.Fatalf("received %+v, want exactly [%+v]", got, want)
+		got := s.Messages()
+		want := smtptest.Message{From: "cobranca@cobranca.test", To: []string{msg.To}, MessageID: "<" + outbox.MessageID(id, "cobranca.test") + ">", Subject: msg.Subject, Body: msg.Text}
+		if len(got) != 1 {
+			t.Fatalf("received %d messages, want exactly one", len(got))
+		}
+		if diff := cmp.Diff(want, got[0], cmpopts.IgnoreFields(smtptest.Message{}, "Raw")); diff != "" {
+			t.Fatalf("received (-want +got):\n%s", diff)
 		}
 
 		// A 4xx, then success: one message.
-		s.mu.Lock()
-		s.refuse = []*smtp.SMTPError{{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}}
-		s.mu.Unlock()
+		s.Refuse(smtptest.Transient)
 		id2, err := enqueue(t, db, o, outbox.Message{To: "bia@cliente.example", Subject: "second", Text: "b", Ref: "d_2"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// River's first retry comes after about a second.
 		waitFor(t, "the retried message", func() bool { st, _ := jobState(t, db, id2); return st == "completed" })
-		if got := s.messages(); len(got) != 2 || got[1].MessageID != "<"+outbox.MessageID(id2, "cobranca.test")+">" {
+		if got := s.Messages(); len(got) != 2 || got[1].MessageID != "<"+outbox.MessageID(id2, "cobranca.test")+">" {
 			t.Fatalf("after a 4xx and a retry, received %+v, want the second message once", got)
 		}
 
 		// A 5xx: recorded, the owner told, no retry.
-		s.mu.Lock()
-		s.refuse = []*smtp.SMTPError{{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}}
-		s.mu.Unlock()
+		s.Refuse(smtptest.Permanent)
 		id3, err := enqueue(t, db, o, outbox.Message{To: "nobody@cliente.example", Subject: "third", Text: "c", Ref: "d_3"}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -283,7 +194,7 @@ func TestDelivery(t *testing.T) {
 			t.Errorf("owner told %q, want the refusal of d_3", told)
 		}
 		time.Sleep(300 * time.Millisecond)
-		if got := s.messages(); len(got) != 2 {
+		if got := s.Messages(); len(got) != 2 {
 			t.Errorf("received %d messages, want 2", len(got))
 		}
 		// Neither the logs nor the errors stored on the entries name a recipient.
@@ -295,10 +206,7 @@ func TestDelivery(t *testing.T) {
 				t.Errorf("entry %d's errors = %s, want the failure without the recipient", id, errs)
 			}
 		}
-		s.mu.Lock()
-		left := len(s.refuse)
-		s.mu.Unlock()
-		if left != 0 {
+		if s.Refusing() != 0 {
 			t.Errorf("the 5xx was not reached")
 		}
 	})

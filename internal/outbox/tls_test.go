@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-smtp"
 	"github.com/wneessen/go-mail"
 
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/smtptest"
 )
 
 // testCert returns a server certificate for 127.0.0.1 and a client configuration trusting it.
@@ -43,28 +43,6 @@ func testCert(t *testing.T) (server, client *tls.Config) {
 	pool.AddCert(cert)
 	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}},
 		&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
-}
-
-// listen serves s's SMTP on a loopback port: with STARTTLS offered when starttls is set, over
-// TLS from the first byte when implicit is set, else in plain text only.
-func listen(t *testing.T, s *server, cfg *tls.Config, implicit bool) string {
-	t.Helper()
-	srv := smtp.NewServer(s)
-	srv.Domain = "localhost"
-	srv.TLSConfig = cfg
-	var ln net.Listener
-	var err error
-	if implicit {
-		ln, err = tls.Listen("tcp", "127.0.0.1:0", cfg)
-	} else {
-		ln, err = net.Listen("tcp", "127.0.0.1:0")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String()
 }
 
 func testMsg(t *testing.T) *mail.Msg {
@@ -100,18 +78,17 @@ func TestSMTPTLS(t *testing.T) {
 		{"plain relay, opted out", func(a string) string { return "smtp://" + a + "?starttls=off" }, nil, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &server{}
-			addr := listen(t, s, tc.tls, tc.implicit)
-			snd, err := outbox.NewSMTP(tc.url(addr), clientTLS)
+			s := smtptest.Start(t, smtptest.Options{TLS: tc.tls, Implicit: tc.implicit})
+			snd, err := outbox.NewSMTP(tc.url(s.Addr()), clientTLS)
 			if err != nil {
 				t.Fatal(err)
 			}
 			err = snd.Send(context.Background(), testMsg(t))
-			if got := len(s.messages()); (err == nil) != tc.sent || got != map[bool]int{true: 1}[tc.sent] {
+			if got := len(s.Messages()); (err == nil) != tc.sent || got != map[bool]int{true: 1}[tc.sent] {
 				t.Fatalf("Send = %v, server received %d; want sent=%v", err, got, tc.sent)
 			}
-			if tc.sent && s.messages()[0].TLS != (tc.tls != nil) {
-				t.Errorf("received over TLS: %v, want %v", s.messages()[0].TLS, tc.tls != nil)
+			if tc.sent && s.Messages()[0].TLS != (tc.tls != nil) {
+				t.Errorf("received over TLS: %v, want %v", s.Messages()[0].TLS, tc.tls != nil)
 			}
 		})
 	}

@@ -1,0 +1,214 @@
+// Package smtptest gives tests a real SMTP server (github.com/emersion/go-smtp) on a loopback
+// port: it records each message's envelope and raw bytes, and answers the next DATA commands
+// with the 4xx/5xx replies a test queues.
+//
+//	s := smtptest.New(t)                   // plain SMTP; s.URL() is smtp://…?starttls=off
+//	s.Refuse(smtptest.Transient, smtptest.Permanent) // the next two messages are refused
+//	got := s.Wait(t, 1, 10*time.Second)   // the messages received, once there is one
+package smtptest
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"io"
+	"mime"
+	"mime/quotedprintable"
+	"net"
+	"net/mail"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+)
+
+// Message is one message the server accepted: its envelope, its raw bytes as received after
+// DATA, and what the tests compare most (read from the raw message).
+type Message struct {
+	From string   // MAIL FROM
+	To   []string // RCPT TO, in order
+	Raw  []byte
+	TLS  bool // the message came over TLS (STARTTLS or implicit)
+
+	MessageID string // the Message-Id header, as written (with its angle brackets)
+	Subject   string // decoded (RFC 2047)
+	Body      string // the text body, quoted-printable decoded, white space trimmed
+}
+
+// Replies a test can queue with Refuse: a transient and a permanent refusal, as a real
+// server words them.
+var (
+	Transient = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
+	Permanent = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
+)
+
+// Options says how the server listens. The zero value: plain text, no STARTTLS.
+type Options struct {
+	// TLS, when set, is the server's certificate: offered through STARTTLS, or from the first
+	// byte when Implicit is set.
+	TLS      *tls.Config
+	Implicit bool
+}
+
+// Server is a running SMTP server. It stops when the test ends.
+type Server struct {
+	addr string
+
+	mu      sync.Mutex
+	got     []Message
+	refuse  []*smtp.SMTPError
+	arrived chan struct{} // closed and replaced whenever a message is accepted
+}
+
+// New starts a plain-text server (no STARTTLS offered) on a loopback port.
+func New(t testing.TB) *Server { return Start(t, Options{}) }
+
+// Start starts a server as opts says on a loopback port.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	s := &Server{arrived: make(chan struct{})}
+	srv := smtp.NewServer(backend{s})
+	srv.Domain = "localhost"
+	srv.AllowInsecureAuth = opts.TLS == nil
+	srv.TLSConfig = opts.TLS
+	srv.ReadTimeout = time.Minute
+	srv.WriteTimeout = time.Minute
+	var ln net.Listener
+	var err error
+	if opts.Implicit {
+		ln, err = tls.Listen("tcp", "127.0.0.1:0", opts.TLS)
+	} else {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		t.Fatalf("smtptest: %v", err)
+	}
+	s.addr = ln.Addr().String()
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close(); <-served })
+	return s
+}
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return s.addr }
+
+// URL is the COBRANCA_SMTP_URL that reaches the server: plain SMTP, STARTTLS explicitly off.
+func (s *Server) URL() string { return "smtp://" + s.addr + "?starttls=off" }
+
+// Refuse queues replies: the next DATA commands are answered with them, in order, one each,
+// and their messages are not recorded. Like a real server, each reply names the recipient.
+func (s *Server) Refuse(replies ...*smtp.SMTPError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse = append(s.refuse, replies...)
+}
+
+// Refusing returns how many queued replies are not used yet.
+func (s *Server) Refusing() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.refuse)
+}
+
+// Messages returns the messages accepted so far, in order.
+func (s *Server) Messages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.got...)
+}
+
+// Wait returns the messages accepted so far once there are at least n, failing the test when
+// timeout passes first.
+func (s *Server) Wait(t testing.TB, n int, timeout time.Duration) []Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		s.mu.Lock()
+		got, arrived := append([]Message(nil), s.got...), s.arrived
+		s.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			t.Fatalf("smtptest: %d messages received in %v, want %d", len(got), timeout, n)
+		}
+	}
+}
+
+// accept answers one DATA: the next queued refusal, or the message recorded.
+func (s *Server) accept(m Message) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.refuse) > 0 {
+		e := *s.refuse[0]
+		s.refuse = s.refuse[1:]
+		e.Message += " for " + strings.Join(m.To, ", ")
+		return &e
+	}
+	s.got = append(s.got, m)
+	close(s.arrived)
+	s.arrived = make(chan struct{})
+	return nil
+}
+
+type backend struct{ s *Server }
+
+func (b backend) NewSession(c *smtp.Conn) (smtp.Session, error) {
+	return &session{s: b.s, c: c}, nil
+}
+
+type session struct {
+	s    *Server
+	c    *smtp.Conn
+	from string
+	to   []string
+}
+
+func (ss *session) Mail(from string, _ *smtp.MailOptions) error { ss.from = from; return nil }
+func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	ss.to = append(ss.to, to)
+	return nil
+}
+func (ss *session) Reset()        { ss.from, ss.to = "", nil }
+func (ss *session) Logout() error { return nil }
+
+func (ss *session) Data(r io.Reader) error {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	m := Message{From: ss.from, To: ss.to, Raw: raw}
+	_, m.TLS = ss.c.TLSConnectionState()
+	if err := m.parse(); err != nil {
+		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "not an RFC 5322 message: " + err.Error()}
+	}
+	return ss.s.accept(m)
+}
+
+// parse fills the fields read from m.Raw.
+func (m *Message) parse() error {
+	msg, err := mail.ReadMessage(bytes.NewReader(m.Raw))
+	if err != nil {
+		return err
+	}
+	var body io.Reader = msg.Body
+	if strings.EqualFold(msg.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
+		body = quotedprintable.NewReader(body)
+	}
+	text, err := io.ReadAll(body)
+	if err != nil {
+		return err
+	}
+	m.MessageID = msg.Header.Get("Message-Id")
+	if m.Subject, err = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject")); err != nil {
+		return err
+	}
+	m.Body = strings.TrimSpace(string(text))
+	return nil
+}

@@ -1,0 +1,89 @@
+package smtptest_test
+
+import (
+	"errors"
+	"net/smtp"
+	"net/textproto"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/smtptest"
+)
+
+const raw = "From: <a@cobranca.test>\r\nTo: <ana@cliente.example>\r\nMessage-Id: <1.outbox@cobranca.test>\r\n" +
+	"Subject: =?UTF-8?q?Lembrete=3A_fatura_n=C2=BA_42?=\r\nContent-Type: text/plain; charset=UTF-8\r\n" +
+	"Content-Transfer-Encoding: quoted-printable\r\n\r\nOl=C3=A1 Ana,\r\na fatura vence amanh=C3=A3.\r\n"
+
+// send delivers raw from a@cobranca.test to the recipients over plain SMTP.
+func send(addr string, to ...string) error {
+	return smtp.SendMail(addr, nil, "a@cobranca.test", to, []byte(raw))
+}
+
+// TestServer: messages are recorded with their envelope, raw bytes and decoded headers; queued
+// refusals answer the next DATA commands, in order, with their codes, and record nothing; Wait
+// returns once enough messages arrived and fails the test when they do not.
+func TestServer(t *testing.T) {
+	s := smtptest.New(t)
+	if !strings.HasPrefix(s.URL(), "smtp://127.0.0.1:") || !strings.HasSuffix(s.URL(), "?starttls=off") {
+		t.Errorf("URL() = %q", s.URL())
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_ = send(s.Addr(), "ana@cliente.example", "bia@cliente.example")
+	}()
+	got := s.Wait(t, 1, 10*time.Second)
+	if len(got) != 1 {
+		t.Fatalf("Wait = %d messages, want 1", len(got))
+	}
+	m := got[0]
+	if m.From != "a@cobranca.test" || strings.Join(m.To, " ") != "ana@cliente.example bia@cliente.example" || m.TLS {
+		t.Errorf("envelope = %q → %q (TLS %v), want a@cobranca.test → both recipients in plain text", m.From, m.To, m.TLS)
+	}
+	if string(m.Raw) != raw {
+		t.Errorf("Raw = %q, want %q", m.Raw, raw)
+	}
+	if m.MessageID != "<1.outbox@cobranca.test>" || m.Subject != "Lembrete: fatura nº 42" || m.Body != "Olá Ana,\r\na fatura vence amanhã." {
+		t.Errorf("read %q / %q / %q", m.MessageID, m.Subject, m.Body)
+	}
+
+	s.Refuse(smtptest.Transient, smtptest.Permanent)
+	for _, want := range []int{451, 550} {
+		err := send(s.Addr(), "carla@cliente.example")
+		var perr *textproto.Error
+		if !errors.As(err, &perr) || perr.Code != want || !strings.Contains(perr.Msg, "carla@cliente.example") {
+			t.Errorf("send = %v, want a %d naming the recipient", err, want)
+		}
+	}
+	if n := s.Refusing(); n != 0 {
+		t.Errorf("Refusing() = %d after both were used", n)
+	}
+	if err := send(s.Addr(), "dani@cliente.example"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Messages(); len(got) != 2 || got[1].To[0] != "dani@cliente.example" {
+		t.Errorf("Messages() = %+v, want the first and dani's, the refused ones not recorded", got)
+	}
+
+	// Wait fails the test when the messages do not come.
+	ft := &fakeT{TB: t}
+	done := make(chan struct{})
+	go func() { defer close(done); s.Wait(ft, 3, 100*time.Millisecond) }()
+	<-done
+	if !ft.failed {
+		t.Error("Wait for a message that never came did not fail")
+	}
+}
+
+// fakeT records a Fatalf instead of failing the real test.
+type fakeT struct {
+	testing.TB
+	failed bool
+}
+
+func (f *fakeT) Helper() {}
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.failed = true
+	runtime.Goexit()
+}
