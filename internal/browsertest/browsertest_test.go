@@ -1,0 +1,138 @@
+package browsertest
+
+import (
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// formSite serves a form at / whose POST redirects (303) to /done, which shows the name sent.
+func formSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	var name string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/" && r.Method == http.MethodGet:
+			fmt.Fprint(w, `<!doctype html><title>f</title><form method="post" action="/"><input name="name"><button id="go">Send</button></form>`)
+		case r.URL.Path == "/" && r.Method == http.MethodPost:
+			name = r.PostFormValue("name")
+			http.Redirect(w, r, "/done", http.StatusSeeOther)
+		case r.URL.Path == "/done":
+			fmt.Fprintf(w, `<!doctype html><title>done</title><p id="got">%s</p>`, html.EscapeString(name))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestNew: the browser fills and submits a plain form (no JavaScript on the page), follows the
+// redirect and reads the result; the pages it went through are recorded, redirects included.
+func TestNew(t *testing.T) {
+	srv := formSite(t)
+	ctx := New(t, time.Minute)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "Ana Ltda"),
+		chromedp.Click(chromedp.CSS("#go")),
+		chromedp.WaitVisible(chromedp.CSS("#got")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#got")))
+	if err != nil || got != "Ana Ltda" {
+		t.Fatalf("the result page says %q (%v), want Ana Ltda", got, err)
+	}
+	if loc, _ := chromedp.Run(ctx, chromedp.Location()); loc != srv.URL+"/done" {
+		t.Errorf("Location = %s, want %s/done", loc, srv.URL)
+	}
+}
+
+// TestNewDeadline: the context New returns ends at the hard limit, and a step waiting on a page
+// that never comes returns then.
+func TestNewDeadline(t *testing.T) {
+	srv := formSite(t)
+	ctx := New(t, 8*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok || time.Until(deadline) > 8*time.Second {
+		t.Fatalf("Deadline() = %v, %v; want within 8 s", deadline, ok)
+	}
+	begin := time.Now()
+	err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#never")))
+	if err == nil || ctx.Err() == nil {
+		t.Fatalf("waiting for a missing element = %v (ctx: %v), want the deadline", err, ctx.Err())
+	}
+	if time.Since(begin) > 12*time.Second {
+		t.Errorf("the wait lasted %v, past the limit", time.Since(begin))
+	}
+}
+
+// TestDump: what a failed test leaves: the screenshot, the DOM and the pages, saved and logged.
+func TestDump(t *testing.T) {
+	srv := formSite(t)
+	ctx := New(t, time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/nowhere"), chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	pages := &trail{}
+	pages.lines = []string{"404 " + srv.URL + "/nowhere", "200 " + srv.URL + "/"}
+	dir := t.TempDir()
+	var logged strings.Builder
+	dump(ctx, dir, pages, func(f string, a ...any) { fmt.Fprintf(&logged, f, a...) })
+	for _, want := range []string{"URL: " + srv.URL + "/", "404 " + srv.URL + "/nowhere", `<input name="name">`} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("the log lacks %q:\n%s", want, logged.String())
+		}
+	}
+	if strings.Contains(logged.String(), "saving what the browser showed") {
+		t.Errorf("dump failed: %s", logged.String())
+	}
+	shot, err := os.ReadFile(filepath.Join(dir, "screenshot.png"))
+	if err != nil || !strings.HasPrefix(string(shot), "\x89PNG") {
+		t.Errorf("screenshot.png: %v, %d bytes, want a PNG", err, len(shot))
+	}
+	if dom, err := os.ReadFile(filepath.Join(dir, "dom.html")); err != nil || !strings.Contains(string(dom), `<button id="go">`) {
+		t.Errorf("dom.html = %q, %v", dom, err)
+	}
+}
+
+// TestMissingChromium: without Chromium the test is skipped, saying why, and under CI=true it
+// fails. Run in a child test binary, as the rule decides a whole test.
+func TestMissingChromium(t *testing.T) {
+	if os.Getenv("BROWSERTEST_CHILD") != "" {
+		New(t, time.Minute)
+		t.Log("child: got a browser")
+		return
+	}
+	for _, tc := range []struct {
+		ci       string
+		fails    bool
+		sayWhich string
+	}{
+		{"", false, "--- SKIP: TestMissingChromium"},
+		{"true", true, "--- FAIL: TestMissingChromium"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestMissingChromium$", "-test.v", "-test.count", "1")
+		cmd.Env = append(os.Environ(), "BROWSERTEST_CHILD=1", EnvBinary+"=/nonexistent/chromium", "CI="+tc.ci)
+		out, err := cmd.CombinedOutput()
+		if (err != nil) != tc.fails || !strings.Contains(string(out), tc.sayWhich) || !strings.Contains(string(out), "/nonexistent/chromium") {
+			t.Errorf("CI=%q: %v\n%s\nwant %q naming the missing binary", tc.ci, err, out, tc.sayWhich)
+		}
+		if strings.Contains(string(out), "child: got a browser") {
+			t.Errorf("CI=%q: the child got a browser", tc.ci)
+		}
+	}
+}
