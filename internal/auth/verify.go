@@ -227,6 +227,19 @@ func (v *verifier) verify(ctx context.Context, token string) (*Principal, error)
 	if err != nil {
 		return nil, describe(err)
 	}
+	p, err := c.principal(v.agentIDs)
+	if err != nil {
+		return nil, err
+	}
+	v.verified.put(token, p, kid, key)
+	return p, nil
+}
+
+// principal applies the identity rules to verified claims c: a subject,
+// valid scopes, a well-formed act, identity claims a person can read; an
+// act claim, or a client id in agentIDs, makes an agent. Every failure is a
+// *TokenError.
+func (c *claims) principal(agentIDs []string) (*Principal, error) {
 	if strings.TrimSpace(c.Subject) == "" {
 		return nil, tokenError("token has no subject", nil)
 	}
@@ -266,7 +279,7 @@ func (v *verifier) verify(ctx context.Context, token string) (*Principal, error)
 	if hasAct {
 		p.Actor, p.Kind = actSub, KindAgent
 	}
-	if p.ClientID != "" && slices.Contains(v.agentIDs, p.ClientID) {
+	if p.ClientID != "" && slices.Contains(agentIDs, p.ClientID) {
 		// An agent known by its client id is the actor, exactly as one
 		// named by an act claim: the audit trail says which agent acted.
 		p.Kind = KindAgent
@@ -274,7 +287,6 @@ func (v *verifier) verify(ctx context.Context, token string) (*Principal, error)
 			p.Actor = p.ClientID
 		}
 	}
-	v.verified.put(token, p, kid, key)
 	return p, nil
 }
 

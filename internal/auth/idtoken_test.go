@@ -1,0 +1,69 @@
+package auth
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestPrincipalFromIDToken: an ID token's payload becomes a principal under the access
+// tokens' identity rules: an act claim or a listed client makes an agent; a claim those rules
+// refuse refuses the ID token, naming the claim and never its value.
+func TestPrincipalFromIDToken(t *testing.T) {
+	const exp, authTime = 1900000000, 1800000000
+	agents := []string{"listed-agent"}
+	ok := []struct {
+		name    string
+		payload string
+		want    Principal
+	}{
+		{"person", `{"iss":"https://i","sub":"ana","aud":"cobranca-web","azp":"cobranca-web","exp":1900000000,"iat":1800000000,"auth_time":1800000000,"acr":"urn:mfa","nonce":"n"}`,
+			Principal{Subject: "ana", ClientID: "cobranca-web", ACR: "urn:mfa", AuthTime: time.Unix(authTime, 0), Expiry: time.Unix(exp, 0), Kind: KindHuman}},
+		{"agent by act", `{"sub":"ana","aud":"cobranca-web","azp":"cobranca-web","exp":1900000000,"act":{"sub":"bot-1"}}`,
+			Principal{Subject: "ana", ClientID: "cobranca-web", Actor: "bot-1", Expiry: time.Unix(exp, 0), Kind: KindAgent}},
+		{"agent by listed client", `{"sub":"ana","aud":"listed-agent","azp":"listed-agent","exp":1900000000}`,
+			Principal{Subject: "ana", ClientID: "listed-agent", Actor: "listed-agent", Expiry: time.Unix(exp, 0), Kind: KindAgent}},
+	}
+	for _, tc := range ok {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := PrincipalFromIDToken([]byte(tc.payload), agents)
+			if err != nil {
+				t.Fatalf("PrincipalFromIDToken = %v, want a principal", err)
+			}
+			if diff := cmp.Diff(&tc.want, p, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+				t.Errorf("principal (-want +got):\n%s", diff)
+			}
+		})
+	}
+	bad := []struct {
+		name, payload, want string
+	}{
+		{"no subject", `{"aud":"w","exp":1900000000}`, "token has no subject"},
+		{"blank subject", `{"sub":"  ","aud":"w","exp":1900000000}`, "token has no subject"},
+		{"control in subject", `{"sub":"a\u0000na","aud":"w","exp":1900000000}`, "invalid sub claim"},
+		{"bidi in act.sub", `{"sub":"ana","aud":"w","exp":1900000000,"act":{"sub":"bot\u202e"}}`, "invalid act.sub claim"},
+		{"act without sub", `{"sub":"ana","aud":"w","exp":1900000000,"act":{}}`, "malformed act claim"},
+		{"long acr", `{"sub":"ana","aud":"w","exp":1900000000,"acr":"` + strings.Repeat("x", MaxIdentityBytes+1) + `"}`, "invalid acr claim"},
+		{"auth_time a string", `{"sub":"ana","aud":"w","exp":1900000000,"auth_time":"1800000000"}`, "time claim that is not a number"},
+		{"no exp", `{"sub":"ana","aud":"w"}`, "lacks a required claim"},
+		{"not JSON", `{"sub":`, "malformed"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := PrincipalFromIDToken([]byte(tc.payload), agents)
+			var te *TokenError
+			if !errors.As(err, &te) {
+				t.Fatalf("PrincipalFromIDToken = %v, %v; want a *TokenError", p, err)
+			}
+			if !strings.Contains(te.Description, tc.want) {
+				t.Errorf("description %q, want it to say %q", te.Description, tc.want)
+			}
+			if strings.Contains(te.Description, "ana") || strings.Contains(te.Description, "bot") {
+				t.Errorf("description %q repeats a claim's value", te.Description)
+			}
+		})
+	}
+}
