@@ -3,8 +3,8 @@
 //
 // The pipeline records a pending action when a critical call arrives without an approval,
 // and marks it executed in the transaction of the call's effect; a person approves or rejects
-// it (the CLI today, a web page later) through Decide, after Authorize checked the person's
-// token. An action lives until its expiry (COBRANCA_APPROVAL_TTL): past it, an action not yet
+// it through a Decider: the CLI with the person's access token (Decide), the approval page
+// with the signed-in person (DecideAs), the one check both run. An action lives until its expiry (COBRANCA_APPROVAL_TTL): past it, an action not yet
 // executed reads as expired, whatever was decided.
 package approval
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -318,6 +320,14 @@ func TestApproverRefused(t *testing.T) {
 			if fe, ok := failure.As(err); ok && fe.Code == failure.InsufficientUserAuthentication && (!strings.Contains(fe.Message, `acr_values="urn:mfa"`) || !strings.Contains(fe.Message, "max_age=300")) {
 				t.Errorf("%s: message %q does not say what step-up is needed", tt.name, fe.Message)
 			}
+			// What the approval page asks the issuer for: the refusal carries StepUpFor's requirement.
+			if tt.code == failure.InsufficientUserAuthentication {
+				want, ok := e.d.StepUpFor(tool)
+				sue, isStepUp := errors.AsType[*auth.StepUpError](err)
+				if !ok || !isStepUp || !slices.Equal(sue.Required.ACRValues, want.ACRValues) || sue.Required.MaxAge != want.MaxAge || want.MaxAge != 300*time.Second {
+					t.Errorf("%s: refusal %v carries no step-up requirement equal to StepUpFor's %v (%v)", tt.name, err, want, ok)
+				}
+			}
 		}
 		if a, _ := e.store.Get(ctx, db, first.id); a.State != approval.Pending || a.Approver != nil {
 			t.Errorf("after refused approvers the approval is %s by %v, want pending", a.State, a.Approver)
@@ -327,6 +337,9 @@ func TestApproverRefused(t *testing.T) {
 		}
 		if n := audited(t, db, approval.EventApproved, auditlog.Rejected); n != 4 { // the forged token names nobody
 			t.Errorf("%d refused approval events, want 4", n)
+		}
+		if su, ok := e.d.StepUpFor("no.such_tool"); ok {
+			t.Errorf("StepUpFor(an unserved tool) = %v, true; want none", su)
 		}
 		if _, err := e.d.Decide(ctx, "a_"+strings.Repeat("a", 26), e.person(t, "bruno"), true); !isCode(err, approval.CodeNotFound) {
 			t.Errorf("an unknown approval: %v, want %s", err, approval.CodeNotFound)

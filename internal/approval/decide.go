@@ -58,22 +58,29 @@ type Decider struct {
 func Object(a *Action) string { return "approval:" + a.ID + " tool:" + a.Tool }
 
 // Decide approves (approve) or rejects the pending action id for the person whose access
-// token is token, and audits the decision in its transaction. The person must be one (not an
-// agent), pass the contract's step-up and, unless the contract lets them, not be the person
-// the call was asked for. A refusal is a *failure.Error, audited as a rejected decision,
-// and changes nothing.
+// token is token: the token is verified, then DecideAs decides. A token that does not verify
+// is CodeInvalidToken, and nothing is audited (nobody verified).
 func (d *Decider) Decide(ctx context.Context, id, token string, approve bool) (*Action, error) {
+	pr, err := d.Verifier.Verify(ctx, token)
+	if err != nil {
+		return nil, &failure.Error{Code: CodeInvalidToken, Field: "token", Message: "is not a valid access token of this server's issuer", Err: err}
+	}
+	return d.DecideAs(ctx, id, pr, approve)
+}
+
+// DecideAs approves (approve) or rejects the pending action id as pr, a verified principal
+// (an access token's, from Decide; a signed-in person's, from the approval page), and audits
+// the decision in its transaction. The person must be one (not an agent), pass the contract's
+// step-up (StepUpFor) and, unless the contract lets them, not be the person the call was
+// asked for. A refusal is a *failure.Error, audited as a rejected decision, and changes
+// nothing; a step-up refusal wraps the *auth.StepUpError naming what to ask the issuer for.
+func (d *Decider) DecideAs(ctx context.Context, id string, pr *auth.Principal, approve bool) (*Action, error) {
 	event := EventRejected
 	if approve {
 		event = EventApproved
 	}
-	pr, err := d.Verifier.Verify(ctx, token)
-	if err != nil {
-		// Nobody verified: nothing to audit in anyone's name.
-		return nil, &failure.Error{Code: CodeInvalidToken, Field: "token", Message: "is not a valid access token of this server's issuer", Err: err}
-	}
 	var a *Action
-	err = d.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := d.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
 		if a, err = d.Store.Get(ctx, tx, id); err != nil {
 			return err
@@ -109,6 +116,17 @@ func (d *Decider) Decide(ctx context.Context, id, token string, approve bool) (*
 	return a, nil
 }
 
+// StepUpFor returns the step-up a person deciding a call of tool must pass, and whether its
+// contract asks for one: the acr values of COBRANCA_STEPUP_ACR within the contract's max age.
+// The approval page asks the issuer for exactly this (acr_values, max_age).
+func (d *Decider) StepUpFor(tool string) (auth.StepUp, bool) {
+	c := d.Contract(tool)
+	if c == nil || !c.StepUpAuth.Required {
+		return auth.StepUp{}, false
+	}
+	return auth.StepUp{ACRValues: slices.Clone(d.StepUpACR), MaxAge: time.Duration(c.StepUpAuth.MaxAgeSeconds) * time.Second}, true
+}
+
 func decided(a *Action) error {
 	return &failure.Error{Code: CodeDecided, Field: "id", Message: "is " + string(a.State) + ", no longer pending: nothing was changed"}
 }
@@ -125,8 +143,7 @@ func (d *Decider) authorize(pr *auth.Principal, a *Action) error {
 	if pr.Subject == a.Requester.Subject && !c.RequesterMayApprove {
 		return &failure.Error{Code: CodeApproverIsRequester, Field: "token", Message: "is the requester's: another person must decide this call"}
 	}
-	if c.StepUpAuth.Required {
-		req := auth.StepUp{ACRValues: slices.Clone(d.StepUpACR), MaxAge: time.Duration(c.StepUpAuth.MaxAgeSeconds) * time.Second}
+	if req, ok := d.StepUpFor(a.Tool); ok {
 		now := time.Now()
 		if d.Now != nil {
 			now = d.Now()
