@@ -1,0 +1,483 @@
+// Package signin signs people in to cobranca's own web pages (the approval page today, an
+// operations console later): an OpenID Connect relying party of the configured issuer
+// (go-oidc and x/oauth2; in development, the server's own development authorization server),
+// authorization code with PKCE S256, state and nonce bound to the browser by a short-lived
+// pre-session, the ID token verified (iss, aud, exp, nonce, signature) and turned into a
+// principal by auth.PrincipalFromIDToken. A signed-in person holds a server-side session
+// (migration 00090) behind an HttpOnly, SameSite=Lax cookie; every state-changing form is
+// checked by CheckForm (net/http's cross-origin protection and the session's CSRF token).
+//
+// Step-up (RFC 9470 semantics): a page that needs a recent, stronger sign-in sends the person
+// to SignInURL with the requirement; /signin forwards acr_values, max_age and prompt=login to
+// the issuer, and the callback checks what the ID token says (acr among the requested ones,
+// auth_time within max_age) before it replaces the session, refusing otherwise with
+// insufficient_user_authentication.
+package signin
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/request"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// The paths this package serves (internal/server lists them in Routes).
+const (
+	SignInPath   = "/signin"
+	CallbackPath = "/signin/callback"
+	SignOutPath  = "/signout"
+)
+
+// Defaults of Config.
+const (
+	DefaultSessionTTL = 8 * time.Hour
+	DefaultIdleTTL    = 30 * time.Minute
+	// signinTTL is how long a sign-in may take, from /signin to the callback.
+	signinTTL = 10 * time.Minute
+	// discoveryRetry is how long a failed discovery is remembered before the next request
+	// tries again.
+	discoveryRetry = 2 * time.Second
+	// maxStepUpAge bounds max_age on /signin (a day; step-up asks for minutes).
+	maxStepUpAge = 24 * time.Hour
+)
+
+// Codes of the refusals of sign-in and of the forms.
+const (
+	CodeInvalidRequest    failure.Code = "invalid_request"      // a parameter of /signin, or a form field, is malformed
+	CodeStateInvalid      failure.Code = "signin_state_invalid" // no sign-in of this browser matches the callback (none, replayed, expired, wrong state)
+	CodeSigninFailed      failure.Code = "signin_failed"        // the issuer refused, or its answer does not verify
+	CodeCrossOrigin       failure.Code = "cross_origin_request" // a state-changing form posted from another site
+	CodeCSRFInvalid       failure.Code = "csrf_token_invalid"   // a form without the session's CSRF token
+	CodeNotSignedIn       failure.Code = "not_signed_in"        // a form posted without a live session
+	CodeIssuerUnavailable failure.Code = failure.Unavailable    // discovery of the issuer failed: retry
+)
+
+// Refuser answers a request with a refusal page: status, the stable code and a message a
+// person reads. internal/web renders it in the person's language.
+type Refuser func(w http.ResponseWriter, r *http.Request, status int, fe *failure.Error)
+
+// Config configures the relying party.
+type Config struct {
+	// Issuer is the OpenID provider, discovered at Issuer/.well-known/openid-configuration:
+	// COBRANCA_ISSUER, or in development the server's own base URL.
+	Issuer string
+	// ClientID and ClientSecret are cobranca's web client at the issuer
+	// (COBRANCA_OIDC_CLIENT_ID, COBRANCA_OIDC_CLIENT_SECRET; no secret for a public client).
+	ClientID, ClientSecret string
+	// PublicURL is where people reach the server: the redirect URI is PublicURL +
+	// CallbackPath, and an https PublicURL makes the cookies Secure with the __Host- prefix.
+	PublicURL string
+	// AgentClientIDs are COBRANCA_AGENT_CLIENT_IDS (the access tokens' identity rules).
+	AgentClientIDs []string
+	DB             store.DB
+	// SessionTTL is a session's absolute lifetime (DefaultSessionTTL), IdleTTL how long it
+	// lasts unused (DefaultIdleTTL).
+	SessionTTL, IdleTTL time.Duration
+	// HTTPClient talks to the issuer (discovery, token, keys); nil: a client with a 10 s
+	// timeout.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	Now        func() time.Time
+	// Refuse renders refusals; nil: the JSON error body (failure.WriteHTTP).
+	Refuse Refuser
+}
+
+// RP is cobranca's OpenID Connect relying party and its sessions.
+type RP struct {
+	cfg      Config
+	sessions sessions
+	redirect string
+	secure   bool
+	cookie   string // the session cookie's name
+	binding  string // the pre-session cookie's name
+	cop      *http.CrossOriginProtection
+
+	mu        sync.Mutex // guards the discovery below
+	provider  *oidc.Provider
+	lastErr   error
+	lastTried time.Time
+}
+
+// New checks cfg and returns the relying party. It does not reach the issuer: discovery
+// happens on the first sign-in (and again after a failure, at most every two seconds), so
+// serve starts while the issuer is down — and in development, where the issuer is the server
+// itself, before it listens.
+func New(cfg Config) (*RP, error) {
+	var errs []error
+	if cfg.Issuer == "" {
+		errs = append(errs, errors.New("signin: issuer is required"))
+	}
+	if cfg.ClientID == "" {
+		errs = append(errs, errors.New("signin: client id is required"))
+	}
+	if cfg.DB == nil {
+		errs = append(errs, errors.New("signin: store is required"))
+	}
+	u, err := url.Parse(cfg.PublicURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("signin: public URL %q is not an http(s) URL", cfg.PublicURL))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.IdleTTL <= 0 {
+		cfg.IdleTTL = DefaultIdleTTL
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Refuse == nil {
+		cfg.Refuse = func(w http.ResponseWriter, _ *http.Request, status int, fe *failure.Error) {
+			failure.WriteHTTP(w, status, fe)
+		}
+	}
+	rp := &RP{cfg: cfg, sessions: sessions{db: cfg.DB, now: cfg.Now},
+		redirect: strings.TrimSuffix(cfg.PublicURL, "/") + CallbackPath,
+		secure:   u.Scheme == "https", cop: http.NewCrossOriginProtection()}
+	// Over https the cookies are Secure and __Host- (host-only, Path=/). Over plain-http
+	// development a browser would drop a Secure cookie, so there they are plain.
+	rp.cookie, rp.binding = "cobranca_session", "cobranca_signin"
+	if rp.secure {
+		rp.cookie, rp.binding = "__Host-"+rp.cookie, "__Host-"+rp.binding
+	}
+	return rp, nil
+}
+
+// CookieName is the session cookie's name: __Host-cobranca_session over https,
+// cobranca_session over plain http (development).
+func (rp *RP) CookieName() string { return rp.cookie }
+
+// discover returns the issuer's provider, discovering it on first use; a failure is
+// remembered for discoveryRetry, then tried again.
+func (rp *RP) discover(ctx context.Context) (*oidc.Provider, error) {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if rp.provider != nil {
+		return rp.provider, nil
+	}
+	now := time.Now()
+	if rp.lastErr != nil && now.Sub(rp.lastTried) < discoveryRetry {
+		return nil, rp.lastErr
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	// The key set go-oidc fetches later uses the client of this context.
+	p, err := oidc.NewProvider(oidc.ClientContext(context.WithoutCancel(ctx), rp.cfg.HTTPClient), rp.cfg.Issuer)
+	if err != nil {
+		rp.lastErr, rp.lastTried = fmt.Errorf("signin: discovery of %s: %w", rp.cfg.Issuer, err), now
+		return nil, rp.lastErr
+	}
+	rp.provider, rp.lastErr = p, nil
+	return p, nil
+}
+
+func (rp *RP) oauth(p *oidc.Provider) *oauth2.Config {
+	return &oauth2.Config{ClientID: rp.cfg.ClientID, ClientSecret: rp.cfg.ClientSecret, Endpoint: p.Endpoint(),
+		RedirectURL: rp.redirect, Scopes: []string{oidc.ScopeOpenID}}
+}
+
+// SignInURL is where to send a person who must sign in, or sign in again as stepUp demands,
+// to come back to returnTo (a local path): /signin?return=…[&acr_values=…&max_age=…&prompt=login].
+func SignInURL(returnTo string, stepUp *auth.StepUp) string {
+	q := url.Values{"return": {returnTo}}
+	if stepUp != nil {
+		if len(stepUp.ACRValues) > 0 {
+			q.Set("acr_values", strings.Join(stepUp.ACRValues, " "))
+		}
+		if stepUp.MaxAge > 0 {
+			q.Set("max_age", strconv.FormatInt(int64(stepUp.MaxAge/time.Second), 10))
+		}
+		q.Set("prompt", "login")
+	}
+	return SignInPath + "?" + q.Encode()
+}
+
+// LocalPath reports whether s is a path on this server to send a browser back to: it starts
+// with one "/" (not "//" nor "/\", which browsers read as another host), names no scheme or
+// host, and holds no control character. Anything else would make sign-in an open redirect.
+func LocalPath(s string) bool {
+	if len(s) == 0 || len(s) > 2048 || s[0] != '/' || strings.HasPrefix(s, "//") || strings.HasPrefix(s, `/\`) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f || c == '\\' {
+			return false
+		}
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil && strings.HasPrefix(u.Path, "/")
+}
+
+func (rp *RP) refuse(w http.ResponseWriter, r *http.Request, status int, code failure.Code, field, msg string, cause error) {
+	if cause != nil {
+		rp.cfg.Logger.InfoContext(r.Context(), "sign-in refused", slog.String("code", string(code)), slog.Any("cause", cause))
+	}
+	rp.cfg.Refuse(w, r, status, &failure.Error{Code: code, Field: field, Message: msg, Err: cause})
+}
+
+// SignIn serves GET /signin: it records a pre-session for this browser and sends it to the
+// issuer's authorization endpoint.
+func (rp *RP) SignIn() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		returnTo := q.Get("return")
+		if !LocalPath(returnTo) {
+			rp.refuse(w, r, http.StatusBadRequest, CodeInvalidRequest, "return", "must be a path on this server, like /approvals/a_…", nil)
+			return
+		}
+		var su auth.StepUp
+		if v := q.Get("acr_values"); v != "" {
+			// acr values are space-separated tokens; the scope grammar (RFC 6749 NQCHAR) is theirs too.
+			acrs, err := auth.ParseScope(v)
+			if err != nil || len(acrs) > 16 || len(v) > 1024 {
+				rp.refuse(w, r, http.StatusBadRequest, CodeInvalidRequest, "acr_values", "must be up to 16 space-separated values of visible ASCII", nil)
+				return
+			}
+			su.ACRValues = acrs
+		}
+		if v := q.Get("max_age"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 || time.Duration(n)*time.Second > maxStepUpAge {
+				rp.refuse(w, r, http.StatusBadRequest, CodeInvalidRequest, "max_age", "must be a whole number of seconds from 1 to 86400", nil)
+				return
+			}
+			su.MaxAge = time.Duration(n) * time.Second
+		}
+		prompt := q.Get("prompt")
+		if prompt != "" && prompt != "login" {
+			rp.refuse(w, r, http.StatusBadRequest, CodeInvalidRequest, "prompt", `must be "login" or absent`, nil)
+			return
+		}
+		p, err := rp.discover(r.Context())
+		if err != nil {
+			rp.refuse(w, r, http.StatusServiceUnavailable, CodeIssuerUnavailable, "", "the sign-in service does not answer; try again in a moment", err)
+			return
+		}
+		now := rp.cfg.Now()
+		pend := &pending{state: secret(), nonce: secret(), verifier: oauth2.GenerateVerifier(), returnTo: returnTo,
+			stepUp: su, created: now, expires: now.Add(signinTTL)}
+		binding := secret()
+		if err := rp.sessions.startSignin(r.Context(), binding, pend); err != nil {
+			rp.internal(w, r, err)
+			return
+		}
+		opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(pend.verifier), oidc.Nonce(pend.nonce)}
+		if len(su.ACRValues) > 0 {
+			opts = append(opts, oauth2.SetAuthURLParam("acr_values", strings.Join(su.ACRValues, " ")))
+		}
+		if su.MaxAge > 0 {
+			opts = append(opts, oauth2.SetAuthURLParam("max_age", strconv.FormatInt(int64(su.MaxAge/time.Second), 10)))
+		}
+		if prompt != "" {
+			opts = append(opts, oauth2.SetAuthURLParam("prompt", prompt))
+		}
+		rp.setCookie(w, rp.binding, binding, signinTTL)
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, rp.oauth(p).AuthCodeURL(pend.state, opts...), http.StatusFound)
+	})
+}
+
+// errorCode matches the OAuth error codes issuers send (access_denied, login_required…): only
+// such a code from the issuer's redirect is shown back, never other text.
+var errorCode = regexp.MustCompile(`^[a-z_]{1,64}$`)
+
+// Callback serves GET /signin/callback: the issuer's answer. The pre-session is used up
+// whatever happens; on success the browser gets a new session (a previous one is ended) and
+// goes back where the sign-in started.
+func (rp *RP) Callback() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		c, err := r.Cookie(rp.binding)
+		if err != nil {
+			rp.refuse(w, r, http.StatusBadRequest, CodeStateInvalid, "", "no sign-in was started in this browser, or it was used already or took too long: start again from the page", nil)
+			return
+		}
+		rp.clearCookie(w, rp.binding)
+		pend, err := rp.sessions.finishSignin(r.Context(), c.Value)
+		if errors.Is(err, errNoSignin) {
+			rp.refuse(w, r, http.StatusBadRequest, CodeStateInvalid, "", "no sign-in was started in this browser, or it was used already or took too long: start again from the page", nil)
+			return
+		}
+		if err != nil {
+			rp.internal(w, r, err)
+			return
+		}
+		q := r.URL.Query()
+		if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(pend.state)) != 1 {
+			rp.refuse(w, r, http.StatusBadRequest, CodeStateInvalid, "state", "does not match the sign-in this browser started: start again from the page", nil)
+			return
+		}
+		if e := q.Get("error"); e != "" {
+			msg := "the sign-in service refused the sign-in"
+			if errorCode.MatchString(e) {
+				msg += " (" + e + ")"
+			}
+			rp.refuse(w, r, http.StatusForbidden, CodeSigninFailed, "", msg, nil)
+			return
+		}
+		p, err := rp.discover(r.Context())
+		if err != nil {
+			rp.refuse(w, r, http.StatusServiceUnavailable, CodeIssuerUnavailable, "", "the sign-in service does not answer; try again in a moment", err)
+			return
+		}
+		ctx := context.WithValue(r.Context(), oauth2.HTTPClient, rp.cfg.HTTPClient)
+		tok, err := rp.oauth(p).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(pend.verifier))
+		if err != nil {
+			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "code", "the sign-in service did not accept the sign-in: start again from the page", err)
+			return
+		}
+		raw, _ := tok.Extra("id_token").(string)
+		if raw == "" {
+			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the sign-in service sent no ID token", nil)
+			return
+		}
+		idt, err := p.Verifier(&oidc.Config{ClientID: rp.cfg.ClientID, Now: rp.cfg.Now}).Verify(ctx, raw)
+		if err != nil {
+			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the ID token does not verify", err)
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(pend.nonce)) != 1 {
+			rp.refuse(w, r, http.StatusBadRequest, CodeSigninFailed, "nonce", "the ID token is not for the sign-in this browser started: start again from the page", nil)
+			return
+		}
+		var payload json.RawMessage
+		if err := idt.Claims(&payload); err != nil {
+			rp.internal(w, r, err)
+			return
+		}
+		pr, err := auth.PrincipalFromIDToken(payload, rp.cfg.AgentClientIDs)
+		if err != nil {
+			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the ID token names no acceptable identity", err)
+			return
+		}
+		if len(pend.stepUp.ACRValues) > 0 || pend.stepUp.MaxAge > 0 {
+			if err := auth.CheckStepUp(pend.stepUp, pr, rp.cfg.Now()); err != nil {
+				rp.refuse(w, r, http.StatusForbidden, failure.InsufficientUserAuthentication, "", pend.stepUp.Message()+"; the sign-in did not meet it. Nothing was changed", err)
+				return
+			}
+		}
+		if old, err := r.Cookie(rp.cookie); err == nil {
+			// A new sign-in always gets a new session id (no fixation); the old one ends.
+			if err := rp.sessions.delete(r.Context(), old.Value); err != nil {
+				rp.internal(w, r, err)
+				return
+			}
+		}
+		cookie, _, err := rp.sessions.create(r.Context(), pr, rp.cfg.SessionTTL)
+		if err != nil {
+			rp.internal(w, r, err)
+			return
+		}
+		rp.setCookie(w, rp.cookie, cookie, rp.cfg.SessionTTL)
+		rp.cfg.Logger.InfoContext(r.Context(), "signed in", slog.Any("principal", pr))
+		http.Redirect(w, r, pend.returnTo, http.StatusSeeOther)
+	})
+}
+
+// SignOut serves POST /signout (a form with the session's CSRF token, CheckForm): the session
+// ends, its cookie is cleared, and the browser goes to the form's return path (a local path;
+// else the sign-in page).
+func (rp *RP) SignOut() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := rp.CheckForm(w, r); !ok {
+			return
+		}
+		c, _ := r.Cookie(rp.cookie) // CheckForm found it
+		if err := rp.sessions.delete(r.Context(), c.Value); err != nil {
+			rp.internal(w, r, err)
+			return
+		}
+		rp.clearCookie(w, rp.cookie)
+		returnTo := r.PostFormValue("return")
+		if !LocalPath(returnTo) {
+			returnTo = SignInPath + "?" + url.Values{"return": {"/"}}.Encode()
+		}
+		http.Redirect(w, r, returnTo, http.StatusSeeOther)
+	})
+}
+
+// Session returns the browser's live session, or nil when it has none (no cookie, ended,
+// expired or idle too long).
+func (rp *RP) Session(r *http.Request) (*Session, error) {
+	c, err := r.Cookie(rp.cookie)
+	if err != nil || c.Value == "" {
+		return nil, nil
+	}
+	return rp.sessions.get(r.Context(), c.Value, rp.cfg.IdleTTL)
+}
+
+// maxFormBytes bounds a form's body.
+const maxFormBytes = 8 << 10
+
+// CheckForm checks a state-changing form post: it must come from this site (net/http's
+// cross-origin protection: Sec-Fetch-Site, else Origin against Host), from a browser with a
+// live session, carrying that session's CSRF token in the field csrf (compared in constant
+// time). It returns the session, or answers the refusal and false: cross_origin_request
+// (403), not_signed_in (401), csrf_token_invalid (403). The form is parsed (bounded).
+func (rp *RP) CheckForm(w http.ResponseWriter, r *http.Request) (*Session, bool) {
+	if err := rp.cop.Check(r); err != nil {
+		rp.refuse(w, r, http.StatusForbidden, CodeCrossOrigin, "", "this form was sent from another site; open the page here and use its buttons", nil)
+		return nil, false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		rp.refuse(w, r, http.StatusBadRequest, CodeInvalidRequest, "", "the form could not be read", err)
+		return nil, false
+	}
+	sess, err := rp.Session(r)
+	if err != nil {
+		rp.internal(w, r, err)
+		return nil, false
+	}
+	if sess == nil {
+		rp.refuse(w, r, http.StatusUnauthorized, CodeNotSignedIn, "", "you are not signed in (or your session ended): sign in and try again", nil)
+		return nil, false
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(sess.CSRF)) != 1 {
+		rp.refuse(w, r, http.StatusForbidden, CodeCSRFInvalid, "csrf", "is missing or not this session's: reload the page and try again", nil)
+		return nil, false
+	}
+	return sess, true
+}
+
+func (rp *RP) internal(w http.ResponseWriter, r *http.Request, err error) {
+	ref := request.From(r.Context()).ID
+	rp.cfg.Logger.ErrorContext(r.Context(), "sign-in failed", slog.String("ref", ref), slog.Any("err", err))
+	rp.cfg.Refuse(w, r, http.StatusInternalServerError, &failure.Error{Code: failure.Internal, Message: "internal error (ref " + ref + ")", Err: err})
+}
+
+func (rp *RP) setCookie(w http.ResponseWriter, name, value string, ttl time.Duration) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: int(ttl / time.Second),
+		HttpOnly: true, Secure: rp.secure, SameSite: http.SameSiteLaxMode})
+}
+
+func (rp *RP) clearCookie(w http.ResponseWriter, name string) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: rp.secure, SameSite: http.SameSiteLaxMode})
+}

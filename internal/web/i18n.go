@@ -1,0 +1,103 @@
+package web
+
+import (
+	"golang.org/x/text/language"
+
+	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/signin"
+)
+
+// texts are a page's words in one language.
+type texts struct {
+	Tag, Name                                  string // the language's tag (lang=) and its name in itself
+	ApprovalTitle, RefusalTitle                string
+	Intro                                      string
+	State, Tool, RequestedBy, ThroughAgent     string
+	Client, Requested, Expires, DecidedBy      string
+	Preview, SideEffects, NoSideEffects        string
+	Approve, Reject, StepUpNote                string
+	SignedInAs, AgentFor, SignOut, SignInAgain string
+	BackToApproval                             string
+	States                                     map[approval.State]string
+	// Codes says, for each refusal a page shows, what happened; a code without an entry
+	// shows Unknown.
+	Codes   map[failure.Code]string
+	Unknown string
+}
+
+// supported are the pages' languages, the default first.
+var supported = []texts{english, portuguese}
+
+var matcher = language.NewMatcher([]language.Tag{language.English, language.BrazilianPortuguese})
+
+// pick returns the language of a request: ?lang= when it names one, else the best match of
+// Accept-Language, else English.
+func pick(query, acceptLanguage string) *texts {
+	_, i := language.MatchStrings(matcher, query, acceptLanguage)
+	return &supported[i]
+}
+
+var english = texts{
+	Tag: "en", Name: "English",
+	ApprovalTitle: "Approve a critical call", RefusalTitle: "Not done",
+	Intro: "An agent asked to run the call below. It runs only if a person approves exactly this call; nothing has happened yet.",
+	State: "State", Tool: "Tool", RequestedBy: "Requested by", ThroughAgent: "through the agent",
+	Client: "Client", Requested: "Requested at", Expires: "Expires at", DecidedBy: "Decided by",
+	Preview: "What it will do", SideEffects: "Side effects", NoSideEffects: "None declared.",
+	Approve: "Approve", Reject: "Reject",
+	StepUpNote: "Deciding needs a recent, stronger sign-in; if yours is not, you will be asked to sign in again:",
+	SignedInAs: "Signed in as", AgentFor: "an agent:", SignOut: "Sign out", SignInAgain: "Sign in",
+	BackToApproval: "Back to the approval",
+	States: map[approval.State]string{approval.Pending: "waiting for a decision", approval.Approved: "approved (waiting for the agent's retry)",
+		approval.Rejected: "rejected", approval.Executed: "approved and executed", approval.Expired: "expired"},
+	Codes: map[failure.Code]string{
+		approval.CodeApproverIsAgent:           "An agent cannot approve or reject a call: only a person can. Sign in as yourself.",
+		approval.CodeApproverIsRequester:       "You asked for this call (through your agent): another person must decide it.",
+		failure.InsufficientUserAuthentication: "This decision needs a recent, stronger sign-in, and the sign-in did not provide it.",
+		approval.CodeDecided:                   "This approval is no longer waiting for a decision: nothing was changed.",
+		approval.CodeNotFound:                  "There is no approval with this id.",
+		signin.CodeCrossOrigin:                 "The form was sent from another site, so it was refused. Open the approval page and use its buttons.",
+		signin.CodeCSRFInvalid:                 "The form's security token is missing or out of date. Reload the page and try again.",
+		signin.CodeNotSignedIn:                 "You are not signed in, or your session ended. Sign in and try again.",
+		signin.CodeStateInvalid:                "This sign-in does not match one started in this browser (or it was already used, or took too long). Start again from the page.",
+		signin.CodeSigninFailed:                "The sign-in did not complete.",
+		signin.CodeInvalidRequest:              "The request is malformed.",
+		failure.Unavailable:                    "The sign-in service does not answer. Try again in a moment.",
+		failure.Internal:                       "Something went wrong on our side.",
+		codeNotFound:                           "There is no such page.",
+	},
+	Unknown: "The request was refused.",
+}
+
+var portuguese = texts{
+	Tag: "pt-BR", Name: "Português",
+	ApprovalTitle: "Aprovar uma chamada crítica", RefusalTitle: "Não realizado",
+	Intro: "Um agente pediu para executar a chamada abaixo. Ela só é executada se uma pessoa aprovar exatamente esta chamada; nada aconteceu ainda.",
+	State: "Situação", Tool: "Ferramenta", RequestedBy: "Pedida por", ThroughAgent: "por meio do agente",
+	Client: "Cliente OAuth", Requested: "Pedida em", Expires: "Expira em", DecidedBy: "Decidida por",
+	Preview: "O que ela fará", SideEffects: "Efeitos colaterais", NoSideEffects: "Nenhum declarado.",
+	Approve: "Aprovar", Reject: "Rejeitar",
+	StepUpNote: "Decidir exige um login recente e mais forte; se o seu não for, você será levado a entrar de novo:",
+	SignedInAs: "Conectado como", AgentFor: "um agente:", SignOut: "Sair", SignInAgain: "Entrar",
+	BackToApproval: "Voltar à aprovação",
+	States: map[approval.State]string{approval.Pending: "aguardando decisão", approval.Approved: "aprovada (aguardando a nova tentativa do agente)",
+		approval.Rejected: "rejeitada", approval.Executed: "aprovada e executada", approval.Expired: "expirada"},
+	Codes: map[failure.Code]string{
+		approval.CodeApproverIsAgent:           "Um agente não pode aprovar nem rejeitar uma chamada: só uma pessoa pode. Entre com a sua própria identidade.",
+		approval.CodeApproverIsRequester:       "Você pediu esta chamada (por meio do seu agente): outra pessoa deve decidi-la.",
+		failure.InsufficientUserAuthentication: "Esta decisão exige um login recente e mais forte, e o login não o ofereceu.",
+		approval.CodeDecided:                   "Esta aprovação não aguarda mais uma decisão: nada foi alterado.",
+		approval.CodeNotFound:                  "Não existe aprovação com este identificador.",
+		signin.CodeCrossOrigin:                 "O formulário foi enviado de outro site e por isso foi recusado. Abra a página de aprovação e use os botões dela.",
+		signin.CodeCSRFInvalid:                 "O token de segurança do formulário está ausente ou desatualizado. Recarregue a página e tente de novo.",
+		signin.CodeNotSignedIn:                 "Você não está conectado, ou a sua sessão terminou. Entre e tente de novo.",
+		signin.CodeStateInvalid:                "Este login não corresponde a um iniciado neste navegador (ou já foi usado, ou demorou demais). Comece de novo pela página.",
+		signin.CodeSigninFailed:                "O login não foi concluído.",
+		signin.CodeInvalidRequest:              "A requisição está malformada.",
+		failure.Unavailable:                    "O serviço de login não responde. Tente de novo em instantes.",
+		failure.Internal:                       "Algo deu errado do nosso lado.",
+		codeNotFound:                           "Esta página não existe.",
+	},
+	Unknown: "A requisição foi recusada.",
+}

@@ -1,0 +1,314 @@
+// Package web is cobranca's pages for people: sign-in (internal/signin's relying party) and the
+// approval page, where a signed-in person approves or rejects a critical call an agent asked
+// for. Pages are server-rendered (html/template), work without JavaScript, and speak English
+// and Brazilian Portuguese (Accept-Language, or ?lang=).
+//
+// The package is the HTTP surface only: who may decide, and the decision itself, are
+// approval.Decider's (DecideAs, the check the CLI runs too); sessions, CSRF tokens and the
+// step-up round trip are internal/signin's. It lives apart from internal/approval so that the
+// domain package keeps no HTTP, templates or sessions, and apart from internal/signin so that
+// sign-in serves the pages to come (an operations console) as well.
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/ident"
+	"github.com/cobranca/cobranca/internal/request"
+	"github.com/cobranca/cobranca/internal/signin"
+)
+
+// ApprovalPattern is the approval page's route (GET shows it, POST decides).
+const ApprovalPattern = "/approvals/{id}"
+
+// Paths lists every path Handler serves, for internal/server's Routes.
+var Paths = []string{signin.SignInPath, signin.CallbackPath, signin.SignOutPath, ApprovalPattern}
+
+// codeNotFound answers a path the pages do not have.
+const codeNotFound failure.Code = "not_found"
+
+//go:embed style.css
+var css string
+
+//go:embed page.html
+var pageHTML string
+
+var tmpl = template.Must(template.New("").Funcs(template.FuncMap{
+	"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+}).Parse(pageHTML))
+
+// Config is what the pages need.
+type Config struct {
+	// Signin configures sign-in; its Refuse is the pages' (set by New).
+	Signin signin.Config
+	// Decider decides approvals (its Store and DB also read them).
+	Decider *approval.Decider
+	Logger  *slog.Logger
+}
+
+// Pages serves the pages.
+type Pages struct {
+	rp      *signin.RP
+	decider *approval.Decider
+	log     *slog.Logger
+	csp     string
+	mux     *http.ServeMux
+}
+
+// New returns the pages' handler.
+func New(cfg Config) (*Pages, error) {
+	if cfg.Decider == nil {
+		return nil, errors.New("web: a Decider is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Pages{decider: cfg.Decider, log: cfg.Logger}
+	cfg.Signin.Refuse = p.refuse
+	if cfg.Signin.Logger == nil {
+		cfg.Signin.Logger = cfg.Logger
+	}
+	rp, err := signin.New(cfg.Signin)
+	if err != nil {
+		return nil, err
+	}
+	p.rp = rp
+	p.csp = csp(cfg.Signin.Issuer, cfg.Signin.PublicURL)
+	mux := http.NewServeMux()
+	mux.Handle("GET "+signin.SignInPath, rp.SignIn())
+	mux.Handle("GET "+signin.CallbackPath, rp.Callback())
+	mux.Handle("POST "+signin.SignOutPath, rp.SignOut())
+	mux.HandleFunc("GET "+ApprovalPattern, p.show)
+	mux.HandleFunc("POST "+ApprovalPattern, p.decide)
+	p.mux = mux
+	return p, nil
+}
+
+// csp is the pages' Content-Security-Policy: nothing but the one inline style (by its hash);
+// no script at all; forms post only here — and, when the issuer is another origin, there,
+// because a form whose answer redirects to the issuer (a step-up) is held to form-action all
+// along the redirect chain; no framing.
+func csp(issuer, public string) string {
+	sum := sha256.Sum256([]byte(css))
+	formAction := "'self'"
+	if o := origin(issuer); o != "" && o != origin(public) {
+		formAction += " " + o
+	}
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; form-action " + formAction +
+		"; frame-ancestors 'none'; base-uri 'none'"
+}
+
+func origin(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// ServeHTTP serves every path in Paths, with the security headers on every answer.
+func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", p.csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	p.mux.ServeHTTP(w, r)
+}
+
+// langLink is one entry of the language switch.
+type langLink struct {
+	Tag, Name, Href string
+	Current         bool
+}
+
+// refusal is a refusal as a page shows it.
+type refusal struct {
+	Status           int
+	Code             failure.Code
+	Headline, Detail string
+	SignIn, Back     string // links: sign in and come back; back to the approval
+}
+
+type pageData struct {
+	Lang    string
+	T       *texts
+	CSS     template.CSS
+	Title   string
+	Langs   []langLink
+	Here    string // this page's local path, with ?lang= when chosen
+	Session *signin.Session
+	Action  *approval.Action
+	StepUp  string
+	Refusal *refusal
+}
+
+// newPage starts a page for r in its language.
+func newPage(r *http.Request, title func(*texts) string) *pageData {
+	q := r.URL.Query()
+	t := pick(q.Get("lang"), r.Header.Get("Accept-Language"))
+	d := &pageData{Lang: t.Tag, T: t, CSS: template.CSS(css), Title: title(t), Here: r.URL.Path}
+	if q.Get("lang") != "" {
+		d.Here += "?" + url.Values{"lang": {t.Tag}}.Encode()
+	}
+	for i := range supported {
+		s := &supported[i]
+		d.Langs = append(d.Langs, langLink{Tag: s.Tag, Name: s.Name, Current: s == t,
+			Href: r.URL.Path + "?" + url.Values{"lang": {s.Tag}}.Encode()})
+	}
+	return d
+}
+
+func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, d *pageData) {
+	var b bytes.Buffer
+	if err := tmpl.ExecuteTemplate(&b, "page", d); err != nil {
+		p.log.ErrorContext(r.Context(), "page failed to render", slog.Any("err", err))
+		http.Error(w, "internal error (ref "+request.From(r.Context()).ID+")", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}
+
+// refuse renders a refusal: what happened in the reader's language, and the stable code,
+// field and message (fe.Text()) beside it. It is signin's Refuser too.
+func (p *Pages) refuse(w http.ResponseWriter, r *http.Request, status int, fe *failure.Error) {
+	d := newPage(r, func(t *texts) string { return t.RefusalTitle })
+	headline, ok := d.T.Codes[fe.Code]
+	if !ok {
+		headline = d.T.Unknown
+	}
+	ref := &refusal{Status: status, Code: fe.Code, Headline: headline, Detail: fe.Text()}
+	switch fe.Code {
+	case signin.CodeNotSignedIn, approval.CodeApproverIsAgent, approval.CodeApproverIsRequester:
+		// Sign in (as someone else) and come back to this page.
+		ref.SignIn = signin.SignInURL(d.Here, nil)
+	}
+	if strings.HasPrefix(r.URL.Path, "/approvals/") && fe.Code != approval.CodeNotFound {
+		ref.Back = d.Here
+	}
+	d.Refusal = ref
+	p.render(w, r, status, d)
+}
+
+// validID reports whether id can name an approval; another one is refused before sign-in.
+func validID(id string) bool { return ident.Valid(approval.Prefix, id) }
+
+// signedIn returns the request's session, sending the browser to sign in (and back) when it
+// has none; false: answered.
+func (p *Pages) signedIn(w http.ResponseWriter, r *http.Request, here string) (*signin.Session, bool) {
+	sess, err := p.rp.Session(r)
+	if err != nil {
+		p.internal(w, r, err)
+		return nil, false
+	}
+	if sess == nil {
+		http.Redirect(w, r, signin.SignInURL(here, nil), http.StatusSeeOther)
+		return nil, false
+	}
+	info := request.From(r.Context())
+	info.Subject, info.Client = sess.Principal.Subject, sess.Principal.ClientID
+	return sess, true
+}
+
+// show serves GET /approvals/{id}: the approval, for a signed-in person.
+func (p *Pages) show(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !validID(id) {
+		p.refuse(w, r, http.StatusNotFound, &failure.Error{Code: approval.CodeNotFound, Field: "id", Message: "names no approval"})
+		return
+	}
+	d := newPage(r, func(t *texts) string { return t.ApprovalTitle })
+	sess, ok := p.signedIn(w, r, d.Here)
+	if !ok {
+		return
+	}
+	a, err := p.decider.Store.Get(r.Context(), p.decider.DB, id)
+	if errors.Is(err, approval.ErrNotFound) {
+		p.refuse(w, r, http.StatusNotFound, &failure.Error{Code: approval.CodeNotFound, Field: "id", Message: "names no approval"})
+		return
+	}
+	if err != nil {
+		p.internal(w, r, err)
+		return
+	}
+	d.Session, d.Action = sess, a
+	if su, ok := p.decider.StepUpFor(a.Tool); ok {
+		d.StepUp = su.Message()
+	}
+	p.render(w, r, http.StatusOK, d)
+}
+
+// statusOf is the HTTP status of a decision's refusal.
+var statusOf = map[failure.Code]int{
+	approval.CodeApproverIsAgent:           http.StatusForbidden,
+	approval.CodeApproverIsRequester:       http.StatusForbidden,
+	failure.InsufficientUserAuthentication: http.StatusForbidden,
+	approval.CodeDecided:                   http.StatusConflict,
+	approval.CodeNotFound:                  http.StatusNotFound,
+}
+
+// decide serves POST /approvals/{id} (decision=approve|reject, csrf): the signed-in person
+// decides through approval.Decider.DecideAs. A session that fails the contract's step-up is
+// sent to sign in again as it demands (acr_values, max_age, prompt=login), then back to the
+// page, where the person decides again.
+func (p *Pages) decide(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	sess, ok := p.rp.CheckForm(w, r)
+	if !ok {
+		return
+	}
+	info := request.From(r.Context())
+	info.Subject, info.Client = sess.Principal.Subject, sess.Principal.ClientID
+	var approve bool
+	switch r.PostFormValue("decision") {
+	case "approve":
+		approve = true
+	case "reject":
+	default:
+		p.refuse(w, r, http.StatusBadRequest, &failure.Error{Code: signin.CodeInvalidRequest, Field: "decision", Message: `must be "approve" or "reject"`})
+		return
+	}
+	here := newPage(r, func(t *texts) string { return "" }).Here
+	_, err := p.decider.DecideAs(r.Context(), id, sess.Principal, approve)
+	if err == nil {
+		http.Redirect(w, r, here, http.StatusSeeOther)
+		return
+	}
+	if su, ok := errors.AsType[*auth.StepUpError](err); ok {
+		http.Redirect(w, r, signin.SignInURL(here, &su.Required), http.StatusSeeOther)
+		return
+	}
+	if fe, ok := failure.As(err); ok {
+		status, known := statusOf[fe.Code]
+		if !known {
+			status = http.StatusForbidden
+		}
+		p.refuse(w, r, status, fe)
+		return
+	}
+	p.internal(w, r, err)
+}
+
+func (p *Pages) internal(w http.ResponseWriter, r *http.Request, err error) {
+	ref := request.From(r.Context()).ID
+	p.log.ErrorContext(r.Context(), "page failed", slog.String("ref", ref), slog.Any("err", err))
+	p.refuse(w, r, http.StatusInternalServerError, &failure.Error{Code: failure.Internal, Message: fmt.Sprintf("internal error (ref %s)", ref)})
+}
