@@ -11,7 +11,11 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/store"
 )
 
 // approvalsListMax bounds `approvals list`.
@@ -144,17 +148,12 @@ func approvalsDecide(ctx context.Context, e env, fs *flagSet, args []string, app
 	if err != nil {
 		return err
 	}
-	contracts := map[string]*contract.Contract{}
-	for _, t := range tools {
-		contracts[t.Contract.Name] = t.Contract
-	}
 	return withAdmin(ctx, e, func(a admin) error {
 		s, err := approval.New(a.cfg.ApprovalTTL, nil)
 		if err != nil {
 			return err
 		}
-		d := &approval.Decider{Store: s, DB: a.db, Verifier: authn, Audit: a.log, StepUpACR: a.cfg.StepUpACR,
-			Contract: func(name string) *contract.Contract { return contracts[name] }}
+		d := newDecider(s, a.db, authn, a.log, a.cfg, tools)
 		x, err := d.Decide(ctx, ids[0], token, approve)
 		if err != nil {
 			return err
@@ -162,4 +161,15 @@ func approvalsDecide(ctx context.Context, e env, fs *flagSet, args []string, app
 		_, err = fmt.Fprintf(e.stdout, "%s %s (%s) by %s at %s\n", x.State, x.ID, x.Tool, x.Approver.Subject, x.Decided.UTC().Format(time.RFC3339))
 		return err
 	})
+}
+
+// newDecider is the one check of every surface that decides approvals (the CLI, the approval
+// page): the served tools' contracts, COBRANCA_STEPUP_ACR, decisions audited in alog.
+func newDecider(s *approval.Store, db store.DB, authn *auth.Authenticator, alog approval.Appender, cfg config.Config, tools []pipeline.Tool) *approval.Decider {
+	contracts := map[string]*contract.Contract{}
+	for _, t := range tools {
+		contracts[t.Contract.Name] = t.Contract
+	}
+	return &approval.Decider{Store: s, DB: db, Verifier: authn, Audit: alog, StepUpACR: cfg.StepUpACR,
+		Contract: func(name string) *contract.Contract { return contracts[name] }}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/authserver"
 	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/contract"
@@ -23,7 +24,9 @@ import (
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/server"
+	"github.com/cobranca/cobranca/internal/signin"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/web"
 )
 
 func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
@@ -179,6 +182,15 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		}
 		authServer = as
 	}
+	pages, err := web.New(web.Config{
+		Signin: signin.Config{Issuer: authn.Issuer(), ClientID: webClientID(cfg.Config), ClientSecret: cfg.OIDCClientSecret,
+			PublicURL: cfg.Public(), AgentClientIDs: cfg.AgentClientIDs, DB: db},
+		Decider: newDecider(approvals, db, authn, alog, cfg.Config, tools),
+		Logger:  log,
+	})
+	if err != nil {
+		return fmt.Errorf("the approval page: %w", err)
+	}
 	handler := server.Routes(server.Deps{
 		Logger:         log,
 		Auth:           authn,
@@ -190,6 +202,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		Limits:         limiter,
 		Downloads:      &files.Downloads{DB: db, Links: links, Audit: alog, Logger: log},
 		AuthServer:     authServer,
+		Web:            pages,
 	})
 
 	rawLn, err := net.Listen("tcp", cfg.Addr)
@@ -312,4 +325,13 @@ func newOutbox(db store.DB, cfg config.Config, log *slog.Logger) (*outbox.Outbox
 		from = "cobranca@localhost"
 	}
 	return outbox.New(db, outbox.Config{Sender: sender, From: from, Logger: log})
+}
+
+// webClientID is the pages' OIDC client: COBRANCA_OIDC_CLIENT_ID (required in production), or
+// in development the development authorization server's built-in client.
+func webClientID(cfg config.Config) string {
+	if cfg.OIDCClientID != "" {
+		return cfg.OIDCClientID
+	}
+	return auth.DevWebClientID
 }

@@ -70,6 +70,13 @@ type Config struct {
 	AgentClientIDs []string
 	// StepUpACR are the acr values that satisfy step-up authentication.
 	StepUpACR []string
+	// OIDCClientID is cobranca's own web client at the issuer, with which people sign in to
+	// its pages (internal/signin). Required in production; development defaults to the
+	// development authorization server's built-in client (cmd/cobranca).
+	OIDCClientID string
+	// OIDCClientSecret is that client's secret, for an issuer that wants one; empty for a
+	// public client (PKCE only). Secret.
+	OIDCClientSecret string
 
 	// RateLimits are the budgets per principal, per origin and per tier,
 	// as written (`N/PERIOD[,burst=B]` or `off`): the syntax is the
@@ -156,6 +163,8 @@ const (
 	VarSMTPURL       = "COBRANCA_SMTP_URL"
 	VarMailFrom      = "COBRANCA_MAIL_FROM"
 	VarPublicURL     = "COBRANCA_PUBLIC_URL"
+	VarOIDCClientID  = "COBRANCA_OIDC_CLIENT_ID"
+	VarOIDCSecret    = "COBRANCA_OIDC_CLIENT_SECRET"
 )
 
 // The values of COBRANCA_LOG_FORMAT.
@@ -189,6 +198,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("jwt_public_key", c.JWTPublicKey),
 		slog.Any("agent_client_ids", c.AgentClientIDs),
 		slog.Any("stepup_acr", c.StepUpACR),
+		slog.String("oidc_client_id", c.OIDCClientID),
+		slog.Bool("oidc_client_secret_set", c.OIDCClientSecret != ""),
 		slog.String("rate_principal", c.RateLimits.Principal),
 		slog.String("rate_origin", c.RateLimits.Origin),
 		slog.String("rate_write", c.RateLimits.Write),
@@ -349,6 +360,8 @@ var variables = []variable{
 		c.StepUpACR = list
 		return err
 	}},
+	{VarOIDCClientID, "", "The OAuth client id of cobranca's own web pages (the approval page) at COBRANCA_ISSUER: people sign in to them with OpenID Connect (authorization code + PKCE); register the redirect URI `<COBRANCA_PUBLIC_URL>/signin/callback` there. Required in production; development default: `cobranca-web`, the development authorization server's built-in client.", asWritten(func(c *Config) *string { return &c.OIDCClientID })},
+	{VarOIDCSecret, "", "That client's secret, if the issuer gives it one (a confidential client); unset for a public client. Never logged.", asWritten(func(c *Config) *string { return &c.OIDCClientSecret })},
 	{"COBRANCA_DATA_DIR", "./data", "Directory for the embedded database and development keys.", func(c *Config, v string) error {
 		if v == "" {
 			return errors.New("must not be empty")
@@ -565,6 +578,9 @@ func Load(environ []string) (Config, error) {
 	}
 	if c.Production() && c.PublicURL == "" {
 		errs = append(errs, errors.New(VarPublicURL+": required in production"))
+	}
+	if c.Production() && c.OIDCClientID == "" {
+		errs = append(errs, errors.New(VarOIDCClientID+": required in production (people sign in to the approval page with it)"))
 	}
 	return c, errors.Join(errs...)
 }

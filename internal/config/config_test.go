@@ -47,9 +47,14 @@ func TestLoadValues(t *testing.T) {
 		"COBRANCA_MAX_FILE_BYTES=1MiB",
 		"COBRANCA_SMTP_URL=smtp://mailer:pw@mail.example.com:587",
 		"COBRANCA_MAIL_FROM=cobranca@example.com",
+		"COBRANCA_OIDC_CLIENT_ID=cobranca-pages",
+		"COBRANCA_OIDC_CLIENT_SECRET=s3cret-of-the-pages",
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.OIDCClientID != "cobranca-pages" || c.OIDCClientSecret != "s3cret-of-the-pages" {
+		t.Errorf("OIDCClientID %q, OIDCClientSecret set %t", c.OIDCClientID, c.OIDCClientSecret != "")
 	}
 	if c.LinkKeys != "l1:0123456789abcdef0123456789abcdef" || c.PublicURL != "https://cobranca.example.com/" || c.MaxFileBytes != 1<<20 {
 		t.Errorf("LinkKeys set %t, PublicURL %q, MaxFileBytes %d", c.LinkKeys != "", c.PublicURL, c.MaxFileBytes)
@@ -137,7 +142,7 @@ func TestStoreVariables(t *testing.T) {
 		{"development defaults", nil, func(c Config) bool { return c.DatabaseURL == "" && c.AutoMigrate && c.AuditKey == "" }, ""},
 		{"production does not auto-migrate", []string{"COBRANCA_ENV=production", "COBRANCA_AUDIT_KEY=" + key, "COBRANCA_REQUEST_STATE_KEYS=k:" + key,
 			"COBRANCA_LINK_KEYS=k:" + key, "COBRANCA_PUBLIC_URL=https://c.example.com",
-			"COBRANCA_SMTP_URL=smtps://mail.example.com", "COBRANCA_MAIL_FROM=c@example.com"},
+			"COBRANCA_SMTP_URL=smtps://mail.example.com", "COBRANCA_MAIL_FROM=c@example.com", "COBRANCA_OIDC_CLIENT_ID=pages"},
 			func(c Config) bool { return !c.AutoMigrate }, ""},
 		{"explicit auto-migrate", []string{"COBRANCA_AUTO_MIGRATE=false"}, func(c Config) bool { return !c.AutoMigrate }, ""},
 		{"postgres", []string{"COBRANCA_DATABASE_URL=postgres://app:secret@db/cobranca"}, func(c Config) bool { return c.DatabaseURL == "postgres://app:secret@db/cobranca" }, ""},
@@ -152,6 +157,8 @@ func TestStoreVariables(t *testing.T) {
 		{"production needs an SMTP server", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_SMTP_URL: required"},
 		{"production needs a sender address", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_MAIL_FROM: required"},
 		{"production needs a public URL", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_PUBLIC_URL: required"},
+		{"production needs the pages' OIDC client", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_OIDC_CLIENT_ID: required"},
+		{"development has a default OIDC client", nil, func(c Config) bool { return c.OIDCClientID == "" && c.OIDCClientSecret == "" }, ""},
 		{"production's public URL is https", []string{"COBRANCA_ENV=production", "COBRANCA_PUBLIC_URL=http://c.example.com"}, nil, "COBRANCA_PUBLIC_URL: must be https"},
 		{"production's public URL is https, in any case", []string{"COBRANCA_ENV=production", "COBRANCA_PUBLIC_URL=HTTP://c.example.com"}, nil, "COBRANCA_PUBLIC_URL: must be https"},
 		{"development's may be http", []string{"COBRANCA_PUBLIC_URL=http://localhost:8080/x/"}, func(c Config) bool { return c.PublicURL == "http://localhost:8080/x/" }, ""},
@@ -179,13 +186,13 @@ func TestStoreVariables(t *testing.T) {
 
 func TestLogValueRedactsSecrets(t *testing.T) {
 	c, err := Load([]string{"COBRANCA_DATABASE_URL=postgres://app:hunter2hunter2@db/cobranca", "COBRANCA_AUDIT_KEY=supersecretsupersecretsupersecret!",
-		"COBRANCA_SMTP_URL=smtp://mailer:smtpsecret42@mail.example.com:587"})
+		"COBRANCA_SMTP_URL=smtp://mailer:smtpsecret42@mail.example.com:587", "COBRANCA_OIDC_CLIENT_SECRET=oidcsecret77"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
 	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
-	for _, secret := range []string{"hunter2hunter2", "supersecret", "smtpsecret42"} {
+	for _, secret := range []string{"hunter2hunter2", "supersecret", "smtpsecret42", "oidcsecret77"} {
 		if strings.Contains(b.String(), secret) {
 			t.Errorf("log line contains %q:\n%s", secret, b.String())
 		}

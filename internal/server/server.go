@@ -23,7 +23,9 @@ import (
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/request"
+	"github.com/cobranca/cobranca/internal/signin"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/web"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -51,6 +53,11 @@ type Deps struct {
 	// (internal/authserver), served at authserver.Paths; nil outside
 	// development mode, where none of those paths exists.
 	AuthServer http.Handler
+	// Web serves the pages for people (internal/web): sign-in (GET /signin, GET
+	// /signin/callback, POST /signout) and the approval page (GET and POST
+	// /approvals/{id}). A session cookie, not a bearer token, is their credential;
+	// their forms are checked for cross-site posts and CSRF tokens there. Nil: no pages.
+	Web http.Handler
 }
 
 // Routes returns the whole HTTP surface of cobranca.
@@ -97,6 +104,20 @@ func Routes(d Deps) http.Handler {
 		r.Handle("/files/*", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			failure.WriteHTTP(w, http.StatusNotFound, &failure.Error{Code: codeNotFound, Message: "no such path: a download link is /files/{fileId}/download?…"})
 		}))
+	}
+
+	// The pages for people, under the per-origin budget like downloads: every answer reads
+	// the store.
+	if d.Web != nil {
+		pages := d.Web
+		if d.Limits != nil {
+			pages = d.Limits.Origin(pages)
+		}
+		r.Method(http.MethodGet, signin.SignInPath, pages)
+		r.Method(http.MethodGet, signin.CallbackPath, pages)
+		r.Method(http.MethodPost, signin.SignOutPath, pages)
+		r.Method(http.MethodGet, web.ApprovalPattern, pages)
+		r.Method(http.MethodPost, web.ApprovalPattern, pages)
 	}
 
 	r.Group(func(r chi.Router) {

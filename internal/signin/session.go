@@ -97,9 +97,12 @@ func (s *sessions) finishSignin(ctx context.Context, binding string) (*pending, 
 		maxAge           *int64
 		created, expires int64
 	)
-	err := s.db.QueryRow(ctx, `DELETE FROM web_signin WHERE id_hash = $1
+	// In a transaction: a read-only handle (SQLite's readers) must not run the DELETE.
+	err := s.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.QueryRow(ctx, `DELETE FROM web_signin WHERE id_hash = $1
 RETURNING state, nonce, verifier, return_to, acr_values, max_age, created_at, expires_at`, idHash(binding)).
-		Scan(&p.state, &p.nonce, &p.verifier, &p.returnTo, &acr, &maxAge, &created, &expires)
+			Scan(&p.state, &p.nonce, &p.verifier, &p.returnTo, &acr, &maxAge, &created, &expires)
+	})
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, errNoSignin
 	}

@@ -35,9 +35,6 @@ import (
 // ApprovalPattern is the approval page's route (GET shows it, POST decides).
 const ApprovalPattern = "/approvals/{id}"
 
-// Paths lists every path Handler serves, for internal/server's Routes.
-var Paths = []string{signin.SignInPath, signin.CallbackPath, signin.SignOutPath, ApprovalPattern}
-
 // codeNotFound answers a path the pages do not have.
 const codeNotFound failure.Code = "not_found"
 
@@ -121,7 +118,7 @@ func origin(s string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-// ServeHTTP serves every path in Paths, with the security headers on every answer.
+// ServeHTTP serves signin's paths and ApprovalPattern, with the security headers on every answer.
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", p.csp)

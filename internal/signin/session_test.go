@@ -1,0 +1,196 @@
+package signin
+
+import (
+	"bytes"
+	"context"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/pgtest"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
+)
+
+var pg = pgtest.New()
+
+func TestMain(m *testing.M) { pg.Run(m) }
+
+// clock is a movable clock.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// TestSessions: on both stores, as the serving role: a session reads back as created, is
+// found only by its cookie value (the table holds its hash), ends after its idle time without
+// use, lasts while used, ends at its absolute expiry, and at sign-out.
+func TestSessions(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		ctx := context.Background()
+		c := &clock{}
+		s := sessions{db: db, now: c.Now}
+		pr := &auth.Principal{Subject: "bruno", ClientID: "cobranca-web", ACR: "urn:mfa", AuthTime: c.Now().Add(-time.Minute).Truncate(time.Microsecond), Kind: auth.KindHuman}
+		cookie, created, err := s.create(ctx, pr, 8*time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.get(ctx, cookie, 30*time.Minute)
+		if err != nil || got == nil {
+			t.Fatalf("get = %v, %v; want the session", got, err)
+		}
+		if diff := cmp.Diff(pr, got.Principal); diff != "" {
+			t.Errorf("principal (-want +got):\n%s", diff)
+		}
+		if got.CSRF != created.CSRF || len(got.CSRF) < 43 {
+			t.Errorf("CSRF %q, want the session's own random token %q", got.CSRF, created.CSRF)
+		}
+		var stored []byte
+		if err := db.QueryRow(ctx, `SELECT id_hash FROM web_session`).Scan(&stored); err != nil || bytes.Contains(stored, []byte(cookie)) || !bytes.Equal(stored, idHash(cookie)) {
+			t.Errorf("stored id %x, %v: want the SHA-256 of the cookie value, never the value", stored, err)
+		}
+		if other, err := s.get(ctx, secret(), 30*time.Minute); other != nil || err != nil {
+			t.Errorf("another cookie value finds %v, %v; want nothing", other, err)
+		}
+
+		// Used every 20 minutes, it outlives the idle time.
+		for range 3 {
+			c.advance(20 * time.Minute)
+			if got, err := s.get(ctx, cookie, 30*time.Minute); got == nil || err != nil {
+				t.Fatalf("a session used every 20 minutes ended: %v, %v", got, err)
+			}
+		}
+		// Left alone 30 minutes, it ends, and its row is gone.
+		c.advance(30 * time.Minute)
+		if got, err := s.get(ctx, cookie, 30*time.Minute); got != nil || err != nil {
+			t.Errorf("an idle session = %v, %v; want ended", got, err)
+		}
+		if n := count(t, db, "web_session"); n != 0 {
+			t.Errorf("%d session rows after the idle end, want 0", n)
+		}
+
+		// The absolute expiry ends a session in use.
+		cookie, _, err = s.create(ctx, pr, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			c.advance(29 * time.Minute)
+			if got, _ := s.get(ctx, cookie, 30*time.Minute); got == nil {
+				t.Fatal("a session in use ended before its expiry")
+			}
+		}
+		c.advance(2 * time.Minute)
+		if got, err := s.get(ctx, cookie, 30*time.Minute); got != nil || err != nil {
+			t.Errorf("a session past its absolute expiry = %v, %v; want ended", got, err)
+		}
+
+		// Sign-out deletes it.
+		cookie, _, err = s.create(ctx, pr, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.delete(ctx, cookie); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.get(ctx, cookie, 30*time.Minute); got != nil || err != nil {
+			t.Errorf("a deleted session = %v, %v; want none", got, err)
+		}
+	})
+}
+
+// TestPendingSignins: a pre-session is read back once (the callback uses it up), not after
+// its expiry, and the next sign-in deletes what has expired.
+func TestPendingSignins(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		ctx := context.Background()
+		c := &clock{}
+		s := sessions{db: db, now: c.Now}
+		now := c.Now().Truncate(time.Microsecond)
+		p := &pending{state: secret(), nonce: secret(), verifier: secret(), returnTo: "/approvals/a_x?lang=pt-BR",
+			stepUp: auth.StepUp{ACRValues: []string{"urn:mfa", "urn:hw"}, MaxAge: 300 * time.Second}, created: now, expires: now.Add(signinTTL)}
+		binding := secret()
+		if err := s.startSignin(ctx, binding, p); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.finishSignin(ctx, binding)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(p, got, cmp.AllowUnexported(pending{})); diff != "" {
+			t.Errorf("pre-session (-want +got):\n%s", diff)
+		}
+		if _, err := s.finishSignin(ctx, binding); err != errNoSignin {
+			t.Errorf("a pre-session used a second time: %v, want errNoSignin", err)
+		}
+
+		plain := &pending{state: secret(), nonce: secret(), verifier: secret(), returnTo: "/", created: now, expires: now.Add(signinTTL)}
+		old := secret()
+		if err := s.startSignin(ctx, old, plain); err != nil {
+			t.Fatal(err)
+		}
+		c.advance(signinTTL)
+		if _, err := s.finishSignin(ctx, old); err != errNoSignin {
+			t.Errorf("an expired pre-session: %v, want errNoSignin", err)
+		}
+		if err := s.startSignin(ctx, secret(), plain); err != nil { // its own expiry is in the past: reaped by the next one
+			t.Fatal(err)
+		}
+		if err := s.startSignin(ctx, secret(), &pending{state: "s", nonce: "n", verifier: "v", returnTo: "/", created: c.Now(), expires: c.Now().Add(signinTTL)}); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, db, "web_signin"); n != 1 {
+			t.Errorf("%d pre-sessions after a sign-in reaped the expired ones, want 1", n)
+		}
+	})
+}
+
+func count(t *testing.T, db store.DB, table string) int64 {
+	t.Helper()
+	var n int64
+	if err := db.QueryRow(context.Background(), `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestLocalPath: only a path on this server is a place to go back to after sign-in.
+func TestLocalPath(t *testing.T) {
+	for _, s := range []string{"/", "/approvals/a_abc", "/approvals/a_abc?lang=pt-BR", "/a/b#frag", "/%2F%2Fevil.example"} {
+		if !LocalPath(s) {
+			t.Errorf("LocalPath(%q) = false, want true", s)
+		}
+	}
+	for _, s := range []string{"", "approvals/a", "//evil.example/x", `/\evil.example`, "///evil.example", "https://evil.example/",
+		"javascript:alert(1)", "/\x00x", "/a\nb", "/a\tb", `/a\b`, "http:/evil", "/" + strings.Repeat("a", 2048)} {
+		if LocalPath(s) {
+			t.Errorf("LocalPath(%q) = true, want false", s)
+		}
+	}
+}
+
+// FuzzLocalPath: whatever LocalPath accepts, resolved against this server's URL as a browser
+// would, stays on this server.
+func FuzzLocalPath(f *testing.F) {
+	for _, s := range []string{"/", "/approvals/a_x?lang=en", "//evil", `/\evil`, "/.//evil", "/%09/evil", "https://x/"} {
+		f.Add(s)
+	}
+	base, _ := url.Parse("https://cobranca.example.com/base/")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !LocalPath(s) {
+			return
+		}
+		u, err := url.Parse(s)
+		if err != nil {
+			t.Fatalf("LocalPath(%q) accepted what url.Parse refuses: %v", s, err)
+		}
+		if r := base.ResolveReference(u); r.Host != base.Host || r.Scheme != base.Scheme {
+			t.Errorf("LocalPath(%q) accepted a path that leads to %s", s, r)
+		}
+	})
+}
