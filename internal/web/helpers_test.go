@@ -1,0 +1,342 @@
+package web_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"html"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/authserver"
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/contract/contracttest"
+	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/pgtest"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
+	"github.com/cobranca/cobranca/internal/server"
+	"github.com/cobranca/cobranca/internal/signin"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/web"
+)
+
+var pg = pgtest.New()
+
+func TestMain(m *testing.M) { pg.Run(m) }
+
+const (
+	mfa      = "urn:cobranca:mfa" // COBRANCA_STEPUP_ACR
+	tool     = "test.critical"
+	selfTool = "test.self_approved" // the requester may approve
+	scope    = "test:critical"
+	// preview is customer text: the page must show it as text.
+	preview = `Lembrete para <b>Cliente & Filhos</b> <script>alert("x")</script> "R$ 1.234,56"`
+)
+
+// clock is the test's movable clock: the pages', the sessions', the approvals' and the
+// Decider's, and (shifted by skew) the development authorization server's.
+type clock struct{ offset, skew atomic.Int64 }
+
+func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) asNow() time.Time        { return c.Now().Add(time.Duration(c.skew.Load())) }
+func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// env is cobranca's real route table in development mode — the development authorization
+// server and the pages — on a loopback port, over http or https.
+type env struct {
+	base      string
+	db        store.DB
+	clock     *clock
+	approvals *approval.Store
+	tls       *http.Client // trusts the https server's certificate; nil over http
+}
+
+func newEnv(t *testing.T, db store.DB, https bool) *env {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := "http"
+	if https {
+		scheme = "https"
+	}
+	e := &env{base: scheme + "://" + ln.Addr().String(), db: db, clock: &clock{}}
+	log := slog.New(slog.DiscardHandler)
+	a, err := auth.New(context.Background(), auth.Config{DataDir: t.TempDir(), BaseURL: e.base, Logger: log, StepUpACR: []string{mfa}, Now: e.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := mcpapi.New(mcpapi.Options{Logger: log, Scopes: a, Pipeline: pipelinetest.Product(t, pipeline.Options{Logger: log})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := authserver.New(authserver.Options{Auth: a, DB: db, Scopes: []string{scope}, StepUpACR: []string{mfa}, Now: e.clock.asNow, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.approvals, err = approval.New(15*time.Minute, e.clock.Now); err != nil {
+		t.Fatal(err)
+	}
+	critical := contracttest.New(tool, contract.Critical, scope)
+	critical.StepUpAuth.MaxAgeSeconds = 300
+	self := *contracttest.New(selfTool, contract.Critical, scope)
+	self.RequesterMayApprove = true
+	contracts := map[string]*contract.Contract{tool: critical, selfTool: &self}
+	alog, _ := pipelinetest.AuditLog(t, db)
+	decider := &approval.Decider{Store: e.approvals, DB: db, Verifier: a, Audit: alog, StepUpACR: []string{mfa}, Now: e.clock.Now,
+		Contract: func(name string) *contract.Contract { return contracts[name] }}
+
+	// The server starts first (over https, its certificate makes the client the pages use to
+	// reach the issuer); the routes are in place before any request.
+	var routes atomic.Pointer[http.Handler]
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*routes.Load()).ServeHTTP(w, r) }))
+	ts.Listener.Close()
+	ts.Listener = ln
+	if https {
+		ts.StartTLS()
+		e.tls = ts.Client()
+	} else {
+		ts.Start()
+	}
+	t.Cleanup(ts.Close)
+	pages, err := web.New(web.Config{Signin: signin.Config{Issuer: a.Issuer(), ClientID: auth.DevWebClientID, PublicURL: e.base,
+		DB: db, Now: e.clock.Now, HTTPClient: e.tls}, Decider: decider, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h2 http.Handler = server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: 1 << 20, Auth: a, AuthServer: as, Web: pages})
+	routes.Store(&h2)
+	return e
+}
+
+// ask records a pending approval of tool, asked by ana's collector-bot.
+func (e *env) ask(t *testing.T, name string) *approval.Action {
+	t.Helper()
+	a, err := e.approvals.Create(context.Background(), e.db, name, sha256.Sum256([]byte(t.Name())), preview,
+		[]string{"sends one e-mail to the customer"}, approval.Requester{Subject: "ana", Client: "collector-bot", Actor: "collector-bot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func (e *env) state(t *testing.T, id string) approval.State {
+	t.Helper()
+	a, err := e.approvals.Get(context.Background(), e.db, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.State
+}
+
+func (e *env) audited(t *testing.T, name string, outcome auditlog.Outcome) int {
+	t.Helper()
+	var n int64
+	if err := e.db.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_event WHERE event = $1 AND outcome = $2`, name, string(outcome)).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
+}
+
+// browser is a person's browser: a cookie jar, redirects followed one hop at a time (so a
+// test sees and may alter each), and the headers a browser sends with a same-site form.
+type browser struct {
+	e    *env
+	c    *http.Client
+	lang string // Accept-Language
+	hops []*http.Response
+}
+
+func (e *env) browser(t *testing.T) *browser {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if e.tls != nil {
+		c.Transport = e.tls.Transport
+	}
+	return &browser{e: e, c: c}
+}
+
+// page is an answer as the browser got it.
+type page struct {
+	resp *http.Response
+	url  *url.URL
+	body string
+}
+
+func (p page) location() string { return p.resp.Header.Get("Location") }
+
+// do sends one request (a form when form is not nil) and reads the answer; no redirect is
+// followed.
+func (b *browser) do(t *testing.T, method, target string, form url.Values, header map[string]string) page {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !u.IsAbs() {
+		u = mustParse(t, b.e.base).ResolveReference(u)
+	}
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, u.String(), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if b.lang != "" {
+		req.Header.Set("Accept-Language", b.lang)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.hops = append(b.hops, resp)
+	return page{resp: resp, url: u, body: string(data)}
+}
+
+// sameSite are the headers of a form posted from a page of the same origin.
+func (b *browser) sameSite() map[string]string {
+	return map[string]string{"Origin": b.e.base, "Sec-Fetch-Site": "same-origin"}
+}
+
+// follow follows p's redirects with GETs, as a browser does, letting alter change each next
+// URL first; it returns the first answer that is no redirect.
+func (b *browser) follow(t *testing.T, p page, alter func(*url.URL)) page {
+	t.Helper()
+	for i := 0; p.resp.StatusCode >= 300 && p.resp.StatusCode < 400; i++ {
+		if i == 10 {
+			t.Fatalf("more than 10 redirects, the last to %s", p.location())
+		}
+		next := p.url.ResolveReference(mustParse(t, p.location()))
+		if alter != nil {
+			alter(next)
+		}
+		p = b.do(t, http.MethodGet, next.String(), nil, nil)
+	}
+	return p
+}
+
+func (b *browser) get(t *testing.T, path string) page {
+	t.Helper()
+	return b.follow(t, b.do(t, http.MethodGet, path, nil, nil), nil)
+}
+
+// person, agent: how the developer fills the development sign-in page.
+func person(subject, acr string) func(url.Values) {
+	return func(v url.Values) { v.Set("subject", subject); v.Set("kind", "person"); v.Set("acr", acr) }
+}
+
+func agent(subject string) func(url.Values) {
+	return func(v url.Values) { v.Set("subject", subject); v.Set("kind", "agent"); v.Set("acr", mfa) }
+}
+
+// signIn takes the browser, which has just been sent to the development sign-in page (p),
+// through it as choose fills it, and back: it returns the answer after the callback's
+// redirects. alter may change each URL on the way back (the callback's, then the page's).
+func (b *browser) signIn(t *testing.T, p page, choose func(url.Values), alter func(*url.URL)) page {
+	t.Helper()
+	if p.resp.StatusCode != http.StatusOK || p.url.Path != authserver.AuthorizePath {
+		t.Fatalf("at %s: %d, want the development sign-in page:\n%s", p.url, p.resp.StatusCode, p.body)
+	}
+	action, values := parseForm(t, p.body)
+	choose(values)
+	values.Set("action", "allow")
+	sent := b.do(t, http.MethodPost, action, values, b.sameSite())
+	if sent.resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("POST the sign-in form = %d, want 303:\n%s", sent.resp.StatusCode, sent.body)
+	}
+	return b.follow(t, sent, alter)
+}
+
+// open signs in (as choose says) on the way to path, and returns the page it arrives at.
+func (b *browser) open(t *testing.T, path string, choose func(url.Values)) page {
+	t.Helper()
+	return b.signIn(t, b.get(t, path), choose, nil)
+}
+
+var (
+	inputRE = regexp.MustCompile(`<input ([^>]*)>`)
+	attrRE  = regexp.MustCompile(`([\w-]+)(?:="([^"]*)")?`)
+	formRE  = regexp.MustCompile(`<form method="post" action="([^"]*)">`)
+	csrfRE  = regexp.MustCompile(`<input type="hidden" name="csrf" value="([^"]*)">`)
+)
+
+// parseForm reads the first form of the page as a browser submits it: every input's value,
+// checkboxes and radio buttons only when checked, buttons left out.
+func parseForm(t *testing.T, body string) (string, url.Values) {
+	t.Helper()
+	m := formRE.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no form on the page:\n%s", body)
+	}
+	values := url.Values{}
+	for _, in := range inputRE.FindAllStringSubmatch(body, -1) {
+		attrs := map[string]string{}
+		for _, a := range attrRE.FindAllStringSubmatch(in[1], -1) {
+			attrs[a[1]] = html.UnescapeString(a[2])
+		}
+		_, checked := attrs["checked"]
+		if name := attrs["name"]; name != "" && (attrs["type"] != "checkbox" && attrs["type"] != "radio" || checked) {
+			values.Add(name, attrs["value"])
+		}
+	}
+	return html.UnescapeString(m[1]), values
+}
+
+// decide posts the approval page's form (as a browser, from that page) with decision.
+func (b *browser) decide(t *testing.T, p page, decision string) page {
+	t.Helper()
+	m := csrfRE.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no CSRF token on the page:\n%s", p.body)
+	}
+	return b.do(t, http.MethodPost, p.url.RequestURI(), url.Values{"csrf": {html.UnescapeString(m[1])}, "decision": {decision}}, b.sameSite())
+}
+
+func mustParse(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// refused checks that p is the refusal page of code with status.
+func refused(t *testing.T, what string, p page, status int, code string) {
+	t.Helper()
+	if p.resp.StatusCode != status || !strings.Contains(p.body, "<code>"+code+"</code>") {
+		t.Errorf("%s: %d, want %d naming %s:\n%s", what, p.resp.StatusCode, status, code, p.body)
+	}
+}
