@@ -772,3 +772,62 @@ func TestDownloadsOriginBudget(t *testing.T) {
 		t.Errorf("downloads = %v, %d served; want [200 200 429], 2", codes, served)
 	}
 }
+
+// TestPagesRoutes: the pages' routes reach Deps.Web, with {id}, for their methods only, under
+// the per-origin budget; without the handler there are no such routes.
+func TestPagesRoutes(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	a := newTestAuth(t)
+	h := newMCP(t, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: a}, pipeline.Options{})
+	pages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, r.Method+" "+r.URL.Path)
+	})
+	with := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Web: pages}))
+	defer with.Close()
+	without := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a}))
+	defer without.Close()
+	do := func(base, method, path string) (int, string) {
+		req, _ := http.NewRequest(method, base+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, tc := range []struct{ method, path string }{
+		{http.MethodGet, "/signin"}, {http.MethodGet, "/signin/callback"}, {http.MethodPost, "/signout"},
+		{http.MethodGet, "/approvals/a_x"}, {http.MethodPost, "/approvals/a_x"},
+	} {
+		if status, body := do(with.URL, tc.method, tc.path); status != http.StatusOK || body != tc.method+" "+tc.path {
+			t.Errorf("%s %s = %d %q, want the pages' handler", tc.method, tc.path, status, body)
+		}
+		if status, _ := do(without.URL, tc.method, tc.path); status != http.StatusNotFound {
+			t.Errorf("%s %s without pages = %d, want 404", tc.method, tc.path, status)
+		}
+	}
+	for _, tc := range []struct{ method, path string }{
+		{http.MethodPost, "/signin"}, {http.MethodGet, "/signout"}, {http.MethodDelete, "/approvals/a_x"}, {http.MethodGet, "/approvals/a_x/y"},
+	} {
+		if status, body := do(with.URL, tc.method, tc.path); status == http.StatusOK {
+			t.Errorf("%s %s = %d %q, want no route", tc.method, tc.path, status, body)
+		}
+	}
+
+	two, err := limits.ParseSpec("2/1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := limits.New(limitssqlite.New(storetest.SQLite(t), time.Now), limits.Options{Policies: limits.Policies{Origin: two}, StoreTimeout: 10 * time.Second})
+	limited := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Web: pages, Limits: lim}))
+	defer limited.Close()
+	var codes []int
+	for _, path := range []string{"/approvals/a_x", "/signin", "/approvals/a_x"} {
+		status, _ := do(limited.URL, http.MethodGet, path)
+		codes = append(codes, status)
+	}
+	if fmt.Sprint(codes) != "[200 200 429]" {
+		t.Errorf("page reads = %v, want [200 200 429]: the per-origin budget", codes)
+	}
+}

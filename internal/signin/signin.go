@@ -181,7 +181,7 @@ func (rp *RP) discover(ctx context.Context) (*oidc.Provider, error) {
 	if rp.provider != nil {
 		return rp.provider, nil
 	}
-	now := time.Now()
+	now := rp.cfg.Now()
 	if rp.lastErr != nil && now.Sub(rp.lastTried) < discoveryRetry {
 		return nil, rp.lastErr
 	}

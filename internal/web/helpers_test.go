@@ -62,6 +62,8 @@ type env struct {
 	clock     *clock
 	approvals *approval.Store
 	tls       *http.Client // trusts the https server's certificate; nil over http
+	// issuerDown makes the issuer's discovery answer 503, as an issuer that is down.
+	issuerDown atomic.Bool
 }
 
 func newEnv(t *testing.T, db store.DB, https bool) *env {
@@ -103,7 +105,13 @@ func newEnv(t *testing.T, db store.DB, https bool) *env {
 	// The server starts first (over https, its certificate makes the client the pages use to
 	// reach the issuer); the routes are in place before any request.
 	var routes atomic.Pointer[http.Handler]
-	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*routes.Load()).ServeHTTP(w, r) }))
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e.issuerDown.Load() && r.URL.Path == authserver.OpenIDConfigPath {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		(*routes.Load()).ServeHTTP(w, r)
+	}))
 	ts.Listener.Close()
 	ts.Listener = ln
 	if https {

@@ -413,3 +413,19 @@ func TestHTTPS(t *testing.T) {
 		t.Errorf("approve over https: %d %s", done.resp.StatusCode, e.state(t, a.ID))
 	}
 }
+
+// TestIssuerDown: the pages start without reaching the issuer; while it is down, sign-in says
+// so (503 unavailable) and tries again two seconds later, and then works.
+func TestIssuerDown(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t), false)
+	e.issuerDown.Store(true)
+	a := e.ask(t, tool)
+	b := e.browser(t)
+	refused(t, "sign-in while the issuer is down", b.get(t, "/approvals/"+a.ID), http.StatusServiceUnavailable, "unavailable")
+	e.issuerDown.Store(false)
+	refused(t, "sign-in at once after", b.get(t, "/approvals/"+a.ID), http.StatusServiceUnavailable, "unavailable")
+	e.clock.advance(2 * time.Second)
+	if p := b.open(t, "/approvals/"+a.ID, person("bruno", mfa)); p.resp.StatusCode != http.StatusOK {
+		t.Errorf("sign-in once the issuer is back: %d:\n%s", p.resp.StatusCode, p.body)
+	}
+}
