@@ -12,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/ident"
 )
 
 // serveLog keeps, from serve's JSON log lines as they are written, the
@@ -173,5 +176,39 @@ func TestConnCap(t *testing.T) {
 		if got := connCap(tt.configured, log); got != tt.want {
 			t.Errorf("connCap(%d) with an open-file limit of %d = %d, want %d", tt.configured, nofile, got, tt.want)
 		}
+	}
+}
+
+// TestServePages: serve serves the approval page and sign-in; in development mode sign-in
+// discovers the server's own authorization server, as the built-in web client.
+func TestServePages(t *testing.T) {
+	// The development issuer is the base URL, so the port must be known before serve starts.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	startServe(t, "COBRANCA_ADDR="+addr, "COBRANCA_METRICS_ADDR=off")
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	hop := func(path string) (int, string) {
+		resp, err := noRedirect.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Location")
+	}
+	id := ident.New(approval.Prefix)
+	if code, loc := hop("/approvals/" + id); code != http.StatusSeeOther || loc != "/signin?return=%2Fapprovals%2F"+id {
+		t.Fatalf("GET the approval page signed out = %d to %q, want 303 to sign in", code, loc)
+	}
+	code, loc := hop("/signin?return=%2Fapprovals%2F" + id)
+	want := "http://" + addr + "/oauth/authorize?"
+	if code != http.StatusFound || !strings.HasPrefix(loc, want) || !strings.Contains(loc, "client_id=cobranca-web") {
+		t.Fatalf("GET /signin = %d to %q, want 302 to %s… as cobranca-web", code, loc, want)
+	}
+	if code, _ := hop(strings.TrimPrefix(loc, "http://"+addr)); code != http.StatusOK {
+		t.Errorf("the development sign-in page = %d, want 200", code)
 	}
 }

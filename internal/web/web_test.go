@@ -15,6 +15,7 @@ import (
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/authserver"
+	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/signin"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -232,7 +233,7 @@ func refusals(t *testing.T, e *env) {
 		{"another CSRF token", post(url.Values{"csrf": {csrf[:len(csrf)-1] + "A"}, "decision": {"approve"}}, b.sameSite()), http.StatusForbidden, string(signin.CodeCSRFInvalid)},
 		{"no decision", post(url.Values{"csrf": {csrf}, "decision": {"maybe"}}, b.sameSite()), http.StatusBadRequest, string(signin.CodeInvalidRequest)},
 		{"not signed in", e.browser(t).do(t, http.MethodPost, "/approvals/"+a.ID, url.Values{"csrf": {csrf}, "decision": {"approve"}}, b.sameSite()), http.StatusUnauthorized, string(signin.CodeNotSignedIn)},
-		{"an unknown approval", b.get(t, "/approvals/a_"+strings.Repeat("a", 26)), http.StatusNotFound, string(approval.CodeNotFound)},
+		{"an unknown approval", b.get(t, "/approvals/"+ident.New(approval.Prefix)), http.StatusNotFound, string(approval.CodeNotFound)},
 		{"a malformed id", b.get(t, "/approvals/x"), http.StatusNotFound, string(approval.CodeNotFound)},
 	} {
 		refused(t, tc.name, tc.got, tc.status, tc.code)
