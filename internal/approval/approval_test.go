@@ -15,6 +15,7 @@ import (
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/clocktest"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
@@ -45,12 +46,6 @@ var (
 	old    = pipeline.Client{Protocol: "2025-11-25", Elicitation: true, ElicitationForm: true}
 )
 
-// clock is the test's movable clock: the pipeline's, the approvals' and
-// the Decider's.
-type clock struct{ offset atomic.Int64 }
-
-func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 func criticalContract(name string) *contract.Contract {
 	c := *contracttest.New(name, contract.Critical, scope)
 	c.StepUpAuth.MaxAgeSeconds = 300
@@ -61,7 +56,7 @@ type env struct {
 	db    store.DB
 	auth  *auth.Authenticator
 	stale *auth.Authenticator // mints tokens signed in an hour ago, same key
-	clock *clock
+	clock *clocktest.Clock
 	store *approval.Store
 	d     *approval.Decider
 	ran   atomic.Int64
@@ -72,7 +67,7 @@ type env struct {
 func newEnv(t *testing.T, db store.DB) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{db: db, clock: &clock{}, ring: pipelinetest.Ring(t)}
+	e := &env{db: db, clock: &clocktest.Clock{}, ring: pipelinetest.Ring(t)}
 	dir := t.TempDir()
 	cfg := auth.Config{DataDir: dir, BaseURL: "http://127.0.0.1:8080", StepUpACR: []string{mfa}}
 	var err error
@@ -425,7 +420,7 @@ func TestCallRefused(t *testing.T) {
 		// Expired: approved, but retried too late; and pending past expiry.
 		x := approved(`{"customer":"c4","idempotencyKey":"k4"}`)
 		y := askedOf(t, call(p, agent, cl, tool, `{"customer":"c5","idempotencyKey":"k5"}`, asked{}), cl)
-		e.clock.advance(16 * time.Minute)
+		e.clock.Advance(16 * time.Minute)
 		if res := call(p, agent, cl, tool, `{"customer":"c4","idempotencyKey":"k4"}`, x); res.Kind != pipeline.ToolError || res.Err.Code != failure.ApprovalExpired {
 			t.Errorf("retry after expiry: %v %v, want approval_expired", res.Kind, res.Err)
 		}

@@ -3,14 +3,12 @@ package authserver_test
 import (
 	"context"
 	"encoding/json"
-	"html"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/authserver"
+	"github.com/cobranca/cobranca/internal/authserver/authservertest"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/pgtest"
@@ -122,40 +121,14 @@ type form struct {
 	values url.Values
 }
 
-var (
-	inputRE = regexp.MustCompile(`<input ([^>]*)>`)
-	attrRE  = regexp.MustCompile(`(\w+)(?:="([^"]*)")?`)
-	formRE  = regexp.MustCompile(`<form method="post" action="([^"]*)">`)
-)
-
-// parseForm reads the page's form: every input's value, checkboxes and
-// radio buttons only when checked (what a browser submits), buttons left
-// out.
+// parseForm reads the page's form as a browser submits it (authservertest.ParseForm).
 func parseForm(t *testing.T, page string) form {
 	t.Helper()
-	m := formRE.FindStringSubmatch(page)
-	if m == nil {
-		t.Fatalf("no form on the page:\n%s", page)
+	action, values, err := authservertest.ParseForm(page)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, page)
 	}
-	f := form{action: html.UnescapeString(m[1]), values: url.Values{}}
-	for _, in := range inputRE.FindAllStringSubmatch(page, -1) {
-		attrs := map[string]string{}
-		for _, a := range attrRE.FindAllStringSubmatch(in[1], -1) {
-			attrs[a[1]] = html.UnescapeString(a[2])
-			if a[2] == "" && a[0] == a[1] {
-				attrs[a[1]] = "true"
-			}
-		}
-		name := attrs["name"]
-		if name == "" {
-			continue
-		}
-		if typ := attrs["type"]; (typ == "checkbox" || typ == "radio") && attrs["checked"] == "" {
-			continue
-		}
-		f.values.Add(name, attrs["value"])
-	}
-	return f
+	return form{action: action, values: values}
 }
 
 // getPage fetches the authorization URL and returns the status and body.

@@ -5,13 +5,13 @@ import (
 	"context"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/clocktest"
 	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -21,19 +21,13 @@ var pg = pgtest.New()
 
 func TestMain(m *testing.M) { pg.Run(m) }
 
-// clock is a movable clock.
-type clock struct{ offset atomic.Int64 }
-
-func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
-
 // TestSessions: on both stores, as the serving role: a session reads back as created, is
 // found only by its cookie value (the table holds its hash), ends after its idle time without
 // use, lasts while used, ends at its absolute expiry, and at sign-out.
 func TestSessions(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
-		c := &clock{}
+		c := &clocktest.Clock{}
 		s := sessions{db: db, now: c.Now}
 		pr := &auth.Principal{Subject: "bruno", ClientID: "cobranca-web", ACR: "urn:mfa", AuthTime: c.Now().Add(-time.Minute).Truncate(time.Microsecond), Kind: auth.KindHuman}
 		cookie, created, err := s.create(ctx, pr, 8*time.Hour)
@@ -60,17 +54,17 @@ func TestSessions(t *testing.T) {
 
 		// Used every 20 minutes, it outlives the idle time.
 		for range 3 {
-			c.advance(20 * time.Minute)
+			c.Advance(20 * time.Minute)
 			if got, err := s.get(ctx, cookie, 30*time.Minute); got == nil || err != nil {
 				t.Fatalf("a session used every 20 minutes ended: %v, %v", got, err)
 			}
 		}
 		// Left alone 30 minutes, it ends, and its row is gone.
-		c.advance(30 * time.Minute)
+		c.Advance(30 * time.Minute)
 		if got, err := s.get(ctx, cookie, 30*time.Minute); got != nil || err != nil {
 			t.Errorf("an idle session = %v, %v; want ended", got, err)
 		}
-		if n := count(t, db, "web_session"); n != 0 {
+		if n := storetest.Count(t, db, "web_session"); n != 0 {
 			t.Errorf("%d session rows after the idle end, want 0", n)
 		}
 
@@ -80,12 +74,12 @@ func TestSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 2 {
-			c.advance(29 * time.Minute)
+			c.Advance(29 * time.Minute)
 			if got, _ := s.get(ctx, cookie, 30*time.Minute); got == nil {
 				t.Fatal("a session in use ended before its expiry")
 			}
 		}
-		c.advance(2 * time.Minute)
+		c.Advance(2 * time.Minute)
 		if got, err := s.get(ctx, cookie, 30*time.Minute); got != nil || err != nil {
 			t.Errorf("a session past its absolute expiry = %v, %v; want ended", got, err)
 		}
@@ -109,7 +103,7 @@ func TestSessions(t *testing.T) {
 func TestPendingSignins(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
-		c := &clock{}
+		c := &clocktest.Clock{}
 		s := sessions{db: db, now: c.Now}
 		now := c.Now().Truncate(time.Microsecond)
 		p := &pending{state: secret(), nonce: secret(), verifier: secret(), returnTo: "/approvals/a_x?lang=pt-BR",
@@ -134,7 +128,7 @@ func TestPendingSignins(t *testing.T) {
 		if err := s.startSignin(ctx, old, plain); err != nil {
 			t.Fatal(err)
 		}
-		c.advance(signinTTL)
+		c.Advance(signinTTL)
 		if _, err := s.finishSignin(ctx, old); err != errNoSignin {
 			t.Errorf("an expired pre-session: %v, want errNoSignin", err)
 		}
@@ -144,19 +138,10 @@ func TestPendingSignins(t *testing.T) {
 		if err := s.startSignin(ctx, secret(), &pending{state: "s", nonce: "n", verifier: "v", returnTo: "/", created: c.Now(), expires: c.Now().Add(signinTTL)}); err != nil {
 			t.Fatal(err)
 		}
-		if n := count(t, db, "web_signin"); n != 1 {
+		if n := storetest.Count(t, db, "web_signin"); n != 1 {
 			t.Errorf("%d pre-sessions after a sign-in reaped the expired ones, want 1", n)
 		}
 	})
-}
-
-func count(t *testing.T, db store.DB, table string) int64 {
-	t.Helper()
-	var n int64
-	if err := db.QueryRow(context.Background(), `SELECT count(*) FROM `+table).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // TestLocalPath: only a path on this server is a place to go back to after sign-in.

@@ -21,6 +21,8 @@ import (
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/authserver"
+	"github.com/cobranca/cobranca/internal/authserver/authservertest"
+	"github.com/cobranca/cobranca/internal/clocktest"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/mcpapi"
@@ -48,11 +50,12 @@ const (
 
 // clock is the test's movable clock: the pages', the sessions', the approvals' and the
 // Decider's, and (shifted by skew) the development authorization server's.
-type clock struct{ offset, skew atomic.Int64 }
+type clock struct {
+	clocktest.Clock
+	skew atomic.Int64
+}
 
-func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) asNow() time.Time        { return c.Now().Add(time.Duration(c.skew.Load())) }
-func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+func (c *clock) asNow() time.Time { return c.Now().Add(time.Duration(c.skew.Load())) }
 
 // env is cobranca's real route table in development mode — the development authorization
 // server and the pages — on a loopback port, over http or https.
@@ -293,33 +296,16 @@ func (b *browser) open(t *testing.T, path string, choose func(url.Values)) page 
 	return b.signIn(t, b.get(t, path), choose, nil)
 }
 
-var (
-	inputRE = regexp.MustCompile(`<input ([^>]*)>`)
-	attrRE  = regexp.MustCompile(`([\w-]+)(?:="([^"]*)")?`)
-	formRE  = regexp.MustCompile(`<form method="post" action="([^"]*)">`)
-	csrfRE  = regexp.MustCompile(`<input type="hidden" name="csrf" value="([^"]*)">`)
-)
+var csrfRE = regexp.MustCompile(`<input type="hidden" name="csrf" value="([^"]*)">`)
 
-// parseForm reads the first form of the page as a browser submits it: every input's value,
-// checkboxes and radio buttons only when checked, buttons left out.
+// parseForm reads the page's form as a browser submits it (authservertest.ParseForm).
 func parseForm(t *testing.T, body string) (string, url.Values) {
 	t.Helper()
-	m := formRE.FindStringSubmatch(body)
-	if m == nil {
-		t.Fatalf("no form on the page:\n%s", body)
+	action, values, err := authservertest.ParseForm(body)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, body)
 	}
-	values := url.Values{}
-	for _, in := range inputRE.FindAllStringSubmatch(body, -1) {
-		attrs := map[string]string{}
-		for _, a := range attrRE.FindAllStringSubmatch(in[1], -1) {
-			attrs[a[1]] = html.UnescapeString(a[2])
-		}
-		_, checked := attrs["checked"]
-		if name := attrs["name"]; name != "" && (attrs["type"] != "checkbox" && attrs["type"] != "radio" || checked) {
-			values.Add(name, attrs["value"])
-		}
-	}
-	return html.UnescapeString(m[1]), values
+	return action, values
 }
 
 // decide posts the approval page's form (as a browser, from that page) with decision.

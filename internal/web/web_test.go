@@ -21,15 +21,6 @@ import (
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
-func count(t *testing.T, db store.DB, table string) int64 {
-	t.Helper()
-	var n int64
-	if err := db.QueryRow(context.Background(), `SELECT count(*) FROM `+table).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // setCookie returns the Set-Cookie line of name among the browser's answers so far, the last.
 func (b *browser) setCookie(name string) string {
 	var line string
@@ -89,7 +80,7 @@ func roundTrip(t *testing.T, e *env) {
 	if strings.Contains(c, "Secure") || strings.HasPrefix(c, "__Host-") {
 		t.Errorf("session cookie %q over plain http: want neither Secure nor __Host- (the browser would drop it)", c)
 	}
-	if n := count(t, e.db, "web_signin"); n != 0 {
+	if n := storetest.Count(t, e.db, "web_signin"); n != 0 {
 		t.Errorf("%d pre-sessions after the callback, want 0 (used up)", n)
 	}
 
@@ -107,7 +98,7 @@ func roundTrip(t *testing.T, e *env) {
 
 	// Sign-out: a form with the session's CSRF token; the session row goes, and the page asks
 	// to sign in again.
-	sessions := count(t, e.db, "web_session")
+	sessions := storetest.Count(t, e.db, "web_session")
 	refused(t, "sign-out without the CSRF token", b.do(t, http.MethodPost, signin.SignOutPath, url.Values{"return": {"/approvals/" + a.ID}}, b.sameSite()),
 		http.StatusForbidden, string(signin.CodeCSRFInvalid))
 	csrf := csrfRE.FindStringSubmatch(p.body)[1]
@@ -115,7 +106,7 @@ func roundTrip(t *testing.T, e *env) {
 	if out.resp.StatusCode != http.StatusSeeOther || out.location() != "/approvals/"+a.ID || !strings.Contains(b.setCookie("cobranca_session"), "Max-Age=0") {
 		t.Errorf("sign-out = %d to %q, cookie %q; want 303 back, the cookie cleared", out.resp.StatusCode, out.location(), b.setCookie("cobranca_session"))
 	}
-	if n := count(t, e.db, "web_session"); n != sessions-1 {
+	if n := storetest.Count(t, e.db, "web_session"); n != sessions-1 {
 		t.Errorf("%d sessions after sign-out, want %d", n, sessions-1)
 	}
 	if again := b.do(t, http.MethodGet, "/approvals/"+a.ID, nil, nil); again.resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(again.location(), signin.SignInPath) {
@@ -363,7 +354,7 @@ func stepUp(t *testing.T, e *env) {
 	o := e.ask(t, tool)
 	b = e.browser(t)
 	p = b.open(t, "/approvals/"+o.ID, person("bruno", mfa))
-	e.clock.advance(301 * time.Second)
+	e.clock.Advance(301 * time.Second)
 	to = stepUpTo(t, b.decide(t, p, "approve"), o.ID)
 	e.clock.skew.Store(int64(-time.Hour)) // the issuer says the person signed in an hour ago
 	refused(t, "a step-up sign-in dated too long ago", b.signIn(t, b.follow(t, b.do(t, http.MethodGet, to.String(), nil, nil), nil), person("bruno", mfa), nil),
@@ -379,11 +370,11 @@ func idle(t *testing.T, e *env) {
 	a := e.ask(t, tool)
 	b := e.browser(t)
 	b.open(t, "/approvals/"+a.ID, person("bruno", mfa))
-	e.clock.advance(29 * time.Minute)
+	e.clock.Advance(29 * time.Minute)
 	if p := b.do(t, http.MethodGet, "/approvals/"+a.ID, nil, nil); p.resp.StatusCode != http.StatusOK {
 		t.Fatalf("a session used 29 minutes ago: %d, want the page", p.resp.StatusCode)
 	}
-	e.clock.advance(30 * time.Minute)
+	e.clock.Advance(30 * time.Minute)
 	if p := b.do(t, http.MethodGet, "/approvals/"+a.ID, nil, nil); p.resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(p.location(), signin.SignInPath) {
 		t.Errorf("a session idle 30 minutes: %d to %q, want sent to sign in", p.resp.StatusCode, p.location())
 	}
@@ -425,7 +416,7 @@ func TestIssuerDown(t *testing.T) {
 	refused(t, "sign-in while the issuer is down", b.get(t, "/approvals/"+a.ID), http.StatusServiceUnavailable, "unavailable")
 	e.issuerDown.Store(false)
 	refused(t, "sign-in at once after", b.get(t, "/approvals/"+a.ID), http.StatusServiceUnavailable, "unavailable")
-	e.clock.advance(2 * time.Second)
+	e.clock.Advance(2 * time.Second)
 	if p := b.open(t, "/approvals/"+a.ID, person("bruno", mfa)); p.resp.StatusCode != http.StatusOK {
 		t.Errorf("sign-in once the issuer is back: %d:\n%s", p.resp.StatusCode, p.body)
 	}

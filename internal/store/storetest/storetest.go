@@ -150,6 +150,16 @@ func SQLite(t testing.TB) *sqlite.DB {
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// Count returns how many rows table holds (a constant name: it is written into the query).
+func Count(t testing.TB, q store.Querier, table string) int64 {
+	t.Helper()
+	var n int64
+	if err := q.QueryRow(context.Background(), `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+		t.Fatalf("count %s: %v", table, err)
+	}
+	return n
+}
+
 // Yardstick is the cheapest transactional write on a database, against which the benchmarks
 // of writes through the store are quoted. On PostgreSQL: BEGIN, a one-row INSERT, COMMIT, three
 // round trips on the pgx pool directly, whatever store.DB.InTx does. On SQLite, which has no
