@@ -10,13 +10,13 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/authserver"
 	"github.com/cobranca/cobranca/internal/authserver/authservertest"
+	"github.com/cobranca/cobranca/internal/clocktest"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/pgtest"
@@ -33,12 +33,6 @@ func TestMain(m *testing.M) { pg.Run(m) }
 // mfa is the step-up acr (COBRANCA_STEPUP_ACR).
 const mfa = "urn:cobranca:mfa"
 
-// clock is the test's movable clock (the authorization server's).
-type clock struct{ offset atomic.Int64 }
-
-func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
-
 // env is cobranca's real route table in development mode, with the
 // development authorization server, on a loopback port.
 type env struct {
@@ -46,8 +40,8 @@ type env struct {
 	auth   *auth.Authenticator
 	mcp    *mcpapi.Handler
 	db     store.DB
-	clock  *clock
-	scopes []string // every contract's
+	clock  *clocktest.Clock // the authorization server's
+	scopes []string         // every contract's
 }
 
 func newEnv(t *testing.T, db store.DB) *env {
@@ -67,7 +61,7 @@ func newEnv(t *testing.T, db store.DB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{base: base, auth: a, mcp: h, db: db, clock: &clock{}, scopes: contract.Scopes(h.Contracts())}
+	e := &env{base: base, auth: a, mcp: h, db: db, clock: &clocktest.Clock{}, scopes: contract.Scopes(h.Contracts())}
 	as, err := authserver.New(authserver.Options{Auth: a, DB: db, Scopes: e.scopes, StepUpACR: []string{mfa}, Now: e.clock.Now, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	if err != nil {
 		t.Fatal(err)
