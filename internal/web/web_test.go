@@ -152,6 +152,15 @@ func languages(t *testing.T, e *env) {
 			t.Errorf("%s: the page has script", tc.name)
 		}
 	}
+	// Refusals speak the reader's language too, beside their stable code.
+	missing := "/approvals/" + ident.New(approval.Prefix)
+	b.lang = "pt-BR"
+	if p := b.get(t, missing); p.resp.StatusCode != http.StatusNotFound || !strings.Contains(p.body, "Não existe aprovação com este identificador.") || !strings.Contains(p.body, "<code>approval_not_found</code>") {
+		t.Errorf("a refusal in pt-BR: %d:\n%s", p.resp.StatusCode, p.body)
+	}
+	if p := b.get(t, missing+"?lang=en"); !strings.Contains(p.body, "There is no approval with this id.") || !strings.Contains(p.body, `<html lang="en">`) {
+		t.Errorf("a refusal with ?lang=en:\n%s", p.body)
+	}
 	// The security headers, and the one inline style allowed by its hash.
 	h := pt.resp.Header
 	style := styleRE.FindStringSubmatch(pt.body)
@@ -208,6 +217,10 @@ func refusals(t *testing.T, e *env) {
 	b := e.browser(t)
 	p := b.open(t, "/approvals/"+a.ID, person("bruno", mfa))
 	csrf := csrfRE.FindStringSubmatch(p.body)[1]
+	other := csrf[:len(csrf)-1] + "A" // another token: one character changed
+	if other == csrf {
+		other = csrf[:len(csrf)-1] + "B"
+	}
 	post := func(form url.Values, header map[string]string) page {
 		return b.do(t, http.MethodPost, "/approvals/"+a.ID, form, header)
 	}
@@ -221,7 +234,7 @@ func refusals(t *testing.T, e *env) {
 		{"a cross-site post (Sec-Fetch-Site)", post(url.Values{"csrf": {csrf}, "decision": {"approve"}}, map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}), http.StatusForbidden, string(signin.CodeCrossOrigin)},
 		{"a cross-site post (Origin only)", post(url.Values{"csrf": {csrf}, "decision": {"approve"}}, map[string]string{"Origin": "https://evil.example"}), http.StatusForbidden, string(signin.CodeCrossOrigin)},
 		{"no CSRF token", post(url.Values{"decision": {"approve"}}, b.sameSite()), http.StatusForbidden, string(signin.CodeCSRFInvalid)},
-		{"another CSRF token", post(url.Values{"csrf": {csrf[:len(csrf)-1] + "A"}, "decision": {"approve"}}, b.sameSite()), http.StatusForbidden, string(signin.CodeCSRFInvalid)},
+		{"another CSRF token", post(url.Values{"csrf": {other}, "decision": {"approve"}}, b.sameSite()), http.StatusForbidden, string(signin.CodeCSRFInvalid)},
 		{"no decision", post(url.Values{"csrf": {csrf}, "decision": {"maybe"}}, b.sameSite()), http.StatusBadRequest, string(signin.CodeInvalidRequest)},
 		{"not signed in", e.browser(t).do(t, http.MethodPost, "/approvals/"+a.ID, url.Values{"csrf": {csrf}, "decision": {"approve"}}, b.sameSite()), http.StatusUnauthorized, string(signin.CodeNotSignedIn)},
 		{"an unknown approval", b.get(t, "/approvals/"+ident.New(approval.Prefix)), http.StatusNotFound, string(approval.CodeNotFound)},
