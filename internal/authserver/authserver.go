@@ -48,9 +48,9 @@ const (
 	IDTokenTTL = 5 * time.Minute
 	// formTTL is how long a sign-in page's form can be submitted.
 	formTTL = 10 * time.Minute
-	// MaxClients bounds the registered clients: past it, each registration
-	// deletes the oldest, whose client then registers again (the MCP
-	// clients do on invalid_client).
+	// MaxClients is the default bound on registered clients: past it, each
+	// registration deletes the oldest, whose client then registers again
+	// (the MCP clients do on invalid_client).
 	MaxClients = 1000
 	// maxBody bounds a registration or token request's body.
 	maxBody = 64 << 10
@@ -73,6 +73,8 @@ type Options struct {
 	// StepUpACR are COBRANCA_STEPUP_ACR's values, offered on the sign-in
 	// page and published as acr_values_supported.
 	StepUpACR []string
+	// MaxClients bounds the registered clients (default MaxClients).
+	MaxClients int
 	// Now is the clock of codes and forms. Default time.Now.
 	Now func() time.Time
 	// Logger receives refusals' codes (never a code, token or what the
@@ -90,6 +92,7 @@ type Server struct {
 	now      func() time.Time
 	log      *slog.Logger
 	sealKey  []byte
+	clients  int    // the bound on registered clients
 	web      client // auth.DevWebClientID
 	mux      *http.ServeMux
 	metadata http.Handler
@@ -110,6 +113,10 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("authserver: %w", err)
 	}
 	s := &Server{auth: o.Auth, db: o.DB, acr: slices.Clone(o.StepUpACR), now: o.Now, log: o.Logger, sealKey: key}
+	s.clients = o.MaxClients
+	if s.clients <= 0 {
+		s.clients = MaxClients
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -179,7 +179,7 @@ func isLoopback(host string) bool {
 }
 
 // saveClient stores c, then deletes the clients older than the newest
-// MaxClients.
+// s.clients.
 func (s *Server) saveClient(ctx context.Context, c client, at int64) error {
 	uris, err := json.Marshal(c.RedirectURIs)
 	if err != nil {
@@ -191,7 +191,7 @@ func (s *Server) saveClient(ctx context.Context, c client, at int64) error {
 			return fmt.Errorf("authserver: save client: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM oauth_client WHERE (created_at, id) <
-(SELECT created_at, id FROM oauth_client ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET $1)`, MaxClients-1); err != nil {
+(SELECT created_at, id FROM oauth_client ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET $1)`, s.clients-1); err != nil {
 			return fmt.Errorf("authserver: bound clients: %w", err)
 		}
 		return nil

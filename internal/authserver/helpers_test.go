@@ -46,6 +46,13 @@ type env struct {
 
 func newEnv(t *testing.T, db store.DB) *env {
 	t.Helper()
+	return newEnvWith(t, db, authserver.Options{})
+}
+
+// newEnvWith is newEnv with the authorization server's options o (its
+// Auth, DB, Scopes, StepUpACR and Now are the env's).
+func newEnvWith(t *testing.T, db store.DB, o authserver.Options) *env {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +69,11 @@ func newEnv(t *testing.T, db store.DB) *env {
 		t.Fatal(err)
 	}
 	e := &env{base: base, auth: a, mcp: h, db: db, clock: &clocktest.Clock{}, scopes: contract.Scopes(h.Contracts())}
-	as, err := authserver.New(authserver.Options{Auth: a, DB: db, Scopes: e.scopes, StepUpACR: []string{mfa}, Now: e.clock.Now, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	o.Auth, o.DB, o.Scopes, o.StepUpACR, o.Now = a, db, e.scopes, []string{mfa}, e.clock.Now
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(t.Output(), nil))
+	}
+	as, err := authserver.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,319 @@
+package authserver_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/authserver"
+	"github.com/cobranca/cobranca/internal/server"
+	"github.com/cobranca/cobranca/internal/store/storetest"
+)
+
+// TestSignInForm: the form's POST is refused across origins and when its
+// sealed request is altered or too old; the developer can deny; a bad
+// choice shows the form again, naming the field, and issues nothing.
+func TestSignInForm(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t))
+	clientID := e.registerClient(t, testRedirect)
+	fresh := func(t *testing.T) form {
+		t.Helper()
+		resp, page := getPage(t, e.authURL(e.authParams(clientID, newPKCE())), nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET the page = %d", resp.StatusCode)
+		}
+		return parseForm(t, page)
+	}
+	codes := func(t *testing.T) int {
+		t.Helper()
+		var n int
+		if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM oauth_code`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := codes(t)
+
+	t.Run("cross-site post", func(t *testing.T) {
+		f := fresh(t)
+		req, _ := http.NewRequest(http.MethodPost, e.base+f.action, strings.NewReader(f.values.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		req.Header.Set("Origin", "https://evil.example")
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Location") != "" {
+			t.Errorf("a cross-site POST = %d, Location %q; want 403", resp.StatusCode, resp.Header.Get("Location"))
+		}
+	})
+	for _, c := range []struct {
+		name string
+		edit func(v url.Values)
+	}{
+		{"altered request", func(v url.Values) {
+			sealed := v.Get("request")
+			payload, mac, _ := strings.Cut(sealed, ".")
+			v.Set("request", payload[:len(payload)-2]+"AA."+mac)
+		}},
+		{"request from elsewhere", func(v url.Values) { v.Set("request", "eyJjIjoib2NfIn0.AAAA") }},
+		{"no request", func(v url.Values) { v.Del("request") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := fresh(t)
+			c.edit(f.values)
+			resp, body := e.submit(t, f)
+			if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" || !strings.Contains(body, `<code id="error">invalid_request</code>`) {
+				t.Errorf("= %d, Location %q; want a 400 page:\n%s", resp.StatusCode, resp.Header.Get("Location"), body)
+			}
+		})
+	}
+	t.Run("expired form", func(t *testing.T) {
+		f := fresh(t)
+		e.clock.Advance(11 * time.Minute)
+		defer e.clock.Advance(-11 * time.Minute)
+		if resp, body := e.submit(t, f); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "invalid_request") {
+			t.Errorf("a form 11 minutes old = %d, want a 400 page", resp.StatusCode)
+		}
+	})
+	for _, c := range []struct {
+		name, field string
+		edit        func(v url.Values)
+	}{
+		{"blank subject", "subject", func(v url.Values) { v.Set("subject", "  ") }},
+		{"subject with a bidi override", "subject", func(v url.Values) { v.Set("subject", "alice\u202e") }},
+		{"acr with a newline", "acr", func(v url.Values) { v.Set("acr", "a\nb") }},
+		{"unsupported scope", "scope", func(v url.Values) { v.Add("scope", "admin:all") }},
+		{"no kind", "kind", func(v url.Values) { v.Del("kind") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := fresh(t)
+			c.edit(f.values)
+			resp, body := e.submit(t, f)
+			if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" ||
+				!strings.Contains(body, `class="problem" role="alert">`+c.field+": ") || !strings.Contains(body, `name="request"`) {
+				t.Errorf("= %d, Location %q; want the form again naming %s:\n%s", resp.StatusCode, resp.Header.Get("Location"), c.field, body)
+			}
+		})
+	}
+	t.Run("deny", func(t *testing.T) {
+		f := fresh(t)
+		f.values.Set("action", "deny")
+		resp, _ := e.submit(t, f)
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		if q := loc.Query(); resp.StatusCode != http.StatusSeeOther || q.Get("error") != "access_denied" || q.Get("state") != "xyz" || q.Get("code") != "" {
+			t.Errorf("deny = %d, Location %q; want a redirect with access_denied and the state", resp.StatusCode, loc)
+		}
+	})
+	if n := codes(t); n != before {
+		t.Errorf("%d codes issued by refused or denied forms", n-before)
+	}
+}
+
+// TestPage: the page is the DEVELOPMENT server's, in the browser's language
+// (Brazilian Portuguese when it says nothing), without JavaScript, with the
+// requested scopes and acr pre-selected, never cached or framed.
+func TestPage(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t))
+	clientID := e.registerClient(t, testRedirect)
+	q := e.authParams(clientID, newPKCE())
+	q.Set("acr_values", "urn:other "+mfa)
+	q.Set("login_hint", "carol")
+	for _, c := range []struct {
+		accept, lang, banner, button string
+	}{
+		{"", "pt-BR", "Servidor de autorização de DESENVOLVIMENTO", "Entrar"},
+		{"pt-BR,pt;q=0.9", "pt-BR", "Servidor de autorização de DESENVOLVIMENTO", "Entrar"},
+		{"pt", "pt-BR", "Servidor de autorização de DESENVOLVIMENTO", "Entrar"},
+		{"en-US,en;q=0.9", "en", "DEVELOPMENT authorization server", "Sign in"},
+		{"fr, en;q=0.5", "en", "DEVELOPMENT authorization server", "Sign in"},
+	} {
+		resp, page := getPage(t, e.authURL(q), http.Header{"Accept-Language": {c.accept}})
+		if resp.StatusCode != http.StatusOK || !strings.Contains(page, `<html lang="`+c.lang+`">`) || !strings.Contains(page, c.banner) ||
+			!strings.Contains(page, `value="allow">`+c.button+`</button>`) {
+			t.Errorf("Accept-Language %q: %d, want the %s page with its banner:\n%s", c.accept, resp.StatusCode, c.lang, page)
+		}
+		for _, h := range []string{"Cache-Control", "X-Frame-Options", "Content-Security-Policy"} {
+			if resp.Header.Get(h) == "" {
+				t.Errorf("Accept-Language %q: no %s", c.accept, h)
+			}
+		}
+		if strings.Contains(strings.ToLower(page), "<script") {
+			t.Errorf("the page has a script")
+		}
+	}
+	_, page := getPage(t, e.authURL(q), nil)
+	f := parseForm(t, page)
+	if got := f.values; got.Get("subject") != "carol" || got.Get("acr") != "urn:other" || got.Get("kind") != "person" ||
+		!slices.Equal(got["scope"], []string{"openid", "collections:read"}) {
+		t.Errorf("pre-filled %v: want subject carol (login_hint), the first acr_values, a person, the requested scopes", got)
+	}
+	if !strings.Contains(page, `<option value="`+mfa+`">`) || !strings.Contains(page, "test client") {
+		t.Errorf("the page offers no COBRANCA_STEPUP_ACR value or does not name the client:\n%s", page)
+	}
+	// No scope requested: every supported one is offered checked.
+	q.Del("scope")
+	_, page = getPage(t, e.authURL(q), nil)
+	if got := parseForm(t, page).values["scope"]; !slices.Equal(got, append([]string{"openid"}, e.scopes...)) {
+		t.Errorf("no scope requested: checked %v, want openid and %v", got, e.scopes)
+	}
+}
+
+// TestMetadata: RFC 8414 and OpenID Connect discovery documents, and the
+// RFC 9728 resource metadata pointing at this issuer.
+func TestMetadata(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t))
+	get := func(path string) map[string]any {
+		resp, err := http.Get(e.base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s = %d (%v)", path, resp.StatusCode, err)
+		}
+		return m
+	}
+	as := get(authserver.MetadataPath)
+	want := map[string]any{
+		"issuer":                                e.base,
+		"authorization_endpoint":                e.base + authserver.AuthorizePath,
+		"token_endpoint":                        e.base + authserver.TokenPath,
+		"registration_endpoint":                 e.base + authserver.RegisterPath,
+		"jwks_uri":                              e.base + auth.JWKSPath,
+		"response_types_supported":              []any{"code"},
+		"grant_types_supported":                 []any{"authorization_code"},
+		"code_challenge_methods_supported":      []any{"S256"},
+		"token_endpoint_auth_methods_supported": []any{"none"},
+		"scopes_supported":                      toAny(append([]string{"openid"}, e.scopes...)),
+	}
+	for k, v := range want {
+		if mustJSON(t, as[k]) != mustJSON(t, v) {
+			t.Errorf("%s: %s = %s, want %s", authserver.MetadataPath, k, mustJSON(t, as[k]), mustJSON(t, v))
+		}
+	}
+	if _, ok := as["id_token_signing_alg_values_supported"]; ok {
+		t.Errorf("%s carries OpenID Connect fields", authserver.MetadataPath)
+	}
+	oidc := get(authserver.OpenIDConfigPath)
+	want["id_token_signing_alg_values_supported"] = []any{"EdDSA"}
+	want["acr_values_supported"] = []any{mfa}
+	want["subject_types_supported"] = []any{"public"}
+	for k, v := range want {
+		if mustJSON(t, oidc[k]) != mustJSON(t, v) {
+			t.Errorf("%s: %s = %s, want %s", authserver.OpenIDConfigPath, k, mustJSON(t, oidc[k]), mustJSON(t, v))
+		}
+	}
+	if len(e.scopes) == 0 {
+		t.Fatal("the served contracts need no scope")
+	}
+	// RFC 9728: the resource names this issuer as its authorization server.
+	rs := get("/.well-known/oauth-protected-resource/mcp")
+	if mustJSON(t, rs["authorization_servers"]) != mustJSON(t, []string{e.base}) {
+		t.Errorf("resource metadata authorization_servers = %v, want [%s]", rs["authorization_servers"], e.base)
+	}
+	// A browser client may call registration and the token endpoint.
+	req, _ := http.NewRequest(http.MethodOptions, e.base+authserver.TokenPath, nil)
+	req.Header.Set("Origin", "http://localhost:6274")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("CORS preflight of the token endpoint = %d, Allow-Origin %q", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
+	}
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// TestProductionRefuses: outside development mode there is no
+// authorization server — New refuses, and the routes without one answer
+// 404 on every path — and a token it issued in development is refused by
+// a production Authenticator for the same issuer and resource.
+func TestProductionRefuses(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, storetest.SQLite(t))
+	clientID := e.registerClient(t, testRedirect)
+	p := newPKCE()
+	_, body, _ := e.tokenRequest(t, redeem(clientID, e.code(t, clientID, p), p), nil)
+	devToken, _ := body["access_token"].(string)
+	if _, err := e.auth.Verify(ctx, devToken); err != nil {
+		t.Fatalf("development mode refuses its own token: %v", err)
+	}
+
+	// Production's issuer publishes its own key.
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "issuer.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prod, err := auth.New(ctx, auth.Config{Production: true, Issuer: "https://idp.example.com", Resource: "https://mcp.example.com/mcp", PublicKeyFile: keyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := authserver.New(authserver.Options{Auth: prod, DB: e.db}); err == nil {
+		t.Errorf("authserver.New accepted a production Authenticator")
+	}
+	// The same issuer and resource names, in production: the development
+	// key is not trusted.
+	sameNames, err := auth.New(ctx, auth.Config{Production: false, Issuer: e.base, Resource: e.auth.Resource(), PublicKeyFile: keyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, a := range map[string]*auth.Authenticator{"production": prod, "issuer mode, same names": sameNames} {
+		if _, err := a.Verify(ctx, devToken); err == nil {
+			t.Errorf("%s: a token of the development authorization server was accepted", name)
+		}
+	}
+
+	routes := server.Routes(server.Deps{Logger: slog.New(slog.DiscardHandler), MCP: e.mcp, MaxBodyBytes: 1 << 20, Auth: prod})
+	ts := httptest.NewServer(routes)
+	defer ts.Close()
+	for _, path := range append(slices.Clone(authserver.Paths), auth.JWKSPath) {
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader("{}"))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("production %s %s = %d, want 404", method, path, resp.StatusCode)
+			}
+		}
+	}
+}
