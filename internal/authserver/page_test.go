@@ -49,21 +49,31 @@ func TestSignInForm(t *testing.T) {
 	}
 	before := codes(t)
 
-	t.Run("cross-site post", func(t *testing.T) {
-		f := fresh(t)
-		req, _ := http.NewRequest(http.MethodPost, e.base+f.action, strings.NewReader(f.values.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Sec-Fetch-Site", "cross-site")
-		req.Header.Set("Origin", "https://evil.example")
-		resp, err := noRedirect.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Location") != "" {
-			t.Errorf("a cross-site POST = %d, Location %q; want 403", resp.StatusCode, resp.Header.Get("Location"))
-		}
-	})
+	// Another site's form, and another local port's (an origin the Host
+	// guard lets through): http.CrossOriginProtection refuses both.
+	for _, c := range []struct{ name, origin, site string }{
+		{"cross-site post", "https://evil.example", "cross-site"},
+		{"same-site post from another port", "http://localhost:1", "same-site"},
+		{"other origin without fetch metadata", "http://localhost:1", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := fresh(t)
+			req, _ := http.NewRequest(http.MethodPost, e.base+f.action, strings.NewReader(f.values.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			if c.site != "" {
+				req.Header.Set("Sec-Fetch-Site", c.site)
+			}
+			req.Header.Set("Origin", c.origin)
+			resp, err := noRedirect.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Location") != "" {
+				t.Errorf("= %d, Location %q; want 403", resp.StatusCode, resp.Header.Get("Location"))
+			}
+		})
+	}
 	for _, c := range []struct {
 		name string
 		edit func(v url.Values)
@@ -229,6 +239,19 @@ func TestMetadata(t *testing.T) {
 	rs := get("/.well-known/oauth-protected-resource/mcp")
 	if mustJSON(t, rs["authorization_servers"]) != mustJSON(t, []string{e.base}) {
 		t.Errorf("resource metadata authorization_servers = %v, want [%s]", rs["authorization_servers"], e.base)
+	}
+	// DNS rebinding: a Host the server does not answer to is refused.
+	for _, path := range authserver.Paths {
+		req, _ := http.NewRequest(http.MethodGet, e.base+path, nil)
+		req.Host = "evil.example"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("GET %s with Host evil.example = %d, want 403", path, resp.StatusCode)
+		}
 	}
 	// A browser client may call registration and the token endpoint.
 	req, _ := http.NewRequest(http.MethodOptions, e.base+authserver.TokenPath, nil)

@@ -84,10 +84,17 @@ func Routes(d Deps) http.Handler {
 		r.Method(http.MethodGet, auth.JWKSPath, jwks)
 	}
 	// The development authorization server: discovery, registration, the
-	// sign-in page and the token endpoint (development mode only).
+	// sign-in page and the token endpoint (development mode only). Like /mcp
+	// it answers only the Hosts and browser Origins allowed (no DNS
+	// rebinding hands a web page its sign-in), and its writes — clients and
+	// codes in the store — come under the per-origin budget.
 	if d.AuthServer != nil {
+		as := guardOrigin(d.AllowedOrigins, d.AllowedHosts)(d.AuthServer)
+		if d.Limits != nil {
+			as = d.Limits.Origin(as)
+		}
 		for _, path := range authserver.Paths {
-			r.Handle(path, d.AuthServer)
+			r.Handle(path, as)
 		}
 	}
 	// Downloads through signed links (GET and HEAD; the handler answers
