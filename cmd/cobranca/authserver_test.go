@@ -1,18 +1,13 @@
 package main
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/auth/authtest"
 	"github.com/cobranca/cobranca/internal/authserver"
 )
 
@@ -58,18 +53,7 @@ func TestServeDevAuthorizationServer(t *testing.T) {
 // (as in production, which refuses development mode) serve mounts none of
 // the development authorization server.
 func TestServeIssuerModeHasNoAuthorizationServer(t *testing.T) {
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyFile := filepath.Join(t.TempDir(), "issuer.pem")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := authtest.IssuerKeyFile(t)
 	logs, _ := startServe(t, "COBRANCA_ISSUER=https://idp.example.com", "COBRANCA_RESOURCE=https://mcp.example.com/mcp",
 		"COBRANCA_JWT_PUBLIC_KEY="+keyFile)
 	public, _ := logs.logged("cobranca listening")

@@ -2,24 +2,19 @@ package authserver_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/auth/authtest"
 	"github.com/cobranca/cobranca/internal/authserver"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -291,18 +286,7 @@ func TestProductionRefuses(t *testing.T) {
 	}
 
 	// Production's issuer publishes its own key.
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyFile := filepath.Join(t.TempDir(), "issuer.pem")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := authtest.IssuerKeyFile(t)
 	prod, err := auth.New(ctx, auth.Config{Production: true, Issuer: "https://idp.example.com", Resource: "https://mcp.example.com/mcp", PublicKeyFile: keyFile})
 	if err != nil {
 		t.Fatal(err)
