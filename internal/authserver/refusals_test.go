@@ -117,6 +117,7 @@ func TestAuthorizeRefusals(t *testing.T) {
 		{"other resource", func(q url.Values) { q.Set("resource", "https://other.example/mcp") }, false, "invalid_target"},
 		{"unsupported scope", func(q url.Values) { q.Set("scope", "openid admin:everything") }, false, "invalid_scope"},
 		{"scope twice", func(q url.Values) { q.Add("scope", "openid") }, false, "invalid_request"},
+		{"unknown parameter twice", func(q url.Values) { q["sEcReT"] = []string{"1", "2"} }, false, "invalid_request"},
 		{"prompt none", func(q url.Values) { q.Set("prompt", "none") }, false, "login_required"},
 		{"max_age not a number", func(q url.Values) { q.Set("max_age", "soon") }, false, "invalid_request"},
 		{"nonce with a control character", func(q url.Values) { q.Set("nonce", "a\x00b") }, false, "invalid_request"},
@@ -142,6 +143,9 @@ func TestAuthorizeRefusals(t *testing.T) {
 			if got.Get("error") != c.wantCode || got.Get("state") != "xyz" || got.Get("iss") != e.base || got.Get("code") != "" {
 				t.Errorf("redirect query %v, want error %s, state xyz, iss %s, no code", got, c.wantCode, e.base)
 			}
+			if strings.Contains(got.Get("error_description"), "sEcReT") {
+				t.Errorf("error_description %q repeats what the client sent", got.Get("error_description"))
+			}
 		})
 	}
 }
@@ -158,6 +162,9 @@ func TestTokenRefusals(t *testing.T) {
 		want := func(t *testing.T, what string, form url.Values, edit func(*http.Request), status int, code string) {
 			t.Helper()
 			got, body, h := e.tokenRequest(t, form, edit)
+			if desc, _ := body["error_description"].(string); strings.Contains(desc, "sEcReT") {
+				t.Errorf("%s: error_description %q repeats what the client sent", what, desc)
+			}
 			if got != status || body["error"] != code || h.Get("Cache-Control") != "no-store" {
 				t.Errorf("%s: %d %v, Cache-Control %q; want %d %s, no-store", what, got, body, h.Get("Cache-Control"), status, code)
 			}
@@ -223,6 +230,7 @@ func TestTokenRefusals(t *testing.T) {
 				{"no redirect_uri", func(f url.Values) { f.Del("redirect_uri") }, 400, "invalid_request"},
 				{"no client", func(f url.Values) { f.Del("client_id") }, 401, "invalid_client"},
 				{"code twice", func(f url.Values) { f.Add("code", code) }, 400, "invalid_request"},
+				{"unknown parameter twice", func(f url.Values) { f["sEcReT"] = []string{"1", "2"} }, 400, "invalid_request"},
 				{"other resource", func(f url.Values) { f.Set("resource", "https://other.example/mcp") }, 400, "invalid_target"},
 			} {
 				form := redeem(clientID, code, p)

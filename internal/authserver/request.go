@@ -94,7 +94,7 @@ func (s *Server) parseAuthRequest(ctx context.Context, q url.Values) (*authReque
 	}
 	for name := range q {
 		if len(q[name]) > 1 && name != "resource" {
-			return fail(errInvalidRequest, name+" is repeated")
+			return fail(errInvalidRequest, repeated(name, authorizeParams))
 		}
 	}
 	switch rt := q.Get("response_type"); rt {
@@ -168,6 +168,23 @@ func (s *Server) parseAuthRequest(ctx context.Context, q url.Values) (*authReque
 		req.ACRValues = append(req.ACRValues, acr)
 	}
 	return req, nil
+}
+
+// The parameters each endpoint reads, which an error may name.
+var (
+	authorizeParams = []string{"response_type", "client_id", "redirect_uri", "state", "code_challenge",
+		"code_challenge_method", "scope", "resource", "prompt", "max_age", "nonce", "login_hint", "acr_values"}
+	tokenParams = []string{"grant_type", "code", "redirect_uri", "client_id", "code_verifier", "resource"}
+)
+
+// repeated describes a parameter sent twice (RFC 6749 §3.1, §3.2), naming
+// it only if it is one of known: the name of another came from the client
+// and is not repeated back, nor logged.
+func repeated(name string, known []string) string {
+	if slices.Contains(known, name) {
+		return name + " is repeated"
+	}
+	return "a parameter is repeated"
 }
 
 // isVSChars reports whether s is VSCHAR* (RFC 6749 Appendix A: %x20-7E).

@@ -2,6 +2,7 @@ package authserver
 
 import (
 	"crypto/subtle"
+	"errors"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -46,13 +47,14 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) (*tokenRespons
 		return bad(errInvalidRequest, "the request body must be application/x-www-form-urlencoded")
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-	body, err := readForm(r)
-	if err != nil {
+	if err := r.ParseForm(); err != nil {
 		return bad(errInvalidRequest, "the request body is not a form")
 	}
+	// The body only: token parameters in the query string are not read.
+	body := r.PostForm
 	for name, v := range body {
 		if len(v) > 1 {
-			return bad(errInvalidRequest, name+" is repeated")
+			return bad(errInvalidRequest, repeated(name, tokenParams))
 		}
 	}
 	switch body.Get("grant_type") {
@@ -82,7 +84,7 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) (*tokenRespons
 		return bad(errInvalidClient, "client_id is missing")
 	}
 	if _, err := s.lookupClient(r.Context(), clientID); err != nil {
-		if err != errUnknownClient {
+		if !errors.Is(err, errUnknownClient) {
 			s.log.ErrorContext(r.Context(), "authserver: client lookup failed", slog.Any("err", err))
 			return nil, newError(http.StatusInternalServerError, errServerError, "the server failed; try again")
 		}
@@ -148,13 +150,4 @@ func (s *Server) issue(r *http.Request, g grant) (*tokenResponse, *oauthError) {
 		}
 	}
 	return resp, nil
-}
-
-// readForm parses the body only (token parameters in the query string are
-// not read, RFC 6749 §3.2).
-func readForm(r *http.Request) (url.Values, error) {
-	if err := r.ParseForm(); err != nil {
-		return nil, err
-	}
-	return r.PostForm, nil
 }
