@@ -34,15 +34,7 @@ func TestSignInForm(t *testing.T) {
 		}
 		return parseForm(t, page)
 	}
-	codes := func(t *testing.T) int {
-		t.Helper()
-		var n int
-		if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM oauth_code`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	before := codes(t)
+	before := storetest.Count(t, e.db, "oauth_code")
 
 	// Another site's form, and another local port's (an origin the Host
 	// guard lets through): http.CrossOriginProtection refuses both.
@@ -127,7 +119,7 @@ func TestSignInForm(t *testing.T) {
 			t.Errorf("deny = %d, Location %q; want a redirect with access_denied and the state", resp.StatusCode, loc)
 		}
 	})
-	if n := codes(t); n != before {
+	if n := storetest.Count(t, e.db, "oauth_code"); n != before {
 		t.Errorf("%d codes issued by refused or denied forms", n-before)
 	}
 }

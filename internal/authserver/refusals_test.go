@@ -1,7 +1,6 @@
 package authserver_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -355,9 +354,8 @@ func TestClientsPersistAndAreBounded(t *testing.T) {
 					i+1, len(ids), resp.StatusCode, known, wantKnown, bound, body)
 			}
 		}
-		var n int64
-		if err := db.QueryRow(context.Background(), `SELECT count(*) FROM oauth_client`).Scan(&n); err != nil || n != bound {
-			t.Errorf("%d registered clients stored (%v), want %d", n, err, bound)
+		if n := storetest.Count(t, db, "oauth_client"); n != bound {
+			t.Errorf("%d registered clients stored, want %d", n, bound)
 		}
 	})
 }
