@@ -30,6 +30,8 @@ func TestCheckStepUp(t *testing.T) {
 		{"acr not allowed", req, &Principal{ACR: "pwd", AuthTime: now}, "authentication context class not allowed"},
 		{"no acr", req, &Principal{AuthTime: now}, "authentication context class not allowed"},
 		{"auth_time too old", req, &Principal{ACR: "urn:cobranca:mfa", AuthTime: now.Add(-6 * time.Minute)}, "authentication is too old"},
+		{"auth_time within the leeway ahead", req, &Principal{ACR: "phr", AuthTime: now.Add(time.Minute)}, ""},
+		{"auth_time in the future", req, &Principal{ACR: "phr", AuthTime: now.Add(time.Hour)}, "authentication time is in the future"},
 		{"missing auth_time", req, &Principal{ACR: "urn:cobranca:mfa"}, "authentication time unknown"},
 		{"no principal", req, nil, "no authenticated user"},
 		{"max age only", StepUp{MaxAge: time.Minute}, &Principal{ACR: "pwd", AuthTime: now.Add(-30 * time.Second)}, ""},

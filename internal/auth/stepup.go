@@ -31,7 +31,8 @@ type StepUpError struct {
 func (e *StepUpError) Error() string { return "auth: step-up authentication required: " + e.Reason }
 
 // CheckStepUp reports whether p meets req at time now; the error is a
-// *StepUpError.
+// *StepUpError. Under a MaxAge, an auth_time more than the tokens' maximum
+// leeway (a minute) after now does not count as recent.
 func CheckStepUp(req StepUp, p *Principal, now time.Time) error {
 	fail := func(reason string) error { return &StepUpError{Required: req, Reason: reason} }
 	if p == nil {
@@ -46,6 +47,11 @@ func CheckStepUp(req StepUp, p *Principal, now time.Time) error {
 		}
 		if now.Sub(p.AuthTime) > req.MaxAge {
 			return fail("authentication is too old")
+		}
+		// An auth_time ahead of our clock (beyond the leeway tokens get) would pass max_age
+		// for as long as it is ahead, and a session keeps it for hours.
+		if p.AuthTime.Sub(now) > maxLeeway {
+			return fail("authentication time is in the future")
 		}
 	}
 	return nil

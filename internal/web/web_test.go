@@ -45,6 +45,7 @@ func TestPages(t *testing.T) {
 		t.Run("refusals of a decision", func(t *testing.T) { refusals(t, e) })
 		t.Run("refusals of a sign-in", func(t *testing.T) { signinRefusals(t, e) })
 		t.Run("step-up", func(t *testing.T) { stepUp(t, e) })
+		t.Run("a sign-in dated in the future", func(t *testing.T) { futureAuthTime(t, e) })
 		t.Run("idle session", func(t *testing.T) { idle(t, e) }) // moves the clock on: last
 	})
 }
@@ -377,6 +378,24 @@ func stepUp(t *testing.T, e *env) {
 	if done := b.decide(t, back, "approve"); done.resp.StatusCode != http.StatusSeeOther || e.state(t, o.ID) != approval.Approved {
 		t.Errorf("approve after the step-up: %d, %s:\n%s", done.resp.StatusCode, e.state(t, o.ID), done.body)
 	}
+}
+
+// futureAuthTime: an issuer whose auth_time is ahead of this server's clock (by more than the
+// leeway) does not make a sign-in count as recent for as long as it is ahead: the decision
+// asks for a step-up, and a step-up dated in the future is refused.
+func futureAuthTime(t *testing.T, e *env) {
+	a := e.ask(t, tool)
+	b := e.browser(t)
+	e.clock.skew.Store(int64(time.Hour)) // the issuer says the person signed in an hour from now
+	defer e.clock.skew.Store(0)
+	p := b.open(t, "/approvals/"+a.ID, person("bruno", mfa))
+	e.clock.Advance(10 * time.Minute) // a sign-in of ten minutes ago is too old for max_age=300
+	to := stepUpTo(t, b.decide(t, p, "approve"), a.ID)
+	if s := e.state(t, a.ID); s != approval.Pending {
+		t.Fatalf("a session whose auth_time is in the future decided: the approval is %s", s)
+	}
+	refused(t, "a step-up sign-in dated in the future", b.signIn(t, b.follow(t, b.do(t, http.MethodGet, to.String(), nil, nil), nil), person("bruno", mfa), nil),
+		http.StatusForbidden, "insufficient_user_authentication")
 }
 
 func idle(t *testing.T, e *env) {
