@@ -184,7 +184,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	}
 	pages, err := web.New(web.Config{
 		Signin: signin.Config{Issuer: authn.Issuer(), ClientID: webClientID(cfg.Config), ClientSecret: cfg.OIDCClientSecret,
-			PublicURL: cfg.Public(), AgentClientIDs: cfg.AgentClientIDs, DB: db},
+			PublicURL: cfg.Public(), AgentClientIDs: cfg.AgentClientIDs, DB: db, TrustedProxyHeader: cfg.TrustedProxyHeader},
 		Decider: newDecider(approvals, db, authn, alog, cfg.Config, tools),
 		Logger:  log,
 	})

@@ -1,6 +1,7 @@
 package signin
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -28,6 +29,7 @@ type pending struct {
 	returnTo               string
 	stepUp                 auth.StepUp
 	created, expires       time.Time
+	client                 []byte // clientHash of the address that started it
 }
 
 // secret returns a new random value of 32 bytes, base64url: a cookie value, a state, a nonce
@@ -46,14 +48,34 @@ func idHash(cookie string) []byte {
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
+// clientHash is how a pre-session records the client that started it (limits.ClientIP: an
+// IPv4 address or an IPv6 /64): its SHA-256, so the table holds no address.
+func clientHash(client string) []byte {
+	h := sha256.Sum256([]byte("signin client\x00" + client))
+	return h[:]
+}
+
 // sessions keeps pre-sessions and sessions in the store (migration 00090).
 type sessions struct {
 	db  store.DB
 	now func() time.Time
+	// maxSignins bounds the live pre-sessions in the store, maxPerClient those of one client
+	// (0: DefaultMaxSignins, DefaultMaxSigninsPerClient): anyone may start a sign-in, so
+	// without them anyone could fill the store.
+	maxSignins, maxPerClient int
 }
 
+// The refusals of startSignin: the client, or the store, holds as many sign-ins in progress
+// as it may.
+var (
+	errClientSignins = errors.New("signin: too many sign-ins in progress from this client")
+	errSigninsFull   = errors.New("signin: too many sign-ins in progress")
+)
+
 // startSignin records p for the browser holding the cookie value binding, and deletes the
-// pre-sessions and sessions that have expired.
+// pre-sessions and sessions that have expired. It refuses (errClientSignins, errSigninsFull)
+// a pre-session past the bounds, recording nothing. Concurrent starts on PostgreSQL may each
+// see the count before the others' rows: the bounds can be passed by the requests in flight.
 func (s *sessions) startSignin(ctx context.Context, binding string, p *pending) error {
 	var maxAge any
 	if p.stepUp.MaxAge > 0 {
@@ -63,9 +85,24 @@ func (s *sessions) startSignin(ctx context.Context, binding string, p *pending) 
 		if err := s.reap(ctx, tx); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO web_signin (id_hash, state, nonce, verifier, return_to, acr_values, max_age, created_at, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, idHash(binding), p.state, p.nonce, p.verifier, p.returnTo,
-			strings.Join(p.stepUp.ACRValues, " "), maxAge, micros(p.created), micros(p.expires))
+		// What is left is live. The counts stop at the bound, so each reads at most that many rows.
+		perClient, total := cmp.Or(s.maxPerClient, DefaultMaxSigninsPerClient), cmp.Or(s.maxSignins, DefaultMaxSignins)
+		var mine, all int64
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM web_signin WHERE client = $1 LIMIT $2) AS t`, p.client, perClient).Scan(&mine); err != nil {
+			return fmt.Errorf("signin: count: %w", err)
+		}
+		if mine >= int64(perClient) {
+			return errClientSignins
+		}
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM web_signin LIMIT $1) AS t`, total).Scan(&all); err != nil {
+			return fmt.Errorf("signin: count: %w", err)
+		}
+		if all >= int64(total) {
+			return errSigninsFull
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO web_signin (id_hash, state, nonce, verifier, return_to, acr_values, max_age, created_at, expires_at, client)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, idHash(binding), p.state, p.nonce, p.verifier, p.returnTo,
+			strings.Join(p.stepUp.ACRValues, " "), maxAge, micros(p.created), micros(p.expires), p.client)
 		if err != nil {
 			return fmt.Errorf("signin: start: %w", err)
 		}
@@ -100,8 +137,8 @@ func (s *sessions) finishSignin(ctx context.Context, binding string) (*pending, 
 	// In a transaction: a read-only handle (SQLite's readers) must not run the DELETE.
 	err := s.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		return tx.QueryRow(ctx, `DELETE FROM web_signin WHERE id_hash = $1
-RETURNING state, nonce, verifier, return_to, acr_values, max_age, created_at, expires_at`, idHash(binding)).
-			Scan(&p.state, &p.nonce, &p.verifier, &p.returnTo, &acr, &maxAge, &created, &expires)
+RETURNING state, nonce, verifier, return_to, acr_values, max_age, created_at, expires_at, client`, idHash(binding)).
+			Scan(&p.state, &p.nonce, &p.verifier, &p.returnTo, &acr, &maxAge, &created, &expires, &p.client)
 	})
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, errNoSignin

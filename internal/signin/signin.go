@@ -34,6 +34,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/store"
 )
@@ -56,6 +57,10 @@ const (
 	discoveryRetry = 2 * time.Second
 	// maxStepUpAge bounds max_age on /signin (a day; step-up asks for minutes).
 	maxStepUpAge = 24 * time.Hour
+	// DefaultMaxSignins bounds the sign-ins in progress in the store, DefaultMaxSigninsPerClient
+	// those one client address started (each lives signinTTL unless its callback comes).
+	DefaultMaxSignins          = 20000
+	DefaultMaxSigninsPerClient = 20
 )
 
 // Codes of the refusals of sign-in and of the forms.
@@ -90,6 +95,12 @@ type Config struct {
 	// SessionTTL is a session's absolute lifetime (DefaultSessionTTL), IdleTTL how long it
 	// lasts unused (DefaultIdleTTL).
 	SessionTTL, IdleTTL time.Duration
+	// MaxSignins bounds the sign-ins in progress (DefaultMaxSignins), MaxSigninsPerClient
+	// those of one client address (DefaultMaxSigninsPerClient): anyone may start one, and each
+	// is a row until its callback or expiry. A client is told apart as the per-origin rate
+	// limit does (limits.ClientIP, with TrustedProxyHeader: COBRANCA_TRUSTED_PROXY_HEADER).
+	MaxSignins, MaxSigninsPerClient int
+	TrustedProxyHeader              string
 	// HTTPClient talks to the issuer (discovery, token, keys); nil: a client with a 10 s
 	// timeout.
 	HTTPClient *http.Client
@@ -157,7 +168,7 @@ func New(cfg Config) (*RP, error) {
 			failure.WriteHTTP(w, status, fe)
 		}
 	}
-	rp := &RP{cfg: cfg, sessions: sessions{db: cfg.DB, now: cfg.Now},
+	rp := &RP{cfg: cfg, sessions: sessions{db: cfg.DB, now: cfg.Now, maxSignins: cfg.MaxSignins, maxPerClient: cfg.MaxSigninsPerClient},
 		redirect: strings.TrimSuffix(cfg.PublicURL, "/") + CallbackPath,
 		secure:   u.Scheme == "https", cop: http.NewCrossOriginProtection()}
 	// Over https the cookies are Secure and __Host- (host-only, Path=/). Over plain-http
@@ -281,9 +292,18 @@ func (rp *RP) SignIn() http.Handler {
 		}
 		now := rp.cfg.Now()
 		pend := &pending{state: secret(), nonce: secret(), verifier: oauth2.GenerateVerifier(), returnTo: returnTo,
-			stepUp: su, created: now, expires: now.Add(signinTTL)}
+			stepUp: su, created: now, expires: now.Add(signinTTL), client: clientHash(limits.ClientIP(r, rp.cfg.TrustedProxyHeader))}
 		binding := secret()
-		if err := rp.sessions.startSignin(r.Context(), binding, pend); err != nil {
+		switch err := rp.sessions.startSignin(r.Context(), binding, pend); {
+		case errors.Is(err, errClientSignins):
+			w.Header().Set("Retry-After", strconv.Itoa(int(signinTTL/time.Second)))
+			rp.refuse(w, r, http.StatusTooManyRequests, failure.RateLimited, "", "too many sign-ins were started from your address and not finished; finish one, or try again in a few minutes", nil)
+			return
+		case errors.Is(err, errSigninsFull):
+			w.Header().Set("Retry-After", strconv.Itoa(int(signinTTL/time.Second)))
+			rp.refuse(w, r, http.StatusServiceUnavailable, failure.Unavailable, "", "too many sign-ins are in progress; try again in a few minutes", errSigninsFull)
+			return
+		case err != nil:
 			rp.internal(w, r, err)
 			return
 		}

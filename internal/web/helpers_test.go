@@ -69,7 +69,8 @@ type env struct {
 	issuerDown atomic.Bool
 }
 
-func newEnv(t *testing.T, db store.DB, https bool) *env {
+// newEnv starts the environment; each of configure may change the pages' sign-in settings.
+func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Config)) *env {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -124,8 +125,11 @@ func newEnv(t *testing.T, db store.DB, https bool) *env {
 		ts.Start()
 	}
 	t.Cleanup(ts.Close)
-	pages, err := web.New(web.Config{Signin: signin.Config{Issuer: a.Issuer(), ClientID: auth.DevWebClientID, PublicURL: e.base,
-		DB: db, Now: e.clock.Now, HTTPClient: e.tls}, Decider: decider, Logger: log})
+	sc := signin.Config{Issuer: a.Issuer(), ClientID: auth.DevWebClientID, PublicURL: e.base, DB: db, Now: e.clock.Now, HTTPClient: e.tls}
+	for _, f := range configure {
+		f(&sc)
+	}
+	pages, err := web.New(web.Config{Signin: sc, Decider: decider, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

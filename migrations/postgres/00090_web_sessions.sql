@@ -5,7 +5,10 @@
 -- what the callback checks — the OAuth state, the OIDC nonce, the PKCE verifier — where to go
 -- back to (a local path), and the step-up asked of the issuer (acr_values space separated, ''
 -- for none; max_age in seconds, NULL for none). The callback deletes it as it reads it, so a
--- replayed callback finds nothing; it lives 10 minutes.
+-- replayed callback finds nothing; it lives 10 minutes. Anyone may start one, so they are
+-- bounded: client is the SHA-256 of the address that started it (an IPv4 address or an IPv6
+-- /64, as the per-origin rate limit counts clients), and one client holds at most 20 live
+-- pre-sessions, the table at most 20,000 (internal/signin).
 --
 -- web_session: a signed-in person (or agent: the page refuses it at the decision), behind the
 -- session cookie whose SHA-256 is id_hash (the cookie value itself is never stored). It holds
@@ -26,10 +29,12 @@ CREATE TABLE web_signin (
     acr_values  text   NOT NULL DEFAULT '',
     max_age     bigint CHECK (max_age > 0),
     created_at  bigint NOT NULL,
-    expires_at  bigint NOT NULL CHECK (expires_at > created_at)
+    expires_at  bigint NOT NULL CHECK (expires_at > created_at),
+    client      bytea  NOT NULL CHECK (length(client) = 32)
 );
 
 CREATE INDEX web_signin_expires_at ON web_signin (expires_at);
+CREATE INDEX web_signin_client ON web_signin (client);
 
 CREATE TABLE web_session (
     id_hash      bytea  PRIMARY KEY CHECK (length(id_hash) = 32),

@@ -12,10 +12,12 @@ CREATE TABLE web_signin (
     acr_values  TEXT    NOT NULL DEFAULT '',
     max_age     INTEGER CHECK (max_age > 0),
     created_at  INTEGER NOT NULL,
-    expires_at  INTEGER NOT NULL CHECK (expires_at > created_at)
+    expires_at  INTEGER NOT NULL CHECK (expires_at > created_at),
+    client      BLOB    NOT NULL CHECK (length(client) = 32)
 ) WITHOUT ROWID;
 
 CREATE INDEX web_signin_expires_at ON web_signin (expires_at);
+CREATE INDEX web_signin_client ON web_signin (client);
 
 CREATE TABLE web_session (
     id_hash      BLOB    PRIMARY KEY CHECK (length(id_hash) = 32),
