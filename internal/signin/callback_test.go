@@ -29,8 +29,11 @@ type provider struct {
 	nonce  string                           // the nonce of the last authorization request
 }
 
-func newProvider(t *testing.T) *provider {
+func newProvider(t *testing.T, subjectTypes ...string) *provider {
 	t.Helper()
+	if subjectTypes == nil {
+		subjectTypes = []string{"public"}
+	}
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +44,7 @@ func newProvider(t *testing.T) *provider {
 		base := p.srv.URL
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": base, "authorization_endpoint": base + "/authorize",
 			"token_endpoint": base + "/token", "jwks_uri": base + "/keys", "id_token_signing_alg_values_supported": []string{"RS256"},
-			"response_types_supported": []string{"code"}, "subject_types_supported": []string{"public"}})
+			"response_types_supported": []string{"code"}, "subject_types_supported": subjectTypes})
 	})
 	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, r *http.Request) {
 		b64 := base64.RawURLEncoding.EncodeToString
@@ -140,5 +143,27 @@ func TestCallbackChecksIDToken(t *testing.T) {
 				t.Errorf("callback = %d (session cookie: %v): %s; want %d %s", rec.Code, session, rec.Body, tc.status, tc.code)
 			}
 		})
+	}
+}
+
+// TestPairwiseIssuerRefused: an issuer that gives each client its own subject identifiers
+// (OIDC Core 8, pairwise only) would give the person signing in to the page another sub than
+// the access tokens of their agent carry, so the page could not tell the requester approving
+// their own agent's call: sign-in refuses such an issuer, saying so in the log.
+func TestPairwiseIssuerRefused(t *testing.T) {
+	for _, tc := range []struct {
+		types  []string
+		status int
+	}{{[]string{"pairwise"}, http.StatusServiceUnavailable}, {[]string{"public", "pairwise"}, http.StatusFound}, {[]string{"public"}, http.StatusFound}} {
+		op := newProvider(t, tc.types...)
+		rp, err := New(Config{Issuer: op.srv.URL, ClientID: "cobranca-web", PublicURL: "http://cobranca.test", DB: storetest.SQLite(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		rp.SignIn().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, SignInPath+"?return=/", nil))
+		if rec.Code != tc.status {
+			t.Errorf("subject_types_supported %v: /signin = %d, want %d: %s", tc.types, rec.Code, tc.status, rec.Body)
+		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,12 +201,33 @@ func (rp *RP) discover(ctx context.Context) (*oidc.Provider, error) {
 	defer cancel()
 	// The key set go-oidc fetches later uses the client of this context.
 	p, err := oidc.NewProvider(oidc.ClientContext(context.WithoutCancel(ctx), rp.cfg.HTTPClient), rp.cfg.Issuer)
+	if err == nil {
+		err = publicSubjects(p)
+	}
 	if err != nil {
 		rp.lastErr, rp.lastTried = fmt.Errorf("signin: discovery of %s: %w", rp.cfg.Issuer, err), now
 		return nil, rp.lastErr
 	}
 	rp.provider, rp.lastErr = p, nil
 	return p, nil
+}
+
+// publicSubjects refuses an issuer that offers only pairwise subject identifiers (OIDC Core
+// 8): the page's sign-in would give a person another sub than the access tokens of their
+// agent carry, and the requester rule (approval.Decider: the person an agent acts for may not
+// approve its call) compares the two. An issuer that does not say is taken at its word that
+// subjects are public, the default.
+func publicSubjects(p *oidc.Provider) error {
+	var meta struct {
+		SubjectTypes []string `json:"subject_types_supported"`
+	}
+	if err := p.Claims(&meta); err != nil {
+		return err
+	}
+	if len(meta.SubjectTypes) > 0 && !slices.Contains(meta.SubjectTypes, "public") {
+		return fmt.Errorf("the issuer offers only %v subject identifiers, not public ones: a person's sub at this client would differ from their agents' tokens, and the requester of a call could approve it", meta.SubjectTypes)
+	}
+	return nil
 }
 
 func (rp *RP) oauth(p *oidc.Provider) *oauth2.Config {
