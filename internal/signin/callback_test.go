@@ -71,9 +71,9 @@ func newProvider(t *testing.T, subjectTypes ...string) *provider {
 }
 
 // TestCallbackChecksIDToken: the callback holds the ID token to OpenID Connect Core 3.1.3.7
-// beyond what go-oidc checks: an azp naming another client, or several audiences without an
-// azp, is not a sign-in for this client; an ID token without auth_time does not pass a
-// step-up that asked for max_age.
+// beyond what go-oidc checks: an azp naming another client, or an audience besides this
+// client (which trusts no other), is not a sign-in for this client; an ID token without
+// auth_time does not pass a step-up that asked for max_age.
 func TestCallbackChecksIDToken(t *testing.T) {
 	const client = "cobranca-web"
 	op := newProvider(t)
@@ -128,7 +128,8 @@ func TestCallbackChecksIDToken(t *testing.T) {
 	}{
 		{"this client", "", nil, http.StatusSeeOther, ""},
 		{"no azp, one audience", "", jwt.MapClaims{"azp": nil}, http.StatusSeeOther, ""},
-		{"several audiences, azp this client", "", jwt.MapClaims{"aud": []string{client, "other"}}, http.StatusSeeOther, ""},
+		{"several audiences, azp this client", "", jwt.MapClaims{"aud": []string{client, "other"}}, http.StatusBadGateway, string(CodeSigninFailed)},
+		{"one audience in a list", "", jwt.MapClaims{"aud": []string{client}}, http.StatusSeeOther, ""},
 		{"azp another client", "", jwt.MapClaims{"azp": "other"}, http.StatusBadGateway, string(CodeSigninFailed)},
 		{"several audiences, no azp", "", jwt.MapClaims{"aud": []string{client, "other"}, "azp": nil}, http.StatusBadGateway, string(CodeSigninFailed)},
 		{"max_age asked, no auth_time", "&max_age=300", jwt.MapClaims{"auth_time": nil}, http.StatusForbidden, "insufficient_user_authentication"},

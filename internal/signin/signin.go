@@ -413,14 +413,14 @@ func (rp *RP) Callback() http.Handler {
 			rp.internal(w, r, err)
 			return
 		}
-		// OpenID Connect Core 3.1.3.7, items 4 and 5, which go-oidc leaves to the client: an
-		// ID token for several audiences names the one it was issued to (azp), and an azp
-		// names this client.
+		// What go-oidc leaves to the client (OpenID Connect Core 3.1.3.7 and 2): an ID token
+		// with an audience besides this client is refused (this client trusts no other), and
+		// an azp, when present, names this client.
 		var azp struct {
 			AZP *string `json:"azp"`
 		}
-		if err := json.Unmarshal(payload, &azp); err != nil || (azp.AZP == nil && len(idt.Audience) > 1) || (azp.AZP != nil && *azp.AZP != rp.cfg.ClientID) {
-			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the ID token was not issued to this server's client (azp)", err)
+		if err := json.Unmarshal(payload, &azp); err != nil || len(idt.Audience) != 1 || (azp.AZP != nil && *azp.AZP != rp.cfg.ClientID) {
+			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the ID token was not issued to this server's client alone (aud, azp)", err)
 			return
 		}
 		pr, err := auth.PrincipalFromIDToken(payload, rp.cfg.AgentClientIDs)
