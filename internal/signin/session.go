@@ -157,7 +157,12 @@ RETURNING state, nonce, verifier, return_to, acr_values, max_age, created_at, ex
 	return &p, nil
 }
 
-// create records a new session for pr, behind the cookie value it returns, lasting ttl.
+// maxSessionsPerSubject bounds one person's sessions: each sign-in is a row for hours, and
+// anyone the issuer knows can sign in again and again.
+const maxSessionsPerSubject = 10
+
+// create records a new session for pr, behind the cookie value it returns, lasting ttl, and
+// ends pr's oldest sessions past maxSessionsPerSubject.
 func (s *sessions) create(ctx context.Context, pr *auth.Principal, ttl time.Duration) (string, *Session, error) {
 	cookie := secret()
 	now := s.now()
@@ -166,9 +171,17 @@ func (s *sessions) create(ctx context.Context, pr *auth.Principal, ttl time.Dura
 	if !pr.AuthTime.IsZero() {
 		authTime = micros(pr.AuthTime)
 	}
-	_, err := s.db.Exec(ctx, `INSERT INTO web_session (id_hash, subject, client_id, actor, kind, acr, auth_time, csrf, created_at, last_seen_at, expires_at)
+	err := s.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO web_session (id_hash, subject, client_id, actor, kind, acr, auth_time, csrf, created_at, last_seen_at, expires_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10)`, idHash(cookie), pr.Subject, pr.ClientID, pr.Actor, string(pr.Kind), pr.ACR,
-		authTime, sess.CSRF, micros(now), micros(sess.Expires))
+			authTime, sess.CSRF, micros(now), micros(sess.Expires)); err != nil {
+			return err
+		}
+		// The person's sessions past the newest maxSessionsPerSubject end.
+		_, err := tx.Exec(ctx, `DELETE FROM web_session WHERE subject = $1 AND id_hash NOT IN
+(SELECT id_hash FROM web_session WHERE subject = $1 ORDER BY created_at DESC, id_hash LIMIT $2)`, pr.Subject, maxSessionsPerSubject)
+		return err
+	})
 	if err != nil {
 		return "", nil, fmt.Errorf("signin: create session: %w", err)
 	}

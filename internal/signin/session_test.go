@@ -224,3 +224,45 @@ func TestPendingSigninBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestSessionsPerSubject: each sign-in is a session row for hours, so one person's are
+// bounded: past maxSessionsPerSubject live sessions, a new sign-in ends that person's oldest;
+// another person's are left alone.
+func TestSessionsPerSubject(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		ctx := context.Background()
+		c := &clocktest.Clock{}
+		s := sessions{db: db, now: c.Now}
+		pr := func(sub string) *auth.Principal {
+			return &auth.Principal{Subject: sub, ClientID: "cobranca-web", Kind: auth.KindHuman}
+		}
+		other, _, err := s.create(ctx, pr("ana"), 8*time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cookies []string
+		for range maxSessionsPerSubject + 2 {
+			c.Advance(time.Second)
+			cookie, _, err := s.create(ctx, pr("bruno"), 8*time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cookies = append(cookies, cookie)
+		}
+		for i, cookie := range cookies {
+			got, err := s.get(ctx, cookie, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if live := got != nil; live != (i >= 2) {
+				t.Errorf("bruno's session %d of %d live: %v, want only the newest %d", i+1, len(cookies), live, maxSessionsPerSubject)
+			}
+		}
+		if got, err := s.get(ctx, other, time.Hour); got == nil || err != nil {
+			t.Errorf("ana's session: %v, %v; want it left alone", got, err)
+		}
+		if n := storetest.Count(t, db, "web_session"); n != maxSessionsPerSubject+1 {
+			t.Errorf("%d session rows, want %d", n, maxSessionsPerSubject+1)
+		}
+	})
+}

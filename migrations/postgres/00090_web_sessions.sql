@@ -14,7 +14,8 @@
 -- session cookie whose SHA-256 is id_hash (the cookie value itself is never stored). It holds
 -- the principal the verified ID token named (subject, client, actor, kind, acr, auth_time in
 -- microseconds or 0), the session's CSRF token for its forms, and its absolute expiry; it
--- also ends after a time without use (last_seen_at). Sign-out deletes it.
+-- also ends after a time without use (last_seen_at). Sign-out deletes it; a person's eleventh
+-- session ends their oldest (internal/signin).
 --
 -- Expired rows of both are deleted by the next sign-in. Times are microseconds since the
 -- epoch on the server's clock.
@@ -51,6 +52,7 @@ CREATE TABLE web_session (
 );
 
 CREATE INDEX web_session_expires_at ON web_session (expires_at);
+CREATE INDEX web_session_subject ON web_session (subject, created_at);
 
 -- The serving role starts, finishes and ends sign-ins and sessions; of a session it only
 -- ever changes when it was last used.

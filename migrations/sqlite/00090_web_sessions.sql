@@ -34,6 +34,7 @@ CREATE TABLE web_session (
 ) WITHOUT ROWID;
 
 CREATE INDEX web_session_expires_at ON web_session (expires_at);
+CREATE INDEX web_session_subject ON web_session (subject, created_at);
 
 -- +goose Down
 DROP TABLE web_session;
