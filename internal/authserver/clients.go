@@ -143,8 +143,8 @@ func checkRegistration(req registration) (client, *oauthError) {
 }
 
 // checkRedirectURI accepts an absolute URI without a fragment or user
-// information: https, or http to a loopback host (RFC 8252 §7.3; OAuth 2.1
-// §2.3.1).
+// information, whose query checkRedirectQuery accepts: https, or http to a
+// loopback host (RFC 8252 §7.3; OAuth 2.1 §2.3.1).
 func checkRedirectURI(s string) error {
 	if len(s) > maxRedirectURIBytes {
 		return fmt.Errorf("longer than %d bytes", maxRedirectURIBytes)
@@ -159,6 +159,11 @@ func checkRedirectURI(s string) error {
 		return errors.New("must not have a fragment")
 	case u.User != nil:
 		return errors.New("must not carry user information")
+	}
+	if err := checkRedirectQuery(u.RawQuery); err != nil {
+		return err
+	}
+	switch {
 	case u.Scheme == "https":
 		return nil
 	case u.Scheme == "http" && isLoopback(u.Hostname()):
@@ -168,6 +173,27 @@ func checkRedirectURI(s string) error {
 	default:
 		return errors.New("must be an https URI, or http to a loopback host")
 	}
+}
+
+// responseParams are the parameters an authorization response adds to the
+// redirect URI's query (RFC 6749 §4.1.2, §4.1.2.1; RFC 9207).
+var responseParams = []string{"code", "state", "iss", "error", "error_description", "error_uri"}
+
+// checkRedirectQuery accepts a redirect URI's query that redirectURL can
+// keep as it is (RFC 6749 §3.1.2) and add the response to: name=value
+// pairs, none named as a response parameter, which the client could not
+// tell from the server's.
+func checkRedirectQuery(raw string) error {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return errors.New("the query must be name=value pairs separated by &, validly percent-encoded")
+	}
+	for _, name := range responseParams {
+		if q.Has(name) {
+			return fmt.Errorf("the query must not hold %s, a parameter of the authorization response", name)
+		}
+	}
+	return nil
 }
 
 func isLoopback(host string) bool {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,4 +150,30 @@ func TestWebClientAgent(t *testing.T) {
 		t.Errorf("principal %+v: want the agent %s acting for bob", p, auth.DevWebClientID)
 	}
 	_ = authserver.Paths
+}
+
+// TestRedirectQueryKept: a registered redirect URI's query is kept as it
+// is, in its order, and the response's parameters follow it (RFC 6749
+// §3.1.2), on success and on error.
+func TestRedirectQueryKept(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t))
+	redirect := "http://127.0.0.1:9/callback?z=1&a=%7E&z=2&flag"
+	clientID := e.registerClient(t, redirect)
+	q := e.authParams(clientID, newPKCE())
+	q.Set("redirect_uri", redirect)
+	resp, page := getPage(t, e.authURL(q), nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET the page = %d:\n%s", resp.StatusCode, page)
+	}
+	answer, _ := e.submit(t, parseForm(t, page))
+	q.Set("code_challenge_method", "plain")
+	refused, _ := getPage(t, e.authURL(q), nil)
+	for name, resp := range map[string]*http.Response{"code": answer, "error": refused} {
+		loc := resp.Header.Get("Location")
+		rest, ok := strings.CutPrefix(loc, redirect+"&")
+		got, err := url.ParseQuery(rest)
+		if resp.StatusCode != http.StatusSeeOther || !ok || err != nil || got.Get(name) == "" || got.Get("state") != "xyz" || got.Get("iss") != e.base {
+			t.Errorf("%s: %d, Location %q; want the registered URI as it is, then %s, state and iss", name, resp.StatusCode, loc, name)
+		}
+	}
 }

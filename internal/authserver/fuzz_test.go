@@ -3,6 +3,7 @@ package authserver
 import (
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,12 +13,14 @@ import (
 )
 
 // FuzzRedirectURI: a redirect URI accepted at registration is absolute,
-// has no fragment or user information, and is https, or http to a
+// has no fragment or user information, a query redirectURL keeps as it
+// is and that names no response parameter, and is https, or http to a
 // loopback host.
 func FuzzRedirectURI(f *testing.F) {
 	for _, s := range []string{"https://app.example/cb", "http://127.0.0.1:9/cb", "http://localhost/cb", "http://[::1]:8/cb",
 		"http://evil.example/cb", "https://a.example/cb#x", "javascript:alert(1)", "HTTPS://A.EXAMPLE/", "http://127.0.0.1.evil.example/",
-		"https://user@a.example/", "http://[::ffff:127.0.0.1]/", "//a.example/cb", "https:///cb"} {
+		"https://user@a.example/", "http://[::ffff:127.0.0.1]/", "//a.example/cb", "https:///cb", "https://a.example/cb?b=1&a=2",
+		"https://a.example/cb?code=x", "https://a.example/cb?x=%zz"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -30,6 +33,9 @@ func FuzzRedirectURI(f *testing.F) {
 		}
 		if u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())) {
 			t.Fatalf("accepted %q: scheme %q host %q", s, u.Scheme, u.Hostname())
+		}
+		if q, err := url.ParseQuery(u.RawQuery); err != nil || slices.ContainsFunc(responseParams, q.Has) {
+			t.Fatalf("accepted %q: a query redirectURL cannot keep as it is (%v) or naming a response parameter", s, err)
 		}
 	})
 }

@@ -264,6 +264,17 @@ func TestRegistration(t *testing.T) {
 		{"user information", `{"redirect_uris":["https://user:pw@app.example/cb"]}`, "invalid_redirect_uri"},
 		{"too many", `{"redirect_uris":["https://a.example/1","https://a.example/2","https://a.example/3","https://a.example/4","https://a.example/5","https://a.example/6","https://a.example/7","https://a.example/8","https://a.example/9","https://a.example/10","https://a.example/11"]}`, "invalid_redirect_uri"},
 		{"too long", `{"redirect_uris":["https://app.example/` + strings.Repeat("a", 2048) + `"]}`, "invalid_redirect_uri"},
+		// The query is kept as registered and the response's parameters are
+		// added to it (RFC 6749 §3.1.2): one that names a response parameter
+		// would reach the client beside the server's, or for it; one that
+		// does not parse could not be kept.
+		{"query with code", `{"redirect_uris":["https://app.example/cb?code=x"]}`, "invalid_redirect_uri"},
+		{"query with state", `{"redirect_uris":["http://127.0.0.1:9/cb?a=1&state=x"]}`, "invalid_redirect_uri"},
+		{"query with iss", `{"redirect_uris":["https://app.example/cb?iss=https://evil.example"]}`, "invalid_redirect_uri"},
+		{"query with error", `{"redirect_uris":["https://app.example/cb?error=access_denied"]}`, "invalid_redirect_uri"},
+		{"query with error_description", `{"redirect_uris":["https://app.example/cb?error_description=x"]}`, "invalid_redirect_uri"},
+		{"query with a bad escape", `{"redirect_uris":["https://app.example/cb?x=%zz"]}`, "invalid_redirect_uri"},
+		{"query with a semicolon", `{"redirect_uris":["https://app.example/cb?a=1;b=2"]}`, "invalid_redirect_uri"},
 		{"not a string", `{"redirect_uris":[1]}`, "invalid_client_metadata"},
 		{"name with a control character", `{"redirect_uris":["https://app.example/cb"],"client_name":"a\u0007b"}`, "invalid_client_metadata"},
 		{"name with a bidi override", `{"redirect_uris":["https://app.example/cb"],"client_name":"a\u202eb"}`, "invalid_client_metadata"},

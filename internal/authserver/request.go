@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -279,18 +280,20 @@ func (s *Server) open(v string, now time.Time) (*authRequest, error) {
 	return &req, nil
 }
 
-// redirectURL is the client's redirect URI with params added to its
-// query, and iss (RFC 9207).
+// redirectURL is the client's redirect URI with params, state and iss
+// (RFC 9207) added after its query, which is kept as registered (RFC 6749
+// §3.1.2; checkRedirectQuery: it names none of them).
 func (s *Server) redirectURL(req *authRequest, params url.Values) string {
 	u, _ := url.Parse(req.RedirectURI) // checked at registration
-	q := u.Query()
-	for k, v := range params {
-		q[k] = v
-	}
+	add := url.Values{}
+	maps.Copy(add, params)
 	if req.State != "" {
-		q.Set("state", req.State)
+		add.Set("state", req.State)
 	}
-	q.Set("iss", s.auth.Issuer())
-	u.RawQuery = q.Encode()
+	add.Set("iss", s.auth.Issuer())
+	if u.RawQuery != "" {
+		u.RawQuery += "&"
+	}
+	u.RawQuery += add.Encode()
 	return u.String()
 }
