@@ -15,7 +15,7 @@ import (
 // text is the page's wording in one language.
 type text struct {
 	Lang, Title, Banner, Intro, Subject, SubjectHelp, Scopes, Kind, Person, Agent,
-	AgentHelp, ACR, ACRHelp, Allow, Deny, ErrorTitle, ErrorHelp, Client string
+	AgentHelp, ACR, ACRHelp, Allow, Deny, ErrorTitle, ErrorHelp, Client, ClientID, RedirectTo string
 }
 
 var (
@@ -28,6 +28,8 @@ var (
 			Banner:      "Servidor de autorização de DESENVOLVIMENTO do cobranca. Não use em produção: aqui qualquer pessoa escolhe quem é.",
 			Intro:       "pede acesso ao cobranca. Escolha a identidade com que ele vai agir.",
 			Client:      "O cliente",
+			ClientID:    "id do cliente",
+			RedirectTo:  "Ao entrar, o código de autorização vai para",
 			Subject:     "Sujeito (sub)",
 			SubjectHelp: "Quem entra: um nome ou e-mail.",
 			Scopes:      "Escopos",
@@ -48,6 +50,8 @@ var (
 			Banner:      "cobranca's DEVELOPMENT authorization server. Never use it in production: here anyone chooses who they are.",
 			Intro:       "asks for access to cobranca. Choose the identity it will act with.",
 			Client:      "The client",
+			ClientID:    "client id",
+			RedirectTo:  "Signing in sends the authorization code to",
 			Subject:     "Subject (sub)",
 			SubjectHelp: "Who signs in: a name or an e-mail address.",
 			Scopes:      "Scopes",
@@ -79,18 +83,22 @@ type scopeChoice struct {
 
 // pageData is what the sign-in page shows.
 type pageData struct {
-	T       text
-	Client  string // the client's name, or its id
-	Sealed  string
-	Subject string
-	Scopes  []scopeChoice
-	Agent   bool
-	ACR     string
-	ACRs    []string
-	Problem string // why the last submission was refused
-	Action  string
-	ErrCode string // an error page's code
-	ErrText string
+	T        text
+	Client   string // the client's name, or its id
+	ClientID string
+	// Redirect is where the code goes: the name is the client's own
+	// claim, this is not.
+	Redirect string
+	Sealed   string
+	Subject  string
+	Scopes   []scopeChoice
+	Agent    bool
+	ACR      string
+	ACRs     []string
+	Problem  string // why the last submission was refused
+	Action   string
+	ErrCode  string // an error page's code
+	ErrText  string
 }
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
@@ -119,6 +127,7 @@ button{font-size:1rem;padding:.5rem 1.25rem;margin-right:.5rem}
 {{else}}
 <h1>{{.T.Title}}</h1>
 <p>{{.T.Client}} <strong id="client">{{.Client}}</strong> {{.T.Intro}}</p>
+<p>{{.T.RedirectTo}} <code id="redirect">{{.Redirect}}</code> <small>{{.T.ClientID}}: <code id="client-id">{{.ClientID}}</code></small></p>
 {{if .Problem}}<p class="problem" role="alert">{{.Problem}}</p>{{end}}
 <form method="post" action="{{.Action}}">
 <input type="hidden" name="request" value="{{.Sealed}}">
@@ -168,7 +177,7 @@ func renderError(w http.ResponseWriter, r *http.Request, e *oauthError) {
 
 // formPage is the sign-in form for req, with what was chosen so far.
 func (s *Server) formPage(r *http.Request, req *authRequest, subject string, scopes []string, agent bool, acr, problem string) pageData {
-	d := pageData{T: textFor(r), Client: req.ClientName, Sealed: s.seal(req), Subject: subject, Agent: agent,
+	d := pageData{T: textFor(r), Client: req.ClientName, ClientID: req.ClientID, Redirect: req.RedirectURI, Sealed: s.seal(req), Subject: subject, Agent: agent,
 		ACR: acr, ACRs: s.acr, Problem: problem, Action: AuthorizePath}
 	if d.Client == "" {
 		d.Client = req.ClientID

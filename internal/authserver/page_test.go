@@ -316,3 +316,28 @@ func TestProductionRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestPageNamesWhereTheCodeGoes: a client's name is its own claim (any
+// registrant may call itself "cobranca" or "MCP Inspector"), so the page
+// also shows its id and the redirect URI the code will be sent to.
+func TestPageNamesWhereTheCodeGoes(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t))
+	const redirect = "https://evil.example/cb?a=1&b=<2>"
+	status, body := e.register(t, `{"redirect_uris":["`+redirect+`"],"client_name":"cobranca"}`)
+	clientID, _ := body["client_id"].(string)
+	if status != http.StatusCreated || clientID == "" {
+		t.Fatalf("register = %d %v", status, body)
+	}
+	q := e.authParams(clientID, newPKCE())
+	q.Set("redirect_uri", redirect)
+	resp, page := getPage(t, e.authURL(q), nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET the page = %d:\n%s", resp.StatusCode, page)
+	}
+	for _, want := range []string{`<strong id="client">cobranca</strong>`, `<code id="client-id">` + clientID + `</code>`,
+		`<code id="redirect">https://evil.example/cb?a=1&amp;b=&lt;2&gt;</code>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s:\n%s", want, page)
+		}
+	}
+}
