@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -140,8 +141,8 @@ func New(o Options) (*Server, error) {
 	mux.Handle("GET "+MetadataPath, s.metadata)
 	mux.Handle("GET "+OpenIDConfigPath, s.openid)
 	mux.Handle(RegisterPath, cors(http.MethodPost, http.HandlerFunc(s.register)))
-	mux.HandleFunc("GET "+AuthorizePath, s.authorize)
-	mux.Handle("POST "+AuthorizePath, http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.decide)))
+	mux.Handle("GET "+AuthorizePath, localOnly(http.HandlerFunc(s.authorize)))
+	mux.Handle("POST "+AuthorizePath, localOnly(http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.decide))))
 	mux.Handle(TokenPath, cors(http.MethodPost, http.HandlerFunc(s.token)))
 	s.mux = mux
 	return s, nil
@@ -173,5 +174,23 @@ func cors(method string, next http.Handler) http.Handler {
 			h.Set("Allow", method+", OPTIONS")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		}
+	})
+}
+
+// localOnly serves the sign-in page to loopback peers only. Whoever
+// submits it signs in as anyone, with any scope: on a server listening on
+// a network address (COBRANCA_ADDR=0.0.0.0:…) anyone who reaches the port
+// would get a token without the key `cobranca token` needs — and the
+// Host guard, a defence against DNS rebinding in browsers, stops no other
+// client, which sends the Host it likes. The peer is the connection's: no
+// forwarding header is read, since any client can write one.
+func localOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ap, err := netip.ParseAddrPort(r.RemoteAddr); err != nil || !ap.Addr().Unmap().IsLoopback() {
+			renderError(w, r, newError(http.StatusForbidden, errAccessDenied,
+				"the development sign-in page answers this machine only (a loopback address), since on it anyone signs in as anyone"))
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }

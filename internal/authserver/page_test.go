@@ -341,3 +341,74 @@ func TestPageNamesWhereTheCodeGoes(t *testing.T) {
 		}
 	}
 }
+
+// TestSignInOnlyFromThisMachine: the page lets whoever submits it sign in
+// as anyone, so it answers loopback peers only: a development server
+// listening on a network address (COBRANCA_ADDR=0.0.0.0:8080) mints no code
+// for a peer on the network, whatever Host it sends; the rest of the
+// server (discovery, registration, the token endpoint) still answers it.
+func TestSignInOnlyFromThisMachine(t *testing.T) {
+	const base = "http://localhost:8080" // a wildcard listener's issuer
+	a, err := auth.New(context.Background(), auth.Config{DataDir: t.TempDir(), BaseURL: base, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.SQLite(t)
+	as, err := authserver.New(authserver.Options{Auth: a, DB: db, Scopes: []string{"collections:read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(method, target, peer string, body url.Values) *httptest.ResponseRecorder {
+		var r *http.Request
+		if body != nil {
+			r = httptest.NewRequest(method, target, strings.NewReader(body.Encode()))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		} else {
+			r = httptest.NewRequest(method, target, nil)
+		}
+		r.Host, r.RemoteAddr = "localhost:8080", peer
+		w := httptest.NewRecorder()
+		as.ServeHTTP(w, r)
+		return w
+	}
+	reg := httptest.NewRequest(http.MethodPost, authserver.RegisterPath, strings.NewReader(`{"redirect_uris":["`+testRedirect+`"]}`))
+	reg.Header.Set("Content-Type", "application/json")
+	reg.RemoteAddr = "192.0.2.7:40000"
+	w := httptest.NewRecorder()
+	as.ServeHTTP(w, reg)
+	var registered struct {
+		ClientID string `json:"client_id"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &registered); err != nil || w.Code != http.StatusCreated {
+		t.Fatalf("registration from the network = %d %s", w.Code, w.Body)
+	}
+	p := newPKCE()
+	q := url.Values{"response_type": {"code"}, "client_id": {registered.ClientID}, "redirect_uri": {testRedirect},
+		"code_challenge": {p.challenge}, "code_challenge_method": {"S256"}, "scope": {"collections:read"}}
+	target := authserver.AuthorizePath + "?" + q.Encode()
+	page := serve(http.MethodGet, target, "127.0.0.1:40000", nil)
+	if page.Code != http.StatusOK {
+		t.Fatalf("the page from loopback = %d:\n%s", page.Code, page.Body)
+	}
+	f := parseForm(t, page.Body.String())
+	before := storetest.Count(t, db, "oauth_code")
+	for _, peer := range []string{"192.0.2.7:40000", "[2001:db8::7]:40000", "10.0.0.1:1"} {
+		for _, c := range []struct {
+			method string
+			body   url.Values
+		}{{http.MethodGet, nil}, {http.MethodPost, f.values}} {
+			w := serve(c.method, target, peer, c.body)
+			if w.Code != http.StatusForbidden || w.Header().Get("Location") != "" || !strings.Contains(w.Body.String(), `<code id="error">access_denied</code>`) {
+				t.Errorf("%s the sign-in page from %s = %d, Location %q; want a 403 page:\n%s", c.method, peer, w.Code, w.Header().Get("Location"), w.Body)
+			}
+		}
+	}
+	if n := storetest.Count(t, db, "oauth_code"); n != before {
+		t.Errorf("%d codes issued to a peer on the network", n-before)
+	}
+	for _, peer := range []string{"127.0.0.1:40000", "[::1]:40000", "[::ffff:127.0.0.1]:40000"} {
+		if w := serve(http.MethodPost, target, peer, f.values); w.Code != http.StatusSeeOther {
+			t.Errorf("POST the sign-in form from %s = %d, want 303:\n%s", peer, w.Code, w.Body)
+		}
+	}
+}
