@@ -412,3 +412,33 @@ func TestSignInOnlyFromThisMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestLargestRequestSignsIn: a request at every bound the authorization
+// endpoint sets (state, nonce, login_hint, acr_values, the client's name
+// and redirect URI), made of the characters JSON escapes most, still
+// fits the sealed form and signs in.
+func TestLargestRequestSignsIn(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t))
+	redirect := "http://127.0.0.1:9/cb?a=" + strings.Repeat("<", 2048-len("http://127.0.0.1:9/cb?a="))
+	name := strings.Repeat("&", 200)
+	status, body := e.register(t, `{"redirect_uris":["`+redirect+`"],"client_name":"`+name+`"}`)
+	clientID, _ := body["client_id"].(string)
+	if status != http.StatusCreated {
+		t.Fatalf("register = %d %v", status, body)
+	}
+	q := e.authParams(clientID, newPKCE())
+	state := strings.Repeat("<", 1024)
+	acrs := make([]string, 8)
+	for i := range acrs {
+		acrs[i] = strings.Repeat(">", 254) + string(rune('a'+i))
+	}
+	q.Set("redirect_uri", redirect)
+	q.Set("state", state)
+	q.Set("nonce", strings.Repeat("<", 255))
+	q.Set("login_hint", strings.Repeat("<", 255))
+	q.Set("acr_values", strings.Join(acrs, " "))
+	got := e.signIn(t, e.authURL(q), nil)
+	if got.Get("code") == "" || got.Get("state") != state {
+		t.Errorf("redirect query %v: want a code and the state", got)
+	}
+}

@@ -248,8 +248,10 @@ func (s *Server) mac(payload string) []byte {
 	return m.Sum(nil)
 }
 
-// maxSealed bounds a sealed field before anything decodes it.
-const maxSealed = 8 << 10
+// maxSealed bounds a sealed field before anything decodes it: the form's
+// body bound, which a request at every bound parseAuthRequest sets fits
+// however JSON escapes it (6 bytes for a '<'), where 8 KiB did not.
+const maxSealed = maxBody
 
 // errBadForm is open's answer for a field that is not one seal made, or
 // whose deadline passed.
