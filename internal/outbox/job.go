@@ -9,6 +9,8 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/wneessen/go-mail"
+
+	"github.com/cobranca/cobranca/internal/store"
 )
 
 // Args is an outbox entry as River stores it (the job's args).
@@ -27,6 +29,8 @@ type worker struct {
 	river.WorkerDefaults[Args]
 	cfg    Config
 	domain string // of cfg.From
+	db     store.DB
+	q      queue
 }
 
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
@@ -52,6 +56,27 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		w.cfg.Logger.WarnContext(ctx, "outbox: delivery failed, will retry", "entry", int64(id), "attempt", job.Attempt, "error", err.Error())
 		return err
 	}
+	return w.delivered(ctx, job)
+}
+
+// delivered tells the owner that job's message was accepted, in the transaction that marks
+// the job completed. When that transaction fails the message is sent all the same: the job is
+// left to River's own completion rather than retried (a retry would send it again), and the
+// owner's record stays behind — logged, never guessed.
+func (w *worker) delivered(ctx context.Context, job *river.Job[Args]) error {
+	if w.cfg.Owner == nil {
+		return nil
+	}
+	at := w.cfg.Now()
+	err := w.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		if err := w.cfg.Owner.Delivered(ctx, tx, job.Args.Ref, job.ID, at); err != nil {
+			return err
+		}
+		return w.q.completeTx(ctx, tx, job)
+	})
+	if err != nil {
+		w.cfg.Logger.ErrorContext(ctx, "outbox: delivered, but the delivery could not be recorded", "entry", job.ID, "error", err.Error())
+	}
 	return nil
 }
 
@@ -71,7 +96,11 @@ func safe(err error) error {
 func (w *worker) permanent(ctx context.Context, id ID, ref, reason string, err error) error {
 	w.cfg.Logger.ErrorContext(ctx, "outbox: undeliverable", "entry", int64(id), "reason", reason)
 	if w.cfg.Owner != nil {
-		if oerr := w.cfg.Owner.Undeliverable(ctx, ref, id, reason); oerr != nil {
+		at := w.cfg.Now()
+		oerr := w.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			return w.cfg.Owner.Undeliverable(ctx, tx, ref, int64(id), reason, at)
+		})
+		if oerr != nil {
 			// Retry the job: the owner must hear of it. The next attempt fails the same way.
 			return errors.Join(err, oerr)
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,8 +48,8 @@ func openDB(t *testing.T, where string) store.DB {
 	return db
 }
 
-func crashConfig(sender outbox.Sender) outbox.Config {
-	return outbox.Config{Sender: sender, From: "cobranca@cobranca.test", PollInterval: 50 * time.Millisecond, RescueAfter: rescueAfter}
+func crashConfig(sender outbox.Sender, own outbox.Owner) outbox.Config {
+	return outbox.Config{Sender: sender, From: "cobranca@cobranca.test", Owner: own, PollInterval: 50 * time.Millisecond, RescueAfter: rescueAfter}
 }
 
 // runCrashChild is the worker TestCrash kills: it stops for good, once it has said so on its
@@ -59,7 +60,7 @@ func runCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := crashConfig(sender)
+	cfg := crashConfig(sender, &owner{})
 	stop := func(id outbox.ID) {
 		fmt.Printf("%s %d\n", os.Getenv(crashChild), id)
 		select {} // until SIGKILL
@@ -106,7 +107,7 @@ func TestCrash(t *testing.T) {
 				}
 				s := smtptest.New(t)
 				// The entry is committed before any worker runs.
-				o, err := outbox.New(db, crashConfig(smtpSender(t, s)))
+				o, err := outbox.New(db, crashConfig(smtpSender(t, s), nil))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -166,7 +167,8 @@ func TestCrash(t *testing.T) {
 
 				// A worker starts again (another replica, or the same after a restart): River
 				// rescues the entry once rescueAfter has passed and the new worker leads.
-				run(t, db, crashConfig(smtpSender(t, s)))
+				own := &owner{}
+				run(t, db, crashConfig(smtpSender(t, s), own))
 				deadline := time.Now().Add(45 * time.Second)
 				for {
 					var st string
@@ -194,6 +196,12 @@ func TestCrash(t *testing.T) {
 					if m.MessageID != wantID || len(m.To) != 1 || m.To[0] != msg.To {
 						t.Errorf("received %+v, want every copy to %s with Message-ID %s", m, msg.To, wantID)
 					}
+				}
+				// The delivery is recorded in the transaction that completes the entry: the killed
+				// worker, stopped before it, completed nothing (the entry was rescued), and the
+				// one that completed it told its owner once, while the entry was still running.
+				if got, want := own.deliveries(), []string{fmt.Sprintf("%d %s running", id, msg.Ref)}; !slices.Equal(got, want) {
+					t.Errorf("deliveries recorded = %q, want %q", got, want)
 				}
 			})
 		}

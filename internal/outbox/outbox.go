@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/store"
@@ -88,10 +89,17 @@ func CheckAddress(s string) error {
 	return nil
 }
 
-// Owner is told when a message cannot be delivered (the SMTP server refused it for good): the
-// package that enqueued it, e.g. reminders, records the failure on what Ref names.
+// Owner is told what became of a message, in a transaction of the store's, so that the
+// package that enqueued it (reminders) records it on what Ref names. Delivered runs in the
+// transaction that marks the entry completed: the owner's record and River's commit together,
+// so an entry is never completed without its owner knowing, nor recorded delivered while River
+// still counts it running (a worker killed before that commit sends again, under the same
+// Message-ID, and is told then). Undeliverable runs in a transaction of its own before the
+// entry is cancelled. A report may come more than once for one entry (a retried job): the owner
+// changes what entry's message is for once.
 type Owner interface {
-	Undeliverable(ctx context.Context, ref string, id ID, reason string) error
+	Delivered(ctx context.Context, tx store.Tx, ref string, entry int64, at time.Time) error
+	Undeliverable(ctx context.Context, tx store.Tx, ref string, entry int64, reason string, at time.Time) error
 }
 
 // Config is what New needs.
@@ -100,8 +108,10 @@ type Config struct {
 	Sender Sender
 	// From is the sender's address (bare); its domain is the right-hand side of Message-IDs.
 	From string
-	// Owner, when not nil, is told of permanent failures.
+	// Owner, when not nil, is told of deliveries and permanent failures.
 	Owner Owner
+	// Now is the clock of those reports (time.Now when nil).
+	Now func() time.Time
 	// Workers is how many messages one process sends at once (default 2).
 	Workers int
 	// MaxAttempts bounds the retries of a transient failure (default 25, River's).
@@ -121,6 +131,8 @@ type Config struct {
 // queue is the part of River's client the outbox uses, whatever the driver's transaction type.
 type queue interface {
 	insertTx(ctx context.Context, tx store.Tx, args Args, opts *river.InsertOpts) (int64, error)
+	// completeTx marks the running job completed in tx (River's JobCompleteTx).
+	completeTx(ctx context.Context, tx store.Tx, job *river.Job[Args]) error
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
 }
@@ -129,6 +141,7 @@ type queue interface {
 type Outbox struct {
 	q           queue
 	maxAttempts int
+	domain      string // of Config.From: the right-hand side of Message-IDs
 }
 
 // New returns an outbox on db, a store opened by store/postgres or store/sqlite, whose
@@ -143,9 +156,13 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	workers := river.NewWorkers()
 	domain := cfg.From[strings.LastIndexByte(cfg.From, '@')+1:]
-	if err := river.AddWorkerSafely(workers, &worker{cfg: cfg, domain: domain}); err != nil {
+	w := &worker{cfg: cfg, domain: domain, db: db}
+	if err := river.AddWorkerSafely(workers, w); err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
 	rc := &river.Config{
@@ -165,7 +182,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	if cfg.PollInterval == 0 {
 		rc.FetchCooldown = 0
 	}
-	o := &Outbox{maxAttempts: cfg.MaxAttempts}
+	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domain}
 	switch d := db.(type) {
 	case *postgres.DB:
 		c, err := river.NewClient(d.RiverDriver(), rc)
@@ -182,6 +199,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	default:
 		return nil, fmt.Errorf("outbox: unsupported store %T", db)
 	}
+	w.q = o.q
 	return o, nil
 }
 
@@ -206,6 +224,10 @@ func (o *Outbox) Enqueue(ctx context.Context, tx store.Tx, m Message) (ID, error
 	}
 	return ID(id), nil
 }
+
+// MessageID is the Message-ID of entry id as its message carries it, angle brackets included:
+// <id.outbox@domain>, the same on every attempt.
+func (o *Outbox) MessageID(id ID) string { return "<" + MessageID(id, o.domain) + ">" }
 
 // Run delivers messages until ctx ends, then stops: it waits up to a minute for the messages
 // being sent (SMTP's own timeouts bound them).
@@ -239,6 +261,18 @@ func (q pgQueue) insertTx(ctx context.Context, tx store.Tx, args Args, opts *riv
 		return 0, err
 	}
 	return r.Job.ID, nil
+}
+
+func (q pgQueue) completeTx(ctx context.Context, tx store.Tx, job *river.Job[Args]) error {
+	ptx, ok, err := postgres.PgxTx(ctx, tx)
+	if !ok {
+		return errors.New("the transaction is not PostgreSQL's")
+	}
+	if err != nil {
+		return err
+	}
+	_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, ptx, job)
+	return err
 }
 
 func (q sqliteQueue) insertTx(ctx context.Context, tx store.Tx, args Args, opts *river.InsertOpts) (int64, error) {

@@ -5,10 +5,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/mail"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -49,15 +51,35 @@ func (b *syncBuffer) String() string {
 
 // owner records what it is told of.
 type owner struct {
-	mu  sync.Mutex
-	got []string
+	mu        sync.Mutex
+	got       []string
+	delivered []string
 }
 
-func (o *owner) Undeliverable(_ context.Context, ref string, id outbox.ID, reason string) error {
+func (o *owner) Undeliverable(_ context.Context, _ store.Tx, ref string, _ int64, reason string, _ time.Time) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.got = append(o.got, ref+": "+reason)
 	return nil
+}
+
+// Delivered records the delivery with the job's state as tx, the transaction that completes
+// the job, reads it: running, not yet completed.
+func (o *owner) Delivered(ctx context.Context, tx store.Tx, ref string, entry int64, _ time.Time) error {
+	var st string
+	if err := tx.QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, entry).Scan(&st); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.delivered = append(o.delivered, fmt.Sprintf("%d %s %s", entry, ref, st))
+	return nil
+}
+
+func (o *owner) deliveries() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.delivered...)
 }
 
 func (o *owner) told() []string {
@@ -192,6 +214,14 @@ func TestDelivery(t *testing.T) {
 		}
 		if told := own.told(); len(told) != 1 || told[0] != "d_3: the mail server refused the message (550)" {
 			t.Errorf("owner told %q, want the refusal of d_3", told)
+		}
+		// The deliveries were recorded once each, in the transaction that completed their job
+		// (which still saw it running); the refused message was not.
+		if got, want := own.deliveries(), []string{fmt.Sprintf("%d d_draft1 running", id), fmt.Sprintf("%d d_2 running", id2)}; !slices.Equal(got, want) {
+			t.Errorf("deliveries recorded = %q, want %q", got, want)
+		}
+		if got, want := o.MessageID(id), "<"+outbox.MessageID(id, "cobranca.test")+">"; got != want {
+			t.Errorf("MessageID(%d) = %q, want %q", id, got, want)
 		}
 		time.Sleep(300 * time.Millisecond)
 		if got := s.Messages(); len(got) != 2 {

@@ -3,8 +3,13 @@
 package outbox
 
 import (
-	"github.com/riverqueue/river"
+	"context"
+	"errors"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+
+	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/sqlite"
 )
 
@@ -15,4 +20,13 @@ func newSQLiteQueue(db *sqlite.DB, rc *river.Config) (queue, error) {
 		return nil, err
 	}
 	return sqliteQueue{c}, nil
+}
+
+func (q sqliteQueue) completeTx(ctx context.Context, tx store.Tx, job *river.Job[Args]) error {
+	stx, ok := sqlite.SQLTx(tx)
+	if !ok {
+		return errors.New("the transaction is not SQLite's")
+	}
+	_, err := river.JobCompleteTx[*riversqlite.Driver](ctx, stx, job)
+	return err
 }
