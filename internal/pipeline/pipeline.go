@@ -458,6 +458,16 @@ func PrincipalFrom(ctx context.Context) *auth.Principal {
 	return nil
 }
 
+// ApprovalFrom returns the id of the person's approval the call in ctx
+// executes under ("" for a call that needed none), for a tool that records
+// it with its effect.
+func ApprovalFrom(ctx context.Context) string {
+	if cl, ok := ctx.Value(callKey{}).(*callState); ok {
+		return cl.approval
+	}
+	return ""
+}
+
 // args are a call's arguments after validation.
 type args struct {
 	raw    []byte // as the tool reads them: without idempotencyKey and dryRun

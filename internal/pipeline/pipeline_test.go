@@ -15,6 +15,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/idempotency"
+	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
@@ -603,6 +604,18 @@ func TestFailClosedAtStart(t *testing.T) {
 	logicWrite := tierTool(contract.Medium, n, 0)
 	logicWrite.Execute = nil
 	logicWrite.Logic = func(context.Context, json.RawMessage) (pipeline.Effect, error) { return pipeline.Effect{}, nil }
+	// An external effect (mail) leaves only through an outbox, which a tool
+	// without external effects has no use for.
+	external := tierTool(contract.Medium, n, 0)
+	ec := *external.Contract
+	ec.SideEffects.External = true
+	external.Contract = &ec
+	mail, err := outbox.New(db, outbox.Config{Sender: outbox.Dir{Path: t.TempDir()}, From: "cobranca@cobranca.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	internalMail := tierTool(contract.Medium, n, 0)
+	internalMail.Outbox = mail
 	cases := []struct {
 		name string
 		opts pipeline.Options
@@ -617,12 +630,19 @@ func TestFailClosedAtStart(t *testing.T) {
 		{"twice", pipeline.Options{Tools: []pipeline.Tool{tierTool(contract.Low, n, 0), tierTool(contract.Low, n, 0)}}, "twice"},
 		{"a read of the store without a store", pipeline.Options{Tools: []pipeline.Tool{storeRead(nil)}}, "no store"},
 		{"a read given both Run and Read", pipeline.Options{Tools: []pipeline.Tool{readAndRun}, DB: db, Keys: keys}, "one of"},
+		{"external side effects without an outbox", pipeline.Options{Tools: []pipeline.Tool{external}, DB: db, Keys: keys}, "no outbox"},
+		{"an outbox for no external side effects", pipeline.Options{Tools: []pipeline.Tool{internalMail}, DB: db, Keys: keys}, "no external side effects"},
 	}
 	for _, tt := range cases {
 		_, err := pipeline.New(tt.opts)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: New = %v, want an error about %q", tt.name, err, tt.want)
 		}
+	}
+	// The external tool that enqueues through the outbox is served.
+	external.Outbox = mail
+	if _, err := pipeline.New(pipeline.Options{Tools: []pipeline.Tool{external}, DB: db, Keys: keys}); err != nil {
+		t.Errorf("an external tool with an outbox: New = %v, want it served", err)
 	}
 }
 

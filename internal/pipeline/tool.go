@@ -12,6 +12,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/schema"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -94,6 +95,11 @@ type Tool struct {
 	// checker over the bytes about to be sent (the bulk tool); otherwise
 	// jsonschema-go validates it.
 	FastOutput bool
+	// Outbox, for a tool whose contract has external side effects (mail),
+	// is the transactional outbox its Execute enqueues them in: they leave
+	// only once the call's transaction commits. compile refuses an external
+	// tool without one.
+	Outbox *outbox.Outbox
 }
 
 // compiled is a tool ready to serve.
@@ -142,10 +148,13 @@ func compile(t Tool, p *Pipeline) (*compiled, error) {
 	if t.Read != nil && p.db == nil {
 		bad("reads the store, and the pipeline has no store")
 	}
-	if c.SideEffects.External {
+	if c.SideEffects.External && t.Outbox == nil {
 		// An external effect (mail, payment) cannot be rolled back with the
-		// transaction: it needs the outbox, which is not built yet.
-		bad("has external side effects, and the pipeline has no outbox to hold them until the commit")
+		// transaction: it must wait in the outbox until the commit.
+		bad("has external side effects and enqueues them in no outbox (Tool.Outbox) to hold them until the commit")
+	}
+	if t.Outbox != nil && !c.SideEffects.External {
+		bad("gives an Outbox, and its contract declares no external side effects")
 	}
 	if t.Read != nil && t.FastOutput {
 		bad("FastOutput serves the bulk tool's Run, not a Read")
