@@ -149,33 +149,8 @@ type asked struct{ id, url, state string }
 
 func askedOf(t *testing.T, res pipeline.Result, cl pipeline.Client) asked {
 	t.Helper()
-	if !cl.InputRequests {
-		if res.Kind != pipeline.ToolError || res.Err.Code != failure.ApprovalRequired {
-			t.Fatalf("call = %v %v, want the tool error approval_required", res.Kind, res.Err)
-		}
-		i := strings.Index(res.Err.Message, pipelinetest.PublicURL+"/approvals/a_")
-		if i < 0 {
-			t.Fatalf("approval_required's message %q has no approval URL", res.Err.Message)
-		}
-		url := res.Err.Message[i : i+len(pipelinetest.PublicURL+"/approvals/")+28]
-		id := url[len(pipelinetest.PublicURL+"/approvals/"):]
-		if !strings.Contains(res.Err.Message, "approval "+id) {
-			t.Errorf("approval_required's message %q does not name approval %s", res.Err.Message, id)
-		}
-		return asked{id: id, url: url}
-	}
-	in, ok := res.Inputs["approval"]
-	if res.Kind != pipeline.InputRequired || !ok || in.Method != "elicitation/create" || res.State == "" {
-		t.Fatalf("call = %v %v %v, want input_required with an elicitation", res.Kind, res.Err, res.Inputs)
-	}
-	var p struct{ Mode, URL, ElicitationID, Message string }
-	if err := json.Unmarshal(in.Params, &p); err != nil {
-		t.Fatal(err)
-	}
-	if p.Mode != "url" || p.URL != pipelinetest.PublicURL+"/approvals/"+p.ElicitationID || !strings.HasPrefix(p.ElicitationID, "a_") || !strings.Contains(p.Message, p.ElicitationID) {
-		t.Fatalf("elicitation %s, want mode url at %s/approvals/{id}", in.Params, pipelinetest.PublicURL)
-	}
-	return asked{id: p.ElicitationID, url: p.URL, state: res.State}
+	a := pipelinetest.AskedOf(t, res, cl)
+	return asked{id: a.ID, url: a.URL, state: a.State}
 }
 
 // call makes the agent's call; retry carries the previous round's state.

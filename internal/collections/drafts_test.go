@@ -237,7 +237,7 @@ func testListDraftsCursorRefused(t *testing.T, e *env) {
 		"a padded cursor":                 {"cursor": cur + "="},
 		"limit 0":                         {"limit": 0},
 		"limit 101":                       {"limit": 101},
-		"an unknown state":                {"state": "sent"},
+		"an unknown state":                {"state": "delivered"},
 		"a blank customer":                {"customerId": "   "},
 		"a customer id ending in a space": {"customerId": "c1 "},
 		"a customer id after a tab":       {"customerId": "\tc1"},

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -113,6 +114,30 @@ type draftItem struct {
 	InvoiceCount int    `json:"invoiceCount"`
 	TotalCents   int64  `json:"totalCents"`
 	CreatedAt    string `json:"createdAt"`
+	// Once sent (queued, sent, undeliverable): the message and how delivery went.
+	MessageID     string `json:"messageId,omitempty"`
+	QueuedAt      string `json:"queuedAt,omitempty"`
+	SentAt        string `json:"sentAt,omitempty"`
+	FailedAt      string `json:"failedAt,omitempty"`
+	FailureReason string `json:"failureReason,omitempty"`
+}
+
+// sendingFields are the draft item's fields of a sent draft, absent before.
+var sendingFields = []string{"messageId", "queuedAt", "sentAt", "failedAt", "failureReason"}
+
+// withSending fills it's fields of a sent draft from r.
+func (it *draftItem) withSending(r reminders.Record) {
+	s := r.Sending
+	if s == nil {
+		return
+	}
+	it.MessageID, it.QueuedAt, it.FailureReason = s.MessageID, s.QueuedAt.Format(time.RFC3339Nano), s.FailureReason
+	if !s.DeliveredAt.IsZero() {
+		it.SentAt = s.DeliveredAt.Format(time.RFC3339Nano)
+	}
+	if !s.FailedAt.IsZero() {
+		it.FailedAt = s.FailedAt.Format(time.RFC3339Nano)
+	}
 }
 
 // listDrafts reads one page: a row more than the page, to know whether another follows.
@@ -132,11 +157,13 @@ func listDrafts(ctx context.Context, q store.Querier, v any) (pipeline.Effect, e
 			}
 			break
 		}
-		out.Drafts = append(out.Drafts, draftItem{
+		it := draftItem{
 			ID: r.ID, CustomerID: r.CustomerID, State: string(r.State), Tone: string(r.Tone), Language: string(r.Language),
 			Subject: r.Subject, InvoiceCount: r.InvoiceCount, TotalCents: r.TotalCents,
 			CreatedAt: r.CreatedAt.Format(time.RFC3339Nano),
-		})
+		}
+		it.withSending(r)
+		out.Drafts = append(out.Drafts, it)
 	}
 	summary := fmt.Sprintf("%d reminder draft(s) listed", len(out.Drafts))
 	if out.NextCursor != "" {
@@ -209,7 +236,7 @@ func listDraftsInputSchema() *jsonschema.Schema {
 	noNull(s, "customerId", "state", "limit", "cursor")
 	st := s.Properties["state"]
 	st.Enum = enum(reminders.States())
-	st.Description = "Only the drafts in this state: draft (open) or discarded (set aside because the customer asked not to be contacted)."
+	st.Description = "Only the drafts in this state: " + draftStatesText + "."
 	lim := s.Properties["limit"]
 	lim.Type = "integer"
 	lim.Minimum, lim.Maximum = ptr(1.0), ptr(float64(maxDraftsLimit))
@@ -236,7 +263,7 @@ func listDraftsOutputSchema() *jsonschema.Schema {
 	draftIDRules(d.Properties["id"])
 	d.Properties["customerId"].Description = "Customer id, as given when the draft was prepared."
 	d.Properties["state"].Enum = enum(reminders.States())
-	d.Properties["state"].Description = "draft (open) or discarded."
+	d.Properties["state"].Description = draftStatesText + "."
 	d.Properties["tone"].Enum = enum(reminders.Tones())
 	d.Properties["language"].Enum = enum(reminders.Languages())
 	d.Properties["subject"].Description = "The reminder's subject line."
@@ -246,11 +273,24 @@ func listDraftsOutputSchema() *jsonschema.Schema {
 	d.Properties["totalCents"].Description = "Their total, in BRL cents."
 	d.Properties["createdAt"].Format = "date-time"
 	d.Properties["createdAt"].Description = "When the draft was written (RFC 3339, UTC)."
+	d.Required = slices.DeleteFunc(d.Required, func(n string) bool { return slices.Contains(sendingFields, n) })
+	d.Properties["messageId"].Pattern = messageIDPattern
+	d.Properties["messageId"].Description = messageIDText + " Present once the draft was sent (queued, sent, undeliverable)."
+	for name, what := range map[string]string{"queuedAt": "queued", "sentAt": "accepted by the mail server (state sent)", "failedAt": "refused for good (state undeliverable)"} {
+		d.Properties[name].Format = "date-time"
+		d.Properties[name].Description = "When the draft's message was " + what + " (RFC 3339, UTC)."
+	}
+	d.Properties["failureReason"].Description = "With state undeliverable: why the mail server refused the message (its reply code)."
 	nc := s.Properties["nextCursor"]
 	nc.Pattern = "^[A-Za-z0-9_-]{" + strconv.Itoa(cursorLen) + "}$"
 	nc.Description = "Present when more drafts follow: pass it as cursor, with the same customerId and state, for the next page."
 	return s
 }
+
+// draftStatesText says what each draft state means, for the schemas that list them.
+const draftStatesText = "draft (open, for a person to review), discarded (set aside: the customer asked not to be contacted, or its name or " +
+	"e-mail address changed), queued (a person approved sending it; its message waits in the outbox), sent (the mail server accepted " +
+	"it) or undeliverable (the mail server refused it for good: failureReason)"
 
 // draftIDRules describes a draft id.
 func draftIDRules(s *jsonschema.Schema) {

@@ -295,7 +295,7 @@ func prepareOutputSchema() *jsonschema.Schema {
 	s.Description = "The reminder draft: new, or the open one for the same customer, invoice set and tone. Nothing was sent."
 	draftIDRules(s.Properties["draftId"])
 	st := s.Properties["state"]
-	st.Enum = enum(reminders.States())
+	st.Enum = enum([]reminders.State{reminders.Draft})
 	st.Description = "draft: open, for a person to review."
 	lang := s.Properties["language"]
 	lang.Enum = enum(reminders.Languages())

@@ -263,11 +263,21 @@ func get(ctx context.Context, q store.Querier, sql, id string) (Customer, error)
 // address cannot each hold one lock and wait for the other. A status change on any of them
 // in flight is waited for, and read as committed.
 func LockForContact(ctx context.Context, tx store.Tx, id, email string) ([]Customer, error) {
+	return forContact(ctx, tx, tx.Dialect() == store.Postgres, id, email)
+}
+
+// ForContact returns what LockForContact does, without locking it: for a reader that only
+// shows what a send would find (a preview), and changes nothing on it.
+func ForContact(ctx context.Context, q store.Querier, id, email string) ([]Customer, error) {
+	return forContact(ctx, q, false, id, email)
+}
+
+func forContact(ctx context.Context, db store.Querier, lock bool, id, email string) ([]Customer, error) {
 	q := `SELECT ` + columns + ` FROM customer WHERE id = $1 OR email_key = $2 ORDER BY id`
-	if tx.Dialect() == store.Postgres {
+	if lock {
 		q += ` FOR UPDATE`
 	}
-	rows, err := tx.Query(ctx, q, id, EmailKey(email))
+	rows, err := db.Query(ctx, q, id, EmailKey(email))
 	if err != nil {
 		return nil, fmt.Errorf("customers: lock for contact: %w", err)
 	}

@@ -53,17 +53,24 @@ func Languages() []Language { return []Language{PortugueseBR, English} }
 // State is where a draft is in its life.
 type State string
 
-// The states. Issue 13 adds those of sending.
+// The states: draft → discarded, or draft → queued → sent | undeliverable.
 const (
 	// Draft: written, open; the natural key names it.
 	Draft State = "draft"
 	// Discarded: set aside (its customer asked not to be contacted, or its name or e-mail
 	// address changed); kept for the record.
 	Discarded State = "discarded"
+	// Queued: a person approved sending it, and its message waits in the outbox; it is sent
+	// once, never again.
+	Queued State = "queued"
+	// Sent: the mail server accepted its message.
+	Sent State = "sent"
+	// Undeliverable: the mail server refused its message for good (FailureReason says why).
+	Undeliverable State = "undeliverable"
 )
 
 // States are the states, in the order the schema lists them.
-func States() []State { return []State{Draft, Discarded} }
+func States() []State { return []State{Draft, Discarded, Queued, Sent, Undeliverable} }
 
 // MaxInvoices bounds the invoices one reminder lists: a message a person reads.
 const MaxInvoices = 100
@@ -110,6 +117,21 @@ type Record struct {
 	CreatedByActor string
 	CreatedAt      time.Time // UTC, microseconds
 	UpdatedAt      time.Time
+	// Sending is set once the draft left draft for the outbox (queued, sent, undeliverable).
+	Sending *Sending
+}
+
+// Sending is what became of a draft sent: its outbox entry, who asked, and how delivery ended.
+type Sending struct {
+	OutboxID      int64  // the outbox entry (internal/outbox's ID)
+	MessageID     string // the message's Message-ID, angle brackets included
+	QueuedBy      string // the subject who asked for the send
+	QueuedByActor string // the agent acting for QueuedBy; "" for a person
+	ApprovalID    string // the person's approval the send ran under ("" when none was needed)
+	QueuedAt      time.Time
+	DeliveredAt   time.Time // zero until the mail server accepted the message
+	FailedAt      time.Time // zero unless undeliverable
+	FailureReason string    // why the mail server refused it (its reply code; never the recipient)
 }
 
 // Ref names an open draft: for the reads that list a customer's drafts without their bodies.
@@ -193,18 +215,32 @@ WHERE customer_id = $1 AND invoice_set_hash = $2 AND tone = $3 AND state = 'draf
 
 // recordColumns are the columns scanRecord reads, in its order.
 const recordColumns = `id, customer_id, recipient_name, recipient_email, tone, language, state, subject, body, invoice_count, total_cents,
-    created_by, created_by_actor, created_at, updated_at`
+    created_by, created_by_actor, created_at, updated_at, COALESCE(outbox_id, 0), COALESCE(message_id, ''), COALESCE(queued_by, ''),
+    COALESCE(queued_by_actor, ''), COALESCE(approval_id, ''), COALESCE(queued_at, 0), COALESCE(delivered_at, 0), COALESCE(failed_at, 0),
+    COALESCE(failure_reason, '')`
 
 func scanRecord(row store.Row) (Record, error) {
 	var r Record
+	var s Sending
 	var tone, lang, state string
-	var count, created, updated int64
+	var count, created, updated, queued, delivered, failed int64
 	if err := row.Scan(&r.ID, &r.CustomerID, &r.To.Name, &r.To.Email, &tone, &lang, &state, &r.Subject, &r.Body, &count, &r.TotalCents,
-		&r.CreatedBy, &r.CreatedByActor, &created, &updated); err != nil {
+		&r.CreatedBy, &r.CreatedByActor, &created, &updated, &s.OutboxID, &s.MessageID, &s.QueuedBy, &s.QueuedByActor, &s.ApprovalID,
+		&queued, &delivered, &failed, &s.FailureReason); err != nil {
 		return Record{}, err
 	}
 	r.Tone, r.Language, r.State, r.InvoiceCount = Tone(tone), Language(lang), State(state), int(count)
 	r.CreatedAt, r.UpdatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
+	if s.OutboxID != 0 {
+		s.QueuedAt = time.UnixMicro(queued).UTC()
+		if delivered != 0 {
+			s.DeliveredAt = time.UnixMicro(delivered).UTC()
+		}
+		if failed != 0 {
+			s.FailedAt = time.UnixMicro(failed).UTC()
+		}
+		r.Sending = &s
+	}
 	return r, nil
 }
 

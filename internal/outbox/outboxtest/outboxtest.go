@@ -5,6 +5,7 @@ package outboxtest
 import (
 	"bytes"
 	"io"
+	"mime"
 	"mime/quotedprintable"
 	"net"
 	"net/mail"
@@ -20,8 +21,8 @@ import (
 type Received struct {
 	From, To  string
 	MessageID string
-	Subject   string
-	Body      string // decoded (quoted-printable), trimmed
+	Subject   string // decoded (RFC 2047)
+	Body      string // decoded (quoted-printable), lines ending in \n, trimmed
 	TLS       bool   // the message came over TLS
 }
 
@@ -131,9 +132,13 @@ func (ss *session) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	subject, err := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
+	if err != nil {
+		return err
+	}
 	got := Received{
 		From: ss.from, To: ss.to, MessageID: m.Header.Get("Message-Id"),
-		Subject: m.Header.Get("Subject"), Body: strings.TrimSpace(string(body)),
+		Subject: subject, Body: strings.TrimSpace(strings.ReplaceAll(string(body), "\r\n", "\n")),
 	}
 	_, got.TLS = ss.c.TLSConnectionState()
 	ss.s.got = append(ss.s.got, got)

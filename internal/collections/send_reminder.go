@@ -1,0 +1,246 @@
+package collections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/customers"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// SendReminderName is the name of the tool that sends a reminder draft by e-mail.
+const SendReminderName = "collections.send_reminder"
+
+// sendStepUpMaxAge is how recently the person approving a send must have signed in.
+const sendStepUpMaxAge = 300
+
+// argDraftID names the draft in send_reminder's arguments.
+const argDraftID = "draftId"
+
+// SendTools returns the tools that send: collections.send_reminder, enqueueing its message in
+// mail. Without an outbox (nil: `cobranca contracts`, which delivers nothing) the tool has no
+// Execute, and a pipeline refuses to serve it.
+func SendTools(mail *outbox.Outbox) ([]pipeline.Tool, error) {
+	c, err := contract.Finish(sendReminderContract())
+	if err != nil {
+		return nil, err
+	}
+	t := pipeline.Tool{Contract: c, Decode: pipeline.Strict[sendArgs](), Preview: sendReminderPreview}
+	if mail != nil {
+		t.Execute, t.Outbox = sendReminderExecute(mail), mail
+	}
+	return []pipeline.Tool{t}, nil
+}
+
+func sendReminderContract() contract.Contract {
+	return contract.Contract{
+		Name:  SendReminderName,
+		Title: "Send a reminder draft by e-mail",
+		Description: "Use when a reminder draft (prepare_reminder's draftId, still a draft) should go to its customer by e-mail. " +
+			"A person approves this exact call first, out of band: the call answers with the approval's URL (a URL-mode elicitation, " +
+			"or the error approval_required on older clients); once the person approved it, retry exactly the same call (same draftId " +
+			"and idempotencyKey) to send it. The draft goes once, as written, to the name and address it was written for. It is " +
+			"refused, also at the moment it is sent, when the customer or any customer with the same e-mail address asked not to be " +
+			"contacted or is paused.",
+		Category:     "communication",
+		RiskLevel:    contract.Critical,
+		StepUpAuth:   contract.StepUp{MaxAgeSeconds: sendStepUpMaxAge, When: "Always, for the person who approves the call: signed in within the last 5 minutes, with an acr the server accepts (COBRANCA_STEPUP_ACR)."},
+		InputSchema:  sendInputSchema(),
+		OutputSchema: sendOutputSchema(),
+		Permissions:  []string{"reminders:send"},
+		SideEffects: contract.SideEffects{
+			Changes: []string{
+				"Sends one e-mail outside cobranca: the draft's subject and body, as the person approved them, to the draft's recipient. It is put in the outbox in the call's transaction and leaves once that commits; transient delivery failures are retried, every attempt with the same Message-ID.",
+				"The draft becomes queued (with its outbox entry, Message-ID, who asked and the approval), then sent when the mail server accepts the message, or undeliverable, with the server's reason, when it refuses it for good.",
+			},
+			External: true,
+			OnRepeat: "A repeat with the same idempotencyKey and arguments returns the first answer and sends nothing again. A draft is sent once: " +
+				"a call for a draft already queued, sent or undeliverable, with any key, is refused with draft_not_open.",
+		},
+		AuditEvent: "email.external.sent",
+		FailureModes: []contract.FailureMode{
+			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema (draftId is not a draft id); field names it."},
+			{Code: reminders.CodeDraftNotFound, Meaning: "No draft has this draftId; nothing was done."},
+			{Code: reminders.CodeDraftNotOpen, Meaning: "The draft is not open: it was discarded, or it is already queued, sent or undeliverable (a draft is sent once); the message says which. Nothing was done."},
+			{Code: customers.CodeDoNotContact, Meaning: "The draft's customer, or another customer with the same e-mail address (compared case-insensitively), asked not to be contacted — checked when the call is made and again when it runs, after the approval. Nothing was sent; the approval stays approved until it expires."},
+			{Code: customers.CodePaused, Meaning: "Contact with the draft's customer, or with another customer with the same e-mail address, is paused; the message gives the date it resumes (YYYY-MM-DD). Checked when the call is made and again when it runs. Nothing was sent; the approval stays approved until it expires."},
+		},
+		Idempotency: contract.Idempotency{Kind: "key", Description: "idempotencyKey is required: a retry with the same key and arguments " +
+			"returns the first answer and sends nothing again; the approval is for the call with that key. Besides, a draft is sent once: " +
+			"another key for a draft already sent is refused (draft_not_open)."},
+		DryRun: contract.ModeNone,
+	}
+}
+
+// sendArgs are send_reminder's arguments (idempotencyKey is the pipeline's).
+type sendArgs struct {
+	DraftID string `json:"draftId"`
+}
+
+// sendResult is send_reminder's answer.
+type sendResult struct {
+	DraftID   string `json:"draftId"`
+	MessageID string `json:"messageId"`
+	To        string `json:"to"`
+	State     string `json:"state"`
+	QueuedAt  string `json:"queuedAt"`
+}
+
+// messageIDPattern and messageIDText describe a sent draft's Message-ID (outbox.Outbox.MessageID).
+const (
+	messageIDPattern = `^<[0-9]+\.outbox@[^<>@\s]+>$`
+	messageIDText    = "The Message-ID header of the draft's message, angle brackets included: the same on every delivery attempt, so a receiver can drop a duplicate."
+)
+
+// sendable reads the draft id and the customers whose contact status decides whether it may
+// be sent, and refuses when it may not be, today: the draft is not open, or its customer or a
+// customer with its recipient's address may not be contacted. In a transaction (q is a
+// store.Tx) it locks what it reads until the transaction ends — the customers first, then the
+// draft, the order in which set_contact_status locks a customer and then discards its drafts —
+// so that what it found still holds when the caller acts on it; otherwise it only reads.
+func sendable(ctx context.Context, q store.Querier, id, today string) (reminders.Record, customers.Customer, error) {
+	d, err := reminders.Get(ctx, q, id)
+	if err != nil {
+		return reminders.Record{}, customers.Customer{}, draftError(err)
+	}
+	tx, locking := q.(store.Tx)
+	var cs []customers.Customer
+	if locking {
+		cs, err = customers.LockForContact(ctx, tx, d.CustomerID, d.To.Email)
+	} else {
+		cs, err = customers.ForContact(ctx, q, d.CustomerID, d.To.Email)
+	}
+	if err != nil {
+		return reminders.Record{}, customers.Customer{}, err
+	}
+	if locking {
+		if d, err = reminders.GetForUpdate(ctx, tx, id); err != nil {
+			return reminders.Record{}, customers.Customer{}, draftError(err)
+		}
+	}
+	if d.State != reminders.Draft {
+		return reminders.Record{}, customers.Customer{}, &failure.Error{Code: reminders.CodeDraftNotOpen, Field: argDraftID,
+			Message: "names a draft that is " + string(d.State) + ", not open: a draft is sent once; nothing was done"}
+	}
+	i := slices.IndexFunc(cs, func(c customers.Customer) bool { return c.ID == d.CustomerID })
+	if i < 0 { // the draft's foreign key holds its customer
+		return reminders.Record{}, customers.Customer{}, fmt.Errorf("send_reminder: draft %s: its customer is not stored", d.ID)
+	}
+	if fe := cs[i].Contactable(today); fe != nil {
+		fe.Field = argDraftID
+		return reminders.Record{}, customers.Customer{}, fe
+	}
+	if fe := customers.AddressContactable(cs, d.To.Email, today); fe != nil {
+		fe.Field = argDraftID
+		return reminders.Record{}, customers.Customer{}, fe
+	}
+	return d, cs[i], nil
+}
+
+// draftError is what the caller reads of err, an error of package reminders about the draft
+// its draftId names.
+func draftError(err error) error {
+	if errors.Is(err, reminders.ErrNotFound) {
+		return &failure.Error{Code: reminders.CodeDraftNotFound, Field: argDraftID, Message: "names no draft", Err: err}
+	}
+	return err
+}
+
+// sendReminderPreview is what the person approves: the recipient (name and address), the
+// customer and its contact status in effect, the subject and the whole body, exactly as they
+// will be sent. Customer text is quoted, and the body's lines are set off with "| ", as data.
+// A call that could not be sent now is refused here, before anyone is asked.
+func sendReminderPreview(ctx context.Context, q store.Querier, v any) (string, error) {
+	a := v.(*sendArgs)
+	today := customers.Today(pipeline.Now(ctx))
+	d, c, err := sendable(ctx, q, a.DraftID, today)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "send the reminder draft %s by e-mail, once, to %s at %s — customer %s, contact status in effect: %s "+
+		"(no customer with this address is do_not_contact or paused; both are checked again when it is sent).\n",
+		d.ID, strconv.Quote(d.To.Name), strconv.Quote(d.To.Email), strconv.Quote(c.ID), inEffectText(c, today))
+	fmt.Fprintf(&b, "Subject: %s\n", strconv.Quote(d.Subject))
+	b.WriteString("Body:\n")
+	for line := range strings.Lines(d.Body) {
+		b.WriteString("| " + strings.TrimRight(line, "\r\n") + "\n")
+	}
+	return b.String(), nil
+}
+
+// sendReminderExecute is send_reminder's Execute, enqueueing in mail: in the pipeline's
+// transaction, it locks the customers and the draft, checks again that the draft is open and
+// its recipient may be contacted, enqueues the message (the draft's id as its Ref), and moves
+// the draft to queued; the pipeline writes the audit event email.external.sent in the same
+// commit. A refusal rolls all of it back: nothing is enqueued, and the approval is not used.
+func sendReminderExecute(mail *outbox.Outbox) pipeline.Execute {
+	return func(ctx context.Context, tx store.Tx, v any) (pipeline.Effect, error) {
+		a := v.(*sendArgs)
+		now := pipeline.Now(ctx)
+		pr := pipeline.PrincipalFrom(ctx)
+		if pr == nil { // the pipeline refuses a call without a caller before this
+			return pipeline.Effect{}, errors.New("send_reminder: no caller")
+		}
+		d, _, err := sendable(ctx, tx, a.DraftID, customers.Today(now))
+		if err != nil {
+			return pipeline.Effect{}, err
+		}
+		id, err := mail.Enqueue(ctx, tx, outbox.Message{To: d.To.Email, Subject: d.Subject, Text: d.Body, Ref: d.ID})
+		if err != nil {
+			// A stored draft the outbox refuses is the server's fault, not the caller's
+			// argument: never answered as invalid_arguments (not wrapped).
+			return pipeline.Effect{}, fmt.Errorf("send_reminder: draft %s: enqueue: %v", d.ID, err)
+		}
+		q := reminders.Queue{OutboxID: int64(id), MessageID: mail.MessageID(id), By: pr.Subject, Actor: pr.Actor, ApprovalID: pipeline.ApprovalFrom(ctx)}
+		if err := reminders.MarkQueued(ctx, tx, d.ID, q, now); err != nil {
+			return pipeline.Effect{}, err
+		}
+		return pipeline.Effect{
+			Structured: &sendResult{DraftID: d.ID, MessageID: q.MessageID, To: d.To.Email, State: string(reminders.Queued),
+				QueuedAt: time.UnixMicro(now.UnixMicro()).UTC().Format(time.RFC3339Nano)},
+			Summary: "The reminder was queued for sending to its 1 recipient; the draft is queued until the mail server accepts it.",
+			Details: map[string]int64{"messagesQueued": 1},
+		}, nil
+	}
+}
+
+func sendInputSchema() *jsonschema.Schema {
+	s := mustFor[sendArgs]()
+	closeObject(s)
+	s.Description = "The reminder draft to send."
+	draftIDRules(s.Properties[argDraftID])
+	s.Properties[argDraftID].Description = "The draft to send, as prepare_reminder returned it (state draft). " + s.Properties[argDraftID].Description
+	return s
+}
+
+func sendOutputSchema() *jsonschema.Schema {
+	s := mustFor[sendResult]()
+	closeObject(s)
+	s.Description = "The draft, queued: its message is in the outbox and leaves once the mail server takes it."
+	draftIDRules(s.Properties["draftId"])
+	mid := s.Properties["messageId"]
+	mid.Pattern = messageIDPattern
+	mid.Description = messageIDText
+	to := s.Properties["to"]
+	to.Format = "email"
+	to.Description = "The address the message goes to: the draft's recipient."
+	st := s.Properties["state"]
+	st.Enum = enum([]reminders.State{reminders.Queued})
+	st.Description = "queued: the draft waits in the outbox; list_drafts shows it sent or undeliverable once delivery ends."
+	qa := s.Properties["queuedAt"]
+	qa.Format = "date-time"
+	qa.Description = "When the message was queued (RFC 3339, UTC)."
+	return s
+}

@@ -1,0 +1,113 @@
+package reminders
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// ErrNotFound is the answer for a draft id no draft has.
+var ErrNotFound = errors.New("reminders: no such draft")
+
+// Get returns the draft id, or ErrNotFound.
+func Get(ctx context.Context, q store.Querier, id string) (Record, error) {
+	return get(ctx, q, `SELECT `+recordColumns+` FROM reminder_draft WHERE id = $1`, id)
+}
+
+// GetForUpdate returns the draft id locked until tx ends (PostgreSQL SELECT … FOR UPDATE; a
+// SQLite write transaction holds the whole database), or ErrNotFound: a send and a discard of
+// the same draft wait for each other, and the second reads what the first made of it.
+func GetForUpdate(ctx context.Context, tx store.Tx, id string) (Record, error) {
+	sql := `SELECT ` + recordColumns + ` FROM reminder_draft WHERE id = $1`
+	if tx.Dialect() == store.Postgres {
+		sql += ` FOR UPDATE`
+	}
+	return get(ctx, tx, sql, id)
+}
+
+func get(ctx context.Context, q store.Querier, sql, id string) (Record, error) {
+	if !ValidID(id) {
+		return Record{}, ErrNotFound
+	}
+	r, err := scanRecord(q.QueryRow(ctx, sql, id))
+	switch {
+	case errors.Is(err, store.ErrNoRows):
+		return Record{}, ErrNotFound
+	case err != nil:
+		return Record{}, fmt.Errorf("reminders: get draft: %w", err)
+	}
+	return r, nil
+}
+
+// Queue is what MarkQueued records of a send.
+type Queue struct {
+	OutboxID   int64
+	MessageID  string
+	By, Actor  string // who asked for the send; Actor "" for a person
+	ApprovalID string
+}
+
+// MarkQueued moves the open draft id to queued, recording its outbox entry and who asked, as
+// of now, in tx: the transaction that enqueues its message. It fails, changing nothing, when
+// the draft is not open (the caller locked it and checked, so that is a bug or a race it lost).
+func MarkQueued(ctx context.Context, tx store.Tx, id string, q Queue, now time.Time) error {
+	at := now.UnixMicro()
+	n, err := tx.Exec(ctx, `UPDATE reminder_draft SET state = $2, updated_at = $3, outbox_id = $4, message_id = $5,
+    queued_by = $6, queued_by_actor = $7, approval_id = $8, queued_at = $3
+WHERE id = $1 AND state = 'draft'`, id, string(Queued), at, q.OutboxID, q.MessageID, q.By, q.Actor, nullable(q.ApprovalID))
+	if err != nil {
+		return fmt.Errorf("reminders: mark queued: %w", err)
+	}
+	if n != 1 {
+		return fmt.Errorf("reminders: mark queued: draft %s is not open", id)
+	}
+	return nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// Delivery is the outbox's owner of reminder messages (internal/outbox.Owner): it records on
+// the draft an entry's Ref names what became of its message. It changes only a draft queued
+// under that entry, so a report that comes twice (a retried job) changes nothing the second
+// time.
+type Delivery struct{}
+
+// Delivered records, in tx (the worker's, which completes the entry), that the mail server
+// accepted entry's message for the draft ref, at at: the draft becomes sent.
+func (Delivery) Delivered(ctx context.Context, tx store.Tx, ref string, entry int64, at time.Time) error {
+	ms := at.UnixMicro()
+	if _, err := tx.Exec(ctx, `UPDATE reminder_draft SET state = $3, updated_at = $4, delivered_at = $4
+WHERE id = $1 AND outbox_id = $2 AND state = 'queued'`, ref, entry, string(Sent), ms); err != nil {
+		return fmt.Errorf("reminders: mark sent: %w", err)
+	}
+	return nil
+}
+
+// Undeliverable records, in tx, that the mail server refused entry's message for the draft
+// ref for good, at at, and why (reason names no recipient): the draft becomes undeliverable.
+func (Delivery) Undeliverable(ctx context.Context, tx store.Tx, ref string, entry int64, reason string, at time.Time) error {
+	ms := at.UnixMicro()
+	if _, err := tx.Exec(ctx, `UPDATE reminder_draft SET state = $3, updated_at = $4, failed_at = $4, failure_reason = $5
+WHERE id = $1 AND outbox_id = $2 AND state = 'queued'`, ref, entry, string(Undeliverable), ms, reason); err != nil {
+		return fmt.Errorf("reminders: mark undeliverable: %w", err)
+	}
+	return nil
+}
+
+// The failure codes of sending a draft, each listed in the contract of the tool that answers it.
+const (
+	// CodeDraftNotFound: no draft has the id.
+	CodeDraftNotFound failure.Code = "draft_not_found"
+	// CodeDraftNotOpen: the draft is not open (state draft): it was discarded, or it is already
+	// queued, sent or undeliverable — a draft is sent once.
+	CodeDraftNotOpen failure.Code = "draft_not_open"
+)
