@@ -11,7 +11,7 @@ func printContracts(_ context.Context, e env, fs *flagSet, args []string) error 
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	tools, err := servedTools(nil)
+	tools, err := servedTools(nil, nil)
 	if err != nil {
 		return err
 	}

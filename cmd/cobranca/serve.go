@@ -22,6 +22,7 @@ import (
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/metrics"
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/cobranca/cobranca/internal/signin"
@@ -139,7 +140,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	tools, err := servedTools(links)
+	tools, err := servedTools(links, mailer)
 	if err != nil {
 		return err
 	}
@@ -324,7 +325,8 @@ func newOutbox(db store.DB, cfg config.Config, log *slog.Logger) (*outbox.Outbox
 	if from == "" {
 		from = "cobranca@localhost"
 	}
-	return outbox.New(db, outbox.Config{Sender: sender, From: from, Logger: log})
+	// Reminder drafts hear what became of their messages (sent, undeliverable).
+	return outbox.New(db, outbox.Config{Sender: sender, From: from, Owner: reminders.Delivery{}, Logger: log})
 }
 
 // webClientID is the pages' OIDC client: COBRANCA_OIDC_CLIENT_ID (required in production), or

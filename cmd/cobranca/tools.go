@@ -10,18 +10,24 @@ import (
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/files"
+	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/reqstate"
 )
 
 // servedTools are the tools this binary serves, contract and logic. links
-// signs download links; nil lists the contracts only (a pipeline refuses
-// the files tools without it).
-func servedTools(links *files.Links) ([]pipeline.Tool, error) {
+// signs download links, and mail is the outbox send_reminder enqueues in;
+// nil lists the contracts only (a pipeline refuses the tools without them).
+func servedTools(links *files.Links, mail *outbox.Outbox) ([]pipeline.Tool, error) {
 	tools, err := collections.Tools()
 	if err != nil {
 		return nil, err
 	}
+	sendTools, err := collections.SendTools(mail)
+	if err != nil {
+		return nil, err
+	}
+	tools = append(tools, sendTools...)
 	fileTools, err := files.Tools(links)
 	if err != nil {
 		return nil, err
@@ -43,13 +49,14 @@ func requestStateRing(cfg config.Config) (*reqstate.Ring, error) {
 }
 
 // productTools are the tools the server serves, with the download links
-// of its configuration.
+// of its configuration: their contracts, for the commands that read them
+// (no outbox: nothing here sends).
 func productTools(cfg config.Config) ([]pipeline.Tool, error) {
 	links, err := downloadLinks(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return servedTools(links)
+	return servedTools(links, nil)
 }
 
 // downloadLinks signs download links under COBRANCA_LINK_KEYS (in

@@ -24,6 +24,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/files"
+	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/portfolio"
@@ -122,11 +123,15 @@ func connect(t *testing.T, h http.Handler) *mcp.ClientSession {
 }
 
 // servedTools are every tool the product serves, as cmd/cobranca lists
-// them: the collections tools, then the files tools signing under links
-// (nil: contracts only).
-func servedTools(t *testing.T, links *files.Links) []pipeline.Tool {
+// them: the collections tools, send_reminder enqueueing in mail, then the
+// files tools signing under links (nil: contracts only).
+func servedTools(t *testing.T, links *files.Links, mail *outbox.Outbox) []pipeline.Tool {
 	t.Helper()
 	tools, err := collections.Tools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	send, err := collections.SendTools(mail)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +139,11 @@ func servedTools(t *testing.T, links *files.Links) []pipeline.Tool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(tools, more...)
+	return append(append(tools, send...), more...)
 }
 
 func TestGoldenContracts(t *testing.T) {
-	for _, tool := range servedTools(t, nil) {
+	for _, tool := range servedTools(t, nil, nil) {
 		golden(t, filepath.Join("contracts", tool.Contract.Name+".json"), tool.Contract)
 	}
 }
@@ -155,7 +160,16 @@ func TestGoldenToolsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHandler(t, Options{}, pipelinetest.WithStore(t, storetest.SQLite(t), pipeline.Options{Tools: fileTools}))
+	db := storetest.SQLite(t)
+	mail, err := outbox.New(db, outbox.Config{Sender: outbox.Dir{Path: t.TempDir()}, From: "cobranca@cobranca.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendTools, err := collections.SendTools(mail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, Options{}, pipelinetest.WithStore(t, db, pipeline.Options{Tools: append(sendTools, fileTools...)}))
 	var everyScope []string
 	for _, c := range h.Contracts() {
 		everyScope = append(everyScope, c.Permissions...)
@@ -173,7 +187,7 @@ func TestGoldenToolsList(t *testing.T) {
 		listed[tool.Name] = true
 		golden(t, filepath.Join("tools_list", tool.Name+".json"), tool)
 	}
-	for _, tool := range servedTools(t, nil) {
+	for _, tool := range servedTools(t, nil, nil) {
 		if !listed[tool.Contract.Name] && tool.Contract.VisibleToAgents() {
 			t.Errorf("tools/list lacks %s", tool.Contract.Name)
 		}
