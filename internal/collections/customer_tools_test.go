@@ -252,7 +252,7 @@ func TestGetCustomer(t *testing.T) {
 		e.customer(t, padaria)
 		res := e.do(agent, modern, collections.GetCustomerName, `{"customerId":"C-1"}`)
 		want := map[string]any{"customerId": "C-1", "name": padaria.Name, "email": padaria.Email,
-			"contactStatus": map[string]any{"status": "contactable"}, "openDrafts": []any{}}
+			"contactStatus": map[string]any{"status": "contactable"}, "openDrafts": []any{}, "recentSends": []any{}}
 		if diff := cmp.Diff(want, decode[map[string]any](t, res)); diff != "" {
 			t.Errorf("get_customer of a new customer (-want +got):\n%s", diff)
 		}
@@ -267,7 +267,7 @@ func TestGetCustomer(t *testing.T) {
 		res = e.do(agent, modern, collections.GetCustomerName, `{"customerId":"C-1"}`)
 		want = map[string]any{"customerId": "C-1", "name": padaria.Name, "email": padaria.Email,
 			"contactStatus": map[string]any{"status": "paused", "pausedUntil": "2027-01-10", "reason": "on holiday", "setBy": "ana", "setAt": "2026-07-01T12:00:00Z"},
-			"openDrafts":    []any{map[string]any{"draftId": d.ID, "subject": d.Subject}}}
+			"openDrafts":    []any{map[string]any{"draftId": d.ID, "subject": d.Subject}}, "recentSends": []any{}}
 		// Exactly these members: a draft shows its id and subject, never its body.
 		if diff := cmp.Diff(want, decode[map[string]any](t, res)); diff != "" {
 			t.Errorf("get_customer (-want +got):\n%s", diff)

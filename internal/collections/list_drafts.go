@@ -114,7 +114,12 @@ type draftItem struct {
 	InvoiceCount int    `json:"invoiceCount"`
 	TotalCents   int64  `json:"totalCents"`
 	CreatedAt    string `json:"createdAt"`
-	// Once sent (queued, sent, undeliverable): the message and how delivery went.
+	sending
+}
+
+// sending is what a listing shows of a sent draft (queued, sent, undeliverable): its message and
+// how delivery went; absent before.
+type sending struct {
 	MessageID     string `json:"messageId,omitempty"`
 	QueuedAt      string `json:"queuedAt,omitempty"`
 	SentAt        string `json:"sentAt,omitempty"`
@@ -122,22 +127,40 @@ type draftItem struct {
 	FailureReason string `json:"failureReason,omitempty"`
 }
 
-// sendingFields are the draft item's fields of a sent draft, absent before.
-var sendingFields = []string{"messageId", "queuedAt", "sentAt", "failedAt", "failureReason"}
-
-// withSending fills it's fields of a sent draft from r.
-func (it *draftItem) withSending(r reminders.Record) {
+// sendingOf is what a listing shows of r's sending (zero before it was sent).
+func sendingOf(r reminders.Record) sending {
 	s := r.Sending
 	if s == nil {
-		return
+		return sending{}
 	}
-	it.MessageID, it.QueuedAt, it.FailureReason = s.MessageID, s.QueuedAt.Format(time.RFC3339Nano), s.FailureReason
+	out := sending{MessageID: s.MessageID, QueuedAt: s.QueuedAt.Format(time.RFC3339Nano), FailureReason: s.FailureReason}
 	if !s.DeliveredAt.IsZero() {
-		it.SentAt = s.DeliveredAt.Format(time.RFC3339Nano)
+		out.SentAt = s.DeliveredAt.Format(time.RFC3339Nano)
 	}
 	if !s.FailedAt.IsZero() {
-		it.FailedAt = s.FailedAt.Format(time.RFC3339Nano)
+		out.FailedAt = s.FailedAt.Format(time.RFC3339Nano)
 	}
+	return out
+}
+
+// sendingFields are the fields of a sent draft, in a listing's item: messageId and queuedAt
+// (from queued on), then sentAt, failedAt and failureReason as delivery ends.
+var sendingFields = []string{"messageId", "queuedAt", "sentAt", "failedAt", "failureReason"}
+
+// sendingRules describes the sendingFields of item, an object schema closeObject made: optional,
+// each with prefix, except those the caller keeps required.
+func sendingRules(item *jsonschema.Schema, prefix string, required ...string) {
+	item.Required = slices.DeleteFunc(item.Required, func(n string) bool {
+		return slices.Contains(sendingFields, n) && !slices.Contains(required, n)
+	})
+	p := item.Properties
+	p["messageId"].Pattern = messageIDPattern
+	p["messageId"].Description = prefix + messageIDText
+	for name, what := range map[string]string{"queuedAt": "queued", "sentAt": "accepted by the mail server (state sent)", "failedAt": "refused for good (state undeliverable)"} {
+		p[name].Format = "date-time"
+		p[name].Description = prefix + "When the draft's message was " + what + " (RFC 3339, UTC)."
+	}
+	p["failureReason"].Description = prefix + "With state undeliverable: why the mail server refused the message (its reply code, never the recipient)."
 }
 
 // listDrafts reads one page: a row more than the page, to know whether another follows.
@@ -157,13 +180,11 @@ func listDrafts(ctx context.Context, q store.Querier, v any) (pipeline.Effect, e
 			}
 			break
 		}
-		it := draftItem{
+		out.Drafts = append(out.Drafts, draftItem{
 			ID: r.ID, CustomerID: r.CustomerID, State: string(r.State), Tone: string(r.Tone), Language: string(r.Language),
 			Subject: r.Subject, InvoiceCount: r.InvoiceCount, TotalCents: r.TotalCents,
-			CreatedAt: r.CreatedAt.Format(time.RFC3339Nano),
-		}
-		it.withSending(r)
-		out.Drafts = append(out.Drafts, it)
+			CreatedAt: r.CreatedAt.Format(time.RFC3339Nano), sending: sendingOf(r),
+		})
 	}
 	summary := fmt.Sprintf("%d reminder draft(s) listed", len(out.Drafts))
 	if out.NextCursor != "" {
@@ -273,14 +294,7 @@ func listDraftsOutputSchema() *jsonschema.Schema {
 	d.Properties["totalCents"].Description = "Their total, in BRL cents."
 	d.Properties["createdAt"].Format = "date-time"
 	d.Properties["createdAt"].Description = "When the draft was written (RFC 3339, UTC)."
-	d.Required = slices.DeleteFunc(d.Required, func(n string) bool { return slices.Contains(sendingFields, n) })
-	d.Properties["messageId"].Pattern = messageIDPattern
-	d.Properties["messageId"].Description = messageIDText + " Present once the draft was sent (queued, sent, undeliverable)."
-	for name, what := range map[string]string{"queuedAt": "queued", "sentAt": "accepted by the mail server (state sent)", "failedAt": "refused for good (state undeliverable)"} {
-		d.Properties[name].Format = "date-time"
-		d.Properties[name].Description = "When the draft's message was " + what + " (RFC 3339, UTC)."
-	}
-	d.Properties["failureReason"].Description = "With state undeliverable: why the mail server refused the message (its reply code)."
+	sendingRules(d, "Present once the draft was sent (queued, sent, undeliverable). ")
 	nc := s.Properties["nextCursor"]
 	nc.Pattern = "^[A-Za-z0-9_-]{" + strconv.Itoa(cursorLen) + "}$"
 	nc.Description = "Present when more drafts follow: pass it as cursor, with the same customerId and state, for the next page."

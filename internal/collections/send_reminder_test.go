@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auth"
@@ -275,6 +276,13 @@ func TestSendReminderRoundTrip(t *testing.T) {
 		page := decode[sentPage](t, e.call(reader, collections.ListDraftsName, map[string]any{"customerId": "C-1"}))
 		if len(page.Drafts) != 1 || page.Drafts[0].State != "sent" || page.Drafts[0].MessageID != got.MessageID || page.Drafts[0].SentAt == "" {
 			t.Errorf("list_drafts = %+v, want the draft sent", page.Drafts)
+		}
+		// get_customer lists it among the customer's sends, no longer open.
+		cust := decode[map[string]any](t, e.call(reader, collections.GetCustomerName, map[string]any{"customerId": "C-1"}))
+		wantSends := []any{map[string]any{"draftId": d.ID, "subject": d.Subject, "state": "sent", "messageId": got.MessageID,
+			"queuedAt": "2026-07-01T12:00:00Z", "sentAt": "2026-07-01T12:00:00Z"}}
+		if diff := cmp.Diff(wantSends, cust["recentSends"]); diff != "" || len(cust["openDrafts"].([]any)) != 0 {
+			t.Errorf("get_customer's recentSends (-want +got):\n%s\nopenDrafts %v, want none", diff, cust["openDrafts"])
 		}
 	})
 }
