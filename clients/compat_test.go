@@ -9,6 +9,8 @@
 // then declines, the confirmation, and by a client without the elicitation
 // capability; then the journey through the product's own tools
 // (journey_test.go): reminder drafts, the customer and draft reads, a
+// draft sent once a person approved it out of band (the test server
+// approves at the approval's URL; the message reaches a real SMTP server), a
 // contact status a person confirms, a download link the test fetches — and
 // every expectation is here: the node scripts beside this file only report
 // what their client made of each case.
@@ -33,12 +35,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
@@ -46,9 +51,12 @@ import (
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -124,6 +132,10 @@ type report struct {
 	// JourneyElicited the confirmations it was shown on the way.
 	Journey         []*step           `json:"journey"`
 	JourneyElicited []json.RawMessage `json:"journeyElicited"`
+	// JourneyApproval is the first answer to the journey's critical step
+	// when it was approval_required (the client then retried); nil when
+	// the client was asked by a URL elicitation, or refused.
+	JourneyApproval *step `json:"journeyApproval"`
 }
 
 type step struct {
@@ -177,7 +189,7 @@ func TestClients(t *testing.T) {
 			} else if n := pipelinetest.Effects(t, s.db, highTool); n != 0 {
 				t.Errorf("%s: %d effects without a high-tier case", highTool, n)
 			}
-			s.checkJourney(t, rep, c.high && c.revision == modernRevision, c.high)
+			s.checkJourney(t, rep, c.revision, c.high && c.revision == modernRevision, c.high)
 		})
 	}
 }
@@ -233,7 +245,9 @@ type compatServer struct {
 	url         string
 	auth        *auth.Authenticator
 	mcp         *mcpapi.Handler
-	db          store.DB // where the test tools' effects commit
+	db          store.DB           // where the test tools' effects commit
+	smtp        *outboxtest.Server // where the outbox delivers send_reminder's messages
+	approvals   *approval.Store
 	medium      *contract.Contract
 	high        *contract.Contract
 	token       string // holds every scope a listed tool needs
@@ -244,7 +258,8 @@ type compatServer struct {
 	base        string // scheme://host of the server
 	fileID      string // a stored file the journey links to
 	fileContent []byte
-	journey     string // the journey's steps, as the scripts read them
+	sendDraft   reminders.Record // the draft the journey sends
+	journey     string           // the journey's steps, as the scripts read them
 }
 
 // exchange is one request to the server and the answer it got.
@@ -286,8 +301,17 @@ func newCompatServer(t *testing.T) *compatServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// send_reminder, with the outbox delivering to a real SMTP server, and
+	// approvals at this server's own URL (approveRoute).
+	smtpd := outboxtest.NewServer(t)
+	sendTools := sendTools(t, db, smtpd)
+	approvals, err := approval.New(15*time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := append(append(sendTools, fileTools...), pipelinetest.Effectful(medium, nil), pipelinetest.Effectful(high, nil))
 	pipe := pipelinetest.Product(t, pipelinetest.WithStore(t, db, pipeline.Options{Logger: log, Auditor: pipeline.NewAuditor(alog, digest),
-		Tools: append(fileTools, pipelinetest.Effectful(medium, nil), pipelinetest.Effectful(high, nil))}))
+		Tools: tools, Approvals: approvals, PublicURL: base}))
 	h, err := mcpapi.New(mcpapi.Options{Logger: log, Scopes: a, Pipeline: pipe})
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +320,8 @@ func newCompatServer(t *testing.T) *compatServer {
 	for _, c := range h.Contracts() {
 		scopes = append(scopes, c.Permissions...)
 	}
-	s := &compatServer{url: base + "/mcp", auth: a, mcp: h, db: db, medium: medium, high: high, metadataURL: a.ResourceMetadataURL(), base: base}
+	s := &compatServer{url: base + "/mcp", auth: a, mcp: h, db: db, smtp: smtpd, approvals: approvals, medium: medium, high: high,
+		metadataURL: a.ResourceMetadataURL(), base: base}
 	s.addFile(t)
 	s.journey = s.journeySteps(t)
 	if s.token, err = a.Mint(auth.MintOptions{Subject: "alice", Agent: "compat-agent", Scopes: scopes}); err != nil {
@@ -307,12 +332,71 @@ func newCompatServer(t *testing.T) *compatServer {
 	}
 	routes := server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: 1 << 20, Auth: a,
 		Downloads: &files.Downloads{DB: db, Links: links, Audit: alog, Logger: log}})
-	ts := httptest.NewUnstartedServer(s.record(routes))
+	ts := httptest.NewUnstartedServer(s.record(s.approveRoute(t, routes, alog, h)))
 	ts.Listener.Close()
 	ts.Listener = ln
 	ts.Start()
 	t.Cleanup(ts.Close)
 	return s
+}
+
+// sendTools are collections.SendTools on an outbox of db that delivers to
+// smtpd, running until the test ends.
+func sendTools(t *testing.T, db store.DB, smtpd *outboxtest.Server) []pipeline.Tool {
+	t.Helper()
+	sender, err := outbox.NewSMTP(smtpd.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mail, err := outbox.New(db, outbox.Config{Sender: sender, From: "cobranca@cobranca.test", Owner: reminders.Delivery{}, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mail.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("outbox: %v", err)
+		}
+	})
+	tools, err := collections.SendTools(mail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools
+}
+
+// approveRoute answers GET /approvals/{id} by approving the call as a
+// stepped-up person, bruno, with a real token, through approval.Decider —
+// the check the approval page runs: it stands in for a person who opens the
+// approval's URL, signs in and approves (the page itself is tested where it
+// is served). Every other request goes to next.
+func (s *compatServer) approveRoute(t *testing.T, next http.Handler, alog *auditlog.Log, h *mcpapi.Handler) http.Handler {
+	person, err := s.auth.Mint(auth.MintOptions{Subject: "bruno", ACR: "urn:mfa", TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &approval.Decider{Store: s.approvals, DB: s.db, Verifier: s.auth, Audit: alog,
+		Contract: func(name string) *contract.Contract {
+			for _, c := range h.Contracts() {
+				if c.Name == name {
+					return c
+				}
+			}
+			return nil
+		}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /approvals/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if _, err := d.Decide(r.Context(), r.PathValue("id"), person, true); err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		_, _ = io.WriteString(w, "approved\n")
+	})
+	mux.Handle("/", next)
+	return mux
 }
 
 // record notes each exchange: who called (by token), the JSON-RPC method and
@@ -759,12 +843,18 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 		// The person's answer to the next confirmation, as the elicitation
 		// handler gives it.
 		var answer *mcp.ElicitResult
-		elicit := func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		elicit := func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			raw, err := json.Marshal(req.Params)
 			if err != nil {
 				return nil, err
 			}
 			rep.Elicited = append(rep.Elicited, raw)
+			// A URL-mode elicitation is an approval: the person opens it first.
+			if req.Params.Mode == "url" {
+				if err := openApproval(ctx, req.Params.URL); err != nil {
+					return nil, err
+				}
+			}
 			return answer, nil
 		}
 		// connect declares elicitation with the modes given (none: form), or
@@ -789,7 +879,8 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 			return stepOf(sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: v}))
 		}
 		call := func(sess *mcp.ClientSession, args string) step { return callTool(sess, collections.AnalyzeName, args) }
-		sess, err := connect(s.token, true)
+		// Forms (confirmations) and URLs (approvals).
+		sess, err := connect(s.token, true, &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}})
 		rep.Connect = stepOf(struct{}{}, err)
 		if err == nil {
 			defer sess.Close()
@@ -831,6 +922,15 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 					answer = &mcp.ElicitResult{Action: st.Answer.Action, Content: st.Answer.Content}
 				}
 				res := callTool(sess, st.Tool, string(st.Args))
+				if url := approvalURLOf(res); st.Critical && url != "" {
+					// approval_required: the person opens the URL, the agent calls again.
+					asked := res
+					rep.JourneyApproval = &asked
+					if err := openApproval(ctx, url); err != nil {
+						t.Error(err)
+					}
+					res = callTool(sess, st.Tool, string(st.Args))
+				}
 				rep.Journey = append(rep.Journey, &res)
 			}
 			rep.Elicited, rep.JourneyElicited = rep.Elicited[:shown], rep.Elicited[shown:]
@@ -862,6 +962,39 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 		}
 		return rep
 	}
+}
+
+// openApproval is the person opening an approval's URL (lib.mjs's
+// openApproval): approveRoute approves the call.
+func openApproval(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("opening the approval %s: %d %s", url, res.StatusCode, body)
+	}
+	return nil
+}
+
+// approvalURLRE finds an approval's URL in approval_required's message.
+var approvalURLRE = regexp.MustCompile(`https?://\S+/approvals/a_[a-z2-7]{26}`)
+
+// approvalURLOf is the approval URL of a step answered approval_required
+// (lib.mjs's approvalURL), or "".
+func approvalURLOf(st step) string {
+	var r callResult
+	var d failure.Detail
+	if result(st, &r) != nil || !r.IsError || json.Unmarshal(r.Meta[mcpapi.ErrorMetaKey], &d) != nil || d.Code != failure.ApprovalRequired {
+		return ""
+	}
+	return approvalURLRE.FindString(d.Message)
 }
 
 // stepOf records a go-sdk outcome as a node script would.

@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { env, report } from "./lib.mjs";
+import { critical, env, report } from "./lib.mjs";
 
 if (!["legacy", "modern"].includes(env.era)) {
   throw new Error(`COMPAT_ERA=${env.era}: want legacy or modern`);
@@ -58,13 +58,35 @@ async function mediumCases() {
 }
 
 // The journey's steps run in order, each a run of the CLI; the steps that
-// ask a person to confirm are left out (the CLI has no one to ask).
+// ask a person to confirm are left out (the CLI has no one to ask). A step a
+// person approves out of band is run: the CLI shows no URL elicitation, so
+// on 2025-11-25 the person opens the URL approval_required carries and the
+// CLI runs again; on 2026-07-28 the server refuses the CLI (no URL mode).
+let journeyApproval;
 async function journey() {
   const out = [];
   for (const s of env.journey) {
-    out.push(s.high ? null : await call(env.token, s.args, s.tool));
+    if (s.high) {
+      out.push(null);
+    } else if (s.critical) {
+      const { final, asked } = await critical(() => unwrap(call(env.token, s.args, s.tool)));
+      out.push(final);
+      journeyApproval = asked;
+    } else {
+      out.push(await call(env.token, s.args, s.tool));
+    }
   }
   return out;
+}
+
+// unwrap turns a run's {result} or {error} back into a value or a throw, for
+// step (critical) to record again.
+async function unwrap(run) {
+  const r = await run;
+  if (r.error) {
+    throw Object.assign(new Error(r.error.message), { name: r.error.name });
+  }
+  return r.result;
 }
 
 const [list, valid, invalid, noToken, noScope, medium, steps] = await Promise.all([
@@ -87,4 +109,5 @@ report({
   noScope,
   ...medium,
   journey: steps,
+  journeyApproval,
 });

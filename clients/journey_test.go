@@ -10,16 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/files"
+	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The journey: the product's tools with side effects and the reads that go
 // with them, called in order by each client as an operator's agent would —
 // prepare a reminder draft (and again: the same draft), read the customer
-// and the drafts, stop contacting the customer (high tier: a person
+// and the drafts, send the draft (critical tier: a person approves it out of
+// band, at a URL), stop contacting the customer (high tier: a person
 // confirms in-band), prepare another draft (refused once the customer is
 // do_not_contact), then link a stored file for the customer (and again: the
 // same link), which the test downloads.
@@ -28,6 +32,7 @@ const (
 	jPrepareAgain
 	jCustomer
 	jDrafts
+	jSend
 	jStop
 	jPrepareBlocked
 	jLink
@@ -48,6 +53,9 @@ type journeyStep struct {
 	Args   json.RawMessage `json:"args"`
 	Answer *journeyAnswer  `json:"answer,omitempty"`
 	High   bool            `json:"high,omitempty"`
+	// Critical: a person approves the step out of band, at the URL the
+	// client is given (a URL elicitation, or approval_required's message).
+	Critical bool `json:"critical,omitempty"`
 }
 
 // journeyAnswer is a person's reply to a confirmation: an elicitation
@@ -76,6 +84,10 @@ func (s *compatServer) journeySteps(t *testing.T) string {
 	steps[jPrepareAgain] = journeyStep{Tool: "collections.prepare_reminder", Args: jsonOf(t, prepareAgain)}
 	steps[jCustomer] = journeyStep{Tool: "collections.get_customer", Args: jsonOf(t, map[string]any{"customerId": journeyCustomerID})}
 	steps[jDrafts] = journeyStep{Tool: "collections.list_drafts", Args: jsonOf(t, map[string]any{"customerId": journeyCustomerID})}
+	// The draft addFile wrote for another customer: the journey's own
+	// customer goes on to do_not_contact, which discards its drafts.
+	steps[jSend] = journeyStep{Tool: collections.SendReminderName, Critical: true, Answer: &journeyAnswer{Action: "accept"},
+		Args: jsonOf(t, map[string]any{"draftId": s.sendDraft.ID, "idempotencyKey": "journey-send"})}
 	steps[jStop] = journeyStep{Tool: "collections.set_contact_status", High: true,
 		Args: jsonOf(t, map[string]any{"customerId": journeyCustomerID, "status": "do_not_contact",
 			"reason": "Asked by phone not to be contacted", "idempotencyKey": "journey-3"}),
@@ -95,13 +107,31 @@ func jsonOf(t *testing.T, v any) json.RawMessage {
 	return b
 }
 
-// addFile stores the customer (as `cobranca customers import` would) and
-// the statement the journey links to (as `cobranca files add` would).
+// sendCustomer is the customer whose reminder the journey sends: not the
+// journey's own, which it stops contacting.
+var sendCustomer = customers.Record{ID: "c-2", Name: `Bruno {{.Secret}} <i>SA</i>`, Email: "bruno@example.com"}
+
+// addFile stores the customer (as `cobranca customers import` would), the
+// statement the journey links to (as `cobranca files add` would), and the
+// reminder draft it sends, for sendCustomer (as prepare_reminder would).
 func (s *compatServer) addFile(t *testing.T) {
 	t.Helper()
 	s.fileContent = []byte("%PDF-1.4\n% a statement for " + journeyCustomerID + "\n")
-	err := s.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+	tpl, err := reminders.ParseTemplates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
 		if _, err := customers.Upsert(ctx, tx, customers.Record{ID: journeyCustomerID, Name: journeyCustomerName, Email: "ana@example.com"}, time.Now()); err != nil {
+			return err
+		}
+		if _, err := customers.Upsert(ctx, tx, sendCustomer, time.Now()); err != nil {
+			return err
+		}
+		s.sendDraft, _, err = reminders.Prepare(ctx, tx, tpl, reminders.Request{CustomerID: sendCustomer.ID,
+			To: reminders.Recipient{Name: sendCustomer.Name, Email: sendCustomer.Email}, Tone: reminders.Firm, Language: reminders.English,
+			Invoices: []reminders.Invoice{{ID: "inv-9", DueDate: "2026-10-01", AmountCents: 99000}}, CreatedBy: "alice"}, time.Now())
+		if err != nil {
 			return err
 		}
 		f, err := files.Add(ctx, tx, files.Upload{Name: "statement-2026-11.pdf", Content: s.fileContent,
@@ -120,7 +150,7 @@ func (s *compatServer) addFile(t *testing.T) {
 // client ran the high-tier step at all (not the Inspector CLI). On
 // 2025-11-25 that step is the tool error confirmation_required and the
 // customer stays contactable.
-func (s *compatServer) checkJourney(t *testing.T, rep report, confirmed, ranHigh bool) {
+func (s *compatServer) checkJourney(t *testing.T, rep report, revision string, confirmed, ranHigh bool) {
 	t.Helper()
 	if len(rep.Journey) != jSteps {
 		t.Fatalf("journey: %d steps reported, want %d", len(rep.Journey), jSteps)
@@ -166,11 +196,11 @@ func (s *compatServer) checkJourney(t *testing.T, rep report, confirmed, ranHigh
 		if !jsonEqual(t, got, want) {
 			t.Errorf("set_contact_status, confirmed: %v, want %v", got, want)
 		}
-		if len(rep.JourneyElicited) != 1 {
-			t.Errorf("set_contact_status: %d confirmations shown, want 1", len(rep.JourneyElicited))
+		if forms := elicitedIn(t, rep.JourneyElicited, "form"); len(forms) != 1 {
+			t.Errorf("set_contact_status: %d confirmations shown, want 1", len(forms))
 		} else {
 			var p struct{ Message string }
-			_ = json.Unmarshal(rep.JourneyElicited[0], &p)
+			_ = json.Unmarshal(forms[0], &p)
 			for _, part := range []string{journeyCustomerName, "contactable", "do_not_contact", "Asked by phone not to be contacted"} {
 				if !strings.Contains(p.Message, part) {
 					t.Errorf("set_contact_status: the confirmation %q does not show %q", p.Message, part)
@@ -181,8 +211,9 @@ func (s *compatServer) checkJourney(t *testing.T, rep report, confirmed, ranHigh
 		wantToolError(t, "set_contact_status on 2025-11-25", *rep.Journey[jStop], failure.ConfirmationRequired, "")
 	}
 	if !confirmed && len(rep.JourneyElicited) != 0 {
-		t.Errorf("journey: %d confirmations shown, want none", len(rep.JourneyElicited))
+		t.Errorf("journey: %d elicitations shown, want none", len(rep.JourneyElicited))
 	}
+	s.checkSend(t, rep, revision, ranHigh)
 	c, err := customers.Get(context.Background(), s.db, journeyCustomerID)
 	if err != nil {
 		t.Fatal(err)
@@ -223,6 +254,103 @@ func (s *compatServer) checkJourney(t *testing.T, rep report, confirmed, ranHigh
 			t.Errorf("GET the link: %d, %q; want 200 and the file", res.StatusCode, body)
 		}
 	}
+}
+
+// checkSend holds the journey's critical step, send_reminder, to what the
+// client's revision shows of an approval. A 2026-07-28 client with an
+// elicitation handler is asked by a URL elicitation to the approval at
+// this server, which the person opens (approveRoute approves), and the
+// client retries by itself; a 2025-11-25 client gets the tool error
+// approval_required carrying the URL, which the person opens, and calls
+// again. Either way the retry queues the draft, and the SMTP server receives
+// it once, with the answer's Message-ID, to the draft's recipient. The
+// Inspector CLI on 2026-07-28 shows no URL elicitation and declares none: it
+// is refused with the JSON-RPC error -32021 requiring elicitation.url (the
+// CLI prints only its message: missing_client_capability, url mode), and
+// nothing is sent.
+func (s *compatServer) checkSend(t *testing.T, rep report, revision string, ranHigh bool) {
+	t.Helper()
+	st := rep.Journey[jSend]
+	prefix := s.base + "/approvals/a_"
+	if revision == modernRevision && !ranHigh {
+		var data struct {
+			RequiredCapabilities struct{ Elicitation *struct{ URL *struct{} } }
+		}
+		want := "missing_client_capability: this call needs a person's approval at a URL: declare the elicitation capability (url mode)"
+		if e := st.Error; e == nil || e.Message != want || e.Code != 0 && e.Code != mcp.CodeMissingRequiredClientCapabilities ||
+			e.Data != nil && (json.Unmarshal(e.Data, &data) != nil || data.RequiredCapabilities.Elicitation == nil || data.RequiredCapabilities.Elicitation.URL == nil) {
+			t.Errorf("send_reminder from the Inspector CLI on %s: %+v, %s; want the JSON-RPC error %d requiring elicitation.url",
+				revision, st.Error, st.Result, mcp.CodeMissingRequiredClientCapabilities)
+		}
+		if rep.JourneyApproval != nil || len(s.smtp.Messages()) != 0 {
+			t.Errorf("send_reminder refused: approval_required %v, %d messages; want neither", rep.JourneyApproval, len(s.smtp.Messages()))
+		}
+		if d, err := reminders.Get(context.Background(), s.db, s.sendDraft.ID); err != nil || d.State != reminders.Draft {
+			t.Errorf("the draft after a refused send: %v %v, want still a draft", d.State, err)
+		}
+		return
+	}
+	if revision == modernRevision {
+		urls := elicitedIn(t, rep.JourneyElicited, "url")
+		var p struct{ URL, ElicitationID, Message string }
+		// (The TypeScript client 2.x hands its handler the params without
+		// elicitationId; go-sdk keeps it.)
+		if len(urls) != 1 || json.Unmarshal(urls[0], &p) != nil || !strings.HasPrefix(p.URL, prefix) ||
+			p.ElicitationID != "" && p.URL != s.base+"/approvals/"+p.ElicitationID || !strings.Contains(p.Message, p.URL) {
+			t.Errorf("send_reminder on %s: URL elicitations %s, want one to %s…", revision, urls, prefix)
+		}
+		if rep.JourneyApproval != nil {
+			t.Errorf("send_reminder on %s: answered approval_required %s too", revision, rep.JourneyApproval.Result)
+		}
+	} else {
+		var d failure.Detail
+		if rep.JourneyApproval == nil {
+			t.Errorf("send_reminder on %s: the client was not answered approval_required", revision)
+		} else if d = wantToolError(t, "send_reminder, first call", *rep.JourneyApproval, failure.ApprovalRequired, ""); d.Code != "" && !strings.Contains(d.Message, prefix) {
+			t.Errorf("approval_required's message %q carries no URL %s…", d.Message, prefix)
+		}
+	}
+	got := fields(t, "send_reminder, approved", st)
+	if got == nil {
+		return
+	}
+	if got["draftId"] != s.sendDraft.ID || got["state"] != "queued" || got["to"] != sendCustomer.Email || !strings.HasSuffix(str(got["messageId"]), ".outbox@cobranca.test>") {
+		t.Errorf("send_reminder: %v; want draft %s queued to %s with a Message-ID", got, s.sendDraft.ID, sendCustomer.Email)
+	}
+	msgs := s.smtp.WaitFor(t, 1, 30*time.Second)
+	if len(msgs) != 1 || msgs[0].MessageID != got["messageId"] || msgs[0].To != sendCustomer.Email || msgs[0].Subject != s.sendDraft.Subject ||
+		msgs[0].Body != strings.TrimSpace(s.sendDraft.Body) {
+		t.Errorf("the SMTP server received %+v; want the draft once, Message-ID %v, to %s", msgs, got["messageId"], sendCustomer.Email)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		d, err := reminders.Get(context.Background(), s.db, s.sendDraft.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.State == reminders.Sent {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sent draft is %s, want sent", d.State)
+		}
+	}
+}
+
+// elicitedIn are the elicitations in shown of mode ("form" also when no
+// mode is given).
+func elicitedIn(t *testing.T, shown []json.RawMessage, mode string) []json.RawMessage {
+	t.Helper()
+	var out []json.RawMessage
+	for _, raw := range shown {
+		var p struct{ Mode string }
+		if err := json.Unmarshal(raw, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Mode == mode || p.Mode == "" && mode == "form" {
+			out = append(out, raw)
+		}
+	}
+	return out
 }
 
 // fields returns the structured content of a step the client accepted as

@@ -33,11 +33,48 @@ export const env = {
   highBareArgs: JSON.parse(need("COMPAT_HIGH_BARE_ARGS")),
   highUrlOnlyArgs: JSON.parse(need("COMPAT_HIGH_URL_ONLY_ARGS")),
   // The product's tools, called in order as an operator's agent would:
-  // [{tool, args, answer?, high?}] — answer is the person's reply to a
-  // confirmation the step asks for; high marks the steps a client without
-  // an elicitation handler (the Inspector CLI) leaves out.
+  // [{tool, args, answer?, high?, critical?}] — answer is the person's reply
+  // to a confirmation the step asks for; high marks the steps a client
+  // without an elicitation handler (the Inspector CLI) leaves out; critical
+  // the steps a person approves out of band, at a URL (openApproval).
   journey: JSON.parse(need("COMPAT_JOURNEY")),
 };
+
+// openApproval is the person opening an approval's URL: the test server
+// answers it by approving the call as a stepped-up person (approval.Decider),
+// standing in for the page where a person signs in and approves.
+export async function openApproval(url) {
+  const res = await fetch(url);
+  if (!res.ok) {
+    throw new Error(`opening the approval ${url}: HTTP ${res.status} ${await res.text()}`);
+  }
+}
+
+// approvalURL is the approval URL an approval_required tool error carries in
+// its message, or undefined for any other result.
+export function approvalURL(result) {
+  const code = result?._meta?.["io.cobranca/error"]?.code;
+  if (!result?.isError || code !== "approval_required") {
+    return undefined;
+  }
+  const text = result.content?.map((c) => c.text ?? "").join(" ") ?? "";
+  return text.match(/https?:\/\/\S+\/approvals\/a_[a-z2-7]{26}/)?.[0];
+}
+
+// critical runs a critical step as an agent would on a client that cannot be
+// asked in-band (MCP 2025-11-25, or no URL elicitation): the call, and when
+// it is answered approval_required, the person opens the URL it carries and
+// the agent makes the same call again. It returns the final step and the
+// first answer (asked), if it was approval_required.
+export async function critical(call) {
+  const first = await step(call);
+  const url = approvalURL(first.result);
+  if (!url) {
+    return { final: first };
+  }
+  await openApproval(url);
+  return { final: await step(call), asked: first };
+}
 
 // step runs one case and records what the client made of it: its result, or
 // the error it threw (with the HTTP status when the client exposes one).
@@ -72,13 +109,18 @@ export async function runCases(connect) {
   // Where the elicitations shown are noted: the high-tier cases', then the
   // journey's.
   let shown = r.elicited;
-  const elicit = (params) => {
+  const elicit = async (params) => {
     shown.push(params);
+    // A URL-mode elicitation is an approval: the person opens it first.
+    if (params?.mode === "url") {
+      await openApproval(params.url);
+    }
     return answer;
   };
   let client;
   r.connect = await step(async () => {
-    client = await connect(env.token, elicit);
+    // Forms (confirmations) and URLs (approvals).
+    client = await connect(env.token, elicit, { form: {}, url: {} });
     return {};
   });
   if (client) {
@@ -107,7 +149,14 @@ export async function runCases(connect) {
     shown = r.journeyElicited;
     for (const s of env.journey) {
       answer = s.answer;
-      r.journey.push(await step(() => client.callTool({ name: s.tool, arguments: s.args })));
+      const call = () => client.callTool({ name: s.tool, arguments: s.args });
+      if (s.critical) {
+        const { final, asked } = await critical(call);
+        r.journey.push(final);
+        r.journeyApproval = asked;
+      } else {
+        r.journey.push(await step(call));
+      }
     }
     shown = r.elicited;
     await client.close();
