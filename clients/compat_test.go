@@ -344,23 +344,7 @@ func newCompatServer(t *testing.T) *compatServer {
 // smtpd, running until the test ends.
 func sendTools(t *testing.T, db store.DB, smtpd *outboxtest.Server) []pipeline.Tool {
 	t.Helper()
-	sender, err := outbox.NewSMTP(smtpd.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mail, err := outbox.New(db, outbox.Config{Sender: sender, From: "cobranca@cobranca.test", Owner: reminders.Delivery{}, PollInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mail.Run(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("outbox: %v", err)
-		}
-	})
+	mail := smtpd.Deliver(t, db, outbox.Config{Owner: reminders.Delivery{}})
 	tools, err := collections.SendTools(mail)
 	if err != nil {
 		t.Fatal(err)

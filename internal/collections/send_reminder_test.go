@@ -65,24 +65,7 @@ func newSendEnv(t *testing.T, db store.DB) *sendEnv {
 	if e.auth, err = auth.New(ctx, auth.Config{DataDir: t.TempDir(), BaseURL: "http://127.0.0.1:8080", StepUpACR: []string{mfa}, Now: e.clock}); err != nil {
 		t.Fatal(err)
 	}
-	mailer, err := outbox.NewSMTP(e.smtp.URL(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mail, err := outbox.New(db, outbox.Config{Sender: mailer, From: "cobranca@cobranca.test", Owner: reminders.Delivery{}, Now: e.clock,
-		PollInterval: 50 * time.Millisecond, MaxAttempts: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mail.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("outbox: %v", err)
-		}
-	})
+	mail := e.smtp.Deliver(t, db, outbox.Config{Owner: reminders.Delivery{}, Now: e.clock, MaxAttempts: 3})
 	tools, err := collections.SendTools(mail)
 	if err != nil {
 		t.Fatal(err)

@@ -97,21 +97,7 @@ func start(t *testing.T, db store.DB, sender outbox.Sender, own outbox.Owner) *o
 
 // run runs an outbox of cfg on db until the test ends.
 func run(t *testing.T, db store.DB, cfg outbox.Config) *outbox.Outbox {
-	t.Helper()
-	o, err := outbox.New(db, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- o.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	return o
+	return outboxtest.Run(t, db, cfg)
 }
 
 func smtpSender(t *testing.T, s *smtptest.Server) outbox.Sender {

@@ -47,23 +47,7 @@ func TestSendReminderOverHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 		smtpd := outboxtest.NewServer(t)
-		sender, err := outbox.NewSMTP(smtpd.URL(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mail, err := outbox.New(db, outbox.Config{Sender: sender, From: "cobranca@cobranca.test", Owner: reminders.Delivery{}, PollInterval: 50 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- mail.Run(runCtx) }()
-		t.Cleanup(func() {
-			stop()
-			if err := <-done; err != nil {
-				t.Errorf("outbox: %v", err)
-			}
-		})
+		mail := smtpd.Deliver(t, db, outbox.Config{Owner: reminders.Delivery{}})
 		sendTools, err := collections.SendTools(mail)
 		if err != nil {
 			t.Fatal(err)

@@ -1,9 +1,11 @@
 // Package outboxtest is a real SMTP server (github.com/emersion/go-smtp) on a loopback port,
-// for the tests of what sends mail: the outbox's own, the tools', the server's.
+// and outboxes run for a test's length, for the tests of what sends mail: the outbox's own,
+// the tools', the server's.
 package outboxtest
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"mime"
 	"mime/quotedprintable"
@@ -15,6 +17,9 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
+
+	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/store"
 )
 
 // Received is one message the server accepted.
@@ -143,4 +148,42 @@ func (ss *session) Data(r io.Reader) error {
 	_, got.TLS = ss.c.TLSConnectionState()
 	ss.s.got = append(ss.s.got, got)
 	return nil
+}
+
+// Run runs an outbox of cfg on db until the test ends, and returns it.
+func Run(t testing.TB, db store.DB, cfg outbox.Config) *outbox.Outbox {
+	t.Helper()
+	o, err := outbox.New(db, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("outbox Run: %v", err)
+		}
+	})
+	return o
+}
+
+// Deliver runs, until the test ends, an outbox on db that delivers to s over SMTP: cfg with
+// its Sender set to s, From to cobranca@cobranca.test when empty, and a 50 ms PollInterval
+// when none.
+func (s *Server) Deliver(t testing.TB, db store.DB, cfg outbox.Config) *outbox.Outbox {
+	t.Helper()
+	sender, err := outbox.NewSMTP(s.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Sender = sender
+	if cfg.From == "" {
+		cfg.From = "cobranca@cobranca.test"
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = 50 * time.Millisecond
+	}
+	return Run(t, db, cfg)
 }
