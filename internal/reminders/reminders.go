@@ -342,21 +342,27 @@ func List(ctx context.Context, q store.Querier, f Filter) ([]Record, error) {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
 	sql += " ORDER BY created_at DESC, id DESC LIMIT " + arg(int64(f.Limit))
+	return queryRecords(ctx, q, "list", sql, args...)
+}
+
+// queryRecords runs sql, which selects recordColumns, and reads every row; op names the
+// operation in errors. None is an empty list.
+func queryRecords(ctx context.Context, q store.Querier, op, sql string, args ...any) ([]Record, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, fmt.Errorf("reminders: list: %w", err)
+		return nil, fmt.Errorf("reminders: %s: %w", op, err)
 	}
 	defer rows.Close()
 	out := []Record{}
 	for rows.Next() {
 		r, err := scanRecord(rows)
 		if err != nil {
-			return nil, fmt.Errorf("reminders: list: %w", err)
+			return nil, fmt.Errorf("reminders: %s: %w", op, err)
 		}
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reminders: list: %w", err)
+		return nil, fmt.Errorf("reminders: %s: %w", op, err)
 	}
 	return out, nil
 }

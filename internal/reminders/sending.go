@@ -115,22 +115,6 @@ const (
 // Sends returns the customer's drafts that were sent (queued, sent, undeliverable), the latest
 // queued first, at most limit.
 func Sends(ctx context.Context, q store.Querier, customerID string, limit int) ([]Record, error) {
-	rows, err := q.Query(ctx, `SELECT `+recordColumns+` FROM reminder_draft
+	return queryRecords(ctx, q, "sends", `SELECT `+recordColumns+` FROM reminder_draft
 WHERE customer_id = $1 AND state IN ('queued', 'sent', 'undeliverable') ORDER BY queued_at DESC, id DESC LIMIT $2`, customerID, int64(limit))
-	if err != nil {
-		return nil, fmt.Errorf("reminders: sends: %w", err)
-	}
-	defer rows.Close()
-	out := []Record{}
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, fmt.Errorf("reminders: sends: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reminders: sends: %w", err)
-	}
-	return out, nil
 }
