@@ -58,6 +58,7 @@ import (
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/server"
+	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/google/go-cmp/cmp"
@@ -245,8 +246,8 @@ type compatServer struct {
 	url         string
 	auth        *auth.Authenticator
 	mcp         *mcpapi.Handler
-	db          store.DB           // where the test tools' effects commit
-	smtp        *outboxtest.Server // where the outbox delivers send_reminder's messages
+	db          store.DB         // where the test tools' effects commit
+	smtp        *smtptest.Server // where the outbox delivers send_reminder's messages
 	approvals   *approval.Store
 	medium      *contract.Contract
 	high        *contract.Contract
@@ -303,7 +304,7 @@ func newCompatServer(t *testing.T) *compatServer {
 	}
 	// send_reminder, with the outbox delivering to a real SMTP server, and
 	// approvals at this server's own URL (approveRoute).
-	smtpd := outboxtest.NewServer(t)
+	smtpd := smtptest.New(t)
 	sendTools := sendTools(t, db, smtpd)
 	approvals, err := approval.New(15*time.Minute, nil)
 	if err != nil {
@@ -342,9 +343,9 @@ func newCompatServer(t *testing.T) *compatServer {
 
 // sendTools are collections.SendTools on an outbox of db that delivers to
 // smtpd, running until the test ends.
-func sendTools(t *testing.T, db store.DB, smtpd *outboxtest.Server) []pipeline.Tool {
+func sendTools(t *testing.T, db store.DB, smtpd *smtptest.Server) []pipeline.Tool {
 	t.Helper()
-	mail := smtpd.Deliver(t, db, outbox.Config{Owner: reminders.Delivery{}})
+	mail := outboxtest.Deliver(t, db, smtpd, outbox.Config{Owner: reminders.Delivery{}})
 	tools, err := collections.SendTools(mail)
 	if err != nil {
 		t.Fatal(err)

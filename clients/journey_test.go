@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/files"
+	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -317,9 +319,9 @@ func (s *compatServer) checkSend(t *testing.T, rep report, revision string, ranH
 	if got["draftId"] != s.sendDraft.ID || got["state"] != "queued" || got["to"] != sendCustomer.Email || !strings.HasSuffix(str(got["messageId"]), ".outbox@cobranca.test>") {
 		t.Errorf("send_reminder: %v; want draft %s queued to %s with a Message-ID", got, s.sendDraft.ID, sendCustomer.Email)
 	}
-	msgs := s.smtp.WaitFor(t, 1, 30*time.Second)
-	if len(msgs) != 1 || msgs[0].MessageID != got["messageId"] || msgs[0].To != sendCustomer.Email || msgs[0].Subject != s.sendDraft.Subject ||
-		msgs[0].Body != strings.TrimSpace(s.sendDraft.Body) {
+	msgs := s.smtp.Wait(t, 1, 30*time.Second)
+	if len(msgs) != 1 || msgs[0].MessageID != got["messageId"] || !slices.Equal(msgs[0].To, []string{sendCustomer.Email}) || msgs[0].Subject != s.sendDraft.Subject ||
+		outboxtest.Text(msgs[0].Body) != strings.TrimSpace(s.sendDraft.Body) {
 		t.Errorf("the SMTP server received %+v; want the draft once, Message-ID %v, to %s", msgs, got["messageId"], sendCustomer.Email)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {

@@ -5,11 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/emersion/go-smtp"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cobranca/cobranca/internal/approval"
@@ -24,6 +24,7 @@ import (
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
@@ -51,7 +52,7 @@ var (
 // person approves through with a real development token.
 type sendEnv struct {
 	*env
-	smtp      *outboxtest.Server
+	smtp      *smtptest.Server
 	auth      *auth.Authenticator
 	approvals *approval.Store
 	d         *approval.Decider
@@ -60,12 +61,12 @@ type sendEnv struct {
 func newSendEnv(t *testing.T, db store.DB) *sendEnv {
 	t.Helper()
 	ctx := context.Background()
-	e := &sendEnv{env: &env{db: db, now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}, smtp: outboxtest.NewServer(t)}
+	e := &sendEnv{env: &env{db: db, now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}, smtp: smtptest.New(t)}
 	var err error
 	if e.auth, err = auth.New(ctx, auth.Config{DataDir: t.TempDir(), BaseURL: "http://127.0.0.1:8080", StepUpACR: []string{mfa}, Now: e.clock}); err != nil {
 		t.Fatal(err)
 	}
-	mail := e.smtp.Deliver(t, db, outbox.Config{Owner: reminders.Delivery{}, Now: e.clock, MaxAttempts: 3})
+	mail := outboxtest.Deliver(t, db, e.smtp, outbox.Config{Owner: reminders.Delivery{}, Now: e.clock, MaxAttempts: 3})
 	tools, err := collections.SendTools(mail)
 	if err != nil {
 		t.Fatal(err)
@@ -229,10 +230,10 @@ func TestSendReminderRoundTrip(t *testing.T) {
 			!strings.HasPrefix(got.MessageID, "<") || !strings.HasSuffix(got.MessageID, ".outbox@cobranca.test>") {
 			t.Errorf("answer = %+v", got)
 		}
-		msgs := e.smtp.WaitFor(t, 1, 15*time.Second)
+		msgs := e.smtp.Wait(t, 1, 15*time.Second)
 		m := msgs[0]
-		if m.MessageID != got.MessageID || m.To != "financeiro@padaria.example" || m.From != "cobranca@cobranca.test" ||
-			m.Subject != d.Subject || m.Body != strings.TrimSpace(d.Body) {
+		if m.MessageID != got.MessageID || !slices.Equal(m.To, []string{"financeiro@padaria.example"}) || m.From != "cobranca@cobranca.test" ||
+			m.Subject != d.Subject || outboxtest.Text(m.Body) != strings.TrimSpace(d.Body) {
 			t.Errorf("received %+v, want the draft to its recipient with Message-ID %s", m, got.MessageID)
 		}
 		sent := e.waitDraft(t, d.ID, reminders.Sent)
@@ -403,7 +404,7 @@ func TestSendReminderUndeliverable(t *testing.T) {
 		d := e.draft(t, "C-1", "Oficina", "NF-1")
 		ask := e.asked(t, urlClient, d.ID, "k-1")
 		e.approve(t, ask.ID)
-		e.smtp.Refuse(&smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"})
+		e.smtp.Refuse(smtptest.Permanent)
 		if res := e.sendCall(sender, urlClient, d.ID, "k-1", ask); res.Kind != pipeline.Complete {
 			t.Fatalf("send = %v %v", res.Kind, res.Err)
 		}

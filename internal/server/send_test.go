@@ -26,6 +26,7 @@ import (
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/server"
+	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
@@ -46,8 +47,8 @@ func TestSendReminderOverHTTP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		smtpd := outboxtest.NewServer(t)
-		mail := smtpd.Deliver(t, db, outbox.Config{Owner: reminders.Delivery{}})
+		smtpd := smtptest.New(t)
+		mail := outboxtest.Deliver(t, db, smtpd, outbox.Config{Owner: reminders.Delivery{}})
 		sendTools, err := collections.SendTools(mail)
 		if err != nil {
 			t.Fatal(err)
@@ -102,8 +103,8 @@ func TestSendReminderOverHTTP(t *testing.T) {
 				t.Fatalf("send_reminder = %v, want draft %s queued", got, draft)
 			}
 			received++
-			msgs := smtpd.WaitFor(t, received, 15*time.Second)
-			if m := msgs[received-1]; m.MessageID != got["messageId"] || m.To != got["to"] {
+			msgs := smtpd.Wait(t, received, 15*time.Second)
+			if m := msgs[received-1]; m.MessageID != got["messageId"] || len(m.To) != 1 || m.To[0] != got["to"] {
 				t.Errorf("received %+v, want Message-ID %v to %v", m, got["messageId"], got["to"])
 			}
 			for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
