@@ -438,3 +438,25 @@ func TestSendReminderScope(t *testing.T) {
 		t.Errorf("approvals = %d (%v), want none", len(list), err)
 	}
 }
+
+// TestSendReminderDiscardedAfterApproval: set_contact_status do_not_contact, after a person
+// approved the send, discards the customer's open drafts in its transaction; the retry then
+// finds the draft discarded (draft_not_open), sends nothing, and leaves the approval approved.
+func TestSendReminderDiscardedAfterApproval(t *testing.T) {
+	eachSend(t, func(t *testing.T, e *sendEnv, cl pipeline.Client) {
+		e.customer(t, customers.Record{ID: "C-1", Name: "Oficina", Email: "contas@oficina.example"})
+		d := e.draft(t, "C-1", "Oficina", "NF-1")
+		ask := e.asked(t, cl, d.ID, "k-1")
+		e.approve(t, ask.ID)
+		if res := e.do(owner, legacy, set, `{"customerId":"C-1","status":"do_not_contact","reason":"pediu","idempotencyKey":"s-1"}`); res.Kind != pipeline.Complete {
+			t.Fatalf("set do_not_contact = %v %v", res.Kind, res.Err)
+		}
+		res := e.sendCall(sender, cl, d.ID, "k-1", ask)
+		if code, _ := failed(res); code != reminders.CodeDraftNotOpen || !strings.Contains(res.Err.Message, "discarded") {
+			t.Errorf("send after do_not_contact = %v %v, want draft_not_open (discarded)", res.Kind, res.Err)
+		}
+		if e.jobs(t) != 0 || e.sentEvents(t) != 0 || e.approvalState(t, ask.ID) != approval.Approved {
+			t.Errorf("%d entries, %d events, approval %s; want none, none, approved", e.jobs(t), e.sentEvents(t), e.approvalState(t, ask.ID))
+		}
+	})
+}
