@@ -8,7 +8,7 @@
 // worker sends, so a crash between claim and send leaves a visible attempt and the job is
 // rescued and sent later. Transient failures (SMTP 4xx, network) are retried with River's
 // backoff; permanent ones (5xx) are recorded on the job and reported to the reference's
-// owner (Owner).
+// owner (Owner), and so is a delivery, in the transaction that marks the job completed.
 //
 // Delivery is at least once: a worker that crashes after the SMTP server accepted a message
 // and before River recorded the job's completion sends it again when the job is rescued. The
