@@ -38,7 +38,10 @@ func loadSettings(environ []string) (settings, error) {
 		StepUpACR:      cfg.StepUpACR,
 		Production:     cfg.Production(),
 		DataDir:        cfg.DataDir,
-		BaseURL:        cfg.BaseURL(),
+		// Where people and clients reach the server: in development the
+		// issuer of its tokens and of the sign-in pages' client, whose
+		// redirect URI must match the one the pages send (COBRANCA_PUBLIC_URL).
+		BaseURL: cfg.Public(),
 	}
 	// Token verification settings are checked together (URLs, and
 	// combinations such as production without an issuer).

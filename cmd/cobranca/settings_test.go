@@ -36,6 +36,26 @@ func TestSettingsAuth(t *testing.T) {
 	}
 }
 
+// TestSettingsDevIssuerIsPublicURL: in development the issuer is the URL people
+// reach the server at, so the sign-in pages' redirect (COBRANCA_PUBLIC_URL +
+// /signin/callback) is the one the development authorization server registered.
+func TestSettingsDevIssuerIsPublicURL(t *testing.T) {
+	s, err := loadSettings([]string{"COBRANCA_ADDR=0.0.0.0:9000", "COBRANCA_PUBLIC_URL=http://cobranca.test:8080"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.auth.BaseURL, "http://cobranca.test:8080"; got != want {
+		t.Errorf("auth BaseURL = %q, want the public URL %q", got, want)
+	}
+	s, err = loadSettings([]string{"COBRANCA_ADDR=127.0.0.1:9000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.auth.BaseURL, "http://127.0.0.1:9000"; got != want {
+		t.Errorf("auth BaseURL without a public URL = %q, want the listen address %q", got, want)
+	}
+}
+
 // TestProductionRefusesDevelopmentMode: without an issuer, production does
 // not start, and the error names what to set, together with config.Load's
 // own problems.
