@@ -513,7 +513,7 @@ var variables = []variable{
 		return nil
 	}},
 	{VarLinkKeys, "", "Keys that sign download links (HMAC-SHA256 over the link id, the file id and the expiry; the key's id is in the URL): comma-separated `id:secret` entries, the first the current key and the others still accepted (rotation: put the new key first; drop an old one when the links it signed may stop working — at most 7 days later). Rules as COBRANCA_REQUEST_STATE_KEYS. Required in production; development generates one in COBRANCA_DATA_DIR (`link.key`).", asWritten(func(c *Config) *string { return &c.LinkKeys })},
-	{VarPublicURL, "", "The server's public base URL, which download links point at (`https://cobranca.example.com`, optionally with a path prefix). Required in production, and https there; development default: `http://<COBRANCA_ADDR>`.", func(c *Config, v string) error {
+	{VarPublicURL, "", "The server's public base URL, which download links, approval pages and sign-in redirects point at (`https://cobranca.example.com`). Required in production, and https there; development default: `http://<COBRANCA_ADDR>`, and in development it is also the issuer of the development authorization server.", func(c *Config, v string) error {
 		// The URL's shape is the links' rule (files.NewLinks, checked by
 		// cmd/cobranca); https in production is the deployment's.
 		if scheme, _, _ := strings.Cut(v, ":"); c.Production() && !strings.EqualFold(scheme, "https") { // COBRANCA_ENV is applied first
