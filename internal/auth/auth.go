@@ -70,6 +70,9 @@ func New(ctx context.Context, cfg Config) (*Authenticator, error) {
 // DevMode reports whether a signs and accepts its own development tokens.
 func (a *Authenticator) DevMode() bool { return a.dev != nil }
 
+// RolesClaim is the claim a token's roles are read from (COBRANCA_ROLES_CLAIM).
+func (a *Authenticator) RolesClaim() string { return a.cfg.RolesClaim }
+
 // Issuer is the issuer tokens must come from.
 func (a *Authenticator) Issuer() string { return a.cfg.Issuer }
 

@@ -38,6 +38,10 @@ type Config struct {
 	// StepUpACR lists the acr values that satisfy step-up authentication.
 	// COBRANCA_STEPUP_ACR (comma separated).
 	StepUpACR []string
+	// RolesClaim names the claim a token's roles are read from (a JSON array
+	// of strings, or a space-separated string). COBRANCA_ROLES_CLAIM.
+	// Default DefaultRolesClaim.
+	RolesClaim string
 	// Production forbids development mode. COBRANCA_ENV=production.
 	Production bool
 	// DataDir holds the development signing key. COBRANCA_DATA_DIR.
@@ -100,6 +104,9 @@ func (c Config) withDefaults() Config {
 	if c.ResourceName == "" {
 		c.ResourceName = "cobranca"
 	}
+	if c.RolesClaim == "" {
+		c.RolesClaim = DefaultRolesClaim
+	}
 	if c.DevMode() && !c.Production && c.Resource == "" && c.BaseURL != "" {
 		c.Resource = c.BaseURL + "/mcp"
 	}
@@ -159,6 +166,9 @@ func (c Config) validate() error {
 		} else if u, _ := url.Parse(c.Resource); u.Fragment != "" || u.RawQuery != "" {
 			bad("COBRANCA_RESOURCE: must have no query or fragment (RFC 8707)")
 		}
+	}
+	if err := CheckRolesClaim(c.RolesClaim); err != nil {
+		bad("COBRANCA_ROLES_CLAIM: %v", err)
 	}
 	if c.Leeway < 0 || c.Leeway > maxLeeway {
 		bad("auth leeway %v: must be between 0 and %v", c.Leeway, maxLeeway)

@@ -68,6 +68,9 @@ type MintOptions struct {
 	ClientID string
 	// AuthTime is when the user signed in (auth_time); zero means now.
 	AuthTime time.Time
+	// Roles, when any, are written as a JSON array in the roles claim
+	// (Config.RolesClaim).
+	Roles []string
 }
 
 // DevClientID is the client_id of development tokens minted for humans.
@@ -113,6 +116,9 @@ func (a *Authenticator) Mint(opts MintOptions) (string, error) {
 			return "", fmt.Errorf("auth: mint: scope: %w", err)
 		}
 	}
+	if err := checkRoles(opts.Roles); err != nil {
+		return "", fmt.Errorf("auth: mint: role: %w", err)
+	}
 	if opts.TTL < 0 {
 		return "", errors.New("auth: mint: ttl must be positive")
 	}
@@ -147,7 +153,15 @@ func (a *Authenticator) Mint(opts MintOptions) (string, error) {
 	if opts.ACR != "" {
 		claims["acr"] = opts.ACR
 	}
+	a.putRoles(claims, opts.Roles)
 	return a.dev.sign(claims, "at+jwt")
+}
+
+// putRoles writes roles, when any, in the configured roles claim.
+func (a *Authenticator) putRoles(claims jwt.MapClaims, roles []string) {
+	if len(roles) > 0 {
+		claims[a.cfg.RolesClaim] = roles
+	}
 }
 
 func newJTI() string {
@@ -177,6 +191,7 @@ type IDTokenOptions struct {
 	// act {"sub": Agent}.
 	Agent string
 	TTL   time.Duration // default 5 minutes
+	Roles []string      // the roles claim (Config.RolesClaim), as MintOptions.Roles
 }
 
 // idTokenAMR is the ID token's amr (RFC 8176): the development sign-in
@@ -212,6 +227,9 @@ func (a *Authenticator) MintIDToken(opts IDTokenOptions) (string, error) {
 			return "", fmt.Errorf("auth: mint ID token: %w", err)
 		}
 	}
+	if err := checkRoles(opts.Roles); err != nil {
+		return "", fmt.Errorf("auth: mint ID token: role: %w", err)
+	}
 	ttl := opts.TTL
 	if ttl <= 0 {
 		ttl = 5 * time.Minute
@@ -236,6 +254,7 @@ func (a *Authenticator) MintIDToken(opts IDTokenOptions) (string, error) {
 	if opts.Agent != "" {
 		claims["act"] = map[string]string{"sub": opts.Agent}
 	}
+	a.putRoles(claims, opts.Roles)
 	return a.dev.sign(claims, "JWT")
 }
 

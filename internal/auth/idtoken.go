@@ -10,9 +10,10 @@ import (
 // aud, exp and nonce (internal/signin does that with go-oidc). The identity rules are the
 // access tokens' (the same claims, limits and characters): an act claim, or a client id
 // (azp, for an ID token) in agentClientIDs, makes an agent; sub is required; auth_time and acr
-// are read as they are, for step-up. Every failure is a *TokenError.
-func PrincipalFromIDToken(payload []byte, agentClientIDs []string) (*Principal, error) {
-	var c claims
+// are read as they are, for step-up; the roles are the claim rolesClaim names
+// (COBRANCA_ROLES_CLAIM). Every failure is a *TokenError.
+func PrincipalFromIDToken(payload []byte, agentClientIDs []string, rolesClaim string) (*Principal, error) {
+	c := claims{roleClaims: roleClaims{rolesName: rolesClaim}}
 	if err := json.Unmarshal(payload, &c); err != nil {
 		if errors.Is(err, errNotNumericDate) {
 			return nil, tokenError("token has a time claim that is not a number", err)

@@ -26,10 +26,14 @@ func TestPrincipalFromIDToken(t *testing.T) {
 			Principal{Subject: "ana", ClientID: "cobranca-web", Actor: "bot-1", Expiry: time.Unix(exp, 0), Kind: KindAgent}},
 		{"agent by listed client", `{"sub":"ana","aud":"listed-agent","azp":"listed-agent","exp":1900000000}`,
 			Principal{Subject: "ana", ClientID: "listed-agent", Actor: "listed-agent", Expiry: time.Unix(exp, 0), Kind: KindAgent}},
+		{"roles in the configured claim, an array", `{"sub":"ana","aud":"w","exp":1900000000,"groups":["b.approver","a","b.approver"],"roles":["ignored"]}`,
+			Principal{Subject: "ana", Roles: []string{"a", "b.approver"}, Expiry: time.Unix(exp, 0), Kind: KindHuman}},
+		{"roles in the configured claim, a string", `{"sub":"ana","aud":"w","exp":1900000000,"groups":" a  b.approver "}`,
+			Principal{Subject: "ana", Roles: []string{"a", "b.approver"}, Expiry: time.Unix(exp, 0), Kind: KindHuman}},
 	}
 	for _, tc := range ok {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := PrincipalFromIDToken([]byte(tc.payload), agents)
+			p, err := PrincipalFromIDToken([]byte(tc.payload), agents, "groups")
 			if err != nil {
 				t.Fatalf("PrincipalFromIDToken = %v, want a principal", err)
 			}
@@ -50,10 +54,13 @@ func TestPrincipalFromIDToken(t *testing.T) {
 		{"auth_time a string", `{"sub":"ana","aud":"w","exp":1900000000,"auth_time":"1800000000"}`, "time claim that is not a number"},
 		{"no exp", `{"sub":"ana","aud":"w"}`, "lacks a required claim"},
 		{"not JSON", `{"sub":`, "malformed"},
+		{"roles a number", `{"sub":"ana","aud":"w","exp":1900000000,"groups":7}`, "invalid groups claim: neither an array"},
+		{"roles with a control", `{"sub":"ana","aud":"w","exp":1900000000,"groups":["bot\u0007"]}`, "invalid groups claim: it contains a control"},
+		{"a role with a space", `{"sub":"ana","aud":"w","exp":1900000000,"groups":["bot x"]}`, "invalid groups claim: it contains a space"},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := PrincipalFromIDToken([]byte(tc.payload), agents)
+			p, err := PrincipalFromIDToken([]byte(tc.payload), agents, "groups")
 			var te *TokenError
 			if !errors.As(err, &te) {
 				t.Fatalf("PrincipalFromIDToken = %v, %v; want a *TokenError", p, err)

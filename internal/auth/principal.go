@@ -25,6 +25,7 @@ type Principal struct {
 	ClientID string    // client_id, or azp when client_id is absent
 	Actor    string    // act.sub, when the token carries an RFC 8693 actor; else the client id of a listed agent client
 	Scopes   []string  // from scope and scp (see ParseScope), without duplicates
+	Roles    []string  // the roles claim (COBRANCA_ROLES_CLAIM), sorted, without duplicates
 	ACR      string    // acr
 	AuthTime time.Time // auth_time; zero when absent
 	Kind     Kind

@@ -54,6 +54,7 @@ type claims struct {
 	Act       json.RawMessage  `json:"act,omitempty"`
 	ACR       string           `json:"acr,omitempty"`
 	AuthTime  numericDate      `json:"auth_time"`
+	roleClaims
 }
 
 func (c *claims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt.get(), nil }
@@ -178,6 +179,7 @@ type verifier struct {
 	keys     keySource
 	parser   *jwt.Parser
 	agentIDs []string
+	roles    string // the roles claim's name
 	now      func() time.Time
 	leeway   time.Duration
 	verified *verifiedCache
@@ -200,6 +202,7 @@ func newVerifier(cfg Config, keys keySource) *verifier {
 			jwt.WithStrictDecoding(),
 		),
 		agentIDs: cfg.AgentClientIDs,
+		roles:    cfg.RolesClaim,
 		now:      cfg.Now,
 		leeway:   cfg.Leeway,
 		verified: newVerifiedCache(verifiedCacheSize),
@@ -215,7 +218,7 @@ func (v *verifier) verify(ctx context.Context, token string) (*Principal, error)
 	if p, ok := v.verified.get(ctx, token, v.now(), v.leeway, v.keys); ok {
 		return p, nil
 	}
-	var c claims
+	c := claims{roleClaims: roleClaims{rolesName: v.roles}}
 	var kid string
 	var key any
 	_, err := v.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
@@ -236,7 +239,8 @@ func (v *verifier) verify(ctx context.Context, token string) (*Principal, error)
 }
 
 // principal applies the identity rules to verified claims c: a subject,
-// valid scopes, a well-formed act, identity claims a person can read; an
+// valid scopes, a well-formed act, identity claims a person can read, valid
+// roles (the roles claim, when c was decoded with its name); an
 // act claim, or a client id in agentIDs, makes an agent. Every failure is a
 // *TokenError.
 func (c *claims) principal(agentIDs []string) (*Principal, error) {
@@ -261,6 +265,10 @@ func (c *claims) principal(agentIDs []string) (*Principal, error) {
 	if err := c.checkIdentities(actSub); err != nil {
 		return nil, err
 	}
+	roles, err := c.principalRoles()
+	if err != nil {
+		return nil, err
+	}
 	p := &Principal{
 		Subject:  c.Subject,
 		ClientID: c.ClientID,
@@ -268,6 +276,7 @@ func (c *claims) principal(agentIDs []string) (*Principal, error) {
 		TokenID:  c.ID,
 		Expiry:   c.ExpiresAt.date.Time,
 		Kind:     KindHuman,
+		Roles:    roles,
 	}
 	if p.ClientID == "" {
 		p.ClientID = c.AZP
