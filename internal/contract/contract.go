@@ -117,6 +117,11 @@ type Contract struct {
 	// RequesterMayApprove lets the person an agent acts for approve that
 	// agent's critical call themselves; by default another person must.
 	RequesterMayApprove bool `json:"requesterMayApprove,omitempty"`
+	// ApproverRoles are the roles a person must hold (any one) to approve or
+	// reject a call of the tool: the issuer's roles claim (COBRANCA_ROLES_CLAIM)
+	// names them. Required of a tool a person approves out of band (critical),
+	// refused on any other.
+	ApproverRoles []string `json:"approverRoles,omitempty"`
 }
 
 // PipelineFailureModes are the codes the call pipeline can return for any
@@ -128,6 +133,13 @@ var PipelineFailureModes = []FailureMode{
 }
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$`)
+
+// roleRE is what an approver role is: lower-case dotted words, like collections.approver; a
+// role the issuer writes as it is into its roles claim.
+var roleRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)*$`)
+
+// MaxRoleLen bounds an approver role's length, in bytes.
+const MaxRoleLen = 64
 
 // CategoryDiagnostic is the category of the tools the official MCP
 // conformance suite calls by its own names (test_…), which are not
@@ -204,6 +216,20 @@ func (c *Contract) Validate() error {
 	}
 	if c.StepUpAuth.Required != want.stepUp {
 		bad("stepUpAuth.required must be %v for tier %s", want.stepUp, c.RiskLevel)
+	}
+	switch {
+	case c.Confirmation == ConfirmOutOfBand && len(c.ApproverRoles) == 0:
+		bad("approverRoles must name at least one role a person needs to approve its calls (tier %s): without one, anyone the issuer knows could", c.RiskLevel)
+	case c.Confirmation != ConfirmOutOfBand && len(c.ApproverRoles) > 0:
+		bad("approverRoles applies only to a tool a person approves out of band (tier critical), not to tier %s", c.RiskLevel)
+	}
+	for i, r := range c.ApproverRoles {
+		if len(r) > MaxRoleLen || !roleRE.MatchString(r) {
+			bad("approverRoles[%d] must be lower-case dotted words of at most %d bytes, like collections.approver", i, MaxRoleLen)
+		}
+		if slices.Contains(c.ApproverRoles[:i], r) {
+			bad("approverRoles[%d] is listed twice", i)
+		}
 	}
 	if c.RiskLevel == Low && len(c.SideEffects.Changes) > 0 {
 		bad("a low-tier tool has no side effects")
@@ -316,12 +342,23 @@ var (
 // Scopes lists every scope the contracts in cs require, sorted, each once:
 // what the server's discovery metadata offers (scopes_supported).
 func Scopes(cs []*Contract) []string {
-	var scopes []string
+	return union(cs, func(c *Contract) []string { return c.Permissions })
+}
+
+// ApproverRoles lists every approver role the contracts in cs name, sorted, each once: what
+// the development sign-in page offers a person by default.
+func ApproverRoles(cs []*Contract) []string {
+	return union(cs, func(c *Contract) []string { return c.ApproverRoles })
+}
+
+// union is every value field gives for the contracts in cs, sorted, each once.
+func union(cs []*Contract, field func(*Contract) []string) []string {
+	var out []string
 	for _, c := range cs {
-		scopes = append(scopes, c.Permissions...)
+		out = append(out, field(c)...)
 	}
-	slices.Sort(scopes)
-	return slices.Compact(scopes)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Finish completes a declared contract and validates it, returning the

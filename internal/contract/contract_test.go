@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,9 @@ func base(risk Risk) Contract {
 		FailureModes: []FailureMode{{Code: "x_failed", Meaning: "m"}},
 		Idempotency:  Idempotency{Kind: "key", Description: "idempotencyKey"},
 		DryRun:       ModeOptional,
+	}
+	if risk == Critical {
+		c.ApproverRoles = []string{"collections.approver"}
 	}
 	if risk == Low {
 		c.SideEffects = SideEffects{Changes: []string{}, OnRepeat: "nothing"}
@@ -102,6 +106,51 @@ func TestValidateRejects(t *testing.T) {
 	c.FailureModes = append(c.FailureModes, FailureMode{Code: failure.Internal, Meaning: "m"})
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "autonomousExecution") || !strings.Contains(err.Error(), "confirmation") {
 		t.Errorf("Validate() = %v, want autonomousExecution and confirmation errors", err)
+	}
+}
+
+// TestApproverRoles: a critical contract names the roles that may decide its calls (fail
+// closed: none is refused at start, with a message saying so); no other tier names any; each
+// role is lower-case dotted words, listed once.
+func TestApproverRoles(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		risk  Risk
+		roles []string
+		want  string // empty: accepted
+	}{
+		{"critical with a role", Critical, []string{"collections.approver"}, ""},
+		{"critical with two", Critical, []string{"collections.approver", "finance.head"}, ""},
+		{"critical with none", Critical, nil, "approverRoles must name at least one role"},
+		{"critical with an empty list", Critical, []string{}, "approverRoles must name at least one role"},
+		{"high with a role", High, []string{"collections.approver"}, "approverRoles applies only to a tool a person approves out of band"},
+		{"low with a role", Low, []string{"collections.approver"}, "approverRoles applies only"},
+		{"upper case", Critical, []string{"Collections.Approver"}, "approverRoles[0] must be lower-case dotted words"},
+		{"empty role", Critical, []string{""}, "approverRoles[0] must be"},
+		{"a space", Critical, []string{"collections approver"}, "approverRoles[0] must be"},
+		{"too long", Critical, []string{"a" + strings.Repeat(".b", MaxRoleLen/2)}, "approverRoles[0] must be"},
+		{"twice", Critical, []string{"a.b", "a.b"}, "approverRoles[1] is listed twice"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := base(tt.risk)
+			c.ApproverRoles = tt.roles
+			_, err := Finish(c)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Finish() = %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), c.Name) {
+				t.Errorf("Finish() error = %v, want one naming the tool and saying %q", err, tt.want)
+			}
+		})
+	}
+	a, b := base(Critical), base(Critical)
+	b.ApproverRoles = []string{"finance.head", "collections.approver"}
+	got := ApproverRoles([]*Contract{&a, &b})
+	if want := []string{"collections.approver", "finance.head"}; !slices.Equal(got, want) {
+		t.Errorf("ApproverRoles = %v, want %v", got, want)
 	}
 }
 
