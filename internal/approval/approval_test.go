@@ -134,9 +134,9 @@ func (e *env) agent(t *testing.T) *auth.Principal {
 	return pr
 }
 
-// person is a stepped-up person's token.
+// person is a stepped-up person's token, an approver's (contracttest.ApproverRole).
 func (e *env) person(t *testing.T, subject string) string {
-	tok, _ := e.token(t, e.auth, auth.MintOptions{Subject: subject, ACR: mfa, Scopes: []string{scope}})
+	tok, _ := e.token(t, e.auth, auth.MintOptions{Subject: subject, ACR: mfa, Scopes: []string{scope}, Roles: []string{contracttest.ApproverRole}})
 	return tok
 }
 
@@ -260,6 +260,16 @@ func audited(t *testing.T, db store.Querier, name string, outcome auditlog.Outco
 	return int(n)
 }
 
+// auditedCode counts the refused audit events named name with the failure code.
+func auditedCode(t *testing.T, db store.Querier, name string, code failure.Code) int {
+	t.Helper()
+	var n int64
+	if err := db.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_event WHERE event = $1 AND outcome = 'rejected' AND failure_code = $2`, name, string(code)).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
+}
+
 // TestApproverRefused: only a person other than the requester, stepped up,
 // approves; every refusal is audited, changes nothing, and the call still
 // waits.
@@ -270,14 +280,19 @@ func TestApproverRefused(t *testing.T) {
 		p := e.replica(t)
 		agent := e.agent(t)
 		first := askedOf(t, call(p, agent, modern, tool, `{"customer":"c1","idempotencyKey":"k1"}`, asked{}), modern)
-		agentToken, _ := e.token(t, e.auth, auth.MintOptions{Subject: "bruno", Agent: "other-bot", ACR: mfa})
-		oldToken, _ := e.token(t, e.stale, auth.MintOptions{Subject: "bruno", ACR: mfa})
-		weakToken, _ := e.token(t, e.auth, auth.MintOptions{Subject: "bruno", ACR: "urn:password"})
+		approver := []string{contracttest.ApproverRole}
+		agentToken, _ := e.token(t, e.auth, auth.MintOptions{Subject: "bruno", Agent: "other-bot", ACR: mfa, Roles: approver})
+		oldToken, _ := e.token(t, e.stale, auth.MintOptions{Subject: "bruno", ACR: mfa, Roles: approver})
+		weakToken, _ := e.token(t, e.auth, auth.MintOptions{Subject: "bruno", ACR: "urn:password", Roles: approver})
+		noRole, _ := e.token(t, e.auth, auth.MintOptions{Subject: "bruno", ACR: mfa})
+		otherRole, _ := e.token(t, e.auth, auth.MintOptions{Subject: "bruno", ACR: mfa, Roles: []string{"collections.viewer", "test.approver.not"}})
 		for _, tt := range []struct {
 			name, token string
 			code        failure.Code
 		}{
 			{"an agent", agentToken, approval.CodeApproverIsAgent},
+			{"a person without a role", noRole, approval.CodeApproverLacksRole},
+			{"a person with other roles", otherRole, approval.CodeApproverLacksRole},
 			{"auth_time too old", oldToken, failure.InsufficientUserAuthentication},
 			{"acr not allowed", weakToken, failure.InsufficientUserAuthentication},
 			{"the requester", e.person(t, "ana"), approval.CodeApproverIsRequester},
@@ -286,6 +301,9 @@ func TestApproverRefused(t *testing.T) {
 			_, err := e.d.Decide(ctx, first.id, tt.token, true)
 			if fe, ok := failure.As(err); !ok || fe.Code != tt.code {
 				t.Errorf("%s approves: %v, want %s", tt.name, err, tt.code)
+			}
+			if fe, ok := failure.As(err); ok && fe.Code == approval.CodeApproverLacksRole && !strings.Contains(fe.Message, contracttest.ApproverRole) {
+				t.Errorf("%s: message %q does not name the role deciding needs", tt.name, fe.Message)
 			}
 			if fe, ok := failure.As(err); ok && fe.Code == failure.InsufficientUserAuthentication && (!strings.Contains(fe.Message, `acr_values="urn:mfa"`) || !strings.Contains(fe.Message, "max_age=300")) {
 				t.Errorf("%s: message %q does not say what step-up is needed", tt.name, fe.Message)
@@ -305,8 +323,14 @@ func TestApproverRefused(t *testing.T) {
 		if res := call(p, agent, modern, tool, `{"customer":"c1","idempotencyKey":"k1"}`, first); res.Kind != pipeline.InputRequired || e.ran.Load() != 0 {
 			t.Errorf("retry after refused approvers: %v %v, ran %d; want still waiting", res.Kind, res.Err, e.ran.Load())
 		}
-		if n := audited(t, db, approval.EventApproved, auditlog.Rejected); n != 4 { // the forged token names nobody
-			t.Errorf("%d refused approval events, want 4", n)
+		if n := audited(t, db, approval.EventApproved, auditlog.Rejected); n != 6 { // the forged token names nobody
+			t.Errorf("%d refused approval events, want 6", n)
+		}
+		if n := auditedCode(t, db, approval.EventApproved, approval.CodeApproverLacksRole); n != 2 {
+			t.Errorf("%d refused approval events with %s, want 2", n, approval.CodeApproverLacksRole)
+		}
+		if got := e.d.RolesFor(tool); !slices.Equal(got, []string{contracttest.ApproverRole}) {
+			t.Errorf("RolesFor(%s) = %v, want [%s]", tool, got, contracttest.ApproverRole)
 		}
 		if su, ok := e.d.StepUpFor("no.such_tool"); ok {
 			t.Errorf("StepUpFor(an unserved tool) = %v, true; want none", su)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
@@ -19,6 +20,7 @@ import (
 const (
 	CodeInvalidToken        failure.Code = "invalid_token"         // the token does not verify for this server
 	CodeApproverIsAgent     failure.Code = "approver_is_agent"     // an agent's token: only a person decides
+	CodeApproverLacksRole   failure.Code = "approver_lacks_role"   // a person without any of the contract's approverRoles
 	CodeApproverIsRequester failure.Code = "approver_is_requester" // the person the agent acts for, where the contract wants someone else
 	CodeNotFound            failure.Code = "approval_not_found"    // no approval has the id
 	CodeDecided             failure.Code = "approval_decided"      // the approval is no longer pending
@@ -70,9 +72,9 @@ func (d *Decider) Decide(ctx context.Context, id, token string, approve bool) (*
 
 // DecideAs approves (approve) or rejects the pending action id as pr, a verified principal
 // (an access token's, from Decide; a signed-in person's, from the approval page), and audits
-// the decision in its transaction. The person must be one (not an agent), pass the contract's
-// step-up (StepUpFor) and, unless the contract lets them, not be the person the call was
-// asked for. A refusal is a *failure.Error, audited as a rejected decision, and changes
+// the decision in its transaction. The person must be one (not an agent), hold one of the
+// contract's approverRoles, pass the contract's step-up (StepUpFor) and, unless the contract
+// lets them, not be the person the call was asked for. A refusal is a *failure.Error, audited as a rejected decision, and changes
 // nothing; a step-up refusal wraps the *auth.StepUpError naming what to ask the issuer for.
 func (d *Decider) DecideAs(ctx context.Context, id string, pr *auth.Principal, approve bool) (*Action, error) {
 	event := EventRejected
@@ -127,6 +129,18 @@ func (d *Decider) StepUpFor(tool string) (auth.StepUp, bool) {
 	return auth.StepUp{ACRValues: slices.Clone(d.StepUpACR), MaxAge: time.Duration(c.StepUpAuth.MaxAgeSeconds) * time.Second}, true
 }
 
+// RolesFor returns the roles a person must hold (any one) to decide a call of tool: its
+// contract's approverRoles (none for a tool no longer served). The approval page shows them.
+func (d *Decider) RolesFor(tool string) []string {
+	if c := d.Contract(tool); c != nil {
+		return slices.Clone(c.ApproverRoles)
+	}
+	return nil
+}
+
+// RolesText writes roles as a refusal or a page says them: "a" or "a or b".
+func RolesText(roles []string) string { return strings.Join(roles, " or ") }
+
 func decided(a *Action) error {
 	return &failure.Error{Code: CodeDecided, Field: "id", Message: "is " + string(a.State) + ", no longer pending: nothing was changed"}
 }
@@ -139,6 +153,10 @@ func (d *Decider) authorize(pr *auth.Principal, a *Action) error {
 	c := d.Contract(a.Tool)
 	if c == nil {
 		return &failure.Error{Code: CodeDecided, Field: "id", Message: "is for a tool this server no longer serves: nothing was changed"}
+	}
+	if !pr.HasAnyRole(c.ApproverRoles) {
+		return &failure.Error{Code: CodeApproverLacksRole, Field: "token",
+			Message: "is a person's without the role deciding this call needs (" + RolesText(c.ApproverRoles) + "): ask someone who holds it. Nothing was changed"}
 	}
 	if pr.Subject == a.Requester.Subject && !c.RequesterMayApprove {
 		return &failure.Error{Code: CodeApproverIsRequester, Field: "token", Message: "is the requester's: another person must decide this call"}

@@ -172,9 +172,9 @@ func (s *sessions) create(ctx context.Context, pr *auth.Principal, ttl time.Dura
 		authTime = micros(pr.AuthTime)
 	}
 	err := s.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO web_session (id_hash, subject, client_id, actor, kind, acr, auth_time, csrf, created_at, last_seen_at, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10)`, idHash(cookie), pr.Subject, pr.ClientID, pr.Actor, string(pr.Kind), pr.ACR,
-			authTime, sess.CSRF, micros(now), micros(sess.Expires)); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO web_session (id_hash, subject, client_id, actor, kind, acr, auth_time, csrf, created_at, last_seen_at, expires_at, roles)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11)`, idHash(cookie), pr.Subject, pr.ClientID, pr.Actor, string(pr.Kind), pr.ACR,
+			authTime, sess.CSRF, micros(now), micros(sess.Expires), strings.Join(pr.Roles, " ")); err != nil {
 			return err
 		}
 		// The person's sessions past the newest maxSessionsPerSubject end.
@@ -199,11 +199,11 @@ func (s *sessions) get(ctx context.Context, cookie string, idle time.Duration) (
 		pr                                   auth.Principal
 		kind                                 string
 		authTime, created, lastSeen, expires int64
-		csrf                                 string
+		csrf, roles                          string
 	)
 	id := idHash(cookie)
-	err := s.db.QueryRow(ctx, `SELECT subject, client_id, actor, kind, acr, auth_time, csrf, created_at, last_seen_at, expires_at
-FROM web_session WHERE id_hash = $1`, id).Scan(&pr.Subject, &pr.ClientID, &pr.Actor, &kind, &pr.ACR, &authTime, &csrf, &created, &lastSeen, &expires)
+	err := s.db.QueryRow(ctx, `SELECT subject, client_id, actor, kind, acr, auth_time, csrf, created_at, last_seen_at, expires_at, roles
+FROM web_session WHERE id_hash = $1`, id).Scan(&pr.Subject, &pr.ClientID, &pr.Actor, &kind, &pr.ACR, &authTime, &csrf, &created, &lastSeen, &expires, &roles)
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, nil
 	}

@@ -92,7 +92,10 @@ type Config struct {
 	PublicURL string
 	// AgentClientIDs are COBRANCA_AGENT_CLIENT_IDS (the access tokens' identity rules).
 	AgentClientIDs []string
-	DB             store.DB
+	// RolesClaim is COBRANCA_ROLES_CLAIM, the ID token's claim the person's roles are read
+	// from (auth.DefaultRolesClaim when empty).
+	RolesClaim string
+	DB         store.DB
 	// SessionTTL is a session's absolute lifetime (DefaultSessionTTL), IdleTTL how long it
 	// lasts unused (DefaultIdleTTL).
 	SessionTTL, IdleTTL time.Duration
@@ -151,6 +154,9 @@ func New(cfg Config) (*RP, error) {
 	}
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.RolesClaim == "" {
+		cfg.RolesClaim = auth.DefaultRolesClaim
 	}
 	if cfg.IdleTTL <= 0 {
 		cfg.IdleTTL = DefaultIdleTTL
@@ -423,7 +429,7 @@ func (rp *RP) Callback() http.Handler {
 			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the ID token was not issued to this server's client alone (aud, azp)", err)
 			return
 		}
-		pr, err := auth.PrincipalFromIDToken(payload, rp.cfg.AgentClientIDs)
+		pr, err := auth.PrincipalFromIDToken(payload, rp.cfg.AgentClientIDs, rp.cfg.RolesClaim)
 		if err != nil {
 			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the ID token names no acceptable identity", err)
 			return

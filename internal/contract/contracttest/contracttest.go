@@ -7,10 +7,15 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
+// ApproverRole is the role a person needs to decide a critical test tool's calls (its
+// contract's approverRoles).
+const ApproverRole = "test.approver"
+
 // New returns the finished contract of a test tool named name, of the
 // given risk tier, requiring permissions. It takes any object and returns
 // {"ok": boolean}; its one domain failure mode is test_refused; above the
-// low tier it changes a test row and is idempotent by key. It panics if
+// low tier it changes a test row and is idempotent by key; a critical one's calls are decided
+// by a person holding ApproverRole. It panics if
 // contract.Finish refuses it, which would be a bug in this package.
 func New(name string, risk contract.Risk, permissions ...string) *contract.Contract {
 	c := contract.Contract{
@@ -28,6 +33,9 @@ func New(name string, risk contract.Risk, permissions ...string) *contract.Contr
 	if risk != contract.Low {
 		c.SideEffects = contract.SideEffects{Changes: []string{"changes a test row"}, OnRepeat: "same key, same row"}
 		c.Idempotency = contract.Idempotency{Kind: "key"}
+	}
+	if risk == contract.Critical {
+		c.ApproverRoles = []string{ApproverRole}
 	}
 	fc, err := contract.Finish(c)
 	if err != nil {
