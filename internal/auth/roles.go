@@ -70,13 +70,25 @@ func parseRoles(raw json.RawMessage) ([]string, error) {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil, nil
 	}
-	var roles []string
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		roles = strings.FieldsFunc(s, func(c rune) bool { return c == ' ' })
-	} else if err := json.Unmarshal(raw, &roles); err != nil {
+		return ParseRoles(s)
+	}
+	var roles []string
+	if err := json.Unmarshal(raw, &roles); err != nil {
 		return nil, &TextError{Rule: "neither an array of strings nor a space-separated string"}
 	}
+	return sortedRoles(roles)
+}
+
+// ParseRoles reads space-separated roles, as a roles claim may hold them (and the development
+// sign-in page's field): each under CheckRole, at most MaxRoles; sorted, each once. The error
+// is a *TextError naming the rule, never a role.
+func ParseRoles(s string) ([]string, error) {
+	return sortedRoles(strings.FieldsFunc(s, func(c rune) bool { return c == ' ' }))
+}
+
+func sortedRoles(roles []string) ([]string, error) {
 	if err := checkRoles(roles); err != nil {
 		return nil, err
 	}

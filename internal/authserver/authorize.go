@@ -48,7 +48,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if len(req.ACRValues) > 0 {
 		acr = req.ACRValues[0]
 	}
-	render(w, http.StatusOK, s.formPage(r, req, subject, scopes, false, acr, ""))
+	render(w, http.StatusOK, s.formPage(r, req, subject, scopes, false, acr, s.roles, ""))
 }
 
 // authError answers err from parseAuthRequest or decide.
@@ -88,11 +88,11 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		s.authError(w, r, &redirectError{oauthError: newError(http.StatusFound, errAccessDenied, "the developer denied the request"), req: req})
 		return
 	}
-	subject, acr := strings.TrimSpace(f.Get("subject")), strings.TrimSpace(f.Get("acr"))
+	subject, acr, rolesText := strings.TrimSpace(f.Get("subject")), strings.TrimSpace(f.Get("acr")), f.Get("roles")
 	scopes := f["scope"]
 	agent := f.Get("kind") == kindAgent
 	again := func(problem string) {
-		render(w, http.StatusBadRequest, s.formPage(r, req, subject, scopes, agent, acr, problem))
+		render(w, http.StatusBadRequest, s.formPage(r, req, subject, scopes, agent, acr, rolesText, problem))
 	}
 	if err := auth.CheckText(subject, auth.MaxIdentityBytes); err != nil {
 		again("subject: " + err.Error())
@@ -103,6 +103,11 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 			again("acr: " + err.Error())
 			return
 		}
+	}
+	roles, err := auth.ParseRoles(rolesText)
+	if err != nil {
+		again("roles: " + err.Error())
+		return
 	}
 	if k := f.Get("kind"); k != kindPerson && k != kindAgent {
 		again("kind: choose person or agent")
@@ -115,7 +120,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	g := grant{ClientID: req.ClientID, RedirectURI: req.RedirectURI, Challenge: req.CodeChallenge, Subject: subject,
-		Kind: kindPerson, Scopes: scopes, ACR: acr, Nonce: req.Nonce, AuthTime: s.now()}
+		Kind: kindPerson, Scopes: scopes, ACR: acr, Roles: roles, Nonce: req.Nonce, AuthTime: s.now()}
 	if agent {
 		g.Kind = kindAgent
 	}
@@ -133,6 +138,7 @@ type grant struct {
 	Subject, Kind                    string
 	Scopes                           []string
 	ACR, Nonce                       string
+	Roles                            []string
 	AuthTime                         time.Time
 	Expires                          time.Time
 }
@@ -149,9 +155,9 @@ func (s *Server) saveCode(ctx context.Context, g grant) (string, error) {
 		return "", fmt.Errorf("authserver: delete expired codes: %w", err)
 	}
 	_, err := s.db.Exec(ctx, `INSERT INTO oauth_code (code_hash, client_id, redirect_uri, code_challenge, subject, kind,
-scope, acr, nonce, auth_time, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+scope, acr, nonce, auth_time, expires_at, roles) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		hash[:], g.ClientID, g.RedirectURI, g.Challenge, g.Subject, g.Kind, strings.Join(g.Scopes, " "), g.ACR, g.Nonce,
-		g.AuthTime.UnixMicro(), now.Add(CodeTTL).UnixMicro())
+		g.AuthTime.UnixMicro(), now.Add(CodeTTL).UnixMicro(), strings.Join(g.Roles, " "))
 	if err != nil {
 		return "", fmt.Errorf("authserver: save code: %w", err)
 	}
@@ -163,12 +169,12 @@ scope, acr, nonce, auth_time, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8
 // issued or already spent.
 func (s *Server) spendCode(ctx context.Context, code string) (g grant, ok bool, err error) {
 	hash := sha256.Sum256([]byte(code))
-	var scope string
+	var scope, roles string
 	var authTime, expires int64
 	err = s.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		return tx.QueryRow(ctx, `DELETE FROM oauth_code WHERE code_hash = $1 RETURNING client_id, redirect_uri, code_challenge,
-subject, kind, scope, acr, nonce, auth_time, expires_at`, hash[:]).Scan(&g.ClientID, &g.RedirectURI, &g.Challenge,
-			&g.Subject, &g.Kind, &scope, &g.ACR, &g.Nonce, &authTime, &expires)
+subject, kind, scope, acr, nonce, auth_time, expires_at, roles`, hash[:]).Scan(&g.ClientID, &g.RedirectURI, &g.Challenge,
+			&g.Subject, &g.Kind, &scope, &g.ACR, &g.Nonce, &authTime, &expires, &roles)
 	})
 	if errors.Is(err, store.ErrNoRows) {
 		return grant{}, false, nil
@@ -176,7 +182,7 @@ subject, kind, scope, acr, nonce, auth_time, expires_at`, hash[:]).Scan(&g.Clien
 	if err != nil {
 		return grant{}, false, fmt.Errorf("authserver: spend code: %w", err)
 	}
-	g.Scopes = strings.Fields(scope)
+	g.Scopes, g.Roles = strings.Fields(scope), strings.Fields(roles)
 	g.AuthTime, g.Expires = time.UnixMicro(authTime), time.UnixMicro(expires)
 	return g, true, nil
 }

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
@@ -74,6 +75,12 @@ type Options struct {
 	// StepUpACR are COBRANCA_STEPUP_ACR's values, offered on the sign-in
 	// page and published as acr_values_supported.
 	StepUpACR []string
+	// Roles pre-fill the sign-in page's roles field: every approver role the
+	// served contracts name (contract.ApproverRoles), so a developer signed
+	// in as a person may decide any critical call without setup (and clears
+	// the field to see the refusal). The tokens carry what was submitted, in
+	// the configured roles claim.
+	Roles []string
 	// MaxClients bounds the registered clients (default MaxClients).
 	MaxClients int
 	// Now is the clock of codes and forms. Default time.Now.
@@ -90,6 +97,7 @@ type Server struct {
 	db       store.DB
 	scopes   []string // supported: openid first, then the contracts' sorted
 	acr      []string
+	roles    string // the roles field's default, space separated
 	now      func() time.Time
 	log      *slog.Logger
 	sealKey  []byte
@@ -113,7 +121,13 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authserver: %w", err)
 	}
-	s := &Server{auth: o.Auth, db: o.DB, acr: slices.Clone(o.StepUpACR), now: o.Now, log: o.Logger, sealKey: key}
+	for _, r := range o.Roles {
+		if err := auth.CheckRole(r); err != nil {
+			return nil, fmt.Errorf("authserver: role: %w", err)
+		}
+	}
+	roles := strings.Join(o.Roles, " ")
+	s := &Server{auth: o.Auth, db: o.DB, acr: slices.Clone(o.StepUpACR), roles: roles, now: o.Now, log: o.Logger, sealKey: key}
 	s.clients = o.MaxClients
 	if s.clients <= 0 {
 		s.clients = MaxClients

@@ -177,3 +177,65 @@ func TestRedirectQueryKept(t *testing.T) {
 		}
 	}
 }
+
+// TestRoles: the sign-in page pre-fills the roles the server was given (the served contracts'
+// approver roles), and the access token and the ID token carry what the developer submitted,
+// in the roles claim; a cleared field gives tokens with no roles.
+func TestRoles(t *testing.T) {
+	ctx := context.Background()
+	e := newEnvWith(t, storetest.SQLite(t), authserver.Options{Roles: []string{"collections.approver", "ops.lead"}})
+	provider, err := oidc.NewProvider(ctx, e.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect := "http://127.0.0.1:9/callback"
+	clientID := e.registerClient(t, redirect)
+	for _, tc := range []struct {
+		name, submit string
+		want         []string
+	}{
+		{"as pre-filled", "", []string{"collections.approver", "ops.lead"}},
+		{"edited", "ops.lead  team.x ops.lead", []string{"ops.lead", "team.x"}},
+		{"cleared", " ", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := oauth2.Config{ClientID: clientID, Endpoint: provider.Endpoint(), RedirectURL: redirect, Scopes: []string{oidc.ScopeOpenID}}
+			verifier := oauth2.GenerateVerifier()
+			authURL := cfg.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier), oidc.Nonce("n"), oauth2.SetAuthURLParam("resource", e.auth.Resource()))
+			q := e.signIn(t, authURL, func(v url.Values) {
+				if got := v.Get("roles"); got != "collections.approver ops.lead" {
+					t.Errorf("roles pre-filled %q, want the server's", got)
+				}
+				if tc.submit != "" {
+					v.Set("roles", tc.submit)
+				}
+			})
+			tok, err := cfg.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(verifier))
+			if err != nil {
+				t.Fatalf("exchange: %v", err)
+			}
+			p, err := e.auth.Verify(ctx, tok.AccessToken)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(p.Roles, tc.want) {
+				t.Errorf("access token roles %v, want %v", p.Roles, tc.want)
+			}
+			rawID, _ := tok.Extra("id_token").(string)
+			idt, err := provider.Verifier(&oidc.Config{ClientID: clientID}).Verify(ctx, rawID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var claims struct{ Roles []string }
+			if err := idt.Claims(&claims); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(claims.Roles, tc.want) {
+				t.Errorf("ID token roles %v, want %v", claims.Roles, tc.want)
+			}
+		})
+	}
+	if _, err := authserver.New(authserver.Options{Auth: e.auth, DB: e.db, Roles: []string{"a b"}}); err == nil {
+		t.Error("New with the role \"a b\" succeeded")
+	}
+}

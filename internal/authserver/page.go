@@ -15,7 +15,7 @@ import (
 // text is the page's wording in one language.
 type text struct {
 	Lang, Title, Banner, Intro, Subject, SubjectHelp, Scopes, Kind, Person, Agent,
-	AgentHelp, ACR, ACRHelp, Allow, Deny, ErrorTitle, ErrorHelp, Client, ClientID, RedirectTo string
+	AgentHelp, ACR, ACRHelp, Roles, RolesHelp, Allow, Deny, ErrorTitle, ErrorHelp, Client, ClientID, RedirectTo string
 }
 
 var (
@@ -39,6 +39,8 @@ var (
 			AgentHelp:   "Agentes não podem aprovar ações críticas.",
 			ACR:         "Nível de autenticação (acr)",
 			ACRHelp:     "Vazio, um valor de COBRANCA_STEPUP_ACR ou qualquer texto. A autenticação vale a partir de agora (auth_time).",
+			Roles:       "Papéis",
+			RolesHelp:   "Separados por espaço, na claim de COBRANCA_ROLES_CLAIM. Já vêm com os papéis que aprovam as ferramentas críticas servidas; apague-os para ver a recusa approver_lacks_role.",
 			Allow:       "Entrar",
 			Deny:        "Recusar",
 			ErrorTitle:  "Não foi possível entrar",
@@ -61,6 +63,8 @@ var (
 			AgentHelp:   "Agents cannot approve critical actions.",
 			ACR:         "Authentication context class (acr)",
 			ACRHelp:     "Empty, a COBRANCA_STEPUP_ACR value, or any text. The authentication counts from now (auth_time).",
+			Roles:       "Roles",
+			RolesHelp:   "Space-separated, in the COBRANCA_ROLES_CLAIM claim. Pre-filled with the roles that approve the served critical tools; clear them to see the approver_lacks_role refusal.",
 			Allow:       "Sign in",
 			Deny:        "Deny",
 			ErrorTitle:  "Sign-in failed",
@@ -95,6 +99,7 @@ type pageData struct {
 	Agent    bool
 	ACR      string
 	ACRs     []string
+	Roles    string
 	Problem  string // why the last submission was refused
 	Action   string
 	ErrCode  string // an error page's code
@@ -146,6 +151,9 @@ button{font-size:1rem;padding:.5rem 1.25rem;margin-right:.5rem}
 <input id="acr" name="acr" value="{{.ACR}}" list="acr-values" maxlength="255">
 <datalist id="acr-values">{{range .ACRs}}<option value="{{.}}">{{end}}</datalist>
 <small>{{.T.ACRHelp}}{{if .ACRs}} COBRANCA_STEPUP_ACR: {{range $i, $a := .ACRs}}{{if $i}}, {{end}}<code>{{$a}}</code>{{end}}{{end}}</small>
+<label for="roles">{{.T.Roles}}</label>
+<input id="roles" name="roles" value="{{.Roles}}">
+<small>{{.T.RolesHelp}}</small>
 <p><button type="submit" name="action" value="allow">{{.T.Allow}}</button>
 <button type="submit" name="action" value="deny">{{.T.Deny}}</button></p>
 </form>
@@ -176,9 +184,9 @@ func renderError(w http.ResponseWriter, r *http.Request, e *oauthError) {
 }
 
 // formPage is the sign-in form for req, with what was chosen so far.
-func (s *Server) formPage(r *http.Request, req *authRequest, subject string, scopes []string, agent bool, acr, problem string) pageData {
+func (s *Server) formPage(r *http.Request, req *authRequest, subject string, scopes []string, agent bool, acr, roles, problem string) pageData {
 	d := pageData{T: textFor(r), Client: req.ClientName, ClientID: req.ClientID, Redirect: req.RedirectURI, Sealed: s.seal(req), Subject: subject, Agent: agent,
-		ACR: acr, ACRs: s.acr, Problem: problem, Action: AuthorizePath}
+		ACR: acr, ACRs: s.acr, Roles: roles, Problem: problem, Action: AuthorizePath}
 	if d.Client == "" {
 		d.Client = req.ClientID
 	}

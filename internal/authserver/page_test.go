@@ -99,6 +99,7 @@ func TestSignInForm(t *testing.T) {
 		{"acr with a newline", "acr", func(v url.Values) { v.Set("acr", "a\nb") }},
 		{"unsupported scope", "scope", func(v url.Values) { v.Add("scope", "admin:all") }},
 		{"no kind", "kind", func(v url.Values) { v.Del("kind") }},
+		{"a role with a control", "roles", func(v url.Values) { v.Set("roles", "collections.approver a\u0007b") }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := fresh(t)

@@ -129,7 +129,7 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) (*tokenRespons
 // issue mints the tokens for a redeemed grant.
 func (s *Server) issue(r *http.Request, g grant) (*tokenResponse, *oauthError) {
 	opts := auth.MintOptions{Subject: g.Subject, Scopes: g.Scopes, ACR: g.ACR, ClientID: g.ClientID,
-		AuthTime: g.AuthTime, TTL: AccessTokenTTL}
+		AuthTime: g.AuthTime, TTL: AccessTokenTTL, Roles: g.Roles}
 	agent := ""
 	if g.Kind == kindAgent {
 		// The client is the agent, acting for the subject (RFC 8693 act).
@@ -143,7 +143,7 @@ func (s *Server) issue(r *http.Request, g grant) (*tokenResponse, *oauthError) {
 	}
 	if slices.Contains(g.Scopes, ScopeOpenID) {
 		resp.IDToken, err = s.auth.MintIDToken(auth.IDTokenOptions{Subject: g.Subject, ClientID: g.ClientID, Nonce: g.Nonce,
-			ACR: g.ACR, AuthTime: g.AuthTime, Agent: agent, TTL: IDTokenTTL})
+			ACR: g.ACR, AuthTime: g.AuthTime, Agent: agent, TTL: IDTokenTTL, Roles: g.Roles})
 		if err != nil {
 			s.log.ErrorContext(r.Context(), "authserver: minting an ID token failed", slog.Any("err", err))
 			return nil, newError(http.StatusInternalServerError, errServerError, "the server failed; try again")

@@ -17,6 +17,7 @@ type texts struct {
 	Client, Requested, Expires, DecidedBy      string
 	Preview, SideEffects, NoSideEffects        string
 	Approve, Reject, StepUpNote                string
+	RoleNote, LacksRole                        string
 	SignedInAs, AgentFor, SignOut, SignInAgain string
 	BackToApproval                             string
 	States                                     map[approval.State]string
@@ -47,6 +48,8 @@ var english = texts{
 	Preview: "What it will do", SideEffects: "Side effects", NoSideEffects: "None declared.",
 	Approve: "Approve", Reject: "Reject",
 	StepUpNote: "Deciding needs a recent, stronger sign-in; if yours is not, you will be asked to sign in again:",
+	RoleNote:   "Deciding needs one of these roles:",
+	LacksRole:  "You do not hold it, so you cannot approve or reject this call: ask a person who does, or sign in as one.",
 	SignedInAs: "Signed in as", AgentFor: "an agent:", SignOut: "Sign out", SignInAgain: "Sign in",
 	BackToApproval: "Back to the approval",
 	States: map[approval.State]string{approval.Pending: "waiting for a decision", approval.Approved: "approved (waiting for the agent's retry)",
@@ -54,6 +57,7 @@ var english = texts{
 	Codes: map[failure.Code]string{
 		approval.CodeApproverIsAgent:           "An agent cannot approve or reject a call: only a person can. Sign in as yourself.",
 		approval.CodeApproverIsRequester:       "You asked for this call (through your agent): another person must decide it.",
+		approval.CodeApproverLacksRole:         "You do not hold the role deciding this call needs: a person who holds it must decide it.",
 		failure.InsufficientUserAuthentication: "This decision needs a recent, stronger sign-in, and the sign-in did not provide it.",
 		approval.CodeDecided:                   "This approval is no longer waiting for a decision: nothing was changed.",
 		approval.CodeNotFound:                  "There is no approval with this id.",
@@ -79,6 +83,8 @@ var portuguese = texts{
 	Preview: "O que ela fará", SideEffects: "Efeitos colaterais", NoSideEffects: "Nenhum declarado.",
 	Approve: "Aprovar", Reject: "Rejeitar",
 	StepUpNote: "Decidir exige um login recente e mais forte; se o seu não for, você será levado a entrar de novo:",
+	RoleNote:   "Decidir exige um destes papéis:",
+	LacksRole:  "Você não o tem, então não pode aprovar nem rejeitar esta chamada: peça a uma pessoa que o tenha, ou entre como ela.",
 	SignedInAs: "Conectado como", AgentFor: "um agente:", SignOut: "Sair", SignInAgain: "Entrar",
 	BackToApproval: "Voltar à aprovação",
 	States: map[approval.State]string{approval.Pending: "aguardando decisão", approval.Approved: "aprovada (aguardando a nova tentativa do agente)",
@@ -86,6 +92,7 @@ var portuguese = texts{
 	Codes: map[failure.Code]string{
 		approval.CodeApproverIsAgent:           "Um agente não pode aprovar nem rejeitar uma chamada: só uma pessoa pode. Entre com a sua própria identidade.",
 		approval.CodeApproverIsRequester:       "Você pediu esta chamada (por meio do seu agente): outra pessoa deve decidi-la.",
+		approval.CodeApproverLacksRole:         "Você não tem o papel que decidir esta chamada exige: uma pessoa que o tenha deve decidi-la.",
 		failure.InsufficientUserAuthentication: "Esta decisão exige um login recente e mais forte, e o login não o ofereceu.",
 		approval.CodeDecided:                   "Esta aprovação não aguarda mais uma decisão: nada foi alterado.",
 		approval.CodeNotFound:                  "Não existe aprovação com este identificador.",

@@ -153,7 +153,12 @@ type pageData struct {
 	Session *signin.Session
 	Action  *approval.Action
 	StepUp  string
-	Refusal *refusal
+	// Roles are those deciding the action needs (any one); LacksRole says the signed-in
+	// person holds none of them, and the page then shows no buttons (the POST is checked
+	// all the same, by DecideAs).
+	Roles     []string
+	LacksRole bool
+	Refusal   *refusal
 }
 
 // newPage starts a page for r in its language.
@@ -194,7 +199,7 @@ func (p *Pages) refuse(w http.ResponseWriter, r *http.Request, status int, fe *f
 	}
 	ref := &refusal{Status: status, Code: fe.Code, Headline: headline, Detail: fe.Text()}
 	switch fe.Code {
-	case signin.CodeNotSignedIn, approval.CodeApproverIsAgent, approval.CodeApproverIsRequester:
+	case signin.CodeNotSignedIn, approval.CodeApproverIsAgent, approval.CodeApproverIsRequester, approval.CodeApproverLacksRole:
 		// Sign in (as someone else) and come back to this page.
 		ref.SignIn = signin.SignInURL(d.Here, nil)
 	}
@@ -250,6 +255,8 @@ func (p *Pages) show(w http.ResponseWriter, r *http.Request) {
 	if su, ok := p.decider.StepUpFor(a.Tool); ok {
 		d.StepUp = su.Message()
 	}
+	d.Roles = p.decider.RolesFor(a.Tool)
+	d.LacksRole = !sess.Principal.HasAnyRole(d.Roles)
 	p.render(w, r, http.StatusOK, d)
 }
 
@@ -257,6 +264,7 @@ func (p *Pages) show(w http.ResponseWriter, r *http.Request) {
 var statusOf = map[failure.Code]int{
 	approval.CodeApproverIsAgent:           http.StatusForbidden,
 	approval.CodeApproverIsRequester:       http.StatusForbidden,
+	approval.CodeApproverLacksRole:         http.StatusForbidden,
 	failure.InsufficientUserAuthentication: http.StatusForbidden,
 	approval.CodeDecided:                   http.StatusConflict,
 	approval.CodeNotFound:                  http.StatusNotFound,
