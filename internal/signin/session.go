@@ -220,6 +220,9 @@ FROM web_session WHERE id_hash = $1`, id).Scan(&pr.Subject, &pr.ClientID, &pr.Ac
 		}
 	}
 	pr.Kind = auth.Kind(kind)
+	if roles != "" {
+		pr.Roles = strings.Fields(roles)
+	}
 	if authTime != 0 {
 		pr.AuthTime = time.UnixMicro(authTime)
 	}

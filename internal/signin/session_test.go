@@ -30,7 +30,7 @@ func TestSessions(t *testing.T) {
 		ctx := context.Background()
 		c := &clocktest.Clock{}
 		s := sessions{db: db, now: c.Now}
-		pr := &auth.Principal{Subject: "bruno", ClientID: "cobranca-web", ACR: "urn:mfa", AuthTime: c.Now().Add(-time.Minute).Truncate(time.Microsecond), Kind: auth.KindHuman}
+		pr := &auth.Principal{Subject: "bruno", ClientID: "cobranca-web", ACR: "urn:mfa", Roles: []string{"collections.approver", "ops"}, AuthTime: c.Now().Add(-time.Minute).Truncate(time.Microsecond), Kind: auth.KindHuman}
 		cookie, created, err := s.create(ctx, pr, 8*time.Hour)
 		if err != nil {
 			t.Fatal(err)

@@ -90,7 +90,8 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 	if err != nil {
 		t.Fatal(err)
 	}
-	as, err := authserver.New(authserver.Options{Auth: a, DB: db, Scopes: []string{scope}, StepUpACR: []string{mfa}, Now: e.clock.asNow, Logger: log})
+	as, err := authserver.New(authserver.Options{Auth: a, DB: db, Scopes: []string{scope}, StepUpACR: []string{mfa}, Roles: []string{contracttest.ApproverRole},
+		Now: e.clock.asNow, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

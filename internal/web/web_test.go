@@ -15,6 +15,7 @@ import (
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/authserver"
+	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/signin"
 	"github.com/cobranca/cobranca/internal/store"
@@ -226,6 +227,7 @@ func refusals(t *testing.T, e *env) {
 		return b.do(t, http.MethodPost, "/approvals/"+a.ID, form, header)
 	}
 	refusedBefore := e.audited(t, approval.EventApproved, auditlog.Rejected)
+	rejectionsBefore := e.audited(t, approval.EventRejected, auditlog.Rejected)
 	for _, tc := range []struct {
 		name   string
 		got    page
@@ -254,12 +256,29 @@ func refusals(t *testing.T, e *env) {
 	// The requester: approver_is_requester, except where the contract allows it.
 	ana := e.browser(t)
 	ap := ana.open(t, "/approvals/"+a.ID, person("ana", mfa))
+	if !strings.Contains(ap.body, `<p id="roles">`) || !strings.Contains(ap.body, "<code>"+contracttest.ApproverRole+"</code>") ||
+		strings.Contains(ap.body, `id="lacks-role"`) || !strings.Contains(ap.body, `name="decision"`) {
+		t.Errorf("a person with the role sees no role note or no buttons:\n%s", ap.body)
+	}
 	refused(t, "the requester approves", ana.decide(t, ap, "approve"), http.StatusForbidden, string(approval.CodeApproverIsRequester))
+	// A person without the role (the developer cleared the field): the page says which role
+	// deciding needs and shows no buttons; a POST all the same is refused.
+	dora := e.browser(t)
+	dp := dora.open(t, "/approvals/"+a.ID, func(v url.Values) { person("dora", mfa)(v); v.Set("roles", "") })
+	if !strings.Contains(dp.body, `<p id="lacks-role"`) || strings.Contains(dp.body, `name="decision"`) ||
+		!strings.Contains(dp.body, "<code>"+contracttest.ApproverRole+"</code>") {
+		t.Errorf("a person without the role: want the role named, the refusal said and no buttons:\n%s", dp.body)
+	}
+	refused(t, "a person without the role approves", dora.decide(t, dp, "approve"), http.StatusForbidden, string(approval.CodeApproverLacksRole))
+	refused(t, "a person without the role rejects", dora.decide(t, dp, "reject"), http.StatusForbidden, string(approval.CodeApproverLacksRole))
 	if s := e.state(t, a.ID); s != approval.Pending {
 		t.Errorf("after refusals the approval is %s, want pending", s)
 	}
-	if n := e.audited(t, approval.EventApproved, auditlog.Rejected); n != refusedBefore+2 {
-		t.Errorf("%d refused decisions audited, want %d (the agent's and the requester's)", n, refusedBefore+2)
+	if n := e.audited(t, approval.EventApproved, auditlog.Rejected); n != refusedBefore+3 {
+		t.Errorf("%d refused approvals audited, want %d (the agent's, the requester's, the one without the role)", n, refusedBefore+3)
+	}
+	if n := e.audited(t, approval.EventRejected, auditlog.Rejected); n != rejectionsBefore+1 {
+		t.Errorf("%d refused rejections audited, want %d (the one without the role)", n, rejectionsBefore+1)
 	}
 	self := e.ask(t, selfTool)
 	sp := ana.get(t, "/approvals/"+self.ID)
