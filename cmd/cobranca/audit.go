@@ -37,13 +37,14 @@ func auditPubkey(_ context.Context, e env, fs *flagSet, args []string) error {
 	return err
 }
 
-type fileList []string
+// repeated is a flag's values, one per use (a repeatable flag).
+type repeated []string
 
-func (f *fileList) String() string     { return fmt.Sprint(*f) }
-func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
+func (f *repeated) String() string     { return fmt.Sprint(*f) }
+func (f *repeated) Set(v string) error { *f = append(*f, v); return nil }
 
 func auditVerify(ctx context.Context, e env, fs *flagSet, args []string) error {
-	var files fileList
+	var files repeated
 	fs.Var(&files, "checkpoint", "a signed checkpoint the chain must still contain (repeatable)")
 	pubkey := fs.String("pubkey", "", "PEM public key that signed the checkpoints (default: the signing key file, which must exist)")
 	if err := fs.parse(args); err != nil {

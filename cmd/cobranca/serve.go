@@ -177,7 +177,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	var authServer http.Handler
 	if authn.DevMode() {
 		as, err := authserver.New(authserver.Options{Auth: authn, DB: db, Scopes: contract.Scopes(mcpHandler.Contracts()),
-			StepUpACR: cfg.StepUpACR, Logger: log})
+			StepUpACR: cfg.StepUpACR, Roles: contract.ApproverRoles(mcpHandler.Contracts()), Logger: log})
 		if err != nil {
 			return err
 		}
@@ -185,7 +185,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	}
 	pages, err := web.New(web.Config{
 		Signin: signin.Config{Issuer: authn.Issuer(), ClientID: webClientID(cfg.Config), ClientSecret: cfg.OIDCClientSecret,
-			PublicURL: cfg.Public(), AgentClientIDs: cfg.AgentClientIDs, DB: db, TrustedProxyHeader: cfg.TrustedProxyHeader},
+			PublicURL: cfg.Public(), AgentClientIDs: cfg.AgentClientIDs, RolesClaim: authn.RolesClaim(), DB: db, TrustedProxyHeader: cfg.TrustedProxyHeader},
 		Decider: newDecider(approvals, db, authn, alog, cfg.Config, tools),
 		Logger:  log,
 	})

@@ -3,13 +3,16 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/pipeline"
 )
 
 // settings is the configuration (plain values, internal/config) and the
@@ -36,6 +39,7 @@ func loadSettings(environ []string) (settings, error) {
 		PublicKeyFile:  cfg.JWTPublicKey,
 		AgentClientIDs: cfg.AgentClientIDs,
 		StepUpACR:      cfg.StepUpACR,
+		RolesClaim:     cfg.RolesClaim,
 		Production:     cfg.Production(),
 		DataDir:        cfg.DataDir,
 		// Where people and clients reach the server: in development the
@@ -83,9 +87,45 @@ func loadSettings(environ []string) (settings, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", config.VarMailFrom, err))
 		}
 	}
+	// Step-up in production names the acr values a strong sign-in gets.
+	tools, err := servedTools(nil, nil)
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		errs = append(errs, checkStepUpACR(cfg.Production(), cfg.StepUpACR, contractsOf(tools)))
+	}
 	// Zero: config.Load has already reported the value as not a size.
 	if cfg.AuditSpoolMax != 0 && cfg.AuditSpoolMax < auditlog.MinSpoolMaxBytes {
 		errs = append(errs, fmt.Errorf("%s: must be a size of at least %dKiB, like 64MiB or 1GiB", config.VarAuditSpoolMax, auditlog.MinSpoolMaxBytes>>10))
 	}
 	return s, errors.Join(errs...)
+}
+
+// checkStepUpACR refuses production with COBRANCA_STEPUP_ACR empty while a contract requires
+// step-up: any acr would then pass, and step-up would mean only a recent sign-in, however weak.
+// The error names the variable and the tools.
+func checkStepUpACR(production bool, acr []string, contracts []*contract.Contract) error {
+	if !production || len(acr) > 0 {
+		return nil
+	}
+	var names []string
+	for _, c := range contracts {
+		if c.StepUpAuth.Required {
+			names = append(names, c.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: required in production, since %s require step-up: without it any acr passes and step-up means only a recent sign-in; set the acr values your issuer gives a strong sign-in (e.g. phr, or an MFA class)",
+		config.VarStepUpACR, strings.Join(names, ", "))
+}
+
+// contractsOf returns the contracts of tools.
+func contractsOf(tools []pipeline.Tool) []*contract.Contract {
+	cs := make([]*contract.Contract, len(tools))
+	for i, t := range tools {
+		cs[i] = t.Contract
+	}
+	return cs
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/google/go-cmp/cmp"
 )
@@ -28,6 +30,7 @@ func TestSettingsAuth(t *testing.T) {
 		PublicKeyFile:  "/etc/cobranca/issuer.pem",
 		AgentClientIDs: []string{"ledger-bot", "collector-bot"},
 		StepUpACR:      []string{"urn:cobranca:mfa", "phr"},
+		RolesClaim:     auth.DefaultRolesClaim, // COBRANCA_ROLES_CLAIM's default is auth's
 		DataDir:        "./data",
 		BaseURL:        "http://localhost:9000",
 	}
@@ -53,6 +56,29 @@ func TestSettingsDevIssuerIsPublicURL(t *testing.T) {
 	}
 	if got, want := s.auth.BaseURL, "http://127.0.0.1:9000"; got != want {
 		t.Errorf("auth BaseURL without a public URL = %q, want the listen address %q", got, want)
+	}
+}
+
+// TestStepUpACRInProduction: production refuses to start while a served tool requires step-up
+// and COBRANCA_STEPUP_ACR is empty (any acr would pass), naming the variable and the tools;
+// development, or the variable set, or no such tool, starts.
+func TestStepUpACRInProduction(t *testing.T) {
+	critical := contracttest.New("test.critical", contract.Critical, "test:write")
+	other := contracttest.New("test.high", contract.High, "test:write")
+	low := contracttest.New("test.read", contract.Low, "test:read")
+	err := checkStepUpACR(true, nil, []*contract.Contract{low, critical, other})
+	if err == nil || !strings.Contains(err.Error(), "COBRANCA_STEPUP_ACR: required in production") || !strings.Contains(err.Error(), "test.critical") ||
+		strings.Contains(err.Error(), "test.high") || strings.Contains(err.Error(), "test.read") {
+		t.Errorf("production, no acr, a critical tool: %v; want the variable and test.critical named, no other tool", err)
+	}
+	for name, err := range map[string]error{
+		"development":     checkStepUpACR(false, nil, []*contract.Contract{critical}),
+		"acr set":         checkStepUpACR(true, []string{"phr"}, []*contract.Contract{critical}),
+		"no step-up tool": checkStepUpACR(true, nil, []*contract.Contract{low, other}),
+	} {
+		if err != nil {
+			t.Errorf("%s: %v, want none", name, err)
+		}
 	}
 }
 

@@ -29,6 +29,8 @@ func token(ctx context.Context, e env, fs *flagSet, args []string) error {
 	agent := fs.String("agent", "", "mint an agent's token: act {\"sub\": `NAME`} and client_id NAME")
 	acr := fs.String("acr", "", "authentication context class (`ACR`, the acr claim), for step-up")
 	ttl := fs.Duration("ttl", time.Hour, "lifetime")
+	var roles repeated
+	fs.Var(&roles, "role", "a `ROLE` the person holds, in the roles claim (COBRANCA_ROLES_CLAIM), e.g. collections.approver, which approves critical calls (repeatable)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -56,7 +58,12 @@ func token(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	tok, err := a.Mint(auth.MintOptions{Subject: *sub, Scopes: scopes, Agent: *agent, ACR: *acr, TTL: *ttl})
+	for _, r := range roles {
+		if err := auth.CheckRole(r); err != nil {
+			return fmt.Errorf("token: --role: %w", err)
+		}
+	}
+	tok, err := a.Mint(auth.MintOptions{Subject: *sub, Scopes: scopes, Agent: *agent, ACR: *acr, TTL: *ttl, Roles: roles})
 	if err != nil {
 		return err
 	}

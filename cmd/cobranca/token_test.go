@@ -33,6 +33,19 @@ func TestToken(t *testing.T) {
 		t.Errorf("Principal = %+v", p)
 	}
 
+	// --role, repeatable: the roles claim (COBRANCA_ROLES_CLAIM) a person's approval is checked against.
+	out.Reset()
+	if err := run(t.Context(), []string{"token", "--sub", "bruno", "--role", "collections.approver", "--role", "ops.lead"}, environ, nil, &out, &errOut); err != nil {
+		t.Fatalf("token --role: %v (%s)", err, errOut.String())
+	}
+	if p, err := a.Verify(t.Context(), strings.TrimSpace(out.String())); err != nil || strings.Join(p.Roles, " ") != "collections.approver ops.lead" {
+		t.Errorf("token --role collections.approver --role ops.lead: %+v, %v; want both roles", p, err)
+	}
+	out.Reset()
+	if err := run(t.Context(), []string{"token", "--sub", "bruno", "--role", "a b"}, environ, nil, &out, &errOut); err == nil || !strings.Contains(err.Error(), "--role") || out.Len() > 0 {
+		t.Errorf("token --role \"a b\" = %q, %v; want a refusal naming --role", out.String(), err)
+	}
+
 	out.Reset()
 	err = run(t.Context(), []string{"token", "--sub", "alice", "--scope", "collections:read\treminders:draft"}, environ, nil, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "--scope") || out.Len() > 0 {

@@ -70,6 +70,8 @@ type Config struct {
 	AgentClientIDs []string
 	// StepUpACR are the acr values that satisfy step-up authentication.
 	StepUpACR []string
+	// RolesClaim names the token claim a person's roles are read from (approver roles).
+	RolesClaim string
 	// OIDCClientID is cobranca's own web client at the issuer, with which people sign in to
 	// its pages (internal/signin). Required in production; development defaults to the
 	// development authorization server's built-in client (cmd/cobranca).
@@ -164,6 +166,8 @@ const (
 	VarMailFrom      = "COBRANCA_MAIL_FROM"
 	VarPublicURL     = "COBRANCA_PUBLIC_URL"
 	VarOIDCClientID  = "COBRANCA_OIDC_CLIENT_ID"
+	VarStepUpACR     = "COBRANCA_STEPUP_ACR"
+	VarRolesClaim    = "COBRANCA_ROLES_CLAIM"
 	VarOIDCSecret    = "COBRANCA_OIDC_CLIENT_SECRET"
 )
 
@@ -198,6 +202,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("jwt_public_key", c.JWTPublicKey),
 		slog.Any("agent_client_ids", c.AgentClientIDs),
 		slog.Any("stepup_acr", c.StepUpACR),
+		slog.String("roles_claim", c.RolesClaim),
 		slog.String("oidc_client_id", c.OIDCClientID),
 		slog.Bool("oidc_client_secret_set", c.OIDCClientSecret != ""),
 		slog.String("rate_principal", c.RateLimits.Principal),
@@ -355,11 +360,12 @@ var variables = []variable{
 		c.AgentClientIDs = list
 		return err
 	}},
-	{"COBRANCA_STEPUP_ACR", "", "Comma-separated `acr` values that satisfy step-up authentication (RFC 9470).", func(c *Config, v string) error {
+	{VarStepUpACR, "", "Comma-separated `acr` values that satisfy step-up authentication (RFC 9470). Required in production when a served tool requires step-up (every critical one): without it step-up would mean only a recent sign-in, of any strength.", func(c *Config, v string) error {
 		list, err := splitList(v, func(string) error { return nil })
 		c.StepUpACR = list
 		return err
 	}},
+	{VarRolesClaim, "roles", "The top-level token claim holding a person's roles (a JSON array of strings, or one space-separated string), read from access tokens and the approval page's ID tokens: deciding a critical call needs one of the roles its contract names (`approverRoles`, e.g. `collections.approver`). At most 64 roles; a token breaking the rules is refused.", asWritten(func(c *Config) *string { return &c.RolesClaim })},
 	{VarOIDCClientID, "", "The OAuth client id of cobranca's own web pages (the approval page) at COBRANCA_ISSUER: people sign in to them with OpenID Connect (authorization code + PKCE); register the redirect URI `<COBRANCA_PUBLIC_URL>/signin/callback` there. Required in production; development default: `cobranca-web`, the development authorization server's built-in client.", asWritten(func(c *Config) *string { return &c.OIDCClientID })},
 	{VarOIDCSecret, "", "That client's secret, if the issuer gives it one (a confidential client); unset for a public client. Never logged.", asWritten(func(c *Config) *string { return &c.OIDCClientSecret })},
 	{"COBRANCA_DATA_DIR", "./data", "Directory for the embedded database and development keys.", func(c *Config, v string) error {
