@@ -13,6 +13,7 @@ import (
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/outbox"
@@ -60,6 +61,9 @@ func tierContract(name string, risk contract.Risk) *contract.Contract {
 	}
 	if risk == contract.Critical || risk == contract.Forbidden {
 		c.StepUpAuth = contract.StepUp{MaxAgeSeconds: 300, When: "always"}
+	}
+	if risk == contract.Critical {
+		c.ApproverRoles = []string{contracttest.ApproverRole}
 	}
 	if risk == contract.Low {
 		c.SideEffects = contract.SideEffects{Changes: []string{}, OnRepeat: "nothing changes"}

@@ -12,6 +12,7 @@ import (
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 )
@@ -40,8 +41,9 @@ func TestApprovalOverHTTP(t *testing.T) {
 			return nil
 		}}
 	agent := e.mint(t, "alice", "collector-bot", tierScope(contract.Critical))
-	person := mint(t, e.auth, auth.MintOptions{Subject: "bruno", ACR: "urn:mfa", Scopes: []string{}})
-	weak := mint(t, e.auth, auth.MintOptions{Subject: "bruno", ACR: "urn:password", Scopes: []string{}})
+	approver := []string{contracttest.ApproverRole}
+	person := mint(t, e.auth, auth.MintOptions{Subject: "bruno", ACR: "urn:mfa", Scopes: []string{}, Roles: approver})
+	weak := mint(t, e.auth, auth.MintOptions{Subject: "bruno", ACR: "urn:password", Scopes: []string{}, Roles: approver})
 	ctx := context.Background()
 	prefix := pipelinetest.PublicURL + "/approvals/"
 	critical := contract.Critical
