@@ -69,9 +69,9 @@ var commands = []command{
 	{"files revoke", "LINK_ID", "revoke a download link at once (who and when are recorded); audited", filesRevoke},
 	{"approvals list", "", "list the latest critical calls waiting for, or given, a person's approval (id, state, tool, requester, expiry, approver)", approvalsList},
 	{"approvals show", "ID", "show one approval: who asked, the preview and the side effects a person approves, its state and who decided", approvalsShow},
-	{"approvals approve", "ID --token TOKEN", "approve a pending critical call as the person whose access token TOKEN is (`-`: read it from stdin), checked as the approval page checks it: a person, not the requester unless the contract allows it, stepped up as the contract asks; audited", approvalsApprove},
+	{"approvals approve", "ID --token TOKEN", "approve a pending critical call as the person whose access token TOKEN is (`-`: read it from stdin), checked as the approval page checks it: a person, holding one of the contract's approver roles, not the requester unless the contract allows it, stepped up as the contract asks; audited", approvalsApprove},
 	{"approvals reject", "ID --token TOKEN", "reject a pending critical call, with the same checks as approve; audited", approvalsReject},
-	{"token", "--sub NAME [--scope \"a b\"] [--agent NAME] [--acr ACR] [--ttl 1h]", "print a development access token (refused outside development mode)", token},
+	{"token", "--sub NAME [--scope \"a b\"] [--agent NAME] [--acr ACR] [--role ROLE]… [--ttl 1h]", "print a development access token (refused outside development mode); `--role` (repeatable) puts a role in the roles claim, e.g. `--role collections.approver` for a person who approves critical calls", token},
 	{"help", "[COMMAND]", "print the commands, or a command's flags (also `cobranca COMMAND --help`)", nil},
 }
 

@@ -138,8 +138,6 @@ func (d *Decider) RolesFor(tool string) []string {
 	return nil
 }
 
-// RolesText writes roles as a refusal or a page says them: "a" or "a or b".
-func RolesText(roles []string) string { return strings.Join(roles, " or ") }
 
 func decided(a *Action) error {
 	return &failure.Error{Code: CodeDecided, Field: "id", Message: "is " + string(a.State) + ", no longer pending: nothing was changed"}
@@ -155,8 +153,11 @@ func (d *Decider) authorize(pr *auth.Principal, a *Action) error {
 		return &failure.Error{Code: CodeDecided, Field: "id", Message: "is for a tool this server no longer serves: nothing was changed"}
 	}
 	if !pr.HasAnyRole(c.ApproverRoles) {
+		if len(c.ApproverRoles) == 0 { // only a critical contract names roles, and it must
+			return &failure.Error{Code: CodeApproverLacksRole, Field: "id", Message: "is for a tool whose contract names no role that may decide it: nothing was changed"}
+		}
 		return &failure.Error{Code: CodeApproverLacksRole, Field: "token",
-			Message: "is a person's without the role deciding this call needs (" + RolesText(c.ApproverRoles) + "): ask someone who holds it. Nothing was changed"}
+			Message: "is a person's without the role deciding this call needs (" + strings.Join(c.ApproverRoles, " or ") + "): ask someone who holds it. Nothing was changed"}
 	}
 	if pr.Subject == a.Requester.Subject && !c.RequesterMayApprove {
 		return &failure.Error{Code: CodeApproverIsRequester, Field: "token", Message: "is the requester's: another person must decide this call"}
