@@ -359,7 +359,7 @@ func sendTools(t *testing.T, db store.DB, smtpd *smtptest.Server) []pipeline.Too
 // approval's URL, signs in and approves (the page itself is tested where it
 // is served). Every other request goes to next.
 func (s *compatServer) approveRoute(t *testing.T, next http.Handler, alog *auditlog.Log, h *mcpapi.Handler) http.Handler {
-	person, err := s.auth.Mint(auth.MintOptions{Subject: "bruno", ACR: "urn:mfa", TTL: time.Hour})
+	person, err := s.auth.Mint(auth.MintOptions{Subject: "bruno", ACR: "urn:mfa", TTL: time.Hour, Roles: []string{collections.ApproverRole}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,14 +47,8 @@ func testApprovalsCommands(t *testing.T, environ []string) {
 	if out, err := cli("", "migrate"); err != nil {
 		t.Fatalf("migrate = %q, %v", out, err)
 	}
-	// A pending action, as the pipeline records it, for a served tool (the
-	// product serves no critical tool yet: this one's contract asks no
-	// step-up, which internal/approval's tests cover).
-	tools, err := collections.Tools()
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := tools[len(tools)-1].Contract.Name
+	// A pending action, as the pipeline records it, for a served critical tool.
+	name := collections.SendReminderName
 	cfg, err := config.Load(environ)
 	if err != nil {
 		t.Fatal(err)
@@ -81,12 +75,17 @@ func testApprovalsCommands(t *testing.T, environ []string) {
 		}
 		return strings.TrimSpace(out)
 	}
-	agent, person := token("--sub", "bruno", "--agent", "other-bot"), token("--sub", "bruno", "--acr", "urn:mfa")
+	agent, person := token("--sub", "bruno", "--agent", "other-bot", "--role", collections.ApproverRole), token("--sub", "bruno", "--acr", "urn:mfa", "--role", collections.ApproverRole)
+	noRole := token("--sub", "dora", "--acr", "urn:mfa", "--role", "collections.viewer")
 
 	for _, tt := range []struct {
 		name, token string
 		code        failure.Code
-	}{{"an agent's token", agent, approval.CodeApproverIsAgent}, {"a forged token", person + "x", approval.CodeInvalidToken}} {
+	}{
+		{"an agent's token", agent, approval.CodeApproverIsAgent},
+		{"a forged token", person + "x", approval.CodeInvalidToken},
+		{"a person's without the approver role", noRole, approval.CodeApproverLacksRole},
+	} {
 		out, err := cli("", "approvals", "approve", x.ID, "--token", tt.token)
 		if fe, ok := failure.As(err); !ok || fe.Code != tt.code {
 			t.Errorf("approve with %s = %q, %v; want %s", tt.name, out, err, tt.code)
@@ -116,8 +115,8 @@ func testApprovalsCommands(t *testing.T, environ []string) {
 		approval.Object(x)).Scan(&approved, &refused); err != nil {
 		t.Fatal(err)
 	}
-	if approved != 1 || refused != 2 { // the agent, the decided; the forged token names nobody
-		t.Errorf("audited %d approvals and %d refusals, want 1 and 2", approved, refused)
+	if approved != 1 || refused != 3 { // the agent, the one without the role, the decided; the forged token names nobody
+		t.Errorf("audited %d approvals and %d refusals, want 1 and 3", approved, refused)
 	}
 	if out, err := cli("", "audit", "verify"); err != nil || !strings.HasPrefix(out, "OK ") {
 		t.Errorf("audit verify = %q, %v", out, err)

@@ -51,7 +51,7 @@ func TestServeSendReminder(t *testing.T) {
 		}
 	}()
 	agent := strings.TrimSpace(cli("token", "--sub", "alice", "--scope", "reminders:write reminders:send collections:read", "--agent", "ledger-copilot"))
-	person := strings.TrimSpace(cli("token", "--sub", "bruno", "--acr", "urn:mfa"))
+	person := strings.TrimSpace(cli("token", "--sub", "bruno", "--acr", "urn:mfa", "--role", collections.ApproverRole))
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	sess, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp",

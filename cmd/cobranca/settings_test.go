@@ -1,11 +1,13 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/limits"
@@ -79,6 +81,29 @@ func TestStepUpACRInProduction(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v, want none", name, err)
 		}
+	}
+}
+
+// productionEnv is a complete production configuration (with an issuer), which loadSettings
+// accepts.
+func productionEnv() []string {
+	return []string{"COBRANCA_ENV=production", "COBRANCA_ISSUER=https://idp.example.com", "COBRANCA_RESOURCE=https://mcp.example.com/mcp",
+		"COBRANCA_JWKS_URL=https://idp.example.com/jwks", "COBRANCA_AUDIT_KEY=0123456789abcdef0123456789abcdef",
+		"COBRANCA_REQUEST_STATE_KEYS=k1:fedcba9876543210fedcba9876543210", "COBRANCA_LINK_KEYS=l1:fedcba9876543210fedcba9876543210",
+		"COBRANCA_PUBLIC_URL=https://mcp.example.com", "COBRANCA_SMTP_URL=smtps://mail.example.com", "COBRANCA_MAIL_FROM=cobranca@example.com",
+		"COBRANCA_OIDC_CLIENT_ID=cobranca-web", "COBRANCA_STEPUP_ACR=phr"}
+}
+
+// TestServedStepUpToolNeedsACR: the product serves a critical tool (send_reminder), so
+// production without COBRANCA_STEPUP_ACR does not start, and says which variable and tool.
+func TestServedStepUpToolNeedsACR(t *testing.T) {
+	if _, err := loadSettings(productionEnv()); err != nil {
+		t.Fatalf("a complete production configuration: %v", err)
+	}
+	env := slices.DeleteFunc(productionEnv(), func(kv string) bool { return strings.HasPrefix(kv, "COBRANCA_STEPUP_ACR=") })
+	_, err := loadSettings(env)
+	if err == nil || !strings.Contains(err.Error(), "COBRANCA_STEPUP_ACR: required in production") || !strings.Contains(err.Error(), collections.SendReminderName) {
+		t.Errorf("production without COBRANCA_STEPUP_ACR: %v; want a refusal naming the variable and %s", err, collections.SendReminderName)
 	}
 }
 

@@ -53,7 +53,7 @@ func TestToken(t *testing.T) {
 	}
 
 	refused := map[string][]string{
-		"production": {"COBRANCA_ENV=production", "COBRANCA_ISSUER=https://idp.example.com", "COBRANCA_RESOURCE=https://mcp.example.com/mcp", "COBRANCA_JWKS_URL=https://idp.example.com/jwks", "COBRANCA_AUDIT_KEY=0123456789abcdef0123456789abcdef", "COBRANCA_REQUEST_STATE_KEYS=k1:fedcba9876543210fedcba9876543210", "COBRANCA_LINK_KEYS=l1:fedcba9876543210fedcba9876543210", "COBRANCA_PUBLIC_URL=https://mcp.example.com", "COBRANCA_SMTP_URL=smtps://mail.example.com", "COBRANCA_MAIL_FROM=cobranca@example.com", "COBRANCA_OIDC_CLIENT_ID=cobranca-web"},
+		"production": productionEnv(),
 		"issuer set": {"COBRANCA_ISSUER=https://idp.example.com", "COBRANCA_RESOURCE=https://mcp.example.com/mcp", "COBRANCA_JWKS_URL=https://idp.example.com/jwks"},
 	}
 	for name, env := range refused {

@@ -138,7 +138,6 @@ func (d *Decider) RolesFor(tool string) []string {
 	return nil
 }
 
-
 func decided(a *Action) error {
 	return &failure.Error{Code: CodeDecided, Field: "id", Message: "is " + string(a.State) + ", no longer pending: nothing was changed"}
 }

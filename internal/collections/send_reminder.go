@@ -22,6 +22,11 @@ import (
 // SendReminderName is the name of the tool that sends a reminder draft by e-mail.
 const SendReminderName = "collections.send_reminder"
 
+// ApproverRole is the role a person needs to approve or reject a critical collections call
+// (send_reminder's approverRoles): the issuer's roles claim names it for the people of the
+// finance team who may let a message leave, and no one else.
+const ApproverRole = "collections.approver"
+
 // sendStepUpMaxAge is how recently the person approving a send must have signed in.
 const sendStepUpMaxAge = 300
 
@@ -53,12 +58,13 @@ func sendReminderContract() contract.Contract {
 			"and idempotencyKey) to send it. The draft goes once, as written, to the name and address it was written for. It is " +
 			"refused, also at the moment it is sent, when the customer or any customer with the same e-mail address asked not to be " +
 			"contacted or is paused.",
-		Category:     "communication",
-		RiskLevel:    contract.Critical,
-		StepUpAuth:   contract.StepUp{MaxAgeSeconds: sendStepUpMaxAge, When: "Always, for the person who approves the call: signed in within the last 5 minutes, with an acr the server accepts (COBRANCA_STEPUP_ACR)."},
-		InputSchema:  sendInputSchema(),
-		OutputSchema: sendOutputSchema(),
-		Permissions:  []string{"reminders:send"},
+		Category:      "communication",
+		RiskLevel:     contract.Critical,
+		StepUpAuth:    contract.StepUp{MaxAgeSeconds: sendStepUpMaxAge, When: "Always, for the person who approves the call: signed in within the last 5 minutes, with an acr the server accepts (COBRANCA_STEPUP_ACR)."},
+		InputSchema:   sendInputSchema(),
+		OutputSchema:  sendOutputSchema(),
+		Permissions:   []string{"reminders:send"},
+		ApproverRoles: []string{ApproverRole},
 		SideEffects: contract.SideEffects{
 			Changes: []string{
 				"Sends one e-mail outside cobranca: the draft's subject and body, as the person approved them, to the draft's recipient. It is put in the outbox in the call's transaction and leaves once that commits; transient delivery failures are retried, every attempt with the same Message-ID.",

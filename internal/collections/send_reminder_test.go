@@ -112,7 +112,7 @@ func (e *sendEnv) sendCall(pr *auth.Principal, cl pipeline.Client, draft, key st
 // approve has a stepped-up person, bruno, approve the approval id through the Decider.
 func (e *sendEnv) approve(t *testing.T, id string) {
 	t.Helper()
-	tok, err := e.auth.Mint(auth.MintOptions{Subject: "bruno", ACR: mfa, TTL: time.Hour})
+	tok, err := e.auth.Mint(auth.MintOptions{Subject: "bruno", ACR: mfa, TTL: time.Hour, Roles: []string{collections.ApproverRole}})
 	if err != nil {
 		t.Fatal(err)
 	}

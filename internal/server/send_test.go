@@ -77,7 +77,7 @@ func TestSendReminderOverHTTP(t *testing.T) {
 				return nil
 			}}
 		agent := mint(t, authn, auth.MintOptions{Subject: "ana", Agent: "collector-bot", Scopes: []string{"reminders:write", "reminders:send"}})
-		person := mint(t, authn, auth.MintOptions{Subject: "bruno", ACR: mfa, Scopes: []string{}})
+		person := mint(t, authn, auth.MintOptions{Subject: "bruno", ACR: mfa, Scopes: []string{}, Roles: []string{collections.ApproverRole}})
 		prefix := pipelinetest.PublicURL + "/approvals/"
 
 		// prepare writes a draft through the agent's session and returns its id.
