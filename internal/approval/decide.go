@@ -73,9 +73,10 @@ func (d *Decider) Decide(ctx context.Context, id, token string, approve bool) (*
 // DecideAs approves (approve) or rejects the pending action id as pr, a verified principal
 // (an access token's, from Decide; a signed-in person's, from the approval page), and audits
 // the decision in its transaction. The person must be one (not an agent), hold one of the
-// contract's approverRoles, pass the contract's step-up (StepUpFor) and, unless the contract
-// lets them, not be the person the call was asked for. A refusal is a *failure.Error, audited as a rejected decision, and changes
-// nothing; a step-up refusal wraps the *auth.StepUpError naming what to ask the issuer for.
+// contract's approverRoles (RolesFor), pass the contract's step-up (StepUpFor) and, unless the
+// contract lets them, not be the person the call was asked for. A refusal is a
+// *failure.Error, audited as a rejected decision, and changes nothing; a step-up refusal wraps
+// the *auth.StepUpError naming what to ask the issuer for.
 func (d *Decider) DecideAs(ctx context.Context, id string, pr *auth.Principal, approve bool) (*Action, error) {
 	event := EventRejected
 	if approve {

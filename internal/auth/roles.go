@@ -44,7 +44,7 @@ func CheckRole(r string) error {
 	if err := CheckText(r, MaxIdentityBytes); err != nil {
 		return err
 	}
-	if strings.ContainsFunc(r, func(c rune) bool { return c == ' ' }) {
+	if strings.Contains(r, " ") {
 		return &TextError{Rule: "it contains a space"}
 	}
 	return nil
