@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,4 +134,29 @@ func TestMintRoles(t *testing.T) {
 	if _, err := a.MintIDToken(IDTokenOptions{Subject: "ana", ClientID: DevWebClientID, AuthTime: a.cfg.Now(), Roles: []string{"x\u0000"}}); err == nil {
 		t.Error("MintIDToken with a control character in a role succeeded")
 	}
+}
+
+// FuzzParseRoles: any roles claim value is read or refused, never panics; what is read is
+// at most MaxRoles roles, each passing CheckRole, sorted and once each.
+func FuzzParseRoles(f *testing.F) {
+	for _, s := range []string{`["collections.approver"]`, `"a b  c"`, `null`, `7`, `["a","a"]`, `[" "]`, `"x\u202ey"`, `[1]`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		roles, err := parseRoles(raw)
+		if err != nil {
+			if _, ok := err.(*TextError); !ok {
+				t.Fatalf("parseRoles(%q) error %T, want a *TextError", raw, err)
+			}
+			return
+		}
+		if len(roles) > MaxRoles || !slices.IsSorted(roles) || len(slices.Compact(slices.Clone(roles))) != len(roles) {
+			t.Fatalf("parseRoles(%q) = %q: too many, unsorted or repeated", raw, roles)
+		}
+		for _, r := range roles {
+			if err := CheckRole(r); err != nil {
+				t.Fatalf("parseRoles(%q) accepted %q: %v", raw, r, err)
+			}
+		}
+	})
 }
