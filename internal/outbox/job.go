@@ -50,6 +50,12 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if errors.As(err, &se) && se.ErrorCode() >= 500 && se.ErrorCode() < 600 {
 		return w.permanent(ctx, id, job.Args.Ref, "the mail server refused the message ("+strconv.Itoa(se.ErrorCode())+")", safe(err))
 	}
+	if err != nil && job.Attempt >= job.MaxAttempts {
+		// Transient, but the last attempt: River would discard the job without a word, and
+		// the owner's record (a queued draft) would wait for a delivery that never comes.
+		return w.permanent(ctx, id, job.Args.Ref, "the message could not be delivered in "+attempts(job.MaxAttempts)+
+			" (the mail server deferred it or could not be reached each time)", safe(err))
+	}
 	if err != nil {
 		// Transient: a 4xx or the network. River retries with its backoff.
 		err = safe(err)
@@ -57,6 +63,14 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return err
 	}
 	return w.delivered(ctx, job)
+}
+
+// attempts says n attempts in words.
+func attempts(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return strconv.Itoa(n) + " attempts"
 }
 
 // delivered tells the owner that job's message was accepted, in the transaction that marks
