@@ -103,9 +103,9 @@ type sendResult struct {
 	QueuedAt  string `json:"queuedAt"`
 }
 
-// messageIDPattern and messageIDText describe a sent draft's Message-ID (outbox.Outbox.MessageID).
+// messageIDPattern and messageIDText describe a sent draft's Message-ID (outbox.Entry.MessageID).
 const (
-	messageIDPattern = `^<[0-9]+\.outbox@[^<>@\s]+>$`
+	messageIDPattern = `^<[0-9]+(\.[a-z2-7]{26})?\.outbox@[^<>@\s]+>$` // without the token: queued before it existed
 	messageIDText    = "The Message-ID header of the draft's message, angle brackets included: the same on every delivery attempt, so a receiver can drop a duplicate."
 )
 
@@ -203,13 +203,13 @@ func sendReminderExecute(mail *outbox.Outbox) pipeline.Execute {
 		if err != nil {
 			return pipeline.Effect{}, err
 		}
-		id, err := mail.Enqueue(ctx, tx, outbox.Message{To: d.To.Email, Subject: d.Subject, Text: d.Body, Ref: d.ID})
+		e, err := mail.Enqueue(ctx, tx, outbox.Message{To: d.To.Email, Subject: d.Subject, Text: d.Body, Ref: d.ID})
 		if err != nil {
 			// A stored draft the outbox refuses is the server's fault, not the caller's
 			// argument: never answered as invalid_arguments (not wrapped).
 			return pipeline.Effect{}, fmt.Errorf("send_reminder: draft %s: enqueue: %v", d.ID, err)
 		}
-		q := reminders.Queue{OutboxID: int64(id), MessageID: mail.MessageID(id), By: pr.Subject, Actor: pr.Actor, ApprovalID: pipeline.ApprovalFrom(ctx)}
+		q := reminders.Queue{OutboxID: int64(e.ID), MessageID: e.MessageID, By: pr.Subject, Actor: pr.Actor, ApprovalID: pipeline.ApprovalFrom(ctx)}
 		if err := reminders.MarkQueued(ctx, tx, d.ID, q, now); err != nil {
 			return pipeline.Effect{}, err
 		}

@@ -33,7 +33,7 @@ func TestRetriesExhausted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the entry given up", func() bool { st, _ := jobState(t, db, id); return st == "discarded" || st == "cancelled" })
+		waitFor(t, "the entry given up", func() bool { st, _ := jobState(t, db, id.ID); return st == "discarded" || st == "cancelled" })
 		told := own.told()
 		if len(told) != 1 || !strings.HasPrefix(told[0], msg.Ref+": ") || !strings.Contains(told[0], "1 attempt") {
 			t.Fatalf("owner told %q, want %s undeliverable after its 1 attempt", told, msg.Ref)

@@ -13,15 +13,28 @@ import (
 	"github.com/cobranca/cobranca/internal/store"
 )
 
-// Args is an outbox entry as River stores it (the job's args).
-type Args Message
+// Args is an outbox entry as River stores it (the job's args): the message, and the random
+// token of its Message-ID ("" in an entry enqueued before tokens, which keeps the id-only form).
+type Args struct {
+	Message
+	Token string `json:"token,omitempty"`
+}
 
 // Kind names the job in River's table.
 func (Args) Kind() string { return "cobranca.email" }
 
-// MessageID returns the Message-ID of entry id, the same on every attempt: <id.outbox@domain>.
-func MessageID(id ID, domain string) string {
-	return strconv.FormatInt(int64(id), 10) + ".outbox@" + domain
+// MessageID returns the Message-ID of entry id with token, without angle brackets, the same
+// on every attempt: id.token.outbox@domain. The entry's id alone is unique only in one
+// database — another installation, or this one restored from a backup, numbers its entries
+// again from where it stands — and a receiver that drops duplicates by Message-ID would drop
+// another message under a reused one; the random token makes it unique everywhere (RFC 5322
+// §3.6.4).
+func MessageID(id ID, token, domain string) string {
+	s := strconv.FormatInt(int64(id), 10)
+	if token != "" {
+		s += "." + token
+	}
+	return s + ".outbox@" + domain
 }
 
 // worker sends one entry per job.
@@ -132,7 +145,7 @@ func (w *worker) message(id ID, a Args, created time.Time) (*mail.Msg, error) {
 		return nil, err
 	}
 	m.Subject(a.Subject)
-	m.SetMessageIDWithValue(MessageID(id, w.domain))
+	m.SetMessageIDWithValue(MessageID(id, a.Token, w.domain))
 	m.SetDateWithValue(created)
 	m.SetBodyString(mail.TypeTextPlain, a.Text)
 	return m, nil

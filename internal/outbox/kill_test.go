@@ -115,7 +115,7 @@ func TestCrash(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantID := "<" + outbox.MessageID(id, "cobranca.test") + ">"
+				wantID := id.MessageID
 
 				cmd := exec.Command(os.Args[0], "-test.run", "^TestCrash$", "-test.count", "1")
 				cmd.Env = append(os.Environ(), crashChild+"="+where, crashDatabase+"="+url, crashSMTP+"="+s.URL())
@@ -140,7 +140,7 @@ func TestCrash(t *testing.T) {
 				}()
 				select {
 				case l, ok := <-line:
-					if want := fmt.Sprintf("%s %d", where, id); !ok || l != want {
+					if want := fmt.Sprintf("%s %d", where, id.ID); !ok || l != want {
 						t.Fatalf("the child said %q, want %q", l, want)
 					}
 				case <-time.After(30 * time.Second):
@@ -150,7 +150,7 @@ func TestCrash(t *testing.T) {
 				// The attempt is recorded before the send: the entry is running, attempt 1.
 				var state string
 				var attempt int64
-				if err := db.QueryRow(context.Background(), `SELECT state, attempt FROM river_job WHERE id = $1`, int64(id)).Scan(&state, &attempt); err != nil {
+				if err := db.QueryRow(context.Background(), `SELECT state, attempt FROM river_job WHERE id = $1`, int64(id.ID)).Scan(&state, &attempt); err != nil {
 					t.Fatal(err)
 				}
 				if state != "running" || attempt != 1 {
@@ -172,7 +172,7 @@ func TestCrash(t *testing.T) {
 				deadline := time.Now().Add(45 * time.Second)
 				for {
 					var st string
-					if err := db.QueryRow(context.Background(), `SELECT state FROM river_job WHERE id = $1`, int64(id)).Scan(&st); err != nil {
+					if err := db.QueryRow(context.Background(), `SELECT state FROM river_job WHERE id = $1`, int64(id.ID)).Scan(&st); err != nil {
 						t.Fatal(err)
 					}
 					if st == "completed" {
@@ -200,7 +200,7 @@ func TestCrash(t *testing.T) {
 				// The delivery is recorded in the transaction that completes the entry: the killed
 				// worker, stopped before it, completed nothing (the entry was rescued), and the
 				// one that completed it told its owner once, while the entry was still running.
-				if got, want := own.deliveries(), []string{fmt.Sprintf("%d %s running", id, msg.Ref)}; !slices.Equal(got, want) {
+				if got, want := own.deliveries(), []string{fmt.Sprintf("%d %s running", id.ID, msg.Ref)}; !slices.Equal(got, want) {
 					t.Errorf("deliveries recorded = %q, want %q", got, want)
 				}
 			})

@@ -12,7 +12,7 @@
 //
 // Delivery is at least once: a worker that crashes after the SMTP server accepted a message
 // and before River recorded the job's completion sends it again when the job is rescued. The
-// Message-ID is made from the entry's id and stays the same on every attempt, so a receiver
+// Message-ID is made from the entry's id and a random token and stays the same on every attempt, so a receiver
 // (or the relay) can drop the duplicate.
 package outbox
 
@@ -30,6 +30,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/postgres"
 	"github.com/cobranca/cobranca/internal/store/sqlite"
@@ -213,21 +214,25 @@ func cmp(v, def int) int {
 // queueName is River's queue for e-mail.
 const queueName = "email"
 
-// Enqueue adds m to the outbox inside tx: it is delivered if and only if tx commits.
-func (o *Outbox) Enqueue(ctx context.Context, tx store.Tx, m Message) (ID, error) {
-	if err := m.Validate(); err != nil {
-		return 0, err
-	}
-	id, err := o.q.insertTx(ctx, tx, Args(m), &river.InsertOpts{Queue: queueName, MaxAttempts: o.maxAttempts})
-	if err != nil {
-		return 0, fmt.Errorf("outbox: enqueue: %w", err)
-	}
-	return ID(id), nil
+// Entry is an enqueued message: its id in the outbox (River's job id) and the Message-ID it
+// carries, angle brackets included, the same on every attempt.
+type Entry struct {
+	ID        ID
+	MessageID string
 }
 
-// MessageID is the Message-ID of entry id as its message carries it, angle brackets included:
-// <id.outbox@domain>, the same on every attempt.
-func (o *Outbox) MessageID(id ID) string { return "<" + MessageID(id, o.domain) + ">" }
+// Enqueue adds m to the outbox inside tx: it is delivered if and only if tx commits.
+func (o *Outbox) Enqueue(ctx context.Context, tx store.Tx, m Message) (Entry, error) {
+	if err := m.Validate(); err != nil {
+		return Entry{}, err
+	}
+	a := Args{Message: m, Token: ident.New("")} // 128 random bits: see MessageID
+	id, err := o.q.insertTx(ctx, tx, a, &river.InsertOpts{Queue: queueName, MaxAttempts: o.maxAttempts})
+	if err != nil {
+		return Entry{}, fmt.Errorf("outbox: enqueue: %w", err)
+	}
+	return Entry{ID: ID(id), MessageID: "<" + MessageID(ID(id), a.Token, o.domain) + ">"}, nil
+}
 
 // Run delivers messages until ctx ends, then stops: it waits up to a minute for the messages
 // being sent (SMTP's own timeouts bound them).

@@ -10,6 +10,7 @@ import (
 	"net/mail"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -110,11 +111,15 @@ func smtpSender(t *testing.T, s *smtptest.Server) outbox.Sender {
 	return snd
 }
 
+// messageIDForm is the form of an entry's Message-ID: its id, 128 random bits in lower-case
+// base32, the outbox's domain.
+var messageIDForm = regexp.MustCompile(`^<[0-9]+\.[a-z2-7]{26}\.outbox@cobranca\.test>$`)
+
 var msg = outbox.Message{To: "ana@cliente.example", Subject: "Lembrete: fatura 42", Text: "Olá Ana, a fatura vence amanhã.", Ref: "d_draft1"}
 
-func enqueue(t *testing.T, db store.DB, o *outbox.Outbox, m outbox.Message, fail error) (outbox.ID, error) {
+func enqueue(t *testing.T, db store.DB, o *outbox.Outbox, m outbox.Message, fail error) (outbox.Entry, error) {
 	t.Helper()
-	var id outbox.ID
+	var id outbox.Entry
 	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
 		var err error
 		id, err = o.Enqueue(ctx, tx, m)
@@ -167,9 +172,9 @@ func TestDelivery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the message", func() bool { st, _ := jobState(t, db, id); return st == "completed" })
+		waitFor(t, "the message", func() bool { st, _ := jobState(t, db, id.ID); return st == "completed" })
 		got := s.Messages()
-		want := smtptest.Message{From: "cobranca@cobranca.test", To: []string{msg.To}, MessageID: "<" + outbox.MessageID(id, "cobranca.test") + ">", Subject: msg.Subject, Body: msg.Text}
+		want := smtptest.Message{From: "cobranca@cobranca.test", To: []string{msg.To}, MessageID: id.MessageID, Subject: msg.Subject, Body: msg.Text}
 		if len(got) != 1 {
 			t.Fatalf("received %d messages, want exactly one", len(got))
 		}
@@ -184,8 +189,8 @@ func TestDelivery(t *testing.T) {
 			t.Fatal(err)
 		}
 		// River's first retry comes after about a second.
-		waitFor(t, "the retried message", func() bool { st, _ := jobState(t, db, id2); return st == "completed" })
-		if got := s.Messages(); len(got) != 2 || got[1].MessageID != "<"+outbox.MessageID(id2, "cobranca.test")+">" {
+		waitFor(t, "the retried message", func() bool { st, _ := jobState(t, db, id2.ID); return st == "completed" })
+		if got := s.Messages(); len(got) != 2 || got[1].MessageID != id2.MessageID {
 			t.Fatalf("after a 4xx and a retry, received %+v, want the second message once", got)
 		}
 
@@ -195,8 +200,8 @@ func TestDelivery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the refusal recorded", func() bool { st, _ := jobState(t, db, id3); return st == "cancelled" })
-		if _, errs := jobState(t, db, id3); !strings.Contains(errs, "refused the message (550)") {
+		waitFor(t, "the refusal recorded", func() bool { st, _ := jobState(t, db, id3.ID); return st == "cancelled" })
+		if _, errs := jobState(t, db, id3.ID); !strings.Contains(errs, "refused the message (550)") {
 			t.Errorf("errors recorded = %s, want the 550", errs)
 		}
 		if told := own.told(); len(told) != 1 || told[0] != "d_3: the mail server refused the message (550)" {
@@ -204,11 +209,11 @@ func TestDelivery(t *testing.T) {
 		}
 		// The deliveries were recorded once each, in the transaction that completed their job
 		// (which still saw it running); the refused message was not.
-		if got, want := own.deliveries(), []string{fmt.Sprintf("%d d_draft1 running", id), fmt.Sprintf("%d d_2 running", id2)}; !slices.Equal(got, want) {
+		if got, want := own.deliveries(), []string{fmt.Sprintf("%d d_draft1 running", id.ID), fmt.Sprintf("%d d_2 running", id2.ID)}; !slices.Equal(got, want) {
 			t.Errorf("deliveries recorded = %q, want %q", got, want)
 		}
-		if got, want := o.MessageID(id), "<"+outbox.MessageID(id, "cobranca.test")+">"; got != want {
-			t.Errorf("MessageID(%d) = %q, want %q", id, got, want)
+		if !messageIDForm.MatchString(id.MessageID) {
+			t.Errorf("Message-ID %q, want <id.token.outbox@cobranca.test>", id.MessageID)
 		}
 		time.Sleep(300 * time.Millisecond)
 		if got := s.Messages(); len(got) != 2 {
@@ -218,9 +223,9 @@ func TestDelivery(t *testing.T) {
 		if strings.Contains(logs.String(), "cliente.example") {
 			t.Errorf("the log names a recipient:\n%s", logs.String())
 		}
-		for _, id := range []outbox.ID{id2, id3} {
-			if _, errs := jobState(t, db, id); strings.Contains(errs, "cliente.example") || errs == "" {
-				t.Errorf("entry %d's errors = %s, want the failure without the recipient", id, errs)
+		for _, id := range []outbox.Entry{id2, id3} {
+			if _, errs := jobState(t, db, id.ID); strings.Contains(errs, "cliente.example") || errs == "" {
+				t.Errorf("entry %d's errors = %s, want the failure without the recipient", id.ID, errs)
 			}
 		}
 		if s.Refusing() != 0 {
@@ -268,7 +273,7 @@ func TestDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(dir, outbox.MessageID(id, "cobranca.test")+".eml")
+	file := filepath.Join(dir, strings.Trim(id.MessageID, "<>")+".eml")
 	waitFor(t, file, func() bool { _, err := os.Stat(file); return err == nil })
 	f, err := os.Open(file)
 	if err != nil {
@@ -279,7 +284,7 @@ func TestDir(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the .eml is not RFC 5322: %v", err)
 	}
-	if got, want := m.Header.Get("Message-Id"), "<"+outbox.MessageID(id, "cobranca.test")+">"; got != want {
+	if got, want := m.Header.Get("Message-Id"), id.MessageID; got != want {
 		t.Errorf("Message-ID = %q, want %q", got, want)
 	}
 	if got := m.Header.Get("To"); got != "<"+msg.To+">" && got != msg.To {
