@@ -43,3 +43,31 @@ func TestRetriesExhausted(t *testing.T) {
 		}
 	})
 }
+
+// lateSender is a mail server that accepts the message just as the job's time runs out: the
+// worker's context is done when Send returns.
+type lateSender struct{}
+
+func (lateSender) Send(ctx context.Context, _ *mail.Msg) error {
+	<-ctx.Done()
+	return nil
+}
+
+// TestDeliveredAfterTimeout: a message the mail server accepted is recorded with its owner
+// even when the job's context ended meanwhile (River's job timeout, a shutdown): the draft
+// must not stay queued for a message that went.
+func TestDeliveredAfterTimeout(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		own := &owner{}
+		o := run(t, db, outbox.Config{Sender: lateSender{}, From: "cobranca@cobranca.test", Owner: own,
+			PollInterval: 50 * time.Millisecond, MaxAttempts: 1, RescueAfter: time.Second})
+		e, err := enqueue(t, db, o, msg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the entry done", func() bool { st, _ := jobState(t, db, e.ID); return st == "completed" })
+		if got := own.deliveries(); len(got) != 1 {
+			t.Fatalf("deliveries recorded = %q, want the one delivery", got)
+		}
+	})
+}

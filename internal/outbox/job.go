@@ -95,6 +95,8 @@ func (w *worker) delivered(ctx context.Context, job *river.Job[Args]) error {
 		return nil
 	}
 	at := w.cfg.Now()
+	ctx, cancel := recording(ctx)
+	defer cancel()
 	err := w.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		if err := w.cfg.Owner.Delivered(ctx, tx, job.Args.Ref, job.ID, at); err != nil {
 			return err
@@ -105,6 +107,16 @@ func (w *worker) delivered(ctx context.Context, job *river.Job[Args]) error {
 		w.cfg.Logger.ErrorContext(ctx, "outbox: delivered, but the delivery could not be recorded", "entry", job.ID, "error", err.Error())
 	}
 	return nil
+}
+
+// recordTimeout bounds the transaction that tells the owner what became of a message.
+const recordTimeout = 30 * time.Second
+
+// recording is the context of the transaction that tells the owner what became of a message:
+// not the job's, which ends at River's job timeout or at a shutdown — by then the mail server
+// may have taken the message, and the owner must hear of it all the same.
+func recording(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 }
 
 // safe returns what may be logged and stored of a delivery error: go-mail's SendError names
@@ -124,6 +136,8 @@ func (w *worker) permanent(ctx context.Context, id ID, ref, reason string, err e
 	w.cfg.Logger.ErrorContext(ctx, "outbox: undeliverable", "entry", int64(id), "reason", reason)
 	if w.cfg.Owner != nil {
 		at := w.cfg.Now()
+		ctx, cancel := recording(ctx)
+		defer cancel()
 		oerr := w.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 			return w.cfg.Owner.Undeliverable(ctx, tx, ref, int64(id), reason, at)
 		})
