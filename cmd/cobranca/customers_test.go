@@ -128,9 +128,9 @@ func TestCustomersImport(t *testing.T) {
 				}
 			}
 			wantEvents := []ev{
-				{"customers.imported", subject, cliClientID, auditlog.Allowed, "", map[string]int64{"rows": 2, "created": 2, "updated": 0, "unchanged": 0}},
+				{"customers.imported", subject, cliClientID, auditlog.Allowed, "", map[string]int64{"rows": 2, "created": 2, "updated": 0, "unchanged": 0, "draftsDiscarded": 0}},
 				{"customers.imported", subject, cliClientID, auditlog.Rejected, "invalid_arguments", map[string]int64{"badRows": 3}},
-				{"customers.imported", subject, cliClientID, auditlog.Allowed, "", map[string]int64{"rows": 3, "created": 1, "updated": 1, "unchanged": 1}},
+				{"customers.imported", subject, cliClientID, auditlog.Allowed, "", map[string]int64{"rows": 3, "created": 1, "updated": 1, "unchanged": 1, "draftsDiscarded": 0}},
 			}
 			if diff := cmp.Diff(wantEvents, got); diff != "" {
 				t.Errorf("audit events (-want +got):\n%s", diff)
