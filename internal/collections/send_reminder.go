@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -177,8 +176,8 @@ func sendReminderPreview(ctx context.Context, q store.Querier, v any) (string, e
 	var b strings.Builder
 	fmt.Fprintf(&b, "send the reminder draft %s by e-mail, once, to %s at %s — customer %s, contact status in effect: %s "+
 		"(no customer with this address is do_not_contact or paused; both are checked again when it is sent).\n",
-		d.ID, strconv.Quote(d.To.Name), strconv.Quote(d.To.Email), strconv.Quote(c.ID), inEffectText(c, today))
-	fmt.Fprintf(&b, "Subject: %s\n", strconv.Quote(d.Subject))
+		d.ID, quote(d.To.Name), quote(d.To.Email), quote(c.ID), inEffectText(c, today))
+	fmt.Fprintf(&b, "Subject: %s\n", quote(d.Subject))
 	b.WriteString("Body:\n")
 	for line := range strings.Lines(d.Body) {
 		b.WriteString("| " + strings.TrimRight(line, "\r\n") + "\n")

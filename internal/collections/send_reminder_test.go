@@ -210,7 +210,7 @@ func TestSendReminderRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range []string{`"Padaria \"São João\" {{.Secret}}"`, `"financeiro@padaria.example"`, `customer "C-1"`,
-			"contact status in effect: contactable", "Subject: " + fmt.Sprintf("%q", d.Subject)} {
+			"contact status in effect: contactable", "Subject: \"" + d.Subject + "\"\n"} {
 			if !strings.Contains(a.Preview, want) {
 				t.Errorf("preview lacks %s:\n%s", want, a.Preview)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/customers"
@@ -154,12 +153,12 @@ func setContactStatusPreview(ctx context.Context, q store.Querier, v any) (strin
 	if err != nil {
 		return "", customerError(err)
 	}
-	who := fmt.Sprintf("customer %s (%s)", strconv.Quote(c.ID), strconv.Quote(c.Name))
+	who := fmt.Sprintf("customer %s (%s)", quote(c.ID), quote(c.Name))
 	if ch.Same(c, today) {
 		return fmt.Sprintf("leave %s as it is: it already has the status %s; nothing would change.", who, inEffectText(c, today)), nil
 	}
 	s := fmt.Sprintf("change the contact status of %s from %s to %s, for the reason %s",
-		who, inEffectText(c, today), statusText(ch.Status, ch.PausedUntil), strconv.Quote(ch.Reason))
+		who, inEffectText(c, today), statusText(ch.Status, ch.PausedUntil), quote(ch.Reason))
 	if ch.Status == customers.DoNotContact {
 		open, err := reminders.OpenDrafts(ctx, q, c.ID)
 		if err != nil {
