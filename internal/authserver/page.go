@@ -111,7 +111,6 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
 <title>{{.T.Title}}</title>
 <style>
 body{font-family:system-ui,sans-serif;max-width:40rem;margin:1rem auto;padding:0 1rem;color:#222}
@@ -162,14 +161,17 @@ button{font-size:1rem;padding:.5rem 1.25rem;margin-right:.5rem}
 </html>
 `))
 
-// render writes the page with status; never cached, never framed.
+// render writes the page with status; never cached, never framed. Its referrer policy is
+// same-origin, not no-referrer: under no-referrer a browser sends the sign-in form's POST with
+// "Origin: null" (Fetch's origin serialization), which the Origin guard in front of this
+// server rightly refuses; same-origin still sends no referrer to another site.
 func render(w http.ResponseWriter, status int, d pageData) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	_ = pageTemplate.Execute(w, d)
 }
