@@ -13,7 +13,6 @@ import (
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/failure"
-	"github.com/cobranca/cobranca/internal/pgtest"
 )
 
 // TestApprovalsCommands drives `approvals list|show|approve|reject` on a
@@ -23,17 +22,9 @@ import (
 // then say; deciding again is refused; every decision and refusal of a
 // verified token is audited, in a chain that verifies.
 func TestApprovalsCommands(t *testing.T) {
-	own := pgtest.New() // not shared with other tests
-	t.Cleanup(own.Close)
-	for _, dialect := range []string{"sqlite", "postgres"} {
-		t.Run(dialect, func(t *testing.T) {
-			environ := []string{"COBRANCA_DATA_DIR=" + t.TempDir()}
-			if dialect == "postgres" {
-				environ = append(environ, "COBRANCA_DATABASE_URL="+own.Database(t))
-			}
-			testApprovalsCommands(t, environ)
-		})
-	}
+	eachStore(t, func(t *testing.T, db []string) {
+		testApprovalsCommands(t, append([]string{"COBRANCA_DATA_DIR=" + t.TempDir()}, db...))
+	})
 }
 
 func testApprovalsCommands(t *testing.T, environ []string) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,12 +15,7 @@ import (
 // whose registrations live in its store; with COBRANCA_ISSUER none of its
 // paths exists.
 func TestServeDevAuthorizationServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0") // a free port: the issuer names it
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t) // the issuer names it
 	logs, _ := startServe(t, "COBRANCA_ADDR="+addr, "COBRANCA_STEPUP_ACR=urn:cobranca:mfa")
 	public, _ := logs.logged("cobranca listening")
 	base := "http://" + public

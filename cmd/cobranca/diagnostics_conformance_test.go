@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,12 +20,7 @@ import (
 // address and a token holding the diagnostic tools' scope.
 func serveDiagnostics(t *testing.T) (addr, token string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr = ln.Addr().String()
-	ln.Close()
+	addr = freeAddr(t)
 	environ := []string{"COBRANCA_DATA_DIR=" + t.TempDir(), "COBRANCA_ADDR=" + addr}
 	startServe(t, environ...)
 	var tok bytes.Buffer

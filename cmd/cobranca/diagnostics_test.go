@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -48,12 +47,7 @@ func TestDiagnosticsOnlyWithTag(t *testing.T) {
 // contracts`. (The plain test run checks the production build; .ci/run
 // runs this package's tests with the tag too.)
 func TestServedTools(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	// The token's audience is the server's resource URL: serve and token
 	// read the same address.
 	environ := []string{"COBRANCA_DATA_DIR=" + t.TempDir(), "COBRANCA_ADDR=" + addr}

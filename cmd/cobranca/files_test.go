@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/files"
-	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,18 +28,10 @@ import (
 // in a chain that verifies; a command line with the wrong arguments is a
 // usage error (exit 2, the command's help), audited as nothing.
 func TestFilesCommands(t *testing.T) {
-	own := pgtest.New() // not shared with other tests
-	t.Cleanup(own.Close)
-	for _, dialect := range []string{"sqlite", "postgres"} {
-		t.Run(dialect, func(t *testing.T) {
-			dir := t.TempDir()
-			environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_MAX_FILE_BYTES=2KiB"}
-			if dialect == "postgres" {
-				environ = append(environ, "COBRANCA_DATABASE_URL="+own.Database(t))
-			}
-			testFilesCommands(t, dir, environ)
-		})
-	}
+	eachStore(t, func(t *testing.T, db []string) {
+		dir := t.TempDir()
+		testFilesCommands(t, dir, append([]string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_MAX_FILE_BYTES=2KiB"}, db...))
+	})
 }
 
 func testFilesCommands(t *testing.T, dir string, environ []string) {
@@ -210,27 +200,12 @@ func TestContractsListFilesTool(t *testing.T) {
 // stored, byte for byte, with no token; the same call again answers the
 // same link.
 func TestServeDownloadLink(t *testing.T) {
-	own := pgtest.New() // not shared with other tests
-	t.Cleanup(own.Close)
-	for _, dialect := range []string{"sqlite", "postgres"} {
-		t.Run(dialect, func(t *testing.T) {
-			var db []string
-			if dialect == "postgres" {
-				db = append(db, "COBRANCA_DATABASE_URL="+own.Database(t))
-			}
-			testServeDownloadLink(t, db)
-		})
-	}
+	eachStore(t, testServeDownloadLink)
 }
 
 func testServeDownloadLink(t *testing.T, db []string) {
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	environ := append([]string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off"}, db...)
 	cli := func(args ...string) string {
 		t.Helper()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/ident"
+	"github.com/cobranca/cobranca/internal/pgtest"
 )
 
 // serveLog keeps, from serve's JSON log lines as they are written, the
@@ -92,6 +93,29 @@ func startServe(t *testing.T, extra ...string) (logs *serveLog, stop func() erro
 	}
 	t.Cleanup(func() { _ = stop() })
 	return logs, stop
+}
+
+// freeAddr returns a loopback address with a port nobody listens on, for a server whose
+// address must be known before it starts (development mode's issuer and resource name it).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// eachStore runs f as a subtest on SQLite (db empty: the data directory's) and on a
+// PostgreSQL database of its own (db: its COBRANCA_DATABASE_URL), from a cluster not shared
+// with other tests.
+func eachStore(t *testing.T, f func(t *testing.T, db []string)) {
+	t.Helper()
+	own := pgtest.New()
+	t.Cleanup(own.Close)
+	t.Run("sqlite", func(t *testing.T) { f(t, nil) })
+	t.Run("postgres", func(t *testing.T) { f(t, []string{"COBRANCA_DATABASE_URL=" + own.Database(t)}) })
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -183,12 +207,7 @@ func TestConnCap(t *testing.T) {
 // discovers the server's own authorization server, as the built-in web client.
 func TestServePages(t *testing.T) {
 	// The development issuer is the base URL, so the port must be known before serve starts.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	startServe(t, "COBRANCA_ADDR="+addr, "COBRANCA_METRICS_ADDR=off")
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	hop := func(path string) (int, string) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -38,18 +37,7 @@ func TestServeKeepsEventsWhileDatabaseDown(t *testing.T) {
 	own := pgtest.New() // stopped below: not shared with other tests
 	t.Cleanup(own.Close)
 	dbURL := own.Database(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	mln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricsAddr := mln.Addr().String()
-	mln.Close()
+	addr, metricsAddr := freeAddr(t), freeAddr(t)
 	dir := t.TempDir()
 	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_DATABASE_URL=" + dbURL,
 		"COBRANCA_METRICS_ADDR=" + metricsAddr}
