@@ -116,18 +116,14 @@ func New(t *testing.T, timeout time.Duration) context.Context {
 	return ctx
 }
 
-// dump saves and logs what the tab shows. It has ten seconds of its own, whatever the test's
-// deadline did.
+// dump saves and logs what the tab shows. Each read has five seconds of its own, whatever the
+// test's deadline did, so that one that hangs (a page still loading) leaves the others.
 func dump(tab context.Context, dir string, pages *trail, logf func(string, ...any)) {
-	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
-	defer cancel()
 	var errs []error
-	url, err := chromedp.Run(ctx, chromedp.Location())
-	errs = append(errs, err)
-	dom, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
-	errs = append(errs, err)
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	errs = append(errs, err)
+	url := read(tab, chromedp.Location(), &errs)
+	// Evaluated, not queried: a query waits for its node, which a blank page never has.
+	dom := read(tab, chromedp.Evaluate[string](`document.documentElement ? document.documentElement.outerHTML : ""`), &errs)
+	shot := read(tab, chromedp.FullScreenshot(100), &errs)
 	if len(shot) > 0 {
 		errs = append(errs, os.WriteFile(filepath.Join(dir, "screenshot.png"), shot, 0o644))
 	}
@@ -137,6 +133,15 @@ func dump(tab context.Context, dir string, pages *trail, logf func(string, ...an
 	if err := errors.Join(errs...); err != nil {
 		logf("browsertest: saving what the browser showed: %v", err)
 	}
+}
+
+// read runs a in tab for five seconds at most, adding its error to errs.
+func read[T any](tab context.Context, a chromedp.Action[T], errs *[]error) T {
+	ctx, cancel := context.WithTimeout(tab, 5*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	*errs = append(*errs, err)
+	return v
 }
 
 // trail records the document responses the tab received, in order: the pages a test went

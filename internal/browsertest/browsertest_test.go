@@ -136,3 +136,22 @@ func TestMissingChromium(t *testing.T) {
 		}
 	}
 }
+
+// TestDumpBlank: a browser that failed before it opened any page still leaves its URL and a
+// screenshot, and soon: no read waits for a node that never comes.
+func TestDumpBlank(t *testing.T) {
+	ctx := New(t, time.Minute)
+	dir := t.TempDir()
+	var logged strings.Builder
+	begin := time.Now()
+	dump(ctx, dir, &trail{}, func(f string, a ...any) { fmt.Fprintf(&logged, f, a...) })
+	if took := time.Since(begin); took > 5*time.Second {
+		t.Errorf("dump took %v", took)
+	}
+	if !strings.Contains(logged.String(), "URL: about:blank") || strings.Contains(logged.String(), "saving what the browser showed") {
+		t.Errorf("dump logged:\n%s", logged.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "screenshot.png")); err != nil {
+		t.Error(err)
+	}
+}
