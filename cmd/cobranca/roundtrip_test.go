@@ -282,7 +282,9 @@ func testCriticalRoundTrip(t *testing.T, db []string) {
 			if params.Mode != "url" || params.URL != want {
 				t.Fatalf("elicitation %+v, want mode url at %s", params, want)
 			}
-			person.approveSteppingUp(params.URL)
+			// The person sees what they approve: the tool, who asked through which agent,
+			// and the message's recipient.
+			person.approveSteppingUp(params.URL, "collections.send_reminder", "alice", "collector-bot", "ana2026@cliente.example")
 		}()
 		for done := false; !done; {
 			select {
@@ -314,7 +316,7 @@ func testCriticalRoundTrip(t *testing.T, db []string) {
 		url, _ := r.approvalRequired(sess, draft, "s-2025")
 		// The browser's session is a stepped-up person's, signed in a moment ago: it
 		// approves without signing in again.
-		person.approve(url)
+		person.approve(url, "ana2025@cliente.example")
 		res, err := r.send(sess, draft, "s-2025")
 		if err != nil || res.IsError {
 			t.Fatalf("retry after approval: %v %s", err, resultText(res))
@@ -562,7 +564,7 @@ func (p *person) signInAnswering(subject, kind, acr string, want int64) {
 // approveSteppingUp is a person's first approval: open the URL, be sent to sign in, sign in
 // with a password only, click Approve, be sent to step up, sign in with the required acr,
 // approve.
-func (p *person) approveSteppingUp(url string) {
+func (p *person) approveSteppingUp(url string, shows ...string) {
 	p.t.Helper()
 	p.open(url)
 	p.signIn("bruno", "person", weakACR)
@@ -578,14 +580,21 @@ func (p *person) approveSteppingUp(url string) {
 	}
 	p.signIn("bruno", "person", strongACR)
 	p.waitPage(url)
-	p.approve(url)
+	p.approve(url, shows...)
 }
 
-// approve opens url, signed in already, and approves; the page then says approved.
-func (p *person) approve(url string) {
+// approve opens url, signed in already, checks that the page shows each of shows, and
+// approves; the page then says approved.
+func (p *person) approve(url string, shows ...string) {
 	p.t.Helper()
 	if p.location() != url {
 		p.open(url)
+	}
+	body := p.text()
+	for _, want := range shows {
+		if !strings.Contains(body, want) {
+			p.t.Errorf("the approval page does not show %q:\n%s", want, body)
+		}
 	}
 	status := p.submit(approveButton)
 	state, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS(".state")))
