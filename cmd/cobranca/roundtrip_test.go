@@ -24,6 +24,7 @@ import (
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/smtptest"
+	"github.com/cobranca/cobranca/internal/store"
 )
 
 // The acr values of the round trip: the server's step-up accepts strongACR only; weakACR is
@@ -205,7 +206,7 @@ func (r *roundTrip) approvalRequired(sess *mcp.ClientSession, draft, key string)
 }
 
 // messageIDs are the Message-IDs of the outbox's entries, in order, from the store: River's
-// job ids, under the sender's domain.
+// job id and the entry's token, under the sender's domain.
 func (r *roundTrip) messageIDs() []string {
 	r.t.Helper()
 	db, err := openStore(r.t.Context(), mustConfig(r.t, r.environ), slog.New(slog.DiscardHandler))
@@ -213,7 +214,11 @@ func (r *roundTrip) messageIDs() []string {
 		r.t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(r.t.Context(), `SELECT id FROM river_job ORDER BY id`)
+	args := `CAST(args AS text)`
+	if db.Dialect() == store.SQLite {
+		args = `json(args)` // River's SQLite driver stores JSONB
+	}
+	rows, err := db.Query(r.t.Context(), `SELECT id, `+args+` FROM river_job ORDER BY id`)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -221,10 +226,15 @@ func (r *roundTrip) messageIDs() []string {
 	var ids []string
 	for rows.Next() {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var raw string
+		var a outbox.Args
+		if err := rows.Scan(&id, &raw); err != nil {
 			r.t.Fatal(err)
 		}
-		ids = append(ids, "<"+outbox.MessageID(outbox.ID(id), mailFrom[strings.IndexByte(mailFrom, '@')+1:])+">")
+		if err := json.Unmarshal([]byte(raw), &a); err != nil {
+			r.t.Fatalf("outbox entry %d: %v", id, err)
+		}
+		ids = append(ids, "<"+outbox.MessageID(outbox.ID(id), a.Token, mailFrom[strings.IndexByte(mailFrom, '@')+1:])+">")
 	}
 	if err := rows.Err(); err != nil {
 		r.t.Fatal(err)
