@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -159,6 +160,12 @@ func TestGoldenToolsList(t *testing.T) {
 	fileTools, err := files.Tools(links)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if strconv.IntSize == 32 {
+		// The list is the same on every platform and CI's 64-bit step checks it; here the
+		// outbox, which send_reminder needs to be served, cannot run on SQLite (River's
+		// SQLite driver does not build on 32-bit; internal/outbox/sqlite_32bit.go).
+		t.Skip("send_reminder's outbox needs a 64-bit platform on SQLite; the golden is checked by the 64-bit run")
 	}
 	db := storetest.SQLite(t)
 	mail, err := outbox.New(db, outbox.Config{Sender: outbox.Dir{Path: t.TempDir()}, From: "cobranca@cobranca.test"})
