@@ -3,7 +3,7 @@
 // and the pages it went through when the test fails.
 //
 // Chromium is Debian's `chromium` package (.ci/run installs it and exports
-// COBRANCA_CHROMIUM). Without it the test is skipped, saying why — except under CI=true,
+// BROWSERTEST_CHROMIUM). Without it the test is skipped, saying why — except under CI=true,
 // where that is a failure: CI never passes with the browser tests skipped.
 //
 //	ctx := browsertest.New(t, time.Minute)
@@ -27,12 +27,12 @@ import (
 )
 
 // EnvBinary names the variable that says where Chromium is; without it, Binary looks on PATH.
-const EnvBinary = "COBRANCA_CHROMIUM"
+const EnvBinary = "BROWSERTEST_CHROMIUM"
 
 // names are the binaries Binary looks for on PATH, in order.
 var names = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
-// Binary returns the Chromium to run: $COBRANCA_CHROMIUM when set (it must be there), else
+// Binary returns the Chromium to run: $BROWSERTEST_CHROMIUM when set (it must be there), else
 // the first of chromium, chromium-browser, google-chrome on PATH.
 func Binary() (string, error) {
 	if p := os.Getenv(EnvBinary); p != "" {
