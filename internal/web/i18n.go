@@ -17,7 +17,7 @@ type texts struct {
 	Client, Requested, Expires, DecidedBy      string
 	Preview, SideEffects, NoSideEffects        string
 	Approve, Reject, StepUpNote                string
-	RoleNote, LacksRole                        string
+	RoleNote, LacksRole, AgentCannot, Withheld string
 	SignedInAs, AgentFor, SignOut, SignInAgain string
 	BackToApproval                             string
 	States                                     map[approval.State]string
@@ -47,10 +47,12 @@ var english = texts{
 	Client: "Client", Requested: "Requested at", Expires: "Expires at", DecidedBy: "Decided by",
 	Preview: "What it will do", SideEffects: "Side effects", NoSideEffects: "None declared.",
 	Approve: "Approve", Reject: "Reject",
-	StepUpNote: "Deciding needs a recent, stronger sign-in; if yours is not, you will be asked to sign in again:",
-	RoleNote:   "Deciding needs one of these roles:",
-	LacksRole:  "You do not hold it, so you cannot approve or reject this call: ask a person who does, or sign in as one.",
-	SignedInAs: "Signed in as", AgentFor: "an agent:", SignOut: "Sign out", SignInAgain: "Sign in",
+	StepUpNote:  "Deciding needs a recent, stronger sign-in; if yours is not, you will be asked to sign in again:",
+	RoleNote:    "Deciding needs one of these roles:",
+	LacksRole:   "You do not hold it, so you cannot approve or reject this call: ask a person who does, or sign in as one.",
+	AgentCannot: "You are signed in as an agent: only a person approves or rejects a call.",
+	Withheld:    "The preview and the side effects are shown only to people who may decide this call and to the person it was asked for.",
+	SignedInAs:  "Signed in as", AgentFor: "an agent:", SignOut: "Sign out", SignInAgain: "Sign in",
 	BackToApproval: "Back to the approval",
 	States: map[approval.State]string{approval.Pending: "waiting for a decision", approval.Approved: "approved (waiting for the agent's retry)",
 		approval.Rejected: "rejected", approval.Executed: "approved and executed", approval.Expired: "expired"},
@@ -82,10 +84,12 @@ var portuguese = texts{
 	Client: "Cliente OAuth", Requested: "Pedida em", Expires: "Expira em", DecidedBy: "Decidida por",
 	Preview: "O que ela fará", SideEffects: "Efeitos colaterais", NoSideEffects: "Nenhum declarado.",
 	Approve: "Aprovar", Reject: "Rejeitar",
-	StepUpNote: "Decidir exige um login recente e mais forte; se o seu não for, você será levado a entrar de novo:",
-	RoleNote:   "Decidir exige um destes papéis:",
-	LacksRole:  "Você não o tem, então não pode aprovar nem rejeitar esta chamada: peça a uma pessoa que o tenha, ou entre como ela.",
-	SignedInAs: "Conectado como", AgentFor: "um agente:", SignOut: "Sair", SignInAgain: "Entrar",
+	StepUpNote:  "Decidir exige um login recente e mais forte; se o seu não for, você será levado a entrar de novo:",
+	RoleNote:    "Decidir exige um destes papéis:",
+	LacksRole:   "Você não o tem, então não pode aprovar nem rejeitar esta chamada: peça a uma pessoa que o tenha, ou entre como ela.",
+	AgentCannot: "Você entrou como agente: só uma pessoa aprova ou rejeita uma chamada.",
+	Withheld:    "A prévia e os efeitos colaterais são mostrados só a quem pode decidir esta chamada e à pessoa em nome de quem ela foi pedida.",
+	SignedInAs:  "Conectado como", AgentFor: "um agente:", SignOut: "Sair", SignInAgain: "Entrar",
 	BackToApproval: "Voltar à aprovação",
 	States: map[approval.State]string{approval.Pending: "aguardando decisão", approval.Approved: "aprovada (aguardando a nova tentativa do agente)",
 		approval.Rejected: "rejeitada", approval.Executed: "aprovada e executada", approval.Expired: "expirada"},

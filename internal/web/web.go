@@ -158,7 +158,12 @@ type pageData struct {
 	// all the same, by DecideAs).
 	Roles     []string
 	LacksRole bool
-	Refusal   *refusal
+	// IsAgent: an agent signed in; it sees no buttons (DecideAs refuses it all the same).
+	IsAgent bool
+	// Withheld: the preview and the side effects (customer data) are not shown, because the
+	// signed-in identity can neither decide the call nor is the person it was asked for.
+	Withheld bool
+	Refusal  *refusal
 }
 
 // newPage starts a page for r in its language.
@@ -257,6 +262,11 @@ func (p *Pages) show(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Roles = p.decider.RolesFor(a.Tool)
 	d.LacksRole = !sess.Principal.HasAnyRole(d.Roles)
+	d.IsAgent = sess.Principal.IsAgent()
+	// Only what the decision needs, to whom it concerns: a person who may decide (one of the
+	// roles) and the person the call was asked for see the preview and the side effects; an
+	// agent, or another person without the role, sees who asked and the state, not the content.
+	d.Withheld = d.IsAgent || d.LacksRole && sess.Principal.Subject != a.Requester.Subject
 	p.render(w, r, http.StatusOK, d)
 }
 

@@ -252,6 +252,12 @@ func refusals(t *testing.T, e *env) {
 	// An agent signed in: approver_is_agent.
 	bot := e.browser(t)
 	bp := bot.open(t, "/approvals/"+a.ID, agent("carla"))
+	// Only what the decision needs: an agent sees neither the preview (customer data) nor the
+	// side effects, and no buttons.
+	if !strings.Contains(bp.body, `id="agent"`) || !strings.Contains(bp.body, `id="withheld"`) ||
+		strings.Contains(bp.body, "Cliente &amp; Filhos") || strings.Contains(bp.body, `name="decision"`) {
+		t.Errorf("an agent's page: want the content withheld and no buttons:\n%s", bp.body)
+	}
 	refused(t, "an agent approves", bot.decide(t, bp, "approve"), http.StatusForbidden, string(approval.CodeApproverIsAgent))
 	// The requester: approver_is_requester, except where the contract allows it.
 	ana := e.browser(t)
@@ -259,6 +265,9 @@ func refusals(t *testing.T, e *env) {
 	if !strings.Contains(ap.body, `<p id="roles">`) || !strings.Contains(ap.body, "<code>"+contracttest.ApproverRole+"</code>") ||
 		strings.Contains(ap.body, `id="lacks-role"`) || !strings.Contains(ap.body, `name="decision"`) {
 		t.Errorf("a person with the role sees no role note or no buttons:\n%s", ap.body)
+	}
+	if strings.Contains(ap.body, `id="withheld"`) || !strings.Contains(ap.body, "Cliente &amp; Filhos") {
+		t.Errorf("the requester (who holds the role) does not see the preview:\n%s", ap.body)
 	}
 	refused(t, "the requester approves", ana.decide(t, ap, "approve"), http.StatusForbidden, string(approval.CodeApproverIsRequester))
 	// A person without the role (the developer cleared the field): the page says which role
@@ -268,6 +277,9 @@ func refusals(t *testing.T, e *env) {
 	if !strings.Contains(dp.body, `<p id="lacks-role"`) || strings.Contains(dp.body, `name="decision"`) ||
 		!strings.Contains(dp.body, "<code>"+contracttest.ApproverRole+"</code>") {
 		t.Errorf("a person without the role: want the role named, the refusal said and no buttons:\n%s", dp.body)
+	}
+	if !strings.Contains(dp.body, `id="withheld"`) || strings.Contains(dp.body, "Cliente &amp; Filhos") {
+		t.Errorf("a person without the role who did not ask sees the preview:\n%s", dp.body)
 	}
 	refused(t, "a person without the role approves", dora.decide(t, dp, "approve"), http.StatusForbidden, string(approval.CodeApproverLacksRole))
 	refused(t, "a person without the role rejects", dora.decide(t, dp, "reject"), http.StatusForbidden, string(approval.CodeApproverLacksRole))
