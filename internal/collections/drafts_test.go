@@ -522,7 +522,7 @@ func testPrepareReminderInvalid(t *testing.T, e *env) {
 			a["invoices"] = many
 		}, "invoices"},
 		{"a zero amount", func(a map[string]any) { inv(a, 0)["amountCents"] = 0 }, "invoices[0].amountCents"},
-		{"an amount beyond R$ 10 billion", func(a map[string]any) { inv(a, 0)["amountCents"] = 1_000_000_000_001 }, "invoices[0].amountCents"},
+		{"an amount beyond R$ 10 billion", func(a map[string]any) { inv(a, 0)["amountCents"] = int64(1_000_000_000_001) }, "invoices[0].amountCents"},
 		{"a body", func(a map[string]any) { a["body"] = "pay now" }, "body"},
 	} {
 		args := reminderArgs("bad-" + tc.name)
