@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -23,11 +22,7 @@ func TestCustomersImportDiscardsStaleDrafts(t *testing.T) {
 	environ := []string{"COBRANCA_DATA_DIR=" + dir}
 	cli := func(args ...string) string {
 		t.Helper()
-		var out, errOut bytes.Buffer
-		if err := run(ctx, args, environ, nil, &out, &errOut); err != nil {
-			t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, errOut.String())
-		}
-		return out.String()
+		return mustRun(t, environ, args...)
 	}
 	file := func(content string) string {
 		p := filepath.Join(t.TempDir(), "c.csv")

@@ -209,11 +209,7 @@ func testServeDownloadLink(t *testing.T, db []string) {
 	environ := append([]string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off"}, db...)
 	cli := func(args ...string) string {
 		t.Helper()
-		var out, errOut bytes.Buffer
-		if err := run(t.Context(), args, environ, nil, &out, &errOut); err != nil {
-			t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, errOut.String())
-		}
-		return out.String()
+		return mustRun(t, environ, args...)
 	}
 	cli("migrate")
 	content := append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte{0, 1, 2, 0xff}, 300_000)...)

@@ -125,3 +125,14 @@ func TestREADMECommands(t *testing.T) {
 		t.Errorf("README.md's command table and the commands table differ (-code +README):\n%s", diff)
 	}
 }
+
+// mustRun runs a cobranca command with environ and returns its standard output; a failure
+// ends the test, naming the command and what it wrote on standard error.
+func mustRun(t *testing.T, environ []string, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), args, environ, nil, &out, &errOut); err != nil {
+		t.Fatalf("cobranca %s: %v: %s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String()
+}

@@ -99,11 +99,7 @@ func startRoundTrip(t *testing.T, db []string) *roundTrip {
 // cli runs a cobranca command on the server's data directory and store.
 func (r *roundTrip) cli(args ...string) string {
 	r.t.Helper()
-	var out, errOut bytes.Buffer
-	if err := run(r.t.Context(), args, r.environ, nil, &out, &errOut); err != nil {
-		r.t.Fatalf("cobranca %s: %v: %s", strings.Join(args, " "), err, errOut.String())
-	}
-	return out.String()
+	return mustRun(r.t, r.environ, args...)
 }
 
 // state is the approval's state as `cobranca approvals show` says it.

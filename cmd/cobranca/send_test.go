@@ -31,11 +31,7 @@ func TestServeSendReminder(t *testing.T) {
 	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off"}
 	cli := func(args ...string) string {
 		t.Helper()
-		var out, errOut bytes.Buffer
-		if err := run(t.Context(), args, environ, nil, &out, &errOut); err != nil {
-			t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, errOut.String())
-		}
-		return out.String()
+		return mustRun(t, environ, args...)
 	}
 	cli("migrate")
 	_, stop := startServe(t, environ...)
