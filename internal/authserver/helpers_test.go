@@ -146,16 +146,7 @@ func getPage(t *testing.T, authURL string, header http.Header) (*http.Response, 
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(body)
+	return send(t, req)
 }
 
 // submit posts the form as the browser would (same origin) and returns the
@@ -169,16 +160,7 @@ func (e *env) submit(t *testing.T, f form) (*http.Response, string) {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", e.base)
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(body)
+	return send(t, req)
 }
 
 // signIn fetches the page at authURL, lets choose edit the form, submits
@@ -202,4 +184,19 @@ func (e *env) signIn(t *testing.T, authURL string, choose func(url.Values)) url.
 		t.Fatal(err)
 	}
 	return loc.Query()
+}
+
+// send sends req without following a redirect and returns the answer and its body.
+func send(t *testing.T, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(body)
 }
