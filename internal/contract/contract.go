@@ -114,6 +114,11 @@ type Contract struct {
 	FailureModes        []FailureMode      `json:"failureModes"`
 	Idempotency         Idempotency        `json:"idempotency"`
 	DryRun              Mode               `json:"dryRun"`
+	// DryRunPermissions are the scopes a dry run needs, when fewer than
+	// Permissions (only with a dry run): a caller holding these but not every
+	// scope of Permissions may dry-run the tool, and learns what the real call
+	// would lack (the tool reports it, pipeline.MissingPermissions).
+	DryRunPermissions []string `json:"dryRunPermissions,omitempty"`
 	// RequesterMayApprove lets the person an agent acts for approve that
 	// agent's critical call themselves; by default another person must.
 	RequesterMayApprove bool `json:"requesterMayApprove,omitempty"`
@@ -133,6 +138,9 @@ var PipelineFailureModes = []FailureMode{
 }
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$`)
+
+// scopeRE is an OAuth scope-token (RFC 6749 §3.3: 1*NQCHAR).
+var scopeRE = regexp.MustCompile(`^[\x21\x23-\x5b\x5d-\x7e]+$`)
 
 // roleRE is what an approver role is: lower-case dotted words, like collections.approver; a
 // role the issuer writes as it is into its roles claim.
@@ -176,6 +184,28 @@ func (c *Contract) Validate() error {
 	}
 	if len(c.Permissions) == 0 {
 		bad("permissions must name at least one scope")
+	}
+	scopes := func(field string, list []string) {
+		for i, s := range list {
+			if !scopeRE.MatchString(s) {
+				bad("%s[%d] must be an OAuth scope-token (printable ASCII, no space, quote or backslash)", field, i)
+			}
+			if slices.Contains(list[:i], s) {
+				bad("%s[%d] is listed twice", field, i)
+			}
+		}
+	}
+	scopes("permissions", c.Permissions)
+	scopes("dryRunPermissions", c.DryRunPermissions)
+	switch {
+	case c.DryRunPermissions == nil:
+	case c.DryRun == ModeNone:
+		bad("dryRunPermissions applies only to a tool that offers a dry run")
+	case len(c.DryRunPermissions) == 0:
+		bad("dryRunPermissions, when given, names at least one scope (omit it for a dry run that needs the permissions)")
+	}
+	if c.DryRun == ModeMandatory && !c.HasSideEffects() {
+		bad("a mandatory dry run guards side effects: a tool with none has nothing to dry-run")
 	}
 	if c.AuditEvent == "" {
 		bad("auditEvent is required")
@@ -300,6 +330,13 @@ const (
 	// ArgDryRun asks for what the call would do, changing nothing: every tool
 	// whose dryRun mode is not none takes it.
 	ArgDryRun = "dryRun"
+	// ArgPlanHash cites the dry run a call of a tool whose dry run is
+	// mandatory acts on: the planHash that dry run answered (PlanHashRule).
+	ArgPlanHash = "planHash"
+	// PlanHashLen is a plan hash's length: a SHA-256 in lower-case hex.
+	PlanHashLen = 64
+	// PlanHashRule says what a plan hash is, for schemas and messages.
+	PlanHashRule = "64 lower-case hexadecimal characters"
 	// MaxIdempotencyKeyLen bounds a key, in characters (internal/idempotency
 	// holds its check to it).
 	MaxIdempotencyKeyLen = 255
@@ -334,6 +371,10 @@ var (
 		{Code: failure.ApprovalRejected, Meaning: "A person rejected the call; nothing was done."},
 		{Code: failure.ApprovalExpired, Meaning: "The approval expired before the call ran; nothing was done. Call again to ask for a new one."},
 	}
+	mandatoryDryRunFailureModes = []FailureMode{
+		{Code: failure.DryRunRequired, Meaning: "The call cites no planHash, or one that names no recent dry run (dryRun: true) of these arguments by this caller: dry-run again and call with the planHash it answers. Nothing was done."},
+		{Code: failure.PlanChanged, Meaning: "The plan recomputed when the call ran differs from the one the planHash names (what the dry run showed changed since): dry-run again, review, and call with the new planHash. Nothing was done."},
+	}
 	stepUpFailureModes = []FailureMode{
 		{Code: failure.InsufficientUserAuthentication, Meaning: "The person's authentication is too weak or too old for this tool (RFC 9470); the message gives acr_values and max_age. Nothing was done."},
 	}
@@ -364,8 +405,8 @@ func union(cs []*Contract, field func(*Contract) []string) []string {
 // Finish completes a declared contract and validates it, returning the
 // contract the server uses. The tier decides autonomousExecution,
 // confirmation and whether step-up is required (declarations leave them
-// unset); the arguments the pipeline reads (idempotencyKey, dryRun) are
-// declared in the input schema; and the failure modes of the pipeline and of
+// unset); the arguments the pipeline reads (idempotencyKey, dryRun,
+// planHash) are declared in the input schema; and the failure modes of the pipeline and of
 // every tier rule that applies are added.
 func Finish(c Contract) (*Contract, error) {
 	if rule, ok := tierRules[c.RiskLevel]; ok {
@@ -392,6 +433,9 @@ func Finish(c Contract) (*Contract, error) {
 	}
 	if c.StepUpAuth.Required {
 		add(stepUpFailureModes)
+	}
+	if c.DryRun == ModeMandatory {
+		add(mandatoryDryRunFailureModes)
 	}
 	add(PipelineFailureModes)
 	if c.InputSchema != nil && c.InputSchema.Type == "object" {
@@ -427,14 +471,45 @@ func withControlArgs(c *Contract) *jsonschema.Schema {
 			MaxLength:   &maxLen,
 			Description: desc + IdempotencyKeyRule + ".",
 		}
-		if c.KeyRequired() && !slices.Contains(s.Required, ArgIdempotencyKey) {
-			s.Required = append(s.Required, ArgIdempotencyKey)
+	}
+	// The arguments a real call needs and a dry run does not: required, or,
+	// with a dry run offered, required when dryRun is not true.
+	var need []string
+	if c.HasSideEffects() && c.KeyRequired() {
+		need = append(need, ArgIdempotencyKey)
+	}
+	if c.DryRun == ModeMandatory {
+		need = append(need, ArgPlanHash)
+	}
+	switch {
+	case len(need) == 0:
+	case c.DryRun == ModeNone:
+		for _, n := range need {
+			if !slices.Contains(s.Required, n) {
+				s.Required = append(s.Required, n)
+			}
 		}
+	default:
+		dry := any(true)
+		s.AllOf = append(slices.Clone(s.AllOf), &jsonschema.Schema{
+			If:   &jsonschema.Schema{Required: []string{ArgDryRun}, Properties: map[string]*jsonschema.Schema{ArgDryRun: {Const: &dry}}},
+			Else: &jsonschema.Schema{Required: need},
+		})
 	}
 	if c.DryRun != ModeNone {
 		s.Properties[ArgDryRun] = &jsonschema.Schema{
 			Type:        "boolean",
 			Description: "When true, runs every check and says what the call would do, changing nothing.",
+		}
+	}
+	if c.DryRun == ModeMandatory {
+		n := PlanHashLen
+		s.Properties[ArgPlanHash] = &jsonschema.Schema{
+			Type:        "string",
+			MinLength:   &n,
+			MaxLength:   &n,
+			Pattern:     "^[0-9a-f]{64}$",
+			Description: "Required unless dryRun is true: the planHash a dry run of these same arguments answered (" + PlanHashRule + "). The call acts only on that plan: if what it would do changed since, it is refused plan_changed; dry-run again.",
 		}
 	}
 	return &s

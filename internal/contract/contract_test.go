@@ -87,6 +87,15 @@ func TestValidateRejects(t *testing.T) {
 			c.FailureModes = append(c.FailureModes, FailureMode{Code: "x_failed", Meaning: "again"})
 		}, "listed twice"},
 		{"output schema", func(c *Contract) { c.OutputSchema = nil }, "outputSchema"},
+		{"permission with a space", func(c *Contract) { c.Permissions = []string{"collections write"} }, "permissions[0] must be an OAuth scope-token"},
+		{"permission twice", func(c *Contract) { c.Permissions = []string{"a:b", "a:b"} }, "permissions[1] is listed twice"},
+		{"dry-run permissions without a dry run", func(c *Contract) { c.DryRun = ModeNone; c.DryRunPermissions = []string{"collections:read"} }, "dryRunPermissions applies only to a tool that offers a dry run"},
+		{"dry-run permissions empty", func(c *Contract) { c.DryRunPermissions = []string{} }, "dryRunPermissions, when given, names at least one scope"},
+		{"dry-run permission not a scope", func(c *Contract) { c.DryRunPermissions = []string{`say "read"`} }, "dryRunPermissions[0] must be an OAuth scope-token"},
+		{"dry-run permission twice", func(c *Contract) { c.DryRunPermissions = []string{"a:b", "a:b"} }, "dryRunPermissions[1] is listed twice"},
+		{"mandatory dry run of a read", func(c *Contract) {
+			c.RiskLevel, c.SideEffects, c.Idempotency, c.DryRun = Low, SideEffects{Changes: []string{}, OnRepeat: "nothing"}, Idempotency{Kind: "inherent"}, ModeMandatory
+		}, "a mandatory dry run guards side effects"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,5 +229,80 @@ func TestTextOnly(t *testing.T) {
 		if got := c.TextOnly(); got != tt.want {
 			t.Errorf("TextOnly() with output schema %+v = %v, want %v", tt.schema, got, tt.want)
 		}
+	}
+}
+
+// TestMandatoryDryRunContract: Finish declares planHash in the input schema of a contract whose
+// dry run is mandatory and adds dry_run_required and plan_changed to its failure modes; the
+// schema asks a real call for idempotencyKey and planHash, and a dry run for neither. A
+// contract with an optional dry run asks its dry run for no key either; without a dry run, the
+// key is plainly required.
+func TestMandatoryDryRunContract(t *testing.T) {
+	validate := func(c *Contract, doc map[string]any) error {
+		t.Helper()
+		r, err := c.InputSchema.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Validate(doc)
+	}
+	plan := strings.Repeat("0a", 32)
+	m := base(Critical)
+	m.DryRun, m.DryRunPermissions = ModeMandatory, []string{"collections:read"}
+	c, err := Finish(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []failure.Code{failure.DryRunRequired, failure.PlanChanged} {
+		if !c.Allows(code) {
+			t.Errorf("a mandatory dry run's contract does not list %s", code)
+		}
+	}
+	if p := c.InputSchema.Properties[ArgPlanHash]; p == nil || p.Type != "string" || *p.MinLength != PlanHashLen || *p.MaxLength != PlanHashLen {
+		t.Errorf("planHash declared as %+v, want a string of %d characters", p, PlanHashLen)
+	}
+	if slices.Contains(c.InputSchema.Required, ArgIdempotencyKey) || slices.Contains(c.InputSchema.Required, ArgPlanHash) {
+		t.Errorf("required = %v: a dry run needs neither idempotencyKey nor planHash", c.InputSchema.Required)
+	}
+	for _, tt := range []struct {
+		doc map[string]any
+		ok  bool
+	}{
+		{map[string]any{"dryRun": true}, true},
+		{map[string]any{"idempotencyKey": "k", "planHash": plan}, true},
+		{map[string]any{"dryRun": false, "idempotencyKey": "k", "planHash": plan}, true},
+		{map[string]any{"idempotencyKey": "k"}, false},
+		{map[string]any{"planHash": plan}, false},
+		{map[string]any{"dryRun": false, "idempotencyKey": "k"}, false},
+		{map[string]any{"idempotencyKey": "k", "planHash": strings.ToUpper(plan)}, false},
+	} {
+		if err := validate(c, tt.doc); (err == nil) != tt.ok {
+			t.Errorf("input schema on %v: %v, want valid %v", tt.doc, err, tt.ok)
+		}
+	}
+	if got := c.Summary()["dryRunPermissions"]; !slices.Equal(got.([]any), []any{"collections:read"}) {
+		t.Errorf("summary's dryRunPermissions = %v", got)
+	}
+	opt, err := Finish(base(High))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opt.Allows(failure.DryRunRequired) || opt.InputSchema.Properties[ArgPlanHash] != nil {
+		t.Error("an optional dry run's contract lists dry_run_required or declares planHash")
+	}
+	if err := validate(opt, map[string]any{"dryRun": true}); err != nil {
+		t.Errorf("an optional dry run without a key: %v, want valid", err)
+	}
+	if err := validate(opt, map[string]any{}); err == nil {
+		t.Error("a call of an optional dry run's tool without a key: valid, want idempotencyKey required")
+	}
+	none := base(High)
+	none.DryRun = ModeNone
+	nc, err := Finish(none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(nc.InputSchema.Required, ArgIdempotencyKey) || nc.InputSchema.AllOf != nil {
+		t.Errorf("without a dry run: required %v, allOf %v; want idempotencyKey required plainly", nc.InputSchema.Required, nc.InputSchema.AllOf)
 	}
 }

@@ -44,6 +44,8 @@ const (
 	RequestInProgress              Code = "request_in_progress"              // the key's first call is still running
 	RequestStateInvalid            Code = "request_state_invalid"            // a requestState that does not verify (protocol error)
 	MissingClientCapability        Code = "missing_client_capability"        // the client did not declare what the call needs (protocol error)
+	DryRunRequired                 Code = "dry_run_required"                 // a mandatory dry run was not made (or not for this plan): dry-run again
+	PlanChanged                    Code = "plan_changed"                     // the plan recomputed at the call differs from the dry run's: dry-run again
 )
 
 // Error is a domain error.

@@ -1,5 +1,6 @@
-// Package idempotency keeps the idempotency keys of tool calls with side effects and the spent
-// nonces of sealed request states, in the store (migration 00030), shared by every replica.
+// Package idempotency keeps the idempotency keys of tool calls with side effects, the spent
+// nonces of sealed request states (migration 00030) and the dry runs that calls of tools with
+// a mandatory dry run cite (00130, dryrun.go), in the store, shared by every replica.
 //
 // A call that carries a key reserves it with Begin inside the transaction of its effect and
 // stores its answer with Complete in the same transaction: the effect, its audit event and the
@@ -7,7 +8,7 @@
 // A retry with the same arguments (the same fingerprint) gets the stored answer byte for byte
 // and causes no new effect; other arguments are a conflict; a duplicate while the first call
 // still runs is told so at once. Keys expire after a TTL (COBRANCA_IDEMPOTENCY_TTL); Reap and
-// RunReaper delete expired keys and nonces.
+// RunReaper delete expired keys, nonces and dry runs.
 package idempotency
 
 import (
@@ -253,7 +254,7 @@ func (s *Store) SpendNonce(ctx context.Context, tx store.Tx, nonce []byte, expir
 	return nil
 }
 
-// Reap deletes the expired keys and nonces and returns how many rows it deleted.
+// Reap deletes the expired keys, nonces and dry runs and returns how many rows it deleted.
 func (s *Store) Reap(ctx context.Context, db store.Querier) (int64, error) {
 	now := s.now().UnixMicro()
 	keys, err := db.Exec(ctx, reapKeys, now)
@@ -264,7 +265,11 @@ func (s *Store) Reap(ctx context.Context, db store.Querier) (int64, error) {
 	if err != nil {
 		return keys, fmt.Errorf("idempotency: reap nonces: %w", err)
 	}
-	return keys + nonces, nil
+	dry, err := db.Exec(ctx, reapDryRuns, now)
+	if err != nil {
+		return keys + nonces, fmt.Errorf("idempotency: reap dry runs: %w", err)
+	}
+	return keys + nonces + dry, nil
 }
 
 // RunReaper reaps every interval until ctx is done, and returns promptly then. A failed run

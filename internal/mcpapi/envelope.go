@@ -419,6 +419,9 @@ type rpcRequest struct {
 	// more different ones (refused: duplicate_member); the audit event goes
 	// to the one served tool among them, if there is one (namedTool).
 	names []string
+	// args are params.arguments as sent (the first, when sent twice), for
+	// the scope check of a dry run (pipeline.Authorize).
+	args []byte
 }
 
 // readRequest reads body as one JSON-RPC request, or refuses it. Where
@@ -460,6 +463,11 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 			return end, ok
 		case "arguments":
 			args++
+			end, ok := skipValue(body, v)
+			if ok && args == 1 {
+				req.args = body[v:end]
+			}
+			return end, ok
 		case "_meta":
 			metas++
 		}

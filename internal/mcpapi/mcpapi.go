@@ -191,7 +191,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		decoders = func(name string) pipeline.Decoder { return h.pipe.Decoder(pr, name) }
 	}
 	call, plain := scanCall(body, decoders)
-	req := rpcRequest{method: "tools/call", id: call.id, name: call.name, named: true}
+	req := rpcRequest{method: "tools/call", id: call.id, name: call.name, named: true, args: call.args.raw}
 	if !plain {
 		var bad *refusal
 		req, bad = readRequest(body)
@@ -207,7 +207,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// name can be read, from a caller without the tool's scopes, is the 403
 	// challenge and a denied event, whatever else is wrong with it.
 	if tool != "" && h.scopes != nil {
-		if missing := h.pipe.Authorize(pr, tool); len(missing) > 0 {
+		if missing := h.pipe.Authorize(pr, tool, req.args); len(missing) > 0 {
 			h.scopes.WriteInsufficientScope(w, missing)
 			h.pipe.Refused(r.Context(), pr, tool, auditlog.Denied, failure.InsufficientScope)
 			return

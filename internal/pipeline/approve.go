@@ -76,6 +76,11 @@ func (p *Pipeline) approval(ctx context.Context, cl *callState, opened *reqstate
 		}
 	}
 	if act == nil {
+		// A person is asked to approve only a call that cites its dry run,
+		// where the tool's is mandatory; the approval then binds the plan.
+		if err := p.citedDryRun(ctx, p.db, cl); err != nil {
+			return "", cl.fail(err), true
+		}
 		preview, err := safely(t, func() (string, error) { return t.Preview(ctx, p.db, a.value) })
 		if err != nil {
 			return "", cl.fail(err), true

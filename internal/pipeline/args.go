@@ -17,12 +17,12 @@ import (
 const canonicalRule = "must be one JSON object with each member named once, every string valid Unicode (no unpaired surrogate) and every number within the range of a double"
 
 // control takes the arguments the pipeline reads itself (idempotencyKey,
-// dryRun) out of raw, checks them, and leaves in a.raw what the tool reads.
-// The arguments must have one reading: a member named twice, an unpaired
-// surrogate escape (at any level, the key included), or an integer beyond
-// ±2^53 is refused before anything reads them (a reader that keeps the
+// dryRun, planHash) out of raw, checks them, and leaves in a.raw what the
+// tool reads. The arguments must have one reading: a member named twice, an
+// unpaired surrogate escape (at any level, the key included), or an integer
+// beyond ±2^53 is refused before anything reads them (a reader that keeps the
 // first of two dryRun members must never see a dry run where the server
-// acts).
+// acts). A dry run needs no idempotency key, nor a plan hash (it makes one).
 func (a *args) control(c *contract.Contract, raw []byte) error {
 	if err := exactNumbers(raw); err != nil {
 		return err
@@ -37,21 +37,7 @@ func (a *args) control(c *contract.Contract, raw []byte) error {
 	a.checked = true
 	keyRaw, hasKey := obj[contract.ArgIdempotencyKey]
 	dryRaw, hasDry := obj[contract.ArgDryRun]
-	switch {
-	case hasKey && c.HasSideEffects():
-		if len(keyRaw) == 0 || keyRaw[0] != '"' {
-			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "must be a string"}
-		}
-		if err := json.Unmarshal(keyRaw, &a.key); err != nil {
-			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "must be a string"}
-		}
-		if err := idempotency.ValidKey(a.key); err != nil {
-			return err
-		}
-		delete(obj, contract.ArgIdempotencyKey)
-	case c.HasSideEffects() && c.KeyRequired():
-		return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "is required: " + contract.IdempotencyKeyRule + ", naming this call for safe retries"}
-	}
+	planRaw, hasPlan := obj[contract.ArgPlanHash]
 	if hasDry {
 		if c.DryRun == contract.ModeNone {
 			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgDryRun, Message: "this tool offers no dry run"}
@@ -65,7 +51,37 @@ func (a *args) control(c *contract.Contract, raw []byte) error {
 		}
 		delete(obj, contract.ArgDryRun)
 	}
-	if !hasKey && !hasDry {
+	switch {
+	case hasKey && c.HasSideEffects():
+		if len(keyRaw) == 0 || keyRaw[0] != '"' {
+			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "must be a string"}
+		}
+		if err := json.Unmarshal(keyRaw, &a.key); err != nil {
+			return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "must be a string"}
+		}
+		if err := idempotency.ValidKey(a.key); err != nil {
+			return err
+		}
+		delete(obj, contract.ArgIdempotencyKey)
+	case c.HasSideEffects() && c.KeyRequired() && !a.dryRun:
+		return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: "is required: " + contract.IdempotencyKeyRule + ", naming this call for safe retries"}
+	}
+	if c.DryRun == contract.ModeMandatory {
+		switch {
+		case hasPlan:
+			var h string
+			if len(planRaw) == 0 || planRaw[0] != '"' || json.Unmarshal(planRaw, &h) != nil || !idempotency.ValidPlanHash(h) {
+				return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgPlanHash, Message: "must be " + contract.PlanHashRule + ": the planHash a dry run of these arguments answered"}
+			}
+			if !a.dryRun { // a dry run makes a plan: the one cited is not its
+				a.plan = h
+			}
+			delete(obj, contract.ArgPlanHash)
+		case !a.dryRun:
+			return &failure.Error{Code: failure.DryRunRequired, Field: contract.ArgPlanHash, Message: "is required: this tool's dry run is mandatory. Call it with dryRun: true first, review what it would do, then call again with the same arguments and the planHash it answered. Nothing was done"}
+		}
+	}
+	if !hasKey && !hasDry && !(hasPlan && c.DryRun == contract.ModeMandatory) {
 		return nil // raw is the tool's as it is
 	}
 	b, err := json.Marshal(obj)

@@ -28,6 +28,9 @@ type callState struct {
 	confirmed *[]byte
 	// approval, for a critical call, is the approved action it executes.
 	approval string
+	// missing, for a dry run its dryRunPermissions allow, are the scopes
+	// of the contract's permissions the caller lacks.
+	missing []string
 }
 
 func (p *Pipeline) begin(ctx context.Context, c Call) *callState {

@@ -84,6 +84,17 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 				return errRollback
 			}
 		}
+		if cl.approval == "" && cl.confirmed == nil {
+			// A call no person approved or confirmed runs only on the plan
+			// of its caller's dry run, where the tool's is mandatory.
+			if err := p.citedDryRun(ctx, tx, cl); err != nil {
+				if _, ok := failure.As(err); !ok {
+					return err
+				}
+				end = &ending{failed: err}
+				return errRollback
+			}
+		}
 		if cl.confirmed != nil {
 			// The person confirmed a preview read before this transaction:
 			// the call runs only if it still does exactly that, as read now,

@@ -292,14 +292,20 @@ func (p *Pipeline) FastEligible(name string) bool {
 	return t != nil && t.Contract.RiskLevel == contract.Low && t.Run != nil && t.FastOutput
 }
 
-// Authorize returns the scopes the principal lacks for the served tool name
-// (none for a tool not served: that is answered as unknown).
-func (p *Pipeline) Authorize(pr *auth.Principal, name string) []string {
+// Authorize returns the scopes the principal lacks for a call of the served
+// tool name with args (none for a tool not served: that is answered as
+// unknown; none for a dry run its dryRunPermissions allow, which the tool
+// answers with what the real call would lack).
+func (p *Pipeline) Authorize(pr *auth.Principal, name string, args json.RawMessage) []string {
 	t := p.tools[name]
 	if t == nil {
 		return nil
 	}
-	return pr.MissingScopes(t.Contract.Permissions)
+	missing := pr.MissingScopes(t.Contract.Permissions)
+	if len(missing) > 0 && dryRunAllowed(t, pr, args) {
+		return nil
+	}
+	return missing
 }
 
 // Do runs one call: the numbered steps of the package doc, in order.
@@ -317,9 +323,13 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 		return res
 	}
 	cl.tool, cl.info.Tool = t, t.Contract.Name
-	// 2. Scopes.
+	// 2. Scopes; a dry run needs only the contract's dryRunPermissions, and
+	// the tool says what the real call would lack (MissingPermissions).
 	if missing := c.Principal.MissingScopes(t.Contract.Permissions); len(missing) > 0 {
-		return cl.denied(missing)
+		if !dryRunAllowed(t, c.Principal, c.Args) {
+			return cl.denied(missing)
+		}
+		cl.missing = missing
 	}
 	// 3. Tier rules. A critical call, whoever makes it, runs once a person
 	// approved it out of band (step 7); the approver passes the step-up
@@ -348,6 +358,9 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 		return cl.fail(err)
 	}
 	cl.args = a
+	if cl.missing != nil && !a.dryRun { // dryRunAllowed read it so; the one reading holds
+		return cl.denied(cl.missing)
+	}
 	// The request state of the previous round, when there is one. A state
 	// opens once: its nonce is spent as soon as it verifies, in a
 	// transaction of its own, whatever happens to the call afterwards (a
@@ -389,7 +402,10 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	}
 	// 6. Dry run.
 	if a.dryRun {
-		eff, err := safely(t, func() (Effect, error) { return t.DryRun(ctx, a.value) })
+		eff, err := safely(t, func() (Effect, error) { return t.DryRun(ctx, p.db, a.value) })
+		if err == nil && t.Contract.DryRun == contract.ModeMandatory {
+			err = p.recordDryRun(ctx, cl, eff.PlanHash)
+		}
 		return cl.complete(eff, err, c.Result)
 	}
 	// 7. Confirmation: a person approves a critical call out of band, or
@@ -402,6 +418,11 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 		cl.approval = id
 	}
 	if confirm {
+		if opened == nil { // a person is asked to confirm only a call that cites its dry run
+			if err := p.citedDryRun(ctx, p.db, cl); err != nil {
+				return cl.fail(err)
+			}
+		}
 		answered, seen, res := p.confirmation(ctx, cl, c, opened)
 		if !answered {
 			return res
@@ -470,14 +491,17 @@ func ApprovalFrom(ctx context.Context) string {
 
 // args are a call's arguments after validation.
 type args struct {
-	raw    []byte // as the tool reads them: without idempotencyKey and dryRun
+	raw    []byte // as the tool reads them: without idempotencyKey, dryRun and planHash
 	value  any
 	key    string
 	dryRun bool
-	// digest is the SHA-256 of the arguments' canonical form (RFC 8785)
-	// without the key: the idempotency fingerprint. binding, with the key,
-	// is what request states are bound to (bound, and in hex binding), and
-	// an approval names: the exact call.
+	plan   string // the planHash cited ("" for a dry run, or a tool whose dry run is not mandatory)
+	// plain is the SHA-256 of the arguments' canonical form (RFC 8785), what a
+	// dry run is recorded under; digest is it with the plan hash, when one is
+	// cited: the idempotency fingerprint. bound, with the key too, is what
+	// request states are bound to (in hex, binding), and an approval names:
+	// the exact call.
+	plain   [sha256.Size]byte
 	digest  [sha256.Size]byte
 	bound   [sha256.Size]byte
 	binding string
@@ -558,8 +582,16 @@ func (a *args) fingerprint() error {
 			return &failure.Error{Code: failure.InvalidArguments, Field: "arguments", Message: canonicalRule, Err: err}
 		}
 	}
-	a.digest, a.hashed = sha256.Sum256(cj), true
-	a.bound = sha256.Sum256(append(append([]byte(a.key), 0), cj...))
+	// No canonical form holds a NUL byte, nor does a key (ValidKey): the
+	// NULs keep the parts apart.
+	a.plain, a.hashed = sha256.Sum256(cj), true
+	a.digest = a.plain
+	var plan []byte
+	if a.plan != "" {
+		plan = append([]byte{0}, a.plan...)
+		a.digest = sha256.Sum256(append(slices.Clip(cj), plan...))
+	}
+	a.bound = sha256.Sum256(append(append(append([]byte(a.key), 0), cj...), plan...))
 	a.binding = hex.EncodeToString(a.bound[:])
 	return nil
 }

@@ -115,7 +115,9 @@ func tierTool(risk contract.Risk, n *counters, slow time.Duration) pipeline.Tool
 	t.Preview = func(_ context.Context, _ store.Querier, v any) (string, error) {
 		return "add one test_effect row for customer " + v.(*markArgs).Customer, nil
 	}
-	t.DryRun = func(_ context.Context, v any) (pipeline.Effect, error) { return result(v.(*markArgs), true), nil }
+	t.DryRun = func(_ context.Context, _ store.Querier, v any) (pipeline.Effect, error) {
+		return result(v.(*markArgs), true), nil
+	}
 	return t
 }
 
@@ -600,9 +602,8 @@ func TestFailClosedAtStart(t *testing.T) {
 	noDry := tierTool(contract.Medium, n, 0)
 	noDry.DryRun = nil
 	mandatory := tierTool(contract.Medium, n, 0)
-	c := *mandatory.Contract
-	c.DryRun = contract.ModeMandatory
-	mandatory.Contract = &c
+	mandatory.Contract = contracttest.WithMandatoryDryRun(mandatory.Contract)
+	mandatory.DryRun = nil
 	readAndRun := storeRead(nil)
 	readAndRun.Run = func(context.Context, any) (pipeline.Effect, error) { return pipeline.Effect{}, nil }
 	logicWrite := tierTool(contract.Medium, n, 0)
@@ -629,7 +630,7 @@ func TestFailClosedAtStart(t *testing.T) {
 		{"in-band confirmation without a preview", pipeline.Options{Tools: []pipeline.Tool{noPreview}, DB: db, Keys: keys, States: newRing(t)}, "Preview"},
 		{"in-band confirmation without request-state keys", pipeline.Options{Tools: []pipeline.Tool{high}, DB: db, Keys: keys}, "request-state keys"},
 		{"dry run offered, none given", pipeline.Options{Tools: []pipeline.Tool{noDry}, DB: db, Keys: keys}, "DryRun"},
-		{"mandatory dry run", pipeline.Options{Tools: []pipeline.Tool{mandatory}, DB: db, Keys: keys}, "mandatory"},
+		{"mandatory dry run, none given", pipeline.Options{Tools: []pipeline.Tool{mandatory}, DB: db, Keys: keys}, "mandatory"},
 		{"a write given as Logic", pipeline.Options{Tools: []pipeline.Tool{logicWrite}, DB: db, Keys: keys}, "Execute"},
 		{"twice", pipeline.Options{Tools: []pipeline.Tool{tierTool(contract.Low, n, 0), tierTool(contract.Low, n, 0)}}, "twice"},
 		{"a read of the store without a store", pipeline.Options{Tools: []pipeline.Tool{storeRead(nil)}}, "no store"},
@@ -782,7 +783,7 @@ func TestReadAndUnchanged(t *testing.T) {
 				return pipeline.Effect{Structured: map[string]any{"ok": true, "customer": "c1"}, Summary: "made"}, err
 			},
 		}
-		once.DryRun = func(context.Context, any) (pipeline.Effect, error) {
+		once.DryRun = func(context.Context, store.Querier, any) (pipeline.Effect, error) {
 			return pipeline.Effect{Structured: map[string]any{"ok": true, "customer": "c1"}}, nil
 		}
 		p, err := pipeline.New(pipeline.Options{Tools: []pipeline.Tool{read, once}, Auditor: pipelinetest.Auditor(t, db),

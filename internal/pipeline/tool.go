@@ -35,6 +35,12 @@ type Effect struct {
 	// idempotency key keeps the answer — and the audit event's outcome is
 	// unchanged instead of allowed.
 	Unchanged bool
+	// PlanHash, from the DryRun of a tool whose dry run is mandatory, is the
+	// plan: a SHA-256 in lower-case hex over exactly what the call would do
+	// (the tool's answer carries it too, for the caller to cite). The
+	// pipeline records it; Execute recomputes it in its transaction and
+	// answers failure.PlanChanged when it differs from PlanHashFrom.
+	PlanHash string
 	// AppendCanonicalArgs, when the logic has the decoded arguments at hand,
 	// appends their canonical encoding (RFC 8785) to a buffer: the audit log
 	// digests that instead of canonicalizing the raw arguments a second time.
@@ -90,7 +96,10 @@ type Tool struct {
 	Read     Read
 	Execute  Execute
 	Preview  Preview
-	DryRun   Run
+	// DryRun says what a call would do, changing nothing; it reads the
+	// store, where what would be done depends on it, through q (the
+	// pipeline's DB; nil when the pipeline has none).
+	DryRun Read
 	// FastOutput checks the result with internal/schema's hand-written
 	// checker over the bytes about to be sent (the bulk tool); otherwise
 	// jsonschema-go validates it.
@@ -194,6 +203,16 @@ func compile(t Tool, p *Pipeline) (*compiled, error) {
 	case contract.ModeOptional:
 		if t.DryRun == nil {
 			bad("its contract offers a dry run: give DryRun")
+		}
+	case contract.ModeMandatory:
+		// The pipeline records each dry run (with the plan hash DryRun
+		// returns) and lets through only a call citing one (dryrun.go);
+		// Execute recomputes the plan (PlanHashFrom) and answers plan_changed.
+		if t.DryRun == nil {
+			bad("its contract makes a dry run mandatory: give DryRun, returning Effect.PlanHash")
+		}
+		if p.keys == nil {
+			bad("a mandatory dry run is recorded in the store: the pipeline has no idempotency key store")
 		}
 	default:
 		bad("dryRun %q has no check in the pipeline yet", c.DryRun)

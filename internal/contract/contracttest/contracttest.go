@@ -21,7 +21,7 @@ func New(name string, risk contract.Risk, permissions ...string) *contract.Contr
 	c := contract.Contract{
 		Name: name, Title: "Test " + name, Description: "test tool", Category: "test",
 		RiskLevel:    risk,
-		InputSchema:  &jsonschema.Schema{Type: "object"},
+		InputSchema:  declaredInput(),
 		OutputSchema: &jsonschema.Schema{Type: "object", Required: []string{"ok"}, Properties: map[string]*jsonschema.Schema{"ok": {Type: "boolean"}}},
 		Permissions:  permissions,
 		SideEffects:  contract.SideEffects{Changes: []string{}, OnRepeat: "nothing"},
@@ -44,11 +44,32 @@ func New(name string, risk contract.Risk, permissions ...string) *contract.Contr
 	return fc
 }
 
-// WithDryRun returns a copy of c, a finished contract, that offers an
-// optional dry run (its input schema then declares dryRun).
+// declaredInput is the input schema of New's contracts as declared: any object.
+func declaredInput() *jsonschema.Schema { return &jsonschema.Schema{Type: "object"} }
+
+// WithDryRun returns a copy of c, a contract of New, that offers an
+// optional dry run (its input schema then declares dryRun, and needs no
+// idempotencyKey with it).
 func WithDryRun(c *contract.Contract) *contract.Contract {
 	cp := *c
+	cp.InputSchema = declaredInput() // finished again from the declaration
 	cp.DryRun = contract.ModeOptional
+	fc, err := contract.Finish(cp)
+	if err != nil {
+		panic(err)
+	}
+	return fc
+}
+
+// WithMandatoryDryRun returns a copy of c, a contract of New above the low tier, whose dry
+// run is mandatory (its input schema then declares dryRun and planHash, and its failure modes
+// dry_run_required and plan_changed); dryRunPermissions, when given, are the lesser scopes a
+// dry run needs.
+func WithMandatoryDryRun(c *contract.Contract, dryRunPermissions ...string) *contract.Contract {
+	cp := *c
+	cp.InputSchema = declaredInput() // finished again from the declaration
+	cp.DryRun = contract.ModeMandatory
+	cp.DryRunPermissions = dryRunPermissions
 	fc, err := contract.Finish(cp)
 	if err != nil {
 		panic(err)

@@ -1,12 +1,15 @@
 package pipelinetest
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/store"
 )
 
 // Asked is what a critical call waiting for its approval was answered: the approval's id and
@@ -56,4 +59,17 @@ func (a Asked) Retry(c pipeline.Call) pipeline.Call {
 		c.Responses = map[string]json.RawMessage{"approval": json.RawMessage(`{"action":"accept"}`)}
 	}
 	return c
+}
+
+// Approve records, in db, a person's approval of the pending call id (in approvals, the
+// pipeline's store): what the approval page does once its checks pass.
+func Approve(t testing.TB, db store.DB, approvals *approval.Store, id string) {
+	t.Helper()
+	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		_, err := approvals.Decide(ctx, tx, id, true, approval.Approver{Subject: "approver", ACR: "urn:mfa"})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("approve %s: %v", id, err)
+	}
 }

@@ -12,8 +12,12 @@ import (
 	"github.com/cobranca/cobranca/internal/store"
 )
 
-// effectsTable holds Effectful's rows: portable SQL on both dialects.
-const effectsTable = `CREATE TABLE IF NOT EXISTS pipelinetest_effect (tool TEXT NOT NULL)`
+// effectsTable holds Effectful's rows, planTable the version of Planned's plans: portable SQL
+// on both dialects.
+const (
+	effectsTable = `CREATE TABLE IF NOT EXISTS pipelinetest_effect (tool TEXT NOT NULL)`
+	planTable    = `CREATE TABLE IF NOT EXISTS pipelinetest_plan (tool TEXT PRIMARY KEY, version INTEGER NOT NULL)`
+)
 
 // PublicURL is where WithStore's pipelines send people to approve calls.
 const PublicURL = "https://cobranca.test"
@@ -21,11 +25,13 @@ const PublicURL = "https://cobranca.test"
 // WithStore returns opts set to run tools with side effects in db, a
 // migrated store: its idempotency keys (internal/idempotency), its
 // approvals (internal/approval, unless opts has a store of its own) and
-// the table of Effectful's rows, which it creates.
+// the tables of Effectful's rows and Planned's plans, which it creates.
 func WithStore(t testing.TB, db store.DB, opts pipeline.Options) pipeline.Options {
 	t.Helper()
-	if _, err := db.Exec(context.Background(), effectsTable); err != nil {
-		t.Fatal(err)
+	for _, table := range []string{effectsTable, planTable} {
+		if _, err := db.Exec(context.Background(), table); err != nil {
+			t.Fatal(err)
+		}
 	}
 	keys, err := idempotency.New(db.Dialect(), time.Hour, opts.Now)
 	if err != nil {
@@ -67,7 +73,7 @@ func Effectful(c *contract.Contract, ran func()) pipeline.Tool {
 		},
 	}
 	if c.DryRun != contract.ModeNone {
-		t.DryRun = func(context.Context, any) (pipeline.Effect, error) {
+		t.DryRun = func(context.Context, store.Querier, any) (pipeline.Effect, error) {
 			return pipeline.Effect{Structured: map[string]any{"ok": true, "dryRun": true}, Summary: "would change a test row"}, nil
 		}
 	}

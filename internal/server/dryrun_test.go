@@ -1,0 +1,96 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/contract/contracttest"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
+)
+
+// plannedTool is a critical test tool whose dry run is mandatory and needs only test:read.
+const plannedTool = "test.planned"
+
+// withPlanned adds plannedTool to e's tools (call it before e.server).
+func withPlanned(e *tierEnv) {
+	c := contracttest.WithMandatoryDryRun(contracttest.New(plannedTool, contract.Critical, "test:send"), "test:read")
+	e.tools = append(e.tools, pipelinetest.Planned(c, nil))
+}
+
+// TestDryRunPermissionsOverHTTP: a token holding a tool's dryRunPermissions but not its
+// permissions is not refused 403 for a dry run: the tool answers it, saying which scopes the
+// real call would lack; the real call by the same token is the 403 insufficient_scope
+// challenge, before its arguments are looked at, on both revisions and both paths.
+func TestDryRunPermissionsOverHTTP(t *testing.T) {
+	e := newTierEnv(t, 0)
+	withPlanned(e)
+	s := e.server(t, tierServer{})
+	reader := e.mint(t, "alice", "collector-bot", "test:read")
+	dry := map[string]any{"customer": "c1", "dryRun": true}
+	real := map[string]any{"customer": "c1", "idempotencyKey": "k1", "planHash": strings.Repeat("0", 64)}
+	for _, version := range protocolVersions {
+		sess := connectAs(t, s.URL, reader, version, clientOpts(true, neverElicit(t)))
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: plannedTool, Arguments: dry})
+		if o := outcome(t, res, err); o != "complete" {
+			t.Fatalf("%s: a reader's dry run: %s, want complete", version, o)
+		}
+		var out struct{ MissingPermissions []string }
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &out); err != nil || !slices.Equal(out.MissingPermissions, []string{"test:send"}) {
+			t.Errorf("%s: a reader's dry run answered %s, want missingPermissions [test:send]", version, b)
+		}
+		resp, body := rawCall(t, s.URL, reader, version, 1, plannedTool, real, nil, nil)
+		challenge := resp.Header.Get("WWW-Authenticate")
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(challenge, `error="insufficient_scope"`) || !strings.Contains(challenge, `scope="test:send"`) {
+			t.Errorf("%s: a reader's real call: %d %q %s, want 403 insufficient_scope naming test:send", version, resp.StatusCode, challenge, body)
+		}
+		// A real call disguised as a dry run by a second dryRun member is refused as well.
+		resp, body = rawCallBody(t, s.URL, reader, version,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+plannedTool+`","arguments":{"customer":"c1","dryRun":true,"dryRun":false}}}`)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: two dryRun members: %d %s, want 403", version, resp.StatusCode, body)
+		}
+	}
+	if n := pipelinetest.Effects(t, e.db, plannedTool); n != 0 {
+		t.Errorf("%d effects", n)
+	}
+	// Without the dry run's scope, the dry run is the 403 too.
+	other := e.mint(t, "alice", "collector-bot", "test:low")
+	resp, body := rawCall(t, s.URL, other, "2025-11-25", 1, plannedTool, dry, nil, nil)
+	if resp.StatusCode != http.StatusForbidden || strings.Contains(string(body), string(failure.DryRunRequired)) {
+		t.Errorf("a dry run without test:read: %d %s, want 403", resp.StatusCode, body)
+	}
+}
+
+// rawCallBody posts body, a tools/call of plannedTool, to url's /mcp as tok on version.
+func rawCallBody(t *testing.T, url, tok, version, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url+"/mcp", bytes.NewReader([]byte(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", version)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, out
+}
