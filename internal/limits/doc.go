@@ -17,8 +17,9 @@
 // Three policies apply: per principal (subject + client id) and per origin
 // (client IP) at the HTTP edge, answered with 429 and the RateLimit headers
 // before any MCP work; and per principal × risk tier inside a tool call
-// (medium and high share the "write" budget, critical has its own), answered
-// with the tool error rate_limited.
+// (medium, high and critical calls share the "write" budget; the "critical"
+// budget counts the approvals critical calls ask people for), answered with
+// the tool error rate_limited.
 //
 // When the store does not answer within the configured timeout, the HTTP
 // limits go on under a local limiter holding each budget divided by the

@@ -51,8 +51,8 @@ type chainer interface {
 type Policies struct {
 	Principal Limit // per principal (subject + client id), every request to /mcp
 	Origin    Limit // per client IP, every request to /mcp
-	Write     Limit // per principal, calls of medium- and high-tier tools
-	Critical  Limit // per principal, calls of critical-tier tools
+	Write     Limit // per principal, calls of medium-, high- and critical-tier tools
+	Critical  Limit // per principal, approvals critical calls ask people for
 }
 
 // DefaultStoreTimeout is the StoreTimeout of Options that leave it zero
@@ -338,19 +338,32 @@ func (l *Limiter) Budgeted(risk contract.Risk) bool { return risk != contract.Lo
 // rate_limited (with RetryAfter) when the budget is spent, and a
 // *failure.Error unavailable when the store cannot be asked: budgets guard
 // state changes, so they fail closed. Low-tier calls have no tier budget
-// (the principal and origin limits cover them).
+// (the principal and origin limits cover them). Medium, high and critical
+// calls spend the write budget: a critical call's own budget is spent only
+// when it asks a person for an approval (Approval), so a dry run, the
+// approved retry and a repeat of a key spend only the write budget.
 func (l *Limiter) Tier(ctx context.Context, principalKey string, risk contract.Risk) error {
-	if !l.Budgeted(risk) {
-		return nil
-	}
-	var policy string
-	var lim Limit
 	switch risk {
-	case contract.Medium, contract.High:
-		policy, lim = "write", l.opts.Policies.Write
-	default: // critical, and forbidden should it ever reach here
-		policy, lim = "critical", l.opts.Policies.Critical
+	case contract.Low:
+		return nil
+	case contract.Medium, contract.High, contract.Critical:
+		return l.spend(ctx, "write", l.opts.Policies.Write, principalKey, "medium-, high- and critical-tier calls")
 	}
+	// forbidden, should it ever reach here: the scarcest budget
+	return l.spend(ctx, "critical", l.opts.Policies.Critical, principalKey, string(risk)+"-tier calls")
+}
+
+// Approval enforces the per-principal budget of approvals asked for (the
+// critical budget): spent once for each pending approval a critical call
+// creates, the thing that asks a person for something. Its answers are
+// Tier's.
+func (l *Limiter) Approval(ctx context.Context, principalKey string) error {
+	return l.spend(ctx, "critical", l.opts.Policies.Critical, principalKey, "approvals asked for")
+}
+
+// spend takes one call from policy's budget lim for principalKey; what names the calls it
+// counts, for the refusal's message.
+func (l *Limiter) spend(ctx context.Context, policy string, lim Limit, principalKey, what string) error {
 	d, err := l.check(ctx, policy, lim, principalKey, true)
 	switch {
 	case errors.Is(err, errStoreDown):
@@ -360,7 +373,7 @@ func (l *Limiter) Tier(ctx context.Context, principalKey string, risk contract.R
 	case !d.Allowed:
 		return &failure.Error{
 			Code:       failure.RateLimited,
-			Message:    fmt.Sprintf("too many %s-tier calls; retry in %d ms", risk, d.RetryAfterMillis()),
+			Message:    fmt.Sprintf("too many %s; retry in %d ms", what, d.RetryAfterMillis()),
 			RetryAfter: time.Duration(d.RetryAfterMillis()) * time.Millisecond,
 		}
 	}

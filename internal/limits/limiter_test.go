@@ -217,17 +217,21 @@ func TestTierBudgets(t *testing.T) {
 	if !ok || fe.Code != failure.RateLimited || fe.RetryAfter != time.Second {
 		t.Fatalf("medium over the write budget: %v, want rate_limited retry after 1s", err)
 	}
-	// Critical has its own budget, untouched by the writes.
-	if err := l.Tier(ctx, alice, contract.Critical); err != nil {
-		t.Fatalf("first critical: %v", err)
+	// A critical call spends the write budget too: alice's is spent.
+	if fe, ok := failure.As(l.Tier(ctx, alice, contract.Critical)); !ok || fe.Code != failure.RateLimited {
+		t.Fatalf("critical over the write budget: %v, want rate_limited", fe)
 	}
-	fe, ok = failure.As(l.Tier(ctx, alice, contract.Critical))
-	if !ok || fe.Code != failure.RateLimited || fe.RetryAfter != 6*time.Minute {
-		t.Fatalf("second critical: %v, want rate_limited retry after 6m", fe)
+	// The critical budget counts approvals asked for, untouched by the calls.
+	if err := l.Approval(ctx, alice); err != nil {
+		t.Fatalf("first approval: %v", err)
+	}
+	fe, ok = failure.As(l.Approval(ctx, alice))
+	if !ok || fe.Code != failure.RateLimited || fe.RetryAfter != 6*time.Minute || !strings.Contains(fe.Message, "approvals") {
+		t.Fatalf("second approval: %v, want rate_limited retry after 6m, about approvals", fe)
 	}
 	// Budgets are per principal.
-	if err := l.Tier(ctx, limits.PrincipalKey("bob", "agent-1"), contract.Critical); err != nil {
-		t.Fatalf("another principal's critical: %v", err)
+	if err := l.Approval(ctx, limits.PrincipalKey("bob", "agent-1")); err != nil {
+		t.Fatalf("another principal's approval: %v", err)
 	}
 	c.Advance(time.Second)
 	if err := l.Tier(ctx, alice, contract.High); err != nil {

@@ -11,7 +11,9 @@
 //     (step 7); step-up (RFC 9470) where the contract asks; an agent may not
 //     run a high-tier tool alone;
 //  4. tier budget — the caller's rate limit for the tool's tier, spent before
-//     any work, so a refused call is never validated;
+//     any work, so a refused call is never validated (a critical call spends
+//     the write budget here, and the critical budget only when it asks a
+//     person for an approval, step 7);
 //  5. validation — the arguments against the input schema, strictly;
 //  6. dry run — what the call would do, changing nothing;
 //  7. confirmation — a critical call is recorded as a pending action and
@@ -157,6 +159,9 @@ type TierLimits interface {
 	Tier(ctx context.Context, principalKey string, risk contract.Risk) error
 	// Budgeted reports whether Tier spends a budget for the risk tier.
 	Budgeted(risk contract.Risk) bool
+	// Approval spends the budget of approvals asked for: once for each
+	// pending approval a critical call creates.
+	Approval(ctx context.Context, principalKey string) error
 }
 
 // Options configure a Pipeline.
@@ -341,14 +346,10 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 		}
 	}
 	confirm := t.Contract.Confirmation == contract.ConfirmInBand && c.Principal.IsAgent()
-	// 4. Tier budget (per subject and client: an agent's budget is its
-	// client's on the user's behalf, whichever actor it names).
+	// 4. Tier budget (a critical call's is the write budget: its own is
+	// spent when it asks a person, step 7).
 	if p.limits != nil {
-		var key string
-		if c.Principal != nil {
-			key = limits.PrincipalKey(c.Principal.Subject, c.Principal.ClientID)
-		}
-		if err := p.limits.Tier(ctx, key, t.Contract.RiskLevel); err != nil {
+		if err := p.limits.Tier(ctx, budgetKey(c.Principal), t.Contract.RiskLevel); err != nil {
 			return cl.fail(err)
 		}
 	}
@@ -594,6 +595,16 @@ func (a *args) fingerprint() error {
 	a.bound = sha256.Sum256(append(append(append([]byte(a.key), 0), cj...), plan...))
 	a.binding = hex.EncodeToString(a.bound[:])
 	return nil
+}
+
+// budgetKey is whose budgets a call spends: its subject's through its client
+// (an agent's budget is its client's on the user's behalf, whichever actor
+// it names); "" for no caller.
+func budgetKey(pr *auth.Principal) string {
+	if pr == nil {
+		return ""
+	}
+	return limits.PrincipalKey(pr.Subject, pr.ClientID)
 }
 
 // checkStepUp is RFC 9470 for the human calling t.

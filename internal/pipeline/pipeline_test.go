@@ -318,6 +318,9 @@ func (budgetSpent) Tier(context.Context, string, contract.Risk) error {
 	return &failure.Error{Code: failure.RateLimited, Message: "slow down", RetryAfter: 3 * time.Second}
 }
 func (budgetSpent) Budgeted(contract.Risk) bool { return true }
+func (b budgetSpent) Approval(ctx context.Context, _ string) error {
+	return b.Tier(ctx, "", contract.Critical)
+}
 
 // TestRateLimitedNeverValidated: a call over its tier budget is refused
 // before its arguments are decoded, and never runs.
