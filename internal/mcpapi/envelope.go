@@ -420,8 +420,9 @@ type rpcRequest struct {
 	// to the one served tool among them, if there is one (namedTool).
 	names []string
 	// args are params.arguments as sent (the first, when sent twice), for
-	// the scope check of a dry run (pipeline.Authorize).
-	args []byte
+	// the scope check of a dry run (pipeline.Authorize); meta is params._meta
+	// as sent (the first), for its progress token.
+	args, meta []byte
 }
 
 // readRequest reads body as one JSON-RPC request, or refuses it. Where
@@ -470,6 +471,11 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 			return end, ok
 		case "_meta":
 			metas++
+			end, ok := skipValue(body, v)
+			if ok && metas == 1 {
+				req.meta = body[v:end]
+			}
+			return end, ok
 		}
 		return skipValue(body, v)
 	}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -108,13 +110,24 @@ var bothPaths = []struct {
 // ones carry the _meta triple and the Mcp-Method/Mcp-Name headers.
 type revision struct {
 	version string
+	// progress: the call's _meta carries a progress token (it is served
+	// as an event stream).
+	progress bool
 }
 
-var bothRevisions = []revision{{"2025-11-25"}, {protocol20260728}}
+var bothRevisions = []revision{{version: "2025-11-25"}, {version: protocol20260728}}
+
+// withProgress are bothRevisions' calls carrying a progress token.
+var withProgress = []revision{{version: "2025-11-25", progress: true}, {version: protocol20260728, progress: true}}
 
 func (v revision) meta() string {
-	if v.version != protocol20260728 {
+	switch {
+	case v.version != protocol20260728 && v.progress:
+		return `"_meta":{"progressToken":"p-1"},`
+	case v.version != protocol20260728:
 		return ""
+	case v.progress:
+		return strings.Replace(meta2026, `"_meta":{`, `"_meta":{"progressToken":"p-1",`, 1) + ","
 	}
 	return meta2026 + ","
 }
@@ -216,6 +229,11 @@ func refusedCalls(v revision) []refusedCase {
 		{"name twice, the other not served", v.call("7", "test.counted", `{}`, `"name":"no.such_tool",`), hdr, 400, "duplicate_member"},
 		{"name twice, after the arguments", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + v.meta() + `"name":"test.counted","arguments":{},"name":"test.counted"}}`, hdr, 400, "duplicate_member"},
 	}
+	if v.version != protocol20260728 {
+		// go-sdk refuses these params before dispatch, inside its answer: on an event stream
+		// when the call carries a progress token, read from it and rewritten all the same.
+		tests = append(tests, refusedCase{"inputResponses not an object", v.call("7", "test.counted", `{}`, `"inputResponses":5,`), hdr, 200, "invalid_params"})
+	}
 	if v.version == protocol20260728 {
 		tests = append(tests,
 			refusedCase{"Mcp-Name mismatch", call, with("Mcp-Name", "test.other"), 400, "header_mismatch"},
@@ -231,8 +249,8 @@ func refusedCalls(v revision) []refusedCase {
 // a stable code; a call the pipeline ran leaves exactly one too.
 func TestRefusedCallsAudited(t *testing.T) {
 	for _, p := range bothPaths {
-		for _, v := range bothRevisions {
-			t.Run(p.name+"/"+v.version, func(t *testing.T) {
+		for _, v := range slices.Concat(bothRevisions, withProgress) {
+			t.Run(fmt.Sprintf("%s/%s/progress=%v", p.name, v.version, v.progress), func(t *testing.T) {
 				s := newFrontServer(t, p.slow, "test:run")
 				for _, tt := range refusedCalls(v) {
 					status, out := s.post(t, v.version, tt.body, tt.hdr)
@@ -330,8 +348,8 @@ func TestAnswersNeverEchoRequest(t *testing.T) {
 	const notified = "notifications/initialized"
 	const notification = `{"jsonrpc":"2.0","method":"` + notified + `"}`
 	for _, p := range bothPaths {
-		for _, v := range bothRevisions {
-			t.Run(p.name+"/"+v.version, func(t *testing.T) {
+		for _, v := range slices.Concat(bothRevisions, withProgress) {
+			t.Run(fmt.Sprintf("%s/%s/progress=%v", p.name, v.version, v.progress), func(t *testing.T) {
 				s := newFrontServer(t, p.slow, "collections:read", "test:run")
 				hdr := v.headers("tools/call", collections.AnalyzeName)
 				with := func(k, val string) map[string]string { return overriding(hdr, k, val) }
@@ -581,7 +599,7 @@ func TestSDKRefusalAfterDispatchAuditedOnce(t *testing.T) {
 	caller := &auth.Principal{Subject: "s", Scopes: []string{"other:read"}}
 	req = req.WithContext(auth.WithPrincipal(req.Context(), caller))
 	w := httptest.NewRecorder()
-	s.h.serveSDK(w, req, caller, []byte(body), "test.counted") // past the front's checks
+	s.h.serveSDK(w, req, caller, []byte(body), "test.counted", false) // past the front's checks
 	want := `{"jsonrpc":"2.0","id":3,"error":{"code":` + strconv.FormatInt(errInsufficientScope.Code, 10) + `,"message":"` + errInsufficientScope.Message + `"}}`
 	if got := w.Body.String(); got != want || errInsufficientScope.Code != jsonrpc.CodeInvalidRequest {
 		t.Errorf("answer %s, want %s", got, want)
@@ -625,7 +643,7 @@ func TestNestingLimit(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			s := newFrontServer(t, p.slow, "test:run")
 			for levels, want := range map[int]int{maxDepth: http.StatusOK, maxDepth + 1: http.StatusBadRequest} {
-				body := revision{"2025-11-25"}.call("1", "test.counted", nest(levels), "")
+				body := revision{version: "2025-11-25"}.call("1", "test.counted", nest(levels), "")
 				if n := nesting([]byte(body)); n != levels+2 {
 					t.Fatalf("the body nests %d levels, want %d", n, levels+2)
 				}

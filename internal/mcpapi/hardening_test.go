@@ -20,7 +20,7 @@ import (
 // (SEP-2575; go-sdk's extractErrorStatus), whoever answers it: go-sdk (a
 // request state that does not verify) or the front (an unknown tool).
 func TestInvalidParamsStatus(t *testing.T) {
-	v := revision{protocol20260728}
+	v := revision{version: protocol20260728}
 	for _, p := range bothPaths {
 		t.Run(p.name, func(t *testing.T) {
 			s := newFrontServer(t, p.slow, "test:run")
@@ -62,7 +62,7 @@ func TestToolPanic(t *testing.T) {
 		}))
 		defer s.Close()
 		fs := &frontServer{Server: s, h: h, rec: rec}
-		v := revision{"2025-11-25"}
+		v := revision{version: "2025-11-25"}
 		status, out := fs.post(t, v.version, v.call("1", "test.boom", `{}`, ""), nil)
 		if status != http.StatusOK || !bytes.Contains(out, []byte(`"code":"internal_error"`)) || bytes.Contains(out, []byte("index out of range")) {
 			t.Fatalf("panicking tool answered %d:\n%s\nwant an internal error with no detail of the panic", status, out)

@@ -57,12 +57,15 @@ type Options struct {
 // go-sdk's stateless Streamable HTTP handler, whose error messages it
 // replaces with its own.
 type Handler struct {
-	log      *slog.Logger
-	maxBody  int64
-	sdk      http.Handler
-	pipe     *pipeline.Pipeline
-	slowOnly bool
-	scopes   ScopeChallenger
+	log     *slog.Logger
+	maxBody int64
+	sdk     http.Handler
+	// sdkStream is go-sdk's handler answering with an event stream: a call
+	// carrying a progress token gets its progress notifications on it.
+	sdkStream http.Handler
+	pipe      *pipeline.Pipeline
+	slowOnly  bool
+	scopes    ScopeChallenger
 	// fastCalls counts the calls the fast path answered.
 	fastCalls atomic.Int64
 	// impl is the server's implementation info, which every 2026-07-28
@@ -116,7 +119,7 @@ func New(opts Options) (*Handler, error) {
 	if err := h.addPrompts(srv, opts.Prompts); err != nil {
 		return nil, err
 	}
-	h.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	sdkOpts := mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
 		Logger:       sdkLog,
@@ -124,13 +127,20 @@ func New(opts Options) (*Handler, error) {
 		// configured allow-lists (the SDK's check knows only loopback).
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        opts.MaxBodyBytes,
-	})
+	}
+	getServer := func(*http.Request) *mcp.Server { return srv }
+	h.sdk = mcp.NewStreamableHTTPHandler(getServer, &sdkOpts)
+	// With JSONResponse go-sdk drops every message but the answer (a
+	// stateless server has no other stream to send it on): a call that asks
+	// for progress is served as an event stream instead (progress.go).
+	sdkOpts.JSONResponse = false
+	h.sdkStream = mcp.NewStreamableHTTPHandler(getServer, &sdkOpts)
 	return h, nil
 }
 
 // callTool is the go-sdk handler of every tool: the call, adapted.
 func (h *Handler) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	res, err := h.do(ctx, req, req.Params.Name, req.Params.Arguments, req.Params.InputResponses, req.Params.RequestState)
+	res, err := h.do(ctx, req, req.Params.Name, req.Params.Arguments, req.Params.InputResponses, req.Params.RequestState, progressOf(ctx, req))
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +149,7 @@ func (h *Handler) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 
 // do runs the call go-sdk dispatched (a tools/call, or a prompts/get of a
 // tool served as a prompt) through the pipeline.
-func (h *Handler) do(ctx context.Context, req declaring, name string, args json.RawMessage, answers mcp.InputResponseMap, state string) (pipeline.Result, error) {
+func (h *Handler) do(ctx context.Context, req declaring, name string, args json.RawMessage, answers mcp.InputResponseMap, state string, progress func(done, total int64, message string)) (pipeline.Result, error) {
 	dispatched(ctx)
 	pr, _ := auth.PrincipalFrom(ctx)
 	responses, err := inputResponses(answers)
@@ -153,6 +163,7 @@ func (h *Handler) do(ctx context.Context, req declaring, name string, args json.
 		Client:    clientOf(req),
 		Responses: responses,
 		State:     state,
+		Progress:  progress,
 	}), nil
 }
 
@@ -191,7 +202,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		decoders = func(name string) pipeline.Decoder { return h.pipe.Decoder(pr, name) }
 	}
 	call, plain := scanCall(body, decoders)
-	req := rpcRequest{method: "tools/call", id: call.id, name: call.name, named: true, args: call.args.raw}
+	req := rpcRequest{method: "tools/call", id: call.id, name: call.name, named: true, args: call.args.raw, meta: call.meta}
 	if !plain {
 		var bad *refusal
 		req, bad = readRequest(body)
@@ -233,7 +244,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.serveSDK(w, r, pr, body, tool)
+	h.serveSDK(w, r, pr, body, tool, tool != "" && hasProgressToken(req.meta))
 }
 
 // namedTool is the tool a tools/call names whose calls are audited (a
@@ -290,13 +301,25 @@ func (h *Handler) route(w http.ResponseWriter, req rpcRequest) (_ *refusal, done
 // tool that go-sdk refused before dispatch (a header or _meta that does not
 // match the body, params it cannot decode) is audited here; one it
 // dispatched was audited by the pipeline.
-func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, pr *auth.Principal, body []byte, tool string) {
-	var d dispatch
+//
+// A call carrying a progress token (every request that gets here accepts an
+// event stream: checkHeaders) is served by go-sdk's event-stream handler;
+// once the pipeline runs it, go-sdk's events — progress notifications, then
+// the answer — pass straight through (progress.go).
+func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, pr *auth.Principal, body []byte, tool string, progress bool) {
+	d := dispatch{stream: progress}
 	r = r.WithContext(context.WithValue(r.Context(), dispatchKey{}, &d))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	sw := &sdkWriter{header: http.Header{}}
-	h.sdk.ServeHTTP(sw, r)
+	sdk := h.sdk
+	if progress {
+		sdk, sw.out, sw.dispatch = h.sdkStream, w, &d
+	}
+	sdk.ServeHTTP(sw, r)
+	if sw.passed {
+		return // the call ran: the pipeline audited it
+	}
 	if f := sw.send(w, r, d.ran.Load()); f != nil && tool != "" && !d.ran.Load() {
 		h.pipe.Refused(r.Context(), pr, tool, f.outcome(), f.code)
 	}
@@ -304,7 +327,11 @@ func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, pr *auth.Prin
 
 // dispatch records that go-sdk ran a tool handler for the request: the
 // pipeline audits every call it runs, so the front must not audit it again.
-type dispatch struct{ ran atomic.Bool }
+// stream: the request is served as an event stream, for its progress.
+type dispatch struct {
+	ran    atomic.Bool
+	stream bool
+}
 
 type dispatchKey struct{}
 

@@ -53,7 +53,7 @@ func (h *Handler) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	if err != nil {
 		return nil, err
 	}
-	res, err := h.do(ctx, req, req.Params.Name, raw, req.Params.InputResponses, req.Params.RequestState)
+	res, err := h.do(ctx, req, req.Params.Name, raw, req.Params.InputResponses, req.Params.RequestState, nil)
 	if err != nil {
 		return nil, err
 	}

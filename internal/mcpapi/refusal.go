@@ -217,11 +217,18 @@ func (f *refusal) outcome() Outcome {
 
 // sdkWriter holds go-sdk's answer to a request until the front has checked
 // it: go-sdk's error messages repeat the request, so they are replaced
-// (rewrite) before anything is sent.
+// (rewrite) before anything is sent. A call served as an event stream
+// (out set) is passed through to out as soon as the pipeline runs it
+// (dispatch): from then on go-sdk writes only the call's own events —
+// progress notifications and the pipeline's answer — which must reach the
+// client as they are written.
 type sdkWriter struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
+	header   http.Header
+	status   int
+	body     bytes.Buffer
+	out      http.ResponseWriter
+	dispatch *dispatch
+	passed   bool // the answer went to out as go-sdk wrote it
 }
 
 func (s *sdkWriter) Header() http.Header { return s.header }
@@ -236,7 +243,33 @@ func (s *sdkWriter) Write(p []byte) (int, error) {
 	if s.status == 0 {
 		s.status = http.StatusOK
 	}
+	if !s.passed && s.out != nil && s.dispatch.ran.Load() && s.status == http.StatusOK && eventStream(s.header) {
+		s.pass()
+	}
+	if s.passed {
+		return s.out.Write(p)
+	}
 	return s.body.Write(p)
+}
+
+// FlushError flushes what was passed through (go-sdk flushes each event).
+func (s *sdkWriter) FlushError() error {
+	if !s.passed {
+		return nil
+	}
+	return http.NewResponseController(s.out).Flush()
+}
+
+// pass starts passing go-sdk's event stream through to out.
+func (s *sdkWriter) pass() {
+	s.passed = true
+	dst := s.out.Header()
+	for k, v := range s.header {
+		dst[k] = v
+	}
+	s.out.WriteHeader(s.status)
+	_, _ = s.out.Write(s.body.Bytes())
+	s.body.Reset()
 }
 
 // send writes go-sdk's answer to w, its error messages replaced by the
@@ -254,6 +287,13 @@ func (s *sdkWriter) send(w http.ResponseWriter, r *http.Request, dispatched bool
 		status = http.StatusOK
 	}
 	body := s.body.Bytes()
+	if eventStream(s.header) {
+		// An event stream the pipeline never ran a call on holds go-sdk's
+		// own answer, one message: it is checked, and sent, as JSON.
+		body = lastEventData(body)
+		s.header.Set("Content-Type", "application/json")
+		s.header.Del("Connection")
+	}
 	id, code, data, kind := rpcAnswer(body)
 	switch {
 	case status < 400 && (kind == answerResult || status == http.StatusAccepted && skipWS(body, 0) == len(body)),

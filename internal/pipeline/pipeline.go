@@ -94,6 +94,10 @@ type Call struct {
 	State     string
 	// Result, when not nil, is an empty buffer to encode the result into.
 	Result []byte
+	// Progress, when not nil, tells the client how far the call got (MCP
+	// notifications/progress: the client sent a progress token, and its
+	// transport can carry them); tools report through ReportProgress.
+	Progress func(done, total int64, message string)
 }
 
 // Decoded is a Decoder's answer computed ahead of the pipeline.

@@ -61,7 +61,7 @@ func TestDryRunPermissionsOverHTTP(t *testing.T) {
 			t.Errorf("%s: a reader's real call: %d %q %s, want 403 insufficient_scope naming test:send", version, resp.StatusCode, challenge, body)
 		}
 		// A real call disguised as a dry run by a second dryRun member is refused as well.
-		resp, body = rawCallBody(t, s.URL, reader, version,
+		resp, body = rawCallBody(t, s.URL, reader, version, plannedTool,
 			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+plannedTool+`","arguments":{"customer":"c1","dryRun":true,"dryRun":false}}}`)
 		if resp.StatusCode != http.StatusForbidden {
 			t.Errorf("%s: two dryRun members: %d %s, want 403", version, resp.StatusCode, body)
@@ -78,8 +78,8 @@ func TestDryRunPermissionsOverHTTP(t *testing.T) {
 	}
 }
 
-// rawCallBody posts body, a tools/call of plannedTool, to url's /mcp as tok on version.
-func rawCallBody(t *testing.T, url, tok, version, body string) (*http.Response, []byte) {
+// rawCallBody posts body, a tools/call of tool, to url's /mcp as tok on version.
+func rawCallBody(t *testing.T, url, tok, version, tool, body string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url+"/mcp", bytes.NewReader([]byte(body)))
 	if err != nil {
@@ -89,6 +89,10 @@ func rawCallBody(t *testing.T, url, tok, version, body string) (*http.Response, 
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", version)
 	req.Header.Set("Authorization", "Bearer "+tok)
+	if version == "2026-07-28" {
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", tool)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,87 @@
+package mcpapi
+
+import (
+	"bytes"
+	"context"
+	"mime"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Progress notifications (notifications/progress) reach a client only on
+// the event stream of its request: go-sdk with JSONResponse sends the answer
+// alone. A tools/call whose _meta carries a progressToken is therefore served
+// by go-sdk's event-stream handler (Handler.sdkStream), and the pipeline's
+// Call.Progress sends the tool's reports (pipeline.ReportProgress) as
+// notifications with that token. Every other request, the fast path's
+// included, is answered application/json as before.
+
+// hasProgressToken reports whether meta, a tools/call's params._meta as sent
+// (nil when absent), carries a progress token (not null).
+func hasProgressToken(meta []byte) bool {
+	if len(meta) == 0 || meta[0] != '{' {
+		return false
+	}
+	found := false
+	eachMember(meta, 0, func(key string, v int) (int, bool) {
+		end, ok := skipValue(meta, v)
+		if ok && key == "progressToken" && string(meta[v:end]) != "null" {
+			found = true
+			return -1, true
+		}
+		return end, ok
+	})
+	return found
+}
+
+// progressOf is the Call.Progress of a tools/call go-sdk dispatched: it
+// notifies the client's progress token, on the request's event stream; nil
+// when the call carries no token or is not served as a stream.
+func progressOf(ctx context.Context, req *mcp.CallToolRequest) func(done, total int64, message string) {
+	d, ok := ctx.Value(dispatchKey{}).(*dispatch)
+	token := req.Params.GetProgressToken()
+	if !ok || !d.stream || token == nil {
+		return nil
+	}
+	return func(done, total int64, message string) {
+		p := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(done), Message: message}
+		if total > 0 {
+			p.Total = float64(total)
+		}
+		// Best effort: a client that left misses its progress, not its call.
+		_ = req.Session.NotifyProgress(ctx, p)
+	}
+}
+
+// eventStream reports whether h declares a text/event-stream body.
+func eventStream(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "text/event-stream"
+}
+
+// lastEventData is the data of the last event of an event stream (its data
+// lines joined by newlines), or nil when it has none.
+func lastEventData(stream []byte) []byte {
+	var data, event []byte
+	seen := false
+	for line := range bytes.Lines(stream) {
+		line = bytes.TrimRight(line, "\r\n")
+		switch {
+		case len(line) == 0: // the end of an event
+			if seen {
+				data, event, seen = event, nil, false
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			v := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
+			if seen {
+				event = append(event, '\n')
+			}
+			event, seen = append(event, v...), true
+		}
+	}
+	if seen {
+		data = event
+	}
+	return data
+}
