@@ -1,10 +1,8 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -81,30 +79,12 @@ func TestDryRunPermissionsOverHTTP(t *testing.T) {
 // rawCallBody posts body, a tools/call of tool, to url's /mcp as tok on version.
 func rawCallBody(t *testing.T, url, tok, version, tool, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url+"/mcp", bytes.NewReader([]byte(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", version)
-	req.Header.Set("Authorization", "Bearer "+tok)
-	if version == "2026-07-28" {
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", tool)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
+	resp, out, err := postBody(url, tok, version, tool, []byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return resp, out
 }
-
 // TestCriticalBudgetCountsApprovals: a critical call spends the write budget; the critical
 // budget (one an hour here) is spent only when a pending approval is created. A dry run, the
 // call asking for the approval, polls of it, the approved retry and a repeat of its key leave

@@ -291,6 +291,12 @@ func postCall(url, tok, version string, id any, name string, args any, caps, ext
 	if err != nil {
 		return nil, nil, err
 	}
+	return postBody(url, tok, version, name, b)
+}
+
+// postBody posts b, a tools/call of the tool name, to url's /mcp as tok, with the headers of a
+// client of version.
+func postBody(url, tok, version, name string, b []byte) (*http.Response, []byte, error) {
 	req, err := http.NewRequest(http.MethodPost, url+"/mcp", bytes.NewReader(b))
 	if err != nil {
 		return nil, nil, err
