@@ -85,6 +85,7 @@ func rawCallBody(t *testing.T, url, tok, version, tool, body string) (*http.Resp
 	}
 	return resp, out
 }
+
 // TestCriticalBudgetCountsApprovals: a critical call spends the write budget; the critical
 // budget (one an hour here) is spent only when a pending approval is created. A dry run, the
 // call asking for the approval, polls of it, the approved retry and a repeat of its key leave
