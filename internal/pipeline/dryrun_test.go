@@ -158,6 +158,10 @@ func TestMandatoryDryRun(t *testing.T) {
 		if n := pipelinetest.Effects(t, db, tool); n != 1 || e.ran[tool] != 1 {
 			t.Fatalf("%d rows, ran %d times; want 1 and 1", n, e.ran[tool])
 		}
+		// A dry run under the used key is no conflict: the key binds the call with its plan.
+		if res := call(`"idempotencyKey":"k1"`, `"dryRun":true`); res.Kind != pipeline.Complete {
+			t.Fatalf("a dry run under the used key: %s %+v, want complete", kindName(res.Kind), res.Err)
+		}
 		// The plan moves: a call citing the old plan is refused, nothing done.
 		pipelinetest.ChangePlan(t, db, tool)
 		wantCode(t, "a call citing a plan that moved", call(`"idempotencyKey":"k2"`, plan(h)), failure.PlanChanged, contract.ArgPlanHash)
@@ -184,8 +188,8 @@ func TestMandatoryDryRun(t *testing.T) {
 			t.Errorf("Reap = %d, %v; %d dry runs left, want none", n, err, storetest.Count(t, db, "dry_runs"))
 		}
 		ev := pipelinetest.Audited(t, db, tool)
-		if ev["dry_run"] != 3 || ev["allowed"] != 2 || ev["replayed"] != 1 {
-			t.Errorf("audit %v, want 3 dry_run, 2 allowed, 1 replayed", ev)
+		if ev["dry_run"] != 4 || ev["allowed"] != 2 || ev["replayed"] != 1 {
+			t.Errorf("audit %v, want 4 dry_run, 2 allowed, 1 replayed", ev)
 		}
 	})
 }

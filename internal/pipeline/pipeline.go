@@ -399,8 +399,11 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	// before a dry run says what would happen: its stored response (a
 	// repeat), or the conflict — a person is never asked to confirm a
 	// change that was made, or that the key forbids. A call that goes
-	// straight to execution learns the same in its own transaction.
-	if t.Contract.HasSideEffects() && a.key != "" && opened == nil && (a.dryRun || confirm || approve) {
+	// straight to execution learns the same in its own transaction. (Not
+	// the dry run of a tool whose dry run is mandatory: its key binds the
+	// call with its plan, which the dry run is there to make.)
+	planning := a.dryRun && t.Contract.DryRun == contract.ModeMandatory
+	if t.Contract.HasSideEffects() && a.key != "" && opened == nil && !planning && (a.dryRun || confirm || approve) {
 		if res, ended := p.peek(ctx, cl); ended {
 			return res
 		}
