@@ -609,12 +609,28 @@ func (s *compatServer) checkToolDefs(t *testing.T, rep report) {
 		var in struct {
 			Properties map[string]struct{ Type string }
 			Required   []string
+			// With a dry run offered, the key is required when dryRun is not true.
+			AllOf []struct {
+				If struct {
+					Required   []string
+					Properties map[string]struct{ Const *bool }
+				}
+				Else struct{ Required []string }
+			}
 		}
 		if err := json.Unmarshal(d.InputSchema, &in); err != nil {
 			t.Errorf("%s: inputSchema %s: %v", c.Name, d.InputSchema, err)
 		}
-		if in.Properties[contract.ArgIdempotencyKey].Type != "string" || !slices.Contains(in.Required, contract.ArgIdempotencyKey) {
-			t.Errorf("%s: inputSchema %s does not require the string %s", c.Name, d.InputSchema, contract.ArgIdempotencyKey)
+		required := slices.Contains(in.Required, contract.ArgIdempotencyKey)
+		for _, a := range in.AllOf {
+			dry := a.If.Properties[contract.ArgDryRun].Const
+			if c.DryRun != contract.ModeNone && slices.Equal(a.If.Required, []string{contract.ArgDryRun}) && dry != nil && *dry &&
+				slices.Contains(a.Else.Required, contract.ArgIdempotencyKey) {
+				required = true
+			}
+		}
+		if in.Properties[contract.ArgIdempotencyKey].Type != "string" || !required {
+			t.Errorf("%s: inputSchema %s does not require the string %s (unless dryRun is true, where a dry run is offered)", c.Name, d.InputSchema, contract.ArgIdempotencyKey)
 		}
 		if dry := in.Properties[contract.ArgDryRun].Type == "boolean"; dry != (c.DryRun != contract.ModeNone) {
 			t.Errorf("%s: inputSchema %s declares %s: %v, its contract offers a dry run: %v", c.Name, d.InputSchema, contract.ArgDryRun, dry, c.DryRun != contract.ModeNone)
