@@ -27,6 +27,7 @@ import (
 var (
 	plannedMedium   = contracttest.WithMandatoryDryRun(contracttest.New("test.planned", contract.Medium, "test:write"), "test:read")
 	plannedCritical = contracttest.WithMandatoryDryRun(contracttest.New("test.planned_critical", contract.Critical, "test:send"), "test:read")
+	plannedHigh     = contracttest.WithMandatoryDryRun(contracttest.New("test.planned_high", contract.High, "test:write"))
 )
 
 // clock is a test clock the pipelines and stores read.
@@ -56,7 +57,7 @@ func newPlannedEnv(t *testing.T, db store.DB) *plannedEnv {
 	}
 	var mu sync.Mutex
 	var tools []pipeline.Tool
-	for _, c := range []*contract.Contract{plannedMedium, plannedCritical} {
+	for _, c := range []*contract.Contract{plannedMedium, plannedCritical, plannedHigh} {
 		tools = append(tools, pipelinetest.Planned(c, func() { mu.Lock(); e.ran[c.Name]++; mu.Unlock() }))
 	}
 	opts := pipelinetest.WithStore(t, db, pipeline.Options{Tools: tools, Auditor: pipelinetest.Auditor(t, db), Now: e.clock.Now,
@@ -326,5 +327,24 @@ func TestDryRunNeedsNoKey(t *testing.T) {
 	}
 	if e.effects(t) != 0 {
 		t.Error("something changed")
+	}
+}
+
+// TestMandatoryDryRunConfirmation: an agent's high-tier call is put to its person in-band only
+// once it cites its dry run; the confirmed retry then runs on that plan.
+func TestMandatoryDryRunConfirmation(t *testing.T) {
+	e := newPlannedEnv(t, storetest.SQLite(t))
+	tool := plannedHigh.Name
+	res := e.do(planner, modern, tool, `{"customer":"c1","idempotencyKey":"k1","planHash":"`+strings.Repeat("0", 64)+`"}`)
+	wantCode(t, "a call citing no dry run", res, failure.DryRunRequired, contract.ArgPlanHash)
+	h := e.dryRun(t, planner, tool, `"customer":"c1"`)
+	call := pipeline.Call{Principal: planner, Tool: tool, Args: json.RawMessage(`{"customer":"c1","idempotencyKey":"k1","planHash":"` + h + `"}`), Client: modern}
+	res = e.p.Do(context.Background(), call)
+	if res.Kind != pipeline.InputRequired || res.State == "" {
+		t.Fatalf("the call citing its dry run: %s %+v, want input_required", kindName(res.Kind), res.Err)
+	}
+	call.State, call.Responses = res.State, confirm("accept", true)
+	if res := e.p.Do(context.Background(), call); res.Kind != pipeline.Complete || e.ran[tool] != 1 {
+		t.Fatalf("the confirmed retry: %s %+v, ran %d; want complete, once", kindName(res.Kind), res.Err, e.ran[tool])
 	}
 }
