@@ -36,6 +36,7 @@ func Tools() ([]pipeline.Tool, error) {
 		{listDraftsContract(), pipeline.Tool{Decode: listDraftsDecode, Read: listDrafts}},
 		{prepareReminderContract(), pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl)}},
 		{setContactStatusContract(), pipeline.Tool{Decode: setContactStatusDecode, Preview: setContactStatusPreview, Execute: setContactStatusExecute}},
+		{getBulkSendContract(), pipeline.Tool{Decode: pipeline.Strict[getBulkSendArgs](), Read: getBulkSendRead}},
 	} {
 		c, err := contract.Finish(t.contract)
 		if err != nil {

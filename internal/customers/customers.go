@@ -10,6 +10,7 @@ package customers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -277,7 +278,47 @@ func forContact(ctx context.Context, db store.Querier, lock bool, id, email stri
 	if lock {
 		q += ` FOR UPDATE`
 	}
-	rows, err := db.Query(ctx, q, id, EmailKey(email))
+	return queryContact(ctx, db, q, id, EmailKey(email))
+}
+
+// LockAllForContact is LockForContact for many drafts at once: the customers ids and every
+// customer with one of the addresses emails, locked in one statement, in id order (the order
+// in which LockForContact locks them), until tx ends.
+func LockAllForContact(ctx context.Context, tx store.Tx, ids, emails []string) ([]Customer, error) {
+	return allForContact(ctx, tx, tx.Dialect() == store.Postgres, ids, emails)
+}
+
+// AllForContact returns what LockAllForContact does, without locking it.
+func AllForContact(ctx context.Context, q store.Querier, ids, emails []string) ([]Customer, error) {
+	return allForContact(ctx, q, false, ids, emails)
+}
+
+func allForContact(ctx context.Context, db store.Querier, lock bool, ids, emails []string) ([]Customer, error) {
+	d, ok := store.DialectOf(db)
+	if !ok {
+		return nil, errors.New("customers: lock for contact: a querier of unknown dialect")
+	}
+	keys := make([]string, len(emails))
+	for i, e := range emails {
+		keys[i] = EmailKey(e)
+	}
+	idList, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("customers: lock for contact: %w", err)
+	}
+	keyList, err := json.Marshal(keys)
+	if err != nil {
+		return nil, fmt.Errorf("customers: lock for contact: %w", err)
+	}
+	q := `SELECT ` + columns + ` FROM customer WHERE ` + store.InList(d, "id", "$1") + ` OR ` + store.InList(d, "email_key", "$2") + ` ORDER BY id`
+	if lock {
+		q += ` FOR UPDATE`
+	}
+	return queryContact(ctx, db, q, string(idList), string(keyList))
+}
+
+func queryContact(ctx context.Context, db store.Querier, q string, args ...any) ([]Customer, error) {
+	rows, err := db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("customers: lock for contact: %w", err)
 	}

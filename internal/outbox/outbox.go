@@ -18,6 +18,7 @@ package outbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
@@ -132,6 +134,9 @@ type Config struct {
 // queue is the part of River's client the outbox uses, whatever the driver's transaction type.
 type queue interface {
 	insertTx(ctx context.Context, tx store.Tx, args Args, opts *river.InsertOpts) (int64, error)
+	// insertManyTx inserts jobs in one statement and returns what River made of them, in
+	// no promised order.
+	insertManyTx(ctx context.Context, tx store.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 	// completeTx marks the running job completed in tx (River's JobCompleteTx).
 	completeTx(ctx context.Context, tx store.Tx, job *river.Job[Args]) error
 	Start(ctx context.Context) error
@@ -142,6 +147,7 @@ type queue interface {
 type Outbox struct {
 	q           queue
 	maxAttempts int
+	workers     int
 	domain      string // of Config.From: the right-hand side of Message-IDs
 }
 
@@ -183,7 +189,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	if cfg.PollInterval == 0 {
 		rc.FetchCooldown = 0
 	}
-	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domain}
+	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domain, workers: cmp(cfg.Workers, 2)}
 	switch d := db.(type) {
 	case *postgres.DB:
 		c, err := river.NewClient(d.RiverDriver(), rc)
@@ -234,6 +240,54 @@ func (o *Outbox) Enqueue(ctx context.Context, tx store.Tx, m Message) (Entry, er
 	return Entry{ID: ID(id), MessageID: "<" + MessageID(ID(id), a.Token, o.domain) + ">"}, nil
 }
 
+// EnqueueMany adds ms to the outbox inside tx, in one statement (River's InsertManyTx), and
+// returns their entries in the order of ms: a bulk send enqueues thousands of messages in one
+// transaction, where Enqueue would make a round trip each. Every message is validated first;
+// the first that cannot be sent fails the whole call, naming its index, and nothing is added.
+func (o *Outbox) EnqueueMany(ctx context.Context, tx store.Tx, ms []Message) ([]Entry, error) {
+	params := make([]river.InsertManyParams, len(ms))
+	byToken := make(map[string]int, len(ms))
+	for i := range ms {
+		if err := ms[i].Validate(); err != nil {
+			return nil, fmt.Errorf("outbox: message %d: %w", i, err)
+		}
+		a := Args{Message: ms[i], Token: ident.New("")}
+		params[i] = river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: queueName, MaxAttempts: o.maxAttempts}}
+		byToken[a.Token] = i
+	}
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	res, err := o.q.insertManyTx(ctx, tx, params)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: enqueue: %w", err)
+	}
+	if len(res) != len(ms) {
+		return nil, fmt.Errorf("outbox: enqueue: %d of %d messages inserted", len(res), len(ms))
+	}
+	out := make([]Entry, len(ms))
+	seen := 0
+	for _, r := range res {
+		var a Args
+		if err := json.Unmarshal(r.Job.EncodedArgs, &a); err != nil {
+			return nil, fmt.Errorf("outbox: enqueue: read an inserted entry: %w", err)
+		}
+		i, ok := byToken[a.Token]
+		if !ok || out[i].ID != 0 {
+			return nil, fmt.Errorf("outbox: enqueue: an inserted entry is not one of the messages")
+		}
+		out[i] = Entry{ID: ID(r.Job.ID), MessageID: "<" + MessageID(ID(r.Job.ID), a.Token, o.domain) + ">"}
+		seen++
+	}
+	if seen != len(ms) {
+		return nil, fmt.Errorf("outbox: enqueue: %d of %d messages inserted", seen, len(ms))
+	}
+	return out, nil
+}
+
+// Workers is how many messages one process sends at once (Config.Workers).
+func (o *Outbox) Workers() int { return o.workers }
+
 // Run delivers messages until ctx ends, then stops: it waits up to a minute for the messages
 // being sent (SMTP's own timeouts bound them).
 func (o *Outbox) Run(ctx context.Context) error {
@@ -266,6 +320,25 @@ func (q pgQueue) insertTx(ctx context.Context, tx store.Tx, args Args, opts *riv
 		return 0, err
 	}
 	return r.Job.ID, nil
+}
+
+func (q pgQueue) insertManyTx(ctx context.Context, tx store.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+	ptx, ok, err := postgres.PgxTx(ctx, tx)
+	if !ok {
+		return nil, errors.New("the transaction is not PostgreSQL's")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return q.InsertManyTx(ctx, ptx, params)
+}
+
+func (q sqliteQueue) insertManyTx(ctx context.Context, tx store.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+	stx, ok := sqlite.SQLTx(tx)
+	if !ok {
+		return nil, errors.New("the transaction is not SQLite's")
+	}
+	return q.InsertManyTx(ctx, stx, params)
 }
 
 func (q pgQueue) completeTx(ctx context.Context, tx store.Tx, job *river.Job[Args]) error {

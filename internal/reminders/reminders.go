@@ -152,6 +152,9 @@ type invoiceSet struct {
 	json  []byte
 	hash  [sha256.Size]byte
 	total int64
+	// earliestDue is the earliest due date (YYYY-MM-DD): the bulk send's filter by days overdue
+	// reads it.
+	earliestDue string
 }
 
 // normalize sorts a copy of invs by id and encodes it.
@@ -162,8 +165,11 @@ func normalize(invs []Invoice) (invoiceSet, error) {
 		return invoiceSet{}, fmt.Errorf("reminders: encode invoices: %w", err)
 	}
 	s := invoiceSet{json: b, hash: sha256.Sum256(b)}
-	for _, inv := range sorted {
+	for i, inv := range sorted {
 		s.total += inv.AmountCents
+		if i == 0 || inv.DueDate < s.earliestDue {
+			s.earliestDue = inv.DueDate
+		}
 	}
 	return s, nil
 }
@@ -192,12 +198,12 @@ func Prepare(ctx context.Context, q store.Querier, templates *Templates, r Reque
 	}
 	n, err := q.Exec(ctx, `INSERT INTO reminder_draft (id, customer_id, recipient_name, recipient_email, tone, language,
     invoices, invoice_set_hash, invoice_count, total_cents, subject, body, state, created_by, created_by_actor,
-    created_at, updated_at)
-VALUES ($1, $2, $15, $16, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)
+    created_at, updated_at, earliest_due_date)
+VALUES ($1, $2, $15, $16, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $17)
 ON CONFLICT (customer_id, invoice_set_hash, tone) WHERE state = 'draft' DO NOTHING`,
 		rec.ID, rec.CustomerID, string(rec.Tone), string(rec.Language), string(set.json), set.hash[:],
 		int64(rec.InvoiceCount), rec.TotalCents, rec.Subject, rec.Body, string(Draft), rec.CreatedBy, rec.CreatedByActor, at,
-		rec.To.Name, rec.To.Email)
+		rec.To.Name, rec.To.Email, set.earliestDue)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("reminders: insert draft: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode"
 
 	"github.com/cobranca/cobranca/internal/portfolio"
 )
@@ -87,7 +88,10 @@ func (t *Templates) Render(lang Language, tone Tone, m Message) (subject, body s
 	if tpl == nil {
 		return "", "", fmt.Errorf("reminders: no template for language %q and tone %q", lang, tone)
 	}
-	v := view{Name: m.Name, Count: len(m.Invoices)}
+	v := view{Count: len(m.Invoices)}
+	if GreetsByName(m.Name) {
+		v.Name = m.Name
+	}
 	invs := slices.SortedFunc(slices.Values(m.Invoices), func(a, b Invoice) int {
 		if c := strings.Compare(a.DueDate, b.DueDate); c != 0 {
 			return c
@@ -116,6 +120,14 @@ func (t *Templates) Render(lang Language, tone Tone, m Message) (subject, body s
 		return "", "", fmt.Errorf("reminders: template %s: the subject spans lines", tpl.Name())
 	}
 	return subject, strings.TrimSpace(bb.String()) + "\n", nil
+}
+
+// GreetsByName reports whether a reminder to name greets the recipient by it: when the name
+// has a letter. A name without one (an account number, a tax id the operator filed as the
+// name) has no first name to greet: the templates fall back to a greeting without a name
+// ("Olá!", "Prezado(a) cliente,", "Hello,", "Dear customer,").
+func GreetsByName(name string) bool {
+	return strings.IndexFunc(name, unicode.IsLetter) >= 0
 }
 
 // formatDate writes a YYYY-MM-DD date as lang writes dates.

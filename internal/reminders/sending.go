@@ -110,6 +110,12 @@ const (
 	// CodeDraftNotOpen: the draft is not open (state draft): it was discarded, or it is already
 	// queued, sent or undeliverable — a draft is sent once.
 	CodeDraftNotOpen failure.Code = "draft_not_open"
+	// CodeBulkTooLarge: a bulk send's filter selects more drafts than one bulk send takes (MaxBulk).
+	CodeBulkTooLarge failure.Code = "bulk_too_large"
+	// CodeBulkEmpty: a bulk send's selection holds no draft that may be sent now.
+	CodeBulkEmpty failure.Code = "bulk_empty"
+	// CodeBulkNotFound: no bulk send has the id.
+	CodeBulkNotFound failure.Code = "bulk_not_found"
 )
 
 // Sends returns the customer's drafts that were sent (queued, sent, undeliverable), the latest

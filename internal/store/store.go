@@ -108,3 +108,23 @@ type Migration struct {
 	AppliedAt time.Time     // zero when not applied, or when unknown
 	Duration  time.Duration // set by Migrate
 }
+
+// DialectOf returns the dialect of q, a DB or a Tx of this package's implementations (false
+// for another Querier).
+func DialectOf(q Querier) (Dialect, bool) {
+	d, ok := q.(interface{ Dialect() Dialect })
+	if !ok {
+		return "", false
+	}
+	return d.Dialect(), true
+}
+
+// InList is the SQL condition "column is one of the strings of the JSON array at placeholder"
+// in dialect d: a list of any length as one argument (the JSON text of a []string), where
+// neither dialect takes an array parameter the other does.
+func InList(d Dialect, column, placeholder string) string {
+	if d == Postgres {
+		return column + " IN (SELECT jsonb_array_elements_text(" + placeholder + "::jsonb))"
+	}
+	return column + " IN (SELECT value FROM json_each(" + placeholder + "))"
+}

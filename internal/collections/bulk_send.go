@@ -1,0 +1,457 @@
+package collections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/customers"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/ident"
+	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// BulkSendName is the name of the tool that sends many reminder drafts in one approved call.
+const BulkSendName = "collections.bulk_send_reminders"
+
+// bulkAuditEvent is the one audit event of a bulk send.
+const bulkAuditEvent = "email.external.bulk_sent"
+
+// The arguments of bulk_send_reminders.
+const (
+	argDraftIDs = "draftIds"
+	argFilter   = "filter"
+	argPlanHash = "planHash"
+)
+
+// Bounds of a bulk send's arguments.
+const (
+	// maxBulkCustomers bounds filter.customerIds.
+	maxBulkCustomers = 1000
+	// maxDaysOverdue bounds filter.minDaysOverdue: ten years.
+	maxDaysOverdue = 3650
+	// maxSamples bounds a dry run's sampleMessages.
+	maxSamples = 3
+)
+
+// The estimate of a bulk send's duration (estimatedDurationMs): the messages shared among the
+// outbox's delivery workers, each taking smtpCost, after the call's own transaction, which
+// enqueues each in enqueueCost. Both measured on this project's benchmark machine (2 cores)
+// against the in-process SMTP server, internal/smtptest (docs/benchmarks.md, "Bulk sends"): a
+// lower bound, a remote mail server answers slower.
+const (
+	smtpCost    = 3 * time.Millisecond
+	enqueueCost = 100 * time.Microsecond
+)
+
+// estimate is how long sending n messages takes with workers delivery workers.
+func estimate(n, workers int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	workers = max(workers, 1)
+	return time.Duration(n)*enqueueCost + time.Duration((n+workers-1)/workers)*smtpCost
+}
+
+// estimateText says how estimate counts, for a person.
+func estimateText(workers int) string {
+	return fmt.Sprintf("%d delivery workers at about %s a message to a local mail server, after %s a message to enqueue; a remote mail server is slower",
+		workers, smtpCost, enqueueCost)
+}
+
+// bulkArgs are bulk_send_reminders' arguments (idempotencyKey, dryRun and planHash are the
+// pipeline's): draftIds, or a filter.
+type bulkArgs struct {
+	DraftIDs []string    `json:"draftIds,omitempty"`
+	Filter   *bulkFilter `json:"filter,omitempty"`
+}
+
+// bulkFilter selects open drafts: every condition given holds.
+type bulkFilter struct {
+	CustomerIDs    []string `json:"customerIds,omitempty"`
+	MinDaysOverdue *int     `json:"minDaysOverdue,omitempty"`
+	Tone           *string  `json:"tone,omitempty"`
+}
+
+func bulkSendDecode(b []byte) (any, int, error) { return checked(b, (*bulkArgs).check) }
+
+// check does what the input schema cannot: unique ids, and customer ids by the whole text rule.
+func (a *bulkArgs) check() error {
+	switch {
+	case a.DraftIDs != nil && a.Filter != nil:
+		return &failure.Error{Code: failure.InvalidArguments, Field: argFilter, Message: "is allowed only without draftIds: give draftIds or filter, not both"}
+	case a.DraftIDs == nil && a.Filter == nil:
+		return &failure.Error{Code: failure.InvalidArguments, Field: argDraftIDs, Message: "is required, or filter: give one of them"}
+	}
+	if err := unique(a.DraftIDs, argDraftIDs); err != nil {
+		return err
+	}
+	if a.Filter != nil {
+		for i, id := range a.Filter.CustomerIDs {
+			if p := customers.IDProblem(id); p != "" {
+				return &failure.Error{Code: failure.InvalidArguments, Field: argFilter + ".customerIds[" + strconv.Itoa(i) + "]", Message: p}
+			}
+		}
+		return unique(a.Filter.CustomerIDs, argFilter+".customerIds")
+	}
+	return nil
+}
+
+// unique refuses a list that names a value twice, naming the second place.
+func unique(vs []string, field string) error {
+	seen := make(map[string]int, len(vs))
+	for i, v := range vs {
+		if j, ok := seen[v]; ok {
+			return &failure.Error{Code: failure.InvalidArguments, Field: field + "[" + strconv.Itoa(i) + "]",
+				Message: "repeats " + field + "[" + strconv.Itoa(j) + "]: name each once"}
+		}
+		seen[v] = i
+	}
+	return nil
+}
+
+// sampleMessage is one message of a dry run's samples.
+type sampleMessage struct {
+	To          string `json:"to"`
+	Subject     string `json:"subject"`
+	PreviewText string `json:"previewText"`
+}
+
+// bulkAnswer is the shape of bulk_send_reminders' answers, dry run and real call alike: the
+// output schema is made from it. dryRunAnswer and sentAnswer are what each sends.
+type bulkAnswer struct {
+	DryRun              bool            `json:"dryRun"`
+	RecipientCount      int             `json:"recipientCount"`
+	SampleMessages      []sampleMessage `json:"sampleMessages"`
+	Warnings            []string        `json:"warnings"`
+	MissingPermissions  []string        `json:"missingPermissions"`
+	ExpectedSideEffects []string        `json:"expectedSideEffects"`
+	EstimatedDurationMs int64           `json:"estimatedDurationMs"`
+	PlanHash            string          `json:"planHash"`
+	Skipped             skipCounts      `json:"skipped"`
+	BulkID              string          `json:"bulkId"`
+	Queued              int             `json:"queued"`
+	CreatedAt           string          `json:"createdAt"`
+}
+
+// dryRunAnswer is a dry run's answer: seed 000's preview of emails.bulk_send, field for
+// field, with the plan hash and the skipped counts.
+type dryRunAnswer struct {
+	DryRun              bool            `json:"dryRun"`
+	RecipientCount      int             `json:"recipientCount"`
+	SampleMessages      []sampleMessage `json:"sampleMessages"`
+	Warnings            []string        `json:"warnings"`
+	MissingPermissions  []string        `json:"missingPermissions"`
+	ExpectedSideEffects []string        `json:"expectedSideEffects"`
+	EstimatedDurationMs int64           `json:"estimatedDurationMs"`
+	PlanHash            string          `json:"planHash"`
+	Skipped             skipCounts      `json:"skipped"`
+}
+
+// sentAnswer is the real call's answer: the bulk send, how many it queued, and the plan.
+type sentAnswer struct {
+	DryRun         bool       `json:"dryRun"`
+	RecipientCount int        `json:"recipientCount"`
+	Warnings       []string   `json:"warnings"`
+	PlanHash       string     `json:"planHash"`
+	Skipped        skipCounts `json:"skipped"`
+	BulkID         string     `json:"bulkId"`
+	Queued         int        `json:"queued"`
+	CreatedAt      string     `json:"createdAt"`
+}
+
+// bulkTool is bulk_send_reminders served over mail (nil: the contract only).
+type bulkTool struct {
+	mail *outbox.Outbox
+}
+
+func (bt bulkTool) workers() int {
+	if bt.mail == nil {
+		return 1
+	}
+	return bt.mail.Workers()
+}
+
+// samples are the first messages of p, at most maxSamples.
+func samples(p *bulkPlan) []sampleMessage {
+	out := []sampleMessage{}
+	for _, d := range p.send[:min(len(p.send), maxSamples)] {
+		out = append(out, sampleMessage{To: d.To.Email, Subject: d.Subject, PreviewText: preview(d.Body)})
+	}
+	return out
+}
+
+// dryRun answers what the call would do, changing nothing.
+func (bt bulkTool) dryRun(ctx context.Context, q store.Querier, v any) (pipeline.Effect, error) {
+	a := v.(*bulkArgs)
+	p, err := planBulk(ctx, q, a, customers.Today(pipeline.Now(ctx)))
+	if err != nil {
+		return pipeline.Effect{}, err
+	}
+	missing := pipeline.PrincipalFrom(ctx).MissingScopes(bulkPermissions)
+	if missing == nil {
+		missing = []string{}
+	}
+	out := &dryRunAnswer{
+		DryRun: true, RecipientCount: len(p.send), SampleMessages: samples(p), Warnings: p.warnings(),
+		MissingPermissions: missing, ExpectedSideEffects: p.sideEffects(),
+		EstimatedDurationMs: estimate(len(p.send), bt.workers()).Milliseconds(), PlanHash: p.hash, Skipped: p.skipped,
+	}
+	return pipeline.Effect{
+		Structured: out,
+		Summary: fmt.Sprintf("Dry run: %s would be sent, %s skipped; nothing was sent. Cite planHash in the real call.",
+			count(len(p.send), "message", "messages"), count(p.skipped.total(), "draft", "drafts")),
+		Details: map[string]int64{"recipientCount": int64(len(p.send)), "draftsSkipped": int64(p.skipped.total())},
+	}, nil
+}
+
+// preview is what the person approves: the dry run's preview in words — counts, samples,
+// warnings, side effects, duration and plan hash — whatever the bulk's size.
+func (bt bulkTool) preview(ctx context.Context, q store.Querier, v any) (string, error) {
+	a := v.(*bulkArgs)
+	p, err := planBulk(ctx, q, a, customers.Today(pipeline.Now(ctx)))
+	if err != nil {
+		return "", err
+	}
+	if len(p.send) == 0 {
+		return "", emptyBulk(a)
+	}
+	return p.describe(samples(p), estimate(len(p.send), bt.workers()), bt.workers()), nil
+}
+
+// emptyBulk refuses a call whose plan sends nothing.
+func emptyBulk(a *bulkArgs) *failure.Error {
+	f := argDraftIDs
+	if a.Filter != nil {
+		f = argFilter
+	}
+	return &failure.Error{Code: reminders.CodeBulkEmpty, Field: f, Message: "selects no draft that may be sent now (see the dry run's warnings); nothing was done"}
+}
+
+// progressStep is how many messages a bulk send enqueues between two progress reports: 1% of
+// them, at least 100.
+func progressStep(n int) int { return max(100, n/100) }
+
+// execute is the real call, in the pipeline's transaction: it computes the plan again, locking
+// the customers and the drafts as send_reminder does, refuses when it is not the plan the call
+// cites, then enqueues every message (reporting progress), records the bulk send and moves its
+// drafts to queued. The pipeline writes the one audit event in the same commit; a refusal rolls
+// all of it back.
+func (bt bulkTool) execute(ctx context.Context, tx store.Tx, v any) (pipeline.Effect, error) {
+	a := v.(*bulkArgs)
+	now := pipeline.Now(ctx)
+	pr := pipeline.PrincipalFrom(ctx)
+	if pr == nil { // the pipeline refuses a call without a caller before this
+		return pipeline.Effect{}, errors.New("bulk_send_reminders: no caller")
+	}
+	p, err := planBulk(ctx, tx, a, customers.Today(now))
+	if err != nil {
+		return pipeline.Effect{}, err
+	}
+	if cited := citedPlan(ctx); p.hash != cited {
+		return pipeline.Effect{}, planChanged("the plan is not the one planHash names: a draft, a customer's contact status or an address changed since the dry run")
+	}
+	if len(p.send) == 0 {
+		return pipeline.Effect{}, emptyBulk(a)
+	}
+	n := len(p.send)
+	entries := make([]reminders.BulkEntry, 0, n)
+	step := progressStep(n)
+	for start := 0; start < n; start += step {
+		chunk := p.send[start:min(start+step, n)]
+		ms := make([]outbox.Message, len(chunk))
+		for i, d := range chunk {
+			ms[i] = outbox.Message{To: d.To.Email, Subject: d.Subject, Text: d.Body, Ref: d.ID}
+		}
+		es, err := bt.mail.EnqueueMany(ctx, tx, ms)
+		if err != nil {
+			// A stored draft the outbox refuses is the server's fault, not the caller's
+			// argument: never answered as invalid_arguments (not wrapped).
+			return pipeline.Effect{}, fmt.Errorf("bulk_send_reminders: enqueue: %v", err)
+		}
+		for i, e := range es {
+			entries = append(entries, reminders.BulkEntry{ID: chunk[i].ID, OutboxID: int64(e.ID), MessageID: e.MessageID})
+		}
+		reportProgress(ctx, int64(len(entries)), int64(n), fmt.Sprintf("%d of %d messages queued", len(entries), n))
+	}
+	b := reminders.Bulk{ID: ident.New(reminders.BulkIDPrefix), By: pr.Subject, Actor: pr.Actor, ApprovalID: pipeline.ApprovalFrom(ctx),
+		PlanHash: p.hash, Total: n, Skipped: p.skipped.total(), CreatedAt: time.UnixMicro(now.UnixMicro()).UTC()}
+	if err := reminders.CreateBulk(ctx, tx, b, entries); err != nil {
+		return pipeline.Effect{}, err
+	}
+	return pipeline.Effect{
+		Structured: &sentAnswer{RecipientCount: n, Warnings: p.warnings(), PlanHash: p.hash, Skipped: p.skipped,
+			BulkID: b.ID, Queued: n, CreatedAt: b.CreatedAt.Format(time.RFC3339Nano)},
+		Summary: fmt.Sprintf("Bulk send %s: %s queued for sending, %s skipped; collections.get_bulk_send reports delivery.",
+			b.ID, count(n, "message", "messages"), count(p.skipped.total(), "draft", "drafts")),
+		Details: map[string]int64{"messagesQueued": int64(n), "draftsSkipped": int64(p.skipped.total())},
+	}, nil
+}
+
+// bulkPermissions are bulk_send_reminders' permissions.
+var bulkPermissions = []string{"reminders:send"}
+
+func bulkSendContract() contract.Contract {
+	return contract.Contract{
+		Name:  BulkSendName,
+		Title: "Send many reminder drafts by e-mail",
+		Description: "Use when many reminder drafts should go to their customers at once: named by draftIds, or chosen by a filter " +
+			"(customerIds, minDaysOverdue, tone) among the open drafts; at most " + strconv.Itoa(reminders.MaxBulk) + ". A dry run is mandatory: " +
+			"call first with dryRun true — it answers recipientCount, sampleMessages, warnings, missingPermissions, expectedSideEffects, " +
+			"estimatedDurationMs and planHash, changing nothing — then make the real call with the same arguments, planHash and an " +
+			"idempotencyKey. A person approves that call out of band (it answers with the approval's URL, or approval_required on older " +
+			"clients), seeing the dry run's preview; retry exactly the same call once approved. Drafts whose customer or address may not " +
+			"be contacted (do_not_contact, paused), or whose address had a message refused for good, are skipped; so are draftIds no " +
+			"longer open. If any of that changed since the dry run, the call is refused with plan_changed: dry-run again. With a progress " +
+			"token the call reports progress while it enqueues; collections.get_bulk_send then reports delivery.",
+		Category:      "communication",
+		RiskLevel:     contract.Critical,
+		StepUpAuth:    contract.StepUp{MaxAgeSeconds: sendStepUpMaxAge, When: "Always, for the person who approves the call: signed in within the last 5 minutes, with an acr the server accepts (COBRANCA_STEPUP_ACR)."},
+		InputSchema:   bulkInputSchema(),
+		OutputSchema:  bulkOutputSchema(),
+		Permissions:   bulkPermissions,
+		ApproverRoles: []string{ApproverRole},
+		SideEffects: contract.SideEffects{
+			Changes: []string{
+				"Sends one e-mail outside cobranca per draft the plan sends (recipientCount): each draft's subject and body, as written, to its recipient. All are put in the outbox in the call's transaction and leave once it commits; transient delivery failures are retried, every attempt with the message's own Message-ID.",
+				"Each of those drafts becomes queued, recorded with the bulk send's id, who asked and the approval, then sent or undeliverable as delivery ends; a bulk send is recorded (its id, who asked, the approval, the plan hash, the counts) for collections.get_bulk_send.",
+			},
+			External: true,
+			OnRepeat: "A repeat with the same idempotencyKey and arguments returns the first answer and sends nothing again. A draft is sent once: " +
+				"a later bulk send skips it (not open), and its plan, hence its planHash, differs.",
+		},
+		AuditEvent: bulkAuditEvent,
+		FailureModes: []contract.FailureMode{
+			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema, or breaks a rule it cannot state (draftIds and filter both or neither given, an id named twice, a customer id with white space at an end); field names it."},
+			{Code: reminders.CodeDraftNotFound, Meaning: "An id of draftIds names no draft (field draftIds[i]); nothing was done."},
+			{Code: reminders.CodeBulkTooLarge, Meaning: "The filter selects more than " + strconv.Itoa(reminders.MaxBulk) + " open drafts (field filter); narrow it and send the rest in another call. Nothing was done."},
+			{Code: reminders.CodeBulkEmpty, Meaning: "The real call's selection holds no draft that may be sent now (all skipped, or none selected; field draftIds or filter); nothing was done, and no person is asked."},
+		},
+		Idempotency: contract.Idempotency{Kind: "key", Description: "idempotencyKey is required for the real call: a retry with the same key and arguments " +
+			"returns the first answer and sends nothing again; the approval is for the call with that key. Besides, a draft is sent once."},
+		DryRun: contract.ModeOptional,
+	}
+}
+
+// citedPlan is the plan hash the call cites.
+func citedPlan(ctx context.Context) string { return planHashFrom(ctx) }
+
+func bulkInputSchema() *jsonschema.Schema {
+	s := mustFor[bulkArgs]()
+	closeObject(s)
+	s.Required = nil
+	s.Description = "Which drafts to send: draftIds, or a filter among the open drafts — exactly one of the two."
+	s.If = &jsonschema.Schema{Required: []string{argDraftIDs}}
+	s.Then = &jsonschema.Schema{Not: &jsonschema.Schema{Required: []string{argFilter}}}
+	s.Else = &jsonschema.Schema{Required: []string{argFilter}}
+	noNull(s, argDraftIDs, argFilter)
+	ids := s.Properties[argDraftIDs]
+	ids.MinItems, ids.MaxItems, ids.UniqueItems = ptr(1), ptr(reminders.MaxBulk), true
+	draftIDRules(ids.Items)
+	ids.Description = fmt.Sprintf("The drafts to send, 1 to %d, each once (prepare_reminder's draftId). A draft no longer open is skipped, "+
+		"with a warning; an id that names no draft refuses the call.", reminders.MaxBulk)
+	f := s.Properties[argFilter]
+	closeObject(f)
+	f.Required = nil
+	f.Description = fmt.Sprintf("Selects the open drafts (state draft) for which every condition given holds; {} selects every open draft. "+
+		"At most %d may be selected.", reminders.MaxBulk)
+	noNull(f, "customerIds", "minDaysOverdue", "tone")
+	cids := f.Properties["customerIds"]
+	cids.MinItems, cids.MaxItems, cids.UniqueItems = ptr(1), ptr(maxBulkCustomers), true
+	cids.Items = customerIDSchema()
+	cids.Description = fmt.Sprintf("Only the drafts of these customers, 1 to %d, each once.", maxBulkCustomers)
+	md := f.Properties["minDaysOverdue"]
+	md.Type = "integer"
+	md.Minimum, md.Maximum = ptr(0.0), ptr(float64(maxDaysOverdue))
+	md.Description = fmt.Sprintf("Only the drafts with an invoice at least this many days overdue today (UTC): due on or before today minus "+
+		"this many days; 0 is due today or earlier. 0 to %d.", maxDaysOverdue)
+	tone := f.Properties["tone"]
+	tone.Enum = enum(reminders.Tones())
+	tone.Description = "Only the drafts written in this tone."
+	return s
+}
+
+func bulkOutputSchema() *jsonschema.Schema {
+	s := mustFor[bulkAnswer]()
+	closeObject(s)
+	s.Required = []string{"dryRun", "recipientCount", "warnings", "planHash", "skipped"}
+	s.Description = "A dry run's preview (dryRun true: sampleMessages, missingPermissions, expectedSideEffects, estimatedDurationMs), " +
+		"or the real call's bulk send (dryRun false: bulkId, queued, createdAt); both say recipientCount, warnings, planHash and skipped."
+	p := s.Properties
+	p["dryRun"].Description = "true: nothing was done, this is what the call would do; false: the messages are queued."
+	p["recipientCount"].Minimum = ptr(0.0)
+	p["recipientCount"].Description = "How many messages the plan sends: one per draft sent (two drafts to one address are two messages)."
+	sm := p["sampleMessages"]
+	sm.Types, sm.Type = nil, "array"
+	sm.MaxItems = ptr(maxSamples)
+	sm.Description = fmt.Sprintf("Dry run: the first messages of the plan (by draft id), at most %d.", maxSamples)
+	closeObject(sm.Items)
+	sm.Items.Properties["to"].Format = "email"
+	sm.Items.Properties["to"].Description = "The draft's recipient."
+	sm.Items.Properties["subject"].Description = "The draft's subject."
+	sm.Items.Properties["previewText"].Description = fmt.Sprintf("The start of the draft's body: its first %d characters, and \"…\" when more follow.", previewRunes)
+	w := p["warnings"]
+	w.Types, w.Type = nil, "array"
+	w.Description = "What a person should know before sending, in counts, never names or addresses: recipients greeted with the fallback " +
+		"greeting (no first name), drafts skipped for a suppressed (undeliverable) address, a do_not_contact or paused customer or address, " +
+		"and draftIds not open."
+	mp := p["missingPermissions"]
+	mp.Types, mp.Type = nil, "array"
+	mp.Description = "Dry run: the permissions (OAuth scopes) the real call needs that the caller's token lacks; empty when none."
+	se := p["expectedSideEffects"]
+	se.Types, se.Type = nil, "array"
+	se.Description = "Dry run: what the real call would change, in counts: e-mails sent, drafts queued, the bulk send recorded, the one audit event."
+	ed := p["estimatedDurationMs"]
+	ed.Minimum = ptr(0.0)
+	ed.Description = "Dry run: about how long until every message left, in milliseconds: the messages shared among the outbox's delivery " +
+		"workers of one server process, each taking what one message took to a local mail server in this project's benchmark, after " +
+		"the time to enqueue them; a lower bound, a remote mail server answers slower."
+	ph := p["planHash"]
+	ph.Pattern = "^[0-9a-f]{64}$"
+	ph.Description = "SHA-256 (hex) of exactly what the call sends and skips: each draft's id, recipient, subject and body digests, and " +
+		"each skip's reason. The real call cites it as planHash; it runs only while the plan is still the same."
+	sk := p["skipped"]
+	closeObject(sk)
+	sk.Description = "Drafts of the selection the plan skips, by reason."
+	for name, what := range map[string]string{
+		"notOpen":      "draftIds naming a draft already queued, sent, undeliverable or discarded",
+		"doNotContact": "drafts whose customer, or a customer with the same address, asked not to be contacted",
+		"paused":       "drafts whose customer, or a customer with the same address, is paused",
+		"suppressed":   "drafts to an address an earlier message to which was refused for good (undeliverable)",
+	} {
+		sk.Properties[name].Minimum = ptr(0.0)
+		sk.Properties[name].Description = "How many " + what + "."
+	}
+	bid := p["bulkId"]
+	bid.Pattern = ident.Pattern(reminders.BulkIDPrefix)
+	bid.Description = "Real call: the bulk send's id, for collections.get_bulk_send: " + ident.Describe(reminders.BulkIDPrefix) + "."
+	q := p["queued"]
+	q.Minimum = ptr(1.0)
+	q.Description = "Real call: how many messages were queued (= recipientCount)."
+	ca := p["createdAt"]
+	ca.Format = "date-time"
+	ca.Description = "Real call: when the bulk send was queued (RFC 3339, UTC)."
+	return s
+}
+
+// bulkTools are bulk_send_reminders over mail: without an outbox (nil: `cobranca contracts`)
+// it has no Execute, and a pipeline refuses to serve it.
+func bulkTools(mail *outbox.Outbox) (pipeline.Tool, error) {
+	c, err := contract.Finish(bulkSendContract())
+	if err != nil {
+		return pipeline.Tool{}, err
+	}
+	bt := bulkTool{mail: mail}
+	t := pipeline.Tool{Contract: c, Decode: bulkSendDecode, Preview: bt.preview}
+	if mail != nil {
+		t.Execute, t.Outbox = bt.execute, mail
+	}
+	return t, nil
+}
