@@ -303,7 +303,7 @@ func planChanged(why string) *failure.Error {
 }
 
 // describe is the plan in words for a person: what the approval page shows.
-func (p *bulkPlan) describe(samples []sampleMessage, estimate time.Duration, workers int) string {
+func (p *bulkPlan) describe(samples []sampleMessage, estimate time.Duration, rule string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "send %s by e-mail in one bulk send (%s), one per reminder draft, each once; %s of the selection skipped.\n",
 		count(len(p.send), "message", "messages"), count(p.addresses(), "address", "distinct addresses"), count(p.skipped.total(), "draft", "drafts"))
@@ -326,7 +326,7 @@ func (p *bulkPlan) describe(samples []sampleMessage, estimate time.Duration, wor
 	for _, s := range p.sideEffects() {
 		b.WriteString("- " + s + "\n")
 	}
-	fmt.Fprintf(&b, "Estimated duration: %s (%s).\n", estimate.Round(time.Millisecond), estimateText(workers))
+	fmt.Fprintf(&b, "Estimated duration: %s (%s).\n", estimate.Round(time.Millisecond), rule)
 	fmt.Fprintf(&b, "Plan hash: %s (the call runs only while the plan is still this one).\n", p.hash)
 	return b.String()
 }

@@ -41,31 +41,6 @@ const (
 	maxSamples = 3
 )
 
-// The estimate of a bulk send's duration (estimatedDurationMs): the messages shared among the
-// outbox's delivery workers, each taking smtpCost, after the call's own transaction, which
-// enqueues each in enqueueCost. Both measured on this project's benchmark machine (2 cores)
-// against the in-process SMTP server, internal/smtptest (docs/benchmarks.md, "Bulk sends"): a
-// lower bound, a remote mail server answers slower.
-const (
-	smtpCost    = 3 * time.Millisecond
-	enqueueCost = 100 * time.Microsecond
-)
-
-// estimate is how long sending n messages takes with workers delivery workers.
-func estimate(n, workers int) time.Duration {
-	if n == 0 {
-		return 0
-	}
-	workers = max(workers, 1)
-	return time.Duration(n)*enqueueCost + time.Duration((n+workers-1)/workers)*smtpCost
-}
-
-// estimateText says how estimate counts, for a person.
-func estimateText(workers int) string {
-	return fmt.Sprintf("%d delivery workers at about %s a message to a local mail server, after %s a message to enqueue; a remote mail server is slower",
-		workers, smtpCost, enqueueCost)
-}
-
 // bulkArgs are bulk_send_reminders' arguments (idempotencyKey, dryRun and planHash are the
 // pipeline's): draftIds, or a filter.
 type bulkArgs struct {
@@ -172,11 +147,13 @@ type bulkTool struct {
 	mail *outbox.Outbox
 }
 
-func (bt bulkTool) workers() int {
+// estimate is about how long delivering n messages takes, and how that is counted
+// (outbox.Estimate).
+func (bt bulkTool) estimate(n int) (time.Duration, string) {
 	if bt.mail == nil {
-		return 1
+		return 0, "no outbox"
 	}
-	return bt.mail.Workers()
+	return bt.mail.Estimate(n), bt.mail.EstimateRule()
 }
 
 // samples are the first messages of p, at most maxSamples.
@@ -195,6 +172,7 @@ func (bt bulkTool) dryRun(ctx context.Context, q store.Querier, v any) (pipeline
 	if err != nil {
 		return pipeline.Effect{}, err
 	}
+	d, _ := bt.estimate(len(p.send))
 	missing := pipeline.PrincipalFrom(ctx).MissingScopes(bulkPermissions)
 	if missing == nil {
 		missing = []string{}
@@ -202,7 +180,7 @@ func (bt bulkTool) dryRun(ctx context.Context, q store.Querier, v any) (pipeline
 	out := &dryRunAnswer{
 		DryRun: true, RecipientCount: len(p.send), SampleMessages: samples(p), Warnings: p.warnings(),
 		MissingPermissions: missing, ExpectedSideEffects: p.sideEffects(),
-		EstimatedDurationMs: estimate(len(p.send), bt.workers()).Milliseconds(), PlanHash: p.hash, Skipped: p.skipped,
+		EstimatedDurationMs: d.Milliseconds(), PlanHash: p.hash, Skipped: p.skipped,
 	}
 	return pipeline.Effect{
 		Structured: out,
@@ -220,11 +198,19 @@ func (bt bulkTool) preview(ctx context.Context, q store.Querier, v any) (string,
 	if err != nil {
 		return "", err
 	}
+	if cited := citedPlan(ctx); cited != "" && cited != p.hash {
+		// Refused before a person is asked to approve what the dry run did not show.
+		return "", planChanged(staleWhy)
+	}
 	if len(p.send) == 0 {
 		return "", emptyBulk(a)
 	}
-	return p.describe(samples(p), estimate(len(p.send), bt.workers()), bt.workers()), nil
+	d, rule := bt.estimate(len(p.send))
+	return p.describe(samples(p), d, rule), nil
 }
+
+// staleWhy says why a plan changed since its dry run.
+const staleWhy = "the plan is not the one planHash names: a draft, a customer's contact status or an address changed since the dry run"
 
 // emptyBulk refuses a call whose plan sends nothing.
 func emptyBulk(a *bulkArgs) *failure.Error {
@@ -256,7 +242,7 @@ func (bt bulkTool) execute(ctx context.Context, tx store.Tx, v any) (pipeline.Ef
 		return pipeline.Effect{}, err
 	}
 	if cited := citedPlan(ctx); p.hash != cited {
-		return pipeline.Effect{}, planChanged("the plan is not the one planHash names: a draft, a customer's contact status or an address changed since the dry run")
+		return pipeline.Effect{}, planChanged(staleWhy)
 	}
 	if len(p.send) == 0 {
 		return pipeline.Effect{}, emptyBulk(a)
@@ -410,9 +396,10 @@ func bulkOutputSchema() *jsonschema.Schema {
 	se.Description = "Dry run: what the real call would change, in counts: e-mails sent, drafts queued, the bulk send recorded, the one audit event."
 	ed := p["estimatedDurationMs"]
 	ed.Minimum = ptr(0.0)
-	ed.Description = "Dry run: about how long until every message left, in milliseconds: the messages shared among the outbox's delivery " +
-		"workers of one server process, each taking what one message took to a local mail server in this project's benchmark, after " +
-		"the time to enqueue them; a lower bound, a remote mail server answers slower."
+	ed.Description = "Dry run: about how long the outbox of one server process takes to deliver the messages once queued, in " +
+		"milliseconds, from its configuration: each round of as many messages as it has delivery workers takes the longer of its queue's " +
+		"fetch cooldown and what one message took to a local mail server in this project's benchmark. A lower bound: a remote mail " +
+		"server is slower; more replicas deliver faster."
 	ph := p["planHash"]
 	ph.Pattern = "^[0-9a-f]{64}$"
 	ph.Description = "SHA-256 (hex) of exactly what the call sends and skips: each draft's id, recipient, subject and body digests, and " +

@@ -56,6 +56,7 @@ type sendEnv struct {
 	auth      *auth.Authenticator
 	approvals *approval.Store
 	d         *approval.Decider
+	mail      *outbox.Outbox
 }
 
 func newSendEnv(t *testing.T, db store.DB) *sendEnv {
@@ -66,8 +67,8 @@ func newSendEnv(t *testing.T, db store.DB) *sendEnv {
 	if e.auth, err = auth.New(ctx, auth.Config{DataDir: t.TempDir(), BaseURL: "http://127.0.0.1:8080", StepUpACR: []string{mfa}, Now: e.clock}); err != nil {
 		t.Fatal(err)
 	}
-	mail := outboxtest.Deliver(t, db, e.smtp, outbox.Config{Owner: reminders.Delivery{}, Now: e.clock, MaxAttempts: 3})
-	tools, err := collections.SendTools(mail)
+	e.mail = outboxtest.Deliver(t, db, e.smtp, outbox.Config{Owner: reminders.Delivery{}, Now: e.clock, MaxAttempts: 3})
+	tools, err := collections.SendTools(e.mail)
 	if err != nil {
 		t.Fatal(err)
 	}
