@@ -28,7 +28,7 @@ const bulkAuditEvent = "email.external.bulk_sent"
 const (
 	argDraftIDs = "draftIds"
 	argFilter   = "filter"
-	argPlanHash = "planHash"
+	argPlanHash = contract.ArgPlanHash
 )
 
 // Bounds of a bulk send's arguments.
@@ -57,37 +57,16 @@ type bulkFilter struct {
 
 func bulkSendDecode(b []byte) (any, int, error) { return checked(b, (*bulkArgs).check) }
 
-// check does what the input schema cannot: unique ids, and customer ids by the whole text rule.
+// check does what the input schema cannot: customer ids by the whole text rule. (The schema
+// holds the rest: draftIds or filter, exactly one; no id twice.)
 func (a *bulkArgs) check() error {
-	switch {
-	case a.DraftIDs != nil && a.Filter != nil:
-		return &failure.Error{Code: failure.InvalidArguments, Field: argFilter, Message: "is allowed only without draftIds: give draftIds or filter, not both"}
-	case a.DraftIDs == nil && a.Filter == nil:
-		return &failure.Error{Code: failure.InvalidArguments, Field: argDraftIDs, Message: "is required, or filter: give one of them"}
+	if a.Filter == nil {
+		return nil
 	}
-	if err := unique(a.DraftIDs, argDraftIDs); err != nil {
-		return err
-	}
-	if a.Filter != nil {
-		for i, id := range a.Filter.CustomerIDs {
-			if p := customers.IDProblem(id); p != "" {
-				return &failure.Error{Code: failure.InvalidArguments, Field: argFilter + ".customerIds[" + strconv.Itoa(i) + "]", Message: p}
-			}
+	for i, id := range a.Filter.CustomerIDs {
+		if p := customers.IDProblem(id); p != "" {
+			return &failure.Error{Code: failure.InvalidArguments, Field: argFilter + ".customerIds[" + strconv.Itoa(i) + "]", Message: p}
 		}
-		return unique(a.Filter.CustomerIDs, argFilter+".customerIds")
-	}
-	return nil
-}
-
-// unique refuses a list that names a value twice, naming the second place.
-func unique(vs []string, field string) error {
-	seen := make(map[string]int, len(vs))
-	for i, v := range vs {
-		if j, ok := seen[v]; ok {
-			return &failure.Error{Code: failure.InvalidArguments, Field: field + "[" + strconv.Itoa(i) + "]",
-				Message: "repeats " + field + "[" + strconv.Itoa(j) + "]: name each once"}
-		}
-		seen[v] = i
 	}
 	return nil
 }
@@ -173,7 +152,7 @@ func (bt bulkTool) dryRun(ctx context.Context, q store.Querier, v any) (pipeline
 		return pipeline.Effect{}, err
 	}
 	d, _ := bt.estimate(len(p.send))
-	missing := pipeline.PrincipalFrom(ctx).MissingScopes(bulkPermissions)
+	missing := pipeline.MissingPermissions(ctx)
 	if missing == nil {
 		missing = []string{}
 	}
@@ -186,7 +165,8 @@ func (bt bulkTool) dryRun(ctx context.Context, q store.Querier, v any) (pipeline
 		Structured: out,
 		Summary: fmt.Sprintf("Dry run: %s would be sent, %s skipped; nothing was sent. Cite planHash in the real call.",
 			count(len(p.send), "message", "messages"), count(p.skipped.total(), "draft", "drafts")),
-		Details: map[string]int64{"recipientCount": int64(len(p.send)), "draftsSkipped": int64(p.skipped.total())},
+		Details:  map[string]int64{"recipientCount": int64(len(p.send)), "draftsSkipped": int64(p.skipped.total())},
+		PlanHash: p.hash,
 	}, nil
 }
 
@@ -315,19 +295,20 @@ func bulkSendContract() contract.Contract {
 		},
 		AuditEvent: bulkAuditEvent,
 		FailureModes: []contract.FailureMode{
-			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema, or breaks a rule it cannot state (draftIds and filter both or neither given, an id named twice, a customer id with white space at an end); field names it."},
+			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema (draftIds and filter both or neither given, an id named twice, a bound), or a customer id has white space at an end; field names it."},
 			{Code: reminders.CodeDraftNotFound, Meaning: "An id of draftIds names no draft (field draftIds[i]); nothing was done."},
 			{Code: reminders.CodeBulkTooLarge, Meaning: "The filter selects more than " + strconv.Itoa(reminders.MaxBulk) + " open drafts (field filter); narrow it and send the rest in another call. Nothing was done."},
 			{Code: reminders.CodeBulkEmpty, Meaning: "The real call's selection holds no draft that may be sent now (all skipped, or none selected; field draftIds or filter); nothing was done, and no person is asked."},
 		},
 		Idempotency: contract.Idempotency{Kind: "key", Description: "idempotencyKey is required for the real call: a retry with the same key and arguments " +
 			"returns the first answer and sends nothing again; the approval is for the call with that key. Besides, a draft is sent once."},
-		DryRun: contract.ModeOptional,
+		DryRun:            contract.ModeMandatory,
+		DryRunPermissions: []string{"collections:read"},
 	}
 }
 
 // citedPlan is the plan hash the call cites.
-func citedPlan(ctx context.Context) string { return planHashFrom(ctx) }
+func citedPlan(ctx context.Context) string { return pipeline.PlanHashFrom(ctx) }
 
 func bulkInputSchema() *jsonschema.Schema {
 	s := mustFor[bulkArgs]()
@@ -436,7 +417,7 @@ func bulkTools(mail *outbox.Outbox) (pipeline.Tool, error) {
 		return pipeline.Tool{}, err
 	}
 	bt := bulkTool{mail: mail}
-	t := pipeline.Tool{Contract: c, Decode: bulkSendDecode, Preview: bt.preview}
+	t := pipeline.Tool{Contract: c, Decode: bulkSendDecode, Preview: bt.preview, DryRun: bt.dryRun}
 	if mail != nil {
 		t.Execute, t.Outbox = bt.execute, mail
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/reminders"
@@ -356,15 +357,15 @@ func TestBulkArguments(t *testing.T) {
 	some := "d_" + strings.Repeat("a", 26)
 	tooMany := make([]string, reminders.MaxBulk+1)
 	for i := range tooMany {
-		tooMany[i] = fmt.Sprintf("d_%026d", i)
+		tooMany[i] = ident.New(reminders.IDPrefix)
 	}
 	for _, tc := range []struct {
 		args  string
 		code  failure.Code
 		field string
 	}{
-		{`{"dryRun":true}`, failure.InvalidArguments, "filter"},
-		{`{"dryRun":true,"draftIds":["` + open[0].ID + `"],"filter":{}}`, failure.InvalidArguments, "filter"},
+		{`{"dryRun":true}`, failure.InvalidArguments, "filter"}, // is required when draftIds is not given
+		{`{"dryRun":true,"draftIds":["` + open[0].ID + `"],"filter":{}}`, failure.InvalidArguments, "filter"}, // is allowed only when draftIds is not given
 		{`{"dryRun":true,"draftIds":[]}`, failure.InvalidArguments, "draftIds"},
 		{`{"dryRun":true,"draftIds":["x"]}`, failure.InvalidArguments, "draftIds[0]"},
 		{`{"dryRun":true,"draftIds":["` + open[0].ID + `","` + open[0].ID + `"]}`, failure.InvalidArguments, "draftIds"},

@@ -32,8 +32,8 @@ const sendStepUpMaxAge = 300
 // argDraftID names the draft in send_reminder's arguments.
 const argDraftID = "draftId"
 
-// SendTools returns the tools that send: collections.send_reminder, enqueueing its message in
-// mail. Without an outbox (nil: `cobranca contracts`, which delivers nothing) the tool has no
+// SendTools returns the tools that send: collections.send_reminder and
+// collections.bulk_send_reminders, enqueueing their messages in mail. Without an outbox (nil: `cobranca contracts`, which delivers nothing) the tool has no
 // Execute, and a pipeline refuses to serve it.
 func SendTools(mail *outbox.Outbox) ([]pipeline.Tool, error) {
 	c, err := contract.Finish(sendReminderContract())
@@ -44,7 +44,11 @@ func SendTools(mail *outbox.Outbox) ([]pipeline.Tool, error) {
 	if mail != nil {
 		t.Execute, t.Outbox = sendReminderExecute(mail), mail
 	}
-	return []pipeline.Tool{t}, nil
+	bt, err := bulkTools(mail)
+	if err != nil {
+		return nil, err
+	}
+	return []pipeline.Tool{t, bt}, nil
 }
 
 func sendReminderContract() contract.Contract {

@@ -298,6 +298,10 @@ func allForContact(ctx context.Context, db store.Querier, lock bool, ids, emails
 	if !ok {
 		return nil, errors.New("customers: lock for contact: a querier of unknown dialect")
 	}
+	if len(ids) == 0 && len(emails) == 0 {
+		return nil, nil
+	}
+	ids = append(make([]string, 0, len(ids)), ids...) // never nil: JSON [] rather than null
 	keys := make([]string, len(emails))
 	for i, e := range emails {
 		keys[i] = EmailKey(e)

@@ -118,7 +118,8 @@ func (f *faultFinder) locate(s *jsonschema.Schema, v any, path, cond string) (st
 			if x, ok := v.(map[string]any); ok && branch.Not != nil && len(branch.Not.Required) > 0 {
 				for _, name := range branch.Not.Required {
 					if _, present := x[name]; present {
-						return join(path, name), "is allowed only " + condition(s.If, true)
+						// Refused where the branch taken holds: allowed only where the other would.
+						return join(path, name), "is allowed only " + condition(s.If, branch != s.Then)
 					}
 				}
 			}
@@ -252,6 +253,17 @@ func condition(s *jsonschema.Schema, holds bool) string {
 				verb = " is not "
 			}
 			parts = append(parts, k+verb+string(b))
+		}
+	}
+	// A member the if-schema requires without saying its value: "when draftIds is given".
+	for _, k := range s.Required {
+		if p := s.Properties[k]; p != nil && p.Const != nil {
+			continue
+		}
+		if holds {
+			parts = append(parts, k+" is given")
+		} else {
+			parts = append(parts, k+" is not given")
 		}
 	}
 	if len(parts) == 0 {

@@ -45,9 +45,29 @@ func TestSchemaFault(t *testing.T) {
 		Run: func(context.Context, any) (pipeline.Effect, error) {
 			return pipeline.Effect{Structured: map[string]any{"ok": true, "customer": "x"}}, nil
 		}}
-	p, err := pipeline.New(pipeline.Options{Tools: []pipeline.Tool{tool}})
+	// Exactly one of two members (draftIds or filter): required members with no const value.
+	either := tierContract("test.either", contract.Low)
+	either.InputSchema = &jsonschema.Schema{
+		Type: "object", AdditionalProperties: closed(),
+		Properties: map[string]*jsonschema.Schema{"draftIds": {Type: "array"}, "filter": {Type: "object"}},
+		If:         &jsonschema.Schema{Required: []string{"draftIds"}},
+		Then:       &jsonschema.Schema{Not: &jsonschema.Schema{Required: []string{"filter"}}},
+		Else:       &jsonschema.Schema{Required: []string{"filter"}},
+	}
+	eitherTool := tool
+	eitherTool.Contract = either
+	p, err := pipeline.New(pipeline.Options{Tools: []pipeline.Tool{tool, eitherTool}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, tc := range []struct{ args, field, message string }{
+		{`{}`, "filter", "is required when draftIds is not given"},
+		{`{"draftIds":[],"filter":{}}`, "filter", "is allowed only when draftIds is not given"},
+	} {
+		res := p.Do(context.Background(), pipeline.Call{Principal: &auth.Principal{Subject: "a", Scopes: allScopes()}, Tool: either.Name, Args: json.RawMessage(tc.args)})
+		if res.Kind != pipeline.ToolError || res.Err.Field != tc.field || res.Err.Message != tc.message {
+			t.Errorf("%s: %s %+v, want invalid_arguments on %s: %s", tc.args, kindName(res.Kind), res.Err, tc.field, tc.message)
+		}
 	}
 	const secret = "SECRET"
 	good := `"customer":{"name":"Ana"},"items":[{"amount":5}],"status":"open"`
