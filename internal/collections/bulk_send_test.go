@@ -364,7 +364,7 @@ func TestBulkArguments(t *testing.T) {
 		code  failure.Code
 		field string
 	}{
-		{`{"dryRun":true}`, failure.InvalidArguments, "filter"}, // is required when draftIds is not given
+		{`{"dryRun":true}`, failure.InvalidArguments, "filter"},                                               // is required when draftIds is not given
 		{`{"dryRun":true,"draftIds":["` + open[0].ID + `"],"filter":{}}`, failure.InvalidArguments, "filter"}, // is allowed only when draftIds is not given
 		{`{"dryRun":true,"draftIds":[]}`, failure.InvalidArguments, "draftIds"},
 		{`{"dryRun":true,"draftIds":["x"]}`, failure.InvalidArguments, "draftIds[0]"},

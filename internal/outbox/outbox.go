@@ -149,7 +149,7 @@ type Outbox struct {
 	maxAttempts int
 	workers     int
 	cooldown    time.Duration // River's fetch cooldown: see Estimate
-	domain      string // of Config.From: the right-hand side of Message-IDs
+	domain      string        // of Config.From: the right-hand side of Message-IDs
 }
 
 // New returns an outbox on db, a store opened by store/postgres or store/sqlite, whose
