@@ -587,3 +587,75 @@ func TestGetBulkSend(t *testing.T) {
 		t.Errorf("without collections:read: %v %v", res.Kind, res.Missing)
 	}
 }
+
+// TestBulkTenThousand: a filter that selects 10 001 open drafts is refused bulk_too_large on
+// filter; one that selects 10 000 (one customer each) is dry-run, approved and queued in one
+// call, within the call's transaction, each draft queued once under its own outbox entry.
+func TestBulkTenThousand(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		e := newSendEnv(t, db)
+		ctx := context.Background()
+		tpl, err := reminders.ParseTemplates()
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			for i := range reminders.MaxBulk + 1 {
+				id := fmt.Sprintf("T-%05d", i)
+				to := reminders.Recipient{Name: "Cliente " + id, Email: fmt.Sprintf("t%05d@clientes.example", i)}
+				if _, err := customers.Upsert(ctx, tx, customers.Record{ID: id, Name: to.Name, Email: to.Email}, e.clock()); err != nil {
+					return err
+				}
+				tone := reminders.Friendly
+				if i == reminders.MaxBulk {
+					tone = reminders.Firm
+				}
+				if _, _, err := reminders.Prepare(ctx, tx, tpl, reminders.Request{CustomerID: id, To: to, Tone: tone, Language: reminders.PortugueseBR,
+					CreatedBy: "ana", Invoices: []reminders.Invoice{{ID: "NF-" + id, DueDate: "2026-06-01", AmountCents: 1000}}}, e.clock()); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("seeded %d customers and drafts in %v", reminders.MaxBulk+1, time.Since(start))
+		if code, field := failed(e.do(sender, urlClient, bulk, `{"dryRun":true,"filter":{}}`)); code != reminders.CodeBulkTooLarge || field != "filter" {
+			t.Errorf("a filter selecting %d drafts: %s on %s, want bulk_too_large on filter", reminders.MaxBulk+1, code, field)
+		}
+		sel := map[string]any{"filter": map[string]any{"tone": "friendly"}}
+		start = time.Now()
+		dr := e.dry(t, sender, sel)
+		dryTook := time.Since(start)
+		if dr.RecipientCount != reminders.MaxBulk {
+			t.Fatalf("dry run: %d recipients, want %d", dr.RecipientCount, reminders.MaxBulk)
+		}
+		start = time.Now()
+		ask := pipelinetest.AskedOf(t, e.bulkCall(urlClient, sel, dr.PlanHash, "k-1", pipelinetest.Asked{}), urlClient)
+		askTook := time.Since(start)
+		a, err := e.approvals.Get(ctx, db, ask.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Preview) > 4000 {
+			t.Errorf("the approval's preview of 10 000 messages is %d bytes, want it bounded", len(a.Preview))
+		}
+		e.approve(t, ask.ID)
+		start = time.Now()
+		got := decode[bulkSent](t, e.bulkCall(urlClient, sel, dr.PlanHash, "k-1", ask))
+		runTook := time.Since(start)
+		t.Logf("10 000 drafts: dry run %v, approval asked %v, the approved call (plan, enqueue, queue) %v", dryTook, askTook, runTook)
+		if got.Queued != reminders.MaxBulk {
+			t.Errorf("queued %d, want %d", got.Queued, reminders.MaxBulk)
+		}
+		var distinct int64
+		if err := db.QueryRow(ctx, `SELECT COUNT(DISTINCT outbox_id) FROM reminder_draft WHERE bulk_id = $1 AND state IN ('queued', 'sent')`, got.BulkID).Scan(&distinct); err != nil {
+			t.Fatal(err)
+		}
+		if distinct != reminders.MaxBulk || storetest.Count(t, db, "river_job") != reminders.MaxBulk {
+			t.Errorf("%d distinct entries on the bulk's drafts, %d in the outbox; want %d each", distinct, storetest.Count(t, db, "river_job"), reminders.MaxBulk)
+		}
+	})
+}
