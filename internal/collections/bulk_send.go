@@ -78,48 +78,47 @@ type sampleMessage struct {
 	PreviewText string `json:"previewText"`
 }
 
-// bulkAnswer is the shape of bulk_send_reminders' answers, dry run and real call alike: the
-// output schema is made from it. dryRunAnswer and sentAnswer are what each sends.
-type bulkAnswer struct {
-	DryRun              bool            `json:"dryRun"`
-	RecipientCount      int             `json:"recipientCount"`
-	SampleMessages      []sampleMessage `json:"sampleMessages"`
-	Warnings            []string        `json:"warnings"`
-	MissingPermissions  []string        `json:"missingPermissions"`
-	ExpectedSideEffects []string        `json:"expectedSideEffects"`
-	EstimatedDurationMs int64           `json:"estimatedDurationMs"`
-	PlanHash            string          `json:"planHash"`
-	Skipped             skipCounts      `json:"skipped"`
-	BulkID              string          `json:"bulkId"`
-	Queued              int             `json:"queued"`
-	CreatedAt           string          `json:"createdAt"`
-}
-
-// dryRunAnswer is a dry run's answer: seed 000's preview of emails.bulk_send, field for
-// field, with the plan hash and the skipped counts.
-type dryRunAnswer struct {
-	DryRun              bool            `json:"dryRun"`
-	RecipientCount      int             `json:"recipientCount"`
-	SampleMessages      []sampleMessage `json:"sampleMessages"`
-	Warnings            []string        `json:"warnings"`
-	MissingPermissions  []string        `json:"missingPermissions"`
-	ExpectedSideEffects []string        `json:"expectedSideEffects"`
-	EstimatedDurationMs int64           `json:"estimatedDurationMs"`
-	PlanHash            string          `json:"planHash"`
-	Skipped             skipCounts      `json:"skipped"`
-}
-
-// sentAnswer is the real call's answer: the bulk send, how many it queued, and the plan.
-type sentAnswer struct {
+// planAnswer is what both of bulk_send_reminders' answers say of the plan.
+type planAnswer struct {
 	DryRun         bool       `json:"dryRun"`
 	RecipientCount int        `json:"recipientCount"`
 	Warnings       []string   `json:"warnings"`
 	PlanHash       string     `json:"planHash"`
 	Skipped        skipCounts `json:"skipped"`
-	BulkID         string     `json:"bulkId"`
-	Queued         int        `json:"queued"`
-	CreatedAt      string     `json:"createdAt"`
 }
+
+// dryRunPart is what a dry run adds: with planAnswer, seed 000's preview of emails.bulk_send,
+// field for field.
+type dryRunPart struct {
+	SampleMessages      []sampleMessage `json:"sampleMessages"`
+	MissingPermissions  []string        `json:"missingPermissions"`
+	ExpectedSideEffects []string        `json:"expectedSideEffects"`
+	EstimatedDurationMs int64           `json:"estimatedDurationMs"`
+}
+
+// sentPart is what the real call adds: the bulk send and how many it queued.
+type sentPart struct {
+	BulkID    string `json:"bulkId"`
+	Queued    int    `json:"queued"`
+	CreatedAt string `json:"createdAt"`
+}
+
+type (
+	dryRunAnswer struct {
+		planAnswer
+		dryRunPart
+	}
+	sentAnswer struct {
+		planAnswer
+		sentPart
+	}
+	// bulkAnswer is the shape of both answers, which the one output schema describes.
+	bulkAnswer struct {
+		planAnswer
+		dryRunPart
+		sentPart
+	}
+)
 
 // bulkTool is bulk_send_reminders served over mail (nil: the contract only).
 type bulkTool struct {
@@ -157,9 +156,8 @@ func (bt bulkTool) dryRun(ctx context.Context, q store.Querier, v any) (pipeline
 		missing = []string{}
 	}
 	out := &dryRunAnswer{
-		DryRun: true, RecipientCount: len(p.send), SampleMessages: samples(p), Warnings: p.warnings(),
-		MissingPermissions: missing, ExpectedSideEffects: p.sideEffects(),
-		EstimatedDurationMs: d.Milliseconds(), PlanHash: p.hash, Skipped: p.skipped,
+		planAnswer: planAnswer{DryRun: true, RecipientCount: len(p.send), Warnings: p.warnings(), PlanHash: p.hash, Skipped: p.skipped},
+		dryRunPart: dryRunPart{SampleMessages: samples(p), MissingPermissions: missing, ExpectedSideEffects: p.sideEffects(), EstimatedDurationMs: d.Milliseconds()},
 	}
 	return pipeline.Effect{
 		Structured: out,
@@ -253,8 +251,10 @@ func (bt bulkTool) execute(ctx context.Context, tx store.Tx, v any) (pipeline.Ef
 		return pipeline.Effect{}, err
 	}
 	return pipeline.Effect{
-		Structured: &sentAnswer{RecipientCount: n, Warnings: p.warnings(), PlanHash: p.hash, Skipped: p.skipped,
-			BulkID: b.ID, Queued: n, CreatedAt: b.CreatedAt.Format(time.RFC3339Nano)},
+		Structured: &sentAnswer{
+			planAnswer: planAnswer{RecipientCount: n, Warnings: p.warnings(), PlanHash: p.hash, Skipped: p.skipped},
+			sentPart:   sentPart{BulkID: b.ID, Queued: n, CreatedAt: b.CreatedAt.Format(time.RFC3339Nano)},
+		},
 		Summary: fmt.Sprintf("Bulk send %s: %s queued for sending, %s skipped; collections.get_bulk_send reports delivery.",
 			b.ID, count(n, "message", "messages"), count(p.skipped.total(), "draft", "drafts")),
 		Details: map[string]int64{"messagesQueued": int64(n), "draftsSkipped": int64(p.skipped.total())},
