@@ -243,7 +243,7 @@ func (bt bulkTool) execute(ctx context.Context, tx store.Tx, v any) (pipeline.Ef
 		for i, e := range es {
 			entries = append(entries, reminders.BulkEntry{ID: chunk[i].ID, OutboxID: int64(e.ID), MessageID: e.MessageID})
 		}
-		reportProgress(ctx, int64(len(entries)), int64(n), fmt.Sprintf("%d of %d messages queued", len(entries), n))
+		pipeline.ReportProgress(ctx, int64(len(entries)), int64(n), fmt.Sprintf("%d of %d messages queued", len(entries), n))
 	}
 	b := reminders.Bulk{ID: ident.New(reminders.BulkIDPrefix), By: pr.Subject, Actor: pr.Actor, ApprovalID: pipeline.ApprovalFrom(ctx),
 		PlanHash: p.hash, Total: n, Skipped: p.skipped.total(), CreatedAt: time.UnixMicro(now.UnixMicro()).UTC()}
