@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -656,6 +657,68 @@ func TestBulkTenThousand(t *testing.T) {
 		}
 		if distinct != reminders.MaxBulk || storetest.Count(t, db, "river_job") != reminders.MaxBulk {
 			t.Errorf("%d distinct entries on the bulk's drafts, %d in the outbox; want %d each", distinct, storetest.Count(t, db, "river_job"), reminders.MaxBulk)
+		}
+	})
+}
+
+// TestBulkRace: two approved bulk calls of the same plan (two keys) and a send_reminder of one
+// of its drafts run at once: the drafts are sent once — one bulk queues the plan, the other
+// call finds it changed (plan_changed) or its draft not open — and every draft of the plan
+// is queued under one outbox entry, one message each.
+func TestBulkRace(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		e := newSendEnv(t, db)
+		for i := range 30 {
+			id := fmt.Sprintf("R-%02d", i)
+			e.customer(t, customers.Record{ID: id, Name: "Cliente " + id, Email: fmt.Sprintf("r%02d@clientes.example", i)})
+			e.bulkDraft(t, id, "NF-"+id, "2026-06-01", reminders.Friendly)
+		}
+		single := e.bulkDraft(t, "R-07", "NF-extra", "2026-06-02", reminders.Firm)
+		sel := map[string]any{"filter": map[string]any{}}
+		h := e.dry(t, sender, sel).PlanHash
+		one := pipelinetest.AskedOf(t, e.bulkCall(urlClient, sel, h, "k-1", pipelinetest.Asked{}), urlClient)
+		two := pipelinetest.AskedOf(t, e.bulkCall(urlClient, sel, h, "k-2", pipelinetest.Asked{}), urlClient)
+		three := e.asked(t, urlClient, single.ID, "s-1")
+		for _, a := range []pipelinetest.Asked{one, two, three} {
+			e.approve(t, a.ID)
+		}
+		results := make([]pipeline.Result, 3)
+		var wg sync.WaitGroup
+		wg.Go(func() { results[0] = e.bulkCall(urlClient, sel, h, "k-1", one) })
+		wg.Go(func() { results[1] = e.bulkCall(urlClient, sel, h, "k-2", two) })
+		wg.Go(func() { results[2] = e.sendCall(sender, urlClient, single.ID, "s-1", three) })
+		wg.Wait()
+		bulks := 0
+		for i, r := range results[:2] {
+			switch code, _ := failed(r); {
+			case r.Kind == pipeline.Complete:
+				bulks++
+			case code != failure.PlanChanged:
+				t.Errorf("bulk call %d: %v %v, want complete or plan_changed", i, r.Kind, r.Err)
+			}
+		}
+		sent := results[2].Kind == pipeline.Complete
+		if code, _ := failed(results[2]); !sent && code != reminders.CodeDraftNotOpen {
+			t.Errorf("send_reminder: %v %v, want complete or draft_not_open", results[2].Kind, results[2].Err)
+		}
+		// The bulk plan held the single draft: if send_reminder went first, every bulk found
+		// its plan changed; otherwise one bulk queued it all.
+		want := 0
+		if bulks == 1 {
+			want += 31
+		}
+		if sent {
+			want++
+		}
+		if bulks > 1 || (bulks == 0) != sent || e.jobs(t) != want {
+			t.Fatalf("%d bulks, send_reminder complete %v, %d entries; want one of the two to win, %d entries", bulks, sent, e.jobs(t), want)
+		}
+		var drafts, entries int64
+		if err := db.QueryRow(context.Background(), `SELECT COUNT(*), COUNT(DISTINCT outbox_id) FROM reminder_draft WHERE state <> 'draft'`).Scan(&drafts, &entries); err != nil {
+			t.Fatal(err)
+		}
+		if drafts != int64(want) || entries != int64(want) {
+			t.Errorf("%d drafts sent under %d entries, want %d each", drafts, entries, want)
 		}
 	})
 }
