@@ -78,16 +78,16 @@ func TestEnqueueMany(t *testing.T) {
 	})
 }
 
-// BenchmarkEnqueue1000 enqueues 1000 messages in one transaction: one at a time (Enqueue) and
+// BenchmarkEnqueue10000 enqueues 10 000 messages (a bulk send's most) in one transaction: one at a time (Enqueue) and
 // in one statement (EnqueueMany), on each store.
-func BenchmarkEnqueue1000(b *testing.B) {
+func BenchmarkEnqueue10000(b *testing.B) {
 	for _, f := range storetest.Fixtures(pg) {
 		db := f.Serving(b)
 		o, err := outbox.New(db, outbox.Config{Sender: outbox.Dir{Path: b.TempDir()}, From: "cobranca@cobranca.test"})
 		if err != nil {
 			b.Fatal(err)
 		}
-		ms := messages(1000)
+		ms := messages(10000)
 		for _, many := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/many=%v", f.Dialect, many), func(b *testing.B) {
 				for b.Loop() {
