@@ -3,30 +3,19 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cobranca/cobranca/internal/approval"
-	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/collections"
-	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
-	"github.com/cobranca/cobranca/internal/idempotency"
-	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/outbox"
-	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
-	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/reminders"
-	"github.com/cobranca/cobranca/internal/server"
-	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
@@ -41,49 +30,10 @@ import (
 func TestBulkSendOverHTTP(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
-		const mfa = "urn:mfa"
-		authn, err := auth.New(ctx, auth.Config{DataDir: t.TempDir(), BaseURL: "http://127.0.0.1:8080", StepUpACR: []string{mfa}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		smtpd := smtptest.New(t)
-		mail := outboxtest.Deliver(t, db, smtpd, outbox.Config{Owner: reminders.Delivery{}, Workers: 8, PollInterval: 10 * time.Millisecond})
-		tools, err := collections.Tools()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sendTools, err := collections.SendTools(mail)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tools = append(tools, sendTools...) // the Decider's contracts; newMCP serves collections.Tools itself
-		keys, err := idempotency.New(db.Dialect(), time.Hour, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		approvals, err := approval.New(15*time.Minute, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		alog, digest := newAuditLog(t, db, auditlog.Options{})
-		log := slog.New(slog.DiscardHandler)
-		h := newMCP(t, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: authn}, pipeline.Options{
-			Tools: sendTools, Auditor: pipeline.NewAuditor(alog, digest), DB: db, Keys: keys, States: pipelinetest.Ring(t),
-			StepUp: []string{mfa}, Approvals: approvals, PublicURL: pipelinetest.PublicURL,
-		})
-		ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MaxBodyBytes: maxBody, Auth: authn, MCP: h}))
-		t.Cleanup(ts.Close)
-		d := &approval.Decider{Store: approvals, DB: db, Verifier: authn, Audit: alog, StepUpACR: []string{mfa},
-			Contract: func(name string) *contract.Contract {
-				for _, t := range tools {
-					if t.Contract.Name == name {
-						return t.Contract
-					}
-				}
-				return nil
-			}}
+		s := newSendServer(t, db, outbox.Config{Workers: 8, PollInterval: 10 * time.Millisecond})
+		authn, smtpd, d := s.authn, s.smtpd, s.d
 		agent := mint(t, authn, auth.MintOptions{Subject: "ana", Agent: "collector-bot", Scopes: []string{"collections:read", "reminders:send"}})
-		person := mint(t, authn, auth.MintOptions{Subject: "bruno", ACR: mfa, Scopes: []string{}, Roles: []string{collections.ApproverRole}})
+		person := mint(t, authn, auth.MintOptions{Subject: "bruno", ACR: stepUpACR, Scopes: []string{}, Roles: []string{collections.ApproverRole}})
 		prefix := pipelinetest.PublicURL + "/approvals/"
 		tpl, err := reminders.ParseTemplates()
 		if err != nil {
@@ -126,7 +76,7 @@ func TestBulkSendOverHTTP(t *testing.T) {
 				}
 				h := &heard{first: make(chan struct{})}
 				opts.ProgressNotificationHandler = h.handle
-				sess := connectAs(t, ts.URL, agent, version, opts)
+				sess := connectAs(t, s.url, agent, version, opts)
 				sel := map[string]any{"filter": map[string]any{"tone": "firm", "customerIds": customerIDs(version, n)}}
 				dry := map[string]any{"dryRun": true}
 				for k, v := range sel {

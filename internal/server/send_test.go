@@ -42,42 +42,10 @@ import (
 func TestSendReminderOverHTTP(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
-		const mfa = "urn:mfa"
-		authn, err := auth.New(ctx, auth.Config{DataDir: t.TempDir(), BaseURL: "http://127.0.0.1:8080", StepUpACR: []string{mfa}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		smtpd := smtptest.New(t)
-		mail := outboxtest.Deliver(t, db, smtpd, outbox.Config{Owner: reminders.Delivery{}})
-		sendTools, err := collections.SendTools(mail)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys, err := idempotency.New(db.Dialect(), time.Hour, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		approvals, err := approval.New(15*time.Minute, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		alog, digest := newAuditLog(t, db, auditlog.Options{})
-		log := slog.New(slog.DiscardHandler)
-		h := newMCP(t, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: authn}, pipeline.Options{
-			Tools: sendTools, Auditor: pipeline.NewAuditor(alog, digest), DB: db, Keys: keys, States: pipelinetest.Ring(t),
-			StepUp: []string{mfa}, Approvals: approvals, PublicURL: pipelinetest.PublicURL,
-		})
-		ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MaxBodyBytes: maxBody, Auth: authn, MCP: h}))
-		t.Cleanup(ts.Close)
-		d := &approval.Decider{Store: approvals, DB: db, Verifier: authn, Audit: alog, StepUpACR: []string{mfa},
-			Contract: func(name string) *contract.Contract {
-				if name == collections.SendReminderName {
-					return sendTools[0].Contract
-				}
-				return nil
-			}}
+		s := newSendServer(t, db, outbox.Config{})
+		authn, smtpd, d := s.authn, s.smtpd, s.d
 		agent := mint(t, authn, auth.MintOptions{Subject: "ana", Agent: "collector-bot", Scopes: []string{"reminders:write", "reminders:send"}})
-		person := mint(t, authn, auth.MintOptions{Subject: "bruno", ACR: mfa, Scopes: []string{}, Roles: []string{collections.ApproverRole}})
+		person := mint(t, authn, auth.MintOptions{Subject: "bruno", ACR: stepUpACR, Scopes: []string{}, Roles: []string{collections.ApproverRole}})
 		prefix := pipelinetest.PublicURL + "/approvals/"
 
 		// prepare writes a draft through the agent's session and returns its id.
@@ -148,7 +116,7 @@ func TestSendReminderOverHTTP(t *testing.T) {
 				}
 				return &mcp.ElicitResult{Action: "accept"}, nil
 			}
-			sess := connectAs(t, ts.URL, agent, "2026-07-28", &mcp.ClientOptions{ElicitationHandler: elicit,
+			sess := connectAs(t, s.url, agent, "2026-07-28", &mcp.ClientOptions{ElicitationHandler: elicit,
 				Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}})
 			draft := prepare(t, sess, "NF-2026")
 			args := map[string]any{"draftId": draft, "idempotencyKey": "send-2026"}
@@ -164,7 +132,7 @@ func TestSendReminderOverHTTP(t *testing.T) {
 		})
 
 		t.Run("2025-11-25", func(t *testing.T) {
-			sess := connectAs(t, ts.URL, agent, "2025-11-25", nil)
+			sess := connectAs(t, s.url, agent, "2025-11-25", nil)
 			draft := prepare(t, sess, "NF-2025")
 			args := map[string]any{"draftId": draft, "idempotencyKey": "send-2025"}
 			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: collections.SendReminderName, Arguments: args})
@@ -195,4 +163,58 @@ func TestSendReminderOverHTTP(t *testing.T) {
 			t.Errorf("%d email.external.sent events, want 2 (one per send)", events)
 		}
 	})
+}
+
+// stepUpACR is the acr a step-up asks for in the tests of the tools that send.
+const stepUpACR = "urn:mfa"
+
+// sendServer is the whole stack serving the tools that send (collections.SendTools, besides
+// collections.Tools): a development authenticator whose step-up asks for stepUpACR, the outbox
+// of cfg delivering to a real SMTP server, approvals at pipelinetest.PublicURL, and the Decider a
+// person approves through.
+type sendServer struct {
+	url   string
+	authn *auth.Authenticator
+	smtpd *smtptest.Server
+	d     *approval.Decider
+}
+
+func newSendServer(t *testing.T, db store.DB, cfg outbox.Config) *sendServer {
+	t.Helper()
+	authn, err := auth.New(context.Background(), auth.Config{DataDir: t.TempDir(), BaseURL: "http://127.0.0.1:8080", StepUpACR: []string{stepUpACR}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smtpd := smtptest.New(t)
+	cfg.Owner = reminders.Delivery{}
+	sendTools, err := collections.SendTools(outboxtest.Deliver(t, db, smtpd, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := idempotency.New(db.Dialect(), time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvals, err := approval.New(15*time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alog, digest := newAuditLog(t, db, auditlog.Options{})
+	log := slog.New(slog.DiscardHandler)
+	h := newMCP(t, mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: authn}, pipeline.Options{
+		Tools: sendTools, Auditor: pipeline.NewAuditor(alog, digest), DB: db, Keys: keys, States: pipelinetest.Ring(t),
+		StepUp: []string{stepUpACR}, Approvals: approvals, PublicURL: pipelinetest.PublicURL,
+	})
+	ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MaxBodyBytes: maxBody, Auth: authn, MCP: h}))
+	t.Cleanup(ts.Close)
+	d := &approval.Decider{Store: approvals, DB: db, Verifier: authn, Audit: alog, StepUpACR: []string{stepUpACR},
+		Contract: func(name string) *contract.Contract {
+			for _, t := range sendTools {
+				if t.Contract.Name == name {
+					return t.Contract
+				}
+			}
+			return nil
+		}}
+	return &sendServer{url: ts.URL, authn: authn, smtpd: smtpd, d: d}
 }
