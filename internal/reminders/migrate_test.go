@@ -12,14 +12,18 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/postgres"
 	_ "github.com/cobranca/cobranca/internal/store/sqlite" // the sqlite driver
+	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/cobranca/cobranca/migrations"
 )
 
 // TestMigrationEarliestDue: migration 00140 gives every draft written before it its earliest
-// due date, read from its invoices (bulk sends filter on it), on both dialects.
+// due date, read from its invoices (bulk sends filter on it), on both dialects. The serving
+// role exists, as in production, so that the migrations make their grants.
 func TestMigrationEarliestDue(t *testing.T) {
 	ctx := context.Background()
+	storetest.AppRole(t, pg) // creates cobranca_app
 	for _, tc := range []struct {
 		dialect store.Dialect
 		driver  string
@@ -30,7 +34,8 @@ func TestMigrationEarliestDue(t *testing.T) {
 		{store.Postgres, "pgx", func() string { return pg.Database(t) }, migrations.Postgres()},
 	} {
 		t.Run(string(tc.dialect), func(t *testing.T) {
-			db, err := sql.Open(tc.driver, tc.dsn())
+			dsn := tc.dsn()
+			db, err := sql.Open(tc.driver, dsn)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,6 +61,17 @@ func TestMigrationEarliestDue(t *testing.T) {
 					t.Fatal(err)
 				}
 				if _, err := m.Up(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.dialect == store.Postgres {
+				// River's tables first, as postgres.DB.Migrate makes them: 00080 grants on them.
+				pdb, err := postgres.Open(ctx, dsn, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pdb.Close()
+				if err := store.MigrateRiver(ctx, pdb.RiverDriver()); err != nil {
 					t.Fatal(err)
 				}
 			}
