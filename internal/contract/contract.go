@@ -127,6 +127,10 @@ type Contract struct {
 	// names them. Required of a tool a person approves out of band (critical),
 	// refused on any other.
 	ApproverRoles []string `json:"approverRoles,omitempty"`
+	// AdminRoles are the roles a person must hold (any one) to run a forbidden tool through the
+	// admin surfaces (API, page, CLI), besides its permissions and step-up: the issuer's roles
+	// claim names them. Required of a forbidden tool, refused on any other.
+	AdminRoles []string `json:"adminRoles,omitempty"`
 }
 
 // PipelineFailureModes are the codes the call pipeline can return for any
@@ -253,12 +257,23 @@ func (c *Contract) Validate() error {
 	case c.Confirmation != ConfirmOutOfBand && len(c.ApproverRoles) > 0:
 		bad("approverRoles applies only to a tool a person approves out of band (tier critical), not to tier %s", c.RiskLevel)
 	}
-	for i, r := range c.ApproverRoles {
-		if len(r) > MaxRoleLen || !roleRE.MatchString(r) {
-			bad("approverRoles[%d] must be lower-case dotted words of at most %d bytes, like collections.approver", i, MaxRoleLen)
-		}
-		if slices.Contains(c.ApproverRoles[:i], r) {
-			bad("approverRoles[%d] is listed twice", i)
+	switch {
+	case c.RiskLevel == Forbidden && len(c.AdminRoles) == 0:
+		bad("adminRoles must name at least one role a person needs to run it (tier forbidden): without one, anyone the issuer knows could")
+	case c.RiskLevel != Forbidden && len(c.AdminRoles) > 0:
+		bad("adminRoles applies only to a forbidden tool, not to tier %s", c.RiskLevel)
+	}
+	for _, field := range []struct {
+		name  string
+		roles []string
+	}{{"approverRoles", c.ApproverRoles}, {"adminRoles", c.AdminRoles}} {
+		for i, r := range field.roles {
+			if len(r) > MaxRoleLen || !roleRE.MatchString(r) {
+				bad("%s[%d] must be lower-case dotted words of at most %d bytes, like collections.approver", field.name, i, MaxRoleLen)
+			}
+			if slices.Contains(field.roles[:i], r) {
+				bad("%s[%d] is listed twice", field.name, i)
+			}
 		}
 	}
 	if c.RiskLevel == Low && len(c.SideEffects.Changes) > 0 {
@@ -375,6 +390,11 @@ var (
 		{Code: failure.DryRunRequired, Meaning: "The call cites no planHash, or one that names no recent dry run (dryRun: true) of these arguments by this caller: dry-run again and call with the planHash it answers. Nothing was done."},
 		{Code: failure.PlanChanged, Meaning: "The plan recomputed when the call ran differs from the one the planHash names (what the dry run showed changed since): dry-run again, review, and call with the new planHash. Nothing was done."},
 	}
+	forbiddenFailureModes = []FailureMode{
+		{Code: failure.PersonRequired, Meaning: "The caller is an AI agent: only a person runs this tool, through the admin API, its page or the CLI (over MCP it does not exist). Nothing was done."},
+		{Code: failure.PersonLacksRole, Meaning: "The person holds none of adminRoles; nothing was done."},
+		{Code: failure.InsufficientScope, Meaning: "The person's access token lacks a scope in permissions (HTTP 403 with WWW-Authenticate error=\"insufficient_scope\"); nothing was done."},
+	}
 	stepUpFailureModes = []FailureMode{
 		{Code: failure.InsufficientUserAuthentication, Meaning: "The person's authentication is too weak or too old for this tool (RFC 9470); the message gives acr_values and max_age. Nothing was done."},
 	}
@@ -390,6 +410,12 @@ func Scopes(cs []*Contract) []string {
 // the development sign-in page offers a person by default.
 func ApproverRoles(cs []*Contract) []string {
 	return union(cs, func(c *Contract) []string { return c.ApproverRoles })
+}
+
+// Roles lists every role the contracts in cs name (approverRoles and adminRoles), sorted, each
+// once: what the development sign-in page offers a person by default.
+func Roles(cs []*Contract) []string {
+	return union(cs, func(c *Contract) []string { return append(slices.Clone(c.ApproverRoles), c.AdminRoles...) })
 }
 
 // union is every value field gives for the contracts in cs, sorted, each once.
@@ -430,6 +456,8 @@ func Finish(c Contract) (*Contract, error) {
 		add(inBandFailureModes)
 	case ConfirmOutOfBand:
 		add(outOfBandFailureModes)
+	case ConfirmHumanOnly:
+		add(forbiddenFailureModes)
 	}
 	if c.StepUpAuth.Required {
 		add(stepUpFailureModes)

@@ -25,6 +25,9 @@ func base(risk Risk) Contract {
 	if risk == Critical {
 		c.ApproverRoles = []string{"collections.approver"}
 	}
+	if risk == Forbidden {
+		c.AdminRoles = []string{"collections.write_off"}
+	}
 	if risk == Low {
 		c.SideEffects = SideEffects{Changes: []string{}, OnRepeat: "nothing"}
 		c.Idempotency = Idempotency{Kind: "inherent"}
@@ -160,6 +163,57 @@ func TestApproverRoles(t *testing.T) {
 	got := ApproverRoles([]*Contract{&a, &b})
 	if want := []string{"collections.approver", "finance.head"}; !slices.Equal(got, want) {
 		t.Errorf("ApproverRoles = %v, want %v", got, want)
+	}
+}
+
+// TestAdminRoles: a forbidden contract names the roles a person needs to run it (fail closed:
+// none is refused at start); no other tier names any; the roles follow the approver roles'
+// spelling; Roles lists both kinds; Finish gives a forbidden contract the admin surfaces'
+// refusals.
+func TestAdminRoles(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		risk  Risk
+		roles []string
+		want  string // empty: accepted
+	}{
+		{"forbidden with a role", Forbidden, []string{"collections.write_off"}, ""},
+		{"forbidden with none", Forbidden, nil, "adminRoles must name at least one role"},
+		{"critical with one", Critical, []string{"collections.write_off"}, "adminRoles applies only to a forbidden tool"},
+		{"upper case", Forbidden, []string{"Write.Off"}, "adminRoles[0] must be lower-case dotted words"},
+		{"twice", Forbidden, []string{"a.b", "a.b"}, "adminRoles[1] is listed twice"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := base(tt.risk)
+			c.AdminRoles = tt.roles
+			_, err := Finish(c)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Finish() = %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Finish() error = %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+	a, f := base(Critical), base(Forbidden)
+	f.AdminRoles = []string{"finance.head", "collections.approver"}
+	if got, want := Roles([]*Contract{&a, &f}), []string{"collections.approver", "finance.head"}; !slices.Equal(got, want) {
+		t.Errorf("Roles = %v, want %v", got, want)
+	}
+	fc, err := Finish(base(Forbidden))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []failure.Code{failure.PersonRequired, failure.PersonLacksRole, failure.InsufficientScope, failure.InsufficientUserAuthentication} {
+		if !fc.Allows(code) {
+			t.Errorf("a forbidden contract lacks the failure mode %s", code)
+		}
+	}
+	if cc, _ := Finish(base(Critical)); cc.Allows(failure.PersonRequired) {
+		t.Errorf("a critical contract lists %s", failure.PersonRequired)
 	}
 }
 

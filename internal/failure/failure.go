@@ -46,6 +46,8 @@ const (
 	MissingClientCapability        Code = "missing_client_capability"        // the client did not declare what the call needs (protocol error)
 	DryRunRequired                 Code = "dry_run_required"                 // a mandatory dry run was not made (or not for this plan): dry-run again
 	PlanChanged                    Code = "plan_changed"                     // the plan recomputed at the call differs from the dry run's: dry-run again
+	PersonRequired                 Code = "person_required"                  // a forbidden tool's call by an agent: only a person runs it
+	PersonLacksRole                Code = "person_lacks_role"                // a forbidden tool's call by a person without its adminRoles
 )
 
 // Error is a domain error.
@@ -115,4 +117,28 @@ func As(err error) (*Error, bool) {
 	var e *Error
 	ok := errors.As(err, &e)
 	return e, ok
+}
+
+// HTTPStatus is the HTTP status of an answer refused with code, at an edge that answers tool
+// failures as HTTP (the admin API, its page): the one table from codes to statuses. A code of
+// a domain's own (a customer not found, an invoice already written off) is 422: the request
+// was understood and the domain refuses it.
+func HTTPStatus(code Code) int {
+	switch code {
+	case InvalidArguments:
+		return http.StatusBadRequest
+	case InsufficientUserAuthentication:
+		return http.StatusUnauthorized
+	case InsufficientScope, PersonRequired, PersonLacksRole:
+		return http.StatusForbidden
+	case IdempotencyConflict, RequestInProgress:
+		return http.StatusConflict
+	case RateLimited:
+		return http.StatusTooManyRequests
+	case Unavailable:
+		return http.StatusServiceUnavailable
+	case Internal:
+		return http.StatusInternalServerError
+	}
+	return http.StatusUnprocessableEntity
 }

@@ -39,3 +39,24 @@ func TestWhatTheCallerReads(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
+
+// TestHTTPStatus: the edge's statuses of the codes every tool shares, and 422 for a domain's.
+func TestHTTPStatus(t *testing.T) {
+	for code, want := range map[Code]int{
+		InvalidArguments:               http.StatusBadRequest,
+		InsufficientUserAuthentication: http.StatusUnauthorized,
+		InsufficientScope:              http.StatusForbidden,
+		PersonRequired:                 http.StatusForbidden,
+		PersonLacksRole:                http.StatusForbidden,
+		IdempotencyConflict:            http.StatusConflict,
+		RequestInProgress:              http.StatusConflict,
+		RateLimited:                    http.StatusTooManyRequests,
+		Unavailable:                    http.StatusServiceUnavailable,
+		Internal:                       http.StatusInternalServerError,
+		"invoice_already_written_off":          http.StatusUnprocessableEntity,
+	} {
+		if got := HTTPStatus(code); got != want {
+			t.Errorf("HTTPStatus(%s) = %d, want %d", code, got, want)
+		}
+	}
+}

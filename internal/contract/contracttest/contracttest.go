@@ -11,11 +11,15 @@ import (
 // contract's approverRoles).
 const ApproverRole = "test.approver"
 
+// AdminRole is the role a person needs to run a forbidden test tool through the admin surfaces
+// (its contract's adminRoles).
+const AdminRole = "test.admin"
+
 // New returns the finished contract of a test tool named name, of the
 // given risk tier, requiring permissions. It takes any object and returns
 // {"ok": boolean}; its one domain failure mode is test_refused; above the
 // low tier it changes a test row and is idempotent by key; a critical one's calls are decided
-// by a person holding ApproverRole. It panics if
+// by a person holding ApproverRole, a forbidden one's run by a person holding AdminRole. It panics if
 // contract.Finish refuses it, which would be a bug in this package.
 func New(name string, risk contract.Risk, permissions ...string) *contract.Contract {
 	c := contract.Contract{
@@ -36,6 +40,9 @@ func New(name string, risk contract.Risk, permissions ...string) *contract.Contr
 	}
 	if risk == contract.Critical {
 		c.ApproverRoles = []string{ApproverRole}
+	}
+	if risk == contract.Forbidden {
+		c.AdminRoles = []string{AdminRole}
 	}
 	fc, err := contract.Finish(c)
 	if err != nil {
