@@ -37,6 +37,8 @@ func Tools() ([]pipeline.Tool, error) {
 		{prepareReminderContract(), pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl)}},
 		{setContactStatusContract(), pipeline.Tool{Decode: setContactStatusDecode, Preview: setContactStatusPreview, Execute: setContactStatusExecute}},
 		{getBulkSendContract(), pipeline.Tool{Decode: pipeline.Strict[getBulkSendArgs](), Read: getBulkSendRead}},
+		// Forbidden: never served over MCP; the pipeline's Admin runs it for people.
+		{writeOffContract(), pipeline.Tool{Decode: writeOffDecode, Execute: writeOffExecute}},
 	} {
 		c, err := contract.Finish(t.contract)
 		if err != nil {

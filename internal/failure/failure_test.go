@@ -53,7 +53,7 @@ func TestHTTPStatus(t *testing.T) {
 		RateLimited:                    http.StatusTooManyRequests,
 		Unavailable:                    http.StatusServiceUnavailable,
 		Internal:                       http.StatusInternalServerError,
-		"invoice_already_written_off":          http.StatusUnprocessableEntity,
+		"invoice_already_written_off":  http.StatusUnprocessableEntity,
 	} {
 		if got := HTTPStatus(code); got != want {
 			t.Errorf("HTTPStatus(%s) = %d, want %d", code, got, want)

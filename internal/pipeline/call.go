@@ -116,7 +116,7 @@ func (cl *callState) classify(err error) (*failure.Error, auditlog.Outcome) {
 		return &failure.Error{Code: fe.Code, Message: fe.Message + " (ref " + cl.call.RequestID + ")", RetryAfter: fe.RetryAfter}, auditlog.Failed
 	case failure.RateLimited:
 		return fe, auditlog.RateLimited
-	case failure.ApprovalRequired, failure.InsufficientUserAuthentication, failure.ConfirmationRequired:
+	case failure.ApprovalRequired, failure.InsufficientUserAuthentication, failure.ConfirmationRequired, failure.PersonRequired, failure.PersonLacksRole:
 		return fe, auditlog.Denied
 	}
 	return fe, auditlog.Rejected
