@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"path/filepath"
 	"time"
 
@@ -177,7 +178,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	var authServer http.Handler
 	if authn.DevMode() {
 		as, err := authserver.New(authserver.Options{Auth: authn, DB: db, Scopes: contract.Scopes(mcpHandler.Contracts()),
-			StepUpACR: cfg.StepUpACR, Roles: contract.ApproverRoles(mcpHandler.Contracts()), Logger: log})
+			StepUpACR: cfg.StepUpACR, Roles: contract.Roles(slices.Concat(mcpHandler.Contracts(), pipe.AdminContracts())), Logger: log})
 		if err != nil {
 			return err
 		}
@@ -187,6 +188,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		Signin: signin.Config{Issuer: authn.Issuer(), ClientID: webClientID(cfg.Config), ClientSecret: cfg.OIDCClientSecret,
 			PublicURL: cfg.Public(), AgentClientIDs: cfg.AgentClientIDs, RolesClaim: authn.RolesClaim(), DB: db, TrustedProxyHeader: cfg.TrustedProxyHeader},
 		Decider: newDecider(approvals, db, authn, alog, cfg.Config, tools),
+		Admin:   pipe,
 		Logger:  log,
 	})
 	if err != nil {
@@ -204,6 +206,8 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		Downloads:      &files.Downloads{DB: db, Links: links, Audit: alog, Logger: log},
 		AuthServer:     authServer,
 		Web:            pages,
+		Admin:          pipe,
+		Sessions:       pages,
 	})
 
 	rawLn, err := net.Listen("tcp", cfg.Addr)

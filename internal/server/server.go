@@ -58,6 +58,11 @@ type Deps struct {
 	// /approvals/{id}). A session cookie, not a bearer token, is their credential;
 	// their forms are checked for cross-site posts and CSRF tokens there. Nil: no pages.
 	Web http.Handler
+	// Admin runs the forbidden tools for people: the admin API (POST /admin/write-offs, GET
+	// /admin/contracts), with a person's bearer token or, through Sessions, a signed-in
+	// person's session (the write-off page, served by Web). Nil: no admin API.
+	Admin    AdminRunner
+	Sessions Sessions
 }
 
 // Routes returns the whole HTTP surface of cobranca.
@@ -127,26 +132,34 @@ func Routes(d Deps) http.Handler {
 		r.Method(http.MethodPost, web.ApprovalPattern, pages)
 	}
 
+	bearer := bearerGuard(d)
 	r.Group(func(r chi.Router) {
-		r.Use(guardOrigin(d.AllowedOrigins, d.AllowedHosts))
-		r.Use(limitBody(d.MaxBodyBytes))
-		// The origin limit runs before authentication, so that an origin over
-		// its budget costs no token verification; its durable decision waits
-		// for the principal's, so both take one store round trip.
-		if d.Limits != nil {
-			r.Use(d.Limits.DeferOrigin)
-		}
-		r.Use(d.Auth.Middleware)
-		r.Use(recordCaller)
-		if d.Limits != nil {
-			r.Use(d.Limits.Principal(principalKey))
-		}
-
+		r.Use(bearer)
 		r.Handle("/mcp", d.MCP)
 		r.Get("/contracts", listContracts(d.MCP))
 		r.Get("/contracts/{name}", getContract(d.MCP))
 	})
+	if d.Admin != nil {
+		adminRoutes(r, d, bearer)
+	}
 	return r
+}
+
+// bearerGuard is what guards every route a bearer token opens: the Host and Origin check, the
+// body limit, the per-origin budget, the token, and the per-principal budget.
+func bearerGuard(d Deps) func(http.Handler) http.Handler {
+	mw := []func(http.Handler) http.Handler{guardOrigin(d.AllowedOrigins, d.AllowedHosts), limitBody(d.MaxBodyBytes)}
+	// The origin limit runs before authentication, so that an origin over
+	// its budget costs no token verification; its durable decision waits
+	// for the principal's, so both take one store round trip.
+	if d.Limits != nil {
+		mw = append(mw, d.Limits.DeferOrigin)
+	}
+	mw = append(mw, d.Auth.Middleware, recordCaller)
+	if d.Limits != nil {
+		mw = append(mw, d.Limits.Principal(principalKey))
+	}
+	return chi.Chain(mw...).Handler
 }
 
 // MetricsRoutes is the whole surface of the metrics listener
@@ -223,8 +236,13 @@ func readyz(ready func(context.Context) error, log *slog.Logger) http.HandlerFun
 
 func listContracts(h *mcpapi.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"contracts": h.Contracts()})
+		writeContracts(w, h.Contracts())
 	}
+}
+
+// writeContracts answers a listing of contracts: {"contracts": [...]}.
+func writeContracts(w http.ResponseWriter, cs []*contract.Contract) {
+	writeJSON(w, http.StatusOK, map[string]any{"contracts": cs})
 }
 
 // codeNotFound answers a path or name the server does not have.

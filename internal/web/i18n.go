@@ -4,8 +4,10 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/signin"
+	"github.com/cobranca/cobranca/internal/writeoffs"
 )
 
 // texts are a page's words in one language.
@@ -20,7 +22,12 @@ type texts struct {
 	RoleNote, LacksRole, AgentCannot, Withheld string
 	SignedInAs, AgentFor, SignOut, SignInAgain string
 	BackToApproval                             string
-	States                                     map[approval.State]string
+	// The write-off page.
+	WriteOffTitle, WriteOffIntro, WriteOffSubmit       string
+	InvoiceID, CustomerID, AmountCents, Reason         string
+	WrittenOff, WriteOffID, WrittenOffBy, WrittenOffAt string
+	AnotherWriteOff, BackToWriteOff                    string
+	States                                             map[approval.State]string
 	// Codes says, for each refusal a page shows, what happened; a code without an entry
 	// shows Unknown.
 	Codes   map[failure.Code]string
@@ -54,6 +61,12 @@ var english = texts{
 	Withheld:    "The preview and the side effects are shown only to people who may decide this call and to the person it was asked for.",
 	SignedInAs:  "Signed in as", AgentFor: "an agent:", SignOut: "Sign out", SignInAgain: "Sign in",
 	BackToApproval: "Back to the approval",
+	WriteOffTitle:  "Write off an invoice",
+	WriteOffIntro: "Record that the invoice's debt will not be collected. Only a person with the write-off role does this, " +
+		"and the write-off is permanent and audited: an invoice is written off once.",
+	WriteOffSubmit: "Write off", InvoiceID: "Invoice id", CustomerID: "Customer id", AmountCents: "Amount (BRL cents)",
+	Reason: "Reason", WrittenOff: "Invoice written off", WriteOffID: "Write-off", WrittenOffBy: "Written off by",
+	WrittenOffAt: "Recorded at", AnotherWriteOff: "Write off another invoice", BackToWriteOff: "Back to the write-off form",
 	States: map[approval.State]string{approval.Pending: "waiting for a decision", approval.Approved: "approved (waiting for the agent's retry)",
 		approval.Rejected: "rejected", approval.Executed: "approved and executed", approval.Expired: "expired"},
 	Codes: map[failure.Code]string{
@@ -71,6 +84,14 @@ var english = texts{
 		signin.CodeInvalidRequest:              "The request is malformed.",
 		failure.Unavailable:                    "The sign-in service does not answer. Try again in a moment.",
 		failure.Internal:                       "Something went wrong on our side.",
+		failure.PersonRequired:                 "Only a person writes an invoice off: sign in as yourself, not as an agent.",
+		failure.PersonLacksRole:                "You do not hold the role writing an invoice off needs: a person who holds it must do it.",
+		writeoffs.CodeAlreadyWrittenOff:        "This invoice was already written off: an invoice is written off once. Nothing was done.",
+		customers.CodeNotFound:                 "There is no customer with this id. Nothing was done.",
+		failure.InvalidArguments:               "A field is not valid (see below). Nothing was done.",
+		failure.IdempotencyConflict:            "This form was already sent with other values. Open the page again for a new form.",
+		failure.RequestInProgress:              "This form is still being processed. Wait a moment and send it again.",
+		failure.RateLimited:                    "Too many requests. Wait a moment and try again.",
 		codeNotFound:                           "There is no such page.",
 	},
 	Unknown: "The request was refused.",
@@ -91,6 +112,13 @@ var portuguese = texts{
 	Withheld:    "A prévia e os efeitos colaterais são mostrados só a quem pode decidir esta chamada e à pessoa em nome de quem ela foi pedida.",
 	SignedInAs:  "Conectado como", AgentFor: "um agente:", SignOut: "Sair", SignInAgain: "Entrar",
 	BackToApproval: "Voltar à aprovação",
+	WriteOffTitle:  "Baixar uma fatura como perda",
+	WriteOffIntro: "Registre que a dívida da fatura não será cobrada. Só uma pessoa com o papel de baixa faz isso, " +
+		"e a baixa é permanente e auditada: uma fatura é baixada uma única vez.",
+	WriteOffSubmit: "Dar baixa", InvoiceID: "Identificador da fatura", CustomerID: "Identificador do cliente",
+	AmountCents: "Valor (centavos de real)", Reason: "Motivo", WrittenOff: "Fatura baixada", WriteOffID: "Baixa",
+	WrittenOffBy: "Baixada por", WrittenOffAt: "Registrada em", AnotherWriteOff: "Baixar outra fatura",
+	BackToWriteOff: "Voltar ao formulário de baixa",
 	States: map[approval.State]string{approval.Pending: "aguardando decisão", approval.Approved: "aprovada (aguardando a nova tentativa do agente)",
 		approval.Rejected: "rejeitada", approval.Executed: "aprovada e executada", approval.Expired: "expirada"},
 	Codes: map[failure.Code]string{
@@ -108,6 +136,14 @@ var portuguese = texts{
 		signin.CodeInvalidRequest:              "A requisição está malformada.",
 		failure.Unavailable:                    "O serviço de login não responde. Tente de novo em instantes.",
 		failure.Internal:                       "Algo deu errado do nosso lado.",
+		failure.PersonRequired:                 "Só uma pessoa dá baixa em uma fatura: entre com a sua própria identidade, não como agente.",
+		failure.PersonLacksRole:                "Você não tem o papel que dar baixa em uma fatura exige: uma pessoa que o tenha deve fazê-lo.",
+		writeoffs.CodeAlreadyWrittenOff:        "Esta fatura já foi baixada: uma fatura é baixada uma única vez. Nada foi feito.",
+		customers.CodeNotFound:                 "Não existe cliente com este identificador. Nada foi feito.",
+		failure.InvalidArguments:               "Um campo não é válido (veja abaixo). Nada foi feito.",
+		failure.IdempotencyConflict:            "Este formulário já foi enviado com outros valores. Abra a página de novo para um formulário novo.",
+		failure.RequestInProgress:              "Este formulário ainda está sendo processado. Aguarde um momento e envie de novo.",
+		failure.RateLimited:                    "Requisições demais. Aguarde um momento e tente de novo.",
 		codeNotFound:                           "Esta página não existe.",
 	},
 	Unknown: "A requisição foi recusada.",

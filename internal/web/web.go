@@ -55,13 +55,18 @@ type Config struct {
 	Signin signin.Config
 	// Decider decides approvals (its Store and DB also read them).
 	Decider *approval.Decider
-	Logger  *slog.Logger
+	// Admin runs the forbidden tools people run on the write-off page (WriteOffsPath); nil:
+	// no such page.
+	Admin  Admin
+	Logger *slog.Logger
 }
 
 // Pages serves the pages.
 type Pages struct {
 	rp      *signin.RP
 	decider *approval.Decider
+	admin   Admin
+	clock   func() time.Time
 	log     *slog.Logger
 	csp     string
 	mux     *http.ServeMux
@@ -75,7 +80,7 @@ func New(cfg Config) (*Pages, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Pages{decider: cfg.Decider, log: cfg.Logger}
+	p := &Pages{decider: cfg.Decider, admin: cfg.Admin, clock: cfg.Signin.Now, log: cfg.Logger}
 	cfg.Signin.Refuse = p.refuse
 	if cfg.Signin.Logger == nil {
 		cfg.Signin.Logger = cfg.Logger
@@ -92,6 +97,10 @@ func New(cfg Config) (*Pages, error) {
 	mux.Handle("POST "+signin.SignOutPath, rp.SignOut())
 	mux.HandleFunc("GET "+ApprovalPattern, p.show)
 	mux.HandleFunc("POST "+ApprovalPattern, p.decide)
+	if cfg.Admin != nil {
+		mux.HandleFunc("GET "+WriteOffsPath, p.showWriteOff)
+		mux.HandleFunc("POST "+WriteOffsPath, p.runWriteOff)
+	}
 	p.mux = mux
 	return p, nil
 }
@@ -118,7 +127,7 @@ func origin(s string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-// ServeHTTP serves signin's paths and ApprovalPattern, with the security headers on every answer.
+// ServeHTTP serves signin's paths, ApprovalPattern and WriteOffsPath, with the security headers on every answer.
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", p.csp)
@@ -141,6 +150,7 @@ type refusal struct {
 	Code             failure.Code
 	Headline, Detail string
 	SignIn, Back     string // links: sign in and come back; back to the approval
+	BackText         string // what Back says
 }
 
 type pageData struct {
@@ -164,6 +174,8 @@ type pageData struct {
 	// signed-in identity can neither decide the call nor is the person it was asked for.
 	Withheld bool
 	Refusal  *refusal
+	// WriteOff is the write-off page's form (and, once done, the write-off).
+	WriteOff *writeOffForm
 }
 
 // newPage starts a page for r in its language.
@@ -198,21 +210,31 @@ func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, d *pa
 // field and message (fe.Text()) beside it. It is signin's Refuser too.
 func (p *Pages) refuse(w http.ResponseWriter, r *http.Request, status int, fe *failure.Error) {
 	d := newPage(r, func(t *texts) string { return t.RefusalTitle })
+	d.Refusal = p.refusalOf(d, status, fe)
+	p.render(w, r, status, d)
+}
+
+// refusalOf is fe as page d shows it, with the links that help: sign in (as someone else) and
+// come back, or back to the page the refused form was on.
+func (p *Pages) refusalOf(d *pageData, status int, fe *failure.Error) *refusal {
 	headline, ok := d.T.Codes[fe.Code]
 	if !ok {
 		headline = d.T.Unknown
 	}
 	ref := &refusal{Status: status, Code: fe.Code, Headline: headline, Detail: fe.Text()}
 	switch fe.Code {
-	case signin.CodeNotSignedIn, approval.CodeApproverIsAgent, approval.CodeApproverIsRequester, approval.CodeApproverLacksRole:
+	case signin.CodeNotSignedIn, approval.CodeApproverIsAgent, approval.CodeApproverIsRequester, approval.CodeApproverLacksRole,
+		failure.PersonRequired, failure.PersonLacksRole:
 		// Sign in (as someone else) and come back to this page.
 		ref.SignIn = signin.SignInURL(d.Here, nil)
 	}
-	if strings.HasPrefix(r.URL.Path, "/approvals/") && fe.Code != approval.CodeNotFound {
-		ref.Back = d.Here
+	switch {
+	case strings.HasPrefix(d.Here, "/approvals/") && fe.Code != approval.CodeNotFound:
+		ref.Back, ref.BackText = d.Here, d.T.BackToApproval
+	case strings.HasPrefix(d.Here, WriteOffsPath) && d.WriteOff == nil:
+		ref.Back, ref.BackText = d.Here, d.T.BackToWriteOff
 	}
-	d.Refusal = ref
-	p.render(w, r, status, d)
+	return ref
 }
 
 // validID reports whether id can name an approval; another one is refused before sign-in.

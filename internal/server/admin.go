@@ -1,0 +1,169 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/request"
+	"github.com/cobranca/cobranca/internal/web"
+	"github.com/go-chi/chi/v5"
+)
+
+// The admin API: the forbidden tools, for people only.
+const (
+	AdminWriteOffsPath = web.WriteOffsPath // POST: write an invoice off (JSON with a bearer token; the page's form with a session)
+	AdminContractsPath = "/admin/contracts"
+)
+
+// maxAdminBody bounds an admin call's JSON body: a write-off's arguments are a few hundred
+// bytes.
+const maxAdminBody = 64 << 10
+
+// AdminRunner runs the forbidden tools for people (pipeline.Pipeline).
+type AdminRunner interface {
+	Admin(ctx context.Context, c pipeline.Call) pipeline.Result
+	AdminContracts() []*contract.Contract
+}
+
+// Sessions reads the signed-in person of a request from the pages' session (web.Pages).
+type Sessions interface {
+	SessionPrincipal(r *http.Request) (*auth.Principal, error)
+}
+
+// adminRoutes adds the admin API to r: with a bearer token, behind bearer (the guard of every
+// token route), JSON in and out; without one, the signed-in person's session (the page's form
+// posts; a session reads the contracts), under the per-origin budget.
+func adminRoutes(r chi.Router, d Deps, bearer func(http.Handler) http.Handler) {
+	guard := guardOrigin(d.AllowedOrigins, d.AllowedHosts)
+	session := func(h http.Handler) http.Handler {
+		if d.Limits != nil {
+			h = d.Limits.Origin(h)
+		}
+		return guard(h)
+	}
+	writeOff := bearer(adminWriteOff(d.Admin, d.Auth))
+	contracts := bearer(adminContracts(d.Admin))
+	var pages http.Handler = http.NotFoundHandler()
+	if d.Web != nil {
+		pages = session(d.Web)
+	}
+	sessionContracts := session(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var pr *auth.Principal
+		if d.Sessions != nil {
+			var err error
+			if pr, err = d.Sessions.SessionPrincipal(r); err != nil {
+				d.Logger.ErrorContext(r.Context(), "admin: session lookup failed", "err", err)
+				failure.WriteHTTP(w, http.StatusServiceUnavailable, &failure.Error{Code: failure.Unavailable,
+					Message: "the session could not be read; retry later (ref " + request.From(r.Context()).ID + ")"})
+				return
+			}
+		}
+		if pr == nil { // no token, no session: the bearer challenge
+			contracts.ServeHTTP(w, r)
+			return
+		}
+		info := request.From(r.Context())
+		info.Subject, info.Client = pr.Subject, pr.ClientID
+		adminContracts(d.Admin).ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), pr)))
+	}))
+	r.Method(http.MethodPost, AdminWriteOffsPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hasToken(r) && isForm(r) {
+			pages.ServeHTTP(w, r)
+			return
+		}
+		writeOff.ServeHTTP(w, r)
+	}))
+	r.Method(http.MethodGet, AdminWriteOffsPath, pages)
+	r.Method(http.MethodGet, AdminContractsPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hasToken(r) {
+			contracts.ServeHTTP(w, r)
+			return
+		}
+		sessionContracts.ServeHTTP(w, r)
+	}))
+}
+
+// hasToken: the request carries an Authorization header (the bearer guard judges it).
+func hasToken(r *http.Request) bool { return len(r.Header.Values("Authorization")) > 0 }
+
+// isForm: the body is a browser's form.
+func isForm(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/x-www-form-urlencoded"
+}
+
+// adminWriteOff serves POST /admin/write-offs with a bearer token: the JSON body is
+// write_off_invoice's arguments, run by pipeline's Admin for the token's principal; the answer
+// is the write-off (200), or the refusal as every route answers one: 401/403 with a Bearer
+// challenge for a step-up or a missing scope, otherwise {"error": …} with the code's status.
+func adminWriteOff(run AdminRunner, a *auth.Authenticator) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			failure.WriteHTTP(w, http.StatusUnsupportedMediaType, &failure.Error{Code: failure.InvalidArguments, Field: "Content-Type", Message: "must be application/json"})
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAdminBody))
+		if err != nil {
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				failure.WriteHTTP(w, http.StatusRequestEntityTooLarge, &failure.Error{Code: failure.InvalidArguments, Field: "body", Message: "exceeds " + strconv.Itoa(maxAdminBody) + " bytes"})
+				return
+			}
+			failure.WriteHTTP(w, http.StatusBadRequest, &failure.Error{Code: failure.InvalidArguments, Field: "body", Message: "could not be read"})
+			return
+		}
+		pr, _ := auth.PrincipalFrom(r.Context())
+		res := run.Admin(r.Context(), pipeline.Call{Principal: pr, RequestID: request.From(r.Context()).ID, Tool: collections.WriteOffName, Args: body})
+		writeAdminResult(w, a, res)
+	}
+}
+
+// writeAdminResult answers res, an admin call's result, over HTTP.
+func writeAdminResult(w http.ResponseWriter, a *auth.Authenticator, res pipeline.Result) {
+	switch res.Kind {
+	case pipeline.Complete:
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(append(res.Structured, '\n'))
+		return
+	case pipeline.Denied:
+		a.WriteInsufficientScope(w, res.Missing)
+		return
+	}
+	fe := res.Err
+	if fe == nil { // Admin ends complete, denied or with a failure
+		fe = &failure.Error{Code: failure.Internal, Message: "internal error"}
+	}
+	if su, ok := errors.AsType[*auth.StepUpError](fe); ok {
+		a.WriteStepUpRequired(w, su.Required)
+		return
+	}
+	if fe.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(fe.RetryAfter.Seconds())), 10))
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	failure.WriteHTTP(w, failure.HTTPStatus(fe.Code), fe)
+}
+
+// adminContracts serves GET /admin/contracts: the forbidden tools' contracts, to a person (an
+// agent gets 403 person_required).
+func adminContracts(run AdminRunner) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if pr, _ := auth.PrincipalFrom(r.Context()); pr.IsAgent() {
+			failure.WriteHTTP(w, http.StatusForbidden, &failure.Error{Code: failure.PersonRequired, Message: "the admin contracts are for people: an agent's token is refused"})
+			return
+		}
+		writeContracts(w, run.AdminContracts())
+	}
+}
