@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/approval"
