@@ -25,6 +25,7 @@ import (
 	"github.com/cobranca/cobranca/internal/clocktest"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
+	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/pipeline"
@@ -61,6 +62,7 @@ func (c *clock) asNow() time.Time { return c.Now().Add(time.Duration(c.skew.Load
 // server and the pages — on a loopback port, over http or https.
 type env struct {
 	base      string
+	auth      *auth.Authenticator
 	db        store.DB
 	clock     *clock
 	approvals *approval.Store
@@ -86,6 +88,7 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.auth = a
 	h, err := mcpapi.New(mcpapi.Options{Logger: log, Scopes: a, Pipeline: pipelinetest.Product(t, pipeline.Options{Logger: log})})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +106,14 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 	self := *contracttest.New(selfTool, contract.Critical, scope)
 	self.RequesterMayApprove = true
 	contracts := map[string]*contract.Contract{tool: critical, selfTool: &self}
-	alog, _ := pipelinetest.AuditLog(t, db)
+	alog, digest := pipelinetest.AuditLog(t, db)
+	// The forbidden tools' pipeline, on the store: the write-off page runs write_off_invoice.
+	keys, err := idempotency.New(db.Dialect(), time.Hour, e.clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := pipelinetest.Product(t, pipeline.Options{Logger: log, Now: e.clock.Now, DB: db, Keys: keys, StepUp: []string{mfa},
+		Auditor: pipeline.NewAuditor(alog, digest)})
 	decider := &approval.Decider{Store: e.approvals, DB: db, Verifier: a, Audit: alog, StepUpACR: []string{mfa}, Now: e.clock.Now,
 		Contract: func(name string) *contract.Contract { return contracts[name] }}
 
@@ -130,11 +140,12 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 	for _, f := range configure {
 		f(&sc)
 	}
-	pages, err := web.New(web.Config{Signin: sc, Decider: decider, Logger: log})
+	pages, err := web.New(web.Config{Signin: sc, Decider: decider, Admin: admin, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h2 http.Handler = server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: 1 << 20, Auth: a, AuthServer: as, Web: pages})
+	var h2 http.Handler = server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: 1 << 20, Auth: a, AuthServer: as, Web: pages,
+		Admin: admin, Sessions: pages})
 	routes.Store(&h2)
 	return e
 }
