@@ -125,16 +125,9 @@ func approvalsDecide(ctx context.Context, e env, fs *flagSet, args []string, app
 	if len(ids) != 1 {
 		return fs.misuse("want one ID")
 	}
-	token := *tokenFlag
-	if token == "-" {
-		line, err := bufio.NewReader(e.stdin).ReadString('\n')
-		if err != nil && line == "" {
-			return fmt.Errorf("%s: reading the token from stdin: %w", fs.cmd.name, err)
-		}
-		token = strings.TrimSpace(line)
-	}
-	if token == "" {
-		return fs.misuse("--token: want the deciding person's access token")
+	token, err := tokenArg(e, fs, *tokenFlag, "the deciding person's")
+	if err != nil {
+		return err
 	}
 	cfg, err := loadSettings(e.environ)
 	if err != nil {
@@ -161,6 +154,24 @@ func approvalsDecide(ctx context.Context, e env, fs *flagSet, args []string, app
 		_, err = fmt.Fprintf(e.stdout, "%s %s (%s) by %s at %s\n", x.State, x.ID, x.Tool, x.Approver.Subject, x.Decided.UTC().Format(time.RFC3339))
 		return err
 	})
+}
+
+// tokenArg is the access token a command's --token flag gives: as written, or, for "-", the
+// first line of stdin (so that it stays out of the shell's history and the process list).
+// whose names whose token it must be, for the usage error when there is none.
+func tokenArg(e env, fs *flagSet, flag, whose string) (string, error) {
+	token := flag
+	if token == "-" {
+		line, err := bufio.NewReader(e.stdin).ReadString('\n')
+		if err != nil && line == "" {
+			return "", fmt.Errorf("%s: reading the token from stdin: %w", fs.cmd.name, err)
+		}
+		token = strings.TrimSpace(line)
+	}
+	if token == "" {
+		return "", fs.misuse("--token: want %s access token", whose)
+	}
+	return token, nil
 }
 
 // newDecider is the one check of every surface that decides approvals (the CLI, the approval

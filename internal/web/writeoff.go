@@ -71,10 +71,10 @@ func (p *Pages) writeOffContract() *contract.Contract {
 	return nil
 }
 
-// admitted checks, before a form is shown or run, that the session is a person's holding the
+// admitted checks, before the form is shown, that the session is a person's holding the
 // tool's role (else a refusal page) and stepped up as the tool demands (else the browser is
-// sent to sign in again as it demands, and back); false: answered. Admin checks all of it
-// again when the form runs.
+// sent to sign in again as it demands, and back); false: answered. When the form runs, Admin
+// checks (and audits) all of it.
 func (p *Pages) admitted(w http.ResponseWriter, r *http.Request, sess *signin.Session, c *contract.Contract, here string) bool {
 	pr := sess.Principal
 	switch {
@@ -117,8 +117,9 @@ func (p *Pages) showWriteOff(w http.ResponseWriter, r *http.Request) {
 
 // runWriteOff serves POST /admin/write-offs from the page's form (csrf, invoiceId,
 // customerId, amountCents, reason, idempotencyKey): the signed-in person writes the invoice
-// off through Admin. A refusal shows the form again, filled as sent, under the refusal; a
-// session no longer stepped up is sent to sign in again, and back to the form.
+// off through Admin, which checks the person, role and step-up and audits every refusal. A
+// refusal shows the form again, filled as sent, under the refusal; a session no longer stepped
+// up is sent to sign in again, and back to the form.
 func (p *Pages) runWriteOff(w http.ResponseWriter, r *http.Request) {
 	c := p.writeOffContract()
 	if c == nil {
@@ -132,9 +133,7 @@ func (p *Pages) runWriteOff(w http.ResponseWriter, r *http.Request) {
 	info := request.From(r.Context())
 	info.Subject, info.Client = sess.Principal.Subject, sess.Principal.ClientID
 	d := newPage(r, func(t *texts) string { return t.WriteOffTitle })
-	if !p.admitted(w, r, sess, c, d.Here) {
-		return
-	}
+	// Admin decides who may (and audits every refusal); the page only renders its answer.
 	f := &writeOffForm{InvoiceID: r.PostFormValue("invoiceId"), CustomerID: r.PostFormValue("customerId"),
 		AmountCents: r.PostFormValue("amountCents"), Reason: r.PostFormValue("reason"), Key: r.PostFormValue("idempotencyKey")}
 	args, err := f.arguments()
@@ -169,6 +168,9 @@ func (p *Pages) runWriteOff(w http.ResponseWriter, r *http.Request) {
 	fe := res.Err
 	if fe == nil {
 		fe = &failure.Error{Code: failure.Internal, Message: "internal error (ref " + info.ID + ")"}
+	}
+	if fe.Code == failure.PersonRequired || fe.Code == failure.PersonLacksRole {
+		d.WriteOff = nil // no form for who may not send it
 	}
 	d.Refusal = p.refusalOf(d, failure.HTTPStatus(fe.Code), fe)
 	p.render(w, r, d.Refusal.Status, d)

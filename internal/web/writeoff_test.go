@@ -156,7 +156,23 @@ func writeOffRefusals(t *testing.T, e *env) {
 	if n := storetest.Count(t, e.db, "write_off"); n != stored {
 		t.Errorf("refused forms stored %d write-offs", n-stored)
 	}
-	refused(t, "an agent's session", e.browser(t).open(t, web.WriteOffsPath, agent("bot")), http.StatusForbidden, string(failure.PersonRequired))
+	bot := e.browser(t)
+	refused(t, "an agent's session", bot.open(t, web.WriteOffsPath, agent("bot")), http.StatusForbidden, string(failure.PersonRequired))
+	// An agent's session posting the form anyway, with its own session's CSRF token (from the
+	// sign-out form of a page it may see): Admin refuses it, audited denied, nothing stored.
+	deniedBefore := e.audited(t, writtenOff, auditlog.Denied)
+	botCSRF := csrfRE.FindStringSubmatch(bot.get(t, "/approvals/"+e.ask(t, tool).ID).body)
+	if botCSRF == nil {
+		t.Fatal("no CSRF token on the agent's approval page")
+	}
+	form := url.Values{"csrf": {html.UnescapeString(botCSRF[1])}, "idempotencyKey": {"bot-1"}}
+	for k, v := range next {
+		form.Set(k, v)
+	}
+	refused(t, "an agent's session posting the form", bot.do(t, http.MethodPost, web.WriteOffsPath, form, bot.sameSite()), http.StatusForbidden, string(failure.PersonRequired))
+	if n := e.audited(t, writtenOff, auditlog.Denied); n != deniedBefore+1 || storetest.Count(t, e.db, "write_off") != stored {
+		t.Errorf("%d denied write-offs audited, want %d; or the agent's form stored one", n, deniedBefore+1)
+	}
 	refused(t, "a person without the role", e.browser(t).open(t, web.WriteOffsPath, person("dora", mfa)), http.StatusForbidden, string(failure.PersonLacksRole))
 
 	body, _ := json.Marshal(map[string]any{"invoiceId": "NF-78", "customerId": "C-1", "amountCents": 1, "reason": "x", "idempotencyKey": "k"})
@@ -217,10 +233,8 @@ func writeOffStepUp(t *testing.T, e *env) {
 	if _, err := writeoffs.ForInvoice(context.Background(), e.db, "NF-90"); err == nil {
 		t.Error("a form sent after the sign-in aged wrote the invoice off")
 	}
-	// The form post is checked before Admin runs (admitted): the page redirects, Admin audits
-	// nothing; a post that reached Admin would be audited denied.
-	if n := e.audited(t, writtenOff, auditlog.Denied); n != denied {
-		t.Errorf("%d denied write-offs audited, want %d", n, denied)
+	if n := e.audited(t, writtenOff, auditlog.Denied); n != denied+1 {
+		t.Errorf("%d denied write-offs audited, want %d", n, denied+1)
 	}
 }
 
