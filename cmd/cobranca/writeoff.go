@@ -102,7 +102,7 @@ func writeOff(ctx context.Context, e env, fs *flagSet, args []string) error {
 		case pipeline.Complete:
 			var w struct {
 				WriteOffID, InvoiceID, CustomerID, WrittenOffBy, WrittenOffAt string
-				AmountCents                                                 int64
+				AmountCents                                                   int64
 			}
 			if err := json.Unmarshal(res.Structured, &w); err != nil {
 				return err
