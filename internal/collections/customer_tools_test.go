@@ -49,7 +49,7 @@ func (e *env) confirmed(t *testing.T, pr *auth.Principal, tool, args string) (as
 	return ask, done
 }
 
-func (e *env) customer(t *testing.T, r customers.Record) {
+func (e *env) customer(t testing.TB, r customers.Record) {
 	t.Helper()
 	err := e.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
 		_, err := customers.Upsert(ctx, tx, r, e.clock().Add(-time.Hour))

@@ -27,7 +27,7 @@ import (
 const writeOff = collections.WriteOffName
 
 // writeOffEnv is env with a pipeline whose step-up demands mfa.
-func writeOffEnv(t *testing.T, db store.DB) *env {
+func writeOffEnv(t testing.TB, db store.DB) *env {
 	t.Helper()
 	e := &env{db: db, now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}
 	keys, err := idempotency.New(db.Dialect(), time.Hour, e.clock)
