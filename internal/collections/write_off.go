@@ -50,8 +50,9 @@ func (a *writeOffArgs) check() error {
 	return nil
 }
 
-// writeOffResult is write_off_invoice's answer: the write-off as recorded.
-type writeOffResult struct {
+// WriteOffResult is write_off_invoice's answer: the write-off as recorded (the admin page and
+// the CLI read it).
+type WriteOffResult struct {
 	WriteOffID   string `json:"writeOffId"`
 	InvoiceID    string `json:"invoiceId"`
 	CustomerID   string `json:"customerId"`
@@ -114,7 +115,7 @@ func writeOffExecute(ctx context.Context, tx store.Tx, v any) (pipeline.Effect, 
 		return pipeline.Effect{}, err
 	}
 	return pipeline.Effect{
-		Structured: &writeOffResult{WriteOffID: w.ID, InvoiceID: w.InvoiceID, CustomerID: w.CustomerID, AmountCents: w.AmountCents,
+		Structured: &WriteOffResult{WriteOffID: w.ID, InvoiceID: w.InvoiceID, CustomerID: w.CustomerID, AmountCents: w.AmountCents,
 			WrittenOffBy: w.By.Subject, WrittenOffAt: w.CreatedAt.Format(time.RFC3339Nano)},
 		Summary: "The invoice was written off.",
 		Details: map[string]int64{"writeOffs": 1},
@@ -135,7 +136,7 @@ func writeOffInputSchema() *jsonschema.Schema {
 }
 
 func writeOffOutputSchema() *jsonschema.Schema {
-	s := mustFor[writeOffResult]()
+	s := mustFor[WriteOffResult]()
 	closeObject(s)
 	s.Description = "The write-off, as recorded."
 	s.Properties["writeOffId"].Description = "The write-off's id (wo_…)."

@@ -36,17 +36,7 @@ type Admin interface {
 // made when the page was first shown, and the write-off once recorded.
 type writeOffForm struct {
 	InvoiceID, CustomerID, AmountCents, Reason, Key string
-	Done                                            *writeOffDone
-}
-
-// writeOffDone is the recorded write-off, as the tool answered it.
-type writeOffDone struct {
-	WriteOffID   string `json:"writeOffId"`
-	InvoiceID    string `json:"invoiceId"`
-	CustomerID   string `json:"customerId"`
-	AmountCents  int64  `json:"amountCents"`
-	WrittenOffBy string `json:"writtenOffBy"`
-	WrittenOffAt string `json:"writtenOffAt"`
+	Done                                            *collections.WriteOffResult
 }
 
 // SessionPrincipal returns the signed-in person of r (nil when the browser has no live
@@ -149,7 +139,7 @@ func (p *Pages) runWriteOff(w http.ResponseWriter, r *http.Request) {
 	d.Session, d.WriteOff, d.StepUp = sess, f, stepUpText(p.admin, c.Name)
 	switch res.Kind {
 	case pipeline.Complete:
-		var done writeOffDone
+		var done collections.WriteOffResult
 		if err := json.Unmarshal(res.Structured, &done); err != nil {
 			p.internal(w, r, err)
 			return
