@@ -75,10 +75,10 @@ type Options struct {
 	// StepUpACR are COBRANCA_STEPUP_ACR's values, offered on the sign-in
 	// page and published as acr_values_supported.
 	StepUpACR []string
-	// Roles pre-fill the sign-in page's roles field: every approver role the
-	// served contracts name (contract.ApproverRoles), so a developer signed
-	// in as a person may decide any critical call without setup (and clears
-	// the field to see the refusal). The tokens carry what was submitted, in
+	// Roles pre-fill the sign-in page's roles field: every role the served
+	// and the forbidden contracts name (contract.Roles), so a developer signed
+	// in as a person may decide any critical call and write an invoice off
+	// without setup (and clears the field to see the refusals). The tokens carry what was submitted, in
 	// the configured roles claim.
 	Roles []string
 	// MaxClients bounds the registered clients (default MaxClients).

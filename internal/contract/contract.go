@@ -406,12 +406,6 @@ func Scopes(cs []*Contract) []string {
 	return union(cs, func(c *Contract) []string { return c.Permissions })
 }
 
-// ApproverRoles lists every approver role the contracts in cs name, sorted, each once: what
-// the development sign-in page offers a person by default.
-func ApproverRoles(cs []*Contract) []string {
-	return union(cs, func(c *Contract) []string { return c.ApproverRoles })
-}
-
 // Roles lists every role the contracts in cs name (approverRoles and adminRoles), sorted, each
 // once: what the development sign-in page offers a person by default.
 func Roles(cs []*Contract) []string {

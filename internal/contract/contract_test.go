@@ -160,9 +160,9 @@ func TestApproverRoles(t *testing.T) {
 	}
 	a, b := base(Critical), base(Critical)
 	b.ApproverRoles = []string{"finance.head", "collections.approver"}
-	got := ApproverRoles([]*Contract{&a, &b})
+	got := Roles([]*Contract{&a, &b})
 	if want := []string{"collections.approver", "finance.head"}; !slices.Equal(got, want) {
-		t.Errorf("ApproverRoles = %v, want %v", got, want)
+		t.Errorf("Roles = %v, want %v", got, want)
 	}
 }
 
