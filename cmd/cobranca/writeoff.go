@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auditlog"
@@ -16,6 +17,9 @@ import (
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/request"
 )
+
+// cliStoreTimeout bounds the rate-limit store's answer to the CLI.
+const cliStoreTimeout = 10 * time.Second
 
 // writeOff writes an invoice off as the person whose access token --token is: `cobranca
 // write-off --token TOKEN --invoice ID --customer ID --amount CENTS --reason TEXT [--key KEY]`.
@@ -83,6 +87,9 @@ func writeOff(ctx context.Context, e env, fs *flagSet, args []string) error {
 		if err != nil {
 			return err
 		}
+		// One call on a cold connection: the store may take longer than a serving replica's
+		// warm pool (limits.DefaultStoreTimeout) to answer the budget's question.
+		cfg.limits.StoreTimeout = cliStoreTimeout
 		limiter, release, err := newLimiter(ctx, a.db, cfg, quiet, nil)
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
@@ -72,7 +73,7 @@ func (p *Pages) admitted(w http.ResponseWriter, r *http.Request, sess *signin.Se
 		p.refuse(w, r, http.StatusForbidden, &failure.Error{Code: failure.PersonRequired, Message: "you are signed in as an agent: only a person writes an invoice off"})
 		return false
 	case !pr.HasAnyRole(c.AdminRoles):
-		p.refuse(w, r, http.StatusForbidden, &failure.Error{Code: failure.PersonLacksRole, Message: "writing an invoice off needs one of the roles " + joinRoles(c.AdminRoles)})
+		p.refuse(w, r, http.StatusForbidden, &failure.Error{Code: failure.PersonLacksRole, Message: "writing an invoice off needs the role " + strings.Join(c.AdminRoles, " or ")})
 		return false
 	}
 	if su, ok := p.admin.AdminStepUp(c.Name); ok {
@@ -82,11 +83,6 @@ func (p *Pages) admitted(w http.ResponseWriter, r *http.Request, sess *signin.Se
 		}
 	}
 	return true
-}
-
-func joinRoles(roles []string) string {
-	b, _ := json.Marshal(roles)
-	return string(b)
 }
 
 // showWriteOff serves GET /admin/write-offs: the form, with a fresh idempotency key.
