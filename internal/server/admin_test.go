@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +18,8 @@ import (
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/idempotency"
+	"github.com/cobranca/cobranca/internal/limits"
+	limitssqlite "github.com/cobranca/cobranca/internal/limits/sqlite"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
@@ -339,4 +342,58 @@ func callRaw(t *testing.T, url, tok, version, name string, extra map[string]any)
 		t.Fatal(err)
 	}
 	return rawCall(t, url, tok, version, 7, name, args, nil, extra)
+}
+
+// TestAdminBudgets: a write-off spends the forbidden tier's budget (the critical one): past it
+// the API answers 429 rate_limited with Retry-After, audited, and nothing is written off; the
+// session routes (the page) spend the per-origin budget before the page runs.
+func TestAdminBudgets(t *testing.T) {
+	db := storetest.SQLite(t)
+	e := newAdminEnv(t, db, false)
+	two, err := limits.ParseSpec("2/1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	five, err := limits.ParseSpec("5/1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two write-offs an hour per person; five requests an hour from the address, which the
+	// three API calls spend first.
+	lim := limits.New(limitssqlite.New(storetest.SQLite(t), time.Now), limits.Options{Policies: limits.Policies{Critical: two, Origin: five}, StoreTimeout: 10 * time.Second})
+	keys, err := idempotency.New(db.Dialect(), time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	pipe := pipelinetest.Product(t, pipeline.Options{Logger: log, Auditor: pipelinetest.Auditor(t, db), StepUp: []string{adminMFA}, DB: db, Keys: keys, Limits: lim})
+	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: e.auth, Pipeline: pipe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageViews := 0
+	pages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { pageViews++ })
+	ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: e.auth, Admin: pipe, Web: pages, Limits: lim}))
+	defer ts.Close()
+	e.url = ts.URL
+	var codes []int
+	for i := range 3 {
+		body := strings.NewReplacer("NF-1001", fmt.Sprintf("NF-%d", i), "wo-1", fmt.Sprintf("k-%d", i)).Replace(writeOffBody)
+		resp, out := e.send(t, http.MethodPost, server.AdminWriteOffsPath, bearerJSON(e.controller(t)), body)
+		codes = append(codes, resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests && (resp.Header.Get("Retry-After") == "" || !bytes.Contains(out, []byte(`"code":"rate_limited"`))) {
+			t.Errorf("over the budget: Retry-After %q, %s", resp.Header.Get("Retry-After"), out)
+		}
+	}
+	if fmt.Sprint(codes) != "[200 200 429]" || storetest.Count(t, db, "write_off") != 2 || pipelinetest.Audited(t, db, writeOffTool)["rate_limited"] != 1 {
+		t.Errorf("three write-offs = %v, %d stored, audited %v; want [200 200 429], 2, one rate_limited", codes, storetest.Count(t, db, "write_off"), pipelinetest.Audited(t, db, writeOffTool))
+	}
+	codes = nil
+	for range 3 {
+		resp, _ := e.send(t, http.MethodGet, server.AdminWriteOffsPath, nil, "")
+		codes = append(codes, resp.StatusCode)
+	}
+	if fmt.Sprint(codes) != "[200 200 429]" || pageViews != 2 {
+		t.Errorf("three page views = %v, %d served; want [200 200 429], 2", codes, pageViews)
+	}
 }
