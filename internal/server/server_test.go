@@ -155,8 +155,8 @@ func TestToolsList(t *testing.T) {
 	}
 }
 
-// productToolNames are the names of every product tool (a pipeline with a store serves them
-// all).
+// productToolNames are the names of every product tool served over MCP (a pipeline with a
+// store serves them all, but for the forbidden ones, which no caller of /mcp ever sees).
 func productToolNames(t testing.TB) []string {
 	t.Helper()
 	tools, err := collections.Tools()
@@ -165,7 +165,9 @@ func productToolNames(t testing.TB) []string {
 	}
 	var out []string
 	for _, tool := range tools {
-		out = append(out, tool.Contract.Name)
+		if tool.Contract.VisibleToAgents() {
+			out = append(out, tool.Contract.Name)
+		}
 	}
 	return out
 }
