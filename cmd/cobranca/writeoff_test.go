@@ -36,19 +36,12 @@ func TestWriteOffCommand(t *testing.T) {
 			err := run(ctx, args, environ, strings.NewReader(stdin), &out, &errOut)
 			return out.String() + errOut.String(), err
 		}
-		if out, err := cli("", "migrate"); err != nil {
-			t.Fatalf("migrate = %q, %v", out, err)
-		}
+		mustRun(t, environ, "migrate")
 		if out, err := cli("id,name,email\nC-1,Padaria São João,financeiro@padaria.example\n", "customers", "import", "-"); err != nil {
 			t.Fatalf("customers import = %q, %v", out, err)
 		}
 		token := func(args ...string) string {
-			t.Helper()
-			out, err := cli("", append([]string{"token"}, args...)...)
-			if err != nil {
-				t.Fatalf("token = %q, %v", out, err)
-			}
-			return strings.TrimSpace(out)
+			return strings.TrimSpace(mustRun(t, environ, append([]string{"token"}, args...)...))
 		}
 		grant := []string{"--scope", collections.WriteOffScope, "--role", collections.WriteOffRole}
 		carla := token(append([]string{"--sub", "carla", "--acr", "urn:mfa"}, grant...)...)
