@@ -65,6 +65,9 @@ func tierContract(name string, risk contract.Risk) *contract.Contract {
 	if risk == contract.Critical {
 		c.ApproverRoles = []string{contracttest.ApproverRole}
 	}
+	if risk == contract.Forbidden {
+		c.AdminRoles = []string{contracttest.AdminRole}
+	}
 	if risk == contract.Low {
 		c.SideEffects = contract.SideEffects{Changes: []string{}, OnRepeat: "nothing changes"}
 		c.Idempotency = contract.Idempotency{Kind: "inherent", Description: "a read"}
