@@ -53,6 +53,8 @@ func adminRoutes(r chi.Router, d Deps, bearer func(http.Handler) http.Handler) {
 	}
 	writeOff := bearer(adminWriteOff(d.Admin, d.Auth))
 	contracts := bearer(adminContracts(d.Admin))
+	// The token check with no token answers its 401 challenge.
+	challenge := d.Auth.Middleware(http.NotFoundHandler())
 	var pages http.Handler = http.NotFoundHandler()
 	if d.Web != nil {
 		pages = session(d.Web)
@@ -68,8 +70,8 @@ func adminRoutes(r chi.Router, d Deps, bearer func(http.Handler) http.Handler) {
 				return
 			}
 		}
-		if pr == nil { // no token, no session: the bearer challenge
-			contracts.ServeHTTP(w, r)
+		if pr == nil { // no token, no session: the bearer challenge (the budget is spent already)
+			challenge.ServeHTTP(w, r)
 			return
 		}
 		info := request.From(r.Context())
