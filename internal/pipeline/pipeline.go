@@ -616,7 +616,7 @@ func budgetKey(pr *auth.Principal) string {
 
 // checkStepUp is RFC 9470 for the human calling t.
 func (p *Pipeline) checkStepUp(t *compiled, pr *auth.Principal) *failure.Error {
-	req := auth.StepUp{ACRValues: slices.Clone(p.stepUp), MaxAge: time.Duration(t.Contract.StepUpAuth.MaxAgeSeconds) * time.Second}
+	req := p.stepUpOf(t.Contract)
 	if err := auth.CheckStepUp(req, pr, p.now()); err != nil {
 		return &failure.Error{Code: failure.InsufficientUserAuthentication, Message: req.Message() + "; sign in again and retry. Nothing was done", Err: err}
 	}
