@@ -22,9 +22,8 @@ import (
 	"github.com/cobranca/cobranca/internal/browsertest"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/mcpapi"
-	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/smtptest"
-	"github.com/cobranca/cobranca/internal/store"
 )
 
 // The acr values of the round trip: the server's step-up accepts strongACR only; weakACR is
@@ -210,30 +209,9 @@ func (r *roundTrip) messageIDs() []string {
 		r.t.Fatal(err)
 	}
 	defer db.Close()
-	args := `CAST(args AS text)`
-	if db.Dialect() == store.SQLite {
-		args = `json(args)` // River's SQLite driver stores JSONB
-	}
-	rows, err := db.Query(r.t.Context(), `SELECT id, `+args+` FROM river_job ORDER BY id`)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	defer rows.Close()
 	var ids []string
-	for rows.Next() {
-		var id int64
-		var raw string
-		var a outbox.Args
-		if err := rows.Scan(&id, &raw); err != nil {
-			r.t.Fatal(err)
-		}
-		if err := json.Unmarshal([]byte(raw), &a); err != nil {
-			r.t.Fatalf("outbox entry %d: %v", id, err)
-		}
-		ids = append(ids, "<"+outbox.MessageID(outbox.ID(id), a.Token, mailFrom[strings.IndexByte(mailFrom, '@')+1:])+">")
-	}
-	if err := rows.Err(); err != nil {
-		r.t.Fatal(err)
+	for _, e := range outboxtest.Entries(r.t, db) {
+		ids = append(ids, e.MessageID(mailFrom))
 	}
 	return ids
 }

@@ -115,7 +115,7 @@ type Config struct {
 	Owner Owner
 	// Now is the clock of those reports (time.Now when nil).
 	Now func() time.Time
-	// Workers is how many messages one process sends at once (default 2).
+	// Workers is how many messages one process sends at once (default DefaultWorkers).
 	Workers int
 	// MaxAttempts bounds the retries of a transient failure (default 25, River's).
 	MaxAttempts int
@@ -130,6 +130,9 @@ type Config struct {
 	// the crash tests stop the worker there.
 	beforeSend, afterSend func(ID)
 }
+
+// DefaultWorkers is how many messages one process sends at once unless Config says otherwise.
+const DefaultWorkers = 2
 
 // queue is the part of River's client the outbox uses, whatever the driver's transaction type.
 type queue interface {
@@ -168,13 +171,12 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 		cfg.Now = time.Now
 	}
 	workers := river.NewWorkers()
-	domain := cfg.From[strings.LastIndexByte(cfg.From, '@')+1:]
-	w := &worker{cfg: cfg, domain: domain, db: db}
+	w := &worker{cfg: cfg, db: db}
 	if err := river.AddWorkerSafely(workers, w); err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
 	rc := &river.Config{
-		Queues:               map[string]river.QueueConfig{queueName: {MaxWorkers: cmp(cfg.Workers, 2)}},
+		Queues:               map[string]river.QueueConfig{queueName: {MaxWorkers: cmp(cfg.Workers, DefaultWorkers)}},
 		Workers:              workers,
 		Logger:               cfg.Logger,
 		MaxAttempts:          cfg.MaxAttempts,
@@ -190,7 +192,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	if cfg.PollInterval == 0 {
 		rc.FetchCooldown = 0
 	}
-	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domain, workers: cmp(cfg.Workers, 2), cooldown: rc.FetchCooldown}
+	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domainOf(cfg.From), workers: cmp(cfg.Workers, DefaultWorkers), cooldown: rc.FetchCooldown}
 	if o.cooldown == 0 {
 		o.cooldown = river.FetchCooldownDefault
 	}

@@ -50,11 +50,15 @@ type Options struct {
 	// byte when Implicit is set.
 	TLS      *tls.Config
 	Implicit bool
+	// Latency is how long the server takes to answer each DATA, as a remote relay does (its
+	// round trips, its own checks and queueing): the throughput benchmarks' realistic sink.
+	Latency time.Duration
 }
 
 // Server is a running SMTP server. It stops when the test ends.
 type Server struct {
-	addr string
+	addr    string
+	latency time.Duration
 
 	mu      sync.Mutex
 	got     []Message
@@ -68,7 +72,7 @@ func New(t testing.TB) *Server { return Start(t, Options{}) }
 // Start starts a server as opts says on a loopback port.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
-	s := &Server{arrived: make(chan struct{})}
+	s := &Server{arrived: make(chan struct{}), latency: opts.Latency}
 	srv := smtp.NewServer(backend{s})
 	srv.Domain = "localhost"
 	srv.AllowInsecureAuth = opts.TLS == nil
@@ -127,16 +131,19 @@ func (s *Server) Wait(t testing.TB, n int, timeout time.Duration) []Message {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	for {
+		// Copied only once there are enough: a benchmark waits for thousands.
 		s.mu.Lock()
-		got, arrived := append([]Message(nil), s.got...), s.arrived
-		s.mu.Unlock()
-		if len(got) >= n {
+		have, arrived := len(s.got), s.arrived
+		if have >= n {
+			got := append([]Message(nil), s.got...)
+			s.mu.Unlock()
 			return got
 		}
+		s.mu.Unlock()
 		select {
 		case <-arrived:
 		case <-ctx.Done():
-			t.Fatalf("smtptest: %d messages received in %v, want %d", len(got), timeout, n)
+			t.Fatalf("smtptest: %d messages received in %v, want %d", have, timeout, n)
 		}
 	}
 }
@@ -182,6 +189,9 @@ func (ss *session) Data(r io.Reader) error {
 	raw, err := io.ReadAll(r)
 	if err != nil {
 		return err
+	}
+	if ss.s.latency > 0 {
+		time.Sleep(ss.s.latency)
 	}
 	m := Message{From: ss.from, To: ss.to, Raw: raw}
 	_, m.TLS = ss.c.TLSConnectionState()

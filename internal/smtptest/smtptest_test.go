@@ -87,3 +87,44 @@ func (f *fakeT) Fatalf(format string, args ...any) {
 	f.failed = true
 	runtime.Goexit()
 }
+
+// TestLatency: a server started with a latency answers each DATA no sooner than that.
+func TestLatency(t *testing.T) {
+	const latency = 150 * time.Millisecond
+	for _, tc := range []struct {
+		latency time.Duration
+		slow    bool
+	}{{0, false}, {latency, true}} {
+		s := smtptest.Start(t, smtptest.Options{Latency: tc.latency})
+		// Connected and greeted first: only DATA's answer is timed.
+		c, err := smtp.Dial(s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Mail("a@cobranca.test"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Rcpt("ana@cliente.example"); err != nil {
+			t.Fatal(err)
+		}
+		w, err := c.Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		c.Close()
+		if slow := took >= latency; slow != tc.slow {
+			t.Errorf("latency %v: DATA answered in %v", tc.latency, took)
+		}
+		if got := s.Messages(); len(got) != 1 {
+			t.Errorf("latency %v: %d messages recorded, want 1", tc.latency, len(got))
+		}
+	}
+}

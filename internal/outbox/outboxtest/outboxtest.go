@@ -4,6 +4,7 @@ package outboxtest
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -53,3 +54,47 @@ func Deliver(t testing.TB, db store.DB, s *smtptest.Server, cfg outbox.Config) *
 
 // Text is a message body as a test compares it: lines ending in \n (SMTP carries them as CRLF).
 func Text(body string) string { return strings.ReplaceAll(body, "\r\n", "\n") }
+
+// Entry is an outbox entry as River stores it.
+type Entry struct {
+	ID    outbox.ID
+	Args  outbox.Args
+	State string // River's: available, running, completed, retryable, cancelled…
+}
+
+// MessageID is the entry's Message-ID, angle brackets included, sent from the bare address from.
+func (e Entry) MessageID(from string) string {
+	return "<" + outbox.MessageID(e.ID, e.Args.Token, from[strings.LastIndexByte(from, '@')+1:]) + ">"
+}
+
+// Entries returns the outbox's entries in db, in the order they were enqueued.
+func Entries(t testing.TB, db store.DB) []Entry {
+	t.Helper()
+	args := `CAST(args AS text)`
+	if db.Dialect() == store.SQLite {
+		args = `json(args)` // River's SQLite driver stores JSONB
+	}
+	rows, err := db.Query(context.Background(), `SELECT id, `+args+`, state FROM river_job ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var all []Entry
+	for rows.Next() {
+		var e Entry
+		var id int64
+		var raw string
+		if err := rows.Scan(&id, &raw, &e.State); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(raw), &e.Args); err != nil {
+			t.Fatalf("outbox entry %d: %v", id, err)
+		}
+		e.ID = outbox.ID(id)
+		all = append(all, e)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return all
+}

@@ -1,0 +1,248 @@
+package collections_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/customers"
+	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
+	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/smtptest"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
+)
+
+// The outbox's throughput (issue 14, item 3; docs/benchmarks.md, "Outbox throughput"):
+//
+//	go test -run '^$' -bench OutboxThroughput -benchtime 1x -timeout 30m ./internal/collections/
+//	go test -run '^$' -bench 'OutboxThroughput/sqlite/latency=0s' -benchtime 1x ./internal/collections/ -args -outbox.messages=1000
+var (
+	throughputMessages = flag.Int("outbox.messages", 10000, "BenchmarkOutboxThroughput: the messages of one bulk")
+	throughputTimeout  = flag.Duration("outbox.timeout", 20*time.Minute, "BenchmarkOutboxThroughput: how long one bulk may take to be delivered")
+)
+
+// throughputLatencies are the sink's answers to DATA: at once (what the queue can do), and a
+// relay's usual (what production sees).
+var throughputLatencies = []time.Duration{0, 30 * time.Millisecond}
+
+// throughputFrom is the outbox's sender in the benchmark.
+const throughputFrom = "cobranca@cobranca.test"
+
+// BenchmarkOutboxThroughput measures, on each store and for each sink latency, how fast a bulk
+// of -outbox.messages reminder drafts leaves through the outbox: from the start of the call
+// that queues them to the last message accepted by a local SMTP server (go-smtp, answering
+// each DATA after the latency), the outbox configured as `cobranca serve` configures it. In
+// the same run the same messages (built by outbox.Compose, so of the same sizes) are sent to
+// a fresh server of the same latency directly, by as many goroutines as the outbox has
+// workers, through the outbox's own SMTP sender: what SMTP alone allows. outbox_msgs/s well
+// below direct_msgs/s means the queue is the bound.
+//
+// Reported: outbox_msgs/s (end to end), enqueue_msgs/s (the call that queues them),
+// direct_msgs/s, and outbox/direct (the ratio). ns/op counts one bulk and the direct feed of
+// it, not the drafts' writing.
+func BenchmarkOutboxThroughput(b *testing.B) {
+	n := *throughputMessages
+	for _, f := range storetest.Fixtures(pg) {
+		for _, latency := range throughputLatencies {
+			b.Run(fmt.Sprintf("%s/latency=%s", f.Dialect, latency), func(b *testing.B) {
+				var viaOutbox, enqueue, direct time.Duration
+				for b.Loop() {
+					b.StopTimer()
+					db := f.Serving(b)
+					drafts := seedBulk(b, db, n)
+					b.StartTimer()
+					r := deliverBulk(b, db, drafts, latency)
+					viaOutbox += r.delivered
+					enqueue += r.enqueued
+					direct += sendDirect(b, r.sent, latency)
+				}
+				msgs := float64(n * b.N)
+				b.ReportMetric(msgs/viaOutbox.Seconds(), "outbox_msgs/s")
+				b.ReportMetric(msgs/enqueue.Seconds(), "enqueue_msgs/s")
+				b.ReportMetric(msgs/direct.Seconds(), "direct_msgs/s")
+				b.ReportMetric(direct.Seconds()/viaOutbox.Seconds(), "outbox/direct")
+			})
+		}
+	}
+}
+
+// seedBulk writes n open drafts to n customers, one each, and returns their ids.
+func seedBulk(tb testing.TB, db store.DB, n int) []string {
+	tb.Helper()
+	tpl, err := reminders.ParseTemplates()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	at := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)
+	ids := make([]string, 0, n)
+	err = db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		for i := range n {
+			c := customers.Record{ID: "C-" + strconv.Itoa(i), Name: "Mercado " + strconv.Itoa(i) + " Ltda", Email: "contas" + strconv.Itoa(i) + "@mercado.example"}
+			if _, err := customers.Upsert(ctx, tx, c, at); err != nil {
+				return err
+			}
+			r, _, err := reminders.Prepare(ctx, tx, tpl, reminders.Request{
+				CustomerID: c.ID, To: reminders.Recipient{Name: c.Name, Email: c.Email}, Tone: reminders.Friendly, Language: reminders.PortugueseBR,
+				Invoices:  []reminders.Invoice{{ID: "NF-" + strconv.Itoa(i), DueDate: "2026-05-10", AmountCents: int64(15000 + i)}},
+				CreatedBy: "ana", CreatedByActor: "collector-bot",
+			}, at)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, r.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ids
+}
+
+// bulkRun is what deliverBulk measured.
+type bulkRun struct {
+	enqueued  time.Duration      // the call that queued the bulk
+	delivered time.Duration      // from the call's start to the last message accepted
+	sent      []outboxtest.Entry // what the outbox sent, for the direct feed
+}
+
+// deliverBulk runs an outbox on db as serve configures it, delivering to a fresh sink of the
+// latency, queues the drafts in one call and waits until the sink has accepted every message
+// and every draft is recorded sent; it checks each draft was received once.
+func deliverBulk(b *testing.B, db store.DB, drafts []string, latency time.Duration) bulkRun {
+	b.Helper()
+	sink := smtptest.Start(b, smtptest.Options{Latency: latency})
+	sender, err := outbox.NewSMTP(sink.URL(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// serve's configuration (cmd/cobranca newOutbox): everything else River's and the
+	// outbox's defaults.
+	o, err := outbox.New(db, outbox.Config{Sender: sender, From: throughputFrom, Owner: reminders.Delivery{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			b.Errorf("outbox Run: %v", err)
+		}
+	}()
+
+	var r bulkRun
+	start := time.Now()
+	enqueueBulk(b, db, o, drafts)
+	r.enqueued = time.Since(start)
+	got := sink.Wait(b, len(drafts), *throughputTimeout)
+	r.delivered = time.Since(start)
+
+	byRef := map[string]int{}
+	for _, m := range got {
+		byRef[m.MessageID]++
+	}
+	if len(byRef) != len(drafts) || len(got) != len(drafts) {
+		b.Fatalf("the sink received %d messages under %d Message-IDs, want %d once each", len(got), len(byRef), len(drafts))
+	}
+	waitSent(b, db, len(drafts))
+	r.sent = outboxtest.Entries(b, db)
+	return r
+}
+
+// enqueueBulk queues every draft in one transaction, as one bulk call does.
+//
+// TODO(h14-bulk): the real call — collections.bulk_send_reminders' dry run, the call with its
+// planHash, the approval, the retry — once the tool lands.
+func enqueueBulk(b *testing.B, db store.DB, o *outbox.Outbox, drafts []string) {
+	b.Helper()
+	now := time.Now()
+	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		for _, id := range drafts {
+			d, err := reminders.GetForUpdate(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			e, err := o.Enqueue(ctx, tx, outbox.Message{To: d.To.Email, Subject: d.Subject, Text: d.Body, Ref: d.ID})
+			if err != nil {
+				return err
+			}
+			if err := reminders.MarkQueued(ctx, tx, d.ID, reminders.Queue{OutboxID: int64(e.ID), MessageID: e.MessageID, By: "ana", Actor: "collector-bot"}, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// waitSent waits until n drafts are recorded sent: the outbox has finished with the bulk.
+func waitSent(b *testing.B, db store.DB, n int) {
+	b.Helper()
+	for deadline := time.Now().Add(*throughputTimeout); ; time.Sleep(50 * time.Millisecond) {
+		var sent int64
+		if err := db.QueryRow(context.Background(), `SELECT COUNT(*) FROM reminder_draft WHERE state = 'sent'`).Scan(&sent); err != nil {
+			b.Fatal(err)
+		}
+		if sent == int64(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d drafts recorded sent, want %d", sent, n)
+		}
+	}
+}
+
+// sendDirect sends msgs to a fresh sink of the latency through the outbox's SMTP sender,
+// outbox.DefaultWorkers at a time, and returns how long they took to be accepted.
+func sendDirect(b *testing.B, msgs []outboxtest.Entry, latency time.Duration) time.Duration {
+	b.Helper()
+	sink := smtptest.Start(b, smtptest.Options{Latency: latency})
+	sender, err := outbox.NewSMTP(sink.URL(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	next := make(chan outboxtest.Entry)
+	var wg sync.WaitGroup
+	errs := make(chan error, outbox.DefaultWorkers)
+	start := time.Now()
+	for range outbox.DefaultWorkers {
+		wg.Go(func() {
+			for m := range next {
+				msg, err := outbox.Compose(throughputFrom, m.ID, m.Args, time.Now())
+				if err == nil {
+					err = sender.Send(context.Background(), msg)
+				}
+				if err != nil {
+					errs <- err
+					for range next {
+					}
+					return
+				}
+			}
+		})
+	}
+	for _, m := range msgs {
+		next <- m
+	}
+	close(next)
+	wg.Wait()
+	took := time.Since(start)
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	if got := len(sink.Messages()); got != len(msgs) {
+		b.Fatalf("the direct sink received %d messages, want %d", got, len(msgs))
+	}
+	return took
+}
