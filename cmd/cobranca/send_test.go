@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -105,5 +107,17 @@ func TestServeSendReminder(t *testing.T) {
 	}
 	if b, err := os.ReadFile(eml); err != nil || !bytes.Contains(b, []byte("Message-ID: "+messageID)) && !bytes.Contains(b, []byte("Message-Id: "+messageID)) {
 		t.Errorf("%s: %v, %.300s; want the message with its Message-ID", eml, err, b)
+	}
+}
+
+// TestMailWorkersDefault: serve's default COBRANCA_MAIL_WORKERS is the outbox's own default, the
+// concurrency docs/benchmarks.md measured.
+func TestMailWorkersDefault(t *testing.T) {
+	c, err := config.Load(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MailWorkers != outbox.DefaultWorkers {
+		t.Errorf("COBRANCA_MAIL_WORKERS defaults to %d, the outbox to %d", c.MailWorkers, outbox.DefaultWorkers)
 	}
 }

@@ -142,6 +142,9 @@ type Config struct {
 	// right-hand side of Message-IDs. Empty in development means
 	// cobranca@localhost.
 	MailFrom string
+	// MailWorkers is how many messages the outbox sends at once in this
+	// process (one SMTP connection each).
+	MailWorkers int
 }
 
 // RateSpecs are the rate-limit budgets as written, one per variable.
@@ -226,6 +229,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("public_url", c.PublicURL),
 		slog.String("smtp", redactURL(c.SMTPURL)),
 		slog.String("mail_from", c.MailFrom),
+		slog.Int("mail_workers", c.MailWorkers),
 	)
 }
 
@@ -530,6 +534,14 @@ var variables = []variable{
 	}},
 	{VarSMTPURL, "", "Where e-mail is delivered: `smtp://USER:PASSWORD@HOST:587` (STARTTLS required; port 587 by default), `smtps://USER:PASSWORD@HOST` (implicit TLS; 465), or `smtp://HOST:25?starttls=off` for a local relay without TLS. The password is never logged. Unset: messages are written as `.eml` files in COBRANCA_DATA_DIR/outbox/ (development); required in production. See \"E-mail delivery\".", asWritten(func(c *Config) *string { return &c.SMTPURL })},
 	{VarMailFrom, "", "The address e-mail is sent from (`cobranca@example.com`, bare); its domain ends every Message-ID. Required in production; development default: `cobranca@localhost`.", asWritten(func(c *Config) *string { return &c.MailFrom })},
+	{"COBRANCA_MAIL_WORKERS", "16", "How many messages this process sends at once, each on an SMTP connection of its own: lower it to what the mail server accepts from one client (all replicas together send REPLICAS times as many). See \"E-mail delivery\".", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 256 {
+			return errors.New("must be a whole number from 1 to 256")
+		}
+		c.MailWorkers = n
+		return nil
+	}},
 }
 
 // Load builds a Config from environ (as os.Environ returns it). Unknown

@@ -19,7 +19,7 @@ func TestLoadDefaults(t *testing.T) {
 		MetricsAddr: "127.0.0.1:9090", MaxConns: 1024, MaxConnsPerAddr: 64,
 		RateLimits:       RateSpecs{Principal: "600/1m,burst=60", Origin: "1200/1m,burst=120", Write: "60/1m,burst=10", Critical: "10/1h,burst=3"},
 		RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true,
-		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, ApprovalTTL: 15 * time.Minute, MaxFileBytes: 20 << 20, RolesClaim: "roles"}
+		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, ApprovalTTL: 15 * time.Minute, MaxFileBytes: 20 << 20, RolesClaim: "roles", MailWorkers: 16}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
 	}
@@ -332,4 +332,22 @@ func TestIdempotencyTTL(t *testing.T) {
 		{"1d", 0},
 		{"24", 0},
 	})
+}
+
+// TestMailWorkers: COBRANCA_MAIL_WORKERS takes 1 to 256; anything else is refused, naming it.
+func TestMailWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want int
+	}{{"1", 1}, {"64", 64}, {"256", 256}} {
+		c, err := Load([]string{"COBRANCA_MAIL_WORKERS=" + tc.v})
+		if err != nil || c.MailWorkers != tc.want {
+			t.Errorf("COBRANCA_MAIL_WORKERS=%s: %d, %v; want %d", tc.v, c.MailWorkers, err, tc.want)
+		}
+	}
+	for _, v := range []string{"0", "-1", "257", "many"} {
+		if _, err := Load([]string{"COBRANCA_MAIL_WORKERS=" + v}); err == nil || !strings.Contains(err.Error(), "COBRANCA_MAIL_WORKERS") {
+			t.Errorf("COBRANCA_MAIL_WORKERS=%q: %v, want an error naming it", v, err)
+		}
+	}
 }

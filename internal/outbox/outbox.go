@@ -131,8 +131,18 @@ type Config struct {
 	beforeSend, afterSend func(ID)
 }
 
-// DefaultWorkers is how many messages one process sends at once unless Config says otherwise.
-const DefaultWorkers = 2
+// DefaultWorkers is how many messages one process sends at once unless Config says otherwise
+// (serve: COBRANCA_MAIL_WORKERS). Each is one SMTP connection while it sends: with a relay that
+// answers in 30 ms, 16 of them deliver about 500 messages a second (docs/benchmarks.md,
+// "Outbox throughput"); 2 delivered 60.
+const DefaultWorkers = 16
+
+// fetchCooldown is the least time between two of River's fetches of new jobs (River's default
+// is 100 ms). A fetch claims at most as many jobs as there are idle workers, so with River's
+// default a process delivered at most Workers messages per 100 ms whatever the mail server's
+// speed: 20 a second with 2 workers. It costs a query only while jobs wait and a worker is
+// idle: an idle outbox still looks every PollInterval.
+const fetchCooldown = 5 * time.Millisecond
 
 // queue is the part of River's client the outbox uses, whatever the driver's transaction type.
 type queue interface {
@@ -181,7 +191,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 		Logger:               cfg.Logger,
 		MaxAttempts:          cfg.MaxAttempts,
 		FetchPollInterval:    cfg.PollInterval,
-		FetchCooldown:        min(cfg.PollInterval, 100*time.Millisecond),
+		FetchCooldown:        fetchCooldown,
 		RescueStuckJobsAfter: cfg.RescueAfter,
 		JobTimeout:           time.Minute,
 	}
@@ -189,8 +199,8 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 		// River requires a job's timeout not to exceed the time after which it is rescued.
 		rc.JobTimeout = min(rc.JobTimeout, cfg.RescueAfter)
 	}
-	if cfg.PollInterval == 0 {
-		rc.FetchCooldown = 0
+	if cfg.PollInterval > 0 {
+		rc.FetchCooldown = min(cfg.PollInterval, fetchCooldown) // River wants it no longer
 	}
 	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domainOf(cfg.From), workers: cmp(cfg.Workers, DefaultWorkers), cooldown: rc.FetchCooldown}
 	if o.cooldown == 0 {
