@@ -330,7 +330,7 @@ func newOutbox(db store.DB, cfg config.Config, log *slog.Logger) (*outbox.Outbox
 		from = "cobranca@localhost"
 	}
 	// Reminder drafts hear what became of their messages (sent, undeliverable).
-	return outbox.New(db, outbox.Config{Sender: sender, From: from, Owner: reminders.Delivery{}, Workers: cfg.MailWorkers, Logger: log})
+	return outbox.New(db, outbox.Config{Sender: sender, From: from, Owner: reminders.Delivery{}, Workers: cfg.MailWorkers, RescueAfter: cfg.MailRescueAfter, Logger: log})
 }
 
 // webClientID is the pages' OIDC client: COBRANCA_OIDC_CLIENT_ID (required in production), or

@@ -4,15 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/reminders/reminderstest"
 	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -57,7 +56,7 @@ func BenchmarkOutboxThroughput(b *testing.B) {
 				for b.Loop() {
 					b.StopTimer()
 					db := f.Serving(b)
-					drafts := seedBulk(b, db, n)
+					drafts := reminderstest.Bulk(b, db, n)
 					b.StartTimer()
 					r := deliverBulk(b, db, drafts, latency)
 					viaOutbox += r.delivered
@@ -75,39 +74,6 @@ func BenchmarkOutboxThroughput(b *testing.B) {
 			})
 		}
 	}
-}
-
-// seedBulk writes n open drafts to n customers, one each, and returns their ids.
-func seedBulk(tb testing.TB, db store.DB, n int) []string {
-	tb.Helper()
-	tpl, err := reminders.ParseTemplates()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	at := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)
-	ids := make([]string, 0, n)
-	err = db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		for i := range n {
-			c := customers.Record{ID: "C-" + strconv.Itoa(i), Name: "Mercado " + strconv.Itoa(i) + " Ltda", Email: "contas" + strconv.Itoa(i) + "@mercado.example"}
-			if _, err := customers.Upsert(ctx, tx, c, at); err != nil {
-				return err
-			}
-			r, _, err := reminders.Prepare(ctx, tx, tpl, reminders.Request{
-				CustomerID: c.ID, To: reminders.Recipient{Name: c.Name, Email: c.Email}, Tone: reminders.Friendly, Language: reminders.PortugueseBR,
-				Invoices:  []reminders.Invoice{{ID: "NF-" + strconv.Itoa(i), DueDate: "2026-05-10", AmountCents: int64(15000 + i)}},
-				CreatedBy: "ana", CreatedByActor: "collector-bot",
-			}, at)
-			if err != nil {
-				return err
-			}
-			ids = append(ids, r.ID)
-		}
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return ids
 }
 
 // bulkRun is what deliverBulk measured.
@@ -171,26 +137,7 @@ func deliverBulk(b *testing.B, db store.DB, drafts []string, latency time.Durati
 // planHash, the approval, the retry — once the tool lands.
 func enqueueBulk(b *testing.B, db store.DB, o *outbox.Outbox, drafts []string) {
 	b.Helper()
-	now := time.Now()
-	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		for _, id := range drafts {
-			d, err := reminders.GetForUpdate(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			e, err := o.Enqueue(ctx, tx, outbox.Message{To: d.To.Email, Subject: d.Subject, Text: d.Body, Ref: d.ID})
-			if err != nil {
-				return err
-			}
-			if err := reminders.MarkQueued(ctx, tx, d.ID, reminders.Queue{OutboxID: int64(e.ID), MessageID: e.MessageID, By: "ana", Actor: "collector-bot"}, now); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	reminderstest.QueueAll(b, db, o, drafts)
 }
 
 // waitSent waits until n drafts are recorded sent: the outbox has finished with the bulk.

@@ -145,6 +145,9 @@ type Config struct {
 	// MailWorkers is how many messages the outbox sends at once in this
 	// process (one SMTP connection each).
 	MailWorkers int
+	// MailRescueAfter is how long a message may be in the sending before
+	// it counts as lost (its process died) and is sent again.
+	MailRescueAfter time.Duration
 }
 
 // RateSpecs are the rate-limit budgets as written, one per variable.
@@ -230,6 +233,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("smtp", redactURL(c.SMTPURL)),
 		slog.String("mail_from", c.MailFrom),
 		slog.Int("mail_workers", c.MailWorkers),
+		slog.Duration("mail_rescue_after", c.MailRescueAfter),
 	)
 }
 
@@ -542,6 +546,7 @@ var variables = []variable{
 		c.MailWorkers = n
 		return nil
 	}},
+	{"COBRANCA_MAIL_RESCUE_AFTER", "1h", "How long a message may stay in the sending before it counts as lost — its process died between taking it and recording it — and is sent again, under the same Message-ID (one send is also cut off after this long, or after 1m if that is less). A duration from 1s to 24h. See \"E-mail delivery\".", durationIn(time.Second, 24*time.Hour, "must be a duration from 1s to 24h, like 10m", func(c *Config) *time.Duration { return &c.MailRescueAfter })},
 }
 
 // Load builds a Config from environ (as os.Environ returns it). Unknown

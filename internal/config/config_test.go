@@ -19,7 +19,7 @@ func TestLoadDefaults(t *testing.T) {
 		MetricsAddr: "127.0.0.1:9090", MaxConns: 1024, MaxConnsPerAddr: 64,
 		RateLimits:       RateSpecs{Principal: "600/1m,burst=60", Origin: "1200/1m,burst=120", Write: "60/1m,burst=10", Critical: "10/1h,burst=3"},
 		RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true,
-		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, ApprovalTTL: 15 * time.Minute, MaxFileBytes: 20 << 20, RolesClaim: "roles", MailWorkers: 16}
+		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, ApprovalTTL: 15 * time.Minute, MaxFileBytes: 20 << 20, RolesClaim: "roles", MailWorkers: 16, MailRescueAfter: time.Hour}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
 	}
@@ -334,7 +334,8 @@ func TestIdempotencyTTL(t *testing.T) {
 	})
 }
 
-// TestMailWorkers: COBRANCA_MAIL_WORKERS takes 1 to 256; anything else is refused, naming it.
+// TestMailWorkers: COBRANCA_MAIL_WORKERS takes 1 to 256, COBRANCA_MAIL_RESCUE_AFTER 1s to 24h;
+// anything else is refused, naming the variable.
 func TestMailWorkers(t *testing.T) {
 	for _, tc := range []struct {
 		v    string
@@ -348,6 +349,14 @@ func TestMailWorkers(t *testing.T) {
 	for _, v := range []string{"0", "-1", "257", "many"} {
 		if _, err := Load([]string{"COBRANCA_MAIL_WORKERS=" + v}); err == nil || !strings.Contains(err.Error(), "COBRANCA_MAIL_WORKERS") {
 			t.Errorf("COBRANCA_MAIL_WORKERS=%q: %v, want an error naming it", v, err)
+		}
+	}
+	if c, err := Load([]string{"COBRANCA_MAIL_RESCUE_AFTER=90s"}); err != nil || c.MailRescueAfter != 90*time.Second {
+		t.Errorf("COBRANCA_MAIL_RESCUE_AFTER=90s: %v, %v", c.MailRescueAfter, err)
+	}
+	for _, v := range []string{"500ms", "25h", "soon"} {
+		if _, err := Load([]string{"COBRANCA_MAIL_RESCUE_AFTER=" + v}); err == nil || !strings.Contains(err.Error(), "COBRANCA_MAIL_RESCUE_AFTER") {
+			t.Errorf("COBRANCA_MAIL_RESCUE_AFTER=%q: %v, want an error naming it", v, err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"log"
 	"mime"
 	"mime/quotedprintable"
 	"net"
@@ -79,6 +80,8 @@ func Start(t testing.TB, opts Options) *Server {
 	srv.TLSConfig = opts.TLS
 	srv.ReadTimeout = time.Minute
 	srv.WriteTimeout = time.Minute
+	// A client that dies mid-session (the kill tests' SIGKILL) is no error of the server's.
+	srv.ErrorLog = log.New(io.Discard, "", 0)
 	var ln net.Listener
 	var err error
 	if opts.Implicit {

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
+	"github.com/cobranca/cobranca/internal/reminders/reminderstest"
+	"github.com/cobranca/cobranca/internal/smtptest"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// serveChild, in the environment of a process of this test binary, makes TestBulkDeliveryKilled
+// run `cobranca serve` there with the environment it holds (a JSON list), until it is killed. Not
+// a COBRANCA_ variable: serve refuses those it does not know.
+const serveChild = "CBTEST_SERVE_ENVIRON"
+
+// killedBulk is how many drafts TestBulkDeliveryKilled sends.
+const killedBulk = 1000
+
+// TestBulkDeliveryKilled: a bulk of 1 000 reminders queued in one call is delivered by `cobranca
+// serve` — a process of its own, SMTP to an in-process server — which is killed with SIGKILL
+// twice while it delivers (once a quarter, then half, of the messages are accepted) and started
+// again each time. Every draft ends sent; the server received every draft's message, each under
+// its own Message-ID and only that one: a message sent again (accepted, then killed before the
+// worker recorded it, or taken and never finished) carries its first Message-ID. Those copies are
+// counted and logged: at least once, by design.
+func TestBulkDeliveryKilled(t *testing.T) {
+	if env := os.Getenv(serveChild); env != "" {
+		runServeChild(t, env)
+		return
+	}
+	eachStore(t, testBulkDeliveryKilled)
+}
+
+// runServeChild runs serve with the environment env names until the process is killed.
+func runServeChild(t *testing.T, env string) {
+	var environ []string
+	if err := json.Unmarshal([]byte(env), &environ); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"serve"}, environ, nil, os.Stdout, os.Stderr)
+	t.Fatalf("serve returned before it was killed: %v", err)
+}
+
+// serveProcess is `cobranca serve` in a child process.
+type serveProcess struct {
+	cmd  *exec.Cmd
+	logs *syncBuffer
+}
+
+// syncBuffer is a child's output, written by exec's copying goroutine and read by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// startServeProcess starts serve in a child process with environ and waits until it is ready
+// at addr.
+func startServeProcess(t *testing.T, environ []string, addr string) *serveProcess {
+	t.Helper()
+	env, err := json.Marshal(environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProcess{logs: &syncBuffer{}}
+	p.cmd = exec.Command(os.Args[0], "-test.run", "^TestBulkDeliveryKilled$", "-test.count", "1")
+	p.cmd.Env = append(os.Environ(), serveChild+"="+string(env))
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			t.Logf("serve (pid %d) wrote:\n%s", p.cmd.Process.Pid, p.logs)
+		}
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not become ready at %s: %v\n%s", addr, err, p.logs)
+		}
+	}
+}
+
+// kill ends the process with SIGKILL, as a crash or the OOM killer would, and reaps it.
+func (p *serveProcess) kill() {
+	if p.cmd.ProcessState != nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Wait()
+}
+
+func testBulkDeliveryKilled(t *testing.T, db []string) {
+	start := time.Now()
+	// Each DATA takes 5 ms, as a nearby relay's: the kills find messages in flight.
+	mail := smtptest.Start(t, smtptest.Options{Latency: 5 * time.Millisecond})
+	addr := freeAddr(t)
+	environ := append([]string{"COBRANCA_DATA_DIR=" + t.TempDir(), "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off",
+		"COBRANCA_SMTP_URL=" + mail.URL(), "COBRANCA_MAIL_FROM=" + mailFrom, "COBRANCA_LOG_LEVEL=warn",
+		// A message taken by a killed process is sent again 2 s later, not an hour.
+		"COBRANCA_MAIL_RESCUE_AFTER=2s"}, db...)
+	mustRun(t, environ, "migrate")
+	st, err := openStore(t.Context(), mustConfig(t, environ), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	drafts := reminderstest.Bulk(t, st, killedBulk)
+
+	server := startServeProcess(t, environ, addr)
+	msgIDs := queueBulk(t, st, drafts)
+
+	// Killed twice while it delivers, started again each time.
+	for _, at := range []int{killedBulk / 4, killedBulk / 2} {
+		mail.Wait(t, at, 60*time.Second)
+		server.kill()
+		if got := len(mail.Messages()); got >= killedBulk {
+			t.Fatalf("the server had accepted %d messages at the kill: the bulk was no longer being delivered", got)
+		}
+		server = startServeProcess(t, environ, addr)
+	}
+
+	waitDrafts(t, st, len(drafts))
+	got := mail.Messages()
+	want := map[string]string{} // Message-ID → recipient
+	for _, e := range outboxtest.Entries(t, st) {
+		want[e.MessageID(mailFrom)] = e.Args.To
+	}
+	if len(want) != len(drafts) {
+		t.Fatalf("the outbox holds %d entries, want one per draft (%d)", len(want), len(drafts))
+	}
+	for _, id := range msgIDs {
+		if _, ok := want[id]; !ok {
+			t.Fatalf("a draft was queued under %s, which no outbox entry has", id)
+		}
+	}
+	copies := map[string]int{}
+	idOf := map[string]string{} // recipient → the one Message-ID it received
+	for _, m := range got {
+		to, ok := want[m.MessageID]
+		if !ok || len(m.To) != 1 || m.To[0] != to {
+			t.Fatalf("received a message to %q under %s, which no entry has for that recipient", m.To, m.MessageID)
+		}
+		if first, seen := idOf[to]; seen && first != m.MessageID {
+			t.Fatalf("%s received two Message-IDs, %s and %s", to, first, m.MessageID)
+		}
+		idOf[to] = m.MessageID
+		copies[m.MessageID]++
+	}
+	if len(copies) != len(drafts) {
+		t.Errorf("received %d distinct messages, want every draft's (%d): %d lost", len(copies), len(drafts), len(drafts)-len(copies))
+	}
+	again := len(got) - len(copies)
+	t.Logf("%d drafts, 2 kills: %d messages received, %d of them again under their own Message-ID; %v", len(drafts), len(got), again, time.Since(start).Round(time.Millisecond))
+}
+
+// queueBulk queues drafts in one call, as bulk_send_reminders does after its approval, and
+// returns their Message-IDs.
+//
+// TODO(h14-bulk): the real call through the running server.
+func queueBulk(t *testing.T, st store.DB, drafts []string) []string {
+	t.Helper()
+	o, err := outbox.New(st, outbox.Config{Sender: outbox.Dir{Path: t.TempDir()}, From: mailFrom})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reminderstest.QueueAll(t, st, o, drafts)
+}
+
+// waitDrafts waits until n drafts are recorded sent.
+func waitDrafts(t *testing.T, st store.DB, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var sent int64
+		if err := st.QueryRow(t.Context(), `SELECT COUNT(*) FROM reminder_draft WHERE state = 'sent'`).Scan(&sent); err != nil {
+			t.Fatal(err)
+		}
+		if sent == int64(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			var states []string
+			rows, err := st.Query(t.Context(), `SELECT state, COUNT(*) FROM river_job GROUP BY state`)
+			if err == nil {
+				for rows.Next() {
+					var s string
+					var c int64
+					_ = rows.Scan(&s, &c)
+					states = append(states, fmt.Sprintf("%s %d", s, c))
+				}
+				rows.Close()
+			}
+			t.Fatalf("%d drafts sent, want %d (outbox entries: %v)", sent, n, states)
+		}
+	}
+}

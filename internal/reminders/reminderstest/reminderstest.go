@@ -1,0 +1,81 @@
+// Package reminderstest writes reminder drafts straight into a store, for the tests and
+// benchmarks that need many of them (the bulk sends'), faster than a tool call each.
+package reminderstest
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/customers"
+	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// Bulk writes, in one transaction, n customers C-0 … C-(n-1), each with its own address
+// (contasI@mercado.example) and one open friendly draft in Portuguese for one invoice, written
+// by ana through collector-bot; it returns the drafts' ids in that order.
+func Bulk(tb testing.TB, db store.DB, n int) []string {
+	tb.Helper()
+	tpl, err := reminders.ParseTemplates()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	at := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)
+	ids := make([]string, 0, n)
+	err = db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		for i := range n {
+			c := customers.Record{ID: "C-" + strconv.Itoa(i), Name: "Mercado " + strconv.Itoa(i) + " Ltda", Email: "contas" + strconv.Itoa(i) + "@mercado.example"}
+			if _, err := customers.Upsert(ctx, tx, c, at); err != nil {
+				return err
+			}
+			r, _, err := reminders.Prepare(ctx, tx, tpl, reminders.Request{
+				CustomerID: c.ID, To: reminders.Recipient{Name: c.Name, Email: c.Email}, Tone: reminders.Friendly, Language: reminders.PortugueseBR,
+				Invoices:  []reminders.Invoice{{ID: "NF-" + strconv.Itoa(i), DueDate: "2026-05-10", AmountCents: int64(15000 + i)}},
+				CreatedBy: "ana", CreatedByActor: "collector-bot",
+			}, at)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, r.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ids
+}
+
+// QueueAll queues the open drafts ids in mail in one transaction, as a bulk send does after its
+// approval (by ana through collector-bot), and returns their Message-IDs in that order.
+func QueueAll(tb testing.TB, db store.DB, mail *outbox.Outbox, ids []string) []string {
+	tb.Helper()
+	now := time.Now()
+	var msgIDs []string
+	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		msgIDs = msgIDs[:0]
+		for _, id := range ids {
+			d, err := reminders.GetForUpdate(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			e, err := mail.Enqueue(ctx, tx, outbox.Message{To: d.To.Email, Subject: d.Subject, Text: d.Body, Ref: d.ID})
+			if err != nil {
+				return err
+			}
+			q := reminders.Queue{OutboxID: int64(e.ID), MessageID: e.MessageID, By: "ana", Actor: "collector-bot"}
+			if err := reminders.MarkQueued(ctx, tx, d.ID, q, now); err != nil {
+				return err
+			}
+			msgIDs = append(msgIDs, e.MessageID)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return msgIDs
+}
