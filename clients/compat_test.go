@@ -133,10 +133,11 @@ type report struct {
 	// JourneyElicited the confirmations it was shown on the way.
 	Journey         []*step           `json:"journey"`
 	JourneyElicited []json.RawMessage `json:"journeyElicited"`
-	// JourneyApproval is the first answer to the journey's critical step
-	// when it was approval_required (the client then retried); nil when
-	// the client was asked by a URL elicitation, or refused.
-	JourneyApproval *step `json:"journeyApproval"`
+	// JourneyApprovals are the first answers to the journey's critical
+	// steps, by step, that were approval_required (the client then
+	// retried); a step is absent when the client was asked by a URL
+	// elicitation, or refused.
+	JourneyApprovals map[int]*step `json:"journeyApprovals"`
 }
 
 type step struct {
@@ -917,20 +918,26 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 				t.Fatal(err)
 			}
 			shown := len(rep.Elicited)
-			for _, st := range steps {
+			rep.JourneyApprovals = map[int]*step{}
+			for i, st := range steps {
 				answer = nil
 				if st.Answer != nil {
 					answer = &mcp.ElicitResult{Action: st.Answer.Action, Content: st.Answer.Content}
 				}
-				res := callTool(sess, st.Tool, string(st.Args))
+				args, ok := st.args(t, rep.Journey)
+				if !ok {
+					rep.Journey = append(rep.Journey, nil)
+					continue
+				}
+				res := callTool(sess, st.Tool, args)
 				if url := approvalURLOf(res); st.Critical && url != "" {
 					// approval_required: the person opens the URL, the agent calls again.
 					asked := res
-					rep.JourneyApproval = &asked
+					rep.JourneyApprovals[i] = &asked
 					if err := openApproval(ctx, url); err != nil {
 						t.Error(err)
 					}
-					res = callTool(sess, st.Tool, string(st.Args))
+					res = callTool(sess, st.Tool, args)
 				}
 				rep.Journey = append(rep.Journey, &res)
 			}

@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { critical, env, report } from "./lib.mjs";
+import { critical, env, journeyArgs, report } from "./lib.mjs";
 
 if (!["legacy", "modern"].includes(env.era)) {
   throw new Error(`COMPAT_ERA=${env.era}: want legacy or modern`);
@@ -62,18 +62,21 @@ async function mediumCases() {
 // person approves out of band is run: the CLI shows no URL elicitation, so
 // on 2025-11-25 the person opens the URL approval_required carries and the
 // CLI runs again; on 2026-07-28 the server refuses the CLI (no URL mode).
-let journeyApproval;
+const journeyApprovals = {};
 async function journey() {
   const out = [];
-  for (const s of env.journey) {
-    if (s.high) {
+  for (const [i, s] of env.journey.entries()) {
+    const args = journeyArgs(s, out);
+    if (s.high || !args) {
       out.push(null);
     } else if (s.critical) {
-      const { final, asked } = await critical(() => unwrap(call(env.token, s.args, s.tool)));
+      const { final, asked } = await critical(() => unwrap(call(env.token, args, s.tool)));
       out.push(final);
-      journeyApproval = asked;
+      if (asked) {
+        journeyApprovals[i] = asked;
+      }
     } else {
-      out.push(await call(env.token, s.args, s.tool));
+      out.push(await call(env.token, args, s.tool));
     }
   }
   return out;
@@ -109,5 +112,5 @@ report({
   noScope,
   ...medium,
   journey: steps,
-  journeyApproval,
+  journeyApprovals,
 });

@@ -58,6 +58,37 @@ type journeyStep struct {
 	// Critical: a person approves the step out of band, at the URL the
 	// client is given (a URL elicitation, or approval_required's message).
 	Critical bool `json:"critical,omitempty"`
+	// From fills arguments from the results of earlier steps, by argument
+	// name (lib.mjs's journeyArgs).
+	From map[string]journeyFrom `json:"from,omitempty"`
+}
+
+// journeyFrom names a field of an earlier step's structured result.
+type journeyFrom struct {
+	Step  int    `json:"step"`
+	Field string `json:"field"`
+}
+
+// args are the step's arguments, as JSON, with From filled from done, the
+// steps run before it; false when one of them has no such field (the step
+// is then not run), as lib.mjs's journeyArgs.
+func (st journeyStep) args(t *testing.T, done []*step) (string, bool) {
+	t.Helper()
+	if len(st.From) == 0 {
+		return string(st.Args), true
+	}
+	var args map[string]any
+	if err := json.Unmarshal(st.Args, &args); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range st.From {
+		var r struct{ StructuredContent map[string]any }
+		if f.Step >= len(done) || done[f.Step] == nil || json.Unmarshal(done[f.Step].Result, &r) != nil || r.StructuredContent[f.Field] == nil {
+			return "", false
+		}
+		args[name] = r.StructuredContent[f.Field]
+	}
+	return string(jsonOf(t, args)), true
 }
 
 // journeyAnswer is a person's reply to a confirmation: an elicitation
@@ -284,8 +315,8 @@ func (s *compatServer) checkSend(t *testing.T, rep report, revision string, ranH
 			t.Errorf("send_reminder from the Inspector CLI on %s: %+v, %s; want the JSON-RPC error %d requiring elicitation.url",
 				revision, st.Error, st.Result, mcp.CodeMissingRequiredClientCapabilities)
 		}
-		if rep.JourneyApproval != nil || len(s.smtp.Messages()) != 0 {
-			t.Errorf("send_reminder refused: approval_required %v, %d messages; want neither", rep.JourneyApproval, len(s.smtp.Messages()))
+		if rep.JourneyApprovals[jSend] != nil || len(s.smtp.Messages()) != 0 {
+			t.Errorf("send_reminder refused: approval_required %v, %d messages; want neither", rep.JourneyApprovals[jSend], len(s.smtp.Messages()))
 		}
 		if d, err := reminders.Get(context.Background(), s.db, s.sendDraft.ID); err != nil || d.State != reminders.Draft {
 			t.Errorf("the draft after a refused send: %v %v, want still a draft", d.State, err)
@@ -301,14 +332,14 @@ func (s *compatServer) checkSend(t *testing.T, rep report, revision string, ranH
 			p.ElicitationID != "" && p.URL != s.base+"/approvals/"+p.ElicitationID || !strings.Contains(p.Message, p.URL) {
 			t.Errorf("send_reminder on %s: URL elicitations %s, want one to %s…", revision, urls, prefix)
 		}
-		if rep.JourneyApproval != nil {
-			t.Errorf("send_reminder on %s: answered approval_required %s too", revision, rep.JourneyApproval.Result)
+		if rep.JourneyApprovals[jSend] != nil {
+			t.Errorf("send_reminder on %s: answered approval_required %s too", revision, rep.JourneyApprovals[jSend].Result)
 		}
 	} else {
 		var d failure.Detail
-		if rep.JourneyApproval == nil {
+		if rep.JourneyApprovals[jSend] == nil {
 			t.Errorf("send_reminder on %s: the client was not answered approval_required", revision)
-		} else if d = wantToolError(t, "send_reminder, first call", *rep.JourneyApproval, failure.ApprovalRequired, ""); d.Code != "" && !strings.Contains(d.Message, prefix) {
+		} else if d = wantToolError(t, "send_reminder, first call", *rep.JourneyApprovals[jSend], failure.ApprovalRequired, ""); d.Code != "" && !strings.Contains(d.Message, prefix) {
 			t.Errorf("approval_required's message %q carries no URL %s…", d.Message, prefix)
 		}
 	}

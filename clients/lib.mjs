@@ -33,7 +33,8 @@ export const env = {
   highBareArgs: JSON.parse(need("COMPAT_HIGH_BARE_ARGS")),
   highUrlOnlyArgs: JSON.parse(need("COMPAT_HIGH_URL_ONLY_ARGS")),
   // The product's tools, called in order as an operator's agent would:
-  // [{tool, args, answer?, high?, critical?}] — answer is the person's reply
+  // [{tool, args, from?, answer?, high?, critical?}] — from fills arguments
+  // from earlier steps' results (journeyArgs); answer is the person's reply
   // to a confirmation the step asks for; high marks the steps a client
   // without an elicitation handler (the Inspector CLI) leaves out; critical
   // the steps a person approves out of band, at a URL (openApproval).
@@ -74,6 +75,23 @@ export async function critical(call) {
   }
   await openApproval(url);
   return { final: await step(call), asked: first };
+}
+
+// journeyArgs are the arguments of the journey's step s, done being the
+// steps run before it: its args, and for each {argument: {step, field}} of
+// its from, that field of that step's structuredContent (the planHash of a
+// dry run, the id the real call answered). undefined when an earlier step
+// has no such field (it failed, or was left out): the step is not run.
+export function journeyArgs(s, done) {
+  const args = { ...s.args };
+  for (const [name, { step, field }] of Object.entries(s.from ?? {})) {
+    const v = done[step]?.result?.structuredContent?.[field];
+    if (v === undefined) {
+      return undefined;
+    }
+    args[name] = v;
+  }
+  return args;
 }
 
 // step runs one case and records what the client made of it: its result, or
@@ -146,14 +164,20 @@ export async function runCases(connect) {
     // The product's tools, in order, on the same client.
     r.journey = [];
     r.journeyElicited = [];
+    r.journeyApprovals = {};
     shown = r.journeyElicited;
-    for (const s of env.journey) {
+    for (const [i, s] of env.journey.entries()) {
       answer = s.answer;
-      const call = () => client.callTool({ name: s.tool, arguments: s.args });
-      if (s.critical) {
+      const args = journeyArgs(s, r.journey);
+      const call = () => client.callTool({ name: s.tool, arguments: args });
+      if (!args) {
+        r.journey.push(null);
+      } else if (s.critical) {
         const { final, asked } = await critical(call);
         r.journey.push(final);
-        r.journeyApproval = asked;
+        if (asked) {
+          r.journeyApprovals[i] = asked;
+        }
       } else {
         r.journey.push(await step(call));
       }
