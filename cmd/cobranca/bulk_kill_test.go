@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -57,25 +55,8 @@ func runServeChild(t *testing.T, env string) {
 // serveProcess is `cobranca serve` in a child process.
 type serveProcess struct {
 	cmd  *exec.Cmd
-	logs *syncBuffer
-}
-
-// syncBuffer is a child's output, written by exec's copying goroutine and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	logs *serveLog
+	out  *io.PipeWriter // its standard output and error, read into logs
 }
 
 // startServeProcess starts serve in a child process with environ and waits until it is ready
@@ -86,10 +67,12 @@ func startServeProcess(t *testing.T, environ []string, addr string) *serveProces
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProcess{logs: &syncBuffer{}}
+	pr, pw := io.Pipe()
+	p := &serveProcess{logs: &serveLog{addrs: map[string]string{}}, out: pw}
+	go p.logs.read(pr)
 	p.cmd = exec.Command(os.Args[0], "-test.run", "^TestBulkDeliveryKilled$", "-test.count", "1")
 	p.cmd.Env = append(os.Environ(), serveChild+"="+string(env))
-	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	p.cmd.Stdout, p.cmd.Stderr = pw, pw
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +103,7 @@ func (p *serveProcess) kill() {
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	_ = p.cmd.Wait()
+	p.out.Close()
 }
 
 func testBulkDeliveryKilled(t *testing.T, db []string) {
@@ -152,7 +136,7 @@ func testBulkDeliveryKilled(t *testing.T, db []string) {
 		server = startServeProcess(t, environ, addr)
 	}
 
-	waitDrafts(t, st, len(drafts))
+	reminderstest.WaitSent(t, st, len(drafts), 90*time.Second)
 	got := mail.Messages()
 	want := map[string]string{} // Message-ID → recipient
 	for _, e := range outboxtest.Entries(t, st) {
@@ -197,32 +181,4 @@ func queueBulk(t *testing.T, st store.DB, drafts []string) []string {
 		t.Fatal(err)
 	}
 	return reminderstest.QueueAll(t, st, o, drafts)
-}
-
-// waitDrafts waits until n drafts are recorded sent.
-func waitDrafts(t *testing.T, st store.DB, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		var sent int64
-		if err := st.QueryRow(t.Context(), `SELECT COUNT(*) FROM reminder_draft WHERE state = 'sent'`).Scan(&sent); err != nil {
-			t.Fatal(err)
-		}
-		if sent == int64(n) {
-			return
-		}
-		if time.Now().After(deadline) {
-			var states []string
-			rows, err := st.Query(t.Context(), `SELECT state, COUNT(*) FROM river_job GROUP BY state`)
-			if err == nil {
-				for rows.Next() {
-					var s string
-					var c int64
-					_ = rows.Scan(&s, &c)
-					states = append(states, fmt.Sprintf("%s %d", s, c))
-				}
-				rows.Close()
-			}
-			t.Fatalf("%d drafts sent, want %d (outbox entries: %v)", sent, n, states)
-		}
-	}
 }

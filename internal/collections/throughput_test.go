@@ -126,7 +126,7 @@ func deliverBulk(b *testing.B, db store.DB, drafts []string, latency time.Durati
 	if len(byRef) != len(drafts) || len(got) != len(drafts) {
 		b.Fatalf("the sink received %d messages under %d Message-IDs, want %d once each", len(got), len(byRef), len(drafts))
 	}
-	waitSent(b, db, len(drafts))
+	reminderstest.WaitSent(b, db, len(drafts), *throughputTimeout)
 	r.sent = outboxtest.Entries(b, db)
 	return r
 }
@@ -138,23 +138,6 @@ func deliverBulk(b *testing.B, db store.DB, drafts []string, latency time.Durati
 func enqueueBulk(b *testing.B, db store.DB, o *outbox.Outbox, drafts []string) {
 	b.Helper()
 	reminderstest.QueueAll(b, db, o, drafts)
-}
-
-// waitSent waits until n drafts are recorded sent: the outbox has finished with the bulk.
-func waitSent(b *testing.B, db store.DB, n int) {
-	b.Helper()
-	for deadline := time.Now().Add(*throughputTimeout); ; time.Sleep(50 * time.Millisecond) {
-		var sent int64
-		if err := db.QueryRow(context.Background(), `SELECT COUNT(*) FROM reminder_draft WHERE state = 'sent'`).Scan(&sent); err != nil {
-			b.Fatal(err)
-		}
-		if sent == int64(n) {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d drafts recorded sent, want %d", sent, n)
-		}
-	}
 }
 
 // sendDirect sends msgs to a fresh sink of the latency through the outbox's SMTP sender,

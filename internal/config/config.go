@@ -432,14 +432,7 @@ var variables = []variable{
 	{VarRateWrite, "60/1m,burst=10", "Calls of medium-, high- and critical-tier tools per principal (dry runs, approved retries and repeats included): `N/PERIOD[,burst=B]` or `off`. Over it: tool error `rate_limited` with `retryAfterMs`.", asWritten(func(c *Config) *string { return &c.RateLimits.Write })},
 	{VarRateCritical, "10/1h,burst=3", "Approvals critical calls ask people for, per principal: spent once each time a call creates a pending approval (not by its dry run, polls, the approved retry or a repeat): `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Critical })},
 	{"COBRANCA_RATE_STORE_TIMEOUT", "200ms", "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", durationIn(time.Millisecond, 10*time.Second, "must be a duration from 1ms to 10s, like 200ms", func(c *Config) *time.Duration { return &c.RateStoreTimeout })},
-	{"COBRANCA_REPLICAS", "1", "How many server processes share the rate limits. While the store is down each one limits locally with 1/REPLICAS of every budget.", func(c *Config, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return errors.New("must be a whole number from 1 to 1000")
-		}
-		c.Replicas = n
-		return nil
-	}},
+	{"COBRANCA_REPLICAS", "1", "How many server processes share the rate limits. While the store is down each one limits locally with 1/REPLICAS of every budget.", intIn(1, 1000, func(c *Config) *int { return &c.Replicas })},
 	{"COBRANCA_TRUSTED_PROXY_HEADER", "", "Header the proxy in front sets to the client's address, for the per-origin limit (e.g. `Fly-Client-IP`; for `X-Forwarded-For` the rightmost address is used). Unset: the connection's address. Set it only behind a proxy that always overwrites or appends it.", func(c *Config, v string) error {
 		if strings.ContainsAny(v, " :\t,") {
 			return fmt.Errorf("%q is not a header name", v)
@@ -538,14 +531,7 @@ var variables = []variable{
 	}},
 	{VarSMTPURL, "", "Where e-mail is delivered: `smtp://USER:PASSWORD@HOST:587` (STARTTLS required; port 587 by default), `smtps://USER:PASSWORD@HOST` (implicit TLS; 465), or `smtp://HOST:25?starttls=off` for a local relay without TLS. The password is never logged. Unset: messages are written as `.eml` files in COBRANCA_DATA_DIR/outbox/ (development); required in production. See \"E-mail delivery\".", asWritten(func(c *Config) *string { return &c.SMTPURL })},
 	{VarMailFrom, "", "The address e-mail is sent from (`cobranca@example.com`, bare); its domain ends every Message-ID. Required in production; development default: `cobranca@localhost`.", asWritten(func(c *Config) *string { return &c.MailFrom })},
-	{"COBRANCA_MAIL_WORKERS", "16", "How many messages this process sends at once, each on an SMTP connection of its own: lower it to what the mail server accepts from one client (all replicas together send REPLICAS times as many). See \"E-mail delivery\".", func(c *Config, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 256 {
-			return errors.New("must be a whole number from 1 to 256")
-		}
-		c.MailWorkers = n
-		return nil
-	}},
+	{"COBRANCA_MAIL_WORKERS", "16", "How many messages this process sends at once, each on an SMTP connection of its own: lower it to what the mail server accepts from one client (all replicas together send REPLICAS times as many). See \"E-mail delivery\".", intIn(1, 256, func(c *Config) *int { return &c.MailWorkers })},
 	{"COBRANCA_MAIL_RESCUE_AFTER", "1h", "How long a message may stay in the sending before it counts as lost — its process died between taking it and recording it — and is sent again, under the same Message-ID (one send is also cut off after this long, or after 1m if that is less). A duration from 1s to 24h. See \"E-mail delivery\".", durationIn(time.Second, 24*time.Hour, "must be a duration from 1s to 24h, like 10m", func(c *Config) *time.Duration { return &c.MailRescueAfter })},
 }
 
@@ -619,6 +605,18 @@ func asWritten(field func(c *Config) *string) func(c *Config, v string) error {
 
 // durationIn parses a Go duration from lo to hi into field; msg says what
 // it must be.
+// intIn sets field to a whole number from lo to hi.
+func intIn(lo, hi int, field func(c *Config) *int) func(c *Config, v string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("must be a whole number from %d to %d", lo, hi)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
 func durationIn(lo, hi time.Duration, msg string, field func(c *Config) *time.Duration) func(c *Config, v string) error {
 	return func(c *Config, v string) error {
 		d, err := time.ParseDuration(v)

@@ -5,6 +5,7 @@ package reminderstest
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,4 +79,41 @@ func QueueAll(tb testing.TB, db store.DB, mail *outbox.Outbox, ids []string) []s
 		tb.Fatal(err)
 	}
 	return msgIDs
+}
+
+// WaitSent waits until n drafts are recorded sent, failing the test after timeout; the failure
+// says where the outbox's entries stand.
+func WaitSent(tb testing.TB, db store.DB, n int, timeout time.Duration) {
+	tb.Helper()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(50 * time.Millisecond) {
+		var sent int64
+		if err := db.QueryRow(context.Background(), `SELECT COUNT(*) FROM reminder_draft WHERE state = 'sent'`).Scan(&sent); err != nil {
+			tb.Fatal(err)
+		}
+		if sent == int64(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%d drafts sent after %v, want %d (outbox entries by state: %s)", sent, timeout, n, entryStates(db))
+		}
+	}
+}
+
+// entryStates counts the outbox's entries by River's state, for a failure's message.
+func entryStates(db store.DB) string {
+	rows, err := db.Query(context.Background(), `SELECT state, COUNT(*) FROM river_job GROUP BY state ORDER BY state`)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var states []string
+	for rows.Next() {
+		var s string
+		var c int64
+		if err := rows.Scan(&s, &c); err != nil {
+			return err.Error()
+		}
+		states = append(states, s+" "+strconv.FormatInt(c, 10))
+	}
+	return strings.Join(states, ", ")
 }
