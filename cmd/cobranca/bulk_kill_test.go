@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"strings"
+
 	"context"
 	"encoding/json"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,11 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/reminders/reminderstest"
 	"github.com/cobranca/cobranca/internal/smtptest"
-	"github.com/cobranca/cobranca/internal/store"
 )
 
 // serveChild, in the environment of a process of this test binary, makes TestBulkDeliveryKilled
@@ -27,12 +31,14 @@ const serveChild = "CBTEST_SERVE_ENVIRON"
 // killedBulk is how many drafts TestBulkDeliveryKilled sends.
 const killedBulk = 1000
 
-// TestBulkDeliveryKilled: a bulk of 1 000 reminders queued in one call is delivered by `cobranca
-// serve` — a process of its own, SMTP to an in-process server — which is killed with SIGKILL
-// twice while it delivers (once a quarter, then half, of the messages are accepted) and started
-// again each time. Every draft ends sent; the server received every draft's message, each under
-// its own Message-ID and only that one: a message sent again (accepted, then killed before the
-// worker recorded it, or taken and never finished) carries its first Message-ID. Those copies are
+// TestBulkDeliveryKilled: an agent sends 1 000 reminder drafts in one call of
+// collections.bulk_send_reminders (dry run, the call with its planHash, a stepped-up approver's
+// approval, the retry) to `cobranca serve` — a process of its own, SMTP to an in-process
+// server — which is killed with SIGKILL twice while it delivers (once a quarter, then half, of
+// the messages are accepted) and started again each time. Every draft ends sent and
+// get_bulk_send says so; the server received every draft's message, each under its own
+// Message-ID and only that one: a message sent again (accepted, then killed before the worker
+// recorded it, or taken and never finished) carries its first Message-ID. Those copies are
 // counted and logged: at least once, by design.
 func TestBulkDeliveryKilled(t *testing.T) {
 	if env := os.Getenv(serveChild); env != "" {
@@ -124,7 +130,7 @@ func testBulkDeliveryKilled(t *testing.T, db []string) {
 	drafts := reminderstest.Bulk(t, st, killedBulk)
 
 	server := startServeProcess(t, environ, addr)
-	msgIDs := queueBulk(t, st, drafts)
+	bulkID := sendBulk(t, environ, addr, len(drafts))
 
 	// Killed twice while it delivers, started again each time.
 	for _, at := range []int{killedBulk / 4, killedBulk / 2} {
@@ -145,11 +151,20 @@ func testBulkDeliveryKilled(t *testing.T, db []string) {
 	if len(want) != len(drafts) {
 		t.Fatalf("the outbox holds %d entries, want one per draft (%d)", len(want), len(drafts))
 	}
-	for _, id := range msgIDs {
+	rows, err := st.Query(t.Context(), `SELECT message_id FROM reminder_draft`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
 		if _, ok := want[id]; !ok {
 			t.Fatalf("a draft was queued under %s, which no outbox entry has", id)
 		}
 	}
+	rows.Close()
 	copies := map[string]int{}
 	idOf := map[string]string{} // recipient → the one Message-ID it received
 	for _, m := range got {
@@ -166,19 +181,66 @@ func testBulkDeliveryKilled(t *testing.T, db []string) {
 	if len(copies) != len(drafts) {
 		t.Errorf("received %d distinct messages, want every draft's (%d): %d lost", len(copies), len(drafts), len(drafts)-len(copies))
 	}
+	progress := bulkProgress(t, environ, addr, bulkID)
+	if progress["sent"] != float64(len(drafts)) || progress["queued"] != 0.0 || progress["failed"] != 0.0 || progress["done"] != true {
+		t.Errorf("get_bulk_send = %v, want all %d sent", progress, len(drafts))
+	}
 	again := len(got) - len(copies)
 	t.Logf("%d drafts, 2 kills: %d messages received, %d of them again under their own Message-ID; %v", len(drafts), len(got), again, time.Since(start).Round(time.Millisecond))
 }
 
-// queueBulk queues drafts in one call, as bulk_send_reminders does after its approval, and
-// returns their Message-IDs.
-//
-// TODO(h14-bulk): the real call through the running server.
-func queueBulk(t *testing.T, st store.DB, drafts []string) []string {
+// sendBulk is the agent's bulk send of every open draft through the server at addr, as a
+// 2026-07-28 client: the dry run, the call citing its planHash, answered with a URL-mode
+// elicitation that a stepped-up approver settles with `cobranca approvals approve`, and the
+// client's retry, which queues them. It returns the bulk send's id.
+func sendBulk(t *testing.T, environ []string, addr string, n int) string {
 	t.Helper()
-	o, err := outbox.New(st, outbox.Config{Sender: outbox.Dir{Path: t.TempDir()}, From: mailFrom})
-	if err != nil {
-		t.Fatal(err)
+	agent := strings.TrimSpace(mustRun(t, environ, "token", "--sub", "alice", "--agent", "collector-bot", "--scope", "reminders:send collections:read"))
+	person := strings.TrimSpace(mustRun(t, environ, "token", "--sub", "bruno", "--acr", "urn:mfa", "--role", collections.ApproverRole))
+	approvals := 0
+	sess := connect(t, addr, agent, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			id := req.Params.ElicitationID
+			if req.Params.Mode != "url" || req.Params.URL != "http://"+addr+"/approvals/"+id {
+				return nil, fmt.Errorf("elicitation %+v, want an approval's URL on this server", req.Params)
+			}
+			var out, errOut bytes.Buffer
+			if err := run(ctx, []string{"approvals", "approve", id, "--token", person}, environ, nil, &out, &errOut); err != nil {
+				return nil, fmt.Errorf("approvals approve %s: %v: %s", id, err, errOut.String())
+			}
+			approvals++
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}})
+	call := func(args map[string]any) map[string]any {
+		t.Helper()
+		res, err := sess.CallTool(t.Context(), &mcp.CallToolParams{Name: collections.BulkSendName, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("bulk_send_reminders %v: %v %s", args, err, resultText(res))
+		}
+		return res.StructuredContent.(map[string]any)
 	}
-	return reminderstest.QueueAll(t, st, o, drafts)
+	all := map[string]any{}
+	dry := call(map[string]any{"filter": all, "dryRun": true})
+	if dry["recipientCount"] != float64(n) {
+		t.Fatalf("the dry run counts %v recipients, want %d", dry["recipientCount"], n)
+	}
+	sent := call(map[string]any{"filter": all, "planHash": dry["planHash"], "idempotencyKey": "bulk-1"})
+	bulkID, _ := sent["bulkId"].(string)
+	if sent["queued"] != float64(n) || bulkID == "" || approvals != 1 {
+		t.Fatalf("bulk_send_reminders = %v after %d approvals, want %d queued after 1", sent, approvals, n)
+	}
+	return bulkID
+}
+
+// bulkProgress is get_bulk_send's answer for bulkID from the server at addr, read by a reader.
+func bulkProgress(t *testing.T, environ []string, addr, bulkID string) map[string]any {
+	t.Helper()
+	reader := strings.TrimSpace(mustRun(t, environ, "token", "--sub", "carla", "--scope", "collections:read"))
+	res, err := connect(t, addr, reader, nil).CallTool(t.Context(), &mcp.CallToolParams{Name: collections.GetBulkSendName,
+		Arguments: map[string]any{"bulkId": bulkID}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_bulk_send: %v %s", err, resultText(res))
+	}
+	return res.StructuredContent.(map[string]any)
 }

@@ -134,7 +134,7 @@ type bulkSent struct {
 }
 
 
-func (e *sendEnv) dry(t *testing.T, pr *auth.Principal, sel map[string]any) dryRun {
+func (e *sendEnv) dry(t testing.TB, pr *auth.Principal, sel map[string]any) dryRun {
 	t.Helper()
 	return decode[dryRun](t, e.do(pr, urlClient, bulk, bulkArgs(sel, true, "", "")))
 }

@@ -67,7 +67,7 @@ func (e *env) call(pr *auth.Principal, tool string, args any) pipeline.Result {
 	return e.p.Do(context.Background(), pipeline.Call{Principal: pr, RequestID: "r1", Tool: tool, Args: b})
 }
 
-func decode[T any](t *testing.T, res pipeline.Result) T {
+func decode[T any](t testing.TB, res pipeline.Result) T {
 	t.Helper()
 	var v T
 	if res.Kind != pipeline.Complete {

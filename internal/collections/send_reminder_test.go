@@ -59,15 +59,25 @@ type sendEnv struct {
 	mail      *outbox.Outbox
 }
 
-func newSendEnv(t *testing.T, db store.DB) *sendEnv {
+func newSendEnv(t testing.TB, db store.DB) *sendEnv {
+	t.Helper()
+	s := smtptest.New(t)
+	return newSendEnvOn(t, db, s, func(now func() time.Time) *outbox.Outbox {
+		return outboxtest.Deliver(t, db, s, outbox.Config{Owner: reminders.Delivery{}, Now: now, MaxAttempts: 3})
+	})
+}
+
+// newSendEnvOn is newSendEnv delivering to s through the outbox mail returns, running until
+// the test ends, given the environment's clock.
+func newSendEnvOn(t testing.TB, db store.DB, s *smtptest.Server, mail func(now func() time.Time) *outbox.Outbox) *sendEnv {
 	t.Helper()
 	ctx := context.Background()
-	e := &sendEnv{env: &env{db: db, now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}, smtp: smtptest.New(t)}
+	e := &sendEnv{env: &env{db: db, now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}, smtp: s}
 	var err error
 	if e.auth, err = auth.New(ctx, auth.Config{DataDir: t.TempDir(), BaseURL: "http://127.0.0.1:8080", StepUpACR: []string{mfa}, Now: e.clock}); err != nil {
 		t.Fatal(err)
 	}
-	e.mail = outboxtest.Deliver(t, db, e.smtp, outbox.Config{Owner: reminders.Delivery{}, Now: e.clock, MaxAttempts: 3})
+	e.mail = mail(e.clock)
 	tools, err := collections.SendTools(e.mail)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +121,7 @@ func (e *sendEnv) sendCall(pr *auth.Principal, cl pipeline.Client, draft, key st
 }
 
 // approve has a stepped-up person, bruno, approve the approval id through the Decider.
-func (e *sendEnv) approve(t *testing.T, id string) {
+func (e *sendEnv) approve(t testing.TB, id string) {
 	t.Helper()
 	tok, err := e.auth.Mint(auth.MintOptions{Subject: "bruno", ACR: mfa, TTL: time.Hour, Roles: []string{collections.ApproverRole}})
 	if err != nil {

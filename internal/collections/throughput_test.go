@@ -10,6 +10,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/reminders/reminderstest"
 	"github.com/cobranca/cobranca/internal/smtptest"
@@ -35,7 +36,8 @@ const throughputFrom = "cobranca@cobranca.test"
 
 // BenchmarkOutboxThroughput measures, on each store and for each sink latency, how fast a bulk
 // of -outbox.messages reminder drafts leaves through the outbox: from the start of the call
-// that queues them to the last message accepted by a local SMTP server (go-smtp, answering
+// that queues them (the approved retry of collections.bulk_send_reminders) to the last
+// message accepted by a local SMTP server (go-smtp, answering
 // each DATA after the latency), the outbox configured as `cobranca serve` configures it. In
 // the same run the same messages (built by outbox.Compose, so of the same sizes) are sent to
 // a fresh server of the same latency directly, by as many goroutines as the outbox has
@@ -84,36 +86,38 @@ type bulkRun struct {
 	sent      []outboxtest.Entry // what the outbox sent, for the direct feed
 }
 
-// deliverBulk runs an outbox on db as serve configures it, delivering to a fresh sink of the
-// latency, queues the drafts in one call and waits until the sink has accepted every message
-// and every draft is recorded sent; it checks each draft was received once.
+// deliverBulk serves the tools on db with an outbox as serve configures it, delivering to a
+// fresh sink of the latency; an agent sends the drafts in one bulk call — its dry run, the
+// call citing the dry run's planHash, a stepped-up approver's approval, the retry that
+// queues them — and deliverBulk waits until the sink has accepted every message and every
+// draft is recorded sent; it checks each draft was received once.
 func deliverBulk(b *testing.B, db store.DB, drafts []string, latency time.Duration) bulkRun {
 	b.Helper()
 	sink := smtptest.Start(b, smtptest.Options{Latency: latency})
-	sender, err := outbox.NewSMTP(sink.URL(), nil)
+	smtp, err := outbox.NewSMTP(sink.URL(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	// serve's configuration (cmd/cobranca newOutbox): everything else River's and the
-	// outbox's defaults.
-	o, err := outbox.New(db, outbox.Config{Sender: sender, From: throughputFrom, Owner: reminders.Delivery{}})
-	if err != nil {
-		b.Fatal(err)
+	e := newSendEnvOn(b, db, sink, func(now func() time.Time) *outbox.Outbox {
+		// serve's configuration (cmd/cobranca newOutbox): everything else River's and the
+		// outbox's defaults.
+		return outboxtest.Run(b, db, outbox.Config{Sender: smtp, From: throughputFrom, Owner: reminders.Delivery{}, Now: now})
+	})
+	sel := map[string]any{"filter": map[string]any{}}
+	dr := e.dry(b, sender, sel)
+	if dr.RecipientCount != len(drafts) {
+		b.Fatalf("the dry run counts %d recipients, want %d", dr.RecipientCount, len(drafts))
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- o.Run(ctx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			b.Errorf("outbox Run: %v", err)
-		}
-	}()
+	ask := pipelinetest.AskedOf(b, e.bulkCall(urlClient, sel, dr.PlanHash, "bench", pipelinetest.Asked{}), urlClient)
+	e.approve(b, ask.ID)
 
 	var r bulkRun
 	start := time.Now()
-	enqueueBulk(b, db, o, drafts)
+	queued := decode[bulkSent](b, e.bulkCall(urlClient, sel, dr.PlanHash, "bench", ask))
 	r.enqueued = time.Since(start)
+	if queued.Queued != len(drafts) {
+		b.Fatalf("the approved call queued %d messages, want %d", queued.Queued, len(drafts))
+	}
 	sink.Wait(b, 1, *throughputTimeout)
 	r.first = time.Since(start)
 	got := sink.Wait(b, len(drafts), *throughputTimeout)
@@ -129,15 +133,6 @@ func deliverBulk(b *testing.B, db store.DB, drafts []string, latency time.Durati
 	reminderstest.WaitSent(b, db, len(drafts), *throughputTimeout)
 	r.sent = outboxtest.Entries(b, db)
 	return r
-}
-
-// enqueueBulk queues every draft in one transaction, as one bulk call does.
-//
-// TODO(h14-bulk): the real call — collections.bulk_send_reminders' dry run, the call with its
-// planHash, the approval, the retry — once the tool lands.
-func enqueueBulk(b *testing.B, db store.DB, o *outbox.Outbox, drafts []string) {
-	b.Helper()
-	reminderstest.QueueAll(b, db, o, drafts)
 }
 
 // sendDirect sends msgs to a fresh sink of the latency through the outbox's SMTP sender,

@@ -1,5 +1,6 @@
 // Package reminderstest writes reminder drafts straight into a store, for the tests and
-// benchmarks that need many of them (the bulk sends'), faster than a tool call each.
+// benchmarks that need many of them (the bulk sends'), faster than a tool call each, and waits
+// for their delivery.
 package reminderstest
 
 import (
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/customers"
-	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/store"
 )
@@ -48,37 +48,6 @@ func Bulk(tb testing.TB, db store.DB, n int) []string {
 		tb.Fatal(err)
 	}
 	return ids
-}
-
-// QueueAll queues the open drafts ids in mail in one transaction, as a bulk send does after its
-// approval (by ana through collector-bot), and returns their Message-IDs in that order.
-func QueueAll(tb testing.TB, db store.DB, mail *outbox.Outbox, ids []string) []string {
-	tb.Helper()
-	now := time.Now()
-	var msgIDs []string
-	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		msgIDs = msgIDs[:0]
-		for _, id := range ids {
-			d, err := reminders.GetForUpdate(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			e, err := mail.Enqueue(ctx, tx, outbox.Message{To: d.To.Email, Subject: d.Subject, Text: d.Body, Ref: d.ID})
-			if err != nil {
-				return err
-			}
-			q := reminders.Queue{OutboxID: int64(e.ID), MessageID: e.MessageID, By: "ana", Actor: "collector-bot"}
-			if err := reminders.MarkQueued(ctx, tx, d.ID, q, now); err != nil {
-				return err
-			}
-			msgIDs = append(msgIDs, e.MessageID)
-		}
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return msgIDs
 }
 
 // WaitSent waits until n drafts are recorded sent, failing the test after timeout; the failure
