@@ -260,8 +260,9 @@ type compatServer struct {
 	base        string // scheme://host of the server
 	fileID      string // a stored file the journey links to
 	fileContent []byte
-	sendDraft   reminders.Record // the draft the journey sends
-	journey     string           // the journey's steps, as the scripts read them
+	sendDraft   reminders.Record   // the draft the journey sends
+	bulkDrafts  []reminders.Record // the drafts it sends in one bulk
+	journey     string             // the journey's steps, as the scripts read them
 }
 
 // exchange is one request to the server and the answer it got.

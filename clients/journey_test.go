@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/cobranca/cobranca/internal/files"
 	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,8 +30,11 @@ import (
 // and the drafts, send the draft (critical tier: a person approves it out of
 // band, at a URL), stop contacting the customer (high tier: a person
 // confirms in-band), prepare another draft (refused once the customer is
-// do_not_contact), then link a stored file for the customer (and again: the
-// same link), which the test downloads.
+// do_not_contact), link a stored file for the customer (and again: the
+// same link), which the test downloads; then send two other customers'
+// drafts in one bulk — its mandatory dry run, the real call citing the dry
+// run's planHash (critical: approved out of band), and get_bulk_send of the
+// bulk the call answered.
 const (
 	jPrepare = iota
 	jPrepareAgain
@@ -39,8 +45,15 @@ const (
 	jPrepareBlocked
 	jLink
 	jLinkAgain
+	jBulkDryRun
+	jBulk
+	jBulkStatus
 	jSteps
 )
+
+// criticalSteps are the journey's critical steps, in order: the k-th URL
+// elicitation a client is shown is the k-th one's approval.
+var criticalSteps = []int{jSend, jBulk}
 
 // journeyCustomer is the customer the journey works on. Its name is data a
 // template or a page must never interpret.
@@ -128,6 +141,16 @@ func (s *compatServer) journeySteps(t *testing.T) string {
 	steps[jPrepareBlocked] = journeyStep{Tool: "collections.prepare_reminder", Args: jsonOf(t, blocked)}
 	steps[jLink] = journeyStep{Tool: "files.create_download_link", Args: jsonOf(t, link)}
 	steps[jLinkAgain] = journeyStep{Tool: "files.create_download_link", Args: jsonOf(t, link)}
+	var bulkIDs []string
+	for _, d := range s.bulkDrafts {
+		bulkIDs = append(bulkIDs, d.ID)
+	}
+	steps[jBulkDryRun] = journeyStep{Tool: collections.BulkSendName, Args: jsonOf(t, map[string]any{"draftIds": bulkIDs, "dryRun": true})}
+	steps[jBulk] = journeyStep{Tool: collections.BulkSendName, Critical: true, Answer: &journeyAnswer{Action: "accept"},
+		Args: jsonOf(t, map[string]any{"draftIds": bulkIDs, "idempotencyKey": "journey-bulk"}),
+		From: map[string]journeyFrom{"planHash": {Step: jBulkDryRun, Field: "planHash"}}}
+	steps[jBulkStatus] = journeyStep{Tool: collections.GetBulkSendName, Args: jsonOf(t, map[string]any{}),
+		From: map[string]journeyFrom{"bulkId": {Step: jBulk, Field: "bulkId"}}}
 	return string(jsonOf(t, steps))
 }
 
@@ -144,9 +167,17 @@ func jsonOf(t *testing.T, v any) json.RawMessage {
 // journey's own, which it stops contacting.
 var sendCustomer = customers.Record{ID: "c-2", Name: `Bruno {{.Secret}} <i>SA</i>`, Email: "bruno@example.com"}
 
+// bulkCustomers are the customers whose reminders the journey sends in one
+// bulk.
+var bulkCustomers = []customers.Record{
+	{ID: "c-3", Name: "Carla Comércio Ltda", Email: "carla@example.com"},
+	{ID: "c-4", Name: "Dora Distribuidora SA", Email: "dora@example.com"},
+}
+
 // addFile stores the customer (as `cobranca customers import` would), the
 // statement the journey links to (as `cobranca files add` would), and the
-// reminder draft it sends, for sendCustomer (as prepare_reminder would).
+// reminder drafts it sends, for sendCustomer and bulkCustomers (as
+// prepare_reminder would).
 func (s *compatServer) addFile(t *testing.T) {
 	t.Helper()
 	s.fileContent = []byte("%PDF-1.4\n% a statement for " + journeyCustomerID + "\n")
@@ -166,6 +197,18 @@ func (s *compatServer) addFile(t *testing.T) {
 			Invoices: []reminders.Invoice{{ID: "inv-9", DueDate: "2026-10-01", AmountCents: 99000}}, CreatedBy: "alice"}, time.Now())
 		if err != nil {
 			return err
+		}
+		for i, c := range bulkCustomers {
+			if _, err := customers.Upsert(ctx, tx, c, time.Now()); err != nil {
+				return err
+			}
+			d, _, err := reminders.Prepare(ctx, tx, tpl, reminders.Request{CustomerID: c.ID,
+				To: reminders.Recipient{Name: c.Name, Email: c.Email}, Tone: reminders.Friendly, Language: reminders.PortugueseBR,
+				Invoices: []reminders.Invoice{{ID: fmt.Sprintf("inv-b%d", i), DueDate: "2026-10-15", AmountCents: 42000}}, CreatedBy: "alice"}, time.Now())
+			if err != nil {
+				return err
+			}
+			s.bulkDrafts = append(s.bulkDrafts, d)
 		}
 		f, err := files.Add(ctx, tx, files.Upload{Name: "statement-2026-11.pdf", Content: s.fileContent,
 			CustomerID: journeyCustomerID, CreatedBy: "operator"}, 1<<20, time.Now())
@@ -188,8 +231,12 @@ func (s *compatServer) checkJourney(t *testing.T, rep report, revision string, c
 	if len(rep.Journey) != jSteps {
 		t.Fatalf("journey: %d steps reported, want %d", len(rep.Journey), jSteps)
 	}
+	// Left out: the high-tier step by a client that cannot confirm, and
+	// get_bulk_send by one the server refused the bulk (the Inspector CLI on
+	// 2026-07-28: no bulk id to ask about).
+	refusedCritical := revision == modernRevision && !ranHigh
 	for i, st := range rep.Journey {
-		if st == nil && (i != jStop || ranHigh) {
+		if st == nil && (i != jStop || ranHigh) && (i != jBulkStatus || !refusedCritical) {
 			t.Fatalf("journey step %d: not run", i)
 		}
 	}
@@ -247,6 +294,7 @@ func (s *compatServer) checkJourney(t *testing.T, rep report, revision string, c
 		t.Errorf("journey: %d elicitations shown, want none", len(rep.JourneyElicited))
 	}
 	s.checkSend(t, rep, revision, ranHigh)
+	s.checkBulk(t, rep, revision, ranHigh)
 	c, err := customers.Get(context.Background(), s.db, journeyCustomerID)
 	if err != nil {
 		t.Fatal(err)
@@ -289,21 +337,48 @@ func (s *compatServer) checkJourney(t *testing.T, rep report, revision string, c
 	}
 }
 
-// checkSend holds the journey's critical step, send_reminder, to what the
-// client's revision shows of an approval. A 2026-07-28 client with an
-// elicitation handler is asked by a URL elicitation to the approval at
-// this server, which the person opens (approveRoute approves), and the
-// client retries by itself; a 2025-11-25 client gets the tool error
-// approval_required carrying the URL, which the person opens, and calls
-// again. Either way the retry queues the draft, and the SMTP server receives
-// it once, with the answer's Message-ID, to the draft's recipient. The
-// Inspector CLI on 2026-07-28 shows no URL elicitation and declares none: it
-// is refused with the JSON-RPC error -32021 requiring elicitation.url (the
-// CLI prints only its message: missing_client_capability, url mode), and
-// nothing is sent.
+// checkSend holds the journey's critical step, send_reminder: approved as
+// checkApproval says, the retry queues the draft, and the SMTP server
+// receives it once, with the answer's Message-ID, to the draft's recipient;
+// refused, the draft stays a draft.
 func (s *compatServer) checkSend(t *testing.T, rep report, revision string, ranHigh bool) {
 	t.Helper()
-	st := rep.Journey[jSend]
+	if !s.checkApproval(t, rep, revision, ranHigh, jSend, "send_reminder") {
+		if d, err := reminders.Get(context.Background(), s.db, s.sendDraft.ID); err != nil || d.State != reminders.Draft {
+			t.Errorf("the draft after a refused send: %v %v, want still a draft", d.State, err)
+		}
+		return
+	}
+	got := fields(t, "send_reminder, approved", rep.Journey[jSend])
+	if got == nil {
+		return
+	}
+	if got["draftId"] != s.sendDraft.ID || got["state"] != "queued" || got["to"] != sendCustomer.Email || !strings.HasSuffix(str(got["messageId"]), ".outbox@cobranca.test>") {
+		t.Errorf("send_reminder: %v; want draft %s queued to %s with a Message-ID", got, s.sendDraft.ID, sendCustomer.Email)
+	}
+	msgs := s.received(t, sendCustomer.Email)
+	if len(msgs) != 1 || msgs[0].MessageID != got["messageId"] || msgs[0].Subject != s.sendDraft.Subject ||
+		outboxtest.Text(msgs[0].Body) != strings.TrimSpace(s.sendDraft.Body) {
+		t.Errorf("the SMTP server received %+v; want the draft once, Message-ID %v, to %s", msgs, got["messageId"], sendCustomer.Email)
+	}
+	s.waitSent(t, s.sendDraft.ID)
+}
+
+// checkApproval holds the journey's critical step i (tool) to what the
+// client's revision shows of an approval, and reports whether the call went
+// ahead. A 2026-07-28 client with an elicitation handler is asked by a URL
+// elicitation to the approval at this server — the k-th it is shown, for
+// the k-th critical step — which the person opens (approveRoute approves),
+// and the client retries by itself; a 2025-11-25 client gets the tool error
+// approval_required carrying the URL, which the person opens, and calls
+// again. The Inspector CLI on 2026-07-28 shows no URL elicitation and
+// declares none: it is refused with the JSON-RPC error -32021 requiring
+// elicitation.url (the CLI prints only its message: missing_client_capability,
+// url mode), and the call does not go ahead.
+func (s *compatServer) checkApproval(t *testing.T, rep report, revision string, ranHigh bool, i int, tool string) bool {
+	t.Helper()
+	st := rep.Journey[i]
+	asked := rep.JourneyApprovals[i]
 	prefix := s.base + "/approvals/a_"
 	if revision == modernRevision && !ranHigh {
 		var data struct {
@@ -312,59 +387,114 @@ func (s *compatServer) checkSend(t *testing.T, rep report, revision string, ranH
 		want := "missing_client_capability: this call needs a person's approval at a URL: declare the elicitation capability (url mode)"
 		if e := st.Error; e == nil || e.Message != want || e.Code != 0 && e.Code != mcp.CodeMissingRequiredClientCapabilities ||
 			e.Data != nil && (json.Unmarshal(e.Data, &data) != nil || data.RequiredCapabilities.Elicitation == nil || data.RequiredCapabilities.Elicitation.URL == nil) {
-			t.Errorf("send_reminder from the Inspector CLI on %s: %+v, %s; want the JSON-RPC error %d requiring elicitation.url",
-				revision, st.Error, st.Result, mcp.CodeMissingRequiredClientCapabilities)
+			t.Errorf("%s from the Inspector CLI on %s: %+v, %s; want the JSON-RPC error %d requiring elicitation.url",
+				tool, revision, st.Error, st.Result, mcp.CodeMissingRequiredClientCapabilities)
 		}
-		if rep.JourneyApprovals[jSend] != nil || len(s.smtp.Messages()) != 0 {
-			t.Errorf("send_reminder refused: approval_required %v, %d messages; want neither", rep.JourneyApprovals[jSend], len(s.smtp.Messages()))
+		if asked != nil || len(s.smtp.Messages()) != 0 {
+			t.Errorf("%s refused: approval_required %v, %d messages; want neither", tool, asked, len(s.smtp.Messages()))
 		}
-		if d, err := reminders.Get(context.Background(), s.db, s.sendDraft.ID); err != nil || d.State != reminders.Draft {
-			t.Errorf("the draft after a refused send: %v %v, want still a draft", d.State, err)
-		}
-		return
+		return false
 	}
 	if revision == modernRevision {
 		urls := elicitedIn(t, rep.JourneyElicited, "url")
+		k := slices.Index(criticalSteps, i)
 		var p struct{ URL, ElicitationID, Message string }
 		// (The TypeScript client 2.x hands its handler the params without
 		// elicitationId; go-sdk keeps it.)
-		if len(urls) != 1 || json.Unmarshal(urls[0], &p) != nil || !strings.HasPrefix(p.URL, prefix) ||
+		if len(urls) != len(criticalSteps) || json.Unmarshal(urls[k], &p) != nil || !strings.HasPrefix(p.URL, prefix) ||
 			p.ElicitationID != "" && p.URL != s.base+"/approvals/"+p.ElicitationID || !strings.Contains(p.Message, p.URL) {
-			t.Errorf("send_reminder on %s: URL elicitations %s, want one to %s…", revision, urls, prefix)
+			t.Errorf("%s on %s: URL elicitations %s, want one to %s… for each critical step", tool, revision, urls, prefix)
 		}
-		if rep.JourneyApprovals[jSend] != nil {
-			t.Errorf("send_reminder on %s: answered approval_required %s too", revision, rep.JourneyApprovals[jSend].Result)
+		if asked != nil {
+			t.Errorf("%s on %s: answered approval_required %s too", tool, revision, asked.Result)
 		}
 	} else {
 		var d failure.Detail
-		if rep.JourneyApprovals[jSend] == nil {
-			t.Errorf("send_reminder on %s: the client was not answered approval_required", revision)
-		} else if d = wantToolError(t, "send_reminder, first call", *rep.JourneyApprovals[jSend], failure.ApprovalRequired, ""); d.Code != "" && !strings.Contains(d.Message, prefix) {
+		if asked == nil {
+			t.Errorf("%s on %s: the client was not answered approval_required", tool, revision)
+		} else if d = wantToolError(t, tool+", first call", *asked, failure.ApprovalRequired, ""); d.Code != "" && !strings.Contains(d.Message, prefix) {
 			t.Errorf("approval_required's message %q carries no URL %s…", d.Message, prefix)
 		}
 	}
-	got := fields(t, "send_reminder, approved", st)
-	if got == nil {
+	return true
+}
+
+// checkBulk holds the journey's bulk send: the dry run's preview and
+// planHash; the real call citing it, approved as checkApproval says, queues
+// both drafts under a bulk id; get_bulk_send of that id counts them (queued
+// or already sent, none failed); the SMTP server receives each draft once,
+// under the Message-ID its draft records, and both end sent.
+func (s *compatServer) checkBulk(t *testing.T, rep report, revision string, ranHigh bool) {
+	t.Helper()
+	dry := fields(t, "bulk_send_reminders, dry run", rep.Journey[jBulkDryRun])
+	samples, _ := dry["sampleMessages"].([]any)
+	if dry["dryRun"] != true || dry["recipientCount"] != float64(len(s.bulkDrafts)) || len(samples) != len(s.bulkDrafts) ||
+		!regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(str(dry["planHash"])) {
+		t.Errorf("bulk_send_reminders, dry run: %v; want %d recipients, a sample each and a plan hash", dry, len(s.bulkDrafts))
+	}
+	if !s.checkApproval(t, rep, revision, ranHigh, jBulk, collections.BulkSendName) {
+		for _, d := range s.bulkDrafts {
+			if now, err := reminders.Get(context.Background(), s.db, d.ID); err != nil || now.State != reminders.Draft {
+				t.Errorf("a draft after a refused bulk: %v %v, want still a draft", now.State, err)
+			}
+		}
 		return
 	}
-	if got["draftId"] != s.sendDraft.ID || got["state"] != "queued" || got["to"] != sendCustomer.Email || !strings.HasSuffix(str(got["messageId"]), ".outbox@cobranca.test>") {
-		t.Errorf("send_reminder: %v; want draft %s queued to %s with a Message-ID", got, s.sendDraft.ID, sendCustomer.Email)
+	sent := fields(t, "bulk_send_reminders, approved", rep.Journey[jBulk])
+	status := fields(t, "get_bulk_send", rep.Journey[jBulkStatus])
+	if sent == nil || status == nil {
+		return
 	}
-	msgs := s.smtp.Wait(t, 1, 30*time.Second)
-	if len(msgs) != 1 || msgs[0].MessageID != got["messageId"] || !slices.Equal(msgs[0].To, []string{sendCustomer.Email}) || msgs[0].Subject != s.sendDraft.Subject ||
-		outboxtest.Text(msgs[0].Body) != strings.TrimSpace(s.sendDraft.Body) {
-		t.Errorf("the SMTP server received %+v; want the draft once, Message-ID %v, to %s", msgs, got["messageId"], sendCustomer.Email)
+	bulkID := str(sent["bulkId"])
+	if !strings.HasPrefix(bulkID, "b_") || sent["queued"] != float64(len(s.bulkDrafts)) || sent["planHash"] != dry["planHash"] || sent["dryRun"] != false {
+		t.Errorf("bulk_send_reminders: %v; want a bulk b_… of %d queued under the dry run's plan", sent, len(s.bulkDrafts))
 	}
+	if status["bulkId"] != bulkID || status["total"] != float64(len(s.bulkDrafts)) || status["failed"] != 0.0 ||
+		status["queued"].(float64)+status["sent"].(float64) != float64(len(s.bulkDrafts)) {
+		t.Errorf("get_bulk_send: %v; want bulk %s, %d queued or sent, none failed", status, bulkID, len(s.bulkDrafts))
+	}
+	for _, d := range s.bulkDrafts {
+		msgs := s.received(t, d.To.Email)
+		now := s.waitSent(t, d.ID)
+		if len(msgs) != 1 || now.Sending == nil || msgs[0].MessageID != now.Sending.MessageID || msgs[0].Subject != d.Subject {
+			t.Errorf("the SMTP server received %+v for %s; want its draft once, under the Message-ID the draft records", msgs, d.To.Email)
+		}
+	}
+}
+
+// received returns the messages the SMTP server accepted for to, once
+// there is one (failing the test after 30 s).
+func (s *compatServer) received(t *testing.T, to string) []smtptest.Message {
+	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		d, err := reminders.Get(context.Background(), s.db, s.sendDraft.ID)
+		var got []smtptest.Message
+		for _, m := range s.smtp.Messages() {
+			if slices.Equal(m.To, []string{to}) {
+				got = append(got, m)
+			}
+		}
+		if len(got) > 0 {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the SMTP server received nothing for %s", to)
+		}
+	}
+}
+
+// waitSent waits until the draft id is sent and returns it.
+func (s *compatServer) waitSent(t *testing.T, id string) reminders.Record {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		d, err := reminders.Get(context.Background(), s.db, id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if d.State == reminders.Sent {
-			break
+			return d
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the sent draft is %s, want sent", d.State)
+			t.Fatalf("the draft %s is %s, want sent", id, d.State)
 		}
 	}
 }
