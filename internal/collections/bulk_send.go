@@ -378,9 +378,9 @@ func bulkOutputSchema() *jsonschema.Schema {
 	ed := p["estimatedDurationMs"]
 	ed.Minimum = ptr(0.0)
 	ed.Description = "Dry run: about how long the outbox of one server process takes to deliver the messages once queued, in " +
-		"milliseconds, from its configuration: each round of as many messages as it has delivery workers takes the longer of its queue's " +
-		"fetch cooldown and what one message took to a local mail server in this project's benchmark. A lower bound: a remote mail " +
-		"server is slower; more replicas deliver faster."
+		"milliseconds, from its configuration and this project's benchmark: what the queue's own work took a message, or, if longer, " +
+		"each round of as many messages as it has delivery workers taking the longer of its queue's fetch cooldown and what one message " +
+		"took to a local mail server. A remote mail server is slower; more replicas deliver faster."
 	ph := p["planHash"]
 	ph.Pattern = "^[0-9a-f]{64}$"
 	ph.Description = "SHA-256 (hex) of exactly what the call sends and skips: each draft's id, recipient, subject and body digests, and " +

@@ -132,9 +132,10 @@ type Config struct {
 }
 
 // DefaultWorkers is how many messages one process sends at once unless Config says otherwise
-// (serve: COBRANCA_MAIL_WORKERS). Each is one SMTP connection while it sends: with a relay that
-// answers in 30 ms, 16 of them deliver about 500 messages a second (docs/benchmarks.md,
-// "Outbox throughput"); 2 delivered 60.
+// (serve: COBRANCA_MAIL_WORKERS). Each is one SMTP connection while it sends: 16 of them reach a
+// relay that answers in 30 ms about 500 times a second (docs/benchmarks.md, "Outbox
+// throughput": more than the queue's own QueueCost lets one process record); 2 reached it 60
+// times a second.
 const DefaultWorkers = 16
 
 // fetchCooldown is the least time between two of River's fetches of new jobs (River's default
@@ -203,9 +204,6 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 		rc.FetchCooldown = min(cfg.PollInterval, fetchCooldown) // River wants it no longer
 	}
 	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domainOf(cfg.From), workers: cmp(cfg.Workers, DefaultWorkers), cooldown: rc.FetchCooldown}
-	if o.cooldown == 0 {
-		o.cooldown = river.FetchCooldownDefault
-	}
 	switch d := db.(type) {
 	case *postgres.DB:
 		c, err := river.NewClient(d.RiverDriver(), rc)
@@ -306,23 +304,32 @@ func (o *Outbox) EnqueueMany(ctx context.Context, tx store.Tx, ms []Message) ([]
 // (docs/benchmarks.md). Estimate counts it as a lower bound: a remote mail server is slower.
 const SMTPCost = time.Millisecond
 
+// QueueCost is what one message costs a process's outbox whatever the mail server's speed:
+// River's fetch and completion and the transaction that records the delivery, a few database
+// round trips. One process delivered 220–250 messages a second on either store with a mail
+// server that answers at once (docs/benchmarks.md, "Outbox throughput": 10 000 messages, the
+// 2-core benchmark machine, busy).
+const QueueCost = 4 * time.Millisecond
+
 // Estimate is about how long this process's delivery workers take to send n messages queued
-// at once, from the outbox's configuration: River hands a fetch at most Workers jobs and
-// fetches again no sooner than its fetch cooldown, and each job takes at least SMTPCost, so
-// every Workers messages take the longer of the two. (Measured: 1 000 messages, 2 workers, a
-// 50 ms cooldown: 26 s, against 25 s estimated.) Other replicas delivering too make it shorter.
+// at once, from the outbox's configuration: the longer of n × QueueCost (what the process
+// records) and, River handing a fetch at most Workers jobs and fetching again no sooner than
+// its fetch cooldown, each job taking at least SMTPCost, a round of that per Workers messages.
+// (Measured: 10 000 messages, 16 workers, a 5 ms cooldown: 40–50 s, against 40 s estimated.)
+// Other replicas delivering too make it shorter; a slow mail server, longer.
 func (o *Outbox) Estimate(n int) time.Duration {
 	if n <= 0 {
 		return 0
 	}
 	rounds := (n + o.workers - 1) / o.workers
-	return time.Duration(rounds) * max(o.cooldown, SMTPCost)
+	return max(time.Duration(n)*QueueCost, time.Duration(rounds)*max(o.cooldown, SMTPCost))
 }
 
 // EstimateRule says how Estimate counts, for a contract or a person.
 func (o *Outbox) EstimateRule() string {
-	return fmt.Sprintf("%d delivery workers in this server process, each round of %d messages taking the longer of the queue's fetch cooldown (%s) "+
-		"and %s a message to a local mail server (measured); a remote mail server is slower", o.workers, o.workers, o.cooldown, SMTPCost)
+	return fmt.Sprintf("%s a message for the queue's own work in this server process (measured), or, if longer, %d delivery workers each round of %d messages "+
+		"taking the longer of the queue's fetch cooldown (%s) and %s a message to a local mail server (measured); a remote mail server is slower",
+		QueueCost, o.workers, o.workers, o.cooldown, SMTPCost)
 }
 
 // Run delivers messages until ctx ends, then stops: it waits up to a minute for the messages
