@@ -111,3 +111,31 @@ func BenchmarkEnqueue10000(b *testing.B) {
 		}
 	}
 }
+
+// TestEstimate: with serve's configuration (16 workers, a 5 ms fetch cooldown) the queue's own
+// cost per message bounds the estimate, not the fetch rounds; with few workers and a long poll
+// the rounds do.
+func TestEstimate(t *testing.T) {
+	db := storetest.SQLite(t)
+	for _, tc := range []struct {
+		cfg  outbox.Config
+		n    int
+		want time.Duration
+	}{
+		{outbox.Config{}, 10000, 10000 * outbox.QueueCost},
+		{outbox.Config{}, 0, 0},
+		// 1 worker, rounds of the 5 ms cooldown: longer than 4 ms a message.
+		{outbox.Config{Workers: 1}, 100, 100 * 5 * time.Millisecond},
+		// A 2 ms poll caps the cooldown at 2 ms: the queue's cost is longer again.
+		{outbox.Config{Workers: 1, PollInterval: 2 * time.Millisecond}, 100, 100 * outbox.QueueCost},
+	} {
+		tc.cfg.Sender, tc.cfg.From = outbox.Dir{Path: t.TempDir()}, "cobranca@cobranca.test"
+		o, err := outbox.New(db, tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.Estimate(tc.n); got != tc.want {
+			t.Errorf("workers %d, poll %v: Estimate(%d) = %v, want %v", tc.cfg.Workers, tc.cfg.PollInterval, tc.n, got, tc.want)
+		}
+	}
+}
