@@ -133,7 +133,6 @@ type bulkSent struct {
 	CreatedAt      string         `json:"createdAt"`
 }
 
-
 func (e *sendEnv) dry(t testing.TB, pr *auth.Principal, sel map[string]any) dryRun {
 	t.Helper()
 	return decode[dryRun](t, e.do(pr, urlClient, bulk, bulkArgs(sel, true, "", "")))
