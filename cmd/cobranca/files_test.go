@@ -206,7 +206,10 @@ func TestServeDownloadLink(t *testing.T) {
 func testServeDownloadLink(t *testing.T, db []string) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
-	environ := append([]string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off"}, db...)
+	// The CLI's cold connection to the rate-limit store answers well within 5 s even on a
+	// loaded machine; the default 200 ms failed closed there (as the round trip's test found).
+	environ := append([]string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off",
+		"COBRANCA_RATE_STORE_TIMEOUT=5s"}, db...)
 	cli := func(args ...string) string {
 		t.Helper()
 		return mustRun(t, environ, args...)
