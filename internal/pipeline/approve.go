@@ -81,18 +81,19 @@ func (p *Pipeline) approval(ctx context.Context, cl *callState, opened *reqstate
 		if err := p.citedDryRun(ctx, p.db, cl); err != nil {
 			return "", cl.fail(err), true
 		}
+		preview, err := safely(t, func() (string, error) { return t.Preview(ctx, p.db, a.value) })
+		if err != nil {
+			return "", cl.fail(err), true
+		}
 		// Asking a person is what the critical budget counts: once per
 		// approval asked for, not per call (a dry run, a poll of a pending
-		// approval, the approved retry and a repeat spend only the write
-		// budget, step 4).
+		// approval, the approved retry, a repeat and a call its preview
+		// refuses — its plan moved, it would do nothing — spend only the
+		// write budget, step 4).
 		if p.limits != nil {
 			if err := p.limits.Approval(ctx, budgetKey(c.Principal)); err != nil {
 				return "", cl.fail(err), true
 			}
-		}
-		preview, err := safely(t, func() (string, error) { return t.Preview(ctx, p.db, a.value) })
-		if err != nil {
-			return "", cl.fail(err), true
 		}
 		if act, err = p.approvals.Create(ctx, p.db, t.Contract.Name, a.bound, preview, t.Contract.SideEffects.Changes, who); err != nil {
 			return "", cl.fail(storeDown(err)), true

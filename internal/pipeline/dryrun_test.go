@@ -348,3 +348,55 @@ func TestMandatoryDryRunConfirmation(t *testing.T) {
 		t.Fatalf("the confirmed retry: %s %+v, ran %d; want complete, once", kindName(res.Kind), res.Err, e.ran[tool])
 	}
 }
+
+// approvalsCounted is TierLimits that refuses nothing and counts the approvals it is asked to
+// spend the critical budget for.
+type approvalsCounted struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (*approvalsCounted) Tier(context.Context, string, contract.Risk) error { return nil }
+func (*approvalsCounted) Budgeted(contract.Risk) bool                       { return true }
+func (a *approvalsCounted) Approval(context.Context, string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n++
+	return nil
+}
+
+func (a *approvalsCounted) count() int { a.mu.Lock(); defer a.mu.Unlock(); return a.n }
+
+// TestApprovalBudgetSpentOnlyWhenAsked: the critical budget counts approvals asked for; a
+// critical call whose preview refuses it (its plan moved since the dry run, or it would do
+// nothing) asks no one, and spends none of it.
+func TestApprovalBudgetSpentOnlyWhenAsked(t *testing.T) {
+	db := storetest.SQLite(t)
+	lim := &approvalsCounted{}
+	var refuse bool
+	tool := pipelinetest.Planned(plannedCritical, nil)
+	tool.Preview = func(context.Context, store.Querier, any) (string, error) {
+		if refuse {
+			return "", &failure.Error{Code: failure.PlanChanged, Field: contract.ArgPlanHash, Message: "the plan moved; nothing was done"}
+		}
+		return pipelinetest.EffectPreview(plannedCritical), nil
+	}
+	p, err := pipeline.New(pipelinetest.WithStore(t, db, pipeline.Options{Tools: []pipeline.Tool{tool}, Limits: lim,
+		Auditor: pipelinetest.Auditor(t, db), States: pipelinetest.Ring(t)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &plannedEnv{db: db, p: p}
+	const args = `"customer":"c1"`
+	h := e.dryRun(t, planner, plannedCritical.Name, args)
+	refuse = true
+	wantCode(t, "a call whose preview refuses it", e.do(planner, legacy, plannedCritical.Name, withMembers(args, `"idempotencyKey":"k1"`, plan(h))), failure.PlanChanged, contract.ArgPlanHash)
+	if n := lim.count(); n != 0 {
+		t.Errorf("the refused call spent the critical budget %d times; it asked no one", n)
+	}
+	refuse = false
+	wantCode(t, "the call asking for an approval", e.do(planner, legacy, plannedCritical.Name, withMembers(args, `"idempotencyKey":"k2"`, plan(h))), failure.ApprovalRequired, "")
+	if n, asked := lim.count(), storetest.Count(t, db, "approval"); n != 1 || asked != 1 {
+		t.Errorf("critical budget spent %d times for %d approvals, want 1 and 1", n, asked)
+	}
+}
