@@ -17,8 +17,15 @@ import (
 // notifications with that token. Every other request, the fast path's
 // included, is answered application/json as before.
 
+// maxProgressToken bounds a progress token as sent: every notification
+// repeats it, a hundred of them on a large bulk send.
+const maxProgressToken = 256
+
 // hasProgressToken reports whether meta, a tools/call's params._meta as sent
-// (nil when absent), carries a progress token (not null).
+// (nil when absent), carries a progress token: a string or a number (MCP's
+// ProgressToken), of at most maxProgressToken bytes as sent. Any other token
+// asks for nothing: the call is answered application/json, with no
+// notification echoing it.
 func hasProgressToken(meta []byte) bool {
 	if len(meta) == 0 || meta[0] != '{' {
 		return false
@@ -26,8 +33,9 @@ func hasProgressToken(meta []byte) bool {
 	found := false
 	eachMember(meta, 0, func(key string, v int) (int, bool) {
 		end, ok := skipValue(meta, v)
-		if ok && key == "progressToken" && string(meta[v:end]) != "null" {
-			found = true
+		if ok && key == "progressToken" {
+			tok := meta[v:end]
+			found = len(tok) <= maxProgressToken && (tok[0] == '"' || tok[0] == '-' || tok[0] >= '0' && tok[0] <= '9')
 			return -1, true
 		}
 		return end, ok

@@ -1,6 +1,9 @@
 package mcpapi
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestHasProgressToken: a call asks for progress when its _meta names a progressToken that is
 // not null, whatever else _meta holds; a malformed _meta asks for nothing.
@@ -18,6 +21,13 @@ func TestHasProgressToken(t *testing.T) {
 		{`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progress\u0054oken":"a"}`, true},
 		{`{"progressToken":`, false},
 		{`[{"progressToken":"a"}]`, false},
+		{`{"progressToken":-1.5e3}`, true},
+		// Not a string or a number, or too long: every notification would echo it.
+		{`{"progressToken":{"a":1}}`, false},
+		{`{"progressToken":["a"]}`, false},
+		{`{"progressToken":true}`, false},
+		{`{"progressToken":"` + strings.Repeat("a", maxProgressToken-2) + `"}`, true},
+		{`{"progressToken":"` + strings.Repeat("a", maxProgressToken-1) + `"}`, false},
 	} {
 		if got := hasProgressToken([]byte(tt.meta)); got != tt.want {
 			t.Errorf("hasProgressToken(%s) = %v, want %v", tt.meta, got, tt.want)
