@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auth"
@@ -711,4 +713,77 @@ func TestBulkRace(t *testing.T) {
 			t.Errorf("%d drafts sent under %d entries, want %d each", drafts, entries, want)
 		}
 	})
+}
+
+// TestBulkEnqueueFailsWhole: a message the outbox refuses in the second chunk the call enqueues
+// (a stored draft whose address was corrupted) fails the whole call: nothing is left in the
+// outbox, no draft is queued, no bulk send is recorded, no event says it was sent, the key
+// stores no answer, and the approval is not used up.
+func TestBulkEnqueueFailsWhole(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		e := newSendEnv(t, db)
+		ctx := context.Background()
+		const n = 150 // two chunks of progressStep (100) messages
+		var open []reminders.Record
+		for i := range n {
+			id := fmt.Sprintf("R-%03d", i)
+			e.customer(t, customers.Record{ID: id, Name: "Cliente " + id, Email: fmt.Sprintf("r%03d@clientes.example", i)})
+			open = append(open, e.bulkDraft(t, id, "NF-"+id, "2026-06-01", reminders.Friendly))
+		}
+		slices.SortFunc(open, func(a, b reminders.Record) int { return strings.Compare(a.ID, b.ID) })
+		asOwner(t, db, `UPDATE reminder_draft SET recipient_email = 'not an address' WHERE id = $1`, open[120].ID)
+		sel := map[string]any{"filter": map[string]any{}}
+		dr := e.dry(t, sender, sel)
+		if dr.RecipientCount != n {
+			t.Fatalf("dry run: %d recipients, want %d", dr.RecipientCount, n)
+		}
+		ask := pipelinetest.AskedOf(t, e.bulkCall(urlClient, sel, dr.PlanHash, "k-1", pipelinetest.Asked{}), urlClient)
+		e.approve(t, ask.ID)
+		res := e.bulkCall(urlClient, sel, dr.PlanHash, "k-1", ask)
+		if res.Kind != pipeline.ToolError || res.Err.Code != failure.Internal {
+			t.Fatalf("the approved call: %v %+v, want internal_error", res.Kind, res.Err)
+		}
+		if j, b := e.jobs(t), storetest.Count(t, db, "bulk_send"); j != 0 || b != 0 {
+			t.Errorf("%d outbox entries, %d bulk sends left; want none", j, b)
+		}
+		if states := e.draftStates(t); states["draft"] != n || len(states) != 1 {
+			t.Errorf("drafts by state %v, want %d open", states, n)
+		}
+		if n := e.bulkEvents(t); n != 0 {
+			t.Errorf("%d allowed email.external.bulk_sent events, want none", n)
+		}
+		if a, err := e.approvals.Get(ctx, db, ask.ID); err != nil || a.State != approval.Approved {
+			t.Errorf("approval after the failure: %+v %v, want approved, not used", a, err)
+		}
+	})
+}
+
+// asOwner runs sql in db as the database's owner: on PostgreSQL the serving role may not
+// change what the test corrupts.
+func asOwner(t *testing.T, db store.DB, sql string, args ...any) {
+	t.Helper()
+	ctx := context.Background()
+	if db.Dialect() != store.Postgres {
+		if _, err := db.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	var name string
+	if err := db.QueryRow(ctx, `SELECT current_database()`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(pg.Database(t)) // a superuser's URL, to another database
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql, args...); err != nil {
+		t.Fatal(err)
+	}
 }
