@@ -22,25 +22,25 @@ import (
 const maxProgressToken = 256
 
 // hasProgressToken reports whether meta, a tools/call's params._meta as sent
-// (nil when absent), carries a progress token: a string or a number (MCP's
-// ProgressToken), of at most maxProgressToken bytes as sent. Any other token
-// asks for nothing: the call is answered application/json, with no
-// notification echoing it.
+// (nil when absent), carries one progress token: a string or a number (MCP's
+// ProgressToken), of at most maxProgressToken bytes as sent. Any other token,
+// or a token named twice (go-sdk keeps the last), asks for nothing: the call
+// is answered application/json, with no notification echoing it.
 func hasProgressToken(meta []byte) bool {
 	if len(meta) == 0 || meta[0] != '{' {
 		return false
 	}
-	found := false
-	eachMember(meta, 0, func(key string, v int) (int, bool) {
+	var tokens int
+	var tok []byte
+	_, ok := eachMember(meta, 0, func(key string, v int) (int, bool) {
 		end, ok := skipValue(meta, v)
 		if ok && key == "progressToken" {
-			tok := meta[v:end]
-			found = len(tok) <= maxProgressToken && (tok[0] == '"' || tok[0] == '-' || tok[0] >= '0' && tok[0] <= '9')
-			return -1, true
+			tokens++
+			tok = meta[v:end]
 		}
 		return end, ok
 	})
-	return found
+	return ok && tokens == 1 && len(tok) <= maxProgressToken && (tok[0] == '"' || tok[0] == '-' || tok[0] >= '0' && tok[0] <= '9')
 }
 
 // progressOf is the Call.Progress of a tools/call go-sdk dispatched: it

@@ -28,6 +28,9 @@ func TestHasProgressToken(t *testing.T) {
 		{`{"progressToken":true}`, false},
 		{`{"progressToken":"` + strings.Repeat("a", maxProgressToken-2) + `"}`, true},
 		{`{"progressToken":"` + strings.Repeat("a", maxProgressToken-1) + `"}`, false},
+		// Named twice: go-sdk keeps the last, which the bounds must hold for.
+		{`{"progressToken":"a","progressToken":"` + strings.Repeat("a", 4096) + `"}`, false},
+		{`{"progressToken":"a","progress\u0054oken":{"a":1}}`, false},
 	} {
 		if got := hasProgressToken([]byte(tt.meta)); got != tt.want {
 			t.Errorf("hasProgressToken(%s) = %v, want %v", tt.meta, got, tt.want)
