@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
@@ -33,6 +34,8 @@ const maxAdminBody = 64 << 10
 type AdminRunner interface {
 	Admin(ctx context.Context, c pipeline.Call) pipeline.Result
 	AdminContracts() []*contract.Contract
+	// Refused audits a call the admin API refused before Admin could read it.
+	Refused(ctx context.Context, pr *auth.Principal, name string, outcome auditlog.Outcome, code failure.Code)
 }
 
 // Sessions reads the signed-in person of a request from the pages' session (web.Pages).
@@ -110,20 +113,26 @@ func isForm(r *http.Request) bool {
 // challenge for a step-up or a missing scope, otherwise {"error": …} with the code's status.
 func adminWriteOff(run AdminRunner, a *auth.Authenticator) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		pr, _ := auth.PrincipalFrom(r.Context())
+		// A refusal before Admin reads the call is in the audit trail as well, as /mcp's
+		// transport refusals are.
+		refuse := func(status int, fe *failure.Error) {
+			run.Refused(r.Context(), pr, collections.WriteOffName, auditlog.Rejected, fe.Code)
+			failure.WriteHTTP(w, status, fe)
+		}
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-			failure.WriteHTTP(w, http.StatusUnsupportedMediaType, &failure.Error{Code: failure.InvalidArguments, Field: "Content-Type", Message: "must be application/json"})
+			refuse(http.StatusUnsupportedMediaType, &failure.Error{Code: failure.InvalidArguments, Field: "Content-Type", Message: "must be application/json"})
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAdminBody))
 		if err != nil {
 			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				failure.WriteHTTP(w, http.StatusRequestEntityTooLarge, &failure.Error{Code: failure.InvalidArguments, Field: "body", Message: "exceeds " + strconv.Itoa(maxAdminBody) + " bytes"})
+				refuse(http.StatusRequestEntityTooLarge, &failure.Error{Code: failure.InvalidArguments, Field: "body", Message: "exceeds " + strconv.Itoa(maxAdminBody) + " bytes"})
 				return
 			}
-			failure.WriteHTTP(w, http.StatusBadRequest, &failure.Error{Code: failure.InvalidArguments, Field: "body", Message: "could not be read"})
+			refuse(http.StatusBadRequest, &failure.Error{Code: failure.InvalidArguments, Field: "body", Message: "could not be read"})
 			return
 		}
-		pr, _ := auth.PrincipalFrom(r.Context())
 		res := run.Admin(r.Context(), pipeline.Call{Principal: pr, RequestID: request.From(r.Context()).ID, Tool: collections.WriteOffName, Args: body})
 		writeAdminResult(w, a, res)
 	}

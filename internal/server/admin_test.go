@@ -197,8 +197,8 @@ func TestAdminWriteOffAPI(t *testing.T) {
 			t.Errorf("%d write-offs stored, want 1", n)
 		}
 		audited := pipelinetest.Audited(t, db, writeOffTool)
-		if audited["allowed"] != 1 || audited["replayed"] != 1 || audited["denied"] != 5 || audited["rejected"] != 3 {
-			t.Errorf("audited %v; want 1 allowed, 1 replayed, 5 denied (agent, 2 step-ups, scope, role), 3 rejected (the invoice again, not JSON, the amount)", audited)
+		if audited["allowed"] != 1 || audited["replayed"] != 1 || audited["denied"] != 5 || audited["rejected"] != 4 {
+			t.Errorf("audited %v; want 1 allowed, 1 replayed, 5 denied (agent, 2 step-ups, scope, role), 4 rejected (the invoice again, not JSON, the amount, text/plain)", audited)
 		}
 	})
 }
@@ -395,5 +395,47 @@ func TestAdminBudgets(t *testing.T) {
 	}
 	if fmt.Sprint(codes) != "[200 200 429]" || pageViews != 2 {
 		t.Errorf("three page views = %v, %d served; want [200 200 429], 2", codes, pageViews)
+	}
+}
+
+// TestAdminTransportRefusalsAudited: a write-off the admin API refuses before the pipeline
+// reads it — another content type, a body over the bound — is audited under the tool like
+// every other refusal (as /mcp audits its transport's refusals of a call), with the token's
+// subject; an agent's attempt too.
+func TestAdminTransportRefusalsAudited(t *testing.T) {
+	db := storetest.SQLite(t)
+	e := newAdminEnv(t, db, false)
+	for _, tt := range []struct {
+		name   string
+		header map[string]string
+		body   string
+		status int
+	}{
+		{"an agent's text/plain", with(bearerJSON(e.controller(t, asAgent)), "Content-Type", "text/plain"), writeOffBody, http.StatusUnsupportedMediaType},
+		{"a person's form with a token", with(bearerJSON(e.controller(t)), "Content-Type", "application/x-www-form-urlencoded"), "invoiceId=NF-1", http.StatusUnsupportedMediaType},
+		{"a body over the bound", bearerJSON(e.controller(t)), strings.Repeat(" ", 70<<10) + writeOffBody, http.StatusRequestEntityTooLarge},
+	} {
+		if resp, out := e.send(t, http.MethodPost, server.AdminWriteOffsPath, tt.header, tt.body); resp.StatusCode != tt.status {
+			t.Errorf("%s = %d %s, want %d", tt.name, resp.StatusCode, out, tt.status)
+		}
+	}
+	if got := pipelinetest.Audited(t, db, writeOffTool); got["rejected"] != 3 || len(got) != 1 {
+		t.Errorf("audited %v; want 3 rejected", got)
+	}
+	var subjects []string
+	rows, err := db.Query(context.Background(), `SELECT subject FROM audit_event WHERE tool = $1 ORDER BY id`, writeOffTool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		subjects = append(subjects, s)
+	}
+	if fmt.Sprint(subjects) != "[carla carla carla]" {
+		t.Errorf("audited subjects %v, want the token's, carla, three times", subjects)
 	}
 }
