@@ -122,7 +122,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	g := grant{ClientID: req.ClientID, RedirectURI: req.RedirectURI, Challenge: req.CodeChallenge, Subject: subject,
 		Kind: kindPerson, Scopes: scopes, ACR: acr, Roles: roles, Nonce: req.Nonce, AuthTime: s.now()}
 	if agent {
-		g.Kind = kindAgent
+		// No role lets an agent do anything (it neither approves nor writes off), and the
+		// pre-filled roles would tell its model of the forbidden tools' roles.
+		g.Kind, g.Roles = kindAgent, nil
 	}
 	code, err := s.saveCode(r.Context(), g)
 	if err != nil {

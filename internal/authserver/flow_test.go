@@ -180,7 +180,10 @@ func TestRedirectQueryKept(t *testing.T) {
 
 // TestRoles: the sign-in page pre-fills the roles the server was given (the served contracts'
 // approver roles), and the access token and the ID token carry what the developer submitted,
-// in the roles claim; a cleared field gives tokens with no roles.
+// in the roles claim; a cleared field gives tokens with no roles. An agent's sign-in gives
+// tokens with no roles, whatever the field says: no role lets an agent do anything (an agent
+// neither approves nor writes off), and the pre-filled roles would tell an agent's model of the
+// forbidden tools' roles (collections.write_off), which it must not learn of.
 func TestRoles(t *testing.T) {
 	ctx := context.Background()
 	e := newEnvWith(t, storetest.SQLite(t), authserver.Options{Roles: []string{"collections.approver", "ops.lead"}})
@@ -192,11 +195,13 @@ func TestRoles(t *testing.T) {
 	clientID := e.registerClient(t, redirect)
 	for _, tc := range []struct {
 		name, submit string
+		agent        bool
 		want         []string
 	}{
-		{"as pre-filled", "", []string{"collections.approver", "ops.lead"}},
-		{"edited", "ops.lead  team.x ops.lead", []string{"ops.lead", "team.x"}},
-		{"cleared", " ", nil},
+		{"as pre-filled", "", false, []string{"collections.approver", "ops.lead"}},
+		{"edited", "ops.lead  team.x ops.lead", false, []string{"ops.lead", "team.x"}},
+		{"cleared", " ", false, nil},
+		{"an agent's, as pre-filled", "", true, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := oauth2.Config{ClientID: clientID, Endpoint: provider.Endpoint(), RedirectURL: redirect, Scopes: []string{oidc.ScopeOpenID}}
@@ -209,6 +214,9 @@ func TestRoles(t *testing.T) {
 				if tc.submit != "" {
 					v.Set("roles", tc.submit)
 				}
+				if tc.agent {
+					v.Set("kind", "agent")
+				}
 			})
 			tok, err := cfg.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(verifier))
 			if err != nil {
@@ -217,6 +225,9 @@ func TestRoles(t *testing.T) {
 			p, err := e.auth.Verify(ctx, tok.AccessToken)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if p.IsAgent() != tc.agent {
+				t.Errorf("access token of an agent: %v, want %v", p.IsAgent(), tc.agent)
 			}
 			if !slices.Equal(p.Roles, tc.want) {
 				t.Errorf("access token roles %v, want %v", p.Roles, tc.want)
