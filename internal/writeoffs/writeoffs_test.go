@@ -201,6 +201,24 @@ func TestServingRoleCannotEdit(t *testing.T) {
 	}
 }
 
+// TestSQLiteRefusesEdits: on SQLite, where no role stands between the server and a table, the
+// table itself refuses to change or remove a write-off, as the audit log's does.
+func TestSQLiteRefusesEdits(t *testing.T) {
+	db := storetest.SQLite(t)
+	customer(t, db, "C-1")
+	if _, err := record(db, writeoffs.Request{InvoiceID: "NF-1", CustomerID: "C-1", AmountCents: 10, Reason: "r"}, ana, t0); err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{`UPDATE write_off SET amount_cents = 1`, `DELETE FROM write_off`} {
+		if _, err := db.Exec(context.Background(), sql); err == nil || !strings.Contains(err.Error(), "write-offs are permanent") {
+			t.Errorf("%s on SQLite = %v, want refused", sql, err)
+		}
+	}
+	if w, err := writeoffs.ForInvoice(context.Background(), db, "NF-1"); err != nil || w.AmountCents != 10 {
+		t.Errorf("after the refused edits: %+v, %v", w, err)
+	}
+}
+
 // Writeoffs is a domain package: no pipeline, transport, SDK or driver.
 func TestImports(t *testing.T) {
 	const self = "github.com/cobranca/cobranca/internal/writeoffs"

@@ -17,5 +17,16 @@ CREATE TABLE write_off (
 
 CREATE INDEX write_off_customer ON write_off (customer_id, created_at);
 
+-- A write-off is permanent. PostgreSQL's serving role has no UPDATE or DELETE grant; SQLite has
+-- no roles, so the table refuses both itself, as the audit log's does.
+-- +goose StatementBegin
+CREATE TRIGGER write_off_no_update BEFORE UPDATE ON write_off
+BEGIN SELECT RAISE(ABORT, 'write-offs are permanent: UPDATE on write_off refused'); END;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER write_off_no_delete BEFORE DELETE ON write_off
+BEGIN SELECT RAISE(ABORT, 'write-offs are permanent: DELETE on write_off refused'); END;
+-- +goose StatementEnd
+
 -- +goose Down
 DROP TABLE write_off;
