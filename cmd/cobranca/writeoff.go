@@ -107,10 +107,7 @@ func writeOff(ctx context.Context, e env, fs *flagSet, args []string) error {
 		res := pipe.Admin(ctx, pipeline.Call{Principal: pr, RequestID: request.NewID(), Tool: collections.WriteOffName, Args: callArgs})
 		switch res.Kind {
 		case pipeline.Complete:
-			var w struct {
-				WriteOffID, InvoiceID, CustomerID, WrittenOffBy, WrittenOffAt string
-				AmountCents                                                   int64
-			}
+			var w collections.WriteOffResult
 			if err := json.Unmarshal(res.Structured, &w); err != nil {
 				return err
 			}
