@@ -186,36 +186,32 @@ func TestRecordRefusesInvalid(t *testing.T) {
 	}
 }
 
-// TestServingRoleCannotEdit: on PostgreSQL the serving role may insert and read write-offs,
-// never change or delete one.
-func TestServingRoleCannotEdit(t *testing.T) {
-	db := storetest.AppRole(t, pg)
-	customer(t, db, "C-1")
-	if _, err := record(db, writeoffs.Request{InvoiceID: "NF-1", CustomerID: "C-1", AmountCents: 10, Reason: "r"}, ana, t0); err != nil {
-		t.Fatal(err)
-	}
-	for _, sql := range []string{`UPDATE write_off SET amount_cents = 1`, `DELETE FROM write_off`} {
-		if _, err := db.Exec(context.Background(), sql); err == nil || !strings.Contains(err.Error(), "permission denied") {
-			t.Errorf("%s as the serving role = %v, want permission denied", sql, err)
-		}
-	}
-}
-
-// TestSQLiteRefusesEdits: on SQLite, where no role stands between the server and a table, the
-// table itself refuses to change or remove a write-off, as the audit log's does.
-func TestSQLiteRefusesEdits(t *testing.T) {
-	db := storetest.SQLite(t)
-	customer(t, db, "C-1")
-	if _, err := record(db, writeoffs.Request{InvoiceID: "NF-1", CustomerID: "C-1", AmountCents: 10, Reason: "r"}, ana, t0); err != nil {
-		t.Fatal(err)
-	}
-	for _, sql := range []string{`UPDATE write_off SET amount_cents = 1`, `DELETE FROM write_off`} {
-		if _, err := db.Exec(context.Background(), sql); err == nil || !strings.Contains(err.Error(), "write-offs are permanent") {
-			t.Errorf("%s on SQLite = %v, want refused", sql, err)
-		}
-	}
-	if w, err := writeoffs.ForInvoice(context.Background(), db, "NF-1"); err != nil || w.AmountCents != 10 {
-		t.Errorf("after the refused edits: %+v, %v", w, err)
+// TestEditsRefused: a write-off is never changed or removed by the server: on PostgreSQL the
+// serving role may insert and read write-offs only (no grant); on SQLite, where no role stands
+// between the server and a table, the table itself refuses, as the audit log's does.
+func TestEditsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name, refusal string
+		db            func(*testing.T) store.DB
+	}{
+		{"postgres serving role", "permission denied", func(t *testing.T) store.DB { return storetest.AppRole(t, pg) }},
+		{"sqlite", "write-offs are permanent", func(t *testing.T) store.DB { return storetest.SQLite(t) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := tt.db(t)
+			customer(t, db, "C-1")
+			if _, err := record(db, writeoffs.Request{InvoiceID: "NF-1", CustomerID: "C-1", AmountCents: 10, Reason: "r"}, ana, t0); err != nil {
+				t.Fatal(err)
+			}
+			for _, sql := range []string{`UPDATE write_off SET amount_cents = 1`, `DELETE FROM write_off`} {
+				if _, err := db.Exec(context.Background(), sql); err == nil || !strings.Contains(err.Error(), tt.refusal) {
+					t.Errorf("%s = %v, want %s", sql, err, tt.refusal)
+				}
+			}
+			if w, err := writeoffs.ForInvoice(context.Background(), db, "NF-1"); err != nil || w.AmountCents != 10 {
+				t.Errorf("after the refused edits: %+v, %v", w, err)
+			}
+		})
 	}
 }
 
