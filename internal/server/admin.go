@@ -7,7 +7,9 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
@@ -47,12 +49,21 @@ type Sessions interface {
 // token route), JSON in and out; without one, the signed-in person's session (the page's form
 // posts; a session reads the contracts), under the per-origin budget.
 func adminRoutes(r chi.Router, d Deps, bearer func(http.Handler) http.Handler) {
+	// A page's browser sends the page's own Origin, which COBRANCA_ALLOWED_ORIGINS (the
+	// origins allowed to call /mcp) need not name: the session routes take it besides them.
 	guard := guardOrigin(d.AllowedOrigins, d.AllowedHosts)
 	session := func(h http.Handler) http.Handler {
 		if d.Limits != nil {
 			h = d.Limits.Origin(h)
 		}
-		return guard(h)
+		guarded := guard(h)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if sameOrigin(r) && hostAllowed(r.Host, d.AllowedHosts) {
+				h.ServeHTTP(w, r)
+				return
+			}
+			guarded.ServeHTTP(w, r)
+		})
 	}
 	writeOff := bearer(adminWriteOff(d.Admin, d.Auth))
 	contracts := bearer(adminContracts(d.Admin))
@@ -96,6 +107,13 @@ func adminRoutes(r chi.Router, d Deps, bearer func(http.Handler) http.Handler) {
 		}
 		sessionContracts.ServeHTTP(w, r)
 	}))
+}
+
+// sameOrigin: the request's Origin names its own Host (the page the browser shows is this
+// server's: behind a proxy, r.Host is the public host the browser addressed).
+func sameOrigin(r *http.Request) bool {
+	u, err := url.Parse(r.Header.Get("Origin"))
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && strings.EqualFold(u.Host, r.Host)
 }
 
 // hasToken: the request carries an Authorization header (the bearer guard judges it).

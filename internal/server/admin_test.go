@@ -440,3 +440,39 @@ func TestAdminTransportRefusalsAudited(t *testing.T) {
 		t.Errorf("audited subjects %v, want the token's, carla, three times", subjects)
 	}
 }
+
+// TestAdminPagesOwnOrigin: deployed at a public host (named in AllowedHosts, as behind a
+// proxy), the write-off page's form — which a browser posts with the page's own Origin, one
+// COBRANCA_ALLOWED_ORIGINS (the browser origins allowed to call /mcp) need not name — reaches
+// the page, as does a session's GET /admin/contracts sent with it; another site's Origin is
+// refused before the page runs.
+func TestAdminPagesOwnOrigin(t *testing.T) {
+	db := storetest.SQLite(t)
+	log := slog.New(slog.DiscardHandler)
+	a, err := auth.New(context.Background(), auth.Config{DataDir: t.TempDir(), BaseURL: "https://cobranca.example.com", StepUpACR: []string{adminMFA}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := idempotency.New(db.Dialect(), time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe := pipelinetest.Product(t, pipeline.Options{Logger: log, Auditor: pipelinetest.Auditor(t, db), StepUp: []string{adminMFA}, DB: db, Keys: keys})
+	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: a, Pipeline: pipe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := 0
+	pages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ })
+	ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Admin: pipe, Web: pages,
+		AllowedHosts: []string{"cobranca.example.com"}}))
+	defer ts.Close()
+	e := &adminEnv{url: ts.URL, auth: a, db: db}
+	form := map[string]string{"Host": "cobranca.example.com", "Origin": "https://cobranca.example.com", "Content-Type": "application/x-www-form-urlencoded"}
+	if resp, out := e.send(t, http.MethodPost, server.AdminWriteOffsPath, form, "csrf=x"); resp.StatusCode != http.StatusOK || served != 1 {
+		t.Errorf("the page's form from its own origin = %d %s, page served %d times; want it served", resp.StatusCode, out, served)
+	}
+	if resp, out := e.send(t, http.MethodPost, server.AdminWriteOffsPath, with(form, "Origin", "https://evil.example"), "csrf=x"); resp.StatusCode != http.StatusForbidden || served != 1 {
+		t.Errorf("the form from another site = %d %s, page served %d times; want 403 before the page", resp.StatusCode, out, served)
+	}
+}
