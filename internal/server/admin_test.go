@@ -45,8 +45,26 @@ type adminEnv struct {
 
 func newAdminEnv(t *testing.T, db store.DB, slow bool) *adminEnv {
 	t.Helper()
+	d := adminDeps(t, db, "http://127.0.0.1:8080", slow)
+	d.AllowedOrigins = []string{"https://ops.example.com"}
+	ts := httptest.NewServer(server.Routes(d))
+	t.Cleanup(ts.Close)
+	err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		_, err := customers.Upsert(ctx, tx, customers.Record{ID: "C-1", Name: "Padaria São João", Email: "financeiro@padaria.example"}, time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &adminEnv{url: ts.URL, auth: d.Auth, db: db}
+}
+
+// adminDeps are the route table's dependencies for the product's tools on db, the server at
+// baseURL, step-up demanding adminMFA.
+func adminDeps(t *testing.T, db store.DB, baseURL string, slow bool) server.Deps {
+	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	a, err := auth.New(context.Background(), auth.Config{DataDir: t.TempDir(), BaseURL: "http://127.0.0.1:8080", StepUpACR: []string{adminMFA}})
+	a, err := auth.New(context.Background(), auth.Config{DataDir: t.TempDir(), BaseURL: baseURL, StepUpACR: []string{adminMFA}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,17 +77,7 @@ func newAdminEnv(t *testing.T, db store.DB, slow bool) *adminEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Admin: pipe,
-		AllowedOrigins: []string{"https://ops.example.com"}}))
-	t.Cleanup(ts.Close)
-	err = db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		_, err := customers.Upsert(ctx, tx, customers.Record{ID: "C-1", Name: "Padaria São João", Email: "financeiro@padaria.example"}, time.Now())
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &adminEnv{url: ts.URL, auth: a, db: db}
+	return server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Admin: pipe}
 }
 
 // controller mints a person's token holding everything a write-off needs, signed in now with
@@ -447,27 +455,13 @@ func TestAdminTransportRefusalsAudited(t *testing.T) {
 // the page, as does a session's GET /admin/contracts sent with it; another site's Origin is
 // refused before the page runs.
 func TestAdminPagesOwnOrigin(t *testing.T) {
-	db := storetest.SQLite(t)
-	log := slog.New(slog.DiscardHandler)
-	a, err := auth.New(context.Background(), auth.Config{DataDir: t.TempDir(), BaseURL: "https://cobranca.example.com", StepUpACR: []string{adminMFA}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := idempotency.New(db.Dialect(), time.Hour, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pipe := pipelinetest.Product(t, pipeline.Options{Logger: log, Auditor: pipelinetest.Auditor(t, db), StepUp: []string{adminMFA}, DB: db, Keys: keys})
-	h, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: maxBody, Scopes: a, Pipeline: pipe})
-	if err != nil {
-		t.Fatal(err)
-	}
 	served := 0
-	pages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ })
-	ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Admin: pipe, Web: pages,
-		AllowedHosts: []string{"cobranca.example.com"}}))
+	d := adminDeps(t, storetest.SQLite(t), "https://cobranca.example.com", false)
+	d.Web = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ })
+	d.AllowedHosts = []string{"cobranca.example.com"}
+	ts := httptest.NewServer(server.Routes(d))
 	defer ts.Close()
-	e := &adminEnv{url: ts.URL, auth: a, db: db}
+	e := &adminEnv{url: ts.URL}
 	form := map[string]string{"Host": "cobranca.example.com", "Origin": "https://cobranca.example.com", "Content-Type": "application/x-www-form-urlencoded"}
 	if resp, out := e.send(t, http.MethodPost, server.AdminWriteOffsPath, form, "csrf=x"); resp.StatusCode != http.StatusOK || served != 1 {
 		t.Errorf("the page's form from its own origin = %d %s, page served %d times; want it served", resp.StatusCode, out, served)
