@@ -185,14 +185,27 @@ func writeAdminResult(w http.ResponseWriter, a *auth.Authenticator, res pipeline
 	failure.WriteHTTP(w, failure.HTTPStatus(fe.Code), fe)
 }
 
-// adminContracts serves GET /admin/contracts: the forbidden tools' contracts, to a person (an
-// agent gets 403 person_required).
+// adminContracts serves GET /admin/contracts: to a person, the contracts of the forbidden tools
+// the person holds a role for (an admin listing: an agent gets 403 person_required, a person
+// holding none of the roles 403 person_lacks_role).
 func adminContracts(run AdminRunner) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if pr, _ := auth.PrincipalFrom(r.Context()); pr.IsAgent() {
+		pr, _ := auth.PrincipalFrom(r.Context())
+		if pr.IsAgent() {
 			failure.WriteHTTP(w, http.StatusForbidden, &failure.Error{Code: failure.PersonRequired, Message: "the admin contracts are for people: an agent's token is refused"})
 			return
 		}
-		writeContracts(w, run.AdminContracts())
+		var mine []*contract.Contract
+		for _, c := range run.AdminContracts() {
+			if pr.HasAnyRole(c.AdminRoles) {
+				mine = append(mine, c)
+			}
+		}
+		if len(mine) == 0 {
+			failure.WriteHTTP(w, http.StatusForbidden, &failure.Error{Code: failure.PersonLacksRole, Field: "token",
+				Message: "the admin contracts are for the people who hold a role of the admin surface; this person holds none"})
+			return
+		}
+		writeContracts(w, mine)
 	}
 }

@@ -237,6 +237,10 @@ func TestAdminContracts(t *testing.T) {
 	if resp, body := e.send(t, http.MethodGet, server.AdminContractsPath, map[string]string{"Authorization": "Bearer " + e.controller(t, asAgent)}, ""); resp.StatusCode != http.StatusForbidden || !bytes.Contains(body, []byte(failure.PersonRequired)) {
 		t.Errorf("GET /admin/contracts as an agent = %d %s", resp.StatusCode, body)
 	}
+	noRole := func(o *auth.MintOptions) { o.Roles = nil }
+	if resp, body := e.send(t, http.MethodGet, server.AdminContractsPath, map[string]string{"Authorization": "Bearer " + e.controller(t, noRole)}, ""); resp.StatusCode != http.StatusForbidden || !bytes.Contains(body, []byte(failure.PersonLacksRole)) || bytes.Contains(body, []byte(writeOffTool)) {
+		t.Errorf("GET /admin/contracts as a person without an admin role = %d %s", resp.StatusCode, body)
+	}
 	if resp, _ := e.send(t, http.MethodGet, server.AdminContractsPath, nil, ""); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "resource_metadata=") {
 		t.Errorf("GET /admin/contracts without a token = %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}

@@ -197,14 +197,21 @@ func with(m map[string]string, k, v string) map[string]string {
 	return c
 }
 
-// sessionContracts: a signed-in person reads GET /admin/contracts with the session; an
-// agent's session is refused 403.
+// sessionContracts: a signed-in person holding the write-off role reads GET /admin/contracts
+// with the session; a person without it is refused 403 person_lacks_role, an agent's session
+// 403 person_required.
 func sessionContracts(t *testing.T, e *env) {
 	b := e.browser(t)
-	b.open(t, web.WriteOffsPath, person("ana", mfa))
+	b.open(t, web.WriteOffsPath, controller("ana", mfa))
 	got := b.do(t, http.MethodGet, "/admin/contracts", nil, nil)
 	if got.resp.StatusCode != http.StatusOK || !strings.Contains(got.body, `"name": "`+collections.WriteOffName+`"`) {
-		t.Errorf("GET /admin/contracts with a person's session = %d:\n%.400s", got.resp.StatusCode, got.body)
+		t.Errorf("GET /admin/contracts with a controller's session = %d:\n%.400s", got.resp.StatusCode, got.body)
+	}
+	other := e.browser(t)
+	other.open(t, web.WriteOffsPath, person("bruno", mfa))
+	if got := other.do(t, http.MethodGet, "/admin/contracts", nil, nil); got.resp.StatusCode != http.StatusForbidden ||
+		!strings.Contains(got.body, string(failure.PersonLacksRole)) || strings.Contains(got.body, collections.WriteOffName) {
+		t.Errorf("GET /admin/contracts with the session of a person without the role = %d:\n%.400s", got.resp.StatusCode, got.body)
 	}
 	bot := e.browser(t)
 	bot.open(t, web.WriteOffsPath, agent("bot"))
