@@ -187,14 +187,16 @@ func TestRecordRefusesInvalid(t *testing.T) {
 }
 
 // TestEditsRefused: a write-off is never changed or removed by the server: on PostgreSQL the
-// serving role may insert and read write-offs only (no grant); on SQLite, where no role stands
-// between the server and a table, the table itself refuses, as the audit log's does.
+// serving role may insert and read write-offs only (no grant), and triggers refuse even the
+// owner (a server run as the owner); on SQLite, where no role stands between the server and a
+// table, the table itself refuses, as the audit log's does.
 func TestEditsRefused(t *testing.T) {
 	for _, tt := range []struct {
 		name, refusal string
 		db            func(*testing.T) store.DB
 	}{
 		{"postgres serving role", "permission denied", func(t *testing.T) store.DB { return storetest.AppRole(t, pg) }},
+		{"postgres owner", "write-offs are permanent", func(t *testing.T) store.DB { _, owner := storetest.AppRoleAndOwner(t, pg); return owner }},
 		{"sqlite", "write-offs are permanent", func(t *testing.T) store.DB { return storetest.SQLite(t) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

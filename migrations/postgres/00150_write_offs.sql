@@ -10,7 +10,9 @@
 -- in: the step-up the contract demanded.
 --
 -- A write-off is a permanent record: the serving role may read and insert, never update or
--- delete (no grant); reversing one is a new accounting entry, not an edit of this row.
+-- delete (no grant); reversing one is a new accounting entry, not an edit of this row. Triggers
+-- refuse UPDATE, DELETE and TRUNCATE for everyone, the owner included (a deployment that runs
+-- the server as the owner, without cobranca_app, keeps the rule), as the audit log's do.
 
 -- +goose Up
 CREATE TABLE write_off (
@@ -30,6 +32,21 @@ CREATE TABLE write_off (
 CREATE INDEX write_off_customer ON write_off (customer_id, created_at);
 
 -- +goose StatementBegin
+CREATE FUNCTION write_off_refuse_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'write-offs are permanent: % on % refused', TG_OP, TG_TABLE_NAME
+        USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+-- +goose StatementEnd
+
+CREATE TRIGGER write_off_permanent BEFORE UPDATE OR DELETE ON write_off
+    FOR EACH ROW EXECUTE FUNCTION write_off_refuse_change();
+CREATE TRIGGER write_off_no_truncate BEFORE TRUNCATE ON write_off
+    FOR EACH STATEMENT EXECUTE FUNCTION write_off_refuse_change();
+
+-- +goose StatementBegin
 DO $$
 BEGIN
     IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'cobranca_app') THEN
@@ -43,3 +60,4 @@ $$;
 
 -- +goose Down
 DROP TABLE write_off;
+DROP FUNCTION write_off_refuse_change();
