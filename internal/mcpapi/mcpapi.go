@@ -140,7 +140,9 @@ func New(opts Options) (*Handler, error) {
 
 // callTool is the go-sdk handler of every tool: the call, adapted.
 func (h *Handler) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	res, err := h.do(ctx, req, req.Params.Name, req.Params.Arguments, req.Params.InputResponses, req.Params.RequestState, progressOf(ctx, req))
+	progress, wait := progressOf(ctx, req)
+	res, err := h.do(ctx, req, req.Params.Name, req.Params.Arguments, req.Params.InputResponses, req.Params.RequestState, progress)
+	wait() // the answer comes after the progress reports
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"mime"
 	"net/http"
+	"slices"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -43,23 +45,95 @@ func hasProgressToken(meta []byte) bool {
 	return ok && tokens == 1 && len(tok) <= maxProgressToken && (tok[0] == '"' || tok[0] == '-' || tok[0] >= '0' && tok[0] <= '9')
 }
 
-// progressOf is the Call.Progress of a tools/call go-sdk dispatched: it
-// notifies the client's progress token, on the request's event stream; nil
-// when the call carries no token or is not served as a stream.
-func progressOf(ctx context.Context, req *mcp.CallToolRequest) func(done, total int64, message string) {
+// progressOf is the Call.Progress of a tools/call go-sdk dispatched, and the
+// function to call once the call returned, before its answer is written: nil
+// and a no-op when the call carries no token or is not served as a stream.
+//
+// A tool reports from its transaction (its locks held; on SQLite, the one
+// writer), so a report never waits for the client: it is queued, and a
+// goroutine of the call writes the queue, in order, on the request's event
+// stream. When the client reads slower than the tool reports, the oldest
+// report not yet written makes way for the newest (at most maxQueuedProgress
+// are held): the client always hears the last. wait returns once every report
+// kept is written (or the client is gone), so the answer comes after them.
+func progressOf(ctx context.Context, req *mcp.CallToolRequest) (report func(done, total int64, message string), wait func()) {
 	d, ok := ctx.Value(dispatchKey{}).(*dispatch)
 	token := req.Params.GetProgressToken()
 	if !ok || !d.stream || token == nil {
-		return nil
+		return nil, func() {}
 	}
-	return func(done, total int64, message string) {
-		p := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(done), Message: message}
-		if total > 0 {
-			p.Total = float64(total)
-		}
+	q := &progressQueue{wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go q.run(func(p *mcp.ProgressNotificationParams) {
+		p.ProgressToken = token
 		// Best effort: a client that left misses its progress, not its call.
 		_ = req.Session.NotifyProgress(ctx, p)
+	})
+	return q.report, q.close
+}
+
+// maxQueuedProgress is how many reports a call holds for a client that reads
+// slower than its tool reports.
+const maxQueuedProgress = 32
+
+// progressQueue holds a call's progress reports until its writer sends them.
+type progressQueue struct {
+	mu     sync.Mutex
+	queued []*mcp.ProgressNotificationParams
+	closed bool
+	wake   chan struct{} // a report was queued, or the queue closed
+	done   chan struct{} // closed when the writer has returned
+}
+
+// report queues a report; it never blocks on the client.
+func (q *progressQueue) report(done, total int64, message string) {
+	p := &mcp.ProgressNotificationParams{Progress: float64(done), Message: message}
+	if total > 0 {
+		p.Total = float64(total)
 	}
+	q.mu.Lock()
+	if len(q.queued) == maxQueuedProgress {
+		q.queued = slices.Delete(q.queued, 0, 1)
+	}
+	q.queued = append(q.queued, p)
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *progressQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default: // the writer is already woken
+	}
+}
+
+// run writes the queued reports in order until the queue is closed and empty.
+func (q *progressQueue) run(send func(*mcp.ProgressNotificationParams)) {
+	defer close(q.done)
+	for {
+		q.mu.Lock()
+		if len(q.queued) == 0 {
+			closed := q.closed
+			q.mu.Unlock()
+			if closed {
+				return
+			}
+			<-q.wake
+			continue
+		}
+		p := q.queued[0]
+		q.queued = q.queued[1:]
+		q.mu.Unlock()
+		send(p)
+	}
+}
+
+// close waits until every report queued is written.
+func (q *progressQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+	<-q.done
 }
 
 // eventStream reports whether h declares a text/event-stream body.

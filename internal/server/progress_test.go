@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -143,5 +146,68 @@ func TestProgressOverHTTP(t *testing.T) {
 	}
 	if n := pipelinetest.Effects(t, e.db, progressTool); n != 2*len(protocolVersions)*3 {
 		t.Errorf("%d effects, want %d", n, 2*len(protocolVersions)*3)
+	}
+}
+
+// TestProgressNeverWaitsForTheClient: a tool reports its progress from its transaction (its
+// locks held; on SQLite, the one writer), so a report must never wait for the client to read.
+// A client that sends a progress token and then does not read its answer (a long token makes
+// every notification big: more than the sockets' buffers hold) must not hold the tool: the call's
+// every step runs and commits at once. Read afterwards, the stream ends with the last report
+// and then the answer.
+func TestProgressNeverWaitsForTheClient(t *testing.T) {
+	const steps = 64
+	e := newTierEnv(t, 0)
+	finished := make(chan struct{})
+	c := contracttest.New(progressTool, contract.Medium, "test:progress")
+	e.tools = append(e.tools, pipelinetest.Progressing(c, steps, func(_ context.Context, step int64) error {
+		if step == steps {
+			close(finished)
+		}
+		return nil
+	}))
+	s := e.server(t, tierServer{slow: true})
+	tok := e.mint(t, "alice", "collector-bot", "test:progress")
+	token := strings.Repeat("p", 512<<10) // 64 notifications of 512 KiB: more than the sockets' buffers hold (Linux: at most 6 + 4 MiB)
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
+		"_meta": map[string]any{"progressToken": token}, "name": progressTool, "arguments": map[string]any{"idempotencyKey": "k"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", s.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close() // before the server's cleanup, which waits for the call
+	req := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n",
+		s.Listener.Addr(), tok, len(body))
+	if _, err := conn.Write(append([]byte(req), body...)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-finished:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tool waited in its transaction for a client that does not read its progress")
+	}
+	for deadline := time.Now().Add(5 * time.Second); pipelinetest.Effects(t, e.db, progressTool) != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call did not commit while its client was not reading")
+		}
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := strings.Count(string(stream), `"method":"notifications/progress"`)
+	last := strings.LastIndex(string(stream), `"method":"notifications/progress"`)
+	answer := strings.Index(string(stream), `"result"`)
+	if n == 0 || answer < last || !strings.Contains(string(stream[last:answer]), fmt.Sprintf(`"progress":%d`, steps)) {
+		t.Errorf("%d notifications, the last (at %d) must be step %d and come before the answer (at %d)", n, last, steps, answer)
 	}
 }
