@@ -40,15 +40,9 @@ func (p *Pipeline) Admin(ctx context.Context, c Call) Result {
 		return Result{Kind: ProtocolError, Err: &failure.Error{Code: CodeUnknownTool, Field: "name", Message: "is not a tool of the admin surface"}}
 	}
 	cl.tool, cl.info.Tool = t, t.Contract.Name
-	// 2. A person.
-	if c.Principal == nil || c.Principal.IsAgent() {
-		return cl.fail(&failure.Error{Code: failure.PersonRequired, Field: "token",
-			Message: "is an agent's: only a person runs this tool, through the admin API, its page or the CLI. Nothing was done"})
-	}
-	// 3. A role.
-	if !c.Principal.HasAnyRole(t.Contract.AdminRoles) {
-		return cl.fail(&failure.Error{Code: failure.PersonLacksRole, Field: "token",
-			Message: "is a person's without the role this tool needs (" + strings.Join(t.Contract.AdminRoles, " or ") + "): ask someone who holds it. Nothing was done"})
+	// 2. A person, and 3. a role.
+	if fe := AdminAdmits(c.Principal, t.Contract); fe != nil {
+		return cl.fail(fe)
 	}
 	// 4. Scopes.
 	if missing := c.Principal.MissingScopes(t.Contract.Permissions); len(missing) > 0 {
@@ -72,6 +66,22 @@ func (p *Pipeline) Admin(ctx context.Context, c Call) Result {
 	cl.args = a
 	// 8. Execution, the output check and the audit, in one transaction.
 	return p.execute(ctx, cl)
+}
+
+// AdminAdmits is the one rule of who may run the forbidden tool of c, or see its contract: a
+// person (never an agent, nor no one), holding one of its adminRoles. It returns nil, or the
+// refusal: person_required or person_lacks_role, on field token. Admin applies it; the admin
+// page and the admin listing ask it before they show a form or a contract.
+func AdminAdmits(pr *auth.Principal, c *contract.Contract) *failure.Error {
+	if pr == nil || pr.IsAgent() {
+		return &failure.Error{Code: failure.PersonRequired, Field: "token",
+			Message: "is an agent's: only a person runs this tool, through the admin API, its page or the CLI. Nothing was done"}
+	}
+	if !pr.HasAnyRole(c.AdminRoles) {
+		return &failure.Error{Code: failure.PersonLacksRole, Field: "token",
+			Message: "is a person's without the role this tool needs (" + strings.Join(c.AdminRoles, " or ") + "): ask someone who holds it. Nothing was done"}
+	}
+	return nil
 }
 
 // AdminStepUp returns the step-up a person running the forbidden tool name must pass (the

@@ -191,19 +191,20 @@ func writeAdminResult(w http.ResponseWriter, a *auth.Authenticator, res pipeline
 func adminContracts(run AdminRunner) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		pr, _ := auth.PrincipalFrom(r.Context())
-		if pr.IsAgent() {
-			failure.WriteHTTP(w, http.StatusForbidden, &failure.Error{Code: failure.PersonRequired, Message: "the admin contracts are for people: an agent's token is refused"})
-			return
-		}
 		var mine []*contract.Contract
+		var refusal *failure.Error
 		for _, c := range run.AdminContracts() {
-			if pr.HasAnyRole(c.AdminRoles) {
-				mine = append(mine, c)
+			if fe := pipeline.AdminAdmits(pr, c); fe != nil {
+				refusal = fe
+				continue
 			}
+			mine = append(mine, c)
 		}
 		if len(mine) == 0 {
-			failure.WriteHTTP(w, http.StatusForbidden, &failure.Error{Code: failure.PersonLacksRole, Field: "token",
-				Message: "the admin contracts are for the people who hold a role of the admin surface; this person holds none"})
+			if refusal == nil { // no forbidden tool is served at all
+				refusal = &failure.Error{Code: failure.PersonLacksRole, Field: "token", Message: "no tool of the admin surface is served"}
+			}
+			failure.WriteHTTP(w, http.StatusForbidden, refusal)
 			return
 		}
 		writeContracts(w, mine)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
@@ -68,12 +67,8 @@ func (p *Pages) writeOffContract() *contract.Contract {
 // checks (and audits) all of it.
 func (p *Pages) admitted(w http.ResponseWriter, r *http.Request, sess *signin.Session, c *contract.Contract, here string) bool {
 	pr := sess.Principal
-	switch {
-	case pr.IsAgent():
-		p.refuse(w, r, http.StatusForbidden, &failure.Error{Code: failure.PersonRequired, Message: "you are signed in as an agent: only a person writes an invoice off"})
-		return false
-	case !pr.HasAnyRole(c.AdminRoles):
-		p.refuse(w, r, http.StatusForbidden, &failure.Error{Code: failure.PersonLacksRole, Message: "writing an invoice off needs the role " + strings.Join(c.AdminRoles, " or ")})
+	if fe := pipeline.AdminAdmits(pr, c); fe != nil {
+		p.refuse(w, r, http.StatusForbidden, fe)
 		return false
 	}
 	if su, ok := p.admin.AdminStepUp(c.Name); ok {
