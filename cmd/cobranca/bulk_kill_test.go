@@ -2,31 +2,20 @@ package main
 
 import (
 	"bytes"
-	"fmt"
-	"strings"
-
 	"context"
-	"encoding/json"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"io"
+	"fmt"
 	"log/slog"
-	"net/http"
-	"os"
-	"os/exec"
-	"syscall"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/reminders/reminderstest"
 	"github.com/cobranca/cobranca/internal/smtptest"
 )
-
-// serveChild, in the environment of a process of this test binary, makes TestBulkDeliveryKilled
-// run `cobranca serve` there with the environment it holds (a JSON list), until it is killed. Not
-// a COBRANCA_ variable: serve refuses those it does not know.
-const serveChild = "CBTEST_SERVE_ENVIRON"
 
 // killedBulk is how many drafts TestBulkDeliveryKilled sends.
 const killedBulk = 1000
@@ -41,75 +30,7 @@ const killedBulk = 1000
 // recorded it, or taken and never finished) carries its first Message-ID. Those copies are
 // counted and logged: at least once, by design.
 func TestBulkDeliveryKilled(t *testing.T) {
-	if env := os.Getenv(serveChild); env != "" {
-		runServeChild(t, env)
-		return
-	}
 	eachStore(t, testBulkDeliveryKilled)
-}
-
-// runServeChild runs serve with the environment env names until the process is killed.
-func runServeChild(t *testing.T, env string) {
-	var environ []string
-	if err := json.Unmarshal([]byte(env), &environ); err != nil {
-		t.Fatal(err)
-	}
-	err := run(context.Background(), []string{"serve"}, environ, nil, os.Stdout, os.Stderr)
-	t.Fatalf("serve returned before it was killed: %v", err)
-}
-
-// serveProcess is `cobranca serve` in a child process.
-type serveProcess struct {
-	cmd  *exec.Cmd
-	logs *serveLog
-	out  *io.PipeWriter // its standard output and error, read into logs
-}
-
-// startServeProcess starts serve in a child process with environ and waits until it is ready
-// at addr.
-func startServeProcess(t *testing.T, environ []string, addr string) *serveProcess {
-	t.Helper()
-	env, err := json.Marshal(environ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, pw := io.Pipe()
-	p := &serveProcess{logs: &serveLog{addrs: map[string]string{}}, out: pw}
-	go p.logs.read(pr)
-	p.cmd = exec.Command(os.Args[0], "-test.run", "^TestBulkDeliveryKilled$", "-test.count", "1")
-	p.cmd.Env = append(os.Environ(), serveChild+"="+string(env))
-	p.cmd.Stdout, p.cmd.Stderr = pw, pw
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("serve (pid %d) wrote:\n%s", p.cmd.Process.Pid, p.logs)
-		}
-	})
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not become ready at %s: %v\n%s", addr, err, p.logs)
-		}
-	}
-}
-
-// kill ends the process with SIGKILL, as a crash or the OOM killer would, and reaps it.
-func (p *serveProcess) kill() {
-	if p.cmd.ProcessState != nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	_ = p.cmd.Wait()
-	p.out.Close()
 }
 
 func testBulkDeliveryKilled(t *testing.T, db []string) {

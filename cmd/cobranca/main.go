@@ -15,17 +15,25 @@ import (
 )
 
 func main() {
+	os.Exit(mainStatus(os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr))
+}
+
+// mainStatus runs a command as the process does, until SIGINT or SIGTERM asks it to stop (serve
+// then drains and returns), and returns the exit status: 0, an exitError's, or 1 with the error
+// on stderr. The tests' serve child processes run it too.
+func mainStatus(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr)
+	err := run(ctx, args, environ, stdin, stdout, stderr)
 	stop()
-	if err != nil {
-		var ee exitError
-		if errors.As(err, &ee) {
-			os.Exit(int(ee))
-		}
-		fmt.Fprintln(os.Stderr, "cobranca:", err)
-		os.Exit(1)
+	if err == nil {
+		return 0
 	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return int(ee)
+	}
+	fmt.Fprintln(stderr, "cobranca:", err)
+	return 1
 }
 
 // env is what every subcommand receives from the composition root.

@@ -120,9 +120,10 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	go func() { defer close(limitsDone); limiter.Run(limitsCtx, time.Minute) }()
 	defer func() { stopLimits(); <-limitsDone }()
 
-	// The e-mail outbox's delivery worker: stopped after the HTTP server has drained, so a
-	// call that enqueued a message has committed it; what it has not sent yet waits in the
-	// store for the next start (or another replica).
+	// The e-mail outbox's delivery worker: told to stop when the shutdown begins (it takes no
+	// new message; those being sent finish, within shutdownTimeout), waited for after the
+	// HTTP server has drained. What it has not sent waits in the store for another replica or
+	// the next start, and so does what a call in flight enqueues meanwhile.
 	mailer, err := newOutbox(db, cfg.Config, log)
 	if err != nil {
 		return err
@@ -194,6 +195,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return fmt.Errorf("the approval page: %w", err)
 	}
+	drain := server.NewDrain()
 	handler := server.Routes(server.Deps{
 		Logger:         log,
 		Auth:           authn,
@@ -201,7 +203,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		AllowedOrigins: cfg.AllowedOrigins,
 		AllowedHosts:   cfg.AllowedHosts,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
-		Ready:          db.Ready,
+		Ready:          drain.Ready(db.Ready),
 		Limits:         limiter,
 		Downloads:      &files.Downloads{DB: db, Links: links, Audit: alog, Logger: log},
 		AuthServer:     authServer,
@@ -215,7 +217,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	ln := server.LimitConns(rawLn, server.ConnLimits{Total: connCap(cfg.MaxConns, log), PerAddr: cfg.MaxConnsPerAddr, Logger: log})
-	srv := ln.HTTPServer(handler, server.DefaultTimeouts, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	srv := ln.HTTPServer(drain.Handler(handler), server.DefaultTimeouts, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	registerServerMetrics(m, mcpHandler, limiter, ln, spool)
 
 	if cfg.MetricsAddr != "" {
@@ -266,15 +268,37 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: draining in-flight requests")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	return shutdown(context.WithoutCancel(ctx), log, srv, errc, drain, stopOutbox)
+}
+
+// shutdownTimeout bounds each stage of serve's shutdown: the requests in flight, then the
+// messages the outbox is sending.
+const shutdownTimeout = 20 * time.Second
+
+// shutdown is serve's answer to SIGTERM: /readyz answers 503 and new requests are refused at
+// once (drain), the outbox takes no new message (stopOutbox: those being sent finish), the
+// requests in flight finish within shutdownTimeout, then the listener closes. serve's deferred
+// stops follow (the outbox's last sends, the audit writer, …); whatever was not sent waits in
+// the store for another replica or the next start.
+func shutdown(ctx context.Context, log *slog.Logger, srv *http.Server, served <-chan error, drain *server.Drain, stopOutbox func()) error {
+	start := time.Now()
+	inflight := drain.Start()
+	stopOutbox()
+	log.Info("shutting down: not ready, refusing new requests, finishing those in flight", "in_flight", inflight, "deadline", shutdownTimeout)
+	ctx, cancel := context.WithTimeout(ctx, shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	err := drain.Wait(ctx)
+	if err == nil {
+		err = srv.Shutdown(ctx)
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+	if err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("shutdown: requests still in flight after %v were cut off: %w", shutdownTimeout, err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	log.Info("requests drained", "duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -330,7 +354,8 @@ func newOutbox(db store.DB, cfg config.Config, log *slog.Logger) (*outbox.Outbox
 		from = "cobranca@localhost"
 	}
 	// Reminder drafts hear what became of their messages (sent, undeliverable).
-	return outbox.New(db, outbox.Config{Sender: sender, From: from, Owner: reminders.Delivery{}, Workers: cfg.MailWorkers, RescueAfter: cfg.MailRescueAfter, Logger: log})
+	return outbox.New(db, outbox.Config{Sender: sender, From: from, Owner: reminders.Delivery{}, Workers: cfg.MailWorkers, RescueAfter: cfg.MailRescueAfter,
+		StopTimeout: shutdownTimeout, Logger: log})
 }
 
 // webClientID is the pages' OIDC client: COBRANCA_OIDC_CLIENT_ID (required in production), or

@@ -124,6 +124,9 @@ type Config struct {
 	// RescueAfter is how long a claimed job may run before it counts as lost (its worker
 	// crashed) and is retried (default one hour, River's).
 	RescueAfter time.Duration
+	// StopTimeout is how long Run, once its context is done, lets the messages being sent
+	// finish before it cancels them (default a minute).
+	StopTimeout time.Duration
 	Logger      *slog.Logger
 
 	// beforeSend and afterSend, set by the tests only (export_test.go), run around the send:
@@ -155,6 +158,7 @@ type queue interface {
 	completeTx(ctx context.Context, tx store.Tx, job *river.Job[Args]) error
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
 }
 
 // Outbox enqueues messages and, once Run, delivers them.
@@ -164,6 +168,8 @@ type Outbox struct {
 	workers     int
 	cooldown    time.Duration // River's fetch cooldown: see Estimate
 	domain      string        // of Config.From: the right-hand side of Message-IDs
+	stopTimeout time.Duration
+	log         *slog.Logger
 }
 
 // New returns an outbox on db, a store opened by store/postgres or store/sqlite, whose
@@ -203,7 +209,8 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	if cfg.PollInterval > 0 {
 		rc.FetchCooldown = min(cfg.PollInterval, fetchCooldown) // River wants it no longer
 	}
-	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domainOf(cfg.From), workers: cmp(cfg.Workers, DefaultWorkers), cooldown: rc.FetchCooldown}
+	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domainOf(cfg.From), workers: cmp(cfg.Workers, DefaultWorkers), cooldown: rc.FetchCooldown,
+		stopTimeout: cmp(cfg.StopTimeout, time.Minute), log: cfg.Logger}
 	switch d := db.(type) {
 	case *postgres.DB:
 		c, err := river.NewClient(d.RiverDriver(), rc)
@@ -224,7 +231,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	return o, nil
 }
 
-func cmp(v, def int) int {
+func cmp[T int | time.Duration](v, def T) T {
 	if v > 0 {
 		return v
 	}
@@ -332,18 +339,27 @@ func (o *Outbox) EstimateRule() string {
 		QueueCost, o.workers, o.workers, o.cooldown, SMTPCost)
 }
 
-// Run delivers messages until ctx ends, then stops: it waits up to a minute for the messages
-// being sent (SMTP's own timeouts bound them).
+// Run delivers messages until ctx ends, then stops gracefully: it takes no new message and
+// waits up to Config.StopTimeout for those being sent to finish and be recorded, then cancels
+// what is left.
 func (o *Outbox) Run(ctx context.Context) error {
-	if err := o.q.Start(ctx); err != nil {
+	// The jobs' context is not ctx: a job is not cancelled when the stop begins (River's hard
+	// stop), it finishes and is recorded; only one still running after stopTimeout is.
+	if err := o.q.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("outbox: start: %w", err)
 	}
 	<-ctx.Done()
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	start := time.Now()
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.stopTimeout)
 	defer cancel()
 	if err := o.q.Stop(stopCtx); err != nil {
-		return fmt.Errorf("outbox: stop: %w", err)
+		// What is cancelled now is retried (after RescueAfter if it stays running), under its
+		// Message-ID.
+		hardCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return errors.Join(fmt.Errorf("outbox: stop: messages still being sent after %v were cancelled: %w", o.stopTimeout, err), o.q.StopAndCancel(hardCtx))
 	}
+	o.log.Info("outbox stopped: the messages being sent finished", "duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -221,10 +221,15 @@ func readyz(ready func(context.Context) error, log *slog.Logger) http.HandlerFun
 			defer cancel()
 			if err := ready(ctx); err != nil {
 				msg := "not ready: store unavailable\n"
-				if errors.Is(err, store.ErrPendingMigrations) {
+				switch {
+				case errors.Is(err, ErrDraining):
+					msg = "not ready: shutting down\n"
+				case errors.Is(err, store.ErrPendingMigrations):
 					msg = "not ready: migrations pending\n"
 				}
-				log.WarnContext(r.Context(), "not ready", "err", err)
+				if !errors.Is(err, ErrDraining) { // serve logged the shutdown once
+					log.WarnContext(r.Context(), "not ready", "err", err)
+				}
 				w.WriteHeader(http.StatusServiceUnavailable)
 				_, _ = w.Write([]byte(msg))
 				return
