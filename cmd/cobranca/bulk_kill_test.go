@@ -119,15 +119,32 @@ func testBulkDeliveryKilled(t *testing.T, db []string) {
 // client's retry, which queues them. It returns the bulk send's id.
 func sendBulk(t *testing.T, environ []string, addr string, n int) string {
 	t.Helper()
-	agent := strings.TrimSpace(mustRun(t, environ, "token", "--sub", "alice", "--agent", "collector-bot", "--scope", "reminders:send collections:read"))
-	person := strings.TrimSpace(mustRun(t, environ, "token", "--sub", "bruno", "--acr", "urn:mfa", "--role", collections.ApproverRole))
+	return bulk{environ: environ, addr: addr, base: "http://" + addr,
+		agent:    strings.TrimSpace(mustRun(t, environ, "token", "--sub", "alice", "--agent", "collector-bot", "--scope", "reminders:send collections:read")),
+		approver: strings.TrimSpace(mustRun(t, environ, "token", "--sub", "bruno", "--acr", "urn:mfa", "--role", collections.ApproverRole)),
+		key:      "bulk-1"}.send(t, n)
+}
+
+// bulk is a bulk send: who asks for it and who approves it, where.
+type bulk struct {
+	environ         []string // of the `cobranca approvals approve` that approves it
+	addr            string   // the server the agent calls
+	base            string   // the public URL the approval's link is on
+	agent, approver string   // their access tokens
+	key             string   // the call's idempotencyKey
+}
+
+// send sends every open draft, n of them, and returns the bulk send's id.
+func (b bulk) send(t *testing.T, n int) string {
+	t.Helper()
+	environ, addr, person := b.environ, b.addr, b.approver
 	approvals := 0
-	sess := connect(t, addr, agent, &mcp.ClientOptions{
+	sess := connect(t, addr, b.agent, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			id := req.Params.ElicitationID
-			if req.Params.Mode != "url" || req.Params.URL != "http://"+addr+"/approvals/"+id {
-				return nil, fmt.Errorf("elicitation %+v, want an approval's URL on this server", req.Params)
+			if req.Params.Mode != "url" || req.Params.URL != b.base+"/approvals/"+id {
+				return nil, fmt.Errorf("elicitation %+v, want an approval's URL on %s", req.Params, b.base)
 			}
 			var out, errOut bytes.Buffer
 			if err := run(ctx, []string{"approvals", "approve", id, "--token", person}, environ, nil, &out, &errOut); err != nil {
@@ -149,7 +166,7 @@ func sendBulk(t *testing.T, environ []string, addr string, n int) string {
 	if dry["recipientCount"] != float64(n) {
 		t.Fatalf("the dry run counts %v recipients, want %d", dry["recipientCount"], n)
 	}
-	sent := call(map[string]any{"filter": all, "planHash": dry["planHash"], "idempotencyKey": "bulk-1"})
+	sent := call(map[string]any{"filter": all, "planHash": dry["planHash"], "idempotencyKey": b.key})
 	bulkID, _ := sent["bulkId"].(string)
 	if sent["queued"] != float64(n) || bulkID == "" || approvals != 1 {
 		t.Fatalf("bulk_send_reminders = %v after %d approvals, want %d queued after 1", sent, approvals, n)

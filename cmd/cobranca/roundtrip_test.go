@@ -133,16 +133,33 @@ func (r *roundTrip) client(version string, elicit func(context.Context, *mcp.Eli
 // prepare writes a reminder draft for customer id and returns its id.
 func (r *roundTrip) prepare(sess *mcp.ClientSession, id, email, key string) string {
 	r.t.Helper()
-	res, err := sess.CallTool(r.t.Context(), &mcp.CallToolParams{Name: "collections.prepare_reminder", Arguments: map[string]any{
+	return prepare(r.t, sess, id, email, key)
+}
+
+// prepare calls prepare_reminder for customer id at email with key and returns the draft's id.
+func prepare(t *testing.T, sess *mcp.ClientSession, id, email, key string) string {
+	t.Helper()
+	res, err := sess.CallTool(t.Context(), &mcp.CallToolParams{Name: "collections.prepare_reminder", Arguments: prepareArgs(id, email, key)})
+	return draftOf(t, res, err)
+}
+
+// prepareArgs are prepare_reminder's arguments for one invoice of customer id at email, with key.
+func prepareArgs(id, email, key string) map[string]any {
+	return map[string]any{
 		"customer": map[string]any{"id": id, "name": "Ana " + id + " Ltda", "email": email},
 		"invoices": []map[string]any{{"id": "inv-" + id, "dueDate": "2026-11-01", "amountCents": 150000}},
-		"tone":     "friendly", "idempotencyKey": key}})
+		"tone":     "friendly", "idempotencyKey": key}
+}
+
+// draftOf is the draft id prepare_reminder answered, failing the test on any other answer.
+func draftOf(t *testing.T, res *mcp.CallToolResult, err error) string {
+	t.Helper()
 	if err != nil || res.IsError {
-		r.t.Fatalf("prepare_reminder: %v %s", err, resultText(res))
+		t.Fatalf("prepare_reminder: %v %s", err, resultText(res))
 	}
 	draft, _ := res.StructuredContent.(map[string]any)["draftId"].(string)
 	if draft == "" {
-		r.t.Fatalf("prepare_reminder answered no draftId: %v", res.StructuredContent)
+		t.Fatalf("prepare_reminder answered no draftId: %v", res.StructuredContent)
 	}
 	return draft
 }
