@@ -105,7 +105,7 @@ func testBulkDeliveryKilled(t *testing.T, db []string) {
 	if len(copies) != len(drafts) {
 		t.Errorf("received %d distinct messages, want every draft's (%d): %d lost", len(copies), len(drafts), len(drafts)-len(copies))
 	}
-	progress := bulkProgress(t, environ, addr, bulkID)
+	progress := bulkProgress(t, addr, strings.TrimSpace(mustRun(t, environ, "token", "--sub", "carla", "--scope", "collections:read")), bulkID)
 	if progress["sent"] != float64(len(drafts)) || progress["queued"] != 0.0 || progress["failed"] != 0.0 || progress["done"] != true {
 		t.Errorf("get_bulk_send = %v, want all %d sent", progress, len(drafts))
 	}
@@ -119,10 +119,11 @@ func testBulkDeliveryKilled(t *testing.T, db []string) {
 // client's retry, which queues them. It returns the bulk send's id.
 func sendBulk(t *testing.T, environ []string, addr string, n int) string {
 	t.Helper()
-	return bulk{environ: environ, addr: addr, base: "http://" + addr,
+	sent, _ := bulk{environ: environ, addr: addr, base: "http://" + addr,
 		agent:    strings.TrimSpace(mustRun(t, environ, "token", "--sub", "alice", "--agent", "collector-bot", "--scope", "reminders:send collections:read")),
 		approver: strings.TrimSpace(mustRun(t, environ, "token", "--sub", "bruno", "--acr", "urn:mfa", "--role", collections.ApproverRole)),
 		key:      "bulk-1"}.send(t, n)
+	return sent["bulkId"].(string)
 }
 
 // bulk is a bulk send: who asks for it and who approves it, where.
@@ -134,8 +135,9 @@ type bulk struct {
 	key             string   // the call's idempotencyKey
 }
 
-// send sends every open draft, n of them, and returns the bulk send's id.
-func (b bulk) send(t *testing.T, n int) string {
+// send sends every open draft, n of them, and returns the answer that queued them and the
+// arguments of the call that got it (a replay's).
+func (b bulk) send(t *testing.T, n int) (answer, args map[string]any) {
 	t.Helper()
 	environ, addr, person := b.environ, b.addr, b.approver
 	approvals := 0
@@ -166,18 +168,18 @@ func (b bulk) send(t *testing.T, n int) string {
 	if dry["recipientCount"] != float64(n) {
 		t.Fatalf("the dry run counts %v recipients, want %d", dry["recipientCount"], n)
 	}
-	sent := call(map[string]any{"filter": all, "planHash": dry["planHash"], "idempotencyKey": b.key})
-	bulkID, _ := sent["bulkId"].(string)
-	if sent["queued"] != float64(n) || bulkID == "" || approvals != 1 {
+	args = map[string]any{"filter": all, "planHash": dry["planHash"], "idempotencyKey": b.key}
+	sent := call(args)
+	if bulkID, _ := sent["bulkId"].(string); sent["queued"] != float64(n) || bulkID == "" || approvals != 1 {
 		t.Fatalf("bulk_send_reminders = %v after %d approvals, want %d queued after 1", sent, approvals, n)
 	}
-	return bulkID
+	return sent, args
 }
 
-// bulkProgress is get_bulk_send's answer for bulkID from the server at addr, read by a reader.
-func bulkProgress(t *testing.T, environ []string, addr, bulkID string) map[string]any {
+// bulkProgress is get_bulk_send's answer for bulkID from the server at addr, read with reader,
+// a token of collections:read.
+func bulkProgress(t *testing.T, addr, reader, bulkID string) map[string]any {
 	t.Helper()
-	reader := strings.TrimSpace(mustRun(t, environ, "token", "--sub", "carla", "--scope", "collections:read"))
 	res, err := connect(t, addr, reader, nil).CallTool(t.Context(), &mcp.CallToolParams{Name: collections.GetBulkSendName,
 		Arguments: map[string]any{"bulkId": bulkID}})
 	if err != nil || res.IsError {

@@ -119,9 +119,15 @@ func TestServedTools(t *testing.T) {
 // addr, with token; opts may set the client's handlers.
 func connect(t *testing.T, addr, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectVersion(t, addr, token, "2026-07-28", opts)
+}
+
+// connectVersion is connect speaking version.
+func connectVersion(t *testing.T, addr, token, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
 	sess, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer(token)}}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+		HTTPClient: &http.Client{Transport: bearer(token)}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
