@@ -26,13 +26,11 @@ type Drain struct {
 // NewDrain returns a Drain that is not draining.
 func NewDrain() *Drain { return &Drain{wake: make(chan struct{}, 1)} }
 
-// probes are answered while draining: they report it.
-var probes = map[string]bool{"/healthz": true, "/readyz": true}
-
 // Handler counts next's requests in flight and, while draining, refuses new ones.
 func (d *Drain) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if probes[r.URL.Path] {
+		switch r.URL.Path {
+		case "/healthz", "/readyz": // answered while draining: they report it
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -82,3 +82,24 @@ func TestDrain(t *testing.T) {
 		t.Errorf("Wait after the request ended = %v", err)
 	}
 }
+
+// BenchmarkDrainHandler is what Drain adds to every request (serve wraps the public listener's
+// handler in it): compare with /bare, the same request without it.
+func BenchmarkDrainHandler(b *testing.B) {
+	next := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	w := httptest.NewRecorder()
+	for _, bm := range []struct {
+		name string
+		h    http.Handler
+	}{{"bare", next}, {"drain", NewDrain().Handler(next)}} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					bm.h.ServeHTTP(w, r)
+				}
+			})
+		})
+	}
+}
