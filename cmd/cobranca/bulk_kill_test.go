@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -45,12 +44,7 @@ func testBulkDeliveryKilled(t *testing.T, db []string) {
 		// On a loaded machine the store can take longer than 200 ms to answer the limiter,
 		// which then fails the critical call closed (unavailable): this test is about delivery.
 		"COBRANCA_RATE_STORE_TIMEOUT=5s"}, db...)
-	mustRun(t, environ, "migrate")
-	st, err := openStore(t.Context(), mustConfig(t, environ), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := migratedStore(t, environ)
 	drafts := reminderstest.Bulk(t, st, killedBulk)
 
 	server := startServeProcess(t, environ, addr)

@@ -40,12 +40,7 @@ func TestServeSIGTERMSlowCall(t *testing.T) {
 	addr := freeAddr(t)
 	environ := []string{"COBRANCA_DATA_DIR=" + t.TempDir(), "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off",
 		"COBRANCA_DATABASE_URL=" + cluster.Database(t), "COBRANCA_RATE_STORE_TIMEOUT=5s"}
-	mustRun(t, environ, "migrate")
-	db, err := openStore(t.Context(), mustConfig(t, environ), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migratedStore(t, environ)
 	agent := strings.TrimSpace(mustRun(t, environ, "token", "--sub", "alice", "--agent", "collector-bot", "--scope", "reminders:write"))
 	server := startServeProcess(t, environ, addr)
 	sess := connect(t, addr, agent, nil)
@@ -64,7 +59,7 @@ func TestServeSIGTERMSlowCall(t *testing.T) {
 	}()
 	var once sync.Once
 	release := func() { once.Do(func() { close(unlock) }) }
-	defer release() // before db.Close, which waits for the transaction's connection
+	defer release() // before the store closes (a cleanup), which waits for the transaction's connection
 	<-locked
 	type answer struct {
 		res *mcp.CallToolResult
@@ -169,12 +164,7 @@ func testServeSIGTERMBulk(t *testing.T, db []string) {
 	environ := append([]string{"COBRANCA_DATA_DIR=" + t.TempDir(), "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off",
 		"COBRANCA_SMTP_URL=" + mail.URL(), "COBRANCA_MAIL_FROM=" + mailFrom, "COBRANCA_MAIL_WORKERS=4", "COBRANCA_LOG_LEVEL=info",
 		"COBRANCA_RATE_STORE_TIMEOUT=5s"}, db...)
-	mustRun(t, environ, "migrate")
-	st, err := openStore(t.Context(), mustConfig(t, environ), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := migratedStore(t, environ)
 	reminderstest.Bulk(t, st, n)
 	server := startServeProcess(t, environ, addr)
 	sendBulk(t, environ, addr, n)
@@ -218,4 +208,17 @@ func testServeSIGTERMBulk(t *testing.T, db []string) {
 	}
 	t.Logf("SIGTERM with %d of %d sent: %d more finished, exit 0 after %v; the next process sent the other %d",
 		before, n, len(got)-before, stopped.Round(time.Millisecond), n-len(got))
+}
+
+// migratedStore migrates the store environ names (`cobranca migrate`) and opens it for the
+// test, until it ends.
+func migratedStore(t *testing.T, environ []string) store.DB {
+	t.Helper()
+	mustRun(t, environ, "migrate")
+	db, err := openStore(t.Context(), mustConfig(t, environ), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

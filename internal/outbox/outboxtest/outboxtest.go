@@ -60,6 +60,9 @@ type Entry struct {
 	ID    outbox.ID
 	Args  outbox.Args
 	State string // River's: available, running, completed, retryable, cancelled…
+	// Attempt is how many times a worker took it: more than 1, it was sent again (retried, or
+	// rescued from a worker that died).
+	Attempt int
 }
 
 // MessageID is the entry's Message-ID, angle brackets included, sent from the bare address from.
@@ -74,7 +77,7 @@ func Entries(t testing.TB, db store.DB) []Entry {
 	if db.Dialect() == store.SQLite {
 		args = `json(args)` // River's SQLite driver stores JSONB
 	}
-	rows, err := db.Query(context.Background(), `SELECT id, `+args+`, state FROM river_job ORDER BY id`)
+	rows, err := db.Query(context.Background(), `SELECT id, `+args+`, state, attempt FROM river_job ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +87,7 @@ func Entries(t testing.TB, db store.DB) []Entry {
 		var e Entry
 		var id int64
 		var raw string
-		if err := rows.Scan(&id, &raw, &e.State); err != nil {
+		if err := rows.Scan(&id, &raw, &e.State, &e.Attempt); err != nil {
 			t.Fatal(err)
 		}
 		if err := json.Unmarshal([]byte(raw), &e.Args); err != nil {
