@@ -271,8 +271,8 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	return shutdown(context.WithoutCancel(ctx), log, srv, errc, drain, stopOutbox)
 }
 
-// shutdownTimeout bounds each stage of serve's shutdown: the requests in flight, then the
-// messages the outbox is sending.
+// shutdownTimeout bounds serve's shutdown, counted from the signal: the requests in flight
+// finish within it, and so do the messages the outbox is sending (both at once).
 const shutdownTimeout = 20 * time.Second
 
 // shutdown is serve's answer to SIGTERM: /readyz answers 503 and new requests are refused at
