@@ -272,12 +272,39 @@ func (c Config) BaseURL() string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-// variable describes one COBRANCA_* environment variable.
+// variable describes one environment variable cobranca reads.
 type variable struct {
 	name  string
 	def   string
+	need  need
 	doc   string
 	apply func(c *Config, v string) error
+}
+
+// need says whether production requires a variable, and who says so.
+type need uint8
+
+const (
+	optional need = iota
+	// required: Load refuses production without it.
+	required
+	// requiredByService: production requires it, by a rule that belongs to a service and is
+	// checked there, naming the variable (token verification: COBRANCA_ISSUER and
+	// COBRANCA_RESOURCE; the served contracts' step-up: COBRANCA_STEPUP_ACR).
+	requiredByService
+)
+
+// RequiredInProduction lists the variables a production deployment must set, in the table's
+// order: the deployment files and docs/operations.md name each (a test in cmd/cobranca holds
+// them to it).
+func RequiredInProduction() []string {
+	var out []string
+	for _, v := range variables {
+		if v.need != optional {
+			out = append(out, v.name)
+		}
+	}
+	return out
 }
 
 // Variables lists every environment variable cobranca reads, with its default
@@ -291,21 +318,21 @@ func Variables() [][3]string {
 }
 
 var variables = []variable{
-	{"COBRANCA_ENV", "development", "`development` or `production`. Production refuses development conveniences (generated keys, auto-migrate by default).", func(c *Config, v string) error {
+	{"COBRANCA_ENV", "development", optional, "`development` or `production`. Production refuses development conveniences (generated keys, auto-migrate by default).", func(c *Config, v string) error {
 		if v != "development" && v != "production" {
 			return errors.New(`must be "development" or "production"`)
 		}
 		c.Env = v
 		return nil
 	}},
-	{"COBRANCA_ADDR", "127.0.0.1:8080", "Listen address (host:port).", func(c *Config, v string) error {
+	{"COBRANCA_ADDR", "127.0.0.1:8080", optional, "Listen address (host:port).", func(c *Config, v string) error {
 		if _, _, err := net.SplitHostPort(v); err != nil {
 			return fmt.Errorf("must be host:port: %v", err)
 		}
 		c.Addr = v
 		return nil
 	}},
-	{"COBRANCA_ALLOWED_ORIGINS", "", "Comma-separated Origins (scheme://host[:port]) allowed to call /mcp from a browser. Requests with another Origin get 403.", func(c *Config, v string) error {
+	{"COBRANCA_ALLOWED_ORIGINS", "", optional, "Comma-separated Origins (scheme://host[:port]) allowed to call /mcp from a browser. Requests with another Origin get 403.", func(c *Config, v string) error {
 		list, err := splitList(v, func(s string) error {
 			u, err := url.Parse(s)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
@@ -316,7 +343,7 @@ var variables = []variable{
 		c.AllowedOrigins = list
 		return err
 	}},
-	{"COBRANCA_ALLOWED_HOSTS", "", "Comma-separated Host header values accepted besides localhost, 127.0.0.1 and [::1] (any port). Behind a proxy, name the public host.", func(c *Config, v string) error {
+	{"COBRANCA_ALLOWED_HOSTS", "", optional, "Comma-separated Host header values accepted besides localhost, 127.0.0.1 and [::1] (any port). Behind a proxy, name the public host.", func(c *Config, v string) error {
 		list, err := splitList(v, func(s string) error {
 			if strings.ContainsAny(s, "/ @") {
 				return fmt.Errorf("%q is not a host[:port]", s)
@@ -329,7 +356,7 @@ var variables = []variable{
 		c.AllowedHosts = list
 		return err
 	}},
-	{"COBRANCA_MAX_BODY_BYTES", "1048576", "Largest accepted request body in bytes; larger bodies get 413 before they are parsed.", func(c *Config, v string) error {
+	{"COBRANCA_MAX_BODY_BYTES", "1048576", optional, "Largest accepted request body in bytes; larger bodies get 413 before they are parsed.", func(c *Config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1024 || n > 64<<20 {
 			return errors.New("must be a whole number of bytes from 1024 to 67108864")
@@ -337,53 +364,53 @@ var variables = []variable{
 		c.MaxBodyBytes = n
 		return nil
 	}},
-	{"COBRANCA_LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`.", func(c *Config, v string) error {
+	{"COBRANCA_LOG_LEVEL", "info", optional, "`debug`, `info`, `warn` or `error`.", func(c *Config, v string) error {
 		return c.LogLevel.UnmarshalText([]byte(v))
 	}},
-	{"COBRANCA_LOG_FORMAT", LogFormatAuto, "`auto` (text when the log goes to a terminal, JSON otherwise), `json` or `text`.", func(c *Config, v string) error {
+	{"COBRANCA_LOG_FORMAT", LogFormatAuto, optional, "`auto` (text when the log goes to a terminal, JSON otherwise), `json` or `text`.", func(c *Config, v string) error {
 		if v != LogFormatAuto && v != LogFormatJSON && v != LogFormatText {
 			return errors.New(`must be "auto", "json" or "text"`)
 		}
 		c.LogFormat = v
 		return nil
 	}},
-	{"COBRANCA_ISSUER", "", "OAuth issuer whose access tokens are accepted (`iss`). Unset: development mode — a signing key kept in COBRANCA_DATA_DIR and `cobranca token`; production refuses it.", func(c *Config, v string) error {
+	{"COBRANCA_ISSUER", "", requiredByService, "OAuth issuer whose access tokens are accepted (`iss`). Unset: development mode — a signing key kept in COBRANCA_DATA_DIR and `cobranca token`; production refuses it.", func(c *Config, v string) error {
 		c.Issuer = v
 		return nil
 	}},
-	{"COBRANCA_RESOURCE", "", "This server's resource URL (RFC 8707), which tokens' `aud` must contain, e.g. `https://mcp.example.com/mcp`. Development default: `http://<COBRANCA_ADDR>/mcp`.", func(c *Config, v string) error {
+	{"COBRANCA_RESOURCE", "", requiredByService, "This server's resource URL (RFC 8707), which tokens' `aud` must contain, e.g. `https://mcp.example.com/mcp`. Development default: `http://<COBRANCA_ADDR>/mcp`.", func(c *Config, v string) error {
 		c.Resource = v
 		return nil
 	}},
-	{"COBRANCA_JWKS_URL", "", "The issuer's JWKS; keys are cached and refetched on an unknown `kid`.", func(c *Config, v string) error {
+	{"COBRANCA_JWKS_URL", "", optional, "The issuer's JWKS; keys are cached and refetched on an unknown `kid`.", func(c *Config, v string) error {
 		c.JWKSURL = v
 		return nil
 	}},
-	{"COBRANCA_JWT_PUBLIC_KEY", "", "PEM file with the issuer's public key, instead of COBRANCA_JWKS_URL (air-gapped installs).", func(c *Config, v string) error {
+	{"COBRANCA_JWT_PUBLIC_KEY", "", optional, "PEM file with the issuer's public key, instead of COBRANCA_JWKS_URL (air-gapped installs).", func(c *Config, v string) error {
 		c.JWTPublicKey = v
 		return nil
 	}},
-	{"COBRANCA_AGENT_CLIENT_IDS", "", "Comma-separated OAuth client ids whose tokens are AI agents even without an `act` claim.", func(c *Config, v string) error {
+	{"COBRANCA_AGENT_CLIENT_IDS", "", optional, "Comma-separated OAuth client ids whose tokens are AI agents even without an `act` claim.", func(c *Config, v string) error {
 		list, err := splitList(v, func(string) error { return nil })
 		c.AgentClientIDs = list
 		return err
 	}},
-	{VarStepUpACR, "", "Comma-separated `acr` values that satisfy step-up authentication (RFC 9470). Required in production when a served tool requires step-up (every critical one): without it step-up would mean only a recent sign-in, of any strength.", func(c *Config, v string) error {
+	{VarStepUpACR, "", requiredByService, "Comma-separated `acr` values that satisfy step-up authentication (RFC 9470). Required in production when a served tool requires step-up (every critical one): without it step-up would mean only a recent sign-in, of any strength.", func(c *Config, v string) error {
 		list, err := splitList(v, func(string) error { return nil })
 		c.StepUpACR = list
 		return err
 	}},
-	{VarRolesClaim, "roles", "The top-level token claim holding a person's roles (a JSON array of strings, or one space-separated string), read from access tokens and the approval page's ID tokens: deciding a critical call needs one of the roles its contract names (`approverRoles`, e.g. `collections.approver`). At most 64 roles; a token breaking the rules is refused.", asWritten(func(c *Config) *string { return &c.RolesClaim })},
-	{VarOIDCClientID, "", "The OAuth client id of cobranca's own web pages (the approval page) at COBRANCA_ISSUER: people sign in to them with OpenID Connect (authorization code + PKCE); register the redirect URI `<COBRANCA_PUBLIC_URL>/signin/callback` there. Required in production; development default: `cobranca-web`, the development authorization server's built-in client.", asWritten(func(c *Config) *string { return &c.OIDCClientID })},
-	{VarOIDCSecret, "", "That client's secret, if the issuer gives it one (a confidential client); unset for a public client. Never logged.", asWritten(func(c *Config) *string { return &c.OIDCClientSecret })},
-	{"COBRANCA_DATA_DIR", "./data", "Directory for the embedded database and development keys.", func(c *Config, v string) error {
+	{VarRolesClaim, "roles", optional, "The top-level token claim holding a person's roles (a JSON array of strings, or one space-separated string), read from access tokens and the approval page's ID tokens: deciding a critical call needs one of the roles its contract names (`approverRoles`, e.g. `collections.approver`). At most 64 roles; a token breaking the rules is refused.", asWritten(func(c *Config) *string { return &c.RolesClaim })},
+	{VarOIDCClientID, "", required, "The OAuth client id of cobranca's own web pages (the approval page) at COBRANCA_ISSUER: people sign in to them with OpenID Connect (authorization code + PKCE); register the redirect URI `<COBRANCA_PUBLIC_URL>/signin/callback` there. Required in production; development default: `cobranca-web`, the development authorization server's built-in client.", asWritten(func(c *Config) *string { return &c.OIDCClientID })},
+	{VarOIDCSecret, "", optional, "That client's secret, if the issuer gives it one (a confidential client); unset for a public client. Never logged.", asWritten(func(c *Config) *string { return &c.OIDCClientSecret })},
+	{"COBRANCA_DATA_DIR", "./data", optional, "Directory for the embedded database and development keys.", func(c *Config, v string) error {
 		if v == "" {
 			return errors.New("must not be empty")
 		}
 		c.DataDir = v
 		return nil
 	}},
-	{"COBRANCA_MEMORY_LIMIT", "40MiB", "Soft memory limit of the Go runtime for `serve` (`N`, `NKiB`, `NMiB`, `NGiB`): a ceiling. The collector is paced by GOGC (400 unless set), which keeps the heap under it at the usual live heap; the collector runs hard only near it. After a burst (a spike of calls, a connection flood) the memory held beyond the live heap is given back within about 10 s.", func(c *Config, v string) error {
+	{"COBRANCA_MEMORY_LIMIT", "40MiB", optional, "Soft memory limit of the Go runtime for `serve` (`N`, `NKiB`, `NMiB`, `NGiB`): a ceiling. The collector is paced by GOGC (400 unless set), which keeps the heap under it at the usual live heap; the collector runs hard only near it. After a burst (a spike of calls, a connection flood) the memory held beyond the live heap is given back within about 10 s.", func(c *Config, v string) error {
 		n, err := parseBytes(v)
 		if err != nil || n < 16<<20 {
 			return errors.New("must be a size of at least 16MiB, like 48MiB or 1GiB")
@@ -391,7 +418,7 @@ var variables = []variable{
 		c.MemoryLimit = n
 		return nil
 	}},
-	{"COBRANCA_DEBUG_ADDR", "", "Loopback `ip:port` where `serve` exposes Go profiles (`/debug/pprof/`) on a listener of its own, for profiling under load; unset: no such listener. A non-loopback address is refused.", func(c *Config, v string) error {
+	{"COBRANCA_DEBUG_ADDR", "", optional, "Loopback `ip:port` where `serve` exposes Go profiles (`/debug/pprof/`) on a listener of its own, for profiling under load; unset: no such listener. A non-loopback address is refused.", func(c *Config, v string) error {
 		if v == "" {
 			return nil
 		}
@@ -405,7 +432,7 @@ var variables = []variable{
 		c.DebugAddr = v
 		return nil
 	}},
-	{"COBRANCA_METRICS_ADDR", "127.0.0.1:9090", "`host:port` of the listener that serves Prometheus metrics at `/metrics`, or `off`. Never the public listener; loopback by default, a private address for a scraper elsewhere. Must differ from COBRANCA_ADDR.", func(c *Config, v string) error {
+	{"COBRANCA_METRICS_ADDR", "127.0.0.1:9090", optional, "`host:port` of the listener that serves Prometheus metrics at `/metrics`, or `off`. Never the public listener; loopback by default, a private address for a scraper elsewhere. Must differ from COBRANCA_ADDR.", func(c *Config, v string) error {
 		if v == "off" {
 			return nil
 		}
@@ -419,7 +446,7 @@ var variables = []variable{
 		c.MetricsAddr = v
 		return nil
 	}},
-	{"COBRANCA_MAX_CONNS", "1024", "Most connections the public listener holds open. At the cap a new connection is admitted and the one waiting longest without a complete request (not yet sent, or idle between requests) is closed; one that is being answered never is. Lowered at start to half the process's open-file limit if that is less. `0`: no cap.", func(c *Config, v string) error {
+	{"COBRANCA_MAX_CONNS", "1024", optional, "Most connections the public listener holds open. At the cap a new connection is admitted and the one waiting longest without a complete request (not yet sent, or idle between requests) is closed; one that is being answered never is. Lowered at start to half the process's open-file limit if that is less. `0`: no cap.", func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 1_000_000 || n > 0 && n < 16 {
 			return errors.New("must be 0 (no cap) or a whole number from 16 to 1000000")
@@ -427,20 +454,20 @@ var variables = []variable{
 		c.MaxConns = n
 		return nil
 	}},
-	{VarRatePrincipal, "600/1m,burst=60", "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", asWritten(func(c *Config) *string { return &c.RateLimits.Principal })},
-	{VarRateOrigin, "1200/1m,burst=120", "Requests to /mcp and to download links per client IP (IPv6: per /64), checked before the token: `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Origin })},
-	{VarRateWrite, "60/1m,burst=10", "Calls of medium-, high- and critical-tier tools per principal (dry runs, approved retries and repeats included): `N/PERIOD[,burst=B]` or `off`. Over it: tool error `rate_limited` with `retryAfterMs`.", asWritten(func(c *Config) *string { return &c.RateLimits.Write })},
-	{VarRateCritical, "10/1h,burst=3", "Approvals critical calls ask people for, per principal: spent once each time a call creates a pending approval (not by its dry run, polls, the approved retry or a repeat): `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Critical })},
-	{"COBRANCA_RATE_STORE_TIMEOUT", "200ms", "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", durationIn(time.Millisecond, 10*time.Second, "must be a duration from 1ms to 10s, like 200ms", func(c *Config) *time.Duration { return &c.RateStoreTimeout })},
-	{"COBRANCA_REPLICAS", "1", "How many server processes share the rate limits. While the store is down each one limits locally with 1/REPLICAS of every budget.", intIn(1, 1000, func(c *Config) *int { return &c.Replicas })},
-	{"COBRANCA_TRUSTED_PROXY_HEADER", "", "Header the proxy in front sets to the client's address, for the per-origin limit (e.g. `Fly-Client-IP`; for `X-Forwarded-For` the rightmost address is used). Unset: the connection's address. Set it only behind a proxy that always overwrites or appends it.", func(c *Config, v string) error {
+	{VarRatePrincipal, "600/1m,burst=60", optional, "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", asWritten(func(c *Config) *string { return &c.RateLimits.Principal })},
+	{VarRateOrigin, "1200/1m,burst=120", optional, "Requests to /mcp and to download links per client IP (IPv6: per /64), checked before the token: `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Origin })},
+	{VarRateWrite, "60/1m,burst=10", optional, "Calls of medium-, high- and critical-tier tools per principal (dry runs, approved retries and repeats included): `N/PERIOD[,burst=B]` or `off`. Over it: tool error `rate_limited` with `retryAfterMs`.", asWritten(func(c *Config) *string { return &c.RateLimits.Write })},
+	{VarRateCritical, "10/1h,burst=3", optional, "Approvals critical calls ask people for, per principal: spent once each time a call creates a pending approval (not by its dry run, polls, the approved retry or a repeat): `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Critical })},
+	{"COBRANCA_RATE_STORE_TIMEOUT", "200ms", optional, "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", durationIn(time.Millisecond, 10*time.Second, "must be a duration from 1ms to 10s, like 200ms", func(c *Config) *time.Duration { return &c.RateStoreTimeout })},
+	{"COBRANCA_REPLICAS", "1", optional, "How many server processes share the rate limits. While the store is down each one limits locally with 1/REPLICAS of every budget.", intIn(1, 1000, func(c *Config) *int { return &c.Replicas })},
+	{"COBRANCA_TRUSTED_PROXY_HEADER", "", optional, "Header the proxy in front sets to the client's address, for the per-origin limit (e.g. `Fly-Client-IP`; for `X-Forwarded-For` the rightmost address is used). Unset: the connection's address. Set it only behind a proxy that always overwrites or appends it.", func(c *Config, v string) error {
 		if strings.ContainsAny(v, " :\t,") {
 			return fmt.Errorf("%q is not a header name", v)
 		}
 		c.TrustedProxyHeader = http.CanonicalHeaderKey(v)
 		return nil
 	}},
-	{"COBRANCA_MAX_CONNS_PER_ADDR", "auto", "Most open connections of one client address (IPv6: one /64); over it a new connection is closed at once. `auto`: 64, or no cap behind a proxy (COBRANCA_TRUSTED_PROXY_HEADER set), where every connection comes from the proxy. `0`: no cap.", func(c *Config, v string) error {
+	{"COBRANCA_MAX_CONNS_PER_ADDR", "auto", optional, "Most open connections of one client address (IPv6: one /64); over it a new connection is closed at once. `auto`: 64, or no cap behind a proxy (COBRANCA_TRUSTED_PROXY_HEADER set), where every connection comes from the proxy. `0`: no cap.", func(c *Config, v string) error {
 		if v == "auto" {
 			c.MaxConnsPerAddr = 64
 			if c.TrustedProxyHeader != "" { // applied first
@@ -455,7 +482,7 @@ var variables = []variable{
 		c.MaxConnsPerAddr = n
 		return nil
 	}},
-	{"COBRANCA_DATABASE_URL", "", "`postgres://USER:PASSWORD@HOST/DB` for PostgreSQL; unset or `sqlite:PATH` for the embedded SQLite database (default `cobranca.db` in COBRANCA_DATA_DIR).", func(c *Config, v string) error {
+	{"COBRANCA_DATABASE_URL", "", optional, "`postgres://USER:PASSWORD@HOST/DB` for PostgreSQL; unset or `sqlite:PATH` for the embedded SQLite database (default `cobranca.db` in COBRANCA_DATA_DIR).", func(c *Config, v string) error {
 		if path, ok := strings.CutPrefix(v, "sqlite:"); ok {
 			if path == "" {
 				return errors.New("sqlite: needs a path, like sqlite:/var/lib/cobranca/cobranca.db")
@@ -466,7 +493,7 @@ var variables = []variable{
 		c.DatabaseURL = v
 		return nil
 	}},
-	{"COBRANCA_AUTO_MIGRATE", "auto", "Apply pending migrations when `serve` starts: `true`, `false`, or `auto` (on in development, off in production, where `cobranca migrate` runs them as the owner role).", func(c *Config, v string) error {
+	{"COBRANCA_AUTO_MIGRATE", "auto", optional, "Apply pending migrations when `serve` starts: `true`, `false`, or `auto` (on in development, off in production, where `cobranca migrate` runs them as the owner role).", func(c *Config, v string) error {
 		if v == "auto" {
 			c.AutoMigrate = !c.Production() // COBRANCA_ENV is applied first
 			return nil
@@ -478,15 +505,15 @@ var variables = []variable{
 		c.AutoMigrate = b
 		return nil
 	}},
-	{"COBRANCA_AUDIT_KEY", "", "Secret key (at least 32 bytes) of the audit log's HMAC digests of arguments and results and, through a derived key, of every event's MAC (`cobranca audit verify` needs it). Required in production; development generates one in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
+	{"COBRANCA_AUDIT_KEY", "", required, "Secret key (at least 32 bytes) of the audit log's HMAC digests of arguments and results and, through a derived key, of every event's MAC (`cobranca audit verify` needs it). Required in production; development generates one in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
 		if len(v) < 32 {
 			return errors.New("must be at least 32 bytes")
 		}
 		c.AuditKey = v
 		return nil
 	}},
-	{VarStateKeys, "", "Keys that seal the request state of an in-band confirmation (HMAC-SHA256), so that any replica opens it: comma-separated `id:secret` entries, the first the current key and the others still accepted while states sealed under them live (rotation: put the new key first, drop the old one after 15 minutes). id is 1–16 of `[A-Za-z0-9._-]`; secret at least 32 bytes. Required in production; development generates one in COBRANCA_DATA_DIR.", asWritten(func(c *Config) *string { return &c.RequestStateKeys })},
-	{"COBRANCA_FASTPATH", "on", "`on` lets the MCP endpoint answer plain calls of the bulk low-tier tool itself, byte for byte as go-sdk would and through the same pipeline; `off` sends every request to go-sdk (a switch for production, should the fast path ever misbehave).", func(c *Config, v string) error {
+	{VarStateKeys, "", required, "Keys that seal the request state of an in-band confirmation (HMAC-SHA256), so that any replica opens it: comma-separated `id:secret` entries, the first the current key and the others still accepted while states sealed under them live (rotation: put the new key first, drop the old one after 15 minutes). id is 1–16 of `[A-Za-z0-9._-]`; secret at least 32 bytes. Required in production; development generates one in COBRANCA_DATA_DIR.", asWritten(func(c *Config) *string { return &c.RequestStateKeys })},
+	{"COBRANCA_FASTPATH", "on", optional, "`on` lets the MCP endpoint answer plain calls of the bulk low-tier tool itself, byte for byte as go-sdk would and through the same pipeline; `off` sends every request to go-sdk (a switch for production, should the fast path ever misbehave).", func(c *Config, v string) error {
 		switch v {
 		case "on":
 			c.FastPath = true
@@ -497,11 +524,11 @@ var variables = []variable{
 		}
 		return nil
 	}},
-	{"COBRANCA_AUDIT_SIGNING_KEY", "", "Ed25519 private key file (PEM, PKCS #8) that signs `cobranca audit checkpoint`; created if missing. Default `audit-signing.pem` in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
+	{"COBRANCA_AUDIT_SIGNING_KEY", "", optional, "Ed25519 private key file (PEM, PKCS #8) that signs `cobranca audit checkpoint`; created if missing. Default `audit-signing.pem` in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
 		c.AuditSigningKey = v
 		return nil
 	}},
-	{VarAuditSpoolMax, "64MiB", "Bound of the audit spool, the file `audit-spool` in COBRANCA_DATA_DIR that keeps the audit events of low-tier calls answered while the database is down, until it is back (`N`, `NKiB`, `NMiB`, `NGiB`; at least 64KiB). An event is about 600 bytes. Events that do not fit are lost and counted in a gap event.", func(c *Config, v string) error {
+	{VarAuditSpoolMax, "64MiB", optional, "Bound of the audit spool, the file `audit-spool` in COBRANCA_DATA_DIR that keeps the audit events of low-tier calls answered while the database is down, until it is back (`N`, `NKiB`, `NMiB`, `NGiB`; at least 64KiB). An event is about 600 bytes. Events that do not fit are lost and counted in a gap event.", func(c *Config, v string) error {
 		n, err := parseBytes(v)
 		if err != nil || n == 0 {
 			return errors.New("must be a size, like 64MiB or 1GiB")
@@ -509,9 +536,9 @@ var variables = []variable{
 		c.AuditSpoolMax = n // its least bound is the spool's: cmd/cobranca checks it
 		return nil
 	}},
-	{"COBRANCA_IDEMPOTENCY_TTL", "24h", "How long a tool call with side effects is remembered under its `idempotencyKey`: a retry with the same key and arguments within it gets the stored answer and causes nothing new; past it the key is free again. A Go duration from `1m` to `720h` (30 days).", durationIn(time.Minute, 30*24*time.Hour, "must be a duration from 1m to 720h (30 days), like 24h", func(c *Config) *time.Duration { return &c.IdempotencyTTL })},
-	{"COBRANCA_APPROVAL_TTL", "15m", "How long a critical call's approval lives: a person must approve the exact call, and the agent retry it, within it; past it the approval reads `expired` and the retry gets `approval_expired`. A Go duration from `1m` to `24h`.", durationIn(time.Minute, 24*time.Hour, "must be a duration from 1m to 24h, like 15m", func(c *Config) *time.Duration { return &c.ApprovalTTL })},
-	{"COBRANCA_MAX_FILE_BYTES", "20MiB", "Largest file `cobranca files add` stores (`N`, `NKiB`, `NMiB`, `NGiB`; from 1KiB to 512MiB). A larger one is refused with `file_too_large` before it is read whole.", func(c *Config, v string) error {
+	{"COBRANCA_IDEMPOTENCY_TTL", "24h", optional, "How long a tool call with side effects is remembered under its `idempotencyKey`: a retry with the same key and arguments within it gets the stored answer and causes nothing new; past it the key is free again. A Go duration from `1m` to `720h` (30 days).", durationIn(time.Minute, 30*24*time.Hour, "must be a duration from 1m to 720h (30 days), like 24h", func(c *Config) *time.Duration { return &c.IdempotencyTTL })},
+	{"COBRANCA_APPROVAL_TTL", "15m", optional, "How long a critical call's approval lives: a person must approve the exact call, and the agent retry it, within it; past it the approval reads `expired` and the retry gets `approval_expired`. A Go duration from `1m` to `24h`.", durationIn(time.Minute, 24*time.Hour, "must be a duration from 1m to 24h, like 15m", func(c *Config) *time.Duration { return &c.ApprovalTTL })},
+	{"COBRANCA_MAX_FILE_BYTES", "20MiB", optional, "Largest file `cobranca files add` stores (`N`, `NKiB`, `NMiB`, `NGiB`; from 1KiB to 512MiB). A larger one is refused with `file_too_large` before it is read whole.", func(c *Config, v string) error {
 		n, err := parseBytes(v)
 		if err != nil || n < 1<<10 || n > 512<<20 {
 			return errors.New("must be a size from 1KiB to 512MiB, like 20MiB")
@@ -519,8 +546,8 @@ var variables = []variable{
 		c.MaxFileBytes = n
 		return nil
 	}},
-	{VarLinkKeys, "", "Keys that sign download links (HMAC-SHA256 over the link id, the file id and the expiry; the key's id is in the URL): comma-separated `id:secret` entries, the first the current key and the others still accepted (rotation: put the new key first; drop an old one when the links it signed may stop working — at most 7 days later). Rules as COBRANCA_REQUEST_STATE_KEYS. Required in production; development generates one in COBRANCA_DATA_DIR (`link.key`).", asWritten(func(c *Config) *string { return &c.LinkKeys })},
-	{VarPublicURL, "", "The server's public base URL, which download links, approval pages and sign-in redirects point at (`https://cobranca.example.com`). Required in production, and https there; development default: `http://<COBRANCA_ADDR>`, and in development it is also the issuer of the development authorization server.", func(c *Config, v string) error {
+	{VarLinkKeys, "", required, "Keys that sign download links (HMAC-SHA256 over the link id, the file id and the expiry; the key's id is in the URL): comma-separated `id:secret` entries, the first the current key and the others still accepted (rotation: put the new key first; drop an old one when the links it signed may stop working — at most 7 days later). Rules as COBRANCA_REQUEST_STATE_KEYS. Required in production; development generates one in COBRANCA_DATA_DIR (`link.key`).", asWritten(func(c *Config) *string { return &c.LinkKeys })},
+	{VarPublicURL, "", required, "The server's public base URL, which download links, approval pages and sign-in redirects point at (`https://cobranca.example.com`). Required in production, and https there; development default: `http://<COBRANCA_ADDR>`, and in development it is also the issuer of the development authorization server.", func(c *Config, v string) error {
 		// The URL's shape is the links' rule (files.NewLinks, checked by
 		// cmd/cobranca); https in production is the deployment's.
 		if scheme, _, _ := strings.Cut(v, ":"); c.Production() && !strings.EqualFold(scheme, "https") { // COBRANCA_ENV is applied first
@@ -529,10 +556,10 @@ var variables = []variable{
 		c.PublicURL = v
 		return nil
 	}},
-	{VarSMTPURL, "", "Where e-mail is delivered: `smtp://USER:PASSWORD@HOST:587` (STARTTLS required; port 587 by default), `smtps://USER:PASSWORD@HOST` (implicit TLS; 465), or `smtp://HOST:25?starttls=off` for a local relay without TLS. The password is never logged. Unset: messages are written as `.eml` files in COBRANCA_DATA_DIR/outbox/ (development); required in production. See \"E-mail delivery\".", asWritten(func(c *Config) *string { return &c.SMTPURL })},
-	{VarMailFrom, "", "The address e-mail is sent from (`cobranca@example.com`, bare); its domain ends every Message-ID. Required in production; development default: `cobranca@localhost`.", asWritten(func(c *Config) *string { return &c.MailFrom })},
-	{"COBRANCA_MAIL_WORKERS", "16", "How many messages this process sends at once, each on an SMTP connection of its own: lower it to what the mail server accepts from one client (all replicas together send REPLICAS times as many). See \"E-mail delivery\".", intIn(1, 256, func(c *Config) *int { return &c.MailWorkers })},
-	{"COBRANCA_MAIL_RESCUE_AFTER", "1h", "How long a message may stay in the sending before it counts as lost — its process died between taking it and recording it — and is sent again, under the same Message-ID (one send is also cut off after this long, or after 1m if that is less). A duration from 1s to 24h. See \"E-mail delivery\".", durationIn(time.Second, 24*time.Hour, "must be a duration from 1s to 24h, like 10m", func(c *Config) *time.Duration { return &c.MailRescueAfter })},
+	{VarSMTPURL, "", required, "Where e-mail is delivered: `smtp://USER:PASSWORD@HOST:587` (STARTTLS required; port 587 by default), `smtps://USER:PASSWORD@HOST` (implicit TLS; 465), or `smtp://HOST:25?starttls=off` for a local relay without TLS. The password is never logged. Unset: messages are written as `.eml` files in COBRANCA_DATA_DIR/outbox/ (development); required in production. See \"E-mail delivery\".", asWritten(func(c *Config) *string { return &c.SMTPURL })},
+	{VarMailFrom, "", required, "The address e-mail is sent from (`cobranca@example.com`, bare); its domain ends every Message-ID. Required in production; development default: `cobranca@localhost`.", asWritten(func(c *Config) *string { return &c.MailFrom })},
+	{"COBRANCA_MAIL_WORKERS", "16", optional, "How many messages this process sends at once, each on an SMTP connection of its own: lower it to what the mail server accepts from one client (all replicas together send REPLICAS times as many). See \"E-mail delivery\".", intIn(1, 256, func(c *Config) *int { return &c.MailWorkers })},
+	{"COBRANCA_MAIL_RESCUE_AFTER", "1h", optional, "How long a message may stay in the sending before it counts as lost — its process died between taking it and recording it — and is sent again, under the same Message-ID (one send is also cut off after this long, or after 1m if that is less). A duration from 1s to 24h. See \"E-mail delivery\".", durationIn(time.Second, 24*time.Hour, "must be a duration from 1s to 24h, like 10m", func(c *Config) *time.Duration { return &c.MailRescueAfter })},
 }
 
 // Load builds a Config from environ (as os.Environ returns it). Unknown
@@ -548,13 +575,16 @@ func Load(environ []string) (Config, error) {
 		}
 	}
 	var c Config
-	var errs []error
+	var errs, missing []error
 	for _, v := range variables {
 		val, ok := set[v.name]
 		if !ok || val == "" {
 			val = v.def
 		}
 		delete(set, v.name)
+		if val == "" && v.need == required {
+			missing = append(missing, errors.New(v.name+": required in production"))
+		}
 		if val == "" && v.def == "" {
 			continue
 		}
@@ -570,26 +600,8 @@ func Load(environ []string) (Config, error) {
 	for _, k := range unknown {
 		errs = append(errs, fmt.Errorf("%s: unknown variable (see the README's configuration table)", k))
 	}
-	if c.Production() && c.AuditKey == "" {
-		errs = append(errs, errors.New("COBRANCA_AUDIT_KEY: required in production"))
-	}
-	if c.Production() && c.RequestStateKeys == "" {
-		errs = append(errs, errors.New(VarStateKeys+": required in production"))
-	}
-	if c.Production() && c.LinkKeys == "" {
-		errs = append(errs, errors.New(VarLinkKeys+": required in production"))
-	}
-	if c.Production() && c.SMTPURL == "" {
-		errs = append(errs, errors.New(VarSMTPURL+": required in production"))
-	}
-	if c.Production() && c.MailFrom == "" {
-		errs = append(errs, errors.New(VarMailFrom+": required in production"))
-	}
-	if c.Production() && c.PublicURL == "" {
-		errs = append(errs, errors.New(VarPublicURL+": required in production"))
-	}
-	if c.Production() && c.OIDCClientID == "" {
-		errs = append(errs, errors.New(VarOIDCClientID+": required in production (people sign in to the approval page with it)"))
+	if c.Production() {
+		errs = append(errs, missing...)
 	}
 	return c, errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -358,5 +359,38 @@ func TestMailWorkers(t *testing.T) {
 		if _, err := Load([]string{"COBRANCA_MAIL_RESCUE_AFTER=" + v}); err == nil || !strings.Contains(err.Error(), "COBRANCA_MAIL_RESCUE_AFTER") {
 			t.Errorf("COBRANCA_MAIL_RESCUE_AFTER=%q: %v, want an error naming it", v, err)
 		}
+	}
+}
+
+// TestRequiredInProduction: the table's need is what Load checks — production without a
+// required variable is an error naming it, development is not — and what
+// RequiredInProduction lists (with the variables a service's rule requires).
+func TestRequiredInProduction(t *testing.T) {
+	_, err := Load([]string{"COBRANCA_ENV=production"})
+	_, devErr := Load(nil)
+	if devErr != nil {
+		t.Fatalf("Load(development) = %v", devErr)
+	}
+	listed := RequiredInProduction()
+	var inLoad int
+	for _, v := range variables {
+		msg := v.name + ": required in production"
+		switch v.need {
+		case required:
+			inLoad++
+			if err == nil || !strings.Contains(err.Error(), msg) {
+				t.Errorf("Load(production, %s unset) does not say %q:\n%v", v.name, msg, err)
+			}
+		case requiredByService, optional:
+			if err != nil && strings.Contains(err.Error(), msg) {
+				t.Errorf("Load says %q, but the table leaves that to a service or does not require it", msg)
+			}
+		}
+		if got := slices.Contains(listed, v.name); got != (v.need != optional) {
+			t.Errorf("RequiredInProduction() lists %s: %t, want %t", v.name, got, v.need != optional)
+		}
+	}
+	if inLoad == 0 || len(listed) <= inLoad {
+		t.Errorf("the table requires %d variables in Load and lists %v: want some of each kind", inLoad, listed)
 	}
 }
