@@ -81,6 +81,8 @@ var commands = []command{
 	{"approvals reject", "ID --token TOKEN", "reject a pending critical call, with the same checks as approve; audited", approvalsReject},
 	{"write-off", "--token TOKEN --invoice ID --customer ID --amount CENTS --reason TEXT [--key KEY]", "write an invoice off (`collections.write_off_invoice`, forbidden to agents) as the person whose access token TOKEN is (`-`: read it from stdin), checked as the admin API checks it: a person holding the role `collections.write_off` and the scope `invoices:write_off`, stepped up (signed in within 5 minutes, COBRANCA_STEPUP_ACR); an invoice is written off once; prints the write-off; audited `invoice.written_off`", writeOff},
 	{"token", "--sub NAME [--scope \"a b\"] [--agent NAME] [--acr ACR] [--role ROLE]… [--ttl 1h]", "print a development access token (refused outside development mode); `--role` (repeatable) puts a role in the roles claim, e.g. `--role collections.approver` for a person who approves critical calls", token},
+	{"healthcheck", "[URL] [--timeout 3s]", "ask a running server whether it can serve (default: GET /readyz at COBRANCA_ADDR, a wildcard address on the loopback; a URL without a path gets /readyz): exit 0 when it answers 200, else 1 with the reason on stderr; for Docker's HEALTHCHECK (no shell or curl needed)", healthcheck},
+	{"version", "", "print the version and revision this binary was built from (the Dockerfile's VERSION and REVISION build arguments, else what the Go toolchain recorded) and the Go version", printVersion},
 	{"help", "[COMMAND]", "print the commands, or a command's flags (also `cobranca COMMAND --help`)", nil},
 }
 
