@@ -219,6 +219,9 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	ln := server.LimitConns(rawLn, server.ConnLimits{Total: connCap(cfg.MaxConns, log), PerAddr: cfg.MaxConnsPerAddr, Logger: log})
 	srv := ln.HTTPServer(drain.Handler(handler), server.DefaultTimeouts, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	registerServerMetrics(m, mcpHandler, limiter, ln, spool)
+	registerOperatorMetrics(m, db, approvals, alog, mailer, time.Now, log)
+	build := buildInfo()
+	m.BuildInfo(build.Version, build.Revision, build.Go)
 
 	if cfg.MetricsAddr != "" {
 		mln, err := net.Listen("tcp", cfg.MetricsAddr)
@@ -260,7 +263,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	// Logged once every listener is up: whoever waits for this line (an
 	// operator, a script, the tests) finds the metrics and profile
 	// listeners already announced.
-	log.Info("cobranca listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "config", cfg)
+	log.Info("cobranca listening", "version", build.Version, "revision", build.Revision, "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "config", cfg)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

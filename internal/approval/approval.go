@@ -129,6 +129,23 @@ WHERE requested_by = $1 AND requested_client = $2 AND requested_actor = $3 AND t
 ORDER BY created_at DESC, id DESC LIMIT 1`, r.Subject, r.Client, r.Actor, tool, digest[:]))
 }
 
+// Pending returns how many actions wait for a person's decision now (pending, not expired),
+// counting at most limit, and when the oldest of those was created (zero when none). It
+// reads the index of live pending actions (migration 00160), so its cost is the number
+// waiting, not the table's size: the operator metrics call it.
+func (s *Store) Pending(ctx context.Context, q store.Querier, limit int64) (n int64, oldest time.Time, err error) {
+	var oldestUS int64
+	err = q.QueryRow(ctx, `SELECT count(*), COALESCE(min(created_at), 0) FROM (
+SELECT created_at FROM approval WHERE state = 'pending' AND expires_at > $1 LIMIT $2) p`, micros(s.now()), limit).Scan(&n, &oldestUS)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("approval: pending: %w", err)
+	}
+	if n > 0 {
+		oldest = time.UnixMicro(oldestUS)
+	}
+	return n, oldest, nil
+}
+
 // List returns the actions created at or after since, newest first, at most limit.
 func (s *Store) List(ctx context.Context, q store.Querier, since time.Time, limit int) ([]*Action, error) {
 	rows, err := q.Query(ctx, `SELECT `+columns+` FROM approval WHERE created_at >= $1 ORDER BY created_at DESC, id DESC LIMIT $2`, micros(since), limit)

@@ -22,6 +22,10 @@ type queries struct {
 	// events selects sealed events by seq (inner join); chain selects every seal with its
 	// event, if any (outer join), for Verify.
 	events, chain string
+	// unsealed counts the committed events past the chain head's cursor that have no seal
+	// yet, at most the last argument, with the time of the oldest (µs, 0 when none): the
+	// candidates' range, read by Lag.
+	unsealed string
 }
 
 const (
@@ -103,6 +107,11 @@ WHERE e.xid < pg_snapshot_xmin(pg_current_snapshot())
 ORDER BY e.xid, e.id
 LIMIT $3`,
 			sealLock: `SELECT pg_advisory_xact_lock($1)`,
+			unsealed: `SELECT count(*), COALESCE(min(t), 0) FROM (
+SELECT ` + timeUS + ` AS t FROM audit_event e
+WHERE (e.xid, e.id) > ($1::text::xid8, $2::bigint)
+  AND NOT EXISTS (SELECT FROM audit_seal s WHERE s.event_id = e.id)
+LIMIT $3) u`,
 			events: `SELECT s.seq, ` + contentCols + `
 FROM audit_seal s JOIN audit_event e ON e.id = s.event_id
 WHERE s.seq > $1 ORDER BY s.seq LIMIT $2`,
@@ -121,6 +130,11 @@ WHERE e.id > $1
   AND NOT EXISTS (SELECT 1 FROM audit_seal s WHERE s.event_id = e.id)
 ORDER BY e.id
 LIMIT $2`,
+		unsealed: `SELECT count(*), COALESCE(min(occurred_at), 0) FROM (
+SELECT e.occurred_at FROM audit_event e
+WHERE e.id > $1
+  AND NOT EXISTS (SELECT 1 FROM audit_seal s WHERE s.event_id = e.id)
+LIMIT $2) u`,
 		events: `SELECT s.seq, ` + contentCols + `
 FROM audit_seal s JOIN audit_event e ON e.id = s.event_id
 WHERE s.seq > $1 ORDER BY s.seq LIMIT $2`,

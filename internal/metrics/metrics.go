@@ -1,6 +1,6 @@
 // Package metrics defines cobranca's Prometheus metrics and serves them.
-// Labels carry tools, tiers and outcomes only: never a subject, a client, an
-// address or any part of a payload.
+// Labels carry tools, tiers and outcomes only (and cobranca_build_info the build's version):
+// never a subject, a client, an address or any part of a payload.
 package metrics
 
 import (
@@ -65,6 +65,16 @@ func (m *Metrics) CounterFunc(name, help string, f func() float64) {
 // GaugeFunc registers a gauge read from f at every scrape.
 func (m *Metrics) GaugeFunc(name, help string, f func() float64) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+}
+
+// BuildInfo registers cobranca_build_info, always 1, whose labels say what this process runs
+// (the convention of Prometheus's own *_build_info): a dashboard sees a rollout's replicas
+// change version.
+func (m *Metrics) BuildInfo(version, revision, goVersion string) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "cobranca_build_info", Help: "Always 1; the labels are the version and revision this process was built from (cobranca version).",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": goVersion}})
+	g.Set(1)
+	m.reg.MustRegister(g)
 }
 
 // Handler serves the Prometheus exposition format.

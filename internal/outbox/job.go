@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -44,6 +45,8 @@ type worker struct {
 	cfg Config
 	db  store.DB
 	q   queue
+	// undeliverable counts the messages this process gave up on (permanent).
+	undeliverable atomic.Int64
 }
 
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
@@ -146,6 +149,7 @@ func (w *worker) permanent(ctx context.Context, id ID, ref, reason string, err e
 			return errors.Join(err, oerr)
 		}
 	}
+	w.undeliverable.Add(1)
 	return river.JobCancel(errors.New(reason))
 }
 

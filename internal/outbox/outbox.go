@@ -164,6 +164,7 @@ type queue interface {
 // Outbox enqueues messages and, once Run, delivers them.
 type Outbox struct {
 	q           queue
+	w           *worker
 	maxAttempts int
 	workers     int
 	cooldown    time.Duration // River's fetch cooldown: see Estimate
@@ -228,6 +229,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 		return nil, fmt.Errorf("outbox: unsupported store %T", db)
 	}
 	w.q = o.q
+	o.w = w
 	return o, nil
 }
 
@@ -337,6 +339,34 @@ func (o *Outbox) EstimateRule() string {
 	return fmt.Sprintf("%s a message for the queue's own work in this server process (measured), or, if longer, %d delivery workers each round of %d messages "+
 		"taking the longer of the queue's fetch cooldown (%s) and %s a message to a local mail server (measured); a remote mail server is slower",
 		QueueCost, o.workers, o.workers, o.cooldown, SMTPCost)
+}
+
+// Undeliverable is how many messages this process's workers have given up on since it
+// started: refused for good by the mail server (5xx), unbuildable, or deferred on every
+// attempt. Each was reported to the Owner and left in River, cancelled.
+func (o *Outbox) Undeliverable() int64 { return o.w.undeliverable.Load() }
+
+// Depth is what waits in the outbox: messages not sent yet (Queued: waiting, scheduled,
+// being sent or waiting for a retry), of which Retrying have been tried and wait for another
+// attempt (the mail server deferred them or could not be reached, or their process died).
+type Depth struct {
+	Queued, Retrying int64
+}
+
+// ReadDepth reads the outbox's depth in q, counting at most limit messages (River's index
+// by state and queue), so that its cost is bounded however many wait.
+func ReadDepth(ctx context.Context, q store.Querier, limit int64) (Depth, error) {
+	var d Depth
+	// A message waiting again after an attempt is a retry, whichever state River gives it:
+	// retryable, or available at once when the retry is due soon.
+	err := q.QueryRow(ctx, `SELECT count(*), COALESCE(sum(CASE WHEN attempt > 0 AND state <> 'running' THEN 1 ELSE 0 END), 0) FROM (
+SELECT state, attempt FROM river_job
+WHERE state IN ('available', 'pending', 'retryable', 'running', 'scheduled') AND queue = $1
+LIMIT $2) j`, queueName, limit).Scan(&d.Queued, &d.Retrying)
+	if err != nil {
+		return Depth{}, fmt.Errorf("outbox: depth: %w", err)
+	}
+	return d, nil
 }
 
 // Run delivers messages until ctx ends, then stops gracefully: it takes no new message and
