@@ -295,7 +295,7 @@ const (
 )
 
 // RequiredInProduction lists the variables a production deployment must set, in the table's
-// order: the deployment files and docs/operations.md name each (a test in cmd/cobranca holds
+// order: fly.toml, docker-compose.yml and docs/operations.md name each (deploy_test.go holds
 // them to it).
 func RequiredInProduction() []string {
 	var out []string
