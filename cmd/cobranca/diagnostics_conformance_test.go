@@ -75,15 +75,7 @@ func TestDiagnosticProtocolErrors(t *testing.T) {
 	post := func(tool, params string, caps string) (int, map[string]any) {
 		t.Helper()
 		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `},"name":"` + tool + `","arguments":{}` + params + `}}`
-		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(body))
-		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-			"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool, "Authorization": "Bearer " + token} {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := postMCP(t, addr, token, tool, body)
 		defer resp.Body.Close()
 		var m map[string]any
 		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {

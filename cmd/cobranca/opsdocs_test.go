@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -26,16 +27,7 @@ func servedMetrics(t *testing.T) map[string]bool {
 	}
 	const tool = "collections.analyze_portfolio"
 	for i, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"` + tool + `","arguments":{"asOf":"2026-12-01","invoices":[]}}}`
-		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(body))
-		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-			"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool, "Authorization": "Bearer " + token} {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := postMCP(t, addr, token, tool, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"`+tool+`","arguments":{"asOf":"2026-12-01","invoices":[]}}}`)
 		resp.Body.Close()
 		if resp.StatusCode != want {
 			t.Fatalf("request %d: %d, want %d", i+1, resp.StatusCode, want)
@@ -65,6 +57,51 @@ func servedMetrics(t *testing.T) map[string]bool {
 		}
 	}
 	return names
+}
+
+// postMCP posts body, a JSON-RPC tools/call of tool, to the server at addr as a 2026-07-28
+// client does (the Mcp-* headers), with token.
+func postMCP(t *testing.T, addr, token, tool, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool, "Authorization": "Bearer " + token} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// checkQuery checks that the PromQL query of what names metrics and only served ones, and
+// marks them used.
+func checkQuery(t *testing.T, what, query string, served, used map[string]bool) {
+	t.Helper()
+	refs := metricRef.FindAllString(query, -1)
+	if len(refs) == 0 {
+		t.Errorf("%s queries no metric: %q", what, query)
+	}
+	for _, m := range refs {
+		used[m] = true
+		if !served[m] {
+			t.Errorf("%s queries %s, which cobranca does not serve", what, m)
+		}
+	}
+}
+
+// checkCovered checks that every operator metric is among used, the metrics of what.
+func checkCovered(t *testing.T, what string, used map[string]bool) {
+	t.Helper()
+	for _, m := range operatorMetrics {
+		if !used[m] {
+			t.Errorf("no %s queries %s", what, m)
+		}
+	}
 }
 
 // metricRef finds the metric names in a PromQL expression: cobranca's, the Go runtime's and
@@ -128,22 +165,9 @@ func TestAlertRules(t *testing.T) {
 				t.Errorf("alert %q has no %s", r.fields["alert"], k)
 			}
 		}
-		refs := metricRef.FindAllString(r.fields["expr"], -1)
-		if len(refs) == 0 {
-			t.Errorf("alert %s queries no metric: %q", r.fields["alert"], r.fields["expr"])
-		}
-		for _, m := range refs {
-			used[m] = true
-			if !served[m] {
-				t.Errorf("alert %s queries %s, which cobranca does not serve", r.fields["alert"], m)
-			}
-		}
+		checkQuery(t, "alert "+r.fields["alert"], r.fields["expr"], served, used)
 	}
-	for _, m := range operatorMetrics {
-		if !used[m] {
-			t.Errorf("no alert rule queries %s", m)
-		}
-	}
+	checkCovered(t, "alert rule", used)
 }
 
 // TestGrafanaDashboard: docs/grafana-dashboard.json is a dashboard whose every query names
@@ -177,23 +201,13 @@ func TestGrafanaDashboard(t *testing.T) {
 			t.Errorf("panel %q has no query", p.Title)
 		}
 		for _, q := range p.Targets {
-			refs := metricRef.FindAllString(q.Expr, -1)
-			if len(refs) == 0 || q.RefID == "" {
-				t.Errorf("panel %q: query %q (refId %q) names no metric", p.Title, q.Expr, q.RefID)
+			if q.RefID == "" {
+				t.Errorf("panel %q: a query has no refId", p.Title)
 			}
-			for _, m := range refs {
-				used[m] = true
-				if !served[m] {
-					t.Errorf("panel %q queries %s, which cobranca does not serve", p.Title, m)
-				}
-			}
+			checkQuery(t, "panel "+strconv.Quote(p.Title), q.Expr, served, used)
 		}
 	}
-	for _, m := range operatorMetrics {
-		if !used[m] {
-			t.Errorf("no panel queries %s", m)
-		}
-	}
+	checkCovered(t, "panel", used)
 }
 
 // TestOperationsDocListsMetrics: docs/operations.md's metrics table has a row for every
