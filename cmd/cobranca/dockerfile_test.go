@@ -111,7 +111,7 @@ func shellWords(s string, vars map[string]string) ([]string, error) {
 	expand := func(i int) (int, error) { // s[i] == '$'
 		rest := s[i+1:]
 		var name string
-		end := i + 1
+		var end int
 		if strings.HasPrefix(rest, "{") {
 			j := strings.IndexByte(rest, '}')
 			if j < 0 {
@@ -299,7 +299,10 @@ func TestDockerfileBuild(t *testing.T) {
 	binPath := args[o+1]
 	args[o+1] = out
 
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command: %v", err)
+	}
 	cmd := exec.Command(goTool, append([]string{"build"}, args...)...)
 	cmd.Dir = "../.."
 	// The host's environment (PATH, caches) without GOFLAGS, which the golang image does not

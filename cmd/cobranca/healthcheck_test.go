@@ -14,12 +14,12 @@ import (
 	"github.com/cobranca/cobranca/internal/pgtest"
 )
 
-// healthcheckRun runs `cobranca healthcheck args…` and returns its error, stdout and stderr.
-func healthcheckRun(t *testing.T, environ []string, args ...string) (error, string, string) {
+// healthcheckRun runs `cobranca healthcheck args…` and returns its stdout, stderr and error.
+func healthcheckRun(t *testing.T, environ []string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := run(t.Context(), append([]string{"healthcheck"}, args...), environ, nil, &out, &errOut)
-	return err, out.String(), errOut.String()
+	err = run(t.Context(), append([]string{"healthcheck"}, args...), environ, nil, &out, &errOut)
+	return out.String(), errOut.String(), err
 }
 
 // TestHealthcheck: exit 0 on 200 only; every other answer, a refused connection or no answer
@@ -67,7 +67,7 @@ func TestHealthcheck(t *testing.T) {
 			mu.Lock()
 			asked = nil
 			mu.Unlock()
-			err, out, errOut := healthcheckRun(t, nil, tt.args...)
+			out, errOut, err := healthcheckRun(t, nil, tt.args...)
 			mu.Lock()
 			defer mu.Unlock()
 			if tt.healthy {
@@ -92,7 +92,7 @@ func TestHealthcheckUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"ftp://example.com"}, {"127.0.0.1:8080"}, {"http://a", "http://b"}, {"--timeout", "0s"}, {"http://user:pw@127.0.0.1"},
 	} {
-		err, out, errOut := healthcheckRun(t, nil, args...)
+		out, errOut, err := healthcheckRun(t, nil, args...)
 		if !errors.Is(err, exitUsage) || out != "" || !strings.Contains(errOut, "usage: cobranca healthcheck") {
 			t.Errorf("healthcheck %q = %v, stdout %q, stderr %q; want exit status 2 and the usage", args, err, out, errOut)
 		}
@@ -124,7 +124,7 @@ func TestLocalHealthURL(t *testing.T) {
 	if got, err := localHealthURL([]string{"COBRANCA_ADDR=0.0.0.0:8080", "COBRANCA_LOG_LEVEL=loud"}); err != nil || got != "http://127.0.0.1:8080/readyz" {
 		t.Errorf("localHealthURL with another variable invalid = %q, %v", got, err)
 	}
-	err, _, errOut := healthcheckRun(t, []string{"COBRANCA_ADDR=8080"})
+	_, errOut, err := healthcheckRun(t, []string{"COBRANCA_ADDR=8080"})
 	if !errors.Is(err, exitError(1)) || !strings.Contains(errOut, "COBRANCA_ADDR") {
 		t.Errorf("healthcheck with COBRANCA_ADDR=8080 = %v, stderr %q; want exit status 1 naming COBRANCA_ADDR", err, errOut)
 	}
@@ -142,13 +142,13 @@ func TestHealthcheckServe(t *testing.T) {
 	environ := []string{"COBRANCA_ADDR=127.0.0.1:" + port, "COBRANCA_DATABASE_URL=" + pg.Database(t)}
 	startServe(t, append(environ, "COBRANCA_METRICS_ADDR=off")...)
 
-	err, out, errOut := healthcheckRun(t, environ)
+	out, errOut, err := healthcheckRun(t, environ)
 	if err != nil || out != "healthy: GET http://127.0.0.1:"+port+"/readyz: 200 OK ready\n" {
 		t.Fatalf("healthcheck of a ready server = %v, stdout %q, stderr %q", err, out, errOut)
 	}
 	pg.Stop(t)
 	defer pg.Start(t)
-	err, out, errOut = healthcheckRun(t, environ)
+	out, errOut, err = healthcheckRun(t, environ)
 	if !errors.Is(err, exitError(1)) || out != "" || errOut != "cobranca healthcheck: unhealthy: GET http://127.0.0.1:"+port+"/readyz: 503 Service Unavailable not ready: store unavailable\n" {
 		t.Errorf("healthcheck with the store down = %v, stdout %q, stderr %q", err, out, errOut)
 	}
