@@ -76,7 +76,8 @@ func (d *Drain) Wait(ctx context.Context) error {
 	return nil
 }
 
-// Ready is ready, answering ErrDraining instead once draining: the store is not asked.
+// Ready is ready, answering ErrDraining instead once draining: the store is not asked, and a
+// check that was asking it when the drain began answers ErrDraining too, not its 200.
 func (d *Drain) Ready(ready func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
 		if d.draining.Load() {
@@ -85,6 +86,10 @@ func (d *Drain) Ready(ready func(context.Context) error) func(context.Context) e
 		if ready == nil {
 			return nil
 		}
-		return ready(ctx)
+		err := ready(ctx)
+		if d.draining.Load() { // the drain began while the store was asked: not ready either
+			return ErrDraining
+		}
+		return err
 	}
 }

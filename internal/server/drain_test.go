@@ -103,3 +103,20 @@ func BenchmarkDrainHandler(b *testing.B) {
 		})
 	}
 }
+
+// TestDrainReadyDuringCheck: a readiness check that was asking the store when the drain
+// began answers that the server is shutting down, not the store's "ready": a load balancer
+// must not see a 200 from a replica that already refuses new requests.
+func TestDrainReadyDuringCheck(t *testing.T) {
+	d := NewDrain()
+	asking, answer := make(chan struct{}), make(chan struct{})
+	ready := d.Ready(func(context.Context) error { close(asking); <-answer; return nil })
+	got := make(chan error, 1)
+	go func() { got <- ready(context.Background()) }()
+	<-asking
+	d.Start()
+	close(answer)
+	if err := <-got; !errors.Is(err, ErrDraining) {
+		t.Errorf("a check in flight when the drain began = %v, want %v", err, ErrDraining)
+	}
+}
