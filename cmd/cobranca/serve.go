@@ -29,6 +29,7 @@ import (
 	"github.com/cobranca/cobranca/internal/signin"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/web"
+	"go.opentelemetry.io/otel/trace"
 )
 
 func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
@@ -40,6 +41,11 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	log := newLogger(e.stderr, cfg.Config)
+	traces, stopTraces, err := tracing(ctx, cfg.Config, log)
+	if err != nil {
+		return err
+	}
+	defer stopTraces()
 	tuneMemory(cfg.Config, e.environ)
 	memCtx, stopMem := context.WithCancel(context.WithoutCancel(ctx))
 	memDone := make(chan struct{})
@@ -124,7 +130,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	// new message; those being sent finish, within shutdownTimeout), waited for after the
 	// HTTP server has drained. What it has not sent waits in the store for another replica or
 	// the next start, and so does what a call in flight enqueues meanwhile.
-	mailer, err := newOutbox(db, cfg.Config, log)
+	mailer, err := newOutbox(db, cfg.Config, log, traces.Provider())
 	if err != nil {
 		return err
 	}
@@ -210,6 +216,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		Web:            pages,
 		Admin:          pipe,
 		Sessions:       pages,
+		Tracing:        traces.Provider(),
 	})
 
 	rawLn, err := net.Listen("tcp", cfg.Addr)
@@ -343,7 +350,7 @@ func registerServerMetrics(m *metrics.Metrics, h *mcpapi.Handler, l *limits.Limi
 
 // newOutbox builds the e-mail outbox: SMTP when COBRANCA_SMTP_URL is set, else .eml files in
 // COBRANCA_DATA_DIR/outbox (development; production requires the URL).
-func newOutbox(db store.DB, cfg config.Config, log *slog.Logger) (*outbox.Outbox, error) {
+func newOutbox(db store.DB, cfg config.Config, log *slog.Logger, tracing trace.TracerProvider) (*outbox.Outbox, error) {
 	var sender outbox.Sender = outbox.Dir{Path: filepath.Join(cfg.DataDir, "outbox")}
 	if cfg.SMTPURL != "" {
 		smtp, err := outbox.NewSMTP(cfg.SMTPURL, nil)
@@ -358,7 +365,7 @@ func newOutbox(db store.DB, cfg config.Config, log *slog.Logger) (*outbox.Outbox
 	}
 	// Reminder drafts hear what became of their messages (sent, undeliverable).
 	return outbox.New(db, outbox.Config{Sender: sender, From: from, Owner: reminders.Delivery{}, Workers: cfg.MailWorkers, RescueAfter: cfg.MailRescueAfter,
-		StopTimeout: shutdownTimeout, Logger: log})
+		StopTimeout: shutdownTimeout, Logger: log, Tracing: tracing})
 }
 
 // webClientID is the pages' OIDC client: COBRANCA_OIDC_CLIENT_ID (required in production), or

@@ -148,6 +148,20 @@ type Config struct {
 	// MailRescueAfter is how long a message may be in the sending before
 	// it counts as lost (its process died) and is sent again.
 	MailRescueAfter time.Duration
+
+	// OTLPEndpoint is the base URL of the OpenTelemetry collector that
+	// receives traces over OTLP/HTTP (spans go to its /v1/traces); empty
+	// means tracing off.
+	OTLPEndpoint string
+	// OTLPHeaders are the headers sent with every export (a hosted
+	// collector's API key). Secret.
+	OTLPHeaders map[string]string
+	// ServiceName is the traces' service.name.
+	ServiceName string
+	// TraceSampler is one of the Sampler* values; TraceSamplerArg is the
+	// ratio of the ratio samplers, from 0 to 1.
+	TraceSampler    string
+	TraceSamplerArg float64
 }
 
 // RateSpecs are the rate-limit budgets as written, one per variable.
@@ -175,6 +189,16 @@ const (
 	VarStepUpACR     = "COBRANCA_STEPUP_ACR"
 	VarRolesClaim    = "COBRANCA_ROLES_CLAIM"
 	VarOIDCSecret    = "COBRANCA_OIDC_CLIENT_SECRET"
+	VarOTLPEndpoint  = "OTEL_EXPORTER_OTLP_ENDPOINT"
+)
+
+// The values of OTEL_TRACES_SAMPLER cobranca takes: the OpenTelemetry
+// specification's names.
+const (
+	SamplerAlwaysOn    = "always_on"
+	SamplerRatio       = "traceidratio"
+	SamplerParentOn    = "parentbased_always_on"
+	SamplerParentRatio = "parentbased_traceidratio"
 )
 
 // The values of COBRANCA_LOG_FORMAT.
@@ -234,6 +258,11 @@ func (c Config) LogValue() slog.Value {
 		slog.String("mail_from", c.MailFrom),
 		slog.Int("mail_workers", c.MailWorkers),
 		slog.Duration("mail_rescue_after", c.MailRescueAfter),
+		slog.String("otlp_endpoint", redactURL(c.OTLPEndpoint)),
+		slog.Bool("otlp_headers_set", len(c.OTLPHeaders) > 0),
+		slog.String("service_name", c.ServiceName),
+		slog.String("trace_sampler", c.TraceSampler),
+		slog.Float64("trace_sampler_arg", c.TraceSamplerArg),
 	)
 }
 
@@ -272,7 +301,8 @@ func (c Config) BaseURL() string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-// variable describes one environment variable cobranca reads.
+// variable describes one environment variable cobranca reads: COBRANCA_*,
+// and the OpenTelemetry variables of tracing (OTEL_*).
 type variable struct {
 	name  string
 	def   string
@@ -560,9 +590,49 @@ var variables = []variable{
 	{VarMailFrom, "", required, "The address e-mail is sent from (`cobranca@example.com`, bare); its domain ends every Message-ID. Required in production; development default: `cobranca@localhost`.", asWritten(func(c *Config) *string { return &c.MailFrom })},
 	{"COBRANCA_MAIL_WORKERS", "16", optional, "How many messages this process sends at once, each on an SMTP connection of its own: lower it to what the mail server accepts from one client (all replicas together send REPLICAS times as many). See \"E-mail delivery\".", intIn(1, 256, func(c *Config) *int { return &c.MailWorkers })},
 	{"COBRANCA_MAIL_RESCUE_AFTER", "1h", optional, "How long a message may stay in the sending before it counts as lost — its process died between taking it and recording it — and is sent again, under the same Message-ID (one send is also cut off after this long, or after 1m if that is less). A duration from 1s to 24h. See \"E-mail delivery\".", durationIn(time.Second, 24*time.Hour, "must be a duration from 1s to 24h, like 10m", func(c *Config) *time.Duration { return &c.MailRescueAfter })},
+	{VarOTLPEndpoint, "", optional, "Base URL of the OpenTelemetry collector that receives traces over OTLP/HTTP (protobuf), e.g. `http://otel-collector:4318`: spans go to its `/v1/traces`. Unset: no tracing, at no cost. See \"Tracing\".", func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return errors.New("must be an http:// or https:// URL like http://otel-collector:4318, without credentials (they go in OTEL_EXPORTER_OTLP_HEADERS), query or fragment")
+		}
+		c.OTLPEndpoint = v
+		return nil
+	}},
+	{"OTEL_EXPORTER_OTLP_HEADERS", "", optional, "Headers sent with every export of traces, `key=value` pairs separated by commas, values percent-encoded (a hosted collector's API key: `x-api-key=SECRET`). Never logged.", func(c *Config, v string) error {
+		c.OTLPHeaders = map[string]string{}
+		for i, kv := range strings.Split(v, ",") {
+			k, val, ok := strings.Cut(kv, "=")
+			k = strings.TrimSpace(k)
+			dec, err := url.PathUnescape(strings.TrimSpace(val))
+			if !ok || k == "" || strings.ContainsAny(k, " \t\"(),/:;<=>?@[\\]{}") || err != nil {
+				// The entry is not quoted: it may hold a secret.
+				return fmt.Errorf("entry %d is not key=value with a header name and a percent-encoded value", i+1)
+			}
+			c.OTLPHeaders[k] = dec
+		}
+		return nil
+	}},
+	{"OTEL_SERVICE_NAME", "cobranca", optional, "The traces' `service.name`: name each deployment (`cobranca-staging`) to tell them apart in the tracing backend. Its `service.version` is the server's.", asWritten(func(c *Config) *string { return &c.ServiceName })},
+	{"OTEL_TRACES_SAMPLER", SamplerParentOn, optional, "Which requests are traced: `" + SamplerParentOn + "` (every one, unless the caller's W3C `traceparent` says it is not sampled), `" + SamplerParentRatio + "` (the caller's decision, else a ratio), `" + SamplerAlwaysOn + "` or `" + SamplerRatio + "` (ignore the caller's: a client cannot make you trace more).", func(c *Config, v string) error {
+		switch v {
+		case SamplerAlwaysOn, SamplerRatio, SamplerParentOn, SamplerParentRatio:
+			c.TraceSampler = v
+			return nil
+		}
+		return fmt.Errorf("must be %s, %s, %s or %s", SamplerParentOn, SamplerParentRatio, SamplerAlwaysOn, SamplerRatio)
+	}},
+	{"OTEL_TRACES_SAMPLER_ARG", "1", optional, "The ratio of requests traced by the ratio samplers, from 0 to 1 (`0.05`: one in twenty).", func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			return errors.New("must be a number from 0 to 1, like 0.05")
+		}
+		c.TraceSamplerArg = f
+		return nil
+	}},
 }
 
-// Load builds a Config from environ (as os.Environ returns it). Unknown
+// Load builds a Config from environ (as os.Environ returns it): the
+// COBRANCA_* variables and the OTEL_* ones the table names. Unknown
 // COBRANCA_* variables and invalid values are errors naming the variable;
 // all of them are reported together. The rules that belong to a service are
 // not checked here (see the package comment).
@@ -570,7 +640,7 @@ func Load(environ []string) (Config, error) {
 	set := map[string]string{}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if ok && strings.HasPrefix(k, "COBRANCA_") {
+		if ok && (strings.HasPrefix(k, "COBRANCA_") || slices.ContainsFunc(variables, func(v variable) bool { return v.name == k })) {
 			set[k] = v
 		}
 	}

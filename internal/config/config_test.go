@@ -20,7 +20,8 @@ func TestLoadDefaults(t *testing.T) {
 		MetricsAddr: "127.0.0.1:9090", MaxConns: 1024, MaxConnsPerAddr: 64,
 		RateLimits:       RateSpecs{Principal: "600/1m,burst=60", Origin: "1200/1m,burst=120", Write: "60/1m,burst=10", Critical: "10/1h,burst=3"},
 		RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true,
-		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, ApprovalTTL: 15 * time.Minute, MaxFileBytes: 20 << 20, RolesClaim: "roles", MailWorkers: 16, MailRescueAfter: time.Hour}
+		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, ApprovalTTL: 15 * time.Minute, MaxFileBytes: 20 << 20, RolesClaim: "roles", MailWorkers: 16, MailRescueAfter: time.Hour,
+		ServiceName: "cobranca", TraceSampler: SamplerParentOn, TraceSamplerArg: 1}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
 	}
@@ -187,13 +188,14 @@ func TestStoreVariables(t *testing.T) {
 
 func TestLogValueRedactsSecrets(t *testing.T) {
 	c, err := Load([]string{"COBRANCA_DATABASE_URL=postgres://app:hunter2hunter2@db/cobranca", "COBRANCA_AUDIT_KEY=supersecretsupersecretsupersecret!",
-		"COBRANCA_SMTP_URL=smtp://mailer:smtpsecret42@mail.example.com:587", "COBRANCA_OIDC_CLIENT_SECRET=oidcsecret77"})
+		"COBRANCA_SMTP_URL=smtp://mailer:smtpsecret42@mail.example.com:587", "COBRANCA_OIDC_CLIENT_SECRET=oidcsecret77",
+		"OTEL_EXPORTER_OTLP_HEADERS=x-api-key=otlpsecret55"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
 	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
-	for _, secret := range []string{"hunter2hunter2", "supersecret", "smtpsecret42", "oidcsecret77"} {
+	for _, secret := range []string{"hunter2hunter2", "supersecret", "smtpsecret42", "oidcsecret77", "otlpsecret55"} {
 		if strings.Contains(b.String(), secret) {
 			t.Errorf("log line contains %q:\n%s", secret, b.String())
 		}
@@ -392,5 +394,48 @@ func TestRequiredInProduction(t *testing.T) {
 	}
 	if inLoad == 0 || len(listed) <= inLoad {
 		t.Errorf("the table requires %d variables in Load and lists %v: want some of each kind", inLoad, listed)
+	}
+}
+
+// TestTracingVariables: the OpenTelemetry variables are read although they
+// are not COBRANCA_*, checked, and their errors name them without quoting a
+// header's value; another OTEL_* variable is neither read nor refused (the
+// platform may set them for other processes).
+func TestTracingVariables(t *testing.T) {
+	c, err := Load([]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT=https://otel.example.com:4318/prefix/",
+		"OTEL_EXPORTER_OTLP_HEADERS=x-api-key=abc%2C123, x-team = ops",
+		"OTEL_SERVICE_NAME=cobranca-staging",
+		"OTEL_TRACES_SAMPLER=parentbased_traceidratio",
+		"OTEL_TRACES_SAMPLER_ARG=0.25",
+		"OTEL_EXPORTER_OTLP_TIMEOUT=1000",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"x-api-key": "abc,123", "x-team": "ops"}
+	if c.OTLPEndpoint != "https://otel.example.com:4318/prefix/" || !cmp.Equal(c.OTLPHeaders, want) || c.ServiceName != "cobranca-staging" ||
+		c.TraceSampler != SamplerParentRatio || c.TraceSamplerArg != 0.25 {
+		t.Errorf("Load = %q, %v, %q, %q, %v", c.OTLPEndpoint, c.OTLPHeaders, c.ServiceName, c.TraceSampler, c.TraceSamplerArg)
+	}
+	for _, tc := range []struct{ name, value string }{
+		{VarOTLPEndpoint, "otel-collector:4318"},
+		{VarOTLPEndpoint, "grpc://otel:4317"},
+		{VarOTLPEndpoint, "http://user:pw@otel:4318"},
+		{VarOTLPEndpoint, "http://otel:4318/?x=1"},
+		{"OTEL_EXPORTER_OTLP_HEADERS", "x-api-key"},
+		{"OTEL_EXPORTER_OTLP_HEADERS", "=hunter2"},
+		{"OTEL_EXPORTER_OTLP_HEADERS", "bad key=hunter2"},
+		{"OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=hunter2%zz"},
+		{"OTEL_TRACES_SAMPLER", "jaeger_remote"},
+		{"OTEL_TRACES_SAMPLER_ARG", "1.5"},
+		{"OTEL_TRACES_SAMPLER_ARG", "NaN"},
+	} {
+		_, err := Load([]string{tc.name + "=" + tc.value})
+		if err == nil || !strings.Contains(err.Error(), tc.name+":") {
+			t.Errorf("%s=%s: %v, want an error naming it", tc.name, tc.value, err)
+		} else if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s=%s: the error quotes the value: %v", tc.name, tc.value, err)
+		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/wneessen/go-mail"
 
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/telemetry"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Args is an outbox entry as River stores it (the job's args): the message, and the random
@@ -47,9 +49,59 @@ type worker struct {
 	q   queue
 	// undeliverable counts the messages this process gave up on (permanent).
 	undeliverable atomic.Int64
+	tracer        trace.Tracer // nil: no tracing
 }
 
+// The spans of a job: the job's, a trace's root, and the send's under it.
+const (
+	spanJob  = "outbox.job"
+	spanSend = "smtp.send"
+)
+
+// Work delivers job's message, in a span of its own when tracing is on: the
+// attempt and what became of it (delivered, retry, undeliverable), never the
+// message's address, subject or reference.
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	if w.tracer == nil {
+		return w.work(ctx, job)
+	}
+	ctx, span := w.tracer.Start(ctx, spanJob, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(telemetry.Attempt.Int(job.Attempt)))
+	defer span.End()
+	err := w.work(ctx, job)
+	var cancel *river.JobCancelError
+	switch {
+	case err == nil:
+		span.SetAttributes(telemetry.Outcome.String("delivered"))
+	case errors.As(err, &cancel):
+		span.SetAttributes(telemetry.Outcome.String("undeliverable"))
+		telemetry.Fail(span, "undeliverable")
+	default:
+		span.SetAttributes(telemetry.Outcome.String("retry"))
+		telemetry.Fail(span, "retry")
+	}
+	return err
+}
+
+// send hands msg to the sender, in the span smtp.send: its outcome and,
+// when the mail server refused it, the reply's code (never its text, which
+// may quote the address).
+func (w *worker) send(ctx context.Context, msg *mail.Msg) error {
+	ctx, span := telemetry.Start(ctx, spanSend)
+	defer span.End()
+	err := w.cfg.Sender.Send(ctx, msg)
+	if err != nil && span.IsRecording() {
+		code := "error"
+		if se, ok := errors.AsType[*mail.SendError](err); ok && se.ErrorCode() > 0 {
+			span.SetAttributes(telemetry.SMTPReply.Int(se.ErrorCode()))
+			code = "smtp_" + strconv.Itoa(se.ErrorCode())
+		}
+		telemetry.Fail(span, code)
+	}
+	return err
+}
+
+func (w *worker) work(ctx context.Context, job *river.Job[Args]) error {
 	id := ID(job.ID)
 	msg, err := w.message(id, job.Args, job.CreatedAt)
 	if err != nil {
@@ -58,7 +110,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if w.cfg.beforeSend != nil {
 		w.cfg.beforeSend(id)
 	}
-	err = w.cfg.Sender.Send(ctx, msg)
+	err = w.send(ctx, msg)
 	if err == nil && w.cfg.afterSend != nil {
 		w.cfg.afterSend(id)
 	}

@@ -36,6 +36,8 @@ import (
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/postgres"
 	"github.com/cobranca/cobranca/internal/store/sqlite"
+	"github.com/cobranca/cobranca/internal/telemetry"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ID identifies an outbox entry (River's job id).
@@ -128,6 +130,10 @@ type Config struct {
 	// finish before it cancels them (default a minute).
 	StopTimeout time.Duration
 	Logger      *slog.Logger
+	// Tracing, when not nil, gives every job a span of its own (outbox.job),
+	// with the SMTP send (smtp.send) and the store's work under it. Nil: no
+	// tracing.
+	Tracing trace.TracerProvider
 
 	// beforeSend and afterSend, set by the tests only (export_test.go), run around the send:
 	// the crash tests stop the worker there.
@@ -190,6 +196,9 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	}
 	workers := river.NewWorkers()
 	w := &worker{cfg: cfg, db: db}
+	if cfg.Tracing != nil {
+		w.tracer = cfg.Tracing.Tracer(telemetry.ScopeName)
+	}
 	if err := river.AddWorkerSafely(workers, w); err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}

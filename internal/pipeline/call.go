@@ -11,6 +11,7 @@ import (
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/request"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // callState is one call on its way through Do: what every ending needs to
@@ -31,6 +32,10 @@ type callState struct {
 	// missing, for a dry run its dryRunPermissions allow, are the scopes
 	// of the contract's permissions the caller lacks.
 	missing []string
+	// traced: the request records a span, so the call's steps have spans
+	// of their own (trace.go); span is the open step's.
+	traced bool
+	span   trace.Span
 }
 
 func (p *Pipeline) begin(ctx context.Context, c Call) *callState {
@@ -38,7 +43,7 @@ func (p *Pipeline) begin(ctx context.Context, c Call) *callState {
 	if c.RequestID == "" {
 		c.RequestID = info.ID
 	}
-	return &callState{p: p, ctx: ctx, call: c, start: p.now(), info: info}
+	return &callState{p: p, ctx: ctx, call: c, start: p.now(), info: info, traced: trace.SpanFromContext(ctx).IsRecording()}
 }
 
 // record is the audit record of the call so far, ending with outcome.
@@ -54,13 +59,17 @@ func (cl *callState) record(outcome auditlog.Outcome, code failure.Code) CallRec
 // res; when the event cannot be kept, the answer says so instead.
 func (cl *callState) finish(rec CallRecord, res Result) Result {
 	cl.info.Outcome, cl.info.Code = string(rec.Outcome), string(rec.Code)
+	cl.endStep(string(rec.Code)) // the step that decided the call
 	if cl.tool == nil {
 		return res
 	}
 	if cl.p.auditor != nil {
-		if err := cl.p.auditor.RecordCall(cl.ctx, rec); err != nil {
+		ctx := cl.step(cl.ctx, stepAudit)
+		if err := cl.p.auditor.RecordCall(ctx, rec); err != nil {
+			cl.endStep(string(failure.Unavailable))
 			res = cl.auditFailed(err, res)
 		}
+		cl.endStep("")
 	}
 	cl.observe()
 	return res
@@ -127,6 +136,7 @@ func (cl *callState) protocolError(fe *failure.Error) Result {
 	res := Result{Kind: ProtocolError, Err: fe}
 	if cl.tool == nil {
 		cl.info.Outcome, cl.info.Code = string(auditlog.Rejected), string(fe.Code)
+		cl.endStep(string(fe.Code))
 		return res
 	}
 	return cl.finish(cl.record(auditlog.Rejected, fe.Code), res)
@@ -232,7 +242,10 @@ func (p *Pipeline) Refused(ctx context.Context, pr *auth.Principal, name string,
 	if p.auditor == nil {
 		return
 	}
-	if err := p.auditor.RecordCall(ctx, cl.record(outcome, code)); err != nil {
+	actx := cl.step(ctx, stepAudit)
+	defer cl.endStep("")
+	if err := p.auditor.RecordCall(actx, cl.record(outcome, code)); err != nil {
 		p.log.ErrorContext(ctx, "audit write failed", "request_id", cl.call.RequestID, "tool", name, "err", err)
+		cl.endStep(string(failure.Unavailable))
 	}
 }

@@ -55,6 +55,7 @@ import (
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/reqstate"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/telemetry"
 )
 
 // Client is what the caller's client can do, as it declared for this
@@ -320,18 +321,24 @@ func (p *Pipeline) Authorize(pr *auth.Principal, name string, args json.RawMessa
 // Do runs one call: the numbered steps of the package doc, in order.
 func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	cl := p.begin(ctx, c)
+	defer cl.endStep("")                        // the last step's span, if the call ended without a verdict (complete, input required)
 	ctx = context.WithValue(ctx, callKey{}, cl) // Now and PrincipalFrom read it
 	// 1. Visibility. A forbidden tool is answered exactly like an unknown
 	// one, and its call audited all the same.
+	cl.step(ctx, stepAuthorize)
 	t := p.tools[c.Tool]
 	if t == nil {
 		res := Result{Kind: ProtocolError, Err: &failure.Error{Code: CodeUnknownTool, Field: "name", Message: "unknown tool"}}
+		cl.endStep(string(CodeUnknownTool))
 		if cl.tool = p.hidden[c.Tool]; cl.tool != nil {
 			cl.finish(cl.record(auditlog.Rejected, CodeUnknownTool), res) // the answer stays the unknown tool's, whatever the audit does
 		}
 		return res
 	}
 	cl.tool, cl.info.Tool = t, t.Contract.Name
+	if cl.span != nil { // its name is known now
+		cl.span.SetAttributes(telemetry.Tool.String(t.Contract.Name), telemetry.Tier.String(string(t.Contract.RiskLevel)))
+	}
 	// 2. Scopes; a dry run needs only the contract's dryRunPermissions, and
 	// the tool says what the real call would lack (MissingPermissions).
 	if missing := c.Principal.MissingScopes(t.Contract.Permissions); len(missing) > 0 {
@@ -353,11 +360,16 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	// 4. Tier budget (a critical call's is the write budget: its own is
 	// spent when it asks a person, step 7).
 	if p.limits != nil {
-		if err := p.limits.Tier(ctx, budgetKey(c.Principal), t.Contract.RiskLevel); err != nil {
+		bctx := ctx
+		if cl.traced && p.limits.Budgeted(t.Contract.RiskLevel) { // a span for a budget spent
+			bctx = cl.step(ctx, stepBudget)
+		}
+		if err := p.limits.Tier(bctx, budgetKey(c.Principal), t.Contract.RiskLevel); err != nil {
 			return cl.fail(err)
 		}
 	}
 	// 5. Validation.
+	cl.step(ctx, stepValidate)
 	a, err := p.arguments(t, c)
 	if err != nil {
 		return cl.fail(err)
@@ -373,6 +385,7 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	// attempt, never a second.
 	var opened *reqstate.Opened
 	if c.State != "" || len(c.Responses) > 0 {
+		ctx := cl.step(ctx, stepRequestState)
 		if !c.Client.InputRequests { // an older revision has no input rounds
 			return cl.protocolError(&failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "input responses and request states are MCP 2026-07-28 features; this request's revision has neither"})
 		}
@@ -404,12 +417,13 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	// call with its plan, which the dry run is there to make.)
 	planning := a.dryRun && t.Contract.DryRun == contract.ModeMandatory
 	if t.Contract.HasSideEffects() && a.key != "" && opened == nil && !planning && (a.dryRun || confirm || approve) {
-		if res, ended := p.peek(ctx, cl); ended {
+		if res, ended := p.peek(cl.step(ctx, stepIdempotency), cl); ended {
 			return res
 		}
 	}
 	// 6. Dry run.
 	if a.dryRun {
+		ctx := cl.step(ctx, stepDryRun)
 		eff, err := safely(t, func() (Effect, error) { return t.DryRun(ctx, p.db, a.value) })
 		if err == nil && t.Contract.DryRun == contract.ModeMandatory {
 			err = p.recordDryRun(ctx, cl, eff.PlanHash)
@@ -419,13 +433,14 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	// 7. Confirmation: a person approves a critical call out of band, or
 	// confirms a high-tier call by an agent in-band.
 	if approve {
-		id, res, ended := p.approval(ctx, cl, opened)
+		id, res, ended := p.approval(cl.step(ctx, stepApproval), cl, opened)
 		if ended {
 			return res
 		}
 		cl.approval = id
 	}
 	if confirm {
+		ctx := cl.step(ctx, stepConfirmation)
 		if opened == nil { // a person is asked to confirm only a call that cites its dry run
 			if err := p.citedDryRun(ctx, p.db, cl); err != nil {
 				return cl.fail(err)
@@ -440,7 +455,7 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	// 8. Execution (with idempotency for a tool with side effects), 9. the
 	// output check and 10. the audit.
 	if t.Contract.HasSideEffects() {
-		return p.execute(ctx, cl)
+		return p.execute(cl.step(ctx, stepExecute), cl)
 	}
 	if opened != nil {
 		if len(opened.Payload) == 0 || opened.Payload[0] != markTool { // a confirmation's state opens no tool's round
@@ -448,7 +463,7 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 		}
 		ctx = withInputs(ctx, c.Responses, opened.Payload)
 	}
-	ctx = context.WithValue(ctx, clientKey{}, c.Client)
+	ctx = context.WithValue(cl.step(ctx, stepRun), clientKey{}, c.Client)
 	eff, err := safely(t, func() (Effect, error) {
 		switch {
 		case t.Logic != nil:

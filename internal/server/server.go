@@ -25,8 +25,10 @@ import (
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/signin"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/telemetry"
 	"github.com/cobranca/cobranca/internal/web"
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Deps are what the routes need, built by the composition root.
@@ -63,12 +65,15 @@ type Deps struct {
 	// person's session (the write-off page, served by Web). Nil: no admin API.
 	Admin    AdminRunner
 	Sessions Sessions
+	// Tracing, when not nil, gives every request a server span (trace.go),
+	// continuing the caller's W3C traceparent. Nil: no tracing, at no cost.
+	Tracing trace.TracerProvider
 }
 
 // Routes returns the whole HTTP surface of cobranca.
 func Routes(d Deps) http.Handler {
 	r := chi.NewRouter()
-	r.Use(requestInfo(d.Logger))
+	r.Use(requestInfo(d.Logger, d.Tracing))
 
 	if d.Auth == nil {
 		panic("server.Routes: Deps.Auth is required: /mcp is never served without token checks")
@@ -279,7 +284,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // and error references use, so a caller can never choose it — and writes one
 // access line when it ends. A sane client X-Request-Id is logged beside it
 // for correlation.
-func requestInfo(log *slog.Logger) func(http.Handler) http.Handler {
+func requestInfo(log *slog.Logger, tracing trace.TracerProvider) func(http.Handler) http.Handler {
+	var tracer trace.Tracer
+	if tracing != nil {
+		tracer = tracing.Tracer(telemetry.ScopeName)
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -287,7 +296,13 @@ func requestInfo(log *slog.Logger) func(http.Handler) http.Handler {
 			info := &request.Info{ID: id}
 			w.Header().Set("X-Request-Id", id)
 			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-			next.ServeHTTP(sw, r.WithContext(request.With(r.Context(), info)))
+			ctx := request.With(r.Context(), info)
+			if tracer != nil {
+				var span trace.Span
+				ctx, span = startServerSpan(ctx, tracer, r, id)
+				defer func() { endServerSpan(span, r, sw.status, info) }()
+			}
+			next.ServeHTTP(sw, r.WithContext(ctx))
 			attrs := []slog.Attr{
 				slog.String("request_id", id),
 			}

@@ -12,6 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/cobranca/cobranca/internal/telemetry"
 )
 
 // Dialect names the SQL a DB speaks.
@@ -127,4 +132,46 @@ func InList(d Dialect, column, placeholder string) string {
 		return column + " IN (SELECT jsonb_array_elements_text(" + placeholder + "::jsonb))"
 	}
 	return column + " IN (SELECT value FROM json_each(" + placeholder + "))"
+}
+
+// The spans of a store's work (internal/telemetry), children of the span of
+// the step or job that asked for it: one per transaction, and one per
+// statement run outside a transaction; never one per statement inside a
+// transaction, nor per row. They name the database system and, for a
+// transaction, whether it committed; never SQL or its arguments.
+const (
+	SpanTx    = "store.tx"
+	SpanExec  = "store.exec"
+	SpanQuery = "store.query"
+)
+
+// StartSpan starts the span name of a store of dialect d when ctx's span
+// records (telemetry.Start); otherwise it costs nothing.
+func StartSpan(ctx context.Context, d Dialect, name string) (context.Context, trace.Span) {
+	ctx, sp := telemetry.Start(ctx, name)
+	if sp.IsRecording() {
+		system := semconv.DBSystemNameSQLite
+		if d == Postgres {
+			system = semconv.DBSystemNamePostgreSQL
+		}
+		sp.SetAttributes(system)
+	}
+	return ctx, sp
+}
+
+// EndSpan ends the span of a statement, failed when err is not nil (a
+// driver's text, which may quote a value, never goes on a span).
+func EndSpan(sp trace.Span, err error) { telemetry.EndErr(sp, err, "error") }
+
+// EndTxSpan ends the span of a transaction, saying whether it committed (a
+// rollback is how many calls end on purpose: a repeat, a conflict).
+func EndTxSpan(sp trace.Span, err error) {
+	if sp.IsRecording() {
+		outcome := "committed"
+		if err != nil {
+			outcome = "rolled_back"
+		}
+		sp.SetAttributes(telemetry.Outcome.String(outcome))
+	}
+	sp.End()
 }

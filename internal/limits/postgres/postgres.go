@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/limits"
+	"github.com/cobranca/cobranca/internal/store"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -92,7 +93,9 @@ func gcraUpsert(k, t, tau, when string) string {
 }
 
 // Take decides one request for key under lim.
-func (b *Backend) Take(ctx context.Context, key string, lim limits.Limit) (limits.Decision, error) {
+func (b *Backend) Take(ctx context.Context, key string, lim limits.Limit) (d limits.Decision, err error) {
+	ctx, sp := store.StartSpan(ctx, store.Postgres, store.SpanQuery)
+	defer func() { store.EndSpan(sp, err) }()
 	return take(ctx, b.pool, key, lim)
 }
 
@@ -154,7 +157,7 @@ FROM clock`
 // limits.Backend). A chain of two, the HTTP edge's origin and principal, is
 // one statement; a longer one runs Take's statement per key in one
 // transaction (one commit, a round trip per key).
-func (b *Backend) TakeChain(ctx context.Context, reqs []limits.Request) ([]limits.Decision, error) {
+func (b *Backend) TakeChain(ctx context.Context, reqs []limits.Request) (_ []limits.Decision, err error) {
 	switch len(reqs) {
 	case 0:
 		return nil, nil
@@ -164,11 +167,19 @@ func (b *Backend) TakeChain(ctx context.Context, reqs []limits.Request) ([]limit
 			return nil, err
 		}
 		return []limits.Decision{d}, nil
-	case 2:
+	}
+	// The span of the statement, or of the transaction of a longer chain.
+	name := store.SpanQuery
+	if len(reqs) > 2 {
+		name = store.SpanTx
+	}
+	ctx, sp := store.StartSpan(ctx, store.Postgres, name)
+	defer func() { store.EndSpan(sp, err) }()
+	if len(reqs) == 2 {
 		t1, t2 := reqs[0].Limit.Interval().Microseconds(), reqs[1].Limit.Interval().Microseconds()
 		var now int64
 		var taken1, current1, taken2, current2 *int64
-		err := b.pool.QueryRow(ctx, chainSQL, reqs[0].Key, t1, reqs[0].Limit.Burst*t1, reqs[1].Key, t2, reqs[1].Limit.Burst*t2).
+		err = b.pool.QueryRow(ctx, chainSQL, reqs[0].Key, t1, reqs[0].Limit.Burst*t1, reqs[1].Key, t2, reqs[1].Limit.Burst*t2).
 			Scan(&now, &taken1, &current1, &taken2, &current2)
 		if err != nil {
 			return nil, fmt.Errorf("rate limit: %w", err)
@@ -180,7 +191,7 @@ func (b *Backend) TakeChain(ctx context.Context, reqs []limits.Request) ([]limit
 		return []limits.Decision{first, decided(reqs[1].Limit, now, taken2, current2)}, nil
 	}
 	var ds []limits.Decision
-	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		var err error
 		ds, err = limits.DecideChain(reqs, func(r limits.Request) (limits.Decision, error) { return take(ctx, tx, r.Key, r.Limit) })
 		return err

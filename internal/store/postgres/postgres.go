@@ -58,13 +58,17 @@ func (db *DB) Dialect() store.Dialect { return store.Postgres }
 
 // Exec runs a statement.
 func (db *DB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	ctx, sp := store.StartSpan(ctx, store.Postgres, store.SpanExec)
 	tag, err := db.pool.Exec(ctx, query, args...)
+	store.EndSpan(sp, err)
 	return tag.RowsAffected(), err
 }
 
 // Query runs a query.
 func (db *DB) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
+	ctx, sp := store.StartSpan(ctx, store.Postgres, store.SpanQuery)
 	r, err := db.pool.Query(ctx, query, args...)
+	store.EndSpan(sp, err)
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +77,8 @@ func (db *DB) Query(ctx context.Context, query string, args ...any) (store.Rows,
 
 // QueryRow runs a query expected to return at most one row.
 func (db *DB) QueryRow(ctx context.Context, query string, args ...any) store.Row {
+	ctx, sp := store.StartSpan(ctx, store.Postgres, store.SpanQuery)
+	defer sp.End()
 	return row{db.pool.QueryRow(ctx, query, args...)}
 }
 
@@ -80,7 +86,9 @@ func (db *DB) QueryRow(ctx context.Context, query string, args ...any) store.Row
 // BEGIN goes with the first statement fn runs (an Exec or a QueryRow), and the statements fn
 // defers (store.Tx.Defer) go with the COMMIT. A transaction of one statement and a commit is
 // then two round trips, not three; one that only defers is one.
-func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) (err error) {
+	ctx, sp := store.StartSpan(ctx, store.Postgres, store.SpanTx)
+	defer func() { store.EndTxSpan(sp, err) }()
 	c, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: begin: %w", err)

@@ -112,23 +112,31 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) Dialect() store.Dialect { return store.SQLite }
 
 // Exec runs a statement on the write connection.
-func (db *DB) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+func (db *DB) Exec(ctx context.Context, query string, args ...any) (n int64, err error) {
+	ctx, sp := store.StartSpan(ctx, store.SQLite, store.SpanExec)
+	defer func() { store.EndSpan(sp, err) }()
 	return exec(ctx, db.write, query, args)
 }
 
 // Query runs a query on a read-only connection.
-func (db *DB) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
+func (db *DB) Query(ctx context.Context, query string, args ...any) (_ store.Rows, err error) {
+	ctx, sp := store.StartSpan(ctx, store.SQLite, store.SpanQuery)
+	defer func() { store.EndSpan(sp, err) }()
 	return queryRows(ctx, db.read, query, args)
 }
 
 // QueryRow runs a query on a read-only connection.
 func (db *DB) QueryRow(ctx context.Context, query string, args ...any) store.Row {
+	ctx, sp := store.StartSpan(ctx, store.SQLite, store.SpanQuery)
+	defer sp.End()
 	return row{db.read.QueryRowContext(ctx, query, args...)}
 }
 
 // InTx runs fn in a write transaction (BEGIN IMMEDIATE), then the statements it deferred
 // (store.Tx.Defer), one after the other, then COMMIT.
 func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) (err error) {
+	ctx, sp := store.StartSpan(ctx, store.SQLite, store.SpanTx)
+	defer func() { store.EndTxSpan(sp, err) }()
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", err)

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/cobranca/cobranca/internal/config"
+	"github.com/cobranca/cobranca/internal/mcpapi"
+	"github.com/cobranca/cobranca/internal/telemetry"
+	"go.opentelemetry.io/otel"
+)
+
+// tracing starts the OpenTelemetry tracer provider cfg asks for
+// (OTEL_EXPORTER_OTLP_ENDPOINT; nil when unset) and returns the function
+// that sends its last spans: serve defers it first, so that it runs last,
+// after the server has drained and the workers have stopped.
+func tracing(ctx context.Context, cfg config.Config, log *slog.Logger) (*telemetry.Tracing, func(), error) {
+	t, err := telemetry.Setup(ctx, cfg, mcpapi.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t != nil {
+		// The SDK reports what it could not export (a collector down) to
+		// its global handler, by default the standard logger's plain text:
+		// it goes to the JSON log instead, once per failed batch.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("traces could not be exported", "err", err) }))
+		log.Info("traces exported", "endpoint", telemetry.TracesURL(cfg.OTLPEndpoint), "service", cfg.ServiceName, "sampler", cfg.TraceSampler)
+	}
+	return t, func() {
+		if err := t.Shutdown(ctx); err != nil {
+			log.Warn("traces", "err", err)
+		}
+	}, nil
+}

@@ -1,0 +1,102 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/cobranca/cobranca/internal/config"
+)
+
+// Tracing is the process's tracer provider, exporting over OTLP/HTTP. A nil
+// *Tracing is tracing off: Provider is nil and Shutdown does nothing.
+type Tracing struct {
+	tp *sdktrace.TracerProvider
+}
+
+// Setup builds the tracer provider cfg asks for: nil when
+// OTEL_EXPORTER_OTLP_ENDPOINT is unset. Spans go in batches to the
+// endpoint's /v1/traces (protobuf over HTTP), with the resource attributes
+// service.name (OTEL_SERVICE_NAME) and service.version (version), sampled
+// as OTEL_TRACES_SAMPLER says. Setup does not reach the endpoint: an
+// unreachable collector costs dropped spans, never a refused start.
+func Setup(ctx context.Context, cfg config.Config, version string) (*Tracing, error) {
+	if cfg.OTLPEndpoint == "" {
+		return nil, nil
+	}
+	// The explicit options override whatever the exporter would read from
+	// the environment itself: the values are config's, checked at start.
+	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(TracesURL(cfg.OTLPEndpoint))}
+	if len(cfg.OTLPHeaders) > 0 {
+		opts = append(opts, otlptracehttp.WithHeaders(cfg.OTLPHeaders))
+	}
+	exp, err := otlptracehttp.New(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", config.VarOTLPEndpoint, err)
+	}
+	res, err := resource.New(ctx, resource.WithSchemaURL(semconv.SchemaURL), resource.WithAttributes(
+		semconv.ServiceName(cfg.ServiceName), semconv.ServiceVersion(version)))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("telemetry: resource: %w", err), exp.Shutdown(ctx))
+	}
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithBatcher(exp),
+		sdktrace.WithResource(res),
+		sdktrace.WithSampler(sampler(cfg.TraceSampler, cfg.TraceSamplerArg)),
+	)
+	return &Tracing{tp: tp}, nil
+}
+
+// TracesURL is where spans are sent for the base URL endpoint, as the OTLP
+// specification derives it from OTEL_EXPORTER_OTLP_ENDPOINT: its path with
+// v1/traces appended.
+func TracesURL(endpoint string) string {
+	return strings.TrimRight(endpoint, "/") + "/v1/traces"
+}
+
+// sampler is the sampler named (config's Sampler* values), ratio its
+// argument for the ratio samplers.
+func sampler(name string, ratio float64) sdktrace.Sampler {
+	switch name {
+	case config.SamplerAlwaysOn:
+		return sdktrace.AlwaysSample()
+	case config.SamplerRatio:
+		return sdktrace.TraceIDRatioBased(ratio)
+	case config.SamplerParentRatio:
+		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))
+	}
+	return sdktrace.ParentBased(sdktrace.AlwaysSample())
+}
+
+// Provider returns the tracer provider, or nil when tracing is off.
+func (t *Tracing) Provider() trace.TracerProvider {
+	if t == nil {
+		return nil
+	}
+	return t.tp
+}
+
+// shutdownTimeout bounds the last export at exit.
+const shutdownTimeout = 5 * time.Second
+
+// Shutdown exports the spans still waiting, within a few seconds, and stops
+// the provider. Called once, after everything that starts spans has stopped.
+func (t *Tracing) Shutdown(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := t.tp.Shutdown(ctx); err != nil {
+		return fmt.Errorf("telemetry: the last spans could not be exported: %w", err)
+	}
+	return nil
+}
