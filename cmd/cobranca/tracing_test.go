@@ -46,7 +46,8 @@ func (c *tracedClient) RoundTrip(r *http.Request) (*http.Response, error) {
 // trace, with the request id the response carried and the tool; under it a
 // span per pipeline step, and under the steps the store's transactions. And
 // nowhere in the exported bytes any argument value, the token, or the
-// e-mail address.
+// e-mail address. A health check is not traced; the access line of a traced
+// request names its trace.
 func TestServeExportsTraces(t *testing.T) {
 	rcv := telemetrytest.NewReceiver(t)
 	dir := t.TempDir()
@@ -88,6 +89,9 @@ func TestServeExportsTraces(t *testing.T) {
 			}
 		}
 		sess.Close()
+	}
+	if code, _ := get(t, "http://"+addr+"/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz: %d", code)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -173,6 +177,16 @@ func TestServeExportsTraces(t *testing.T) {
 	txs := named(telemetrytest.Children(spans, exec[0]), "store.tx")
 	if len(txs) != 1 || txs[0].Attr("db.system.name") != "sqlite" || txs[0].Attr("cobranca.outcome") != "committed" {
 		t.Errorf("pipeline.execute's children %q, want one store.tx on sqlite, committed", names(telemetrytest.Children(spans, exec[0])))
+	}
+
+	// A probe is not traced; a traced request's access line names its trace.
+	for _, s := range spans {
+		if s.Attr("http.route") == "/healthz" || strings.Contains(s.GetName(), "healthz") {
+			t.Errorf("a span of /healthz: %s", s.GetName())
+		}
+	}
+	if !strings.Contains(logs.String(), `"request_id":"`+prepared[0].Attr("cobranca.request_id")+`","trace_id":"`+traceID+`"`) {
+		t.Errorf("no access line of request %s with trace_id %s:\n%s", prepared[0].Attr("cobranca.request_id"), traceID, logs)
 	}
 
 	raw := rcv.Raw()

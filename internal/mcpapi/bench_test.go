@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,12 +13,15 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/portfolio/portfoliotest"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/schema"
+	"github.com/cobranca/cobranca/internal/telemetry"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // benchArgs builds n invoices the way shared/bench/mcpload does.
@@ -64,19 +68,27 @@ func BenchmarkCheckOutput(b *testing.B) {
 }
 
 // BenchmarkServeHTTP is one tools/call through the MCP handler in process
-// (no network), on the fast path and through go-sdk alone.
+// (no network), on the fast path and through go-sdk alone; fast-2026-traced
+// is fast-2026 with tracing on, as serve runs with OTEL_EXPORTER_OTLP_ENDPOINT
+// set: each call under a server span (internal/server's, here the
+// benchmark's), its steps' spans, every span exported over OTLP/HTTP to a
+// receiver on loopback that discards them.
 func BenchmarkServeHTTP(b *testing.B) {
 	args := string(benchArgs(500))
 	legacy := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + collections.AnalyzeName + `","arguments":` + args + `}}`
 	// 2026-07-28: the _meta triple and the Mcp-* headers, as go-sdk's client sends them.
 	v2026 := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta2026 + `,"name":"` + collections.AnalyzeName + `","arguments":` + args + `}}`
 	for _, c := range []struct {
-		name, body  string
-		slow, v2026 bool
-	}{{"fast", legacy, false, false}, {"sdk", legacy, true, false}, {"fast-2026", v2026, false, true}} {
+		name, body          string
+		slow, v2026, traced bool
+	}{{"fast", legacy, false, false, false}, {"sdk", legacy, true, false, false}, {"fast-2026", v2026, false, true, false}, {"fast-2026-traced", v2026, false, true, true}} {
 		body := c.body
 		b.Run(c.name, func(b *testing.B) {
 			h := newHandler(b, Options{DisableFastPath: c.slow}, pipeline.Options{})
+			var tracer trace.Tracer
+			if c.traced {
+				tracer = benchTracer(b)
+			}
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -84,6 +96,12 @@ func BenchmarkServeHTTP(b *testing.B) {
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json, text/event-stream")
 				req = req.WithContext(auth.WithPrincipal(req.Context(), testCaller)) // as the token check leaves it
+				var span trace.Span
+				if tracer != nil {
+					var ctx context.Context
+					ctx, span = tracer.Start(req.Context(), "POST /mcp", trace.WithSpanKind(trace.SpanKindServer))
+					req = req.WithContext(ctx)
+				}
 				if c.v2026 {
 					req.Header.Set("Mcp-Protocol-Version", protocol20260728)
 					req.Header.Set("Mcp-Method", "tools/call")
@@ -91,6 +109,9 @@ func BenchmarkServeHTTP(b *testing.B) {
 				}
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
+				if span != nil {
+					span.End()
+				}
 				if rec.Code != http.StatusOK {
 					b.Fatalf("status %d", rec.Code)
 				}
@@ -100,6 +121,27 @@ func BenchmarkServeHTTP(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchTracer is a tracer of serve's provider (telemetry.Setup), tracing
+// every call, exporting to an OTLP/HTTP receiver on loopback that reads and
+// discards what it gets; the last spans are sent when b ends.
+func benchTracer(b *testing.B) trace.Tracer {
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	b.Cleanup(rcv.Close)
+	tr, err := telemetry.Setup(context.Background(), config.Config{OTLPEndpoint: rcv.URL, ServiceName: "bench", TraceSampler: config.SamplerAlwaysOn}, Version)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := tr.Shutdown(context.Background()); err != nil {
+			b.Error(err)
+		}
+	})
+	return tr.Provider().Tracer(telemetry.ScopeName)
 }
 
 // BenchmarkScanCallDecode is the same scan with the tool's Decoder reading

@@ -297,14 +297,19 @@ func requestInfo(log *slog.Logger, tracing trace.TracerProvider) func(http.Handl
 			w.Header().Set("X-Request-Id", id)
 			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 			ctx := request.With(r.Context(), info)
-			if tracer != nil {
-				var span trace.Span
+			var span trace.Span
+			if tracer != nil && !probe(r.URL.Path) {
 				ctx, span = startServerSpan(ctx, tracer, r, id)
-				defer func() { endServerSpan(span, r, sw.status, info) }()
 			}
 			next.ServeHTTP(sw, r.WithContext(ctx))
 			attrs := []slog.Attr{
 				slog.String("request_id", id),
+			}
+			if span != nil {
+				endServerSpan(span, r, sw.status, info)
+				if sc := span.SpanContext(); sc.IsSampled() { // the line finds its trace
+					attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
+				}
 			}
 			if client := r.Header.Get("X-Request-Id"); request.ValidID(client) {
 				attrs = append(attrs, slog.String("client_request_id", client))

@@ -27,10 +27,11 @@ type Receiver struct {
 	// URL is the base URL to give as OTEL_EXPORTER_OTLP_ENDPOINT.
 	URL string
 
-	mu    sync.Mutex
-	raw   bytes.Buffer
-	spans []Span
-	bad   []string
+	mu     sync.Mutex
+	raw    bytes.Buffer
+	spans  []Span
+	header http.Header
+	bad    []string
 }
 
 // Span is one span received, with its resource's attributes.
@@ -94,6 +95,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.mu.Lock()
+	r.header = req.Header.Clone()
 	r.raw.Write(b)
 	for _, rs := range export.GetResourceSpans() {
 		res := attrs(rs.GetResource().GetAttributes())
@@ -113,6 +115,13 @@ func (r *Receiver) problems() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.bad
+}
+
+// Header returns the headers of the last export.
+func (r *Receiver) Header() http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.header
 }
 
 // Spans returns the spans received so far.
