@@ -37,7 +37,7 @@ func (c *tracedClient) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// TestServeExportsTraces runs `cobranca serve` (SQLite) with
+// TestServeExportsTraces runs `cobranca serve` (SQLite, then PostgreSQL) with
 // OTEL_EXPORTER_OTLP_ENDPOINT pointing at an OTLP/HTTP receiver in the test,
 // makes an analyze call on the fast path (2026-07-28) and through go-sdk
 // (2025-11-25) and a prepare_reminder, each continuing the caller's
@@ -48,11 +48,17 @@ func (c *tracedClient) RoundTrip(r *http.Request) (*http.Response, error) {
 // nowhere in the exported bytes any argument value, the token, or the
 // e-mail address. A health check is not traced; the access line of a traced
 // request names its trace.
-func TestServeExportsTraces(t *testing.T) {
+func TestServeExportsTraces(t *testing.T) { eachStore(t, testServeExportsTraces) }
+
+func testServeExportsTraces(t *testing.T, db []string) {
 	rcv := telemetrytest.NewReceiver(t)
 	dir := t.TempDir()
-	environ := []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + freeAddr(t), "COBRANCA_METRICS_ADDR=off",
-		"OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.URL}
+	environ := append([]string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=" + freeAddr(t), "COBRANCA_METRICS_ADDR=off",
+		"OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.URL}, db...)
+	system := "sqlite"
+	if len(db) > 0 {
+		system = "postgresql"
+	}
 	mustRun(t, environ, "migrate")
 	logs, stop := startServe(t, environ...)
 	addr, _ := logs.logged("cobranca listening")
@@ -175,8 +181,8 @@ func TestServeExportsTraces(t *testing.T) {
 		t.Fatal("no pipeline.execute")
 	}
 	txs := named(telemetrytest.Children(spans, exec[0]), "store.tx")
-	if len(txs) != 1 || txs[0].Attr("db.system.name") != "sqlite" || txs[0].Attr("cobranca.outcome") != "committed" {
-		t.Errorf("pipeline.execute's children %q, want one store.tx on sqlite, committed", names(telemetrytest.Children(spans, exec[0])))
+	if len(txs) != 1 || txs[0].Attr("db.system.name") != system || txs[0].Attr("cobranca.outcome") != "committed" {
+		t.Errorf("pipeline.execute's children %q, want one store.tx on %s, committed", names(telemetrytest.Children(spans, exec[0])), system)
 	}
 
 	// A probe is not traced; a traced request's access line names its trace.
@@ -187,6 +193,14 @@ func TestServeExportsTraces(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"request_id":"`+prepared[0].Attr("cobranca.request_id")+`","trace_id":"`+traceID+`"`) {
 		t.Errorf("no access line of request %s with trace_id %s:\n%s", prepared[0].Attr("cobranca.request_id"), traceID, logs)
+	}
+
+	// The tier budget's decision is the store's too (the rate limiter's own
+	// statements on PostgreSQL).
+	for _, budget := range named(telemetrytest.Children(spans, prepared[0]), "pipeline.budget") {
+		if under := telemetrytest.Children(spans, budget); len(under) != 1 || under[0].Attr("db.system.name") != system {
+			t.Errorf("pipeline.budget's children %q, want one store span on %s", names(under), system)
+		}
 	}
 
 	raw := rcv.Raw()
