@@ -70,6 +70,12 @@ type Deps struct {
 	Tracing trace.TracerProvider
 }
 
+// The platform's health checks: liveness and readiness.
+const (
+	pathHealthz = "/healthz"
+	pathReadyz  = "/readyz"
+)
+
 // Routes returns the whole HTTP surface of cobranca.
 func Routes(d Deps) http.Handler {
 	r := chi.NewRouter()
@@ -80,9 +86,9 @@ func Routes(d Deps) http.Handler {
 	}
 
 	// Liveness answers whatever Host a platform health checker sends.
-	r.Get("/healthz", healthz)
+	r.Get(pathHealthz, healthz)
 	// Readiness: the store answers and its schema is current.
-	r.Get("/readyz", readyz(d.Ready, d.Logger))
+	r.Get(pathReadyz, readyz(d.Ready, d.Logger))
 	// /metrics is not here: MetricsRoutes serves it on a listener of its own.
 
 	// OAuth discovery (RFC 9728) is public; every challenge points here.
