@@ -33,6 +33,7 @@ import (
 // Every ending is audited under the contract's event, refusals included.
 func (p *Pipeline) Admin(ctx context.Context, c Call) Result {
 	cl := p.begin(ctx, c)
+	defer cl.endStep("")
 	ctx = context.WithValue(ctx, callKey{}, cl) // Now and PrincipalFrom read it
 	// 1. A forbidden tool.
 	t := p.hidden[c.Tool]
@@ -40,6 +41,7 @@ func (p *Pipeline) Admin(ctx context.Context, c Call) Result {
 		return Result{Kind: ProtocolError, Err: &failure.Error{Code: CodeUnknownTool, Field: "name", Message: "is not a tool of the admin surface"}}
 	}
 	cl.tool, cl.info.Tool = t, t.Contract.Name
+	cl.step(ctx, stepAuthorize)
 	// 2. A person, and 3. a role.
 	if fe := AdminAdmits(c.Principal, t.Contract); fe != nil {
 		return cl.fail(fe)
@@ -54,18 +56,19 @@ func (p *Pipeline) Admin(ctx context.Context, c Call) Result {
 	}
 	// 6. Tier budget.
 	if p.limits != nil {
-		if err := p.limits.Tier(ctx, limits.PrincipalKey(c.Principal.Subject, c.Principal.ClientID), t.Contract.RiskLevel); err != nil {
+		if err := p.limits.Tier(cl.step(ctx, stepBudget), limits.PrincipalKey(c.Principal.Subject, c.Principal.ClientID), t.Contract.RiskLevel); err != nil {
 			return cl.fail(err)
 		}
 	}
 	// 7. Validation.
+	cl.step(ctx, stepValidate)
 	a, err := p.arguments(t, c)
 	if err != nil {
 		return cl.fail(err)
 	}
 	cl.args = a
 	// 8. Execution, the output check and the audit, in one transaction.
-	return p.execute(ctx, cl)
+	return p.execute(cl.step(ctx, stepExecute), cl)
 }
 
 // AdminAdmits is the one rule of who may run the forbidden tool of c, or see its contract: a

@@ -59,7 +59,11 @@ func (cl *callState) record(outcome auditlog.Outcome, code failure.Code) CallRec
 // res; when the event cannot be kept, the answer says so instead.
 func (cl *callState) finish(rec CallRecord, res Result) Result {
 	cl.info.Outcome, cl.info.Code = string(rec.Outcome), string(rec.Code)
-	cl.endStep(string(rec.Code)) // the step that decided the call
+	if rec.Outcome == auditlog.InputRequired {
+		cl.endStep("") // asking a person is no failure of the step that asks
+	} else {
+		cl.endStep(string(rec.Code)) // the step that decided the call
+	}
 	if cl.tool == nil {
 		return res
 	}
