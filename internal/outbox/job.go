@@ -69,11 +69,11 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		trace.WithAttributes(telemetry.Attempt.Int(job.Attempt)))
 	defer span.End()
 	err := w.work(ctx, job)
-	var cancel *river.JobCancelError
+	var cancelled *river.JobCancelError
 	switch {
 	case err == nil:
 		span.SetAttributes(telemetry.Outcome.String("delivered"))
-	case errors.As(err, &cancel):
+	case errors.As(err, &cancelled):
 		span.SetAttributes(telemetry.Outcome.String("undeliverable"))
 		telemetry.Fail(span, "undeliverable")
 	default:
