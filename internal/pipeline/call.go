@@ -43,7 +43,7 @@ func (p *Pipeline) begin(ctx context.Context, c Call) *callState {
 	if c.RequestID == "" {
 		c.RequestID = info.ID
 	}
-	return &callState{p: p, ctx: ctx, call: c, start: p.now(), info: info, traced: trace.SpanFromContext(ctx).IsRecording()}
+	return &callState{p: p, ctx: ctx, call: c, start: p.now(), info: info, traced: recordingSpan(ctx)}
 }
 
 // record is the audit record of the call so far, ending with outcome.

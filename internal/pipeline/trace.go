@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/cobranca/cobranca/internal/telemetry"
 )
 
@@ -21,6 +23,10 @@ const (
 	stepExecute      = "pipeline.execute"       // 8–10: the transaction of a tool with side effects
 	stepAudit        = "pipeline.audit"         // 10: the call's event, outside a transaction
 )
+
+// recordingSpan reports whether ctx's span records: the request is traced,
+// and so are the steps of its call.
+func recordingSpan(ctx context.Context) bool { return trace.SpanFromContext(ctx).IsRecording() }
 
 // step ends the span of the step before, if still open, and starts name's,
 // returning ctx with it for what the step calls (the store's spans). For a
