@@ -57,7 +57,7 @@ func TestStepSpans(t *testing.T) {
 			for _, s := range rec.Ended() {
 				attrs := map[attribute.Key]string{}
 				for _, kv := range s.Attributes() {
-					attrs[kv.Key] = kv.Value.Emit()
+					attrs[kv.Key] = kv.Value.String()
 				}
 				switch {
 				case s.Parent().SpanID() == root.SpanContext().SpanID():

@@ -19,7 +19,8 @@ func TestOffCostsNothing(t *testing.T) {
 	if err != nil || tr != nil || tr.Provider() != nil || tr.Shutdown(t.Context()) != nil {
 		t.Fatalf("Setup(no endpoint) = %v, %v; want no provider", tr, err)
 	}
-	ctx := context.WithValue(t.Context(), struct{}{}, 1)
+	type key struct{}
+	ctx := context.WithValue(t.Context(), key{}, 1)
 	allocs := testing.AllocsPerRun(100, func() {
 		got, sp := telemetry.Start(ctx, "pipeline.run")
 		if got != ctx || sp.IsRecording() {
