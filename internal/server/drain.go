@@ -29,8 +29,7 @@ func NewDrain() *Drain { return &Drain{wake: make(chan struct{}, 1)} }
 // Handler counts next's requests in flight and, while draining, refuses new ones.
 func (d *Drain) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/healthz", "/readyz": // answered while draining: they report it
+		if probe(r.URL.Path) { // answered while draining: they report it
 			next.ServeHTTP(w, r)
 			return
 		}

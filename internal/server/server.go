@@ -76,6 +76,11 @@ const (
 	pathReadyz  = "/readyz"
 )
 
+// probe reports whether path is a platform's health check: answered while
+// the server drains (Drain), and not traced (a probe every few seconds would
+// be a trace every few seconds).
+func probe(path string) bool { return path == pathHealthz || path == pathReadyz }
+
 // Routes returns the whole HTTP surface of cobranca.
 func Routes(d Deps) http.Handler {
 	r := chi.NewRouter()

@@ -20,10 +20,6 @@ import (
 // client puts there is not the server's to record.
 var traceContext propagation.TraceContext
 
-// probe reports whether path is a platform's health check, which is not
-// traced: a probe every few seconds would be a trace every few seconds.
-func probe(path string) bool { return path == pathHealthz || path == pathReadyz }
-
 // startServerSpan starts the server span of r, whose request id is id.
 func startServerSpan(ctx context.Context, tracer trace.Tracer, r *http.Request, id string) (context.Context, trace.Span) {
 	ctx = traceContext.Extract(ctx, propagation.HeaderCarrier(r.Header))
