@@ -5,7 +5,6 @@ import (
 	"log/slog"
 
 	"github.com/cobranca/cobranca/internal/config"
-	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/telemetry"
 	"go.opentelemetry.io/otel"
 )
@@ -15,7 +14,7 @@ import (
 // that sends its last spans: serve defers it first, so that it runs last,
 // after the server has drained and the workers have stopped.
 func tracing(ctx context.Context, cfg config.Config, log *slog.Logger) (*telemetry.Tracing, func(), error) {
-	t, err := telemetry.Setup(ctx, cfg, mcpapi.Version)
+	t, err := telemetry.Setup(ctx, cfg, buildInfo().Version) // what the operator deployed (cobranca version)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/cobranca/cobranca/internal/collections"
-	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/telemetry/telemetrytest"
 )
 
@@ -134,8 +133,8 @@ func testServeExportsTraces(t *testing.T, db []string) {
 		if s.Attr("http.route") != "/mcp" || s.Attr("http.request.method") != "POST" || !slices.Contains([]string{"200", "202"}, s.Attr("http.response.status_code")) {
 			t.Errorf("server span %s: route %q, method %q, status %q", s.ID(), s.Attr("http.route"), s.Attr("http.request.method"), s.Attr("http.response.status_code"))
 		}
-		if s.Resource["service.name"] != "cobranca" || s.Resource["service.version"] != mcpapi.Version {
-			t.Errorf("resource %v, want service.name cobranca, service.version %s", s.Resource, mcpapi.Version)
+		if s.Resource["service.name"] != "cobranca" || s.Resource["service.version"] != buildInfo().Version {
+			t.Errorf("resource %v, want service.name cobranca, service.version %s", s.Resource, buildInfo().Version)
 		}
 	}
 	// callSpans returns the server spans of the calls of tool, and checks

@@ -612,7 +612,7 @@ var variables = []variable{
 		}
 		return nil
 	}},
-	{"OTEL_SERVICE_NAME", "cobranca", optional, "The traces' `service.name`: name each deployment (`cobranca-staging`) to tell them apart in the tracing backend. Its `service.version` is the server's.", asWritten(func(c *Config) *string { return &c.ServiceName })},
+	{"OTEL_SERVICE_NAME", "cobranca", optional, "The traces' `service.name`: name each deployment (`cobranca-staging`) to tell them apart in the tracing backend. Its `service.version` is the build's (`cobranca version`).", asWritten(func(c *Config) *string { return &c.ServiceName })},
 	{"OTEL_TRACES_SAMPLER", SamplerParentOn, optional, "Which requests are traced: `" + SamplerParentOn + "` (every one, unless the caller's W3C `traceparent` says it is not sampled), `" + SamplerParentRatio + "` (the caller's decision, else a ratio), `" + SamplerAlwaysOn + "` or `" + SamplerRatio + "` (ignore the caller's: a client cannot make you trace more).", func(c *Config, v string) error {
 		switch v {
 		case SamplerAlwaysOn, SamplerRatio, SamplerParentOn, SamplerParentRatio:
