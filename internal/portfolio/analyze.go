@@ -2,52 +2,97 @@ package portfolio
 
 import (
 	"math"
+	"slices"
 	"strings"
+	"time"
 )
 
 // customer accumulates one customer's invoices during Analyze. It holds
 // invoice indexes rather than strings so that slices of it have no pointers:
 // cheaper to allocate and to scan.
 type customer struct {
-	open      int64  // sum of open invoices, overdue or not
-	oldestKey uint64 // dateKey of the oldest overdue due date; MaxUint64 if none
+	open      int64  // sum of open invoices, overdue or not, disputed or not, converted
+	queue     int64  // sum of its queue invoices: open and not disputed
+	oldestKey uint64 // dateKey of the oldest overdue queue invoice; MaxUint64 if none
+	broken    uint64 // dateKey of the latest broken promise to pay; 0 if none
 	first     int32  // the customer's first invoice, for its id
 	name      int32  // its first open invoice, for the name; -1 if none
-	oldest    int32  // its open invoice due earliest before asOf; -1 if none
+	oldest    int32  // its queue invoice due earliest before asOf; -1 if none
 	days      int32  // days overdue, once known
 	end       int32  // end of this customer's reason in the shared string
+	pos       int32  // its account's index, once listed
+	count     int32  // queue invoices
+	all       int32  // invoices of any status
+	paid      int32  // paid invoices
+	void      int32  // void invoices
+	disputed  int32  // open disputed invoices
+	promised  int32  // open queue invoices under a pending promise to pay
 	blocked   bool   // some invoice, of any status, says doNotContact
 	variants  bool   // some invoice names the customer unlike its first
+	paused    bool   // promised > 0
+	contested bool   // some open disputed invoice is overdue
+	listed    bool   // it has an account
 }
 
-// Analyze builds the priority queue of a validated Input (see [Validate]).
-// Following the reference implementation:
+// Analyze is [AnalyzeWith] with no Options: no contact pacing.
+func Analyze(in *Input) Analysis {
+	return AnalyzeWith(in, Options{})
+}
+
+// AnalyzeWith builds the priority queue of a validated Input (see
+// [Validate]). Following the reference implementation:
 //
 //   - a customer with any doNotContact invoice, of any status, is left out
-//     entirely, including from TotalOpenCents;
-//   - only open invoices count;
-//   - a customer is listed when at least one open invoice is overdue, that
-//     is, due strictly before AsOf; AmountCents sums all its open invoices,
-//     DaysOverdue counts calendar days from its oldest overdue due date;
+//     entirely, including from TotalOpenCents and the summary's aging;
+//   - only open invoices count; TotalOpenCents sums those of every other
+//     customer, each converted to the base currency;
+//   - a customer's queue invoices are its open invoices that are not
+//     disputed; a customer is listed when one of them is overdue, that is,
+//     due strictly before AsOf, unless one of them has a promise to pay on
+//     or after AsOf (the account is paused); AmountCents and InvoiceCount
+//     are those of its queue invoices, DaysOverdue counts calendar days
+//     from the oldest overdue one's due date;
 //   - the priority is high from HighPriorityDays days or HighPriorityCents
-//     cents, and high means human review, medium a reminder;
+//     (in the base currency's minor unit), or after a broken promise to pay
+//     (a promised date before AsOf on a queue invoice), and high means
+//     human review, medium a reminder; PriorityFactors say which;
 //   - accounts are sorted by DaysOverdue, then AmountCents, both
 //     descending, then CustomerID ascending, so the order is total;
 //   - an account's CustomerName is the name on the customer's first open
 //     invoice, even when other invoices name the customer differently;
 //     each such customer, unless left out for doNotContact, has a Warning
 //     (WarningNameVariants) with its count of distinct names, in order of
-//     the customer's first invoice.
+//     the customer's first invoice;
+//   - the reason is the reference's ("N days overdue with R$ 1.234,56
+//     open", in the base currency), then for each foreign currency of the
+//     account, in code order, "; US$ 1.000,00 at 5,17 (2026-11-28)", then
+//     "; broken promise to pay of YYYY-MM-DD" with the latest such date;
+//   - with o.ContactPacing, an account whose customer was last contacted
+//     less than that before AsOf (its start, in UTC) has NextContactAfter;
+//   - Summary.LeftOut counts each invoice and customer not shown under the
+//     first reason that applies: invoices doNotContact (any status, of a
+//     blocked customer), paid, void, disputed (open), promisePending (open
+//     queue invoices promised on or after AsOf); customers doNotContact,
+//     promisePending (paused but otherwise listed), disputed (listed were
+//     its disputed invoices not), paid (nothing open, something paid), void
+//     (nothing open or paid, something void).
 //
-// On input that Validate rejects the result is unspecified, but Analyze
+// On input that Validate rejects the result is unspecified, but AnalyzeWith
 // does not panic.
-func Analyze(in *Input) Analysis {
+func AnalyzeWith(in *Input, o Options) Analysis {
 	invs := in.Invoices
 	// Portfolios average several invoices per customer; custs grows if not.
 	ids := newStringIndex(len(invs), len(invs)/4+1)
 	custs := make([]customer, 0, len(invs)/4+1)
+	kOf := make([]int32, len(invs)) // each invoice's customer
 	idOf := func(k int32) string { return invs[custs[k].first].CustomerID }
 	asOfKey := dateKey(in.AsOf)
+	asOf := dayNumber(in.AsOf)
+	// The aging buckets begin at these due dates (days past due 1, 31,
+	// 61, 91): keys[0] is asOf's, and a due date from it on is current.
+	keys := [4]uint64{asOfKey, dayKey(asOf - 30), dayKey(asOf - 60), dayKey(asOf - 90)}
+	var aging [5]AgingBucket
+	x := newMoney(in)
 	variants := false
 	for i := range invs {
 		inv := &invs[i]
@@ -55,6 +100,7 @@ func Analyze(in *Input) Analysis {
 		if added {
 			custs = append(custs, customer{oldestKey: math.MaxUint64, first: int32(i), name: -1, oldest: -1})
 		}
+		kOf[i] = k
 		c := &custs[k]
 		if !added && inv.CustomerName != invs[c.first].CustomerName {
 			c.variants, variants = true, true
@@ -62,57 +108,135 @@ func Analyze(in *Input) Analysis {
 		if inv.DoNotContact {
 			c.blocked = true
 		}
+		c.all++
 		if inv.Status != StatusOpen {
+			c.paid += int32(b2i(inv.Status == StatusPaid))
+			c.void += int32(b2i(inv.Status == StatusVoid))
 			continue
 		}
 		if c.name < 0 {
 			c.name = int32(i)
 		}
-		c.open += inv.AmountCents
-		if due := dateKey(inv.DueDate); due < asOfKey && due < c.oldestKey {
+		cents := inv.AmountCents
+		if x.converts {
+			cents = x.cents[i]
+		}
+		c.open += cents
+		due := dateKey(inv.DueDate)
+		b := &aging[bucketOfKey(due, &keys)]
+		b.AmountCents += cents
+		b.InvoiceCount++
+		if inv.Disputed {
+			c.disputed++
+			c.contested = c.contested || due < asOfKey
+			continue
+		}
+		if inv.PromiseToPayDate != "" {
+			if p := dateKey(inv.PromiseToPayDate); p >= asOfKey {
+				c.promised++
+				c.paused = true
+			} else {
+				c.broken = max(c.broken, p)
+			}
+		}
+		c.queue += cents
+		c.count++
+		if due < asOfKey && due < c.oldestKey {
 			c.oldest, c.oldestKey = int32(i), due
 		}
 	}
 
-	// Count the customers with overdue invoices, summing the total on the
-	// way, and size their reasons.
-	asOf := dayNumber(in.AsOf)
+	// Count the customers with accounts, summing the total and counting
+	// what is left out on the way, and size their reasons.
 	var total int64
-	n, size := 0, 0
+	var left LeftOut
+	n, size, broken, blocked := 0, 0, 0, false
 	minDays, maxDays := int32(math.MaxInt32), int32(math.MinInt32)
 	for k := range custs {
 		c := &custs[k]
 		if c.blocked {
+			left.DoNotContact.Customers++
+			left.DoNotContact.Invoices += int(c.all)
+			blocked = true
 			continue
 		}
 		total += c.open
-		if c.oldest < 0 {
+		left.Paid.Invoices += int(c.paid)
+		left.Void.Invoices += int(c.void)
+		left.Disputed.Invoices += int(c.disputed)
+		left.PromisePending.Invoices += int(c.promised)
+		switch open := c.all - c.paid - c.void; {
+		case c.oldest >= 0 && c.paused:
+			left.PromisePending.Customers++
+		case c.oldest >= 0:
+			c.listed = true
+		case c.contested && !c.paused:
+			left.Disputed.Customers++
+		case open > 0:
+		case c.paid > 0:
+			left.Paid.Customers++
+		case c.void > 0:
+			left.Void.Customers++
+		}
+		if !c.listed {
 			continue
 		}
 		c.days = int32(asOf - dayNumber(invs[c.oldest].DueDate))
 		minDays, maxDays = min(minDays, c.days), max(maxDays, c.days)
-		size += reasonLen(c.days, c.open)
+		size += reasonLen(c.days, c.queue, x.base)
+		if c.broken != 0 {
+			size += len(brokenSuffix) + len("2006-01-02")
+			broken++
+		}
 		n++
+	}
+	if blocked {
+		// Their open invoices were counted in the aging: take them out.
+		for i := range invs {
+			if inv := &invs[i]; custs[kOf[i]].blocked && inv.Status == StatusOpen {
+				b := &aging[bucketOfKey(dateKey(inv.DueDate), &keys)]
+				b.AmountCents -= x.amount(invs, i)
+				b.InvoiceCount--
+			}
+		}
 	}
 	q := queue{invs: invs, custs: custs}
 	listed := q.order(n, minDays, maxDays)
+	for i, k := range listed {
+		custs[k].pos = int32(i)
+	}
+	accounts := make([]Account, len(listed))
+	var conversions []Conversion
+	if x.converts {
+		conversions = x.conversions(invs, custs, kOf, accounts)
+		size += len(conversions) * conversionLen
+	}
 
 	// All reasons share one string, so they cost one allocation in all.
 	var sb strings.Builder
 	sb.Grow(size)
-	for _, k := range listed {
+	for i, k := range listed {
 		c := &custs[k]
 		var tmp [64]byte
 		b := appendInt(tmp[:0], int64(c.days))
 		b = append(b, " days overdue with "...)
-		b = appendBRL(b, c.open)
+		b = appendMoney(b, c.queue, x.base)
 		b = append(b, " open"...)
+		for _, cv := range accounts[i].Conversions {
+			b = x.appendConversion(b, &cv)
+		}
+		if c.broken != 0 {
+			b = append(b, brokenSuffix...)
+			b = appendDateKey(b, c.broken)
+		}
 		sb.Write(b)
 		c.end = int32(sb.Len())
 	}
 	reasons := sb.String()
 
-	accounts := make([]Account, len(listed))
+	// The factors of all accounts share one array too.
+	factors := make([]Factor, 0, 2*len(listed)+broken)
+	var by ByPriority
 	start := int32(0)
 	for i, k := range listed {
 		c := &custs[k]
@@ -121,28 +245,244 @@ func Analyze(in *Input) Analysis {
 		// composite literal is built aside and copied with write barriers.
 		a.CustomerID = invs[c.first].CustomerID
 		a.CustomerName = invs[c.name].CustomerName
-		a.AmountCents = c.open
+		a.AmountCents = c.queue
 		a.OldestDueDate = invs[c.oldest].DueDate
 		a.DaysOverdue = int(c.days)
-		if c.days >= HighPriorityDays || c.open >= HighPriorityCents {
+		days, amount := c.days >= HighPriorityDays, c.queue >= HighPriorityCents
+		f := len(factors)
+		factors = append(factors,
+			Factor{Factor: FactorDaysOverdue, Value: int64(c.days), Threshold: HighPriorityDays, Met: days},
+			Factor{Factor: FactorOpenAmount, Value: c.queue, Threshold: HighPriorityCents, Met: amount})
+		if c.broken != 0 {
+			factors = append(factors, Factor{Factor: FactorBrokenPromise, Value: int64(asOf - dayNumberOfKey(c.broken)), Met: true})
+		}
+		a.PriorityFactors = factors[f:len(factors):len(factors)]
+		if days || amount || c.broken != 0 {
 			a.Priority, a.RecommendedAction = PriorityHigh, ActionHumanReview
+			by.High++
 		} else {
 			a.Priority, a.RecommendedAction = PriorityMedium, ActionPrepareReminder
+			by.Medium++
 		}
 		a.Reason = reasons[start:c.end]
 		start = c.end
+		a.AgingBucket = bucketOfDays(int(c.days))
+		a.InvoiceCount = int(c.count)
+	}
+	if o.ContactPacing > 0 && len(in.Customers) > 0 {
+		pace(in, o.ContactPacing, custs, &ids, idOf, accounts)
 	}
 	warnings := []Warning{} // no allocation when empty
 	if variants {
-		warnings = nameVariants(invs, custs, &ids, idOf)
+		warnings = nameVariants(invs, custs, kOf)
 	}
-	return Analysis{TotalOpenCents: total, Accounts: accounts, Warnings: warnings}
+	summary := Summary{BaseCurrency: x.base.code, AccountsByPriority: by, Aging: make([]AgingBucket, len(aging)), LeftOut: left,
+		Rates: x.used(custs, kOf)}
+	for i, b := range [...]Bucket{BucketCurrent, Bucket1To30, Bucket31To60, Bucket61To90, BucketOver90} {
+		summary.Aging[i] = AgingBucket{Bucket: b, AmountCents: aging[i].AmountCents, InvoiceCount: aging[i].InvoiceCount}
+	}
+	return Analysis{TotalOpenCents: total, Accounts: accounts, Warnings: warnings, Summary: summary}
+}
+
+// brokenSuffix comes before the date of the latest broken promise in a
+// reason.
+const brokenSuffix = "; broken promise to pay of "
+
+// conversionLen is at least the length of a conversion in a reason (see
+// appendConversion): "; ", an amount, " at ", a rate, " (", a date, ")".
+const conversionLen = len("; ") + 8 + 27 + len(" at ") + 27 + len(" (2006-01-02)")
+
+// bucketOfKey returns the aging bucket, as an index, of a due date's key:
+// keys holds the keys of the first days past due 1, 31, 61 and 91.
+func bucketOfKey(due uint64, keys *[4]uint64) int {
+	switch {
+	case due >= keys[0]:
+		return 0
+	case due >= keys[1]:
+		return 1
+	case due >= keys[2]:
+		return 2
+	case due >= keys[3]:
+		return 3
+	}
+	return 4
+}
+
+// bucketOfDays returns the aging bucket of a number of days past due.
+func bucketOfDays(days int) Bucket {
+	switch {
+	case days <= 0:
+		return BucketCurrent
+	case days <= 30:
+		return Bucket1To30
+	case days <= 60:
+		return Bucket31To60
+	case days <= 90:
+		return Bucket61To90
+	}
+	return BucketOver90
+}
+
+// appendDateKey appends the date of a dateKey in YYYY-MM-DD form.
+func appendDateKey(b []byte, k uint64) []byte {
+	return append(b, byte(k>>56), byte(k>>48), byte(k>>40), byte(k>>32), '-', byte(k>>24), byte(k>>16), '-', byte(k>>8), byte(k))
+}
+
+// pace sets NextContactAfter on the accounts of the customers entries
+// whose last contact plus pacing is after the start of AsOf, in UTC.
+func pace(in *Input, pacing time.Duration, custs []customer, ids *stringIndex, idOf func(int32) string, accounts []Account) {
+	y, m, d := civil(in.AsOf)
+	start := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+	for i := range in.Customers {
+		ct := &in.Customers[i]
+		k := ids.find(ct.CustomerID, idOf)
+		if k < 0 || !custs[k].listed {
+			continue // no such customer, or no account
+		}
+		last, code, _ := contactTime(ct.LastContactedAt)
+		if code != "" {
+			continue // only on input Validate refuses
+		}
+		if next := last.Add(pacing); next.After(start) {
+			accounts[custs[k].pos].NextContactAfter = next.UTC().Format(time.RFC3339)
+		}
+	}
+}
+
+// money knows the base currency and, when some invoice is in another one,
+// every invoice's amount converted to it.
+type money struct {
+	base     *currencyInfo
+	converts bool           // some invoice is in a currency other than the base one
+	cents    []int64        // when converts: each invoice's amount in the base currency
+	rate     []int32        // when converts: each invoice's rate, or -1 for the base currency
+	rates    []ExchangeRate // the input's
+}
+
+func newMoney(in *Input) money {
+	x := money{base: brl, rates: in.Rates}
+	if in.BaseCurrency != "" {
+		if x.base = currencyOf(in.BaseCurrency); x.base == nil {
+			x.base = brl // only on input Validate refuses
+		}
+	}
+	for i := range in.Invoices {
+		if codeOrBase(in.Invoices[i].Currency) != x.base.code {
+			x.converts = true
+			break
+		}
+	}
+	if !x.converts {
+		return x
+	}
+	x.cents = make([]int64, len(in.Invoices))
+	x.rate = make([]int32, len(in.Invoices))
+	idx := newRateIndex(in.Rates)
+	for i := range in.Invoices {
+		inv := &in.Invoices[i]
+		x.cents[i], x.rate[i] = inv.AmountCents, -1
+		code := codeOrBase(inv.Currency)
+		if code == x.base.code {
+			continue
+		}
+		r, c := idx.find(code), currencyOf(code)
+		if r < 0 || c == nil {
+			continue // only on input Validate refuses
+		}
+		x.rate[i] = int32(r)
+		x.cents[i], _ = convert(inv.AmountCents, c.exp, in.Rates[r].Rate, x.base.exp)
+	}
+	return x
+}
+
+// amount is invoice i's amount in the base currency.
+func (x *money) amount(invs []Invoice, i int) int64 {
+	if x.converts {
+		return x.cents[i]
+	}
+	return invs[i].AmountCents
+}
+
+// conversions sets each account's Conversions, from one array for all:
+// what its queue invoices in each foreign currency sum to, in code order.
+func (x *money) conversions(invs []Invoice, custs []customer, kOf []int32, accounts []Account) []Conversion {
+	type part struct {
+		pos, rate int32
+		i         int32
+	}
+	var parts []part
+	for i := range invs {
+		inv := &invs[i]
+		if c := &custs[kOf[i]]; c.listed && x.rate[i] >= 0 && inv.Status == StatusOpen && !inv.Disputed {
+			parts = append(parts, part{pos: c.pos, rate: x.rate[i], i: int32(i)})
+		}
+	}
+	slices.SortFunc(parts, func(a, b part) int {
+		if a.pos != b.pos {
+			return int(a.pos - b.pos)
+		}
+		return strings.Compare(x.rates[a.rate].Currency, x.rates[b.rate].Currency)
+	})
+	// One Conversion per run of equal pos and rate; size the array first,
+	// so that the accounts' slices of it stay valid.
+	n := 0
+	for j := range parts {
+		if j == 0 || parts[j].pos != parts[j-1].pos || parts[j].rate != parts[j-1].rate {
+			n++
+		}
+	}
+	all := make([]Conversion, 0, n)
+	from := 0 // the first conversion of the account being filled
+	for j := 0; j < len(parts); {
+		p := parts[j]
+		r := &x.rates[p.rate]
+		cv := Conversion{Currency: r.Currency, Rate: r.Rate, RateDate: r.Date}
+		for ; j < len(parts) && parts[j].pos == p.pos && parts[j].rate == p.rate; j++ {
+			cv.AmountCents += invs[parts[j].i].AmountCents
+			cv.ConvertedCents += x.cents[parts[j].i]
+		}
+		all = append(all, cv)
+		if j == len(parts) || parts[j].pos != p.pos {
+			accounts[p.pos].Conversions = all[from:len(all):len(all)]
+			from = len(all)
+		}
+	}
+	return all
+}
+
+// appendConversion appends what a reason says of a conversion.
+func (x *money) appendConversion(b []byte, cv *Conversion) []byte {
+	b = append(b, "; "...)
+	b = appendMoney(b, cv.AmountCents, currencyOf(cv.Currency))
+	b = append(b, " at "...)
+	b = appendDecimal(b, cv.Rate, ',', true)
+	b = append(b, " ("...)
+	b = append(b, cv.RateDate...)
+	return append(b, ')')
+}
+
+// used returns the rates some invoice of a customer not left out for
+// doNotContact is converted at, in order of currency code; never nil.
+func (x *money) used(custs []customer, kOf []int32) []ExchangeRate {
+	if !x.converts {
+		return []ExchangeRate{}
+	}
+	seen := make([]bool, len(x.rates))
+	out := []ExchangeRate{}
+	for i, r := range x.rate {
+		if r >= 0 && !seen[r] && !custs[kOf[i]].blocked {
+			seen[r] = true
+			out = append(out, x.rates[r])
+		}
+	}
+	slices.SortFunc(out, func(a, b ExchangeRate) int { return strings.Compare(a.Currency, b.Currency) })
+	return out
 }
 
 // nameVariants counts the distinct names of each customer that has more
 // than one and is not blocked, and returns their warnings in customer
 // order. Rare, so a map will do.
-func nameVariants(invs []Invoice, custs []customer, ids *stringIndex, idOf func(int32) string) []Warning {
+func nameVariants(invs []Invoice, custs []customer, kOf []int32) []Warning {
 	type key struct {
 		k    int32
 		name string
@@ -150,7 +490,7 @@ func nameVariants(invs []Invoice, custs []customer, ids *stringIndex, idOf func(
 	seen := map[key]bool{}
 	counts := make([]int, len(custs))
 	for i := range invs {
-		k, _ := ids.number(invs[i].CustomerID, idOf)
+		k := kOf[i]
 		if c := &custs[k]; c.variants && !c.blocked && !seen[key{k, invs[i].CustomerName}] {
 			seen[key{k, invs[i].CustomerName}] = true
 			counts[k]++
@@ -168,10 +508,10 @@ func nameVariants(invs []Invoice, custs []customer, ids *stringIndex, idOf func(
 	return warnings
 }
 
-// reasonLen is the length of the reason of an account.
-func reasonLen(days int32, cents int64) int {
+// reasonLen is the length of the reason of an account, suffixes aside.
+func reasonLen(days int32, cents int64, c *currencyInfo) int {
 	d := int64(days)
-	return b2i(d < 0) + decimalLen(uint64(max(d, -d))) + len(" days overdue with ") + brlLen(cents) + len(" open")
+	return b2i(d < 0) + decimalLen(uint64(max(d, -d))) + len(" days overdue with ") + moneyLen(cents, c) + len(" open")
 }
 
 // queue knows the order of the accounts.
@@ -182,8 +522,7 @@ type queue struct {
 
 // listed reports whether customer k has an account.
 func (q *queue) listed(k int) bool {
-	c := &q.custs[k]
-	return !c.blocked && c.oldest >= 0
+	return q.custs[k].listed
 }
 
 // order returns the n listed customers, whose days are from lo to hi, in

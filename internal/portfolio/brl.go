@@ -26,30 +26,7 @@ func appendBRL(dst []byte, cents int64) []byte {
 	}
 	dst = append(dst, "R$\u00a0"...)
 	whole, frac := u/100, u%100
-
-	// The whole part in groups of three digits, least significant first.
-	var groups [7]uint64 // 10^21 > MaxUint64/100
-	n := 0
-	for {
-		groups[n] = whole % 1000
-		n++
-		whole /= 1000
-		if whole == 0 {
-			break
-		}
-	}
-	switch g := groups[n-1]; {
-	case g >= 100:
-		dst = append(dst, byte('0'+g/100), byte('0'+g/10%10), byte('0'+g%10))
-	case g >= 10:
-		dst = append(dst, byte('0'+g/10), byte('0'+g%10))
-	default:
-		dst = append(dst, byte('0'+g))
-	}
-	for i := n - 2; i >= 0; i-- {
-		g := groups[i]
-		dst = append(dst, '.', byte('0'+g/100), byte('0'+g/10%10), byte('0'+g%10))
-	}
+	dst = appendGrouped(dst, whole)
 	return append(dst, ',', byte('0'+frac/10), byte('0'+frac%10))
 }
 

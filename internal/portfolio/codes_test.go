@@ -35,7 +35,7 @@ func TestCodesListsEveryConstant(t *testing.T) {
 		"CodeInvalidJSON": CodeInvalidJSON, "CodeUnknownField": CodeUnknownField, "CodeMissingField": CodeMissingField,
 		"CodeInvalidType": CodeInvalidType, "CodeInvalidFormat": CodeInvalidFormat, "CodeInvalidDate": CodeInvalidDate,
 		"CodeOutOfRange": CodeOutOfRange, "CodeInvalidValue": CodeInvalidValue, "CodeInvalidText": CodeInvalidText,
-		"CodeDuplicateInvoiceID": CodeDuplicateInvoiceID,
+		"CodeDuplicateInvoiceID": CodeDuplicateInvoiceID, "CodeMissingRate": CodeMissingRate, "CodeDuplicateEntry": CodeDuplicateEntry,
 	}
 	for _, name := range declared {
 		c, ok := byName[name]

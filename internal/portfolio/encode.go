@@ -16,7 +16,105 @@ func (a *Analysis) AppendJSON(b []byte) []byte {
 	b = appendArray(b, a.Accounts)
 	b = append(b, `,"warnings":`...)
 	b = appendArray(b, a.Warnings)
+	b = append(b, `,"summary":`...)
+	b = a.Summary.appendJSON(b)
 	return append(b, '}')
+}
+
+func (s *Summary) appendJSON(b []byte) []byte {
+	b = append(b, `{"baseCurrency":"`...)
+	b = appendEscaped(b, asMarshal, s.BaseCurrency)
+	b = append(b, `","accountsByPriority":{"high":`...)
+	b = appendInt(b, int64(s.AccountsByPriority.High))
+	b = append(b, `,"medium":`...)
+	b = appendInt(b, int64(s.AccountsByPriority.Medium))
+	b = append(b, `},"aging":`...)
+	b = appendArray(b, s.Aging)
+	b = append(b, `,"leftOut":{"doNotContact":`...)
+	b = s.LeftOut.DoNotContact.appendJSON(b)
+	b = append(b, `,"paid":`...)
+	b = s.LeftOut.Paid.appendJSON(b)
+	b = append(b, `,"void":`...)
+	b = s.LeftOut.Void.appendJSON(b)
+	b = append(b, `,"disputed":`...)
+	b = s.LeftOut.Disputed.appendJSON(b)
+	b = append(b, `,"promisePending":`...)
+	b = s.LeftOut.PromisePending.appendJSON(b)
+	b = append(b, `},"rates":`...)
+	b = appendArray(b, s.Rates)
+	return append(b, '}')
+}
+
+func (c *Count) appendJSON(b []byte) []byte {
+	b = append(b, `{"invoices":`...)
+	b = appendInt(b, int64(c.Invoices))
+	b = append(b, `,"customers":`...)
+	b = appendInt(b, int64(c.Customers))
+	return append(b, '}')
+}
+
+func (g *AgingBucket) appendJSON(b []byte) []byte {
+	b = append(b, `{"bucket":`...)
+	b = appendConstant(b, string(g.Bucket), knownBucket(g.Bucket))
+	b = append(b, `,"amountCents":`...)
+	b = appendInt(b, g.AmountCents)
+	b = append(b, `,"invoiceCount":`...)
+	b = appendInt(b, int64(g.InvoiceCount))
+	return append(b, '}')
+}
+
+func knownBucket(g Bucket) bool {
+	switch g {
+	case BucketCurrent, Bucket1To30, Bucket31To60, Bucket61To90, BucketOver90:
+		return true
+	}
+	return false
+}
+
+func (r *ExchangeRate) appendJSON(b []byte) []byte {
+	b = append(b, `{"currency":"`...)
+	b = appendEscaped(b, asMarshal, r.Currency)
+	b = append(b, `","rate":`...)
+	b = appendDecimal(b, r.Rate, '.', false)
+	b = append(b, `,"date":"`...)
+	b = appendEscaped(b, asMarshal, r.Date)
+	return append(b, `"}`...)
+}
+
+func (f *Factor) appendJSON(b []byte) []byte {
+	b = append(b, `{"factor":`...)
+	b = appendConstant(b, string(f.Factor), f.Factor == FactorDaysOverdue || f.Factor == FactorOpenAmount || f.Factor == FactorBrokenPromise)
+	b = append(b, `,"value":`...)
+	b = appendInt(b, f.Value)
+	if f.Threshold != 0 {
+		b = append(b, `,"threshold":`...)
+		b = appendInt(b, f.Threshold)
+	}
+	b = appendBool(b, `,"met":`, f.Met)
+	return append(b, '}')
+}
+
+func (c *Conversion) appendJSON(b []byte) []byte {
+	b = append(b, `{"currency":"`...)
+	b = appendEscaped(b, asMarshal, c.Currency)
+	b = append(b, `","amountCents":`...)
+	b = appendInt(b, c.AmountCents)
+	b = append(b, `,"rate":`...)
+	b = appendDecimal(b, c.Rate, '.', false)
+	b = append(b, `,"rateDate":"`...)
+	b = appendEscaped(b, asMarshal, c.RateDate)
+	b = append(b, `","convertedCents":`...)
+	b = appendInt(b, c.ConvertedCents)
+	return append(b, '}')
+}
+
+// appendBool appends key, then v as a JSON literal.
+func appendBool(b []byte, key string, v bool) []byte {
+	b = append(b, key...)
+	if v {
+		return append(b, "true"...)
+	}
+	return append(b, "false"...)
 }
 
 // jsonElement is a pointer to an element of an array AppendJSON writes.
@@ -67,7 +165,22 @@ func (c *Account) appendJSON(b []byte) []byte {
 	b = appendConstant(b, string(c.RecommendedAction), c.RecommendedAction == ActionHumanReview || c.RecommendedAction == ActionPrepareReminder)
 	b = append(b, `,"reason":"`...)
 	b = appendEscaped(b, asMarshal, c.Reason)
-	return append(b, `"}`...)
+	b = append(b, `","agingBucket":`...)
+	b = appendConstant(b, string(c.AgingBucket), knownBucket(c.AgingBucket))
+	b = append(b, `,"invoiceCount":`...)
+	b = appendInt(b, int64(c.InvoiceCount))
+	b = append(b, `,"priorityFactors":`...)
+	b = appendArray(b, c.PriorityFactors)
+	if len(c.Conversions) > 0 {
+		b = append(b, `,"conversions":`...)
+		b = appendArray(b, c.Conversions)
+	}
+	if c.NextContactAfter != "" {
+		b = append(b, `,"nextContactAfter":"`...)
+		b = appendEscaped(b, asMarshal, c.NextContactAfter)
+		b = append(b, '"')
+	}
+	return append(b, '}')
 }
 
 // appendConstant writes s, quoted as-is when it is one of the package's
@@ -199,17 +312,40 @@ func appendEscaped(b []byte, esc escaping, s string) []byte {
 }
 
 // AppendCanonicalJSON appends the input's RFC 8785 canonical form: exactly
-// what canonical.Transform makes of any spelling of the same arguments (the
-// tests of internal/mcpapi hold the two together, as this package may import
-// only the standard library), so the audit log can digest a call's arguments
-// without parsing them again. Keys are sorted by UTF-16 code units, which for
-// these ASCII names is their byte order; strings are escaped as RFC 8785 says
+// what canonical.Transform makes of the input as encoding/json writes it
+// (the tests of internal/mcpapi and of this package hold the two together,
+// as this package may import only the standard library), so the audit log
+// can digest a call's arguments without parsing them again. Keys are sorted
+// by UTF-16 code units, which for these ASCII names is their byte order;
+// optional fields at their zero value are left out, as encoding/json's
+// omitempty leaves them; strings are escaped as RFC 8785 says
 // (appendString); an amount is written as the IEEE-754 double JSON readers
-// make of it, which is the integer itself up to 2^53.
+// make of it, which is the integer itself up to 2^53, and a rate likewise
+// (appendCanonicalDecimal).
 func (in *Input) AppendCanonicalJSON(b []byte) []byte {
 	b = append(b, `{"asOf":"`...)
 	b = appendEscaped(b, asJCS, in.AsOf)
-	b = append(b, `","invoices":[`...)
+	if in.BaseCurrency != "" {
+		b = append(b, `","baseCurrency":"`...)
+		b = appendEscaped(b, asJCS, in.BaseCurrency)
+	}
+	if len(in.Customers) > 0 {
+		b = append(b, `","customers":[`...)
+		for i := range in.Customers {
+			c := &in.Customers[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"customerId":"`...)
+			b = appendEscaped(b, asJCS, c.CustomerID)
+			b = append(b, `","lastContactedAt":"`...)
+			b = appendEscaped(b, asJCS, c.LastContactedAt)
+			b = append(b, `"}`...)
+		}
+		b = append(b, `],"invoices":[`...)
+	} else {
+		b = append(b, `","invoices":[`...)
+	}
 	for i := range in.Invoices {
 		inv := &in.Invoices[i]
 		if i > 0 {
@@ -217,18 +353,36 @@ func (in *Input) AppendCanonicalJSON(b []byte) []byte {
 		}
 		b = append(b, `{"amountCents":`...)
 		b = appendCanonicalInt(b, inv.AmountCents)
+		if inv.Currency != "" {
+			b = append(b, `,"currency":"`...)
+			b = appendEscaped(b, asJCS, inv.Currency)
+			b = append(b, '"')
+		}
 		b = append(b, `,"customerId":"`...)
 		b = appendEscaped(b, asJCS, inv.CustomerID)
 		b = append(b, `","customerName":"`...)
 		b = appendEscaped(b, asJCS, inv.CustomerName)
-		if inv.DoNotContact {
-			b = append(b, `","doNotContact":true,"dueDate":"`...)
+		if inv.DisputeReason != "" {
+			b = append(b, `","disputeReason":"`...)
+			b = appendEscaped(b, asJCS, inv.DisputeReason)
+		}
+		if inv.Disputed {
+			b = append(b, `","disputed":true`...)
 		} else {
-			b = append(b, `","doNotContact":false,"dueDate":"`...)
+			b = append(b, '"')
+		}
+		if inv.DoNotContact {
+			b = append(b, `,"doNotContact":true,"dueDate":"`...)
+		} else {
+			b = append(b, `,"doNotContact":false,"dueDate":"`...)
 		}
 		b = appendEscaped(b, asJCS, inv.DueDate)
 		b = append(b, `","id":"`...)
 		b = appendEscaped(b, asJCS, inv.ID)
+		if inv.PromiseToPayDate != "" {
+			b = append(b, `","promiseToPayDate":"`...)
+			b = appendEscaped(b, asJCS, inv.PromiseToPayDate)
+		}
 		switch inv.Status {
 		case StatusOpen:
 			b = append(b, `","status":"open"}`...)
@@ -242,7 +396,25 @@ func (in *Input) AppendCanonicalJSON(b []byte) []byte {
 			b = append(b, `"}`...)
 		}
 	}
-	return append(b, "]}"...)
+	b = append(b, ']')
+	if len(in.Rates) > 0 {
+		b = append(b, `,"rates":[`...)
+		for i := range in.Rates {
+			r := &in.Rates[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"currency":"`...)
+			b = appendEscaped(b, asJCS, r.Currency)
+			b = append(b, `","date":"`...)
+			b = appendEscaped(b, asJCS, r.Date)
+			b = append(b, `","rate":`...)
+			b = appendCanonicalDecimal(b, r.Rate)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }
 
 // appendCanonicalInt writes v as RFC 8785 writes a number, the ECMAScript

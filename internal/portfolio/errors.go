@@ -24,10 +24,15 @@ const (
 	// date, such as 2025-02-30.
 	CodeInvalidDate Code = "invalid_date"
 	// CodeOutOfRange: a date is outside [MinDate, MaxDate], an amount
-	// outside [1, MaxAmountCents], or the invoice count outside
-	// [MinInvoices, MaxInvoices].
+	// outside [1, MaxAmountCents] (also once converted to the base
+	// currency), a rate not greater than 0 or above MaxRate, or the invoice
+	// count outside [MinInvoices, MaxInvoices], the rates' above MaxRates,
+	// the customers' above MaxInvoices.
 	CodeOutOfRange Code = "out_of_range"
-	// CodeInvalidValue: status is not one of open, paid, void.
+	// CodeInvalidValue: status is not one of open, paid, void; a currency
+	// is not an active ISO 4217 code; a rate's currency is the base one; a
+	// rate has more than MaxRateScale decimal places or MaxRateSignifics
+	// significant digits; disputeReason comes without disputed: true.
 	CodeInvalidValue Code = "invalid_value"
 	// CodeInvalidText: an id or name is empty, blank (no visible
 	// character: VisibleInText), longer than MaxTextLen characters, not
@@ -38,6 +43,12 @@ const (
 	// CodeDuplicateInvoiceID: two invoices share an id. Field names the
 	// second one.
 	CodeDuplicateInvoiceID Code = "duplicate_invoice_id"
+	// CodeMissingRate: an invoice is in a currency other than the base one
+	// and rates has no rate for it. Field names the invoice's currency.
+	CodeMissingRate Code = "missing_rate"
+	// CodeDuplicateEntry: two rates share a currency, or two customers
+	// entries a customerId. Field names the second one.
+	CodeDuplicateEntry Code = "duplicate_entry"
 )
 
 // Error is a rejected document. Message is safe to show to the caller: it
@@ -72,6 +83,6 @@ func Codes() []Code {
 	return []Code{
 		CodeInvalidJSON, CodeUnknownField, CodeMissingField, CodeInvalidType, CodeInvalidFormat,
 		CodeInvalidDate, CodeOutOfRange, CodeInvalidValue, CodeInvalidText,
-		CodeDuplicateInvoiceID,
+		CodeDuplicateInvoiceID, CodeMissingRate, CodeDuplicateEntry,
 	}
 }

@@ -66,7 +66,7 @@ func parse(data []byte, whole bool) (*Input, int, error) {
 	if len(data) > math.MaxInt32 {
 		return nil, 0, &Error{Code: CodeInvalidJSON, Message: "document too large"}
 	}
-	d := decoder{s: string(data), inv: -1, field: noField}
+	d := decoder{s: string(data), list: noField, field: noField}
 	in, e := d.document(whole)
 	if e != nil {
 		return nil, 0, e
@@ -77,18 +77,20 @@ func parse(data []byte, whole bool) (*Input, int, error) {
 	return in, d.pos, nil
 }
 
-// decoder scans one document. inv and field locate the value being decoded,
-// for error paths.
+// decoder scans one document. list, elem and field locate the value being
+// decoded, for error paths.
 type decoder struct {
 	s       string
 	pos     int
-	inv     int    // index of the invoice being decoded, or -1
+	list    int    // fInvoices, fRates or fCustomers while in one of their elements, or noField
+	elem    int    // index of that element
 	field   int    // known field whose value is being decoded, or noField
 	scratch []byte // for strings with escapes
 }
 
 // The fields of an invoice, in declaration order; the index is the bit in
-// the seen mask. Then the fields of the document, for error paths.
+// the seen mask, and the first nRequired are required. Then the fields of
+// the document, of a rate and of a customers entry, for error paths.
 const (
 	fID = iota
 	fCustomerID
@@ -97,52 +99,45 @@ const (
 	fAmountCents
 	fStatus
 	fDoNotContact
+	fCurrency
+	fDisputed
+	fDisputeReason
+	fPromiseToPayDate
 	nInvoiceFields
 
-	fAsOf     = nInvoiceFields
-	fInvoices = nInvoiceFields + 1
+	fAsOf = iota - 1
+	fInvoices
+	fBaseCurrency
+	fRates
+	fCustomers
+	fRateCurrency
+	fRateRate
+	fRateDate
+	fContactCustomerID
+	fContactLastContactedAt
+	nFields
+
+	nRequired = fDoNotContact + 1
 	noField   = -1
 )
 
-// fieldName is the JSON name of a field.
-func fieldName(f int) string {
-	switch f {
-	case fAsOf:
-		return "asOf"
-	case fInvoices:
-		return "invoices"
-	case fID:
-		return "id"
-	case fCustomerID:
-		return "customerId"
-	case fCustomerName:
-		return "customerName"
-	case fDueDate:
-		return "dueDate"
-	case fAmountCents:
-		return "amountCents"
-	case fStatus:
-		return "status"
-	}
-	return "doNotContact"
+// fieldNames are the JSON names of the fields.
+var fieldNames = [nFields]string{
+	fID: "id", fCustomerID: "customerId", fCustomerName: "customerName", fDueDate: "dueDate",
+	fAmountCents: "amountCents", fStatus: "status", fDoNotContact: "doNotContact", fCurrency: "currency",
+	fDisputed: "disputed", fDisputeReason: "disputeReason", fPromiseToPayDate: "promiseToPayDate",
+	fAsOf: "asOf", fInvoices: "invoices", fBaseCurrency: "baseCurrency", fRates: "rates", fCustomers: "customers",
+	fRateCurrency: "currency", fRateRate: "rate", fRateDate: "date",
+	fContactCustomerID: "customerId", fContactLastContactedAt: "lastContactedAt",
 }
 
-func invoiceField(key string) int {
-	switch key {
-	case "id":
-		return fID
-	case "customerId":
-		return fCustomerID
-	case "customerName":
-		return fCustomerName
-	case "dueDate":
-		return fDueDate
-	case "amountCents":
-		return fAmountCents
-	case "status":
-		return fStatus
-	case "doNotContact":
-		return fDoNotContact
+// fieldIn returns the field of fields[0], fields[0]+1, ... fields[1]-1
+// named key, or -1.
+func fieldIn(key string, first, end int) int {
+	for f := first; f < end; f++ {
+		if fieldNames[f] == key {
+			return f
+		}
 	}
 	return -1
 }
@@ -159,30 +154,31 @@ func (d *decoder) document(whole bool) (*Input, *Error) {
 	}
 	d.pos++
 	in := new(Input)
-	const hasAsOf, hasInvoices = 1, 2
 	seen := 0
 	for more := d.objectHasMembers(); more; {
 		key, e := d.key()
 		if e != nil {
 			return nil, e
 		}
-		var bit int
-		switch key {
-		case "asOf":
-			bit, d.field = hasAsOf, fAsOf
-		case "invoices":
-			bit, d.field = hasInvoices, fInvoices
-		default:
+		if d.field = fieldIn(key, fAsOf, fRateCurrency); d.field < 0 {
 			return nil, d.unknown(key)
 		}
+		bit := 1 << (d.field - fAsOf)
 		if seen&bit != 0 {
 			return nil, d.syntax("repeated key")
 		}
 		seen |= bit
-		if bit == hasAsOf {
+		switch d.field {
+		case fAsOf:
 			in.AsOf, e = d.stringValue()
-		} else {
+		case fInvoices:
 			in.Invoices, e = d.invoices()
+		case fBaseCurrency:
+			in.BaseCurrency, e = d.stringValue()
+		case fRates:
+			in.Rates, e = list(d, fRates, MaxRates, 0, (*decoder).rate)
+		case fCustomers:
+			in.Customers, e = list(d, fCustomers, MaxInvoices, 0, (*decoder).contact)
 		}
 		if e != nil {
 			return nil, e
@@ -192,11 +188,10 @@ func (d *decoder) document(whole bool) (*Input, *Error) {
 			return nil, e
 		}
 	}
-	switch {
-	case seen&hasAsOf == 0:
-		return nil, &Error{Code: CodeMissingField, Field: "asOf", Message: "is required"}
-	case seen&hasInvoices == 0:
-		return nil, &Error{Code: CodeMissingField, Field: "invoices", Message: "is required"}
+	for _, f := range []int{fAsOf, fInvoices} {
+		if seen&(1<<(f-fAsOf)) == 0 {
+			return nil, &Error{Code: CodeMissingField, Field: fieldNames[f], Message: "is required"}
+		}
 	}
 	if !whole {
 		return in, nil
@@ -210,34 +205,40 @@ func (d *decoder) document(whole bool) (*Input, *Error) {
 
 // invoices decodes the invoices array; d.pos is at its value.
 func (d *decoder) invoices() ([]Invoice, *Error) {
+	// A compact invoice takes over 100 bytes; growing past this is rare.
+	return list(d, fInvoices, MaxInvoices, min(MaxInvoices, len(d.s)/100+1), (*decoder).invoice)
+}
+
+// list decodes the array of field f, of at most limit elements, each with
+// elem; d.pos is at its value. It makes room for hint elements at once.
+func list[T any](d *decoder, f, limit, hint int, elem func(*decoder, *T) *Error) ([]T, *Error) {
 	if d.pos >= len(d.s) || d.s[d.pos] != '[' {
 		return nil, d.mismatch("an array")
 	}
 	d.pos++
-	// A compact invoice takes over 100 bytes; growing past this is rare.
-	invs := make([]Invoice, 0, min(MaxInvoices, len(d.s)/100+1))
+	xs := make([]T, 0, hint)
 	d.skipWS()
 	if d.pos < len(d.s) && d.s[d.pos] == ']' {
 		d.pos++
-		return invs, nil
+		return xs, nil
 	}
 	for {
-		if len(invs) == MaxInvoices {
-			return nil, &Error{Code: CodeOutOfRange, Field: "invoices",
-				Message: "must hold " + strconv.Itoa(MinInvoices) + " to " + strconv.Itoa(MaxInvoices) + " invoices, has more"}
+		if len(xs) == limit {
+			return nil, d.tooMany(f)
 		}
-		d.inv, d.field = len(invs), noField
-		if len(invs) < cap(invs) {
-			// Room that make zeroed: no need to store a zero Invoice
+		d.list, d.elem, d.field = f, len(xs), noField
+		if len(xs) < cap(xs) {
+			// Room that make zeroed: no need to store a zero element
 			// over it, with write barriers.
-			invs = invs[:len(invs)+1]
+			xs = xs[:len(xs)+1]
 		} else {
-			invs = append(invs, Invoice{})
+			var zero T
+			xs = append(xs, zero)
 		}
-		if e := d.invoice(&invs[len(invs)-1]); e != nil {
+		if e := elem(d, &xs[len(xs)-1]); e != nil {
 			return nil, e
 		}
-		d.inv, d.field = -1, fInvoices
+		d.list, d.field = noField, f
 		d.skipWS()
 		if d.pos >= len(d.s) {
 			return nil, d.syntax("unexpected end of input")
@@ -248,11 +249,24 @@ func (d *decoder) invoices() ([]Invoice, *Error) {
 			d.skipWS()
 		case ']':
 			d.pos++
-			return invs, nil
+			return xs, nil
 		default:
 			return nil, d.syntax("expected ',' or ']'")
 		}
 	}
+}
+
+// tooMany is the error for an array of field f longer than its limit,
+// reported as its element past the limit begins.
+func (d *decoder) tooMany(f int) *Error {
+	msg := "must hold " + strconv.Itoa(MinInvoices) + " to " + strconv.Itoa(MaxInvoices) + " invoices, has more"
+	switch f {
+	case fRates:
+		msg = "must hold at most " + strconv.Itoa(MaxRates) + " rates, has more"
+	case fCustomers:
+		msg = "must hold at most " + strconv.Itoa(MaxInvoices) + " entries, has more"
+	}
+	return &Error{Code: CodeOutOfRange, Field: fieldNames[f], Message: msg}
 }
 
 // invoice decodes one invoice object; d.pos is at its value.
@@ -270,7 +284,7 @@ func (d *decoder) invoice(inv *Invoice) *Error {
 			if key, e = d.key(); e != nil {
 				return e
 			}
-			if f = invoiceField(key); f < 0 {
+			if f = fieldIn(key, 0, nInvoiceFields); f < 0 {
 				return d.unknown(key)
 			}
 		}
@@ -296,6 +310,14 @@ func (d *decoder) invoice(inv *Invoice) *Error {
 			inv.Status = Status(s)
 		case fDoNotContact:
 			inv.DoNotContact, e = d.boolean()
+		case fCurrency:
+			inv.Currency, e = d.stringValue()
+		case fDisputed:
+			inv.Disputed, e = d.boolean()
+		case fDisputeReason:
+			inv.DisputeReason, e = d.stringValue()
+		case fPromiseToPayDate:
+			inv.PromiseToPayDate, e = d.stringValue()
 		}
 		if e != nil {
 			return e
@@ -305,17 +327,110 @@ func (d *decoder) invoice(inv *Invoice) *Error {
 			return e
 		}
 	}
-	if seen != 1<<nInvoiceFields-1 {
-		for f := range nInvoiceFields {
-			if seen&(1<<f) == 0 {
-				return &Error{Code: CodeMissingField, Field: invoicePath(d.inv, fieldName(f)), Message: "is required"}
-			}
+	return d.required(seen, 0, nRequired)
+}
+
+// required reports the first field from first to end-1 that seen, a mask
+// of fields by their bit from first, lacks.
+func (d *decoder) required(seen, first, end int) *Error {
+	all := 1<<(end-first) - 1
+	if seen&all == all {
+		return nil
+	}
+	for f := first; f < end; f++ {
+		if seen&(1<<(f-first)) == 0 {
+			return &Error{Code: CodeMissingField, Field: d.elemPath() + "." + fieldNames[f], Message: "is required"}
 		}
 	}
 	return nil
 }
 
-// nextKey is a fast path for key and invoiceField in an invoice with the
+// rate decodes one element of rates; d.pos is at its value.
+func (d *decoder) rate(r *ExchangeRate) *Error {
+	seen, e := d.object(fRateCurrency, fContactCustomerID, func(f int) (e *Error) {
+		switch f {
+		case fRateCurrency:
+			r.Currency, e = d.stringValue()
+		case fRateRate:
+			r.Rate, e = d.decimal()
+		case fRateDate:
+			r.Date, e = d.stringValue()
+		}
+		return e
+	})
+	if e != nil {
+		return e
+	}
+	return d.required(seen, fRateCurrency, fContactCustomerID)
+}
+
+// contact decodes one element of customers; d.pos is at its value.
+func (d *decoder) contact(c *Contact) *Error {
+	seen, e := d.object(fContactCustomerID, nFields, func(f int) (e *Error) {
+		if f == fContactCustomerID {
+			c.CustomerID, e = d.stringValue()
+		} else {
+			c.LastContactedAt, e = d.stringValue()
+		}
+		return e
+	})
+	if e != nil {
+		return e
+	}
+	return d.required(seen, fContactCustomerID, nFields)
+}
+
+// object decodes an object whose keys are the fields from first to end-1,
+// each at most once, calling value for each with d.pos at its value. It
+// returns the mask of the fields seen, by their bit from first.
+func (d *decoder) object(first, end int, value func(f int) *Error) (int, *Error) {
+	if d.pos >= len(d.s) || d.s[d.pos] != '{' {
+		return 0, d.mismatch("an object")
+	}
+	d.pos++
+	seen := 0
+	for more := d.objectHasMembers(); more; {
+		key, e := d.key()
+		if e != nil {
+			return 0, e
+		}
+		f := fieldIn(key, first, end)
+		if f < 0 {
+			return 0, d.unknown(key)
+		}
+		d.field = f
+		if seen&(1<<(f-first)) != 0 {
+			return 0, d.syntax("repeated key")
+		}
+		seen |= 1 << (f - first)
+		if e := value(f); e != nil {
+			return 0, e
+		}
+		d.field = noField
+		if more, e = d.endMember(); e != nil {
+			return 0, e
+		}
+	}
+	return seen, nil
+}
+
+// decimal decodes a value that must be a JSON number, exactly (see
+// decimalOf).
+func (d *decoder) decimal() (Decimal, *Error) {
+	s, i := d.s, d.pos
+	if i >= len(s) || (s[i] != '-' && (s[i] < '0' || s[i] > '9')) {
+		return Decimal{}, d.mismatch("a number")
+	}
+	end, f := jsonscan.Number(s, i)
+	d.pos = end
+	if f != jsonscan.None {
+		return Decimal{}, d.syntax(f.String())
+	}
+	v, _ := decimalOf(s[i:end])
+	return v, nil
+}
+
+// nextKey is a fast path for key and fieldIn in an invoice with the
 // fields seen so far: when the member at d.pos has the first of the other
 // fields in declaration order as its plain key, directly followed by ':',
 // as encoders write it, it consumes what key would and returns that field.
@@ -492,14 +607,19 @@ func b2i(b bool) int {
 // path names the value being decoded, for errors.
 func (d *decoder) path() string {
 	switch {
-	case d.inv >= 0 && d.field == noField:
-		return "invoices[" + strconv.Itoa(d.inv) + "]"
-	case d.inv >= 0:
-		return invoicePath(d.inv, fieldName(d.field))
+	case d.list != noField && d.field == noField:
+		return d.elemPath()
+	case d.list != noField:
+		return d.elemPath() + "." + fieldNames[d.field]
 	case d.field == noField:
 		return ""
 	}
-	return fieldName(d.field)
+	return fieldNames[d.field]
+}
+
+// elemPath names the element being decoded, such as "rates[2]".
+func (d *decoder) elemPath() string {
+	return fieldNames[d.list] + "[" + strconv.Itoa(d.elem) + "]"
 }
 
 func (d *decoder) syntax(msg string) *Error {

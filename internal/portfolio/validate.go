@@ -1,8 +1,10 @@
 package portfolio
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -21,8 +23,12 @@ const (
 	MaxAmountCents = 1_000_000_000_000
 
 	// MinInvoices and MaxInvoices bound the number of invoices per call.
+	// MaxInvoices also bounds the customers entries.
 	MinInvoices = 1
 	MaxInvoices = 500
+
+	// MaxRates bounds the rates.
+	MaxRates = 200
 
 	// MaxTextLen bounds id, customerId and customerName, in characters
 	// (runes), not bytes. A company's legal name (razão social) runs to 150
@@ -31,10 +37,14 @@ const (
 )
 
 // Validate checks the semantic rules of an Input: dates, ranges, enums,
-// text rules and unique invoice ids. It returns nil
-// or an [*Error] for the first violation, in this order: asOf, the invoice
-// count, each invoice by index with its fields in declaration order, then
-// the cross-invoice rules by index.
+// currencies, text rules, unique invoice ids, rates and customers entries.
+// It returns nil or an [*Error] for the first violation, in this order:
+// asOf, the invoice count, each invoice by index with its fields in
+// declaration order, duplicate invoice ids, baseCurrency, the rates (their
+// count, each by index with its fields in order, then duplicate
+// currencies), the customers entries (likewise), and last each invoice by
+// index whose currency needs a rate: missing_rate, then its amount once
+// converted.
 //
 // [Parse] calls Validate; call it yourself on an Input built in Go before
 // passing it to [Analyze].
@@ -54,13 +64,34 @@ func validate(in *Input) *Error {
 		return &Error{Code: CodeOutOfRange, Field: "invoices",
 			Message: "must hold " + strconv.Itoa(MinInvoices) + " to " + strconv.Itoa(MaxInvoices) + " invoices, has " + strconv.Itoa(n)}
 	}
+	foreign := false // some invoice names a currency
 	for i := range in.Invoices {
 		if e := checkInvoice(&in.Invoices[i], i); e != nil {
 			return e
 		}
+		foreign = foreign || in.Invoices[i].Currency != ""
 	}
-	return checkUniqueIDs(in.Invoices)
+	if e := checkUniqueIDs(in.Invoices); e != nil {
+		return e
+	}
+	if in.BaseCurrency == "" && len(in.Rates) == 0 && len(in.Customers) == 0 && !foreign {
+		return nil // reference-shaped
+	}
+	base := currencyOf(codeOrBase(in.BaseCurrency))
+	if base == nil {
+		return &Error{Code: CodeInvalidValue, Field: "baseCurrency", Message: msgCurrency}
+	}
+	if e := checkRates(in.Rates, base); e != nil {
+		return e
+	}
+	if e := checkCustomers(in.Customers); e != nil {
+		return e
+	}
+	return checkConversions(in, base)
 }
+
+// msgCurrency is the message for a code that is not in the currency table.
+const msgCurrency = "must be an active ISO 4217 currency code in upper case, such as BRL or USD"
 
 func checkInvoice(inv *Invoice, i int) *Error {
 	if e := checkText(inv.ID, i, "id"); e != nil {
@@ -85,6 +116,22 @@ func checkInvoice(inv *Invoice, i int) *Error {
 		return &Error{Code: CodeInvalidValue, Field: invoicePath(i, "status"),
 			Message: `must be one of "open", "paid", "void"`}
 	}
+	if inv.Currency != "" && currencyOf(inv.Currency) == nil {
+		return &Error{Code: CodeInvalidValue, Field: invoicePath(i, "currency"), Message: msgCurrency}
+	}
+	if inv.DisputeReason != "" {
+		if !inv.Disputed {
+			return &Error{Code: CodeInvalidValue, Field: invoicePath(i, "disputeReason"), Message: "is allowed only with disputed: true"}
+		}
+		if e := checkText(inv.DisputeReason, i, "disputeReason"); e != nil {
+			return e
+		}
+	}
+	if inv.PromiseToPayDate != "" {
+		if e := checkDate(inv.PromiseToPayDate, "promiseToPayDate", i); e != nil {
+			return e
+		}
+	}
 	return nil
 }
 
@@ -92,15 +139,154 @@ func checkInvoice(inv *Invoice, i int) *Error {
 // earlier id. One customerId under several names is not an error: Analyze
 // takes the reference's name and reports the customer in its warnings.
 func checkUniqueIDs(invs []Invoice) *Error {
-	ids := newStringIndex(len(invs), len(invs))
-	idOf := func(k int32) string { return invs[k].ID } // ids are numbered as invoices are
-	for i := range invs {
-		if _, added := ids.number(invs[i].ID, idOf); !added {
-			return &Error{Code: CodeDuplicateInvoiceID, Field: invoicePath(i, "id"),
-				Message: "repeats the id of an earlier invoice"}
+	if i := firstRepeat(len(invs), func(i int) string { return invs[i].ID }); i >= 0 {
+		return &Error{Code: CodeDuplicateInvoiceID, Field: invoicePath(i, "id"),
+			Message: "repeats the id of an earlier invoice"}
+	}
+	return nil
+}
+
+// firstRepeat returns the first index i below n whose key(i) is the key of
+// an earlier one, or -1.
+func firstRepeat(n int, key func(i int) string) int {
+	ids := newStringIndex(n, n)
+	idOf := func(k int32) string { return key(int(k)) } // keys are numbered as indexes are, up to the first repeat
+	for i := range n {
+		if _, added := ids.number(key(i), idOf); !added {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkRates checks the rates: each one's fields, then that no currency
+// comes twice.
+func checkRates(rates []ExchangeRate, base *currencyInfo) *Error {
+	if len(rates) > MaxRates {
+		return &Error{Code: CodeOutOfRange, Field: "rates",
+			Message: "must hold at most " + strconv.Itoa(MaxRates) + " rates, has " + strconv.Itoa(len(rates))}
+	}
+	for i := range rates {
+		r := &rates[i]
+		field := func(name string) string { return listPath("rates", i, name) }
+		switch {
+		case currencyOf(r.Currency) == nil:
+			return &Error{Code: CodeInvalidValue, Field: field("currency"), Message: msgCurrency}
+		case r.Currency == base.code:
+			return &Error{Code: CodeInvalidValue, Field: field("currency"),
+				Message: "must not be the base currency " + base.code + ": a rate converts another currency to it"}
+		}
+		if code, msg := rateProblem(r.Rate); code != "" {
+			return &Error{Code: code, Field: field("rate"), Message: msg}
+		}
+		if !goodDate(r.Date) {
+			code, msg := dateProblem(r.Date)
+			return &Error{Code: code, Field: field("date"), Message: msg}
+		}
+	}
+	if i := firstRepeat(len(rates), func(i int) string { return rates[i].Currency }); i >= 0 {
+		return &Error{Code: CodeDuplicateEntry, Field: listPath("rates", i, "currency"), Message: "repeats the currency of an earlier rate"}
+	}
+	return nil
+}
+
+// checkCustomers checks the customers entries: each one's fields, then
+// that no customerId comes twice.
+func checkCustomers(cs []Contact) *Error {
+	if len(cs) > MaxInvoices {
+		return &Error{Code: CodeOutOfRange, Field: "customers",
+			Message: "must hold at most " + strconv.Itoa(MaxInvoices) + " entries, has " + strconv.Itoa(len(cs))}
+	}
+	for i := range cs {
+		if msg := TextProblem(cs[i].CustomerID); msg != "" {
+			return &Error{Code: CodeInvalidText, Field: listPath("customers", i, "customerId"), Message: msg}
+		}
+		if _, code, msg := contactTime(cs[i].LastContactedAt); code != "" {
+			return &Error{Code: code, Field: listPath("customers", i, "lastContactedAt"), Message: msg}
+		}
+	}
+	if i := firstRepeat(len(cs), func(i int) string { return cs[i].CustomerID }); i >= 0 {
+		return &Error{Code: CodeDuplicateEntry, Field: listPath("customers", i, "customerId"), Message: "repeats the customerId of an earlier entry"}
+	}
+	return nil
+}
+
+// checkConversions finds the first invoice, by index, in a currency with no
+// rate to base, or whose amount converted is out of range.
+func checkConversions(in *Input, base *currencyInfo) *Error {
+	var rates rateIndex
+	for i := range in.Invoices {
+		inv := &in.Invoices[i]
+		code := codeOrBase(inv.Currency)
+		if code == base.code {
+			continue
+		}
+		if rates.rates == nil {
+			rates = newRateIndex(in.Rates)
+		}
+		r := rates.find(code)
+		if r < 0 {
+			return &Error{Code: CodeMissingRate, Field: invoicePath(i, "currency"),
+				Message: `"` + code + `" has no rate to ` + base.code + " in rates"}
+		}
+		if _, ok := convert(inv.AmountCents, currencyOf(code).exp, in.Rates[r].Rate, base.exp); !ok {
+			return &Error{Code: CodeOutOfRange, Field: invoicePath(i, "amountCents"),
+				Message: "converted to " + base.code + " at the rate of " + code + ", must be from 1 to " +
+					strconv.FormatInt(MaxAmountCents, 10) + " minor units"}
 		}
 	}
 	return nil
+}
+
+// contactTime reads a lastContactedAt: an RFC 3339 date-time with an
+// offset, or a date, read as its start in UTC. It returns the code and
+// message Validate answers when s is neither or is outside MinDate to
+// MaxDate (in UTC); they never quote s.
+func contactTime(s string) (time.Time, Code, string) {
+	if len(s) == len("2006-01-02") {
+		if code, msg := dateProblem(s); code != "" {
+			return time.Time{}, code, msg
+		}
+		y, m, d := civil(s)
+		return time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC), "", ""
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		if len(s) > 10 && dateShape(s[:10]) && !realDate(s[:10]) {
+			return time.Time{}, CodeInvalidDate, "is not a calendar date"
+		}
+		return time.Time{}, CodeInvalidFormat, "must be an RFC 3339 date-time with an offset (2026-11-28T14:30:00-03:00) or a date (YYYY-MM-DD)"
+	}
+	t = t.UTC()
+	if day := t.Format(time.DateOnly); day < MinDate || day > MaxDate {
+		return time.Time{}, CodeOutOfRange, "must be from " + MinDate + " to " + MaxDate
+	}
+	return t, "", ""
+}
+
+// rateIndex finds a rate by currency: the rates' indexes in order of
+// currency code, for a binary search.
+type rateIndex struct {
+	rates []ExchangeRate
+	order []int32
+}
+
+func newRateIndex(rates []ExchangeRate) rateIndex {
+	order := make([]int32, len(rates))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(rates[a].Currency, rates[b].Currency) })
+	return rateIndex{rates: rates, order: order}
+}
+
+// find returns the index of the first rate in code, or -1.
+func (x *rateIndex) find(code string) int {
+	i, ok := slices.BinarySearchFunc(x.order, code, func(k int32, code string) int { return strings.Compare(x.rates[k].Currency, code) })
+	if !ok {
+		return -1
+	}
+	return int(x.order[i])
 }
 
 // DateProblem returns why s is not acceptable as a date, or "" when it is:
@@ -113,7 +299,8 @@ func DateProblem(s string) string {
 	return msg
 }
 
-// checkDate validates a date field; i < 0 means the top-level asOf.
+// checkDate validates a date field of invoice i; i < 0 means the
+// top-level asOf.
 func checkDate(s, name string, i int) *Error {
 	if goodDate(s) {
 		return nil
@@ -378,5 +565,10 @@ func tooLong() string {
 }
 
 func invoicePath(i int, name string) string {
-	return "invoices[" + strconv.Itoa(i) + "]." + name
+	return listPath("invoices", i, name)
+}
+
+// listPath is the path of field name of element i of the list.
+func listPath(list string, i int, name string) string {
+	return list + "[" + strconv.Itoa(i) + "]." + name
 }
