@@ -584,8 +584,8 @@ func (q *queue) before(a, b int32) bool {
 	if ca.days != cb.days {
 		return ca.days > cb.days
 	}
-	if ca.open != cb.open {
-		return ca.open > cb.open
+	if ca.queue != cb.queue {
+		return ca.queue > cb.queue
 	}
 	return q.invs[ca.first].CustomerID < q.invs[cb.first].CustomerID
 }

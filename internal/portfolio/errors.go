@@ -18,7 +18,9 @@ const (
 	// CodeInvalidType: a value has the wrong JSON type (null included), or
 	// amountCents is a number that is not an exact integer.
 	CodeInvalidType Code = "invalid_type"
-	// CodeInvalidFormat: a date does not match ^\d{4}-\d{2}-\d{2}$.
+	// CodeInvalidFormat: a date does not match ^\d{4}-\d{2}-\d{2}$, or a
+	// lastContactedAt is neither an RFC 3339 date-time with an offset nor
+	// such a date.
 	CodeInvalidFormat Code = "invalid_format"
 	// CodeInvalidDate: a date has the right form but is not a calendar
 	// date, such as 2025-02-30.
@@ -34,7 +36,8 @@ const (
 	// rate has more than MaxRateScale decimal places or MaxRateSignifics
 	// significant digits; disputeReason comes without disputed: true.
 	CodeInvalidValue Code = "invalid_value"
-	// CodeInvalidText: an id or name is empty, blank (no visible
+	// CodeInvalidText: an id, name, disputeReason or customers entry's
+	// customerId is empty, blank (no visible
 	// character: VisibleInText), longer than MaxTextLen characters, not
 	// valid UTF-8, or contains a character of RefusedInText: a control
 	// character (Unicode Cc), or one that is invisible or changes how its

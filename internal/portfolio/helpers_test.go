@@ -67,3 +67,84 @@ func referenceView(a Analysis) Analysis {
 	}
 	return v
 }
+
+// extendedCurrencies are the currencies genExtended uses: the base ones
+// and exponents 0, 2, 3 and 4.
+var extendedCurrencies = []string{"BRL", "USD", "EUR", "JPY", "GBP", "KWD", "CLF", "CHF"}
+
+// genExtended builds a valid portfolio of k invoices deterministically from
+// seed, the sibling of genInvoices with issue 15's fields: a base currency
+// (BRL most often), invoices in several currencies with a rate for each,
+// disputes (some with a reason), promises to pay before, on and after
+// asOf, and customers entries with last contacts as dates or RFC 3339
+// times in several offsets, some naming no customer of the invoices.
+func genExtended(k int, seed uint64, asOf time.Time) *Input {
+	r := rand.New(rand.NewPCG(seed, seed^0x51ed270b27a5c2a9))
+	day := func(d int) string { return asOf.AddDate(0, 0, d).Format(time.DateOnly) }
+	in := &Input{AsOf: asOf.Format(time.DateOnly), Invoices: genInvoices(k, seed, asOf)}
+	if r.IntN(3) > 0 {
+		in.BaseCurrency = []string{"", "BRL", "USD", "EUR", "JPY"}[r.IntN(5)]
+	}
+	base := codeOrBase(in.BaseCurrency)
+	// Rates, with scales from 0 to 12, for the currencies other than
+	// the base one; about one in three invoices is in one of them.
+	rateOf := map[string]Decimal{}
+	for _, c := range extendedCurrencies {
+		if c == base {
+			continue
+		}
+		d := Decimal{Coef: uint64(1 + r.IntN(9_999_999)), Scale: uint8(r.IntN(8))}
+		if r.IntN(8) == 0 {
+			d = Decimal{Coef: uint64(1 + r.Int64N(999_999_999_999)), Scale: 12}
+		}
+		rateOf[c] = d
+		in.Rates = append(in.Rates, ExchangeRate{Currency: c, Rate: d, Date: day(-r.IntN(5))})
+	}
+	r.Shuffle(len(in.Rates), func(i, j int) { in.Rates[i], in.Rates[j] = in.Rates[j], in.Rates[i] })
+	for i := range in.Invoices {
+		x := &in.Invoices[i]
+		if r.IntN(3) == 0 {
+			x.Currency = extendedCurrencies[r.IntN(len(extendedCurrencies))]
+			if x.Currency == "BRL" && r.IntN(2) == 0 {
+				x.Currency = ""
+			}
+		}
+		if c := codeOrBase(x.Currency); c != base {
+			// Keep the converted amount from 1 to MaxAmountCents.
+			for _, ok := convert(x.AmountCents, currencyOf(c).exp, rateOf[c], currencyOf(base).exp); !ok; _, ok = convert(x.AmountCents, currencyOf(c).exp, rateOf[c], currencyOf(base).exp) {
+				if x.AmountCents < MaxAmountCents/1000 {
+					x.AmountCents *= 1000
+				} else {
+					x.Currency = in.BaseCurrency
+					break
+				}
+			}
+		}
+		if x.Status == StatusOpen && r.IntN(8) == 0 {
+			x.Disputed = true
+			if r.IntN(2) == 0 {
+				x.DisputeReason = []string{"mercadoria avariada", "cobrança em duplicidade", "Fábio <diz> \"já pagou\""}[r.IntN(3)]
+			}
+		}
+		if r.IntN(6) == 0 {
+			x.PromiseToPayDate = day([]int{-40, -3, -1, 0, 1, 7}[r.IntN(6)])
+		}
+	}
+	ids := map[string]bool{}
+	for _, x := range in.Invoices {
+		if !ids[x.CustomerID] && r.IntN(2) == 0 {
+			last := asOf.Add(-time.Duration(r.IntN(10*24*60)) * time.Minute)
+			s := last.Format(time.DateOnly)
+			switch r.IntN(3) {
+			case 1:
+				s = last.In(time.FixedZone("", -3*3600)).Format(time.RFC3339)
+			case 2:
+				s = last.In(time.FixedZone("", 5*3600+1800)).Format(time.RFC3339Nano)
+			}
+			in.Customers = append(in.Customers, Contact{CustomerID: x.CustomerID, LastContactedAt: s})
+		}
+		ids[x.CustomerID] = true
+	}
+	in.Customers = append(in.Customers, Contact{CustomerID: "nobody-" + fmt.Sprint(seed), LastContactedAt: in.AsOf})
+	return in
+}

@@ -21,9 +21,13 @@ import (
 //   - keys match exactly (encoding/json folds case);
 //   - a repeated key in one object is invalid_json, with the Field of the
 //     repeated member (encoding/json keeps the last);
-//   - unknown keys are unknown_field; each of the 2 top-level and 7 invoice
-//     fields is required (missing_field), and null is never accepted
-//     (invalid_type);
+//   - unknown keys are unknown_field; asOf, invoices, the reference's 7
+//     invoice fields and every field of a rate and of a customers entry
+//     are required (missing_field); null is never accepted (invalid_type),
+//     not even for an optional field; an optional string given as "" is
+//     the same as none, as it is to encoding/json and Validate;
+//   - a rate is read exactly from its JSON text, in any number form
+//     (5.17, 517e-2), never through float64 (see [Decimal]);
 //   - amountCents may be written in any JSON number form whose value is an
 //     exact integer (100, 100.0, 1e2), as with JSON Schema's "integer";
 //     1.5 is invalid_type;
@@ -33,14 +37,13 @@ import (
 //
 // Which error: a syntax or structure error (invalid_json, unknown_field,
 // missing_field, invalid_type) is reported at the first place it occurs in
-// the bytes, and decoding stops there. So does out_of_range for the invoice
-// count, checked as the element past MaxInvoices begins, so an oversized
-// payload costs bounded work. A document that decodes is then checked by
-// Validate, whose order is fixed (asOf, the count, each invoice by index
-// with fields in declaration order, then duplicate ids);
-// that is document order whenever keys appear in declaration order. Values
-// of unknown keys are never descended into and the shape has three levels,
-// so nesting is bounded without a depth counter.
+// the bytes, and decoding stops there. So does out_of_range for the invoice,
+// rate and customers counts, checked as the element past the limit begins,
+// so an oversized payload costs bounded work. A document that decodes is then checked by
+// Validate, whose order is fixed (see [Validate]); that is document order
+// whenever keys appear in declaration order. Values of unknown keys are
+// never descended into and the shape has three levels, so nesting is
+// bounded without a depth counter.
 //
 // The strings of the result never alias data: they are substrings of one
 // private copy of it, or fresh strings where escapes were decoded. The
@@ -176,9 +179,9 @@ func (d *decoder) document(whole bool) (*Input, *Error) {
 		case fBaseCurrency:
 			in.BaseCurrency, e = d.stringValue()
 		case fRates:
-			in.Rates, e = list(d, fRates, MaxRates, 0, (*decoder).rate)
+			in.Rates, e = list[ExchangeRate](d, fRates, MaxRates, 0)
 		case fCustomers:
-			in.Customers, e = list(d, fCustomers, MaxInvoices, 0, (*decoder).contact)
+			in.Customers, e = list[Contact](d, fCustomers, MaxInvoices, 0)
 		}
 		if e != nil {
 			return nil, e
@@ -206,12 +209,12 @@ func (d *decoder) document(whole bool) (*Input, *Error) {
 // invoices decodes the invoices array; d.pos is at its value.
 func (d *decoder) invoices() ([]Invoice, *Error) {
 	// A compact invoice takes over 100 bytes; growing past this is rare.
-	return list(d, fInvoices, MaxInvoices, min(MaxInvoices, len(d.s)/100+1), (*decoder).invoice)
+	return list[Invoice](d, fInvoices, MaxInvoices, min(MaxInvoices, len(d.s)/100+1))
 }
 
-// list decodes the array of field f, of at most limit elements, each with
-// elem; d.pos is at its value. It makes room for hint elements at once.
-func list[T any](d *decoder, f, limit, hint int, elem func(*decoder, *T) *Error) ([]T, *Error) {
+// list decodes the array of field f, of at most limit elements; d.pos is at
+// its value. It makes room for hint elements at once.
+func list[T Invoice | ExchangeRate | Contact](d *decoder, f, limit, hint int) ([]T, *Error) {
 	if d.pos >= len(d.s) || d.s[d.pos] != '[' {
 		return nil, d.mismatch("an array")
 	}
@@ -235,7 +238,17 @@ func list[T any](d *decoder, f, limit, hint int, elem func(*decoder, *T) *Error)
 			var zero T
 			xs = append(xs, zero)
 		}
-		if e := elem(d, &xs[len(xs)-1]); e != nil {
+		// Direct calls, where a func value would make d escape.
+		var e *Error
+		switch x := any(&xs[len(xs)-1]).(type) {
+		case *Invoice:
+			e = d.invoice(x)
+		case *ExchangeRate:
+			e = d.rate(x)
+		case *Contact:
+			e = d.contact(x)
+		}
+		if e != nil {
 			return nil, e
 		}
 		d.list, d.field = noField, f
