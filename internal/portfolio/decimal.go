@@ -75,7 +75,8 @@ func decimalOf(s string) (d Decimal, ok bool) {
 	switch {
 	case nz == 0 || neg:
 		return Decimal{}, true
-	case int64(nz)+exp > 10: // at least 10^10
+	case int64(nz)+exp > 10 || int64(nz)+exp == 10 && (nz > 1 || digits[0] != '1'):
+		// At least 10^10, or from 10^9 to 10^10 but not 10^9 itself.
 		return Decimal{Coef: math.MaxUint64}, true
 	case nz > MaxRateSignifics || exp < -MaxRateScale:
 		return Decimal{Coef: 1, Scale: math.MaxUint8}, true

@@ -60,7 +60,10 @@ func docOf(edit func(in *Input)) string {
 var overlong = strings.Repeat("é", MaxTextLen) + "x"
 
 // rejectCases has a case for every rejection. It is also fuzz seed corpus.
-var rejectCases = []struct {
+var rejectCases = append(rejectCasesReference, rejectCasesExtended...)
+
+// rejectCasesReference are the rejections of the reference's fields.
+var rejectCasesReference = []struct {
 	name  string
 	doc   string
 	code  Code
@@ -310,7 +313,10 @@ var razaoSocial150 = func() string {
 }()
 
 // acceptCases are valid documents, with the Input each must decode to.
-var acceptCases = []struct {
+var acceptCases = append(acceptCasesReference, acceptCasesExtended...)
+
+// acceptCasesReference are those with the reference's fields only.
+var acceptCasesReference = []struct {
 	name string
 	doc  string
 	want func(in *Input) // edits the Input of rawDoc(1, nil)
