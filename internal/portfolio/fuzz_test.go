@@ -2,6 +2,7 @@ package portfolio
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	bojanz "github.com/bojanz/currency"
 	gocmp "github.com/google/go-cmp/cmp"
 )
 
@@ -24,7 +26,8 @@ import (
 // an independent and deliberately slow restatement of every rule (the text
 // rules included: refused characters, blank text, lengths), and Analyze
 // must then agree with the literal reference port, its name choice and
-// warnings included. Conversely, a document recheck accepts must be
+// warnings included, on reference-shaped documents, and AnalyzeWith with
+// naiveAnalyze on every document. Conversely, a document recheck accepts must be
 // accepted by Parse.
 func FuzzValidate(f *testing.F) {
 	for _, tt := range rejectCases {
@@ -40,6 +43,12 @@ func FuzzValidate(f *testing.F) {
 	// Customers under several names; one blank-looking name beside them.
 	f.Add([]byte(rawDoc(7, at(3, `"Cliente 0"`, `"CLIENTE  0"`))))
 	f.Add([]byte(rawDoc(5, at(4, `"Cliente 1"`, `"\u00a0Cliente 1\u00ad"`))))
+	// An extended portfolio: currencies, disputes, promises, contacts.
+	ext, err := json.Marshal(genExtended(6, 1, time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(ext)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in, err := Parse(data)
 		checkPrefix(t, data, in, err)
@@ -63,10 +72,26 @@ func FuzzValidate(f *testing.F) {
 		if diff := gocmp.Diff(want, in); diff != "" {
 			t.Fatalf("Parse(%q) mismatch with recheck (-want +got):\n%s", data, diff)
 		}
-		if diff := gocmp.Diff(refResult(in), referenceView(Analyze(in))); diff != "" {
-			t.Fatalf("Analyze(Parse(%q)) mismatch with reference (-want +got):\n%s", data, diff)
+		if referenceShaped(in) {
+			if diff := gocmp.Diff(refResult(in), referenceView(Analyze(in))); diff != "" {
+				t.Fatalf("Analyze(Parse(%q)) mismatch with reference (-want +got):\n%s", data, diff)
+			}
+		}
+		o := Options{ContactPacing: 36 * time.Hour}
+		if diff := gocmp.Diff(naiveAnalyze(in, o), AnalyzeWith(in, o)); diff != "" {
+			t.Fatalf("AnalyzeWith(Parse(%q)) mismatch with naiveAnalyze (-want +got):\n%s", data, diff)
 		}
 	})
+}
+
+// referenceShaped reports whether in uses none of issue 15's fields.
+func referenceShaped(in *Input) bool {
+	for _, x := range in.Invoices {
+		if x.Currency != "" || x.Disputed || x.DisputeReason != "" || x.PromiseToPayDate != "" {
+			return false
+		}
+	}
+	return in.BaseCurrency == "" && len(in.Rates) == 0 && len(in.Customers) == 0
 }
 
 // checkPrefix holds ParsePrefix to Parse: followed by the rest of a JSON-RPC
@@ -109,17 +134,33 @@ func recheck(data []byte) (*Input, string) {
 		return nil, why
 	}
 	type refInvoice struct {
-		ID           *string          `json:"id"`
-		CustomerID   *string          `json:"customerId"`
-		CustomerName *string          `json:"customerName"`
-		DueDate      *string          `json:"dueDate"`
-		AmountCents  *json.RawMessage `json:"amountCents"`
-		Status       *string          `json:"status"`
-		DoNotContact *bool            `json:"doNotContact"`
+		ID               *string          `json:"id"`
+		CustomerID       *string          `json:"customerId"`
+		CustomerName     *string          `json:"customerName"`
+		DueDate          *string          `json:"dueDate"`
+		AmountCents      *json.RawMessage `json:"amountCents"`
+		Status           *string          `json:"status"`
+		DoNotContact     *bool            `json:"doNotContact"`
+		Currency         string           `json:"currency"`
+		Disputed         bool             `json:"disputed"`
+		DisputeReason    string           `json:"disputeReason"`
+		PromiseToPayDate string           `json:"promiseToPayDate"`
+	}
+	type refRate struct {
+		Currency *string          `json:"currency"`
+		Rate     *json.RawMessage `json:"rate"`
+		Date     *string          `json:"date"`
+	}
+	type refContact struct {
+		CustomerID      *string `json:"customerId"`
+		LastContactedAt *string `json:"lastContactedAt"`
 	}
 	var doc struct {
-		AsOf     *string        `json:"asOf"`
-		Invoices *[]*refInvoice `json:"invoices"`
+		AsOf         *string        `json:"asOf"`
+		Invoices     *[]*refInvoice `json:"invoices"`
+		BaseCurrency string         `json:"baseCurrency"`
+		Rates        []*refRate     `json:"rates"`
+		Customers    []*refContact  `json:"customers"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -171,10 +212,124 @@ func recheck(data []byte) (*Input, string) {
 			return nil, "duplicate id"
 		}
 		ids[*x.ID] = true
+		if x.Currency != "" && !bojanz.IsValid(x.Currency) {
+			return nil, "bad currency"
+		}
+		if x.DisputeReason != "" && !x.Disputed {
+			return nil, "disputeReason without disputed"
+		}
+		if why := refText(x.DisputeReason); x.DisputeReason != "" && why != "" {
+			return nil, why
+		}
+		if x.PromiseToPayDate != "" && !refDate(x.PromiseToPayDate) {
+			return nil, "bad promiseToPayDate"
+		}
 		in.Invoices = append(in.Invoices, Invoice{ID: *x.ID, CustomerID: *x.CustomerID, CustomerName: *x.CustomerName,
-			DueDate: *x.DueDate, AmountCents: amount, Status: Status(*x.Status), DoNotContact: *x.DoNotContact})
+			DueDate: *x.DueDate, AmountCents: amount, Status: Status(*x.Status), DoNotContact: *x.DoNotContact,
+			Currency: x.Currency, Disputed: x.Disputed, DisputeReason: x.DisputeReason, PromiseToPayDate: x.PromiseToPayDate})
+	}
+	in.BaseCurrency = doc.BaseCurrency
+	base := cmp.Or(doc.BaseCurrency, "BRL")
+	if !bojanz.IsValid(base) {
+		return nil, "bad baseCurrency"
+	}
+	if doc.Rates != nil {
+		in.Rates = []ExchangeRate{}
+	}
+	if len(doc.Rates) > 200 {
+		return nil, "too many rates"
+	}
+	rates := map[string]Decimal{}
+	for _, r := range doc.Rates {
+		if r == nil || r.Currency == nil || r.Rate == nil || r.Date == nil {
+			return nil, "missing or null rate field"
+		}
+		if !bojanz.IsValid(*r.Currency) || *r.Currency == base {
+			return nil, "bad rate currency"
+		}
+		d, why := refRateValue(string(*r.Rate))
+		if why != "" {
+			return nil, why
+		}
+		if !refDate(*r.Date) {
+			return nil, "bad rate date"
+		}
+		if _, ok := rates[*r.Currency]; ok {
+			return nil, "two rates for a currency"
+		}
+		rates[*r.Currency] = d
+		in.Rates = append(in.Rates, ExchangeRate{Currency: *r.Currency, Rate: d, Date: *r.Date})
+	}
+	if doc.Customers != nil {
+		in.Customers = []Contact{}
+	}
+	if len(doc.Customers) > 500 {
+		return nil, "too many customers"
+	}
+	seen := map[string]bool{}
+	for _, c := range doc.Customers {
+		if c == nil || c.CustomerID == nil || c.LastContactedAt == nil {
+			return nil, "missing or null customers field"
+		}
+		if strings.ContainsRune(*c.CustomerID, utf8.RuneError) && surrogateEscape.Match(data) {
+			return nil, unsure
+		}
+		if why := refText(*c.CustomerID); why != "" {
+			return nil, why
+		}
+		if !refDate(*c.LastContactedAt) {
+			t, err := time.Parse(time.RFC3339, *c.LastContactedAt)
+			if err != nil || t.UTC().Year() < 2000 || t.UTC().Year() > 2099 {
+				return nil, "bad lastContactedAt"
+			}
+		}
+		if seen[*c.CustomerID] {
+			return nil, "two customers entries for a customer"
+		}
+		seen[*c.CustomerID] = true
+		in.Customers = append(in.Customers, Contact{CustomerID: *c.CustomerID, LastContactedAt: *c.LastContactedAt})
+	}
+	for _, x := range in.Invoices {
+		code := cmp.Or(x.Currency, "BRL")
+		if code == base {
+			continue
+		}
+		d, ok := rates[code]
+		if !ok {
+			return nil, "missing rate"
+		}
+		if v := naiveConvert(x.AmountCents, code, d, base); v < 1 || v > 1_000_000_000_000 {
+			return nil, "converted amount out of range"
+		}
 	}
 	return in, ""
+}
+
+// refRateValue reads a rate, a JSON number: greater than 0, at most 1e9, at most
+// 12 decimal places and 18 significant digits once written without
+// trailing zeros.
+func refRateValue(raw string) (Decimal, string) {
+	m := numberRE.FindStringSubmatch(raw)
+	if m == nil {
+		return Decimal{}, "rate is not a number"
+	}
+	if exp, err := strconv.Atoi(m[3]); m[3] != "" && (err != nil || exp > 1000 || exp < -1000) {
+		return Decimal{}, "rate far out of range"
+	}
+	r, ok := new(big.Rat).SetString(raw)
+	if !ok || r.Sign() <= 0 || r.Cmp(big.NewRat(1_000_000_000, 1)) > 0 {
+		return Decimal{}, "rate out of range"
+	}
+	for scale := 0; scale <= 12; scale++ {
+		v := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)))
+		if v.IsInt() {
+			if len(v.Num().String()) > 18 {
+				return Decimal{}, "rate has too many digits"
+			}
+			return Decimal{Coef: v.Num().Uint64(), Scale: uint8(scale)}, ""
+		}
+	}
+	return Decimal{}, "rate has too many decimal places"
 }
 
 const unsure = "unsure"
@@ -275,10 +430,16 @@ func checkKeys(data []byte) string {
 		wantKey bool
 		key     string // the key whose value comes next
 	}
+	// The keys of each kind of object; the required ones first, as many
+	// as required says.
 	fields := map[string][]string{
-		"doc":     {"asOf", "invoices"},
-		"invoice": {"id", "customerId", "customerName", "dueDate", "amountCents", "status", "doNotContact"},
+		"doc": {"asOf", "invoices", "baseCurrency", "rates", "customers"},
+		"invoice": {"id", "customerId", "customerName", "dueDate", "amountCents", "status", "doNotContact",
+			"currency", "disputed", "disputeReason", "promiseToPayDate"},
+		"rate":     {"currency", "rate", "date"},
+		"customer": {"customerId", "lastContactedAt"},
 	}
+	required := map[string]int{"doc": 2, "invoice": 7, "rate": 3, "customer": 2}
 	var stack []*frame
 	dec := json.NewDecoder(bytes.NewReader(data))
 	for {
@@ -291,8 +452,12 @@ func checkKeys(data []byte) string {
 			top = stack[len(stack)-1]
 		}
 		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			if want, ok := fields[top.kind]; ok && top.object && len(top.keys) != len(want) {
-				return "missing " + top.kind + " field"
+			if _, ok := fields[top.kind]; ok && top.object {
+				for _, k := range fields[top.kind][:required[top.kind]] {
+					if !top.keys[k] {
+						return "missing " + top.kind + " field"
+					}
+				}
 			}
 			stack = stack[:len(stack)-1]
 			if len(stack) > 0 && stack[len(stack)-1].object {
@@ -320,12 +485,46 @@ func checkKeys(data []byte) string {
 				kind = "invoices"
 			case top != nil && top.kind == "invoices" && d == '{':
 				kind = "invoice"
+			case top != nil && top.kind == "doc" && top.key == "rates" && d == '[':
+				kind = "rates"
+			case top != nil && top.kind == "rates" && d == '{':
+				kind = "rate"
+			case top != nil && top.kind == "doc" && top.key == "customers" && d == '[':
+				kind = "customers"
+			case top != nil && top.kind == "customers" && d == '{':
+				kind = "customer"
 			}
 			stack = append(stack, &frame{kind: kind, object: d == '{', keys: map[string]bool{}, wantKey: d == '{'})
 			continue
 		}
 		if top != nil && top.object {
+			if _, ok := fields[top.kind]; ok && tok == nil {
+				return "null value of " + top.key
+			}
 			top.wantKey = true
 		}
 	}
+}
+
+// FuzzDecimal holds decimalOf to refRateValue, big.Rat's reading of the
+// rules for a rate: on every JSON number, both accept or both refuse, and
+// accept the same value.
+func FuzzDecimal(f *testing.F) {
+	for _, s := range []string{"5.17", "517e-2", "0.000000000001", "1e9", "1000000000.000000000001", "1.234567890123456789", "-0", "1e-400", "0.10"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, ok := decimalOf(s)
+		if !ok {
+			if numberRE.MatchString(s) && json.Valid([]byte(s)) {
+				t.Fatalf("decimalOf(%q) refused a JSON number", s)
+			}
+			return
+		}
+		want, why := refRateValue(s)
+		code, _ := rateProblem(d)
+		if (why == "") != (code == "") || why == "" && d.normal() != want {
+			t.Fatalf("decimalOf(%q) = %v (%q); big.Rat says %v (%q)", s, d, code, want, why)
+		}
+	})
 }
