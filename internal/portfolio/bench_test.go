@@ -3,6 +3,7 @@ package portfolio
 import (
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 func BenchmarkAnalyze(b *testing.B) {
@@ -52,5 +53,19 @@ func BenchmarkUnmarshalStdlib(b *testing.B) {
 		if err := json.Unmarshal(data, &in); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkAnalyzeExtended is BenchmarkAnalyze's portfolio with issue 15's
+// fields (genExtended): currencies, disputes, promises, contacts, pacing.
+func BenchmarkAnalyzeExtended(b *testing.B) {
+	in := genExtended(MaxInvoices, 1, time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC))
+	if err := Validate(in); err != nil {
+		b.Fatal(err)
+	}
+	o := Options{ContactPacing: 72 * time.Hour}
+	b.ReportAllocs()
+	for b.Loop() {
+		AnalyzeWith(in, o)
 	}
 }
