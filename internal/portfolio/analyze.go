@@ -11,8 +11,7 @@ import (
 // invoice indexes rather than strings so that slices of it have no pointers:
 // cheaper to allocate and to scan.
 type customer struct {
-	open      int64  // sum of open invoices, overdue or not, disputed or not, converted
-	queue     int64  // sum of its queue invoices: open and not disputed
+	queue     int64  // sum of its queue invoices: open and not disputed, converted
 	oldestKey uint64 // dateKey of the oldest overdue queue invoice; MaxUint64 if none
 	broken    uint64 // dateKey of the latest broken promise to pay; 0 if none
 	first     int32  // the customer's first invoice, for its id
@@ -21,17 +20,20 @@ type customer struct {
 	days      int32  // days overdue, once known
 	end       int32  // end of this customer's reason in the shared string
 	pos       int32  // its account's index, once listed
-	count     int32  // queue invoices
-	all       int32  // invoices of any status
-	paid      int32  // paid invoices
-	void      int32  // void invoices
-	disputed  int32  // open disputed invoices
-	promised  int32  // open queue invoices under a pending promise to pay
-	blocked   bool   // some invoice, of any status, says doNotContact
-	variants  bool   // some invoice names the customer unlike its first
-	paused    bool   // promised > 0
-	contested bool   // some open disputed invoice is overdue
-	listed    bool   // it has an account
+	// Invoice counts, at most MaxInvoices on valid input (on other input
+	// they may wrap, which changes only counts).
+	count    int16 // queue invoices
+	all      int16 // invoices of any status
+	paid     int16 // paid invoices
+	void     int16 // void invoices
+	disputed int16 // open disputed invoices
+	promised int16 // open queue invoices under a pending promise to pay
+	blocked  bool  // some invoice, of any status, says doNotContact
+	variants bool  // some invoice names the customer unlike its first
+	paused   bool  // promised > 0
+	// contested: some open disputed invoice is overdue.
+	contested bool
+	listed    bool // it has an account
 }
 
 // Analyze is [AnalyzeWith] with no Options: no contact pacing.
@@ -98,7 +100,13 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		inv := &invs[i]
 		k, added := ids.number(inv.CustomerID, idOf)
 		if added {
-			custs = append(custs, customer{oldestKey: math.MaxUint64, first: int32(i), name: -1, oldest: -1})
+			if len(custs) < cap(custs) {
+				custs = custs[:len(custs)+1] // zeroed by make: no copy of a zero customer
+			} else {
+				custs = append(custs, customer{})
+			}
+			c := &custs[k]
+			c.oldestKey, c.first, c.name, c.oldest = math.MaxUint64, int32(i), -1, -1
 		}
 		kOf[i] = k
 		c := &custs[k]
@@ -110,8 +118,8 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		}
 		c.all++
 		if inv.Status != StatusOpen {
-			c.paid += int32(b2i(inv.Status == StatusPaid))
-			c.void += int32(b2i(inv.Status == StatusVoid))
+			c.paid += int16(b2i(inv.Status == StatusPaid))
+			c.void += int16(b2i(inv.Status == StatusVoid))
 			continue
 		}
 		if c.name < 0 {
@@ -121,7 +129,6 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		if x.converts {
 			cents = x.cents[i]
 		}
-		c.open += cents
 		due := dateKey(inv.DueDate)
 		b := &aging[bucketOfKey(due, &keys)]
 		b.AmountCents += cents
@@ -148,7 +155,6 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 
 	// Count the customers with accounts, summing the total and counting
 	// what is left out on the way, and size their reasons.
-	var total int64
 	var left LeftOut
 	n, size, broken, blocked := 0, 0, 0, false
 	minDays, maxDays := int32(math.MaxInt32), int32(math.MinInt32)
@@ -160,7 +166,6 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 			blocked = true
 			continue
 		}
-		total += c.open
 		left.Paid.Invoices += int(c.paid)
 		left.Void.Invoices += int(c.void)
 		left.Disputed.Invoices += int(c.disputed)
@@ -217,25 +222,27 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 	sb.Grow(size)
 	for i, k := range listed {
 		c := &custs[k]
-		var tmp [64]byte
+		var tmp [128]byte // room for any one part of a reason
 		b := appendInt(tmp[:0], int64(c.days))
 		b = append(b, " days overdue with "...)
 		b = appendMoney(b, c.queue, x.base)
 		b = append(b, " open"...)
-		for _, cv := range accounts[i].Conversions {
-			b = x.appendConversion(b, &cv)
+		sb.Write(b)
+		if convs := accounts[i].Conversions; len(convs) > 0 {
+			for j := range convs {
+				sb.Write(appendConversion(tmp[:0], &convs[j]))
+			}
 		}
 		if c.broken != 0 {
-			b = append(b, brokenSuffix...)
-			b = appendDateKey(b, c.broken)
+			b = append(tmp[:0], brokenSuffix...)
+			sb.Write(appendDateKey(b, c.broken))
 		}
-		sb.Write(b)
 		c.end = int32(sb.Len())
 	}
 	reasons := sb.String()
 
 	// The factors of all accounts share one array too.
-	factors := make([]Factor, 0, 2*len(listed)+broken)
+	factors := make([]Factor, 2*len(listed)+broken)
 	var by ByPriority
 	start := int32(0)
 	for i, k := range listed {
@@ -249,14 +256,16 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		a.OldestDueDate = invs[c.oldest].DueDate
 		a.DaysOverdue = int(c.days)
 		days, amount := c.days >= HighPriorityDays, c.queue >= HighPriorityCents
-		f := len(factors)
-		factors = append(factors,
-			Factor{Factor: FactorDaysOverdue, Value: int64(c.days), Threshold: HighPriorityDays, Met: days},
-			Factor{Factor: FactorOpenAmount, Value: c.queue, Threshold: HighPriorityCents, Met: amount})
+		// Field by field too, into the array make zeroed.
+		n := 2 + b2i(c.broken != 0)
+		fs := factors[:n:n]
+		factors = factors[n:]
+		fs[0].Factor, fs[0].Value, fs[0].Threshold, fs[0].Met = FactorDaysOverdue, int64(c.days), HighPriorityDays, days
+		fs[1].Factor, fs[1].Value, fs[1].Threshold, fs[1].Met = FactorOpenAmount, c.queue, HighPriorityCents, amount
 		if c.broken != 0 {
-			factors = append(factors, Factor{Factor: FactorBrokenPromise, Value: int64(asOf - dayNumberOfKey(c.broken)), Met: true})
+			fs[2].Factor, fs[2].Value, fs[2].Met = FactorBrokenPromise, int64(asOf-dayNumberOfKey(c.broken)), true
 		}
-		a.PriorityFactors = factors[f:len(factors):len(factors)]
+		a.PriorityFactors = fs
 		if days || amount || c.broken != 0 {
 			a.Priority, a.RecommendedAction = PriorityHigh, ActionHumanReview
 			by.High++
@@ -275,6 +284,12 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 	warnings := []Warning{} // no allocation when empty
 	if variants {
 		warnings = nameVariants(invs, custs, kOf)
+	}
+	// The aging holds every open invoice of the customers not blocked,
+	// once: its sum is the total.
+	var total int64
+	for _, b := range aging {
+		total += b.AmountCents
 	}
 	summary := Summary{BaseCurrency: x.base.code, AccountsByPriority: by, Aging: make([]AgingBucket, len(aging)), LeftOut: left,
 		Rates: x.used(custs, kOf)}
@@ -451,7 +466,7 @@ func (x *money) conversions(invs []Invoice, custs []customer, kOf []int32, accou
 }
 
 // appendConversion appends what a reason says of a conversion.
-func (x *money) appendConversion(b []byte, cv *Conversion) []byte {
+func appendConversion(b []byte, cv *Conversion) []byte {
 	b = append(b, "; "...)
 	b = appendMoney(b, cv.AmountCents, currencyOf(cv.Currency))
 	b = append(b, " at "...)

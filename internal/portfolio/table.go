@@ -47,42 +47,27 @@ func newStringIndex(n, hint int) stringIndex {
 // whether it is new. For strings longer than 16 bytes it calls str to get
 // the string of a number already given.
 func (x *stringIndex) number(s string, str func(k int32) string) (k int32, added bool) {
-	h, w0, w1 := x.hash(s)
-	for p := h & x.mask; ; p = (p + 1) & x.mask {
-		e := x.slots[p]
-		if e == 0 {
-			k = int32(len(x.entries))
-			x.entries = append(x.entries, entry{w0: w0, w1: w1, n: len(s)})
-			x.slots[p] = k + 1
-			return k, true
-		}
-		if en := &x.entries[e-1]; en.w0 == w0 && en.w1 == w1 && en.n == len(s) && (len(s) <= 16 || str(e-1) == s) {
-			return e - 1, false
-		}
-	}
+	return x.lookup(s, str, true)
 }
 
 // find returns the number of s, or -1 if it has none; it never adds s.
 func (x *stringIndex) find(s string, str func(k int32) string) int32 {
-	h, w0, w1 := x.hash(s)
-	for p := h & x.mask; ; p = (p + 1) & x.mask {
-		e := x.slots[p]
-		if e == 0 {
-			return -1
-		}
-		if en := &x.entries[e-1]; en.w0 == w0 && en.w1 == w1 && en.n == len(s) && (len(s) <= 16 || str(e-1) == s) {
-			return e - 1
-		}
+	k, added := x.lookup(s, str, false)
+	if added {
+		return -1
 	}
+	return k
 }
 
-// hash returns the hash of s and two words that, with the length, hold
-// every byte of a string of up to 16 bytes: its first and last eight
-// bytes, which overlap under 16, or four and four under 8, or three bytes
-// under 4. Of a longer string they are only its ends, and the hash reads
-// all of it.
-func (x *stringIndex) hash(s string) (h, w0, w1 uint64) {
-	h = x.k0 ^ uint64(len(s))
+// lookup is number, or find when add is false: then it reports a string
+// it would add as added, without adding it.
+func (x *stringIndex) lookup(s string, str func(k int32) string, add bool) (k int32, added bool) {
+	// Two words that, with the length, hold every byte of a string of up
+	// to 16 bytes: its first and last eight bytes, which overlap under 16,
+	// or four and four under 8, or three bytes under 4. Of a longer string
+	// they are only its ends, and the hash reads all of it.
+	var w0, w1 uint64
+	h := x.k0 ^ uint64(len(s))
 	switch n := len(s); {
 	case n > 16:
 		for i := 0; i < n-8; i += 8 {
@@ -99,7 +84,23 @@ func (x *stringIndex) hash(s string) (h, w0, w1 uint64) {
 	if len(s) <= 16 {
 		h ^= w0
 	}
-	return mix(h, w1^x.k1), w0, w1
+	h = mix(h, w1^x.k1)
+
+	for p := h & x.mask; ; p = (p + 1) & x.mask {
+		e := x.slots[p]
+		if e == 0 {
+			if !add {
+				return 0, true
+			}
+			k = int32(len(x.entries))
+			x.entries = append(x.entries, entry{w0: w0, w1: w1, n: len(s)})
+			x.slots[p] = k + 1
+			return k, true
+		}
+		if en := &x.entries[e-1]; en.w0 == w0 && en.w1 == w1 && en.n == len(s) && (len(s) <= 16 || str(e-1) == s) {
+			return e - 1, false
+		}
+	}
 }
 
 // mix is the multiply-and-fold of wyhash.
