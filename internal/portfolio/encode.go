@@ -82,16 +82,27 @@ func (r *ExchangeRate) appendJSON(b []byte) []byte {
 }
 
 func (f *Factor) appendJSON(b []byte) []byte {
-	b = append(b, `{"factor":`...)
-	b = appendConstant(b, string(f.Factor), f.Factor == FactorDaysOverdue || f.Factor == FactorOpenAmount || f.Factor == FactorBrokenPromise)
-	b = append(b, `,"value":`...)
+	switch f.Factor {
+	case FactorDaysOverdue:
+		b = append(b, `{"factor":"days_overdue","value":`...)
+	case FactorOpenAmount:
+		b = append(b, `{"factor":"open_amount","value":`...)
+	case FactorBrokenPromise:
+		b = append(b, `{"factor":"broken_promise","value":`...)
+	default:
+		b = append(b, `{"factor":`...)
+		b = appendString(b, asMarshal, string(f.Factor))
+		b = append(b, `,"value":`...)
+	}
 	b = appendInt(b, f.Value)
 	if f.Threshold != 0 {
 		b = append(b, `,"threshold":`...)
 		b = appendInt(b, f.Threshold)
 	}
-	b = appendBool(b, `,"met":`, f.Met)
-	return append(b, '}')
+	if f.Met {
+		return append(b, `,"met":true}`...)
+	}
+	return append(b, `,"met":false}`...)
 }
 
 func (c *Conversion) appendJSON(b []byte) []byte {
@@ -106,15 +117,6 @@ func (c *Conversion) appendJSON(b []byte) []byte {
 	b = append(b, `","convertedCents":`...)
 	b = appendInt(b, c.ConvertedCents)
 	return append(b, '}')
-}
-
-// appendBool appends key, then v as a JSON literal.
-func appendBool(b []byte, key string, v bool) []byte {
-	b = append(b, key...)
-	if v {
-		return append(b, "true"...)
-	}
-	return append(b, "false"...)
 }
 
 // jsonElement is a pointer to an element of an array AppendJSON writes.

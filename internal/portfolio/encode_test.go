@@ -28,12 +28,48 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 			}
 			a.Warnings = append(a.Warnings, Warning{Code: code, CustomerID: odd[r.IntN(len(odd))], NameCount: r.IntN(MaxInvoices)})
 		}
+		pick := func(known ...string) string {
+			if r.IntN(4) == 0 {
+				return odd[r.IntN(len(odd))]
+			}
+			return known[r.IntN(len(known))]
+		}
+		dec := func() Decimal { return Decimal{Coef: r.Uint64N(1 << r.IntN(64)), Scale: uint8(r.IntN(25))} }
 		for range r.IntN(6) {
-			a.Accounts = append(a.Accounts, Account{
+			x := Account{
 				CustomerID: odd[r.IntN(len(odd))], CustomerName: odd[r.IntN(len(odd))] + odd[r.IntN(len(odd))],
 				AmountCents: r.Int64N(1 << 53), OldestDueDate: "2026-01-02", DaysOverdue: r.IntN(1 << 20),
 				Priority: PriorityHigh, RecommendedAction: ActionHumanReview, Reason: odd[r.IntN(len(odd))],
-			})
+				AgingBucket: Bucket(pick("current", "1-30", "31-60", "61-90", "90+")), InvoiceCount: r.IntN(MaxInvoices),
+				NextContactAfter: pick("", "2026-12-01T17:30:00Z"),
+			}
+			if r.IntN(5) > 0 {
+				x.PriorityFactors = []Factor{}
+			}
+			for range r.IntN(4) {
+				x.PriorityFactors = append(x.PriorityFactors, Factor{Factor: FactorName(pick("days_overdue", "open_amount", "broken_promise")),
+					Value: r.Int64N(1<<40) - 1<<20, Threshold: []int64{0, 14, 200_000, -1}[r.IntN(4)], Met: r.IntN(2) == 0})
+			}
+			for range r.IntN(3) {
+				x.Conversions = append(x.Conversions, Conversion{Currency: pick("USD", "JPY"), AmountCents: r.Int64N(1 << 50), Rate: dec(),
+					RateDate: pick("2026-11-28"), ConvertedCents: r.Int64N(1 << 50)})
+			}
+			if r.IntN(8) == 0 {
+				x.Conversions = []Conversion{} // empty, not nil: omitted too
+			}
+			a.Accounts = append(a.Accounts, x)
+		}
+		a.Summary = Summary{BaseCurrency: pick("BRL", "USD"), AccountsByPriority: ByPriority{r.IntN(9), r.IntN(9)},
+			LeftOut: LeftOut{Paid: Count{r.IntN(9), r.IntN(9)}, PromisePending: Count{1, 2}}}
+		if r.IntN(4) > 0 {
+			a.Summary.Rates = []ExchangeRate{}
+			a.Summary.Aging = []AgingBucket{}
+		}
+		for range r.IntN(3) {
+			a.Summary.Rates = append(a.Summary.Rates, ExchangeRate{Currency: pick("USD", "EUR"), Rate: dec(), Date: pick("2026-11-28")})
+		}
+		for range r.IntN(6) {
+			a.Summary.Aging = append(a.Summary.Aging, AgingBucket{Bucket: Bucket(pick("current", "90+")), AmountCents: r.Int64N(1 << 50), InvoiceCount: r.IntN(500)})
 		}
 		want, err := json.Marshal(a)
 		if err != nil {
