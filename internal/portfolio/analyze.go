@@ -84,9 +84,9 @@ func Analyze(in *Input) Analysis {
 func AnalyzeWith(in *Input, o Options) Analysis {
 	invs := in.Invoices
 	// Portfolios average several invoices per customer; custs grows if not.
-	ids := newStringIndex(len(invs), len(invs)/4+1)
+	// kOf is each invoice's customer; it shares an allocation with ids.
+	ids, kOf := newStringIndexWith(len(invs), len(invs)/4+1, len(invs))
 	custs := make([]customer, 0, len(invs)/4+1)
-	kOf := make([]int32, len(invs)) // each invoice's customer
 	idOf := func(k int32) string { return invs[custs[k].first].CustomerID }
 	asOfKey := dateKey(in.AsOf)
 	asOf := dayNumber(in.AsOf)

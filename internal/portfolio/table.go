@@ -33,14 +33,22 @@ type entry struct {
 // newStringIndex makes an index for at most n distinct strings. Its entries
 // start with room for hint of them.
 func newStringIndex(n, hint int) stringIndex {
+	x, _ := newStringIndexWith(n, hint, 0)
+	return x
+}
+
+// newStringIndexWith is newStringIndex that also returns extra int32s of
+// zeroed memory, from the same allocation as the index's slots.
+func newStringIndexWith(n, hint, extra int) (stringIndex, []int32) {
 	size := 8
 	for size < 2*n {
 		size <<= 1
 	}
+	slots := make([]int32, size+extra)
 	return stringIndex{
 		k0: rand.Uint64(), k1: rand.Uint64(), mask: uint64(size - 1),
-		slots: make([]int32, size), entries: make([]entry, 0, min(hint, n)),
-	}
+		slots: slots[:size:size], entries: make([]entry, 0, min(hint, n)),
+	}, slots[size:]
 }
 
 // number returns the number of s, giving it the next one if s is new, and
