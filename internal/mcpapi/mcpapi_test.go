@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -25,6 +24,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/files"
+	goldenfile "github.com/cobranca/cobranca/internal/golden"
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
@@ -32,7 +32,6 @@ import (
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
-	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -43,34 +42,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // rewrites the file with -update.
 func golden(t *testing.T, name string, got any) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	gotJSON, err := json.MarshalIndent(got, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(gotJSON, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	wantJSON, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	var want, gotV any
-	if err := json.Unmarshal(wantJSON, &want); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if err := json.Unmarshal(gotJSON, &gotV); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, gotV); diff != "" {
-		t.Errorf("%s differs (-want +got); if the change is intended, run go test -update:\n%s", path, diff)
-	}
+	goldenfile.JSON(t, filepath.Join("testdata", name), got, *update)
 }
 
 func newTestHandler(t *testing.T, extra ...pipeline.Tool) *Handler {

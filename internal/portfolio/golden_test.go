@@ -1,14 +1,12 @@
 package portfolio
 
 import (
-	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	gocmp "github.com/google/go-cmp/cmp"
+	goldenfile "github.com/cobranca/cobranca/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -83,32 +81,5 @@ func goldenExtended() *Input {
 // bytes), or rewrites the file with -update.
 func golden(t *testing.T, name string, got any) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	gotJSON, err := json.MarshalIndent(got, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(gotJSON, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	wantJSON, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	var want, gotV any
-	if err := json.Unmarshal(wantJSON, &want); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if err := json.Unmarshal(gotJSON, &gotV); err != nil {
-		t.Fatal(err)
-	}
-	if diff := gocmp.Diff(want, gotV); diff != "" {
-		t.Errorf("%s differs (-want +got); if the change is intended, run go test -update:\n%s", path, diff)
-	}
+	goldenfile.JSON(t, filepath.Join("testdata", "golden", name), got, *update)
 }

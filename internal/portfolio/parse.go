@@ -242,11 +242,11 @@ func list[T Invoice | ExchangeRate | Contact](d *decoder, f, limit, hint int) ([
 		var e *Error
 		switch x := any(&xs[len(xs)-1]).(type) {
 		case *Invoice:
-			e = d.invoice(x)
+			e = d.element(x, nil, nil)
 		case *ExchangeRate:
-			e = d.rate(x)
+			e = d.element(nil, x, nil)
 		case *Contact:
-			e = d.contact(x)
+			e = d.element(nil, nil, x)
 		}
 		if e != nil {
 			return nil, e
@@ -282,30 +282,44 @@ func (d *decoder) tooMany(f int) *Error {
 	return &Error{Code: CodeOutOfRange, Field: fieldNames[f], Message: msg}
 }
 
-// invoice decodes one invoice object; d.pos is at its value.
-func (d *decoder) invoice(inv *Invoice) *Error {
+// element decodes one element of the list d.list, an object of its fields,
+// each at most once, the required ones present; d.pos is at its value. The
+// element is inv, r or c, whichever is not nil.
+func (d *decoder) element(inv *Invoice, r *ExchangeRate, c *Contact) *Error {
+	// The fields of the list's elements are from first to end-1; those
+	// before required are required.
+	first, end, required := 0, nInvoiceFields, nRequired
+	switch d.list {
+	case fRates:
+		first, end, required = fRateCurrency, fContactCustomerID, fContactCustomerID
+	case fCustomers:
+		first, end, required = fContactCustomerID, nFields, nFields
+	}
 	if d.pos >= len(d.s) || d.s[d.pos] != '{' {
 		return d.mismatch("an object")
 	}
 	d.pos++
-	seen := 0
+	seen := 0 // by bit f-first
 	for more := d.objectHasMembers(); more; {
 		var e *Error
-		f := d.nextKey(seen)
+		f := -1
+		if inv != nil {
+			f = d.nextKey(seen)
+		}
 		if f < 0 {
 			var key string
 			if key, e = d.key(); e != nil {
 				return e
 			}
-			if f = fieldIn(key, 0, nInvoiceFields); f < 0 {
+			if f = fieldIn(key, first, end); f < 0 {
 				return d.unknown(key)
 			}
 		}
 		d.field = f
-		if seen&(1<<f) != 0 {
+		if seen&(1<<(f-first)) != 0 {
 			return d.syntax("repeated key")
 		}
-		seen |= 1 << f
+		seen |= 1 << (f - first)
 		switch f {
 		case fID:
 			inv.ID, e = d.stringValue()
@@ -331,100 +345,33 @@ func (d *decoder) invoice(inv *Invoice) *Error {
 			inv.DisputeReason, e = d.stringValue()
 		case fPromiseToPayDate:
 			inv.PromiseToPayDate, e = d.stringValue()
-		}
-		if e != nil {
-			return e
-		}
-		d.field = noField
-		if more, e = d.endMember(); e != nil {
-			return e
-		}
-	}
-	return d.required(seen, 0, nRequired)
-}
-
-// required reports the first field from first to end-1 that seen, a mask
-// of fields by their bit from first, lacks.
-func (d *decoder) required(seen, first, end int) *Error {
-	all := 1<<(end-first) - 1
-	if seen&all == all {
-		return nil
-	}
-	for f := first; f < end; f++ {
-		if seen&(1<<(f-first)) == 0 {
-			return &Error{Code: CodeMissingField, Field: d.elemPath() + "." + fieldNames[f], Message: "is required"}
-		}
-	}
-	return nil
-}
-
-// rate decodes one element of rates; d.pos is at its value.
-func (d *decoder) rate(r *ExchangeRate) *Error {
-	seen, e := d.object(fRateCurrency, fContactCustomerID, func(f int) (e *Error) {
-		switch f {
 		case fRateCurrency:
 			r.Currency, e = d.stringValue()
 		case fRateRate:
 			r.Rate, e = d.decimal()
 		case fRateDate:
 			r.Date, e = d.stringValue()
-		}
-		return e
-	})
-	if e != nil {
-		return e
-	}
-	return d.required(seen, fRateCurrency, fContactCustomerID)
-}
-
-// contact decodes one element of customers; d.pos is at its value.
-func (d *decoder) contact(c *Contact) *Error {
-	seen, e := d.object(fContactCustomerID, nFields, func(f int) (e *Error) {
-		if f == fContactCustomerID {
+		case fContactCustomerID:
 			c.CustomerID, e = d.stringValue()
-		} else {
+		case fContactLastContactedAt:
 			c.LastContactedAt, e = d.stringValue()
 		}
-		return e
-	})
-	if e != nil {
-		return e
-	}
-	return d.required(seen, fContactCustomerID, nFields)
-}
-
-// object decodes an object whose keys are the fields from first to end-1,
-// each at most once, calling value for each with d.pos at its value. It
-// returns the mask of the fields seen, by their bit from first.
-func (d *decoder) object(first, end int, value func(f int) *Error) (int, *Error) {
-	if d.pos >= len(d.s) || d.s[d.pos] != '{' {
-		return 0, d.mismatch("an object")
-	}
-	d.pos++
-	seen := 0
-	for more := d.objectHasMembers(); more; {
-		key, e := d.key()
 		if e != nil {
-			return 0, e
-		}
-		f := fieldIn(key, first, end)
-		if f < 0 {
-			return 0, d.unknown(key)
-		}
-		d.field = f
-		if seen&(1<<(f-first)) != 0 {
-			return 0, d.syntax("repeated key")
-		}
-		seen |= 1 << (f - first)
-		if e := value(f); e != nil {
-			return 0, e
+			return e
 		}
 		d.field = noField
 		if more, e = d.endMember(); e != nil {
-			return 0, e
+			return e
 		}
 	}
-	return seen, nil
+	if all := 1<<(required-first) - 1; seen&all != all {
+		for f := first; f < required; f++ {
+			if seen&(1<<(f-first)) == 0 {
+				return &Error{Code: CodeMissingField, Field: d.elemPath() + "." + fieldNames[f], Message: "is required"}
+			}
+		}
+	}
+	return nil
 }
 
 // decimal decodes a value that must be a JSON number, exactly (see
