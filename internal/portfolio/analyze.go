@@ -381,6 +381,9 @@ func newMoney(in *Input) money {
 			x.base = brl // only on input Validate refuses
 		}
 	}
+	if len(in.Rates) == 0 {
+		return x // valid input has no invoice to convert then
+	}
 	for i := range in.Invoices {
 		if codeOrBase(in.Invoices[i].Currency) != x.base.code {
 			x.converts = true
