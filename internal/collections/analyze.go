@@ -53,8 +53,9 @@ func Tools() ([]pipeline.Tool, error) {
 // analyzeContract is the Tool Contract of collections.analyze_portfolio.
 func analyzeContract() contract.Contract {
 	return contract.Contract{
-		Name:  AnalyzeName,
-		Title: "Analyze collections portfolio",
+		Name:            AnalyzeName,
+		ContractVersion: "1.1.0",
+		Title:           "Analyze collections portfolio",
 		Description: "Use when a finance operator explicitly provides a small invoice portfolio (1 to " +
 			strconv.Itoa(portfolio.MaxInvoices) + " invoices) and wants a read-only, explainable collection priority queue. " +
 			"It only analyzes the supplied invoices; it never sends messages, accesses a CRM, changes records, " +
