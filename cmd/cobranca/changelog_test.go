@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/cobranca/cobranca/internal/collections"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,7 +96,7 @@ func TestChangelogMatchesContracts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, err := servedTools(nil, nil)
+	tools, err := servedTools(collections.Settings{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

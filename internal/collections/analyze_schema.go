@@ -2,6 +2,8 @@ package collections
 
 import (
 	"fmt"
+	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -130,10 +132,35 @@ const (
 	lri, rli, fsi, pdi      = '\u2066', '\u2067', '\u2068', '\u2069'
 )
 
+// currencyPattern is an ISO 4217 alphabetic code as far as its form goes;
+// whether the code is an active one is portfolio's table (invalid_value).
+const currencyPattern = `^[A-Z]{3}$`
+
+// minRate is the least rate: a rate is above 0 with at most
+// portfolio.MaxRateScale fractional digits, so at least 10^-MaxRateScale.
+// Said as a minimum, it is exact and a keyword internal/schema checks.
+var minRate = math.Pow10(-portfolio.MaxRateScale)
+
+// dateTimePattern is lastContactedAt: a date under datePattern, alone or
+// followed by an RFC 3339 time with seconds (a fraction allowed) and an
+// offset (Z or ±hh:mm), as time.RFC3339 reads it. The instant must also
+// lie within MinDate..MaxDate, which Parse alone checks.
+var dateTimePattern = strings.TrimSuffix(datePattern, "$") +
+	`(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$`
+
+// utcTimePattern is nextContactAfter: an RFC 3339 time in UTC, in seconds.
+const utcTimePattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`
+
+// forOptions generates a Decimal as the JSON number it encodes as.
+var forOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[portfolio.Decimal](): {Type: "number"},
+}}
+
 func analyzeInputSchema() *jsonschema.Schema {
 	s := mustFor[portfolio.Input]()
-	closeObject(s)
-	s.Description = "An invoice portfolio supplied by the operator, analyzed as of one date."
+	sealObject(s)
+	s.Description = "An invoice portfolio supplied by the operator, analyzed as of one date. " +
+		"asOf and invoices are required; the rest is optional, and without it the analysis is the reference one (all in BRL)."
 	asOf := s.Properties["asOf"]
 	asOf.Description = fmt.Sprintf("Reference date (ISO calendar date, YYYY-MM-DD) from %s to %s; invoices due before it are overdue.",
 		portfolio.MinDate, portfolio.MaxDate)
@@ -145,10 +172,10 @@ func analyzeInputSchema() *jsonschema.Schema {
 	invs.MinItems, invs.MaxItems = ptr(portfolio.MinInvoices), ptr(portfolio.MaxInvoices)
 
 	inv := invs.Items
-	closeObject(inv)
-	inv.Description = "One invoice. Every field is required."
+	sealObject(inv)
+	inv.Description = "One invoice. The first seven fields are required; currency, disputed, disputeReason and promiseToPayDate are optional."
 	text := textPattern()
-	for _, name := range []string{"id", "customerId", "customerName"} {
+	for _, name := range []string{"id", "customerId", "customerName", "disputeReason"} {
 		p := inv.Properties[name]
 		p.MinLength, p.MaxLength = ptr(1), ptr(portfolio.MaxTextLen)
 		p.Pattern = text
@@ -162,61 +189,217 @@ func analyzeInputSchema() *jsonschema.Schema {
 	st := inv.Properties["status"]
 	st.Enum = []any{string(portfolio.StatusOpen), string(portfolio.StatusPaid), string(portfolio.StatusVoid)}
 	st.Description = "Invoice status; only open invoices count."
-	inv.Properties["doNotContact"].Description = "If any invoice of a customer has it, the customer is left out entirely."
+	inv.Properties["doNotContact"].Description = "If any invoice of a customer has it, the customer is left out entirely (also from totals and summary.aging)."
+	currencyRules(inv.Properties["currency"], "ISO 4217 code of amountCents; absent: BRL. A currency other than baseCurrency needs its entry in rates (else missing_rate).")
+	inv.Properties["disputed"].Description = "The customer disputes this invoice: it leaves the queue (the account's amount, count and days overdue) " +
+		"but stays in totalOpenCents and summary.aging; summary.leftOut counts it."
+	inv.Properties["disputeReason"].Description = "The customer's stated reason, only with disputed: true (else invalid_value); never echoed; " + textRule()
+	promise := inv.Properties["promiseToPayDate"]
+	promise.Description = fmt.Sprintf("Date (YYYY-MM-DD, %s to %s) the customer promised to pay this open invoice by. "+
+		"On or after asOf: the account is paused, left out of the queue until the day after it (summary.leftOut.promisePending counts it). "+
+		"Before asOf, the invoice still open: a broken promise, which raises the account to high priority and is named in its reason.",
+		portfolio.MinDate, portfolio.MaxDate)
+	dateRules(promise)
+	// disputeReason goes with disputed: true only.
+	inv.DependentSchemas = map[string]*jsonschema.Schema{"disputeReason": {
+		Required:   []string{"disputed"},
+		Properties: map[string]*jsonschema.Schema{"disputed": {Const: ptr[any](true)}},
+	}}
+
+	currencyRules(s.Properties["baseCurrency"], "ISO 4217 code every amount of the result is in (summary.baseCurrency); absent: BRL.")
+	rates := s.Properties["rates"]
+	rates.Types, rates.Type = nil, "array"
+	rates.MaxItems = ptr(portfolio.MaxRates)
+	rates.Description = fmt.Sprintf("Up to %d exchange rates to baseCurrency, one per other currency an invoice is in, each currency once (else duplicate_entry). "+
+		"Each invoice is converted exactly (rounded half up to the base currency's minor unit), then summed.", portfolio.MaxRates)
+	rate := rates.Items
+	sealObject(rate)
+	rate.Description = "What one unit of currency is worth in baseCurrency, as of date."
+	currencyRules(rate.Properties["currency"], "ISO 4217 code, not baseCurrency.")
+	rateRules(rate.Properties["rate"], fmt.Sprintf("Units of baseCurrency one unit of currency is worth: a JSON number above 0 and at most %d, "+
+		"with at most %d fractional and %d significant digits (5.17, 0.0019); taken exactly, never rounded.",
+		portfolio.MaxRate, portfolio.MaxRateScale, portfolio.MaxRateSignif))
+	rateDate := rate.Properties["date"]
+	rateDate.Description = fmt.Sprintf("Date of the rate (YYYY-MM-DD, %s to %s), shown with it.", portfolio.MinDate, portfolio.MaxDate)
+	dateRules(rateDate)
+
+	custs := s.Properties["customers"]
+	custs.Types, custs.Type = nil, "array"
+	custs.MaxItems = ptr(portfolio.MaxInvoices)
+	custs.Description = fmt.Sprintf("Up to %d facts about customers, each customerId once (else duplicate_entry); "+
+		"an entry naming no customer of the invoices is ignored.", portfolio.MaxInvoices)
+	cust := custs.Items
+	sealObject(cust)
+	cust.Description = "What the operator knows of one customer beyond its invoices."
+	cid := cust.Properties["customerId"]
+	cid.MinLength, cid.MaxLength, cid.Pattern = ptr(1), ptr(portfolio.MaxTextLen), text
+	cid.Description = "Customer id, as in the invoices; " + textRule()
+	last := cust.Properties["lastContactedAt"]
+	last.Pattern = dateTimePattern
+	last.Description = fmt.Sprintf("When the customer was last contacted: an RFC 3339 date-time with offset (2026-11-28T14:30:00-03:00), "+
+		"or a date (2026-11-28, its start in UTC), from %s to %s. With the server's contact pacing (COBRANCA_CONTACT_PACING) "+
+		"it sets the account's nextContactAfter.", portfolio.MinDate, portfolio.MaxDate)
 	return s
 }
 
 func analyzeOutputSchema() *jsonschema.Schema {
 	s := mustFor[portfolio.Analysis]()
-	closeObject(s)
-	s.Description = "Priority queue of overdue customers; advice only, nothing was done."
+	sealObject(s)
+	s.Description = "Priority queue of overdue customers, with a summary of the portfolio; advice only, nothing was done. " +
+		"Every amount is in the minor unit of summary.baseCurrency."
 	total := s.Properties["totalOpenCents"]
 	total.Minimum = ptr(0.0)
-	total.Description = "Sum of all open invoices (overdue or not) of customers that may be contacted, in BRL cents."
+	total.Description = "Sum of all open invoices (overdue or not, disputed and promised ones included) of customers that may be contacted, " +
+		"converted to summary.baseCurrency (BRL cents by default)."
 	accs := s.Properties["accounts"]
 	accs.Types, accs.Type = nil, "array"
-	accs.Description = "Customers with an overdue open invoice: days overdue descending, then amount descending, then customer id ascending."
+	accs.Description = "Customers with an overdue open invoice that is not disputed, unless doNotContact or a pending promise to pay leaves them out: " +
+		"days overdue descending, then amount descending, then customer id ascending."
 	acc := accs.Items
-	closeObject(acc)
+	sealObject(acc)
 	acc.Properties["customerId"].Description = "Customer id, as given."
 	acc.Properties["customerName"].Description = "Customer name, as given on the customer's first open invoice."
 	amt := acc.Properties["amountCents"]
 	amt.Minimum = ptr(1.0)
-	amt.Description = "Sum of the customer's open invoices, overdue or not, in BRL cents."
+	amt.Description = "Sum of the customer's open, undisputed invoices, overdue or not, in the base currency's minor unit."
 	oldest := acc.Properties["oldestDueDate"]
-	oldest.Description = "Earliest due date (ISO calendar date, YYYY-MM-DD) among the customer's overdue open invoices."
+	oldest.Description = "Earliest due date (ISO calendar date, YYYY-MM-DD) among the customer's overdue open, undisputed invoices."
 	dateRules(oldest)
 	days := acc.Properties["daysOverdue"]
 	days.Minimum = ptr(1.0)
 	days.Description = "Calendar days from oldestDueDate to asOf."
 	prio := acc.Properties["priority"]
 	prio.Enum = []any{string(portfolio.PriorityHigh), string(portfolio.PriorityMedium)}
-	prio.Description = fmt.Sprintf("high from %d days overdue or %d cents open, else medium.",
+	prio.Description = fmt.Sprintf("high from %d days overdue or %d minor units open, or with a broken promise to pay; else medium.",
 		portfolio.HighPriorityDays, portfolio.HighPriorityCents)
 	act := acc.Properties["recommendedAction"]
 	act.Enum = []any{string(portfolio.ActionHumanReview), string(portfolio.ActionPrepareReminder)}
 	act.Description = "human_review for high priority, prepare_reminder for medium; a suggestion for a person, never performed."
-	acc.Properties["reason"].Description = `"<days> days overdue with <amount in BRL, pt-BR format> open".`
+	acc.Properties["reason"].Description = `"<days> days overdue with <amount> open", pt-BR: the amount as R$ 1.234,56 in BRL, ` +
+		`else with the base currency's symbol (US$ 1.234,56); then, per foreign currency, "; US$ 1.000,00 at 5,17 (2026-11-28)"; ` +
+		`then, after a broken promise, "; broken promise to pay of YYYY-MM-DD".`
+	bucket := acc.Properties["agingBucket"]
+	bucket.Enum = []any{string(portfolio.Bucket1To30), string(portfolio.Bucket31To60), string(portfolio.Bucket61To90), string(portfolio.BucketOver90)}
+	bucket.Description = "The aging bucket of daysOverdue."
+	count := acc.Properties["invoiceCount"]
+	count.Minimum = ptr(1.0)
+	count.Description = "How many open, undisputed invoices amountCents sums."
+	factors := acc.Properties["priorityFactors"]
+	factors.Types, factors.Type = nil, "array"
+	factors.MinItems, factors.MaxItems = ptr(2), ptr(3)
+	factors.Description = "The facts priority was decided on, in order: days_overdue, open_amount, then broken_promise when there is one."
+	factor := factors.Items
+	sealObject(factor)
+	name := factor.Properties["factor"]
+	name.Enum = []any{string(portfolio.FactorDaysOverdue), string(portfolio.FactorOpenAmount), string(portfolio.FactorBrokenPromise)}
+	name.Description = "days_overdue (value: daysOverdue), open_amount (value: amountCents), broken_promise (value: days since the latest promised date still unpaid)."
+	value := factor.Properties["value"]
+	value.Minimum = ptr(1.0)
+	value.Description = "The fact's value."
+	threshold := factor.Properties["threshold"]
+	threshold.Minimum = ptr(1.0)
+	threshold.Description = "The value from which the factor makes the account high priority; absent for broken_promise."
+	factor.Properties["met"].Description = "Whether the factor made the account high priority."
+	convs := acc.Properties["conversions"]
+	convs.Types, convs.Type = nil, "array"
+	convs.MinItems = ptr(1)
+	convs.Description = "Present when some of amountCents came from another currency: per currency, by code, what was converted and at which rate."
+	conv := convs.Items
+	sealObject(conv)
+	currencyRules(conv.Properties["currency"], "ISO 4217 code of the invoices converted.")
+	convAmount := conv.Properties["amountCents"]
+	convAmount.Minimum = ptr(1.0)
+	convAmount.Description = "Their sum in that currency's minor unit."
+	rateRules(conv.Properties["rate"], "The rate used, as given in rates.")
+	convDate := conv.Properties["rateDate"]
+	convDate.Description = "The rate's date, as given in rates."
+	dateRules(convDate)
+	converted := conv.Properties["convertedCents"]
+	converted.Minimum = ptr(1.0)
+	converted.Description = "What they count for in amountCents, in the base currency's minor unit (each invoice converted, then summed)."
+	next := acc.Properties["nextContactAfter"]
+	next.Pattern, next.Format = utcTimePattern, "date-time"
+	next.Description = "Present when the server paces contacts (COBRANCA_CONTACT_PACING) and the customer's lastContactedAt plus the pacing " +
+		"is later than the start of asOf: the earliest time (RFC 3339, UTC) for the next contact. The account keeps its place in the queue."
 
 	warns := s.Properties["warnings"]
 	warns.Types, warns.Type = nil, "array"
 	warns.Description = "What the analysis went past and a person may want to fix at the source; empty when nothing. " +
 		"Customers left out for doNotContact are never reported."
 	w := warns.Items
-	closeObject(w)
+	sealObject(w)
 	code := w.Properties["code"]
 	code.Enum = []any{string(portfolio.WarningNameVariants)}
 	code.Description = "customer_name_variants: the customer's invoices carry nameCount different customerName values " +
 		"(case, spacing, a new name); its account shows the name on its first open invoice."
 	w.Properties["customerId"].Description = "Customer id, as given."
-	count := w.Properties["nameCount"]
-	count.Minimum = ptr(2.0)
-	count.Description = "Number of distinct customerName values among the customer's invoices."
+	nameCount := w.Properties["nameCount"]
+	nameCount.Minimum = ptr(2.0)
+	nameCount.Description = "Number of distinct customerName values among the customer's invoices."
+
+	summaryRules(s.Properties["summary"])
 	return s
 }
 
+// summaryRules describes the analysis's summary: counts and sums, never names.
+func summaryRules(sum *jsonschema.Schema) {
+	sealObject(sum)
+	sum.Description = "The portfolio at a glance: counts and sums, never names."
+	currencyRules(sum.Properties["baseCurrency"], "ISO 4217 code of every amount of the result (BRL unless the input's baseCurrency says otherwise).")
+	byPrio := sum.Properties["accountsByPriority"]
+	sealObject(byPrio)
+	byPrio.Description = "How many accounts have each priority."
+	for _, p := range byPrio.Properties {
+		p.Minimum = ptr(0.0)
+	}
+	aging := sum.Properties["aging"]
+	aging.Types, aging.Type = nil, "array"
+	buckets := []any{string(portfolio.BucketCurrent), string(portfolio.Bucket1To30), string(portfolio.Bucket31To60), string(portfolio.Bucket61To90), string(portfolio.BucketOver90)}
+	aging.MinItems, aging.MaxItems = ptr(len(buckets)), ptr(len(buckets))
+	aging.Description = "The open invoices of every customer not left out for doNotContact (disputed and promised ones included), " +
+		"by days past due on asOf, in the order current (not yet due), 1-30, 31-60, 61-90, 90+; their amounts sum to totalOpenCents."
+	ab := aging.Items
+	sealObject(ab)
+	ab.Properties["bucket"].Enum = buckets
+	ab.Properties["amountCents"].Minimum = ptr(0.0)
+	ab.Properties["amountCents"].Description = "Sum of the bucket's invoices, in the base currency's minor unit."
+	ab.Properties["invoiceCount"].Minimum = ptr(0.0)
+	left := sum.Properties["leftOut"]
+	sealObject(left)
+	left.Description = "What the queue does not show, counted by the first reason that applies, in this order. " +
+		"Invoices: doNotContact (any status, of a customer with a doNotContact invoice), paid, void, disputed (open), promisePending (open, promised on or after asOf). " +
+		"Customers: doNotContact, promisePending (paused, else listed), disputed (listed but for its disputed invoices), paid (no open invoice, one paid), void (no open or paid one)."
+	for _, c := range left.Properties {
+		sealObject(c)
+		for _, n := range c.Properties {
+			n.Minimum = ptr(0.0)
+		}
+	}
+	rates := sum.Properties["rates"]
+	rates.Types, rates.Type = nil, "array"
+	rates.Description = "The rates used (one per foreign currency an invoice of a customer not left out for doNotContact is in), by currency code; empty when all is in the base currency."
+	r := rates.Items
+	sealObject(r)
+	currencyRules(r.Properties["currency"], "ISO 4217 code.")
+	rateRules(r.Properties["rate"], "Units of baseCurrency one unit of currency is worth, as given.")
+	r.Properties["date"].Description = "The rate's date, as given."
+	dateRules(r.Properties["date"])
+}
+
+// currencyRules describes an ISO 4217 currency code.
+func currencyRules(s *jsonschema.Schema, description string) {
+	s.Pattern = currencyPattern
+	s.Description = description
+}
+
+// rateRules describes an exchange rate, held to portfolio's bounds.
+func rateRules(s *jsonschema.Schema, description string) {
+	s.Minimum, s.Maximum = ptr(minRate), ptr(float64(portfolio.MaxRate))
+	s.Description = description
+}
+
 func mustFor[T any]() *jsonschema.Schema {
-	s, err := jsonschema.For[T](nil)
+	s, err := jsonschema.For[T](forOptions)
 	if err != nil {
 		panic(fmt.Sprintf("schema of %T: %v", *new(T), err)) // static types: a bug, caught by every test
 	}
@@ -233,6 +416,14 @@ func closeObject(s *jsonschema.Schema) {
 	slices.Sort(s.Required)
 }
 
+// sealObject forbids unknown properties and keeps jsonschema.For's
+// required list: every property but those whose Go field is omitempty, so
+// the struct tags decide, once, which fields are optional.
+func sealObject(s *jsonschema.Schema) {
+	s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	slices.Sort(s.Required)
+}
+
 // dueDateRules describes an invoice's due date, held to portfolio's date rule.
 func dueDateRules(s *jsonschema.Schema) {
 	s.Description = fmt.Sprintf("Due date (ISO calendar date, YYYY-MM-DD) from %s to %s.", portfolio.MinDate, portfolio.MaxDate)
@@ -243,7 +434,8 @@ func dueDateRules(s *jsonschema.Schema) {
 func amountRules(s *jsonschema.Schema) {
 	s.Type = "integer"
 	s.Minimum, s.Maximum = ptr(1.0), ptr(float64(portfolio.MaxAmountCents))
-	s.Description = fmt.Sprintf("Amount in BRL cents (integer, 1 to %d, that is up to R$ 10 billion).", int64(portfolio.MaxAmountCents))
+	s.Description = fmt.Sprintf("Amount in the minor unit of the invoice's currency, BRL cents by default (integer, 1 to %d, that is up to R$ 10 billion); "+
+		"converted to the base currency, it must round to 1 to %[1]d too.", int64(portfolio.MaxAmountCents))
 }
 
 func dateRules(s *jsonschema.Schema) {

@@ -148,6 +148,10 @@ type Config struct {
 	// MailRescueAfter is how long a message may be in the sending before
 	// it counts as lost (its process died) and is sent again.
 	MailRescueAfter time.Duration
+	// ContactPacing is the least time between two contacts of one customer
+	// that collections.analyze_portfolio keeps (nextContactAfter); 0 means
+	// no pacing.
+	ContactPacing time.Duration
 }
 
 // RateSpecs are the rate-limit budgets as written, one per variable.
@@ -175,6 +179,8 @@ const (
 	VarStepUpACR     = "COBRANCA_STEPUP_ACR"
 	VarRolesClaim    = "COBRANCA_ROLES_CLAIM"
 	VarOIDCSecret    = "COBRANCA_OIDC_CLIENT_SECRET"
+	// VarContactPacing is also the default of `cobranca analyze --pacing`.
+	VarContactPacing = "COBRANCA_CONTACT_PACING"
 )
 
 // The values of COBRANCA_LOG_FORMAT.
@@ -234,6 +240,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("mail_from", c.MailFrom),
 		slog.Int("mail_workers", c.MailWorkers),
 		slog.Duration("mail_rescue_after", c.MailRescueAfter),
+		slog.Duration("contact_pacing", c.ContactPacing),
 	)
 }
 
@@ -560,6 +567,38 @@ var variables = []variable{
 	{VarMailFrom, "", required, "The address e-mail is sent from (`cobranca@example.com`, bare); its domain ends every Message-ID. Required in production; development default: `cobranca@localhost`.", asWritten(func(c *Config) *string { return &c.MailFrom })},
 	{"COBRANCA_MAIL_WORKERS", "16", optional, "How many messages this process sends at once, each on an SMTP connection of its own: lower it to what the mail server accepts from one client (all replicas together send REPLICAS times as many). See \"E-mail delivery\".", intIn(1, 256, func(c *Config) *int { return &c.MailWorkers })},
 	{"COBRANCA_MAIL_RESCUE_AFTER", "1h", optional, "How long a message may stay in the sending before it counts as lost — its process died between taking it and recording it — and is sent again, under the same Message-ID (one send is also cut off after this long, or after 1m if that is less). A duration from 1s to 24h. See \"E-mail delivery\".", durationIn(time.Second, 24*time.Hour, "must be a duration from 1s to 24h, like 10m", func(c *Config) *time.Duration { return &c.MailRescueAfter })},
+	{VarContactPacing, "0", optional, "Least time between two contacts of one customer: `collections.analyze_portfolio` gives an account `nextContactAfter` (the customer's `lastContactedAt` plus this) when that is later than the start of `asOf`; the account stays in the queue. A Go duration (`72h`) or whole days (`3d`), at most 365 days; `0`: no pacing. `cobranca analyze --pacing` defaults to it.", func(c *Config, v string) error {
+		d, err := ParsePacing(v)
+		c.ContactPacing = d
+		return err
+	}},
+}
+
+// MaxContactPacing bounds COBRANCA_CONTACT_PACING.
+const MaxContactPacing = 365 * 24 * time.Hour
+
+// ParsePacing reads a contact pacing as COBRANCA_CONTACT_PACING writes it:
+// a Go duration (72h, 36h30m) or whole days (3d), from 0 (no pacing) to
+// MaxContactPacing.
+func ParsePacing(v string) (time.Duration, error) {
+	bad := errors.New("must be a duration like 72h or whole days like 3d, from 0 (no pacing) to 365d")
+	var d time.Duration
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || n > int(MaxContactPacing/(24*time.Hour)) || days != strconv.Itoa(n) {
+			return 0, bad
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			return 0, bad
+		}
+	}
+	if d < 0 || d > MaxContactPacing {
+		return 0, bad
+	}
+	return d, nil
 }
 
 // Load builds a Config from environ (as os.Environ returns it). Unknown

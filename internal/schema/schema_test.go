@@ -26,7 +26,7 @@ func reference(t testing.TB, r *jsonschema.Resolved, doc []byte) (valid, wellFor
 }
 
 func outputSchema(t testing.TB) (*schema.Validator, *jsonschema.Resolved) {
-	tools, err := collections.Tools()
+	tools, err := collections.Tools(collections.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
