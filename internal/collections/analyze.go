@@ -69,7 +69,9 @@ func analyzeContract() contract.Contract {
 		Description: "Use when a finance operator explicitly provides a small invoice portfolio (1 to " +
 			strconv.Itoa(portfolio.MaxInvoices) + " invoices) and wants a read-only, explainable collection priority queue. " +
 			"It only analyzes the supplied invoices; it never sends messages, accesses a CRM, changes records, " +
-			"or makes payment decisions. Customers with any doNotContact invoice are left out entirely.",
+			"or makes payment decisions. Customers with any doNotContact invoice are left out entirely. " +
+			"Optionally it converts invoices in other currencies at the rates given, keeps disputed invoices and pending promises to pay out of the queue, " +
+			"raises broken promises, and says when the server's contact pacing allows the next contact; summary gives aging buckets and what was left out, as counts.",
 		Category:     "collections",
 		RiskLevel:    contract.Low,
 		InputSchema:  analyzeInputSchema(),
@@ -85,12 +87,14 @@ func analyzeContract() contract.Contract {
 			{Code: failure.Code(portfolio.CodeUnknownField), Meaning: "An argument field is not part of the input schema; field names it."},
 			{Code: failure.Code(portfolio.CodeMissingField), Meaning: "A required field is absent; field names it."},
 			{Code: failure.Code(portfolio.CodeInvalidType), Meaning: "A field has the wrong JSON type (amountCents must be an integer); field names it."},
-			{Code: failure.Code(portfolio.CodeInvalidFormat), Meaning: "A date is not written YYYY-MM-DD."},
+			{Code: failure.Code(portfolio.CodeInvalidFormat), Meaning: "A date is not written YYYY-MM-DD, or lastContactedAt is neither such a date nor an RFC 3339 date-time with offset."},
 			{Code: failure.Code(portfolio.CodeInvalidDate), Meaning: "A date is well formed but not a real calendar date (2025-02-30)."},
-			{Code: failure.Code(portfolio.CodeOutOfRange), Meaning: "A date lies outside " + portfolio.MinDate + ".." + portfolio.MaxDate + ", an amount outside 1.." + strconv.FormatInt(portfolio.MaxAmountCents, 10) + " cents, or the invoice count outside 1.." + strconv.Itoa(portfolio.MaxInvoices) + "."},
-			{Code: failure.Code(portfolio.CodeInvalidValue), Meaning: "status is not one of open, paid, void."},
+			{Code: failure.Code(portfolio.CodeOutOfRange), Meaning: "A date lies outside " + portfolio.MinDate + ".." + portfolio.MaxDate + ", an amount (as given, or converted to the base currency) outside 1.." + strconv.FormatInt(portfolio.MaxAmountCents, 10) + ", the invoice count outside 1.." + strconv.Itoa(portfolio.MaxInvoices) + ", more than " + strconv.Itoa(portfolio.MaxRates) + " rates or " + strconv.Itoa(portfolio.MaxInvoices) + " customers, or a rate outside its bounds."},
+			{Code: failure.Code(portfolio.CodeInvalidValue), Meaning: "status is not one of open, paid, void; a currency is not an active ISO 4217 code; a rate has more digits than allowed; or disputeReason comes without disputed: true. field names it."},
 			{Code: failure.Code(portfolio.CodeInvalidText), Meaning: "An id or name is empty or blank (only white space or invisible characters), longer than " + strconv.Itoa(portfolio.MaxTextLen) + " characters, not UTF-8, or holds a control character or one that can hide or reorder text (zero-width, bidirectional control, tag, line or paragraph separator); field names it."},
 			{Code: failure.Code(portfolio.CodeDuplicateInvoiceID), Meaning: "Two invoices share an id; field names the second."},
+			{Code: failure.Code(portfolio.CodeDuplicateEntry), Meaning: "Two rates name one currency, or two customers entries one customerId; field names the second."},
+			{Code: failure.Code(portfolio.CodeMissingRate), Meaning: "An invoice is in a currency other than baseCurrency that rates has no rate for; field names the invoice's currency."},
 		},
 		Idempotency: contract.Idempotency{Kind: "inherent", Description: "Read-only and deterministic: repeating a call has no effect."},
 		DryRun:      contract.ModeNone,
