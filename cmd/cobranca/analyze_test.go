@@ -3,8 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
+
+	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // variantsPortfolio has customer c-1 under two names, c-2 under one.
@@ -146,5 +151,43 @@ func TestAnalyzeExtended(t *testing.T) {
 	if len(a.Accounts) != 2 || a.Accounts[0].NextContactAfter != "2026-03-02T18:00:00Z" || len(a.Accounts[0].Conversions) != 1 ||
 		len(a.Summary.Aging) != 5 || len(a.Summary.Rates) != 1 || a.Summary.Rates[0]["rate"] != 5.17 {
 		t.Errorf("analyze --json =\n%s\nwant c-1 paced and converted, five aging buckets, the USD rate", got)
+	}
+}
+
+// TestServeContactPacing: serve passes COBRANCA_CONTACT_PACING to
+// analyze_portfolio: over MCP, the account contacted two days before asOf
+// may be contacted again three days after, and the one contacted long ago
+// has no nextContactAfter.
+func TestServeContactPacing(t *testing.T) {
+	addr := freeAddr(t)
+	environ := []string{"COBRANCA_DATA_DIR=" + t.TempDir(), "COBRANCA_ADDR=" + addr, "COBRANCA_CONTACT_PACING=3d"}
+	startServe(t, environ...)
+	var tok bytes.Buffer
+	if err := run(t.Context(), []string{"token", "--sub", "alice", "--agent", "copilot", "--scope", "collections:read"}, environ, nil, &tok, &tok); err != nil {
+		t.Fatalf("token: %v: %s", err, tok.String())
+	}
+	sess := connect(t, addr, strings.TrimSpace(tok.String()), nil)
+	var args map[string]any
+	if err := json.Unmarshal([]byte(extendedPortfolio), &args); err != nil {
+		t.Fatal(err)
+	}
+	res, err := sess.CallTool(t.Context(), &mcp.CallToolParams{Name: collections.AnalyzeName, Arguments: args})
+	if err != nil || res.IsError {
+		t.Fatalf("analyze_portfolio = %+v, %v", res, err)
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got portfolio.Analysis
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	next := map[string]string{}
+	for _, acc := range got.Accounts {
+		next[acc.CustomerID] = acc.NextContactAfter
+	}
+	if want := map[string]string{"c-1": "2026-03-02T18:00:00Z", "c-4": ""}; !maps.Equal(next, want) {
+		t.Errorf("nextContactAfter by customer = %v, want %v (result %s)", next, want, b)
 	}
 }
