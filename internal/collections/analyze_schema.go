@@ -146,7 +146,7 @@ var minRate = math.Pow10(-portfolio.MaxRateScale)
 // offset (Z or ±hh:mm), as time.RFC3339 reads it. The instant must also
 // lie within MinDate..MaxDate, which Parse alone checks.
 var dateTimePattern = strings.TrimSuffix(datePattern, "$") +
-	`(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$`
+	`(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$`
 
 // utcTimePattern is nextContactAfter: an RFC 3339 time in UTC, in seconds.
 const utcTimePattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`
@@ -157,7 +157,7 @@ var forOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschem
 }}
 
 func analyzeInputSchema() *jsonschema.Schema {
-	s := mustFor[portfolio.Input]()
+	s := mustForWith[portfolio.Input](forOptions)
 	sealObject(s)
 	s.Description = "An invoice portfolio supplied by the operator, analyzed as of one date. " +
 		"asOf and invoices are required; the rest is optional, and without it the analysis is the reference one (all in BRL)."
@@ -185,7 +185,10 @@ func analyzeInputSchema() *jsonschema.Schema {
 	inv.Properties["customerName"].Description = "Customer name. Where a customer's invoices name it differently, " +
 		"its account shows the name on its first open invoice and warnings reports the customer; " + textRule()
 	dueDateRules(inv.Properties["dueDate"])
-	amountRules(inv.Properties["amountCents"])
+	amount := inv.Properties["amountCents"]
+	amountRules(amount)
+	amount.Description = fmt.Sprintf("Amount in the minor unit of the invoice's currency, BRL cents by default (integer, 1 to %d, that is up to R$ 10 billion); "+
+		"converted to baseCurrency, it must round to 1 to %[1]d too.", int64(portfolio.MaxAmountCents))
 	st := inv.Properties["status"]
 	st.Enum = []any{string(portfolio.StatusOpen), string(portfolio.StatusPaid), string(portfolio.StatusVoid)}
 	st.Description = "Invoice status; only open invoices count."
@@ -243,13 +246,13 @@ func analyzeInputSchema() *jsonschema.Schema {
 }
 
 func analyzeOutputSchema() *jsonschema.Schema {
-	s := mustFor[portfolio.Analysis]()
+	s := mustForWith[portfolio.Analysis](forOptions)
 	sealObject(s)
 	s.Description = "Priority queue of overdue customers, with a summary of the portfolio; advice only, nothing was done. " +
 		"Every amount is in the minor unit of summary.baseCurrency."
 	total := s.Properties["totalOpenCents"]
 	total.Minimum = ptr(0.0)
-	total.Description = "Sum of all open invoices (overdue or not, disputed and promised ones included) of customers that may be contacted, " +
+	total.Description = "Sum of all open invoices (overdue or not, disputed and promised ones included) of every customer not left out for doNotContact, " +
 		"converted to summary.baseCurrency (BRL cents by default)."
 	accs := s.Properties["accounts"]
 	accs.Types, accs.Type = nil, "array"
@@ -398,8 +401,11 @@ func rateRules(s *jsonschema.Schema, description string) {
 	s.Description = description
 }
 
-func mustFor[T any]() *jsonschema.Schema {
-	s, err := jsonschema.For[T](forOptions)
+func mustFor[T any]() *jsonschema.Schema { return mustForWith[T](nil) }
+
+// mustForWith is mustFor under opts.
+func mustForWith[T any](opts *jsonschema.ForOptions) *jsonschema.Schema {
+	s, err := jsonschema.For[T](opts)
 	if err != nil {
 		panic(fmt.Sprintf("schema of %T: %v", *new(T), err)) // static types: a bug, caught by every test
 	}
@@ -434,8 +440,7 @@ func dueDateRules(s *jsonschema.Schema) {
 func amountRules(s *jsonschema.Schema) {
 	s.Type = "integer"
 	s.Minimum, s.Maximum = ptr(1.0), ptr(float64(portfolio.MaxAmountCents))
-	s.Description = fmt.Sprintf("Amount in the minor unit of the invoice's currency, BRL cents by default (integer, 1 to %d, that is up to R$ 10 billion); "+
-		"converted to the base currency, it must round to 1 to %[1]d too.", int64(portfolio.MaxAmountCents))
+	s.Description = fmt.Sprintf("Amount in BRL cents (integer, 1 to %d, that is up to R$ 10 billion).", int64(portfolio.MaxAmountCents))
 }
 
 func dateRules(s *jsonschema.Schema) {
