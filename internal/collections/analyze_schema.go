@@ -161,18 +161,14 @@ func analyzeInputSchema() *jsonschema.Schema {
 	sealObject(s)
 	s.Description = "An invoice portfolio supplied by the operator, analyzed as of one date. " +
 		"asOf and invoices are required; the rest is optional, and without it the analysis is the reference one (all in BRL)."
-	asOf := s.Properties["asOf"]
-	asOf.Description = fmt.Sprintf("Reference date (ISO calendar date, YYYY-MM-DD) from %s to %s; invoices due before it are overdue.",
-		portfolio.MinDate, portfolio.MaxDate)
-	dateRules(asOf)
+	dated(s.Properties["asOf"], fmt.Sprintf("Reference date (ISO calendar date, YYYY-MM-DD) from %s to %s; invoices due before it are overdue.",
+		portfolio.MinDate, portfolio.MaxDate))
 
 	invs := s.Properties["invoices"]
 	invs.Description = fmt.Sprintf("%d to %d invoices with unique ids.", portfolio.MinInvoices, portfolio.MaxInvoices)
-	invs.Types, invs.Type = nil, "array" // never null
 	invs.MinItems, invs.MaxItems = ptr(portfolio.MinInvoices), ptr(portfolio.MaxInvoices)
 
-	inv := invs.Items
-	sealObject(inv)
+	inv := objects(invs)
 	inv.Description = "One invoice. The first seven fields are required; currency, disputed, disputeReason and promiseToPayDate are optional."
 	text := textPattern()
 	for _, name := range []string{"id", "customerId", "customerName", "disputeReason"} {
@@ -197,12 +193,10 @@ func analyzeInputSchema() *jsonschema.Schema {
 	inv.Properties["disputed"].Description = "The customer disputes this invoice: it leaves the queue (the account's amount, count and days overdue) " +
 		"but stays in totalOpenCents and summary.aging; summary.leftOut counts it."
 	inv.Properties["disputeReason"].Description = "The customer's stated reason, only with disputed: true (else invalid_value); never echoed; " + textRule()
-	promise := inv.Properties["promiseToPayDate"]
-	promise.Description = fmt.Sprintf("Date (YYYY-MM-DD, %s to %s) the customer promised to pay this open invoice by. "+
+	dated(inv.Properties["promiseToPayDate"], fmt.Sprintf("Date (YYYY-MM-DD, %s to %s) the customer promised to pay this open invoice by. "+
 		"On or after asOf: the account is paused, left out of the queue until the day after it (summary.leftOut.promisePending counts it). "+
 		"Before asOf, the invoice still open: a broken promise, which raises the account to high priority and is named in its reason.",
-		portfolio.MinDate, portfolio.MaxDate)
-	dateRules(promise)
+		portfolio.MinDate, portfolio.MaxDate))
 	// disputeReason goes with disputed: true only.
 	inv.DependentSchemas = map[string]*jsonschema.Schema{"disputeReason": {
 		Required:   []string{"disputed"},
@@ -211,28 +205,22 @@ func analyzeInputSchema() *jsonschema.Schema {
 
 	currencyRules(s.Properties["baseCurrency"], "ISO 4217 code every amount of the result is in (summary.baseCurrency); absent: BRL.")
 	rates := s.Properties["rates"]
-	rates.Types, rates.Type = nil, "array"
 	rates.MaxItems = ptr(portfolio.MaxRates)
 	rates.Description = fmt.Sprintf("Up to %d exchange rates to baseCurrency, one per other currency an invoice is in, each currency once (else duplicate_entry). "+
 		"Each invoice is converted exactly (rounded half up to the base currency's minor unit), then summed.", portfolio.MaxRates)
-	rate := rates.Items
-	sealObject(rate)
+	rate := objects(rates)
 	rate.Description = "What one unit of currency is worth in baseCurrency, as of date."
 	currencyRules(rate.Properties["currency"], "ISO 4217 code, not baseCurrency.")
 	rateRules(rate.Properties["rate"], fmt.Sprintf("Units of baseCurrency one unit of currency is worth: a JSON number above 0 and at most %d, "+
 		"with at most %d fractional and %d significant digits (5.17, 0.0019); taken exactly, never rounded.",
 		portfolio.MaxRate, portfolio.MaxRateScale, portfolio.MaxRateSignif))
-	rateDate := rate.Properties["date"]
-	rateDate.Description = fmt.Sprintf("Date of the rate (YYYY-MM-DD, %s to %s), shown with it.", portfolio.MinDate, portfolio.MaxDate)
-	dateRules(rateDate)
+	dated(rate.Properties["date"], fmt.Sprintf("Date of the rate (YYYY-MM-DD, %s to %s), shown with it.", portfolio.MinDate, portfolio.MaxDate))
 
 	custs := s.Properties["customers"]
-	custs.Types, custs.Type = nil, "array"
 	custs.MaxItems = ptr(portfolio.MaxInvoices)
 	custs.Description = fmt.Sprintf("Up to %d facts about customers, each customerId once (else duplicate_entry); "+
 		"an entry naming no customer of the invoices is ignored.", portfolio.MaxInvoices)
-	cust := custs.Items
-	sealObject(cust)
+	cust := objects(custs)
 	cust.Description = "What the operator knows of one customer beyond its invoices."
 	cid := cust.Properties["customerId"]
 	cid.MinLength, cid.MaxLength, cid.Pattern = ptr(1), ptr(portfolio.MaxTextLen), text
@@ -250,24 +238,16 @@ func analyzeOutputSchema() *jsonschema.Schema {
 	sealObject(s)
 	s.Description = "Priority queue of overdue customers, with a summary of the portfolio; advice only, nothing was done. " +
 		"Every amount is in the minor unit of summary.baseCurrency."
-	total := s.Properties["totalOpenCents"]
-	total.Minimum = ptr(0.0)
-	total.Description = "Sum of all open invoices (overdue or not, disputed and promised ones included) of every customer not left out for doNotContact, " +
-		"converted to summary.baseCurrency (BRL cents by default)."
+	atLeast(s.Properties["totalOpenCents"], 0.0, "Sum of all open invoices (overdue or not, disputed and promised ones included) of every customer not left out for doNotContact, "+
+		"converted to summary.baseCurrency (BRL cents by default).")
 	accs := s.Properties["accounts"]
-	accs.Types, accs.Type = nil, "array"
 	accs.Description = "Customers with an overdue open invoice that is not disputed, unless doNotContact or a pending promise to pay leaves them out: " +
 		"days overdue descending, then amount descending, then customer id ascending."
-	acc := accs.Items
-	sealObject(acc)
+	acc := objects(accs)
 	acc.Properties["customerId"].Description = "Customer id, as given."
 	acc.Properties["customerName"].Description = "Customer name, as given on the customer's first open invoice."
-	amt := acc.Properties["amountCents"]
-	amt.Minimum = ptr(1.0)
-	amt.Description = "Sum of the customer's open, undisputed invoices, overdue or not, in the base currency's minor unit."
-	oldest := acc.Properties["oldestDueDate"]
-	oldest.Description = "Earliest due date (ISO calendar date, YYYY-MM-DD) among the customer's overdue open, undisputed invoices."
-	dateRules(oldest)
+	atLeast(acc.Properties["amountCents"], 1.0, "Sum of the customer's open, undisputed invoices, overdue or not, in the base currency's minor unit.")
+	dated(acc.Properties["oldestDueDate"], "Earliest due date (ISO calendar date, YYYY-MM-DD) among the customer's overdue open, undisputed invoices.")
 	days := acc.Properties["daysOverdue"]
 	days.Minimum = ptr(1.0)
 	days.Description = "Calendar days from oldestDueDate to asOf."
@@ -288,11 +268,9 @@ func analyzeOutputSchema() *jsonschema.Schema {
 	count.Minimum = ptr(1.0)
 	count.Description = "How many open, undisputed invoices amountCents sums."
 	factors := acc.Properties["priorityFactors"]
-	factors.Types, factors.Type = nil, "array"
 	factors.MinItems, factors.MaxItems = ptr(2), ptr(3)
 	factors.Description = "The facts priority was decided on, in order: days_overdue, open_amount, then broken_promise when there is one."
-	factor := factors.Items
-	sealObject(factor)
+	factor := objects(factors)
 	name := factor.Properties["factor"]
 	name.Enum = []any{string(portfolio.FactorDaysOverdue), string(portfolio.FactorOpenAmount), string(portfolio.FactorBrokenPromise)}
 	name.Description = "days_overdue (value: daysOverdue), open_amount (value: amountCents), broken_promise (value: days since the latest promised date still unpaid)."
@@ -304,19 +282,15 @@ func analyzeOutputSchema() *jsonschema.Schema {
 	threshold.Description = "The value from which the factor makes the account high priority; absent for broken_promise."
 	factor.Properties["met"].Description = "Whether the factor made the account high priority."
 	convs := acc.Properties["conversions"]
-	convs.Types, convs.Type = nil, "array"
 	convs.MinItems = ptr(1)
 	convs.Description = "Present when some of amountCents came from another currency: per currency, by code, what was converted and at which rate."
-	conv := convs.Items
-	sealObject(conv)
+	conv := objects(convs)
 	currencyRules(conv.Properties["currency"], "ISO 4217 code of the invoices converted.")
 	convAmount := conv.Properties["amountCents"]
 	convAmount.Minimum = ptr(1.0)
 	convAmount.Description = "Their sum in that currency's minor unit."
 	rateRules(conv.Properties["rate"], "The rate used, as given in rates.")
-	convDate := conv.Properties["rateDate"]
-	convDate.Description = "The rate's date, as given in rates."
-	dateRules(convDate)
+	dated(conv.Properties["rateDate"], "The rate's date, as given in rates.")
 	converted := conv.Properties["convertedCents"]
 	converted.Minimum = ptr(1.0)
 	converted.Description = "What they count for in amountCents, in the base currency's minor unit (each invoice converted, then summed)."
@@ -326,11 +300,9 @@ func analyzeOutputSchema() *jsonschema.Schema {
 		"is later than the start of asOf: the earliest time (RFC 3339, UTC) for the next contact. The account keeps its place in the queue."
 
 	warns := s.Properties["warnings"]
-	warns.Types, warns.Type = nil, "array"
 	warns.Description = "What the analysis went past and a person may want to fix at the source; empty when nothing. " +
 		"Customers left out for doNotContact are never reported."
-	w := warns.Items
-	sealObject(w)
+	w := objects(warns)
 	code := w.Properties["code"]
 	code.Enum = []any{string(portfolio.WarningNameVariants)}
 	code.Description = "customer_name_variants: the customer's invoices carry nameCount different customerName values " +
@@ -356,13 +328,11 @@ func summaryRules(sum *jsonschema.Schema) {
 		p.Minimum = ptr(0.0)
 	}
 	aging := sum.Properties["aging"]
-	aging.Types, aging.Type = nil, "array"
 	buckets := []any{string(portfolio.BucketCurrent), string(portfolio.Bucket1To30), string(portfolio.Bucket31To60), string(portfolio.Bucket61To90), string(portfolio.BucketOver90)}
 	aging.MinItems, aging.MaxItems = ptr(len(buckets)), ptr(len(buckets))
 	aging.Description = "The open invoices of every customer not left out for doNotContact (disputed and promised ones included), " +
 		"by days past due on asOf, in the order current (not yet due), 1-30, 31-60, 61-90, 90+; their amounts sum to totalOpenCents."
-	ab := aging.Items
-	sealObject(ab)
+	ab := objects(aging)
 	ab.Properties["bucket"].Enum = buckets
 	ab.Properties["amountCents"].Minimum = ptr(0.0)
 	ab.Properties["amountCents"].Description = "Sum of the bucket's invoices, in the base currency's minor unit."
@@ -379,10 +349,8 @@ func summaryRules(sum *jsonschema.Schema) {
 		}
 	}
 	rates := sum.Properties["rates"]
-	rates.Types, rates.Type = nil, "array"
 	rates.Description = "The rates used (one per foreign currency an invoice of a customer not left out for doNotContact is in), by currency code; empty when all is in the base currency."
-	r := rates.Items
-	sealObject(r)
+	r := objects(rates)
 	currencyRules(r.Properties["currency"], "ISO 4217 code.")
 	rateRules(r.Properties["rate"], "Units of baseCurrency one unit of currency is worth, as given.")
 	r.Properties["date"].Description = "The rate's date, as given."
@@ -422,12 +390,33 @@ func closeObject(s *jsonschema.Schema) {
 	slices.Sort(s.Required)
 }
 
+// objects makes s, what jsonschema.For gives for a Go slice of structs, an
+// array (never null, unlike a nil slice) of sealed objects, and returns the
+// items' schema.
+func objects(s *jsonschema.Schema) *jsonschema.Schema {
+	s.Types, s.Type = nil, "array"
+	sealObject(s.Items)
+	return s.Items
+}
+
 // sealObject forbids unknown properties and keeps jsonschema.For's
 // required list: every property but those whose Go field is omitempty, so
 // the struct tags decide, once, which fields are optional.
 func sealObject(s *jsonschema.Schema) {
 	s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 	slices.Sort(s.Required)
+}
+
+// atLeast describes a number of at least least.
+func atLeast(s *jsonschema.Schema, least float64, description string) {
+	s.Minimum = ptr(least)
+	s.Description = description
+}
+
+// dated describes a date.
+func dated(s *jsonschema.Schema, description string) {
+	s.Description = description
+	dateRules(s)
 }
 
 // dueDateRules describes an invoice's due date, held to portfolio's date rule.
