@@ -132,7 +132,7 @@ func printAnalysis(out io.Writer, in *portfolio.Input, a *portfolio.Analysis) er
 		fmt.Fprintln(&w)
 	}
 	for _, r := range s.Rates {
-		fmt.Fprintf(&w, "rate: 1 %s = %s %s (%s)\n", r.Currency, rateText(r.Rate), base, r.Date)
+		fmt.Fprintf(&w, "rate: 1 %s = %s %s (%s)\n", r.Currency, r.Rate, base, r.Date)
 	}
 	for _, wn := range a.Warnings {
 		fmt.Fprintf(&w, "warning: %s: customer %s has %d different names; its account shows the name on its first open invoice\n",
@@ -156,15 +156,6 @@ func money(base string, cents int64) string {
 		return portfolio.FormatBRL(cents)
 	}
 	return base + " " + strconv.FormatInt(cents, 10) + " (minor units)"
-}
-
-// rateText is a rate as the result's JSON writes it (5.17).
-func rateText(d portfolio.Decimal) string {
-	b, err := json.Marshal(d)
-	if err != nil {
-		return "?"
-	}
-	return string(b)
 }
 
 func readInput(name string, stdin io.Reader) ([]byte, error) {

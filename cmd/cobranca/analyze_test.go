@@ -71,7 +71,8 @@ const extendedPortfolio = `{"asOf":"2026-03-01","invoices":[
 // R$ 100,00 not yet due, and may be contacted again 3 days after
 // 2026-02-27T18:00Z; c-4's broken promise makes it high; every open invoice
 // of a contactable customer is in the aging, disputed and promised ones too.
-const extendedTable = `PRIORITY  CUSTOMER        AMOUNT       DAYS OVERDUE  AGING  INVOICES  ACTION        NEXT CONTACT
+// (Written with spaces; FormatBRL puts a no-break space after R$.)
+var extendedTable = strings.ReplaceAll(`PRIORITY  CUSTOMER        AMOUNT       DAYS OVERDUE  AGING  INVOICES  ACTION        NEXT CONTACT
 high      Ana Ltda (c-1)  R$ 2.134,00  45            31-60  3         human_review  2026-03-02T18:00:00Z
 high      Davi Com (c-4)  R$ 150,00    4             1-30   1         human_review
 
@@ -92,7 +93,7 @@ disputed         1         1
 promise pending  1         1
 
 rate: 1 USD = 5.17 BRL (2026-02-27)
-`
+`, "R$ ", "R$\u00a0")
 
 // TestAnalyzeExtended: the table shows each account's aging bucket,
 // invoice count and next contact, then the summary: accounts by priority,
@@ -119,7 +120,7 @@ func TestAnalyzeExtended(t *testing.T) {
 		}
 	}
 	got, err := analyze([]string{"COBRANCA_CONTACT_PACING=3d"}, "--pacing", "0")
-	if err != nil || strings.Contains(got, "NEXT CONTACT") || strings.Contains(got, "2026-03-02T18:00:00Z") || !strings.Contains(got, "high      Ana Ltda (c-1)  R$ 2.134,00  45") {
+	if err != nil || strings.Contains(got, "NEXT CONTACT") || strings.Contains(got, "2026-03-02T18:00:00Z") || !strings.Contains(got, "high      Ana Ltda (c-1)  R$\u00a02.134,00  45") {
 		t.Errorf("analyze --pacing 0 = %v, printed\n%s\nwant the table without NEXT CONTACT", err, got)
 	}
 	if got, err := analyze([]string{"COBRANCA_CONTACT_PACING=366d"}); err == nil || !strings.Contains(got+err.Error(), "COBRANCA_CONTACT_PACING") {

@@ -143,10 +143,12 @@ var minRate = math.Pow10(-portfolio.MaxRateScale)
 
 // dateTimePattern is lastContactedAt: a date under datePattern, alone or
 // followed by an RFC 3339 time with seconds (a fraction allowed) and an
-// offset (Z or ±hh:mm), as time.RFC3339 reads it. The instant must also
-// lie within MinDate..MaxDate, which Parse alone checks.
+// offset (Z or ±hh:mm), as time.RFC3339 reads it: Go takes offsets up to
+// ±24:60, past RFC 3339's ±23:59, and so does the pattern, so that it
+// refuses nothing Parse accepts. The instant must also lie within
+// MinDate..MaxDate, which Parse alone checks.
 var dateTimePattern = strings.TrimSuffix(datePattern, "$") +
-	`(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$`
+	`(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-4]):([0-5][0-9]|60)))?$`
 
 // utcTimePattern is nextContactAfter: an RFC 3339 time in UTC, in seconds.
 const utcTimePattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`
@@ -171,7 +173,7 @@ func analyzeInputSchema() *jsonschema.Schema {
 	inv := objects(invs)
 	inv.Description = "One invoice. The first seven fields are required; currency, disputed, disputeReason and promiseToPayDate are optional."
 	text := textPattern()
-	for _, name := range []string{"id", "customerId", "customerName", "disputeReason"} {
+	for _, name := range []string{"id", "customerId", "customerName"} {
 		p := inv.Properties[name]
 		p.MinLength, p.MaxLength = ptr(1), ptr(portfolio.MaxTextLen)
 		p.Pattern = text
@@ -189,31 +191,30 @@ func analyzeInputSchema() *jsonschema.Schema {
 	st.Enum = []any{string(portfolio.StatusOpen), string(portfolio.StatusPaid), string(portfolio.StatusVoid)}
 	st.Description = "Invoice status; only open invoices count."
 	inv.Properties["doNotContact"].Description = "If any invoice of a customer has it, the customer is left out entirely (also from totals and summary.aging)."
-	currencyRules(inv.Properties["currency"], "ISO 4217 code of amountCents; absent: BRL. A currency other than baseCurrency needs its entry in rates (else missing_rate).")
+	currencyIn(inv.Properties["currency"], true, `ISO 4217 code of amountCents; absent or "": BRL. A currency other than baseCurrency needs its entry in rates (else missing_rate).`)
 	inv.Properties["disputed"].Description = "The customer disputes this invoice: it leaves the queue (the account's amount, count and days overdue) " +
 		"but stays in totalOpenCents and summary.aging; summary.leftOut counts it."
-	inv.Properties["disputeReason"].Description = "The customer's stated reason, only with disputed: true (else invalid_value); never echoed; " + textRule()
-	dated(inv.Properties["promiseToPayDate"], fmt.Sprintf("Date (YYYY-MM-DD, %s to %s) the customer promised to pay this open invoice by. "+
+	reason := inv.Properties["disputeReason"]
+	reason.MaxLength, reason.Pattern = ptr(portfolio.MaxTextLen), "^$|"+text // "": none
+	reason.Description = `The customer's stated reason, only with disputed: true (else invalid_value; "" is none); never echoed; ` + textRule()
+	promise := inv.Properties["promiseToPayDate"]
+	promise.Pattern = orEmpty(datePattern) // a date, or "": none
+	promise.Description = fmt.Sprintf(`Date (YYYY-MM-DD, %s to %s) the customer promised to pay this open invoice by; "" is none. `+
 		"On or after asOf: the account is paused, left out of the queue until the day after it (summary.leftOut.promisePending counts it). "+
 		"Before asOf, the invoice still open: a broken promise, which raises the account to high priority and is named in its reason.",
-		portfolio.MinDate, portfolio.MaxDate))
-	// disputeReason goes with disputed: true only.
-	inv.DependentSchemas = map[string]*jsonschema.Schema{"disputeReason": {
-		Required:   []string{"disputed"},
-		Properties: map[string]*jsonschema.Schema{"disputed": {Const: ptr[any](true)}},
-	}}
+		portfolio.MinDate, portfolio.MaxDate)
 
-	currencyRules(s.Properties["baseCurrency"], "ISO 4217 code every amount of the result is in (summary.baseCurrency); absent: BRL.")
+	currencyIn(s.Properties["baseCurrency"], true, `ISO 4217 code every amount of the result is in (summary.baseCurrency); absent or "": BRL.`)
 	rates := s.Properties["rates"]
 	rates.MaxItems = ptr(portfolio.MaxRates)
 	rates.Description = fmt.Sprintf("Up to %d exchange rates to baseCurrency, one per other currency an invoice is in, each currency once (else duplicate_entry). "+
 		"Each invoice is converted exactly (rounded half up to the base currency's minor unit), then summed.", portfolio.MaxRates)
 	rate := objects(rates)
 	rate.Description = "What one unit of currency is worth in baseCurrency, as of date."
-	currencyRules(rate.Properties["currency"], "ISO 4217 code, not baseCurrency.")
+	currencyIn(rate.Properties["currency"], false, "ISO 4217 code, not baseCurrency.")
 	rateRules(rate.Properties["rate"], fmt.Sprintf("Units of baseCurrency one unit of currency is worth: a JSON number above 0 and at most %d, "+
 		"with at most %d fractional and %d significant digits (5.17, 0.0019); taken exactly, never rounded.",
-		portfolio.MaxRate, portfolio.MaxRateScale, portfolio.MaxRateSignif))
+		portfolio.MaxRate, portfolio.MaxRateScale, portfolio.MaxRateSignifics))
 	dated(rate.Properties["date"], fmt.Sprintf("Date of the rate (YYYY-MM-DD, %s to %s), shown with it.", portfolio.MinDate, portfolio.MaxDate))
 
 	custs := s.Properties["customers"]
@@ -357,7 +358,24 @@ func summaryRules(sum *jsonschema.Schema) {
 	dateRules(r.Properties["date"])
 }
 
-// currencyRules describes an ISO 4217 currency code.
+// currencyIn describes a currency code an input names: one of the codes
+// portfolio converts, or, where emptyAllowed, "" for the default (BRL).
+func currencyIn(s *jsonschema.Schema, emptyAllowed bool, description string) {
+	if emptyAllowed {
+		s.Enum = append(s.Enum, "")
+	}
+	for _, c := range portfolio.Currencies() {
+		s.Enum = append(s.Enum, c)
+	}
+	s.Description = description
+}
+
+// orEmpty is pattern p, a whole-string ^…$ pattern, or the empty string.
+func orEmpty(p string) string {
+	return "^(" + strings.TrimSuffix(strings.TrimPrefix(p, "^"), "$") + ")?$"
+}
+
+// currencyRules describes an ISO 4217 currency code the result names.
 func currencyRules(s *jsonschema.Schema, description string) {
 	s.Pattern = currencyPattern
 	s.Description = description

@@ -2,6 +2,7 @@ package collections
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,8 +30,7 @@ import (
 //     whole invoices, not one field);
 //   - a rate per currency and an entry per customer: duplicate_entry; every
 //     invoice currency other than the base has a rate: missing_rate;
-//   - a currency code of the right form is an active ISO 4217 code:
-//     invalid_value (the schema says the form only);
+//   - disputeReason comes only with disputed: true: invalid_value;
 //   - a rate has at most MaxRateScale fractional and MaxRateSignif
 //     significant digits, read exactly from its decimal text, which a
 //     schema (on the float64 a client decodes) cannot see;
@@ -85,7 +85,9 @@ func parseStricterAllowed(doc []byte, e *portfolio.Error) bool {
 	case portfolio.CodeInvalidValue:
 		// A code of the right form that is no active currency; a rate given
 		// with more digits than it may have.
-		return e.Field == "baseCurrency" || strings.HasSuffix(e.Field, ".currency") || strings.HasSuffix(e.Field, ".rate")
+		// disputeReason without disputed: true.
+		return e.Field == "baseCurrency" || strings.HasSuffix(e.Field, ".currency") || strings.HasSuffix(e.Field, ".rate") ||
+			strings.HasSuffix(e.Field, ".disputeReason")
 	case portfolio.CodeOutOfRange:
 		// A converted amount that rounds to 0 or past the bound; an instant
 		// whose offset takes it out of MinDate..MaxDate.
@@ -695,12 +697,12 @@ func randomPortfolio(r *rand.Rand) *portfolio.Input {
 		if extended {
 			if r.IntN(4) == 0 {
 				inv.Currency = []string{"BRL", "USD", "EUR", "JPY"}[r.IntN(4)]
-				if inv.Currency != base {
-					used[inv.Currency] = true
-					// Converted at a rate of 0.01 to 100 between minor units
-					// 10^-2 to 10^3 apart, it stays within 1..MaxAmountCents.
-					inv.AmountCents = 5000 + r.Int64N(1_000_000)
-				}
+			}
+			if cur := cmp.Or(inv.Currency, "BRL"); cur != base {
+				used[cur] = true
+				// Converted at a rate of 0.01 to 100 between minor units
+				// 10^-2 to 10^3 apart, it stays within 1..MaxAmountCents.
+				inv.AmountCents = 5000 + r.Int64N(1_000_000)
 			}
 			if r.IntN(6) == 0 {
 				inv.Disputed = true
