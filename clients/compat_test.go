@@ -66,14 +66,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The cases' arguments: a valid portfolio, and the same with a date that is
-// not on the calendar, which every client must see refused with its code
-// and field.
+// The cases' arguments: a valid portfolio, which uses analyze_portfolio
+// 1.1.0's optional fields too (a USD invoice and its rate, a disputed one,
+// a promise to pay, a last contact), so that every client reads a result
+// with conversions and the summary against the output schema; and a
+// portfolio with a date that is not on the calendar, which every client
+// must see refused with its code and field.
 const (
 	validArgs = `{"asOf":"2026-11-29","invoices":[` +
 		`{"id":"inv-1","customerId":"c-1","customerName":"Ana Ltda","dueDate":"2026-11-01","amountCents":150000,"status":"open","doNotContact":false},` +
 		`{"id":"inv-2","customerId":"c-1","customerName":"Ana Ltda","dueDate":"2026-12-10","amountCents":60000,"status":"open","doNotContact":false},` +
-		`{"id":"inv-3","customerId":"c-2","customerName":"Bruno SA","dueDate":"2026-11-20","amountCents":5000,"status":"open","doNotContact":false}]}`
+		`{"id":"inv-3","customerId":"c-2","customerName":"Bruno SA","dueDate":"2026-11-20","amountCents":5000,"status":"open","doNotContact":false},` +
+		`{"id":"inv-4","customerId":"c-2","customerName":"Bruno SA","dueDate":"2026-11-25","amountCents":2500,"status":"open","doNotContact":false,"currency":"USD"},` +
+		`{"id":"inv-5","customerId":"c-3","customerName":"Carla ME","dueDate":"2026-10-01","amountCents":9000,"status":"open","doNotContact":false,"disputed":true},` +
+		`{"id":"inv-6","customerId":"c-4","customerName":"Davi Com","dueDate":"2026-11-02","amountCents":4000,"status":"open","doNotContact":false,"promiseToPayDate":"2026-11-20"}],` +
+		`"rates":[{"currency":"USD","rate":5.17,"date":"2026-11-27"}],"customers":[{"customerId":"c-1","lastContactedAt":"2026-11-27T10:00:00-03:00"}]}`
 	invalidArgs = `{"asOf":"2026-11-29","invoices":[` +
 		`{"id":"inv-1","customerId":"c-1","customerName":"Ana Ltda","dueDate":"2026-11-01","amountCents":150000,"status":"open","doNotContact":false},` +
 		`{"id":"inv-2","customerId":"c-1","customerName":"Ana Ltda","dueDate":"2025-02-30","amountCents":60000,"status":"open","doNotContact":false}]}`

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/cobranca/cobranca/internal/collections"
 
 	"github.com/cobranca/cobranca/internal/contract"
 )
@@ -11,7 +12,7 @@ func printContracts(_ context.Context, e env, fs *flagSet, args []string) error 
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	tools, err := servedTools(nil, nil)
+	tools, err := servedTools(collections.Settings{}, nil, nil)
 	if err != nil {
 		return err
 	}

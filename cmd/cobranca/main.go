@@ -65,7 +65,7 @@ type command struct {
 // each command and README.md's command table are made from it.
 var commands = []command{
 	{"serve", "", "run the server", serve},
-	{"analyze", "[--json] FILE|-", "validate and analyze a portfolio `{asOf, invoices}` offline", analyze},
+	{"analyze", "[--json] [--pacing TIME] FILE|-", "validate and analyze a portfolio `{asOf, invoices, …}` offline", analyze},
 	{"contracts", "", "print every Tool Contract visible to agents", printContracts},
 	{"migrate", "[status]", "apply pending database migrations (as the owner role), or list them", migrate},
 	{"audit verify", "[--checkpoint FILE] [--pubkey FILE]", "walk the audit hash chain and check every event's MAC under the audit key: `OK <count> events, head <seq> <hash>`, or the first bad sequence number and what is wrong (exit 1)", auditVerify},

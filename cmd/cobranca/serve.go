@@ -148,7 +148,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	tools, err := servedTools(links, mailer)
+	tools, err := servedTools(collectionSettings(cfg.Config), links, mailer)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/cobranca/cobranca/internal/collections"
 	"strings"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
@@ -88,7 +89,7 @@ func loadSettings(environ []string) (settings, error) {
 		}
 	}
 	// Step-up in production names the acr values a strong sign-in gets.
-	tools, err := servedTools(nil, nil)
+	tools, err := servedTools(collections.Settings{}, nil, nil)
 	if err != nil {
 		errs = append(errs, err)
 	} else {

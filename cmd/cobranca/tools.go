@@ -15,11 +15,12 @@ import (
 	"github.com/cobranca/cobranca/internal/reqstate"
 )
 
-// servedTools are the tools this binary serves, contract and logic. links
-// signs download links, and mail is the outbox send_reminder enqueues in;
-// nil lists the contracts only (a pipeline refuses the tools without them).
-func servedTools(links *files.Links, mail *outbox.Outbox) ([]pipeline.Tool, error) {
-	tools, err := collections.Tools()
+// servedTools are the tools this binary serves, contract and logic. set are
+// the collections tools' settings; links signs download links, and mail is
+// the outbox send_reminder enqueues in; nil lists the contracts only (a
+// pipeline refuses the tools without them).
+func servedTools(set collections.Settings, links *files.Links, mail *outbox.Outbox) ([]pipeline.Tool, error) {
+	tools, err := collections.Tools(set)
 	if err != nil {
 		return nil, err
 	}
@@ -42,6 +43,11 @@ func servedTools(links *files.Links, mail *outbox.Outbox) ([]pipeline.Tool, erro
 	return append(tools, more...), nil
 }
 
+// collectionSettings are the collections tools' settings of cfg.
+func collectionSettings(cfg config.Config) collections.Settings {
+	return collections.Settings{ContactPacing: cfg.ContactPacing}
+}
+
 // requestStateRing is the key ring of request states: COBRANCA_REQUEST_STATE_KEYS,
 // or in development one key kept in the data directory.
 func requestStateRing(cfg config.Config) (*reqstate.Ring, error) {
@@ -56,7 +62,7 @@ func productTools(cfg config.Config) ([]pipeline.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return servedTools(links, nil)
+	return servedTools(collectionSettings(cfg), links, nil)
 }
 
 // downloadLinks signs download links under COBRANCA_LINK_KEYS (in

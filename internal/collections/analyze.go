@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
@@ -20,8 +21,17 @@ import (
 // AnalyzeName is the name of the read-only analysis tool.
 const AnalyzeName = "collections.analyze_portfolio"
 
+// Settings are the server's settings of the collections tools: the
+// operator's, from the configuration, never the caller's.
+type Settings struct {
+	// ContactPacing is the least time between two contacts of one customer
+	// (COBRANCA_CONTACT_PACING): analyze_portfolio annotates an account
+	// contacted more recently with nextContactAfter. 0: no pacing.
+	ContactPacing time.Duration
+}
+
 // Tools returns the collections tools, contract and logic, in listing order.
-func Tools() ([]pipeline.Tool, error) {
+func Tools(s Settings) ([]pipeline.Tool, error) {
 	tpl, err := reminders.ParseTemplates()
 	if err != nil {
 		return nil, err
@@ -31,7 +41,7 @@ func Tools() ([]pipeline.Tool, error) {
 		contract contract.Contract
 		logic    pipeline.Tool // all but the contract
 	}{
-		{analyzeContract(), pipeline.Tool{Decode: analyzeDecode, Run: analyzeRun, FastOutput: true}},
+		{analyzeContract(), pipeline.Tool{Decode: analyzeDecode, Run: analyzeRun(portfolio.Options{ContactPacing: s.ContactPacing}), FastOutput: true}},
 		{getCustomerContract(), pipeline.Tool{Decode: getCustomerDecode, Read: getCustomerRead}},
 		{listDraftsContract(), pipeline.Tool{Decode: listDraftsDecode, Read: listDrafts}},
 		{prepareReminderContract(), pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl)}},
@@ -53,12 +63,15 @@ func Tools() ([]pipeline.Tool, error) {
 // analyzeContract is the Tool Contract of collections.analyze_portfolio.
 func analyzeContract() contract.Contract {
 	return contract.Contract{
-		Name:  AnalyzeName,
-		Title: "Analyze collections portfolio",
+		Name:            AnalyzeName,
+		ContractVersion: "1.1.0",
+		Title:           "Analyze collections portfolio",
 		Description: "Use when a finance operator explicitly provides a small invoice portfolio (1 to " +
 			strconv.Itoa(portfolio.MaxInvoices) + " invoices) and wants a read-only, explainable collection priority queue. " +
 			"It only analyzes the supplied invoices; it never sends messages, accesses a CRM, changes records, " +
-			"or makes payment decisions. Customers with any doNotContact invoice are left out entirely.",
+			"or makes payment decisions. Customers with any doNotContact invoice are left out entirely. " +
+			"Optionally it converts invoices in other currencies at the rates given, keeps disputed invoices and pending promises to pay out of the queue, " +
+			"raises broken promises, and says when the server's contact pacing allows the next contact; summary gives aging buckets and what was left out, as counts.",
 		Category:     "collections",
 		RiskLevel:    contract.Low,
 		InputSchema:  analyzeInputSchema(),
@@ -106,10 +119,16 @@ func analyzeDecode(b []byte) (any, int, error) {
 	return in, n, nil
 }
 
-// analyzeRun runs the pure core on arguments analyzeDecode accepted.
-func analyzeRun(_ context.Context, v any) (pipeline.Effect, error) {
-	in := v.(*portfolio.Input)
-	a := portfolio.Analyze(in)
+// analyzeRun runs the pure core, under the server's options, on arguments
+// analyzeDecode accepted.
+func analyzeRun(o portfolio.Options) func(context.Context, any) (pipeline.Effect, error) {
+	return func(_ context.Context, v any) (pipeline.Effect, error) {
+		return analyzeEffect(v.(*portfolio.Input), o), nil
+	}
+}
+
+func analyzeEffect(in *portfolio.Input, o portfolio.Options) pipeline.Effect {
+	a := portfolio.AnalyzeWith(in, o)
 	summary := fmt.Sprintf("Portfolio analyzed: %d priority account(s) from %d invoice(s); no external action taken.",
 		len(a.Accounts), len(in.Invoices))
 	details := map[string]int64{"invoiceCount": int64(len(in.Invoices)), "accountCount": int64(len(a.Accounts))}
@@ -122,5 +141,5 @@ func analyzeRun(_ context.Context, v any) (pipeline.Effect, error) {
 		Summary:             summary,
 		Details:             details,
 		AppendCanonicalArgs: in.AppendCanonicalJSON,
-	}, nil
+	}
 }

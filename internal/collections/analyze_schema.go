@@ -2,6 +2,8 @@ package collections
 
 import (
 	"fmt"
+	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -130,23 +132,46 @@ const (
 	lri, rli, fsi, pdi      = '\u2066', '\u2067', '\u2068', '\u2069'
 )
 
+// currencyPattern is an ISO 4217 alphabetic code as far as its form goes;
+// whether the code is an active one is portfolio's table (invalid_value).
+const currencyPattern = `^[A-Z]{3}$`
+
+// minRate is the least rate: a rate is above 0 with at most
+// portfolio.MaxRateScale fractional digits, so at least 10^-MaxRateScale.
+// Said as a minimum, it is exact and a keyword internal/schema checks.
+var minRate = math.Pow10(-portfolio.MaxRateScale)
+
+// dateTimePattern is lastContactedAt: a date under datePattern, alone or
+// followed by an RFC 3339 time with seconds (a fraction allowed) and an
+// offset (Z or ±hh:mm), as time.RFC3339 reads it: Go takes offsets up to
+// ±24:60, past RFC 3339's ±23:59, and so does the pattern, so that it
+// refuses nothing Parse accepts. The instant must also lie within
+// MinDate..MaxDate, which Parse alone checks.
+var dateTimePattern = strings.TrimSuffix(datePattern, "$") +
+	`(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-4]):([0-5][0-9]|60)))?$`
+
+// utcTimePattern is nextContactAfter: an RFC 3339 time in UTC, in seconds.
+const utcTimePattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`
+
+// forOptions generates a Decimal as the JSON number it encodes as.
+var forOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[portfolio.Decimal](): {Type: "number"},
+}}
+
 func analyzeInputSchema() *jsonschema.Schema {
-	s := mustFor[portfolio.Input]()
-	closeObject(s)
-	s.Description = "An invoice portfolio supplied by the operator, analyzed as of one date."
-	asOf := s.Properties["asOf"]
-	asOf.Description = fmt.Sprintf("Reference date (ISO calendar date, YYYY-MM-DD) from %s to %s; invoices due before it are overdue.",
-		portfolio.MinDate, portfolio.MaxDate)
-	dateRules(asOf)
+	s := mustForWith[portfolio.Input](forOptions)
+	sealObject(s)
+	s.Description = "An invoice portfolio supplied by the operator, analyzed as of one date. " +
+		"asOf and invoices are required; the rest is optional, and without it the analysis is the reference one (all in BRL)."
+	dated(s.Properties["asOf"], fmt.Sprintf("Reference date (ISO calendar date, YYYY-MM-DD) from %s to %s; invoices due before it are overdue.",
+		portfolio.MinDate, portfolio.MaxDate))
 
 	invs := s.Properties["invoices"]
 	invs.Description = fmt.Sprintf("%d to %d invoices with unique ids.", portfolio.MinInvoices, portfolio.MaxInvoices)
-	invs.Types, invs.Type = nil, "array" // never null
 	invs.MinItems, invs.MaxItems = ptr(portfolio.MinInvoices), ptr(portfolio.MaxInvoices)
 
-	inv := invs.Items
-	closeObject(inv)
-	inv.Description = "One invoice. Every field is required."
+	inv := objects(invs)
+	inv.Description = "One invoice. The first seven fields are required; currency, disputed, disputeReason and promiseToPayDate are optional."
 	text := textPattern()
 	for _, name := range []string{"id", "customerId", "customerName"} {
 		p := inv.Properties[name]
@@ -158,65 +183,215 @@ func analyzeInputSchema() *jsonschema.Schema {
 	inv.Properties["customerName"].Description = "Customer name. Where a customer's invoices name it differently, " +
 		"its account shows the name on its first open invoice and warnings reports the customer; " + textRule()
 	dueDateRules(inv.Properties["dueDate"])
-	amountRules(inv.Properties["amountCents"])
+	amount := inv.Properties["amountCents"]
+	amountRules(amount)
+	amount.Description = fmt.Sprintf("Amount in the minor unit of the invoice's currency, BRL cents by default (integer, 1 to %d, that is up to R$ 10 billion); "+
+		"converted to baseCurrency, it must round to 1 to %[1]d too.", int64(portfolio.MaxAmountCents))
 	st := inv.Properties["status"]
 	st.Enum = []any{string(portfolio.StatusOpen), string(portfolio.StatusPaid), string(portfolio.StatusVoid)}
 	st.Description = "Invoice status; only open invoices count."
-	inv.Properties["doNotContact"].Description = "If any invoice of a customer has it, the customer is left out entirely."
+	inv.Properties["doNotContact"].Description = "If any invoice of a customer has it, the customer is left out entirely (also from totals and summary.aging)."
+	currencyIn(inv.Properties["currency"], true, `ISO 4217 code of amountCents; absent or "": BRL. A currency other than baseCurrency needs its entry in rates (else missing_rate).`)
+	inv.Properties["disputed"].Description = "The customer disputes this invoice: it leaves the queue (the account's amount, count and days overdue) " +
+		"but stays in totalOpenCents and summary.aging; summary.leftOut counts it."
+	reason := inv.Properties["disputeReason"]
+	reason.MaxLength, reason.Pattern = ptr(portfolio.MaxTextLen), "^$|"+text // "": none
+	reason.Description = `The customer's stated reason, only with disputed: true (else invalid_value; "" is none); never echoed; ` + textRule()
+	promise := inv.Properties["promiseToPayDate"]
+	promise.Pattern = orEmpty(datePattern) // a date, or "": none
+	promise.Description = fmt.Sprintf(`Date (YYYY-MM-DD, %s to %s) the customer promised to pay this open invoice by; "" is none. `+
+		"On or after asOf: the account is paused, left out of the queue until the day after it (summary.leftOut.promisePending counts it). "+
+		"Before asOf, the invoice still open: a broken promise, which raises the account to high priority and is named in its reason.",
+		portfolio.MinDate, portfolio.MaxDate)
+
+	currencyIn(s.Properties["baseCurrency"], true, `ISO 4217 code every amount of the result is in (summary.baseCurrency); absent or "": BRL.`)
+	rates := s.Properties["rates"]
+	rates.MaxItems = ptr(portfolio.MaxRates)
+	rates.Description = fmt.Sprintf("Up to %d exchange rates to baseCurrency, one per other currency an invoice is in, each currency once (else duplicate_entry). "+
+		"Each invoice is converted exactly (rounded half up to the base currency's minor unit), then summed.", portfolio.MaxRates)
+	rate := objects(rates)
+	rate.Description = "What one unit of currency is worth in baseCurrency, as of date."
+	currencyIn(rate.Properties["currency"], false, "ISO 4217 code, not baseCurrency.")
+	rateRules(rate.Properties["rate"], fmt.Sprintf("Units of baseCurrency one unit of currency is worth: a JSON number above 0 and at most %d, "+
+		"with at most %d fractional and %d significant digits (5.17, 0.0019); taken exactly, never rounded.",
+		portfolio.MaxRate, portfolio.MaxRateScale, portfolio.MaxRateSignifics))
+	dated(rate.Properties["date"], fmt.Sprintf("Date of the rate (YYYY-MM-DD, %s to %s), shown with it.", portfolio.MinDate, portfolio.MaxDate))
+
+	custs := s.Properties["customers"]
+	custs.MaxItems = ptr(portfolio.MaxInvoices)
+	custs.Description = fmt.Sprintf("Up to %d facts about customers, each customerId once (else duplicate_entry); "+
+		"an entry naming no customer of the invoices is ignored.", portfolio.MaxInvoices)
+	cust := objects(custs)
+	cust.Description = "What the operator knows of one customer beyond its invoices."
+	cid := cust.Properties["customerId"]
+	cid.MinLength, cid.MaxLength, cid.Pattern = ptr(1), ptr(portfolio.MaxTextLen), text
+	cid.Description = "Customer id, as in the invoices; " + textRule()
+	last := cust.Properties["lastContactedAt"]
+	last.Pattern = dateTimePattern
+	last.Description = fmt.Sprintf("When the customer was last contacted: an RFC 3339 date-time with offset (2026-11-28T14:30:00-03:00), "+
+		"or a date (2026-11-28, its start in UTC), from %s to %s. With the server's contact pacing (COBRANCA_CONTACT_PACING) "+
+		"it sets the account's nextContactAfter.", portfolio.MinDate, portfolio.MaxDate)
 	return s
 }
 
 func analyzeOutputSchema() *jsonschema.Schema {
-	s := mustFor[portfolio.Analysis]()
-	closeObject(s)
-	s.Description = "Priority queue of overdue customers; advice only, nothing was done."
-	total := s.Properties["totalOpenCents"]
-	total.Minimum = ptr(0.0)
-	total.Description = "Sum of all open invoices (overdue or not) of customers that may be contacted, in BRL cents."
+	s := mustForWith[portfolio.Analysis](forOptions)
+	sealObject(s)
+	s.Description = "Priority queue of overdue customers, with a summary of the portfolio; advice only, nothing was done. " +
+		"Every amount is in the minor unit of summary.baseCurrency."
+	atLeast(s.Properties["totalOpenCents"], 0.0, "Sum of all open invoices (overdue or not, disputed and promised ones included) of every customer not left out for doNotContact, "+
+		"converted to summary.baseCurrency (BRL cents by default).")
 	accs := s.Properties["accounts"]
-	accs.Types, accs.Type = nil, "array"
-	accs.Description = "Customers with an overdue open invoice: days overdue descending, then amount descending, then customer id ascending."
-	acc := accs.Items
-	closeObject(acc)
+	accs.Description = "Customers with an overdue open invoice that is not disputed, unless doNotContact or a pending promise to pay leaves them out: " +
+		"days overdue descending, then amount descending, then customer id ascending."
+	acc := objects(accs)
 	acc.Properties["customerId"].Description = "Customer id, as given."
 	acc.Properties["customerName"].Description = "Customer name, as given on the customer's first open invoice."
-	amt := acc.Properties["amountCents"]
-	amt.Minimum = ptr(1.0)
-	amt.Description = "Sum of the customer's open invoices, overdue or not, in BRL cents."
-	oldest := acc.Properties["oldestDueDate"]
-	oldest.Description = "Earliest due date (ISO calendar date, YYYY-MM-DD) among the customer's overdue open invoices."
-	dateRules(oldest)
+	atLeast(acc.Properties["amountCents"], 1.0, "Sum of the customer's open, undisputed invoices, overdue or not, in the base currency's minor unit.")
+	dated(acc.Properties["oldestDueDate"], "Earliest due date (ISO calendar date, YYYY-MM-DD) among the customer's overdue open, undisputed invoices.")
 	days := acc.Properties["daysOverdue"]
 	days.Minimum = ptr(1.0)
 	days.Description = "Calendar days from oldestDueDate to asOf."
 	prio := acc.Properties["priority"]
 	prio.Enum = []any{string(portfolio.PriorityHigh), string(portfolio.PriorityMedium)}
-	prio.Description = fmt.Sprintf("high from %d days overdue or %d cents open, else medium.",
+	prio.Description = fmt.Sprintf("high from %d days overdue or %d minor units open, or with a broken promise to pay; else medium.",
 		portfolio.HighPriorityDays, portfolio.HighPriorityCents)
 	act := acc.Properties["recommendedAction"]
 	act.Enum = []any{string(portfolio.ActionHumanReview), string(portfolio.ActionPrepareReminder)}
 	act.Description = "human_review for high priority, prepare_reminder for medium; a suggestion for a person, never performed."
-	acc.Properties["reason"].Description = `"<days> days overdue with <amount in BRL, pt-BR format> open".`
+	acc.Properties["reason"].Description = `"<days> days overdue with <amount> open", pt-BR: the amount as R$ 1.234,56 in BRL, ` +
+		`else with the base currency's symbol (US$ 1.234,56); then, per foreign currency, "; US$ 1.000,00 at 5,17 (2026-11-28)"; ` +
+		`then, after a broken promise, "; broken promise to pay of YYYY-MM-DD".`
+	bucket := acc.Properties["agingBucket"]
+	bucket.Enum = []any{string(portfolio.Bucket1To30), string(portfolio.Bucket31To60), string(portfolio.Bucket61To90), string(portfolio.BucketOver90)}
+	bucket.Description = "The aging bucket of daysOverdue."
+	count := acc.Properties["invoiceCount"]
+	count.Minimum = ptr(1.0)
+	count.Description = "How many open, undisputed invoices amountCents sums."
+	factors := acc.Properties["priorityFactors"]
+	factors.MinItems, factors.MaxItems = ptr(2), ptr(3)
+	factors.Description = "The facts priority was decided on, in order: days_overdue, open_amount, then broken_promise when there is one."
+	factor := objects(factors)
+	name := factor.Properties["factor"]
+	name.Enum = []any{string(portfolio.FactorDaysOverdue), string(portfolio.FactorOpenAmount), string(portfolio.FactorBrokenPromise)}
+	name.Description = "days_overdue (value: daysOverdue), open_amount (value: amountCents), broken_promise (value: days since the latest promised date still unpaid)."
+	value := factor.Properties["value"]
+	value.Minimum = ptr(1.0)
+	value.Description = "The fact's value."
+	threshold := factor.Properties["threshold"]
+	threshold.Minimum = ptr(1.0)
+	threshold.Description = "The value from which the factor makes the account high priority; absent for broken_promise."
+	factor.Properties["met"].Description = "Whether the factor made the account high priority."
+	convs := acc.Properties["conversions"]
+	convs.MinItems = ptr(1)
+	convs.Description = "Present when some of amountCents came from another currency: per currency, by code, what was converted and at which rate."
+	conv := objects(convs)
+	currencyRules(conv.Properties["currency"], "ISO 4217 code of the invoices converted.")
+	convAmount := conv.Properties["amountCents"]
+	convAmount.Minimum = ptr(1.0)
+	convAmount.Description = "Their sum in that currency's minor unit."
+	rateRules(conv.Properties["rate"], "The rate used, as given in rates.")
+	dated(conv.Properties["rateDate"], "The rate's date, as given in rates.")
+	converted := conv.Properties["convertedCents"]
+	converted.Minimum = ptr(1.0)
+	converted.Description = "What they count for in amountCents, in the base currency's minor unit (each invoice converted, then summed)."
+	next := acc.Properties["nextContactAfter"]
+	next.Pattern, next.Format = utcTimePattern, "date-time"
+	next.Description = "Present when the server paces contacts (COBRANCA_CONTACT_PACING) and the customer's lastContactedAt plus the pacing " +
+		"is later than the start of asOf: the earliest time (RFC 3339, UTC) for the next contact. The account keeps its place in the queue."
 
 	warns := s.Properties["warnings"]
-	warns.Types, warns.Type = nil, "array"
 	warns.Description = "What the analysis went past and a person may want to fix at the source; empty when nothing. " +
 		"Customers left out for doNotContact are never reported."
-	w := warns.Items
-	closeObject(w)
+	w := objects(warns)
 	code := w.Properties["code"]
 	code.Enum = []any{string(portfolio.WarningNameVariants)}
 	code.Description = "customer_name_variants: the customer's invoices carry nameCount different customerName values " +
 		"(case, spacing, a new name); its account shows the name on its first open invoice."
 	w.Properties["customerId"].Description = "Customer id, as given."
-	count := w.Properties["nameCount"]
-	count.Minimum = ptr(2.0)
-	count.Description = "Number of distinct customerName values among the customer's invoices."
+	nameCount := w.Properties["nameCount"]
+	nameCount.Minimum = ptr(2.0)
+	nameCount.Description = "Number of distinct customerName values among the customer's invoices."
+
+	summaryRules(s.Properties["summary"])
 	return s
 }
 
-func mustFor[T any]() *jsonschema.Schema {
-	s, err := jsonschema.For[T](nil)
+// summaryRules describes the analysis's summary: counts and sums, never names.
+func summaryRules(sum *jsonschema.Schema) {
+	sealObject(sum)
+	sum.Description = "The portfolio at a glance: counts and sums, never names."
+	currencyRules(sum.Properties["baseCurrency"], "ISO 4217 code of every amount of the result (BRL unless the input's baseCurrency says otherwise).")
+	byPrio := sum.Properties["accountsByPriority"]
+	sealObject(byPrio)
+	byPrio.Description = "How many accounts have each priority."
+	for _, p := range byPrio.Properties {
+		p.Minimum = ptr(0.0)
+	}
+	aging := sum.Properties["aging"]
+	buckets := []any{string(portfolio.BucketCurrent), string(portfolio.Bucket1To30), string(portfolio.Bucket31To60), string(portfolio.Bucket61To90), string(portfolio.BucketOver90)}
+	aging.MinItems, aging.MaxItems = ptr(len(buckets)), ptr(len(buckets))
+	aging.Description = "The open invoices of every customer not left out for doNotContact (disputed and promised ones included), " +
+		"by days past due on asOf, in the order current (not yet due), 1-30, 31-60, 61-90, 90+; their amounts sum to totalOpenCents."
+	ab := objects(aging)
+	ab.Properties["bucket"].Enum = buckets
+	ab.Properties["amountCents"].Minimum = ptr(0.0)
+	ab.Properties["amountCents"].Description = "Sum of the bucket's invoices, in the base currency's minor unit."
+	ab.Properties["invoiceCount"].Minimum = ptr(0.0)
+	left := sum.Properties["leftOut"]
+	sealObject(left)
+	left.Description = "What the queue does not show, counted by the first reason that applies, in this order. " +
+		"Invoices: doNotContact (any status, of a customer with a doNotContact invoice), paid, void, disputed (open), promisePending (open, promised on or after asOf). " +
+		"Customers: doNotContact, promisePending (paused, else listed), disputed (listed but for its disputed invoices), paid (no open invoice, one paid), void (no open or paid one)."
+	for _, c := range left.Properties {
+		sealObject(c)
+		for _, n := range c.Properties {
+			n.Minimum = ptr(0.0)
+		}
+	}
+	rates := sum.Properties["rates"]
+	rates.Description = "The rates used (one per foreign currency an invoice of a customer not left out for doNotContact is in), by currency code; empty when all is in the base currency."
+	r := objects(rates)
+	currencyRules(r.Properties["currency"], "ISO 4217 code.")
+	rateRules(r.Properties["rate"], "Units of baseCurrency one unit of currency is worth, as given.")
+	r.Properties["date"].Description = "The rate's date, as given."
+	dateRules(r.Properties["date"])
+}
+
+// currencyIn describes a currency code an input names: one of the codes
+// portfolio converts, or, where emptyAllowed, "" for the default (BRL).
+func currencyIn(s *jsonschema.Schema, emptyAllowed bool, description string) {
+	if emptyAllowed {
+		s.Enum = append(s.Enum, "")
+	}
+	for _, c := range portfolio.Currencies() {
+		s.Enum = append(s.Enum, c)
+	}
+	s.Description = description
+}
+
+// orEmpty is pattern p, a whole-string ^…$ pattern, or the empty string.
+func orEmpty(p string) string {
+	return "^(" + strings.TrimSuffix(strings.TrimPrefix(p, "^"), "$") + ")?$"
+}
+
+// currencyRules describes an ISO 4217 currency code the result names.
+func currencyRules(s *jsonschema.Schema, description string) {
+	s.Pattern = currencyPattern
+	s.Description = description
+}
+
+// rateRules describes an exchange rate, held to portfolio's bounds.
+func rateRules(s *jsonschema.Schema, description string) {
+	s.Minimum, s.Maximum = ptr(minRate), ptr(float64(portfolio.MaxRate))
+	s.Description = description
+}
+
+func mustFor[T any]() *jsonschema.Schema { return mustForWith[T](nil) }
+
+// mustForWith is mustFor under opts.
+func mustForWith[T any](opts *jsonschema.ForOptions) *jsonschema.Schema {
+	s, err := jsonschema.For[T](opts)
 	if err != nil {
 		panic(fmt.Sprintf("schema of %T: %v", *new(T), err)) // static types: a bug, caught by every test
 	}
@@ -231,6 +406,35 @@ func closeObject(s *jsonschema.Schema) {
 		s.Required = append(s.Required, name)
 	}
 	slices.Sort(s.Required)
+}
+
+// objects makes s, what jsonschema.For gives for a Go slice of structs, an
+// array (never null, unlike a nil slice) of sealed objects, and returns the
+// items' schema.
+func objects(s *jsonschema.Schema) *jsonschema.Schema {
+	s.Types, s.Type = nil, "array"
+	sealObject(s.Items)
+	return s.Items
+}
+
+// sealObject forbids unknown properties and keeps jsonschema.For's
+// required list: every property but those whose Go field is omitempty, so
+// the struct tags decide, once, which fields are optional.
+func sealObject(s *jsonschema.Schema) {
+	s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	slices.Sort(s.Required)
+}
+
+// atLeast describes a number of at least least.
+func atLeast(s *jsonschema.Schema, least float64, description string) {
+	s.Minimum = ptr(least)
+	s.Description = description
+}
+
+// dated describes a date.
+func dated(s *jsonschema.Schema, description string) {
+	s.Description = description
+	dateRules(s)
 }
 
 // dueDateRules describes an invoice's due date, held to portfolio's date rule.

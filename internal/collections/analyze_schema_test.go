@@ -2,6 +2,7 @@ package collections
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,7 +27,15 @@ import (
 // Semantic rules a JSON Schema cannot express:
 //   - the date exists in its month (2025-02-30, 2023-02-29): invalid_date;
 //   - invoice ids are unique: duplicate_invoice_id (uniqueItems compares
-//     whole invoices, not one field).
+//     whole invoices, not one field);
+//   - a rate per currency and an entry per customer: duplicate_entry; every
+//     invoice currency other than the base has a rate: missing_rate;
+//   - disputeReason comes only with disputed: true: invalid_value;
+//   - a rate has at most MaxRateScale fractional and MaxRateSignif
+//     significant digits, read exactly from its decimal text, which a
+//     schema (on the float64 a client decodes) cannot see;
+//   - a converted amount rounds to 1..MaxAmountCents, and lastContactedAt
+//     with its offset lies within MinDate..MaxDate: out_of_range.
 //
 // Characters a pattern cannot name: beyond U+FFFF, ECMA-262 without the u
 // flag sees two UTF-16 code units, so textPattern leaves to Parse the tag
@@ -65,14 +74,25 @@ func schemaVerdict(rs *jsonschema.Resolved, doc []byte) error {
 // schema accepts, with e: one of the cases listed above.
 func parseStricterAllowed(doc []byte, e *portfolio.Error) bool {
 	switch e.Code {
-	case portfolio.CodeInvalidDate, portfolio.CodeDuplicateInvoiceID:
+	case portfolio.CodeInvalidDate, portfolio.CodeDuplicateInvoiceID, portfolio.CodeDuplicateEntry, portfolio.CodeMissingRate:
 		return true
 	case portfolio.CodeInvalidJSON:
 		return hasRepeatedKey(doc)
 	case portfolio.CodeInvalidText:
 		return !utf8.Valid(doc) || surrogateEscape.Match(doc) || hasAstralRule(doc) || hasUnlistedInvisible(string(doc))
 	case portfolio.CodeInvalidType:
-		return strings.HasSuffix(e.Field, ".amountCents")
+		return strings.HasSuffix(e.Field, ".amountCents") || strings.HasSuffix(e.Field, ".rate")
+	case portfolio.CodeInvalidValue:
+		// A code of the right form that is no active currency; a rate given
+		// with more digits than it may have.
+		// disputeReason without disputed: true.
+		return e.Field == "baseCurrency" || strings.HasSuffix(e.Field, ".currency") || strings.HasSuffix(e.Field, ".rate") ||
+			strings.HasSuffix(e.Field, ".disputeReason")
+	case portfolio.CodeOutOfRange:
+		// A converted amount that rounds to 0 or past the bound; an instant
+		// whose offset takes it out of MinDate..MaxDate.
+		return strings.HasSuffix(e.Field, ".amountCents") && bytes.Contains(doc, []byte(`"rates"`)) ||
+			strings.HasSuffix(e.Field, ".lastContactedAt") || strings.HasSuffix(e.Field, ".rate")
 	}
 	return false
 }
@@ -275,6 +295,114 @@ func ruleDocs() [][]byte {
 		[]byte(`{"asOf":"2025-06-30","invoices":[{"id":"a\ud800","customerId":"c","customerName":"N","dueDate":"2025-01-01","amountCents":1e2,"status":"open","doNotContact":false}]}`),
 		[]byte("{\"asOf\":\"2025-06-30\",\"invoices\":[{\"id\":\"a\xff\",\"customerId\":\"c\",\"customerName\":\"N\",\"dueDate\":\"2025-01-01\",\"amountCents\":100.0,\"status\":\"open\",\"doNotContact\":false}]}"),
 	)
+
+	// The optional fields of 1.1.0, one at a time, on a document that uses
+	// them all: invoices in USD and EUR converted to BRL, a dispute, a
+	// promise, two customers' last contacts.
+	extended := func(edit func(d map[string]any, invs []map[string]any, rates, custs []map[string]any)) []byte {
+		return doc(4, func(d map[string]any, invs []map[string]any) {
+			invs[1]["currency"] = "USD"
+			invs[2]["currency"] = "EUR"
+			invs[2]["disputed"] = true
+			invs[2]["disputeReason"] = "Mercadoria não entregue"
+			invs[3]["promiseToPayDate"] = "2025-07-10"
+			rates := []map[string]any{{"currency": "USD", "rate": 5.17, "date": "2025-06-28"}, {"currency": "EUR", "rate": 6.0125, "date": "2025-06-28"}}
+			custs := []map[string]any{{"customerId": "c0", "lastContactedAt": "2025-06-28T14:30:00-03:00"}, {"customerId": "c1", "lastContactedAt": "2025-06-27"}}
+			d["baseCurrency"] = "BRL"
+			if edit != nil {
+				edit(d, invs, rates, custs)
+			}
+			list := func(ms []map[string]any) []any {
+				out := make([]any, len(ms))
+				for i, m := range ms {
+					out[i] = m
+				}
+				return out
+			}
+			if _, ok := d["rates"]; !ok {
+				d["rates"] = list(rates)
+			}
+			if _, ok := d["customers"]; !ok {
+				d["customers"] = list(custs)
+			}
+		})
+	}
+	currencies := []any{"USD", "EUR", "BRL", "JPY", "KWD", "usd", "US", "USDX", "XXX", "ZZZ", "", " USD", 1, nil}
+	rateValues := []any{5.17, 1, 0, -1, 1e-12, 1e-13, 0.000000000001, 0.0000000000015, 1e9, 1e9 + 1, 1.123456789012, 1.1234567890123,
+		123456789.123456789, 12345678.1234567891, "5.17", nil, true}
+	times := []any{"2025-06-28", "2025-06-28T14:30:00Z", "2025-06-28T14:30:00-03:00", "2025-06-28T14:30:00.123456789+05:30", "2025-06-28T14:30:00.1234567890Z",
+		"2025-06-28t14:30:00z", "2025-06-28T24:00:00Z", "2025-06-28T14:30:60Z", "2025-06-28T14:30Z", "2025-06-28T14:30:00", "2025-06-28T14:30:00+24:00",
+		"2025-06-28 14:30:00Z", "2000-01-01T00:00:00+01:00", "2000-01-01T00:00:00-01:00", "2099-12-31T23:30:00-03:00", "2099-12-31T23:30:00+03:00",
+		"2025-02-30", "2025-02-30T10:00:00Z", "1999-12-31T23:59:59Z", "2100-01-01", "", 1, nil}
+	docs = append(docs, extended(nil))
+	for _, v := range currencies {
+		docs = append(docs,
+			extended(func(d map[string]any, _, _, _ []map[string]any) { d["baseCurrency"] = v }),
+			extended(func(_ map[string]any, invs, _, _ []map[string]any) { invs[0]["currency"] = v }),
+			extended(func(_ map[string]any, invs, _, _ []map[string]any) { invs[1]["currency"] = v }),
+			extended(func(_ map[string]any, _, rates, _ []map[string]any) { rates[1]["currency"] = v }))
+	}
+	for _, v := range rateValues {
+		docs = append(docs, extended(func(_ map[string]any, _, rates, _ []map[string]any) { rates[0]["rate"] = v }))
+	}
+	for _, v := range values["dates"] {
+		docs = append(docs,
+			extended(func(_ map[string]any, _, rates, _ []map[string]any) { rates[0]["date"] = v }),
+			extended(func(_ map[string]any, invs, _, _ []map[string]any) { invs[0]["promiseToPayDate"] = v }))
+	}
+	for _, v := range times {
+		docs = append(docs, extended(func(_ map[string]any, _, _, custs []map[string]any) { custs[0]["lastContactedAt"] = v }))
+	}
+	for _, v := range values["text"] {
+		docs = append(docs,
+			extended(func(_ map[string]any, invs, _, _ []map[string]any) { invs[2]["disputeReason"] = v }),
+			extended(func(_ map[string]any, _, _, custs []map[string]any) { custs[1]["customerId"] = v }))
+	}
+	for _, v := range []any{true, false, "true", 1, nil} {
+		docs = append(docs, extended(func(_ map[string]any, invs, _, _ []map[string]any) { invs[2]["disputed"] = v }))
+	}
+	many := func(n int, entry func(i int) map[string]any) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = entry(i)
+		}
+		return out
+	}
+	docs = append(docs,
+		extended(func(_ map[string]any, invs, _, _ []map[string]any) { delete(invs[2], "disputed") }),        // a reason without a dispute
+		extended(func(_ map[string]any, invs, _, _ []map[string]any) { delete(invs[2], "disputeReason") }),   // a dispute without a reason
+		extended(func(_ map[string]any, invs, _, _ []map[string]any) { invs[0]["disputeReason"] = "x" }),     // a reason on an undisputed invoice
+		extended(func(_ map[string]any, invs, _, _ []map[string]any) { invs[0]["currency"] = "JPY" }),        // no rate for it
+		extended(func(d map[string]any, _, _, _ []map[string]any) { d["baseCurrency"] = "USD" }),             // a rate for the base currency
+		extended(func(_ map[string]any, _, rates, _ []map[string]any) { rates[1]["currency"] = "USD" }),      // two rates for USD
+		extended(func(_ map[string]any, _, _, custs []map[string]any) { custs[1]["customerId"] = "c0" }),     // two entries for c0
+		extended(func(_ map[string]any, _, _, custs []map[string]any) { custs[1]["customerId"] = "nobody" }), // ignored
+		extended(func(_ map[string]any, invs, _, _ []map[string]any) { invs[1]["amountCents"] = 1e12 }),      // converted, too much
+		extended(func(_ map[string]any, _, rates, _ []map[string]any) { rates[0]["rate"] = 1e-12 }),          // converted, rounds to 0
+		extended(func(_ map[string]any, _, rates, _ []map[string]any) { delete(rates[0], "date") }),
+		extended(func(_ map[string]any, _, rates, _ []map[string]any) { rates[0]["x"] = 1 }),
+		extended(func(_ map[string]any, _, _, custs []map[string]any) { delete(custs[0], "lastContactedAt") }),
+		extended(func(_ map[string]any, _, _, custs []map[string]any) { custs[0]["x"] = 1 }),
+		extended(func(d map[string]any, _, _, _ []map[string]any) { d["rates"] = nil }),
+		extended(func(d map[string]any, _, _, _ []map[string]any) { d["customers"] = nil }),
+		extended(func(d map[string]any, _, _, _ []map[string]any) { d["rates"] = []any{} }),
+		extended(func(d map[string]any, _, _, _ []map[string]any) { d["customers"] = []any{} }),
+		extended(func(d map[string]any, _, _, _ []map[string]any) {
+			d["customers"] = many(portfolio.MaxInvoices, func(i int) map[string]any {
+				return map[string]any{"customerId": fmt.Sprintf("c%d", i), "lastContactedAt": "2025-06-01"}
+			})
+		}),
+		extended(func(d map[string]any, _, _, _ []map[string]any) {
+			d["customers"] = many(portfolio.MaxInvoices+1, func(i int) map[string]any {
+				return map[string]any{"customerId": fmt.Sprintf("c%d", i), "lastContactedAt": "2025-06-01"}
+			})
+		}),
+		extended(func(d map[string]any, _, _, _ []map[string]any) {
+			d["rates"] = many(portfolio.MaxRates+1, func(i int) map[string]any {
+				return map[string]any{"currency": fmt.Sprintf("%c%c%c", 'A'+i/26/26%26, 'A'+i/26%26, 'A'+i%26), "rate": 1, "date": "2025-06-01"}
+			})
+		}),
+	)
 	return docs
 }
 
@@ -411,15 +539,28 @@ func TestOutputSchemaValidatesAnalyze(t *testing.T) {
 		t.Fatalf("analyzeOutputSchema().Resolve: %v", err)
 	}
 	r := rand.New(rand.NewPCG(8, 13))
-	listed, warned := 0, 0
+	var listed, warned, converted, paced, factors3 int
 	for range 2000 {
 		in := randomPortfolio(r)
 		if err := portfolio.Validate(in); err != nil {
 			t.Fatalf("randomPortfolio is invalid: %v", err)
 		}
-		a := portfolio.Analyze(in)
+		var o portfolio.Options
+		if r.IntN(2) == 0 {
+			o.ContactPacing = time.Duration(1+r.IntN(10*24)) * time.Hour
+		}
+		a := portfolio.AnalyzeWith(in, o)
 		listed += len(a.Accounts)
 		warned += len(a.Warnings)
+		for _, acc := range a.Accounts {
+			converted += len(acc.Conversions)
+			if acc.NextContactAfter != "" {
+				paced++
+			}
+			if len(acc.PriorityFactors) == 3 {
+				factors3++
+			}
+		}
 		b, err := json.Marshal(a)
 		if err != nil {
 			t.Fatal(err)
@@ -432,22 +573,71 @@ func TestOutputSchemaValidatesAnalyze(t *testing.T) {
 			t.Fatalf("output schema rejects Analyze's result %s: %v", b, err)
 		}
 	}
-	if listed == 0 || warned == 0 {
-		t.Fatalf("%d overdue accounts and %d warnings in all: the test checks too little", listed, warned)
+	if listed == 0 || warned == 0 || converted == 0 || paced == 0 || factors3 == 0 {
+		t.Fatalf("%d overdue accounts, %d warnings, %d conversions, %d paced accounts, %d broken promises in all: the test checks too little",
+			listed, warned, converted, paced, factors3)
 	}
-	// And the schema is not vacuous.
+	// And the schema is not vacuous: each document is a valid result but for
+	// one thing.
+	const summary = `"summary":{"baseCurrency":"BRL","accountsByPriority":{"high":1,"medium":0},"aging":[` +
+		`{"bucket":"current","amountCents":0,"invoiceCount":0},{"bucket":"1-30","amountCents":1,"invoiceCount":1},` +
+		`{"bucket":"31-60","amountCents":0,"invoiceCount":0},{"bucket":"61-90","amountCents":0,"invoiceCount":0},{"bucket":"90+","amountCents":0,"invoiceCount":0}],` +
+		`"leftOut":{"doNotContact":{"invoices":0,"customers":0},"paid":{"invoices":0,"customers":0},"void":{"invoices":0,"customers":0},` +
+		`"disputed":{"invoices":0,"customers":0},"promisePending":{"invoices":0,"customers":0}},"rates":[]}`
+	const account = `{"customerId":"c","customerName":"n","amountCents":1,"oldestDueDate":"2025-01-01","daysOverdue":1,"priority":"medium",` +
+		`"recommendedAction":"prepare_reminder","reason":"r","agingBucket":"1-30","invoiceCount":1,` +
+		`"priorityFactors":[{"factor":"days_overdue","value":1,"threshold":14,"met":false},{"factor":"open_amount","value":1,"threshold":200000,"met":false}]}`
+	valid := `{"totalOpenCents":1,"accounts":[` + account + `],"warnings":[],` + summary + `}`
+	var v any
+	if err := json.Unmarshal([]byte(valid), &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Validate(v); err != nil {
+		t.Fatalf("output schema rejects %s: %v", valid, err)
+	}
+	edit := func(old, new string) string {
+		if !strings.Contains(valid, old) {
+			t.Fatalf("the valid result lacks %s", old)
+		}
+		return strings.Replace(valid, old, new, 1)
+	}
 	for _, bad := range []string{
-		`{"totalOpenCents":-1,"accounts":[],"warnings":[]}`,
-		`{"totalOpenCents":0,"warnings":[]}`,
-		`{"totalOpenCents":0,"accounts":[]}`,
-		`{"totalOpenCents":0,"accounts":[],"warnings":null}`,
-		`{"totalOpenCents":0,"accounts":[],"warnings":[],"extra":1}`,
-		`{"totalOpenCents":0,"accounts":[{"customerId":"c","customerName":"n","amountCents":1,"oldestDueDate":"2025-01-01","daysOverdue":1,"priority":"low","recommendedAction":"human_review","reason":"r"}],"warnings":[]}`,
-		`{"totalOpenCents":0,"accounts":[{"customerId":"c","customerName":"n","amountCents":1,"oldestDueDate":"2025-01-01","daysOverdue":0,"priority":"high","recommendedAction":"human_review","reason":"r"}],"warnings":[]}`,
-		`{"totalOpenCents":0,"accounts":[],"warnings":[{"code":"customer_name_variants","customerId":"c","nameCount":1}]}`,
-		`{"totalOpenCents":0,"accounts":[],"warnings":[{"code":"other","customerId":"c","nameCount":2}]}`,
-		`{"totalOpenCents":0,"accounts":[],"warnings":[{"code":"customer_name_variants","customerId":"c"}]}`,
-		`{"totalOpenCents":0,"accounts":[],"warnings":[{"code":"customer_name_variants","customerId":"c","nameCount":2,"names":["A","a"]}]}`,
+		edit(`"totalOpenCents":1`, `"totalOpenCents":-1`),
+		edit(`"accounts":[`+account+`],`, ``),
+		edit(`"warnings":[],`, ``),
+		edit(`"warnings":[]`, `"warnings":null`),
+		edit(`"warnings":[]`, `"warnings":[],"extra":1`),
+		edit(`"priority":"medium"`, `"priority":"low"`),
+		edit(`"daysOverdue":1`, `"daysOverdue":0`),
+		edit(`"warnings":[]`, `"warnings":[{"code":"customer_name_variants","customerId":"c","nameCount":1}]`),
+		edit(`"warnings":[]`, `"warnings":[{"code":"other","customerId":"c","nameCount":2}]`),
+		edit(`"warnings":[]`, `"warnings":[{"code":"customer_name_variants","customerId":"c"}]`),
+		edit(`"warnings":[]`, `"warnings":[{"code":"customer_name_variants","customerId":"c","nameCount":2,"names":["A","a"]}]`),
+		// 1.1.0's fields
+		edit(`,`+summary, ``),
+		edit(`"baseCurrency":"BRL"`, `"baseCurrency":"brl"`),
+		edit(`"accountsByPriority":{"high":1,"medium":0}`, `"accountsByPriority":{"high":1}`),
+		edit(`"accountsByPriority":{"high":1,"medium":0}`, `"accountsByPriority":{"high":1,"medium":0,"low":0}`),
+		edit(`{"bucket":"90+","amountCents":0,"invoiceCount":0}`, `{"bucket":"120+","amountCents":0,"invoiceCount":0}`),
+		edit(`,{"bucket":"90+","amountCents":0,"invoiceCount":0}`, ``),
+		edit(`{"bucket":"current","amountCents":0,`, `{"bucket":"current","amountCents":-1,`),
+		edit(`"promisePending":{"invoices":0,"customers":0}`, `"promisePending":{"invoices":0}`),
+		edit(`"void":{"invoices":0,"customers":0},`, ``),
+		edit(`"rates":[]`, `"rates":null`),
+		edit(`"rates":[]`, `"rates":[{"currency":"USD","rate":0,"date":"2025-01-01"}]`),
+		edit(`"rates":[]`, `"rates":[{"currency":"USD","rate":"5.17","date":"2025-01-01"}]`),
+		edit(`"agingBucket":"1-30"`, `"agingBucket":"current"`),
+		edit(`"agingBucket":"1-30",`, ``),
+		edit(`"invoiceCount":1,"priorityFactors"`, `"invoiceCount":0,"priorityFactors"`),
+		edit(`,{"factor":"open_amount","value":1,"threshold":200000,"met":false}`, ``),
+		edit(`{"factor":"days_overdue","value":1,"threshold":14,"met":false}`, `{"factor":"days_late","value":1,"threshold":14,"met":false}`),
+		edit(`"threshold":14,"met":false}`, `"threshold":14}`),
+		edit(`"met":false}]}`, `"met":false}],"conversions":[]}`),
+		edit(`"met":false}]}`, `"met":false}],"conversions":[{"currency":"USD","amountCents":1,"rate":5.17,"rateDate":"2025-01-01"}]}`),
+		edit(`"met":false}]}`, `"met":false}],"conversions":[{"currency":"USD","amountCents":1,"rate":-5.17,"rateDate":"2025-01-01","convertedCents":5}]}`),
+		edit(`"met":false}]}`, `"met":false}],"nextContactAfter":"2025-01-01"}`),
+		edit(`"met":false}]}`, `"met":false}],"nextContactAfter":"2025-01-01T10:00:00-03:00"}`),
+		edit(`"met":false}]}`, `"met":false}],"lastContactedAt":"2025-01-01T10:00:00Z"}`),
 	} {
 		var v any
 		if err := json.Unmarshal([]byte(bad), &v); err != nil {
@@ -457,21 +647,45 @@ func TestOutputSchemaValidatesAnalyze(t *testing.T) {
 			t.Errorf("output schema accepts %s, want a rejection", bad)
 		}
 	}
+	for _, good := range []string{
+		edit(`"met":false}]}`, `"met":false}],"conversions":[{"currency":"USD","amountCents":1,"rate":5.17,"rateDate":"2025-01-01","convertedCents":5}],"nextContactAfter":"2025-01-03T10:00:00Z"}`),
+		edit(`"met":false}]}`, `"met":false},{"factor":"broken_promise","value":3,"met":true}]}`),
+		edit(`"rates":[]`, `"rates":[{"currency":"JPY","rate":0.000000000001,"date":"2025-01-01"}]`),
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(good), &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.Validate(v); err != nil {
+			t.Errorf("output schema rejects %s: %v", good, err)
+		}
+	}
 }
 
 // randomPortfolio makes a valid portfolio spread around the priority
-// thresholds.
+// thresholds, with 1.1.0's optional fields in about half of them: invoices
+// in foreign currencies (and another base currency), disputes, promises to
+// pay kept, pending and broken, customers' last contacts.
 func randomPortfolio(r *rand.Rand) *portfolio.Input {
 	asOf := time.Date(2001+r.IntN(98), time.Month(1+r.IntN(12)), 1+r.IntN(28), 0, 0, 0, 0, time.UTC)
 	n := 1 + r.IntN(60)
 	in := &portfolio.Input{AsOf: asOf.Format(time.DateOnly)}
+	extended := r.IntN(2) == 0
+	if extended && r.IntN(3) == 0 {
+		in.BaseCurrency = []string{"BRL", "USD", "JPY", "KWD"}[r.IntN(4)]
+	}
+	base := in.BaseCurrency
+	if base == "" {
+		base = "BRL"
+	}
+	used := map[string]bool{}
 	for i := range n {
 		c := r.IntN(1 + n/3)
 		name := fmt.Sprintf("Cliente %d", c)
 		if r.IntN(8) == 0 {
 			name = strings.ToUpper(name) // a variant, as ERP exports have them
 		}
-		in.Invoices = append(in.Invoices, portfolio.Invoice{
+		inv := portfolio.Invoice{
 			ID:           fmt.Sprintf("inv-%d", i),
 			CustomerID:   fmt.Sprintf("c%d", c),
 			CustomerName: name,
@@ -479,7 +693,46 @@ func randomPortfolio(r *rand.Rand) *portfolio.Input {
 			AmountCents:  1 + r.Int64N(portfolio.MaxAmountCents/int64(1+r.IntN(1_000_000))),
 			Status:       []portfolio.Status{portfolio.StatusOpen, portfolio.StatusPaid, portfolio.StatusVoid}[r.IntN(3)],
 			DoNotContact: r.IntN(20) == 0,
-		})
+		}
+		if extended {
+			if r.IntN(4) == 0 {
+				inv.Currency = []string{"BRL", "USD", "EUR", "JPY"}[r.IntN(4)]
+			}
+			if cur := cmp.Or(inv.Currency, "BRL"); cur != base {
+				used[cur] = true
+				// Converted at a rate of 0.01 to 100 between minor units
+				// 10^-2 to 10^3 apart, it stays within 1..MaxAmountCents.
+				inv.AmountCents = 5000 + r.Int64N(1_000_000)
+			}
+			if r.IntN(6) == 0 {
+				inv.Disputed = true
+				if r.IntN(2) == 0 {
+					inv.DisputeReason = "valor em discussão"
+				}
+			}
+			if r.IntN(6) == 0 {
+				inv.PromiseToPayDate = asOf.AddDate(0, 0, r.IntN(31)-15).Format(time.DateOnly)
+			}
+		}
+		in.Invoices = append(in.Invoices, inv)
+	}
+	for _, cur := range []string{"BRL", "EUR", "JPY", "USD"} {
+		if used[cur] {
+			in.Rates = append(in.Rates, portfolio.ExchangeRate{Currency: cur, Rate: portfolio.Decimal{Coef: 100 + uint64(r.IntN(999_900)), Scale: 4},
+				Date: asOf.AddDate(0, 0, -r.IntN(5)).Format(time.DateOnly)})
+		}
+	}
+	if extended {
+		for c := range 1 + n/3 {
+			if r.IntN(2) == 0 {
+				at := asOf.Add(-time.Duration(r.IntN(15*24*60)) * time.Minute)
+				last := at.In(time.FixedZone("", -3*3600)).Format(time.RFC3339)
+				if r.IntN(3) == 0 {
+					last = at.Format(time.DateOnly)
+				}
+				in.Customers = append(in.Customers, portfolio.Contact{CustomerID: fmt.Sprintf("c%d", c), LastContactedAt: last})
+			}
+		}
 	}
 	return in
 }

@@ -266,8 +266,9 @@ var bulkPermissions = []string{"reminders:send"}
 
 func bulkSendContract() contract.Contract {
 	return contract.Contract{
-		Name:  BulkSendName,
-		Title: "Send many reminder drafts by e-mail",
+		Name:            BulkSendName,
+		ContractVersion: "1.0.0",
+		Title:           "Send many reminder drafts by e-mail",
 		Description: "Use when many reminder drafts should go to their customers at once: named by draftIds, or chosen by a filter " +
 			"(customerIds, minDaysOverdue, tone) among the open drafts; at most " + strconv.Itoa(reminders.MaxBulk) + ". A dry run is mandatory: " +
 			"call first with dryRun true — it answers recipientCount, sampleMessages, warnings, missingPermissions, expectedSideEffects, " +

@@ -324,7 +324,7 @@ func TestGetCustomer(t *testing.T) {
 // TestCustomerToolsContracts: every code the tools answer in these tests is
 // one their contracts list, and the scopes are the shared decisions'.
 func TestCustomerToolsContracts(t *testing.T) {
-	all, err := collections.Tools()
+	all, err := collections.Tools(collections.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

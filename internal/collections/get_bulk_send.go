@@ -22,8 +22,9 @@ const argBulkID = "bulkId"
 
 func getBulkSendContract() contract.Contract {
 	return contract.Contract{
-		Name:  GetBulkSendName,
-		Title: "Get a bulk send's progress",
+		Name:            GetBulkSendName,
+		ContractVersion: "1.0.0",
+		Title:           "Get a bulk send's progress",
 		Description: "Use after collections.bulk_send_reminders queued a bulk send (its bulkId) to see how delivery goes: how many of its " +
 			"messages are still queued, were sent (accepted by the mail server) or failed (refused for good: the draft is undeliverable). " +
 			"Read-only.",

@@ -62,8 +62,9 @@ type draftRef struct {
 
 func getCustomerContract() contract.Contract {
 	return contract.Contract{
-		Name:  GetCustomerName,
-		Title: "Get a customer",
+		Name:            GetCustomerName,
+		ContractVersion: "1.0.0",
+		Title:           "Get a customer",
 		Description: "Use before preparing a reminder or changing a contact status: returns one customer's name, e-mail " +
 			"address and contact status in effect today (UTC; a pause is over on its pausedUntil day, and the status then reads " +
 			"contactable with pauseEnded), with the pause date, the reason, who set it and when, its open reminder " +

@@ -38,8 +38,9 @@ func listDraftsDecode(b []byte) (any, int, error) { return checked(b, (*listDraf
 
 func listDraftsContract() contract.Contract {
 	return contract.Contract{
-		Name:  ListDraftsName,
-		Title: "List reminder drafts",
+		Name:            ListDraftsName,
+		ContractVersion: "1.0.0",
+		Title:           "List reminder drafts",
 		Description: "Use to see which reminder drafts exist: newest first, optionally for one customer and in one state, " +
 			"a page at a time (pass nextCursor back as cursor for the next page). Items carry the subject and totals, " +
 			"never the body. Read-only.",

@@ -37,8 +37,9 @@ func prepareReminderDecode(b []byte) (any, int, error) { return checked(b, (*pre
 
 func prepareReminderContract() contract.Contract {
 	return contract.Contract{
-		Name:  PrepareReminderName,
-		Title: "Prepare a payment reminder draft",
+		Name:            PrepareReminderName,
+		ContractVersion: "1.0.0",
+		Title:           "Prepare a payment reminder draft",
 		Description: "Use to write a payment reminder for one customer about some of their open invoices (1 to " +
 			strconv.Itoa(reminders.MaxInvoices) + "), in a friendly or firm tone, in Brazilian Portuguese (default) or English. " +
 			"It stores the customer's name and e-mail address (overwriting the stored ones) and a draft addressed to them " +

@@ -53,8 +53,9 @@ func SendTools(mail *outbox.Outbox) ([]pipeline.Tool, error) {
 
 func sendReminderContract() contract.Contract {
 	return contract.Contract{
-		Name:  SendReminderName,
-		Title: "Send a reminder draft by e-mail",
+		Name:            SendReminderName,
+		ContractVersion: "1.0.0",
+		Title:           "Send a reminder draft by e-mail",
 		Description: "Use when a reminder draft (prepare_reminder's draftId, still a draft) should go to its customer by e-mail. " +
 			"A person approves this exact call first, out of band: the call answers with the approval's URL (a URL-mode elicitation, " +
 			"or the error approval_required on older clients); once the person approved it, retry exactly the same call (same draftId " +

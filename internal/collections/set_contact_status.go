@@ -39,8 +39,9 @@ type setContactStatusResult struct {
 
 func setContactStatusContract() contract.Contract {
 	return contract.Contract{
-		Name:  SetContactStatusName,
-		Title: "Set a customer's contact status",
+		Name:            SetContactStatusName,
+		ContractVersion: "1.0.0",
+		Title:           "Set a customer's contact status",
 		Description: "Use when a person decided that a customer may be contacted again (contactable), must not be contacted " +
 			"before a date (paused, with pausedUntil), or must never be contacted (do_not_contact), and why. " +
 			"A person confirms the exact change first. do_not_contact also discards the customer's open reminder drafts. " +

@@ -63,8 +63,9 @@ type WriteOffResult struct {
 
 func writeOffContract() contract.Contract {
 	return contract.Contract{
-		Name:  WriteOffName,
-		Title: "Write off an invoice",
+		Name:            WriteOffName,
+		ContractVersion: "1.0.0",
+		Title:           "Write off an invoice",
 		Description: "Records that a person decided an invoice's debt will not be collected: the invoice, its customer (a stored " +
 			"customer), the amount written off in BRL cents and why. Only a person runs it — through the admin API (POST " +
 			"/admin/write-offs), its page or `cobranca write-off` — holding the role " + WriteOffRole + " and the scope " +

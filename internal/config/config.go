@@ -162,6 +162,10 @@ type Config struct {
 	// ratio of the ratio samplers, from 0 to 1.
 	TraceSampler    string
 	TraceSamplerArg float64
+	// ContactPacing is the least time between two contacts of one customer
+	// that collections.analyze_portfolio keeps (nextContactAfter); 0 means
+	// no pacing.
+	ContactPacing time.Duration
 }
 
 // RateSpecs are the rate-limit budgets as written, one per variable.
@@ -190,6 +194,8 @@ const (
 	VarRolesClaim    = "COBRANCA_ROLES_CLAIM"
 	VarOIDCSecret    = "COBRANCA_OIDC_CLIENT_SECRET"
 	VarOTLPEndpoint  = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	// VarContactPacing is also the default of `cobranca analyze --pacing`.
+	VarContactPacing = "COBRANCA_CONTACT_PACING"
 )
 
 // The values of OTEL_TRACES_SAMPLER cobranca takes: the OpenTelemetry
@@ -263,6 +269,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("service_name", c.ServiceName),
 		slog.String("trace_sampler", c.TraceSampler),
 		slog.Float64("trace_sampler_arg", c.TraceSamplerArg),
+		slog.Duration("contact_pacing", c.ContactPacing),
 	)
 }
 
@@ -629,6 +636,38 @@ var variables = []variable{
 		c.TraceSamplerArg = f
 		return nil
 	}},
+	{VarContactPacing, "0", optional, "Least time between two contacts of one customer: `collections.analyze_portfolio` gives an account `nextContactAfter` (the customer's `lastContactedAt` plus this) when that is later than the start of `asOf`; the account stays in the queue. A Go duration (`72h`) or whole days (`3d`), at most 365 days; `0`: no pacing. `cobranca analyze --pacing` defaults to it.", func(c *Config, v string) error {
+		d, err := ParsePacing(v)
+		c.ContactPacing = d
+		return err
+	}},
+}
+
+// MaxContactPacing bounds COBRANCA_CONTACT_PACING.
+const MaxContactPacing = 365 * 24 * time.Hour
+
+// ParsePacing reads a contact pacing as COBRANCA_CONTACT_PACING writes it:
+// a Go duration (72h, 36h30m) or whole days (3d), from 0 (no pacing) to
+// MaxContactPacing.
+func ParsePacing(v string) (time.Duration, error) {
+	bad := errors.New("must be a duration like 72h or whole days like 3d, from 0 (no pacing) to 365d")
+	var d time.Duration
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || n > int(MaxContactPacing/(24*time.Hour)) || days != strconv.Itoa(n) {
+			return 0, bad
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			return 0, bad
+		}
+	}
+	if d < 0 || d > MaxContactPacing {
+		return 0, bad
+	}
+	return d, nil
 }
 
 // Load builds a Config from environ (as os.Environ returns it): the

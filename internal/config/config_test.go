@@ -439,3 +439,24 @@ func TestTracingVariables(t *testing.T) {
 		}
 	}
 }
+
+// TestContactPacing: COBRANCA_CONTACT_PACING takes a Go duration or whole
+// days, from 0 (off, the default) to 365 days; anything else is refused,
+// naming the variable.
+func TestContactPacing(t *testing.T) {
+	if c, err := Load(nil); err != nil || c.ContactPacing != 0 {
+		t.Errorf("Load(unset) = %v, %v; want no pacing", c.ContactPacing, err)
+	}
+	for _, tt := range []durationCase{{"3d", 72 * time.Hour}, {"1d", 24 * time.Hour}, {"365d", 365 * 24 * time.Hour}, {"72h", 72 * time.Hour},
+		{"36h30m", 36*time.Hour + 30*time.Minute}, {"8760h", 365 * 24 * time.Hour}, {"0", 0}, {"0d", 0}, {"0s", 0}} {
+		c, err := Load([]string{VarContactPacing + "=" + tt.v})
+		if err != nil || c.ContactPacing != tt.want {
+			t.Errorf("Load(%s=%s) = %v, %v; want %v", VarContactPacing, tt.v, c.ContactPacing, err, tt.want)
+		}
+	}
+	for _, v := range []string{"366d", "8760h1s", "-1d", "-1h", "3 d", "3D", "+3d", "03d", "1.5d", "d", "3days", "3", "soon", "9999999999999d"} {
+		if _, err := Load([]string{VarContactPacing + "=" + v}); err == nil || !strings.Contains(err.Error(), VarContactPacing+": ") {
+			t.Errorf("Load(%s=%q) = %v, want an error naming the variable", VarContactPacing, v, err)
+		}
+	}
+}

@@ -98,7 +98,14 @@ type FailureMode struct {
 
 // Contract is one tool's complete, machine-readable contract.
 type Contract struct {
-	Name                string             `json:"name"`
+	Name string `json:"name"`
+	// ContractVersion is the contract's version, semver (MAJOR.MINOR.PATCH):
+	// the major grows with a change a client must adapt to (a field removed
+	// or retyped, an input newly required), the minor with a compatible
+	// addition (an optional input, an output field), the patch with a change
+	// of wording only. docs/contracts/CHANGELOG.md says what each version
+	// changed.
+	ContractVersion     string             `json:"contractVersion"`
 	Title               string             `json:"title"`
 	Description         string             `json:"description"`
 	Category            string             `json:"category"`
@@ -143,6 +150,14 @@ var PipelineFailureModes = []FailureMode{
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$`)
 
+// versionRE is a semver version without pre-release or build: three
+// numbers, none with a leading zero.
+var versionRE = regexp.MustCompile(`^(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})$`)
+
+// ValidVersion reports whether v is a contract version: MAJOR.MINOR.PATCH,
+// each a number of at most nine digits with no leading zero.
+func ValidVersion(v string) bool { return versionRE.MatchString(v) }
+
 // scopeRE is an OAuth scope-token (RFC 6749 §3.3: 1*NQCHAR).
 var scopeRE = regexp.MustCompile(`^[\x21\x23-\x5b\x5d-\x7e]+$`)
 
@@ -176,6 +191,9 @@ func (c *Contract) Validate() error {
 		}
 	case !nameRE.MatchString(c.Name):
 		bad("name must be domain.verb in lower snake case")
+	}
+	if !ValidVersion(c.ContractVersion) {
+		bad("contractVersion must be a semver version MAJOR.MINOR.PATCH with no leading zeros, like 1.0.0 (got %q)", c.ContractVersion)
 	}
 	if c.Title == "" || c.Description == "" || c.Category == "" {
 		bad("title, description and category are required")

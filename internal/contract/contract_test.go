@@ -12,15 +12,16 @@ import (
 func base(risk Risk) Contract {
 	c := Contract{
 		Name: "collections.test_tool", Title: "T", Description: "D", Category: "collections",
-		RiskLevel:    risk,
-		InputSchema:  &jsonschema.Schema{Type: "object"},
-		OutputSchema: &jsonschema.Schema{Type: "object"},
-		Permissions:  []string{"collections:write"},
-		SideEffects:  SideEffects{Changes: []string{"writes a draft"}, Destructive: risk == High || risk == Critical, External: risk == Critical, OnRepeat: "same key returns the same draft"},
-		AuditEvent:   "collections.test",
-		FailureModes: []FailureMode{{Code: "x_failed", Meaning: "m"}},
-		Idempotency:  Idempotency{Kind: "key", Description: "idempotencyKey"},
-		DryRun:       ModeOptional,
+		ContractVersion: "1.0.0",
+		RiskLevel:       risk,
+		InputSchema:     &jsonschema.Schema{Type: "object"},
+		OutputSchema:    &jsonschema.Schema{Type: "object"},
+		Permissions:     []string{"collections:write"},
+		SideEffects:     SideEffects{Changes: []string{"writes a draft"}, Destructive: risk == High || risk == Critical, External: risk == Critical, OnRepeat: "same key returns the same draft"},
+		AuditEvent:      "collections.test",
+		FailureModes:    []FailureMode{{Code: "x_failed", Meaning: "m"}},
+		Idempotency:     Idempotency{Kind: "key", Description: "idempotencyKey"},
+		DryRun:          ModeOptional,
 	}
 	if risk == Critical {
 		c.ApproverRoles = []string{"collections.approver"}
@@ -358,5 +359,30 @@ func TestMandatoryDryRunContract(t *testing.T) {
 	}
 	if !slices.Contains(nc.InputSchema.Required, ArgIdempotencyKey) || nc.InputSchema.AllOf != nil {
 		t.Errorf("without a dry run: required %v, allOf %v; want idempotencyKey required plainly", nc.InputSchema.Required, nc.InputSchema.AllOf)
+	}
+}
+
+// TestContractVersion: Finish refuses a contract without a semver
+// contractVersion (MAJOR.MINOR.PATCH, no leading zeros), and publishes the
+// version in the summary tools/list carries.
+func TestContractVersion(t *testing.T) {
+	for _, v := range []string{"1.0.0", "0.1.0", "1.1.0", "10.20.30", "0.0.0", "999999999.0.1"} {
+		c := base(Low)
+		c.ContractVersion = v
+		fc, err := Finish(c)
+		if err != nil {
+			t.Errorf("Finish(contractVersion %q) = %v, want accepted", v, err)
+			continue
+		}
+		if got := fc.Summary()["contractVersion"]; got != v {
+			t.Errorf("Summary()[contractVersion] = %v, want %q", got, v)
+		}
+	}
+	for _, v := range []string{"", "1", "1.0", "1.0.0.0", "01.0.0", "1.00.0", "1.0.01", "v1.0.0", "1.0.0-rc.1", "1.0.0+b", " 1.0.0", "1.0.0\n", "1..0", "a.b.c", "1.0.-1", "1000000000.0.0", "١.0.0"} {
+		c := base(Low)
+		c.ContractVersion = v
+		if _, err := Finish(c); err == nil || !strings.Contains(err.Error(), "contractVersion") || !strings.Contains(err.Error(), c.Name) {
+			t.Errorf("Finish(contractVersion %q) error = %v, want one naming the tool and contractVersion", v, err)
+		}
 	}
 }

@@ -84,12 +84,13 @@ func Tools() ([]pipeline.Tool, error) {
 	var errs []error
 	for _, s := range specs(in) {
 		c, err := contract.Finish(contract.Contract{
-			Name:        s.name,
-			Title:       s.title,
-			Description: s.description + " A conformance diagnostic; absent from production builds.",
-			Category:    contract.CategoryDiagnostic,
-			RiskLevel:   contract.Low,
-			InputSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}},
+			Name:            s.name,
+			ContractVersion: "1.0.0",
+			Title:           s.title,
+			Description:     s.description + " A conformance diagnostic; absent from production builds.",
+			Category:        contract.CategoryDiagnostic,
+			RiskLevel:       contract.Low,
+			InputSchema:     &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}},
 			// Text only: the answer is one text content, no structured result.
 			OutputSchema: &jsonschema.Schema{},
 			Permissions:  []string{Scope},

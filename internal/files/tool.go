@@ -73,8 +73,9 @@ func createLinkContract() contract.Contract {
 	}
 	closed := &jsonschema.Schema{Not: &jsonschema.Schema{}}
 	return contract.Contract{
-		Name:  CreateLinkName,
-		Title: "Create a download link for a stored file",
+		Name:            CreateLinkName,
+		ContractVersion: "1.0.0",
+		Title:           "Create a download link for a stored file",
 		Description: "Use when a customer needs a document an operator stored (an invoice PDF, a boleto, a statement): " +
 			"returns a signed URL that downloads that one file until expiresAt (at most 7 days ahead). " +
 			"Asking again for the same file and expiry while that link is valid returns the same link; it never sends anything to anyone.",

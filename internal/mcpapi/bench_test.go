@@ -46,7 +46,7 @@ func BenchmarkPipeline(b *testing.B) {
 // the pipeline makes it for the bulk tool (FastOutput): encode the result,
 // then validate the bytes with internal/schema's checker.
 func BenchmarkCheckOutput(b *testing.B) {
-	tools, err := collections.Tools()
+	tools, err := collections.Tools(collections.Settings{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func BenchmarkScanCallDecode(b *testing.B) {
 // analyzeLogic runs the analyze tool on raw arguments, as the SDK path
 // does: decode the whole of them, then run.
 func analyzeLogic(ctx context.Context, raw json.RawMessage) (pipeline.Effect, error) {
-	tools, err := collections.Tools()
+	tools, err := collections.Tools(collections.Settings{})
 	if err != nil {
 		return pipeline.Effect{}, err
 	}

@@ -120,7 +120,7 @@ func TestAuditArgsDigestOnePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	aud := pipeline.NewAuditor(alog, digest)
-	tools, err := collections.Tools()
+	tools, err := collections.Tools(collections.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func connect(t *testing.T, h http.Handler) *mcp.ClientSession {
 // files tools signing under links (nil: contracts only).
 func servedTools(t *testing.T, links *files.Links, mail *outbox.Outbox) []pipeline.Tool {
 	t.Helper()
-	tools, err := collections.Tools()
+	tools, err := collections.Tools(collections.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestGoldenToolsList(t *testing.T) {
 // TestFailureCodesInContract checks that every code analyze's logic returns
 // for the validation cases is one of its contract's failure modes.
 func TestFailureCodesInContract(t *testing.T) {
-	tools, err := collections.Tools()
+	tools, err := collections.Tools(collections.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,11 +37,12 @@ func FuzzControl(f *testing.F) {
 	}
 	c, err := contract.Finish(contract.Contract{
 		Name: "test.fuzz", Title: "Fuzz", Description: "fuzz", Category: "test", RiskLevel: contract.Medium,
-		InputSchema:  &jsonschema.Schema{Type: "object"},
-		OutputSchema: &jsonschema.Schema{Type: "object"},
-		Permissions:  []string{"test:fuzz"},
-		SideEffects:  contract.SideEffects{Changes: []string{"a row"}, OnRepeat: "the first answer"},
-		AuditEvent:   "test.fuzz", Idempotency: contract.Idempotency{Kind: "key"}, DryRun: contract.ModeMandatory,
+		ContractVersion: "1.0.0",
+		InputSchema:     &jsonschema.Schema{Type: "object"},
+		OutputSchema:    &jsonschema.Schema{Type: "object"},
+		Permissions:     []string{"test:fuzz"},
+		SideEffects:     contract.SideEffects{Changes: []string{"a row"}, OnRepeat: "the first answer"},
+		AuditEvent:      "test.fuzz", Idempotency: contract.Idempotency{Kind: "key"}, DryRun: contract.ModeMandatory,
 	})
 	if err != nil {
 		f.Fatal(err)

@@ -22,7 +22,8 @@ func asker(t *testing.T) pipeline.Tool {
 	t.Helper()
 	c, err := contract.Finish(contract.Contract{
 		Name: "test.ask", Title: "Ask", Description: "Asks for the inputs named.", Category: "test",
-		RiskLevel: contract.Low,
+		ContractVersion: "1.0.0",
+		RiskLevel:       contract.Low,
 		InputSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
 			"methods": {Type: "array", Items: &jsonschema.Schema{Type: "string"}},
 		}},

@@ -45,7 +45,8 @@ func tierContract(name string, risk contract.Risk) *contract.Contract {
 	minLen := 1
 	c := contract.Contract{
 		Name: name, Title: "Test " + name, Description: "test tool of tier " + string(risk), Category: "test",
-		RiskLevel: risk,
+		ContractVersion: "1.0.0",
+		RiskLevel:       risk,
 		InputSchema: &jsonschema.Schema{Type: "object", Required: []string{"customer"}, Properties: map[string]*jsonschema.Schema{
 			"customer": {Type: "string", MinLength: &minLen}, "note": {Type: "string"}, "amount": {Type: "integer"},
 		}},

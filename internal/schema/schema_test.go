@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/portfolio"
@@ -26,7 +27,7 @@ func reference(t testing.TB, r *jsonschema.Resolved, doc []byte) (valid, wellFor
 }
 
 func outputSchema(t testing.TB) (*schema.Validator, *jsonschema.Resolved) {
-	tools, err := collections.Tools()
+	tools, err := collections.Tools(collections.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,12 +55,35 @@ func randomAnalysis(r *rand.Rand) []byte {
 			DoNotContact: r.IntN(20) == 0,
 		}
 	}
-	raw, _ := json.Marshal(portfolio.Input{AsOf: "2026-12-31", Invoices: invs})
+	doc := portfolio.Input{AsOf: "2026-12-31", Invoices: invs}
+	var o portfolio.Options
+	if r.IntN(2) == 0 {
+		// analyze_portfolio 1.1.0's fields: conversions, disputes, promises,
+		// pacing.
+		for i := range invs {
+			switch r.IntN(8) {
+			case 0:
+				invs[i].Currency, invs[i].AmountCents = "USD", 1+r.Int64N(1_000_000_00)
+			case 1:
+				invs[i].Disputed = true
+			case 2:
+				invs[i].PromiseToPayDate = fmt.Sprintf("2026-12-%02d", 1+r.IntN(31))
+			}
+		}
+		doc.Rates = []portfolio.ExchangeRate{{Currency: "USD", Rate: portfolio.Decimal{Coef: 517, Scale: 2}, Date: "2026-12-30"}}
+		for c := range max(1, n/3) {
+			if r.IntN(2) == 0 {
+				doc.Customers = append(doc.Customers, portfolio.Contact{CustomerID: fmt.Sprintf("c%d", c), LastContactedAt: fmt.Sprintf("2026-12-%02dT10:00:00-03:00", 20+r.IntN(11))})
+			}
+		}
+		o.ContactPacing = 72 * time.Hour
+	}
+	raw, _ := json.Marshal(doc)
 	in, err := portfolio.Parse(raw)
 	if err != nil {
 		panic(err)
 	}
-	out, _ := json.Marshal(portfolio.Analyze(in))
+	out, _ := json.Marshal(portfolio.AnalyzeWith(in, o))
 	return out
 }
 
@@ -93,6 +117,22 @@ var mutations = []func(string, *rand.Rand) string{
 	},
 	func(s string, _ *rand.Rand) string {
 		return strings.Replace(s, `"recommendedAction":"`, `"recommendedAction":"\u0068`, 1)
+	},
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"agingBucket":"`, `"agingBucket":"0`, 1)
+	},
+	func(s string, _ *rand.Rand) string { return strings.Replace(s, `"rate":`, `"rate":-`, 1) },
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"summary":{`, `"summary":{"names":[],`, 1)
+	},
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"priorityFactors":[`, `"priorityFactors":[{},`, 1)
+	},
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"nextContactAfter":"`, `"nextContactAfter":"x`, 1)
+	},
+	func(s string, _ *rand.Rand) string {
+		return strings.Replace(s, `"invoiceCount":`, `"invoiceCount":-`, 1)
 	},
 	func(s string, r *rand.Rand) string {
 		i := r.IntN(len(s))

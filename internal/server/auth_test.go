@@ -43,7 +43,7 @@ func mint(tb testing.TB, a *auth.Authenticator, opts auth.MintOptions) string {
 		opts.Subject, opts.Agent = "alice", "test-agent"
 	}
 	if opts.Scopes == nil {
-		tools, err := collections.Tools()
+		tools, err := collections.Tools(collections.Settings{})
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -159,7 +159,7 @@ func TestToolsList(t *testing.T) {
 // store serves them all, but for the forbidden ones, which no caller of /mcp ever sees).
 func productToolNames(t testing.TB) []string {
 	t.Helper()
-	tools, err := collections.Tools()
+	tools, err := collections.Tools(collections.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +455,7 @@ func TestContractsEndpoint(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	tools, err := collections.Tools()
+	tools, err := collections.Tools(collections.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,15 +24,16 @@ const AdminRole = "test.admin"
 func New(name string, risk contract.Risk, permissions ...string) *contract.Contract {
 	c := contract.Contract{
 		Name: name, Title: "Test " + name, Description: "test tool", Category: "test",
-		RiskLevel:    risk,
-		InputSchema:  declaredInput(),
-		OutputSchema: &jsonschema.Schema{Type: "object", Required: []string{"ok"}, Properties: map[string]*jsonschema.Schema{"ok": {Type: "boolean"}}},
-		Permissions:  permissions,
-		SideEffects:  contract.SideEffects{Changes: []string{}, OnRepeat: "nothing"},
-		AuditEvent:   "test.ran",
-		FailureModes: []contract.FailureMode{{Code: "test_refused", Meaning: "refused"}},
-		Idempotency:  contract.Idempotency{Kind: "inherent"},
-		DryRun:       contract.ModeNone,
+		ContractVersion: "1.0.0",
+		RiskLevel:       risk,
+		InputSchema:     declaredInput(),
+		OutputSchema:    &jsonschema.Schema{Type: "object", Required: []string{"ok"}, Properties: map[string]*jsonschema.Schema{"ok": {Type: "boolean"}}},
+		Permissions:     permissions,
+		SideEffects:     contract.SideEffects{Changes: []string{}, OnRepeat: "nothing"},
+		AuditEvent:      "test.ran",
+		FailureModes:    []contract.FailureMode{{Code: "test_refused", Meaning: "refused"}},
+		Idempotency:     contract.Idempotency{Kind: "inherent"},
+		DryRun:          contract.ModeNone,
 	}
 	if risk != contract.Low {
 		c.SideEffects = contract.SideEffects{Changes: []string{"changes a test row"}, OnRepeat: "same key, same row"}

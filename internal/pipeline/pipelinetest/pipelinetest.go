@@ -29,7 +29,7 @@ func Ring(t testing.TB) *reqstate.Ring {
 // effects) are served only when opts has one (WithStore).
 func Product(t testing.TB, opts pipeline.Options) *pipeline.Pipeline {
 	t.Helper()
-	all, err := collections.Tools()
+	all, err := collections.Tools(collections.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
