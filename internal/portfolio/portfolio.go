@@ -1,5 +1,7 @@
 package portfolio
 
+import "time"
+
 // Status is the state of an invoice.
 type Status string
 
@@ -10,8 +12,11 @@ const (
 	StatusVoid Status = "void"
 )
 
-// Invoice is one invoice of the portfolio. Amounts are integer cents of BRL
-// and dates are calendar dates in YYYY-MM-DD form.
+// Invoice is one invoice of the portfolio. Amounts are integers in the
+// minor unit of the invoice's currency (cents of BRL by default) and dates
+// are calendar dates in YYYY-MM-DD form. The first seven fields are the
+// reference's, all required; the rest are optional and their zero value
+// means what a reference-shaped invoice means.
 type Invoice struct {
 	ID           string `json:"id"`
 	CustomerID   string `json:"customerId"`
@@ -20,12 +25,56 @@ type Invoice struct {
 	AmountCents  int64  `json:"amountCents"`
 	Status       Status `json:"status"`
 	DoNotContact bool   `json:"doNotContact"`
+
+	// Currency is the ISO 4217 code of AmountCents; "" means BRL.
+	Currency string `json:"currency,omitempty"`
+	// Disputed takes an open invoice out of the queue (it stays in the
+	// summary); DisputeReason, allowed only with Disputed, is the
+	// customer's stated reason, free text under the id rules, never echoed.
+	Disputed      bool   `json:"disputed,omitempty"`
+	DisputeReason string `json:"disputeReason,omitempty"`
+	// PromiseToPayDate is the date the customer promised to pay this
+	// invoice by; "" means none.
+	PromiseToPayDate string `json:"promiseToPayDate,omitempty"`
 }
 
-// Input is the argument document of the tool.
+// ExchangeRate converts one currency to the input's base currency: one
+// unit of Currency is worth Rate units of the base currency, as of Date.
+type ExchangeRate struct {
+	Currency string  `json:"currency"`
+	Rate     Decimal `json:"rate"`
+	Date     string  `json:"date"`
+}
+
+// Contact is what the caller knows of one customer beyond its invoices.
+type Contact struct {
+	CustomerID string `json:"customerId"`
+	// LastContactedAt is an RFC 3339 time (2026-11-28T14:30:00-03:00) or a
+	// date (2026-11-28, read as its start in UTC).
+	LastContactedAt string `json:"lastContactedAt"`
+}
+
+// Input is the argument document of the tool. AsOf and Invoices are the
+// reference's; the rest is optional.
 type Input struct {
 	AsOf     string    `json:"asOf"`
 	Invoices []Invoice `json:"invoices"`
+
+	// BaseCurrency is the ISO 4217 code every amount of the result is in;
+	// "" means BRL.
+	BaseCurrency string `json:"baseCurrency,omitempty"`
+	// Rates holds one rate to BaseCurrency for each other currency an
+	// invoice is in.
+	Rates []ExchangeRate `json:"rates,omitempty"`
+	// Customers holds per-customer facts, at most one entry per customerId.
+	Customers []Contact `json:"customers,omitempty"`
+}
+
+// Options are the server's settings for [AnalyzeWith], not the caller's.
+type Options struct {
+	// ContactPacing is the least time between two contacts of one
+	// customer; 0 means no pacing.
+	ContactPacing time.Duration
 }
 
 // Priority ranks an overdue account.
@@ -47,7 +96,9 @@ const (
 	ActionPrepareReminder Action = "prepare_reminder"
 )
 
-// Account is one customer with at least one overdue open invoice.
+// Account is one customer with at least one overdue open invoice that is
+// neither disputed nor under a pending promise to pay. The first eight
+// fields are the reference's.
 type Account struct {
 	CustomerID        string   `json:"customerId"`
 	CustomerName      string   `json:"customerName"`
@@ -57,13 +108,126 @@ type Account struct {
 	Priority          Priority `json:"priority"`
 	RecommendedAction Action   `json:"recommendedAction"`
 	Reason            string   `json:"reason"`
+
+	// AgingBucket is the bucket of DaysOverdue.
+	AgingBucket Bucket `json:"agingBucket"`
+	// InvoiceCount is how many open invoices AmountCents sums.
+	InvoiceCount int `json:"invoiceCount"`
+	// PriorityFactors are the facts Priority was decided on, each with its
+	// value, in a fixed order: days_overdue, open_amount, then
+	// broken_promise when there is one. Never nil.
+	PriorityFactors []Factor `json:"priorityFactors"`
+	// Conversions lists, per currency other than the base one, what of
+	// AmountCents came from it and at which rate; nil (omitted) when all
+	// is in the base currency.
+	Conversions []Conversion `json:"conversions,omitempty"`
+	// NextContactAfter, an RFC 3339 time in UTC, is when pacing allows the
+	// next contact: the customer's lastContactedAt plus
+	// Options.ContactPacing, when that is later than the start of asOf.
+	// "" (omitted) when pacing does not apply.
+	NextContactAfter string `json:"nextContactAfter,omitempty"`
 }
 
-// Analysis is the result of [Analyze].
+// Bucket is an aging bucket: how long past due.
+type Bucket string
+
+// The aging buckets, in order. Current is not yet due (due on or after
+// asOf); the others count days past due.
+const (
+	BucketCurrent Bucket = "current"
+	Bucket1To30   Bucket = "1-30"
+	Bucket31To60  Bucket = "31-60"
+	Bucket61To90  Bucket = "61-90"
+	BucketOver90  Bucket = "90+"
+)
+
+// FactorName names a priority factor.
+type FactorName string
+
+// The priority factors.
+const (
+	// FactorDaysOverdue: Value is DaysOverdue, Threshold HighPriorityDays.
+	FactorDaysOverdue FactorName = "days_overdue"
+	// FactorOpenAmount: Value is AmountCents, Threshold HighPriorityCents
+	// (in the base currency's minor unit).
+	FactorOpenAmount FactorName = "open_amount"
+	// FactorBrokenPromise: Value is the days since the latest broken
+	// promise to pay (a promised date before asOf on an invoice still
+	// open); it raises the priority one step.
+	FactorBrokenPromise FactorName = "broken_promise"
+)
+
+// Factor is one fact a priority was decided on.
+type Factor struct {
+	Factor    FactorName `json:"factor"`
+	Value     int64      `json:"value"`
+	Threshold int64      `json:"threshold,omitempty"` // 0 (omitted) for broken_promise
+	// Met says whether the factor raised the priority.
+	Met bool `json:"met"`
+}
+
+// Conversion is what an account owes in one foreign currency.
+type Conversion struct {
+	Currency       string  `json:"currency"`
+	AmountCents    int64   `json:"amountCents"`    // in Currency's minor unit
+	Rate           Decimal `json:"rate"`           // as given in Input.Rates
+	RateDate       string  `json:"rateDate"`       // as given in Input.Rates
+	ConvertedCents int64   `json:"convertedCents"` // in the base currency's minor unit
+}
+
+// Analysis is the result of [Analyze]. Every amount is in the minor unit of
+// Summary.BaseCurrency.
 type Analysis struct {
 	TotalOpenCents int64     `json:"totalOpenCents"`
 	Accounts       []Account `json:"accounts"` // never nil, so it encodes as []
 	Warnings       []Warning `json:"warnings"` // never nil, so it encodes as []
+	Summary        Summary   `json:"summary"`
+}
+
+// Summary is the portfolio at a glance: counts and sums, never names.
+type Summary struct {
+	BaseCurrency string `json:"baseCurrency"`
+	// AccountsByPriority counts Accounts by priority.
+	AccountsByPriority ByPriority `json:"accountsByPriority"`
+	// Aging has the five buckets, in order, each with the open invoices of
+	// every customer not left out for doNotContact (disputed and promised
+	// ones included): their amounts sum to TotalOpenCents.
+	Aging []AgingBucket `json:"aging"`
+	// LeftOut counts what the queue does not show, by reason.
+	LeftOut LeftOut `json:"leftOut"`
+	// Rates are the rates used, one per foreign currency some invoice is
+	// in, in order of currency code; never nil.
+	Rates []ExchangeRate `json:"rates"`
+}
+
+// ByPriority counts accounts by priority.
+type ByPriority struct {
+	High   int `json:"high"`
+	Medium int `json:"medium"`
+}
+
+// AgingBucket is one bucket of the summary's aging.
+type AgingBucket struct {
+	Bucket       Bucket `json:"bucket"`
+	AmountCents  int64  `json:"amountCents"`
+	InvoiceCount int    `json:"invoiceCount"`
+}
+
+// LeftOut counts invoices and customers the queue does not show, by
+// reason. Each invoice counts under at most one reason, the first that
+// applies in this order; each customer too (see [Analyze]).
+type LeftOut struct {
+	DoNotContact   Count `json:"doNotContact"`
+	Paid           Count `json:"paid"`
+	Void           Count `json:"void"`
+	Disputed       Count `json:"disputed"`
+	PromisePending Count `json:"promisePending"`
+}
+
+// Count is a number of invoices and of customers.
+type Count struct {
+	Invoices  int `json:"invoices"`
+	Customers int `json:"customers"`
 }
 
 // WarningCode classifies a [Warning]. The values are stable: clients may
