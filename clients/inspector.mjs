@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { critical, env, journeyArgs, report } from "./lib.mjs";
+import { critical, env, journeyArgs, report, step, viewReport } from "./lib.mjs";
 
 if (!["legacy", "modern"].includes(env.era)) {
   throw new Error(`COMPAT_ERA=${env.era}: want legacy or modern`);
@@ -37,7 +37,7 @@ function inspect(token, ...args) {
       if (out.error) {
         resolve({ error: { name: String(out.error.code), message: String(out.error.message) } });
       } else {
-        resolve({ result: out.result });
+        resolve({ result: out.appInfo ?? out.result });
       }
     });
   });
@@ -92,8 +92,25 @@ async function unwrap(run) {
   return r.result;
 }
 
-const [list, valid, invalid, noToken, noScope, medium, steps] = await Promise.all([
-  inspect(env.token, "--method", "tools/list"),
+// The result view as a host that renders MCP Apps reads it: the listing's
+// resources, then the view the tool names.
+async function view(list) {
+  const tool = list.result?.tools?.find((t) => t.name === env.tool);
+  const listed = await unwrap(inspect(env.token, "--method", "resources/list"));
+  const read = await unwrap(inspect(env.token, "--method", "resources/read", "--uri", String(tool?._meta?.ui?.resourceUri)));
+  return viewReport(tool, undefined, listed, read);
+}
+
+// The Inspector's own MCP Apps probe of the tool (--app-info: it reads the
+// tool's _meta.ui and the resource, and does not call the tool), as a client
+// that advertises the extension.
+const appInfo = () => unwrap(inspect(env.token, "--method", "tools/call", "--tool-name", env.tool, "--app-info", "--advertise-apps"));
+
+const listing = inspect(env.token, "--method", "tools/list");
+const [list, viewed, probed, valid, invalid, noToken, noScope, medium, steps] = await Promise.all([
+  listing,
+  listing.then((list) => step(() => view(list))),
+  step(appInfo),
   call(env.token, env.validArgs),
   call(env.token, env.invalidArgs),
   call("", env.validArgs),
@@ -106,6 +123,8 @@ report({
   connect: list.error ? list : { result: {} },
   tools: list.error ? list : { result: list.result.tools.map((t) => t.name) },
   toolDefs: list.error ? list : { result: list.result.tools.filter((t) => [env.mediumTool, env.highTool].includes(t.name)) },
+  view: viewed,
+  appInfo: probed,
   valid,
   invalid,
   noToken,
