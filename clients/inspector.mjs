@@ -37,7 +37,7 @@ function inspect(token, ...args) {
       if (out.error) {
         resolve({ error: { name: String(out.error.code), message: String(out.error.message) } });
       } else {
-        resolve({ result: out.appInfo ?? out.result });
+        resolve({ result: out.result ?? out.appInfo }); // --app-info prints {appInfo} alone
       }
     });
   });
