@@ -97,8 +97,11 @@ func mayRead(ctx context.Context, c *contract.Contract) bool {
 // caller without its tool's scopes: the 403 challenge a tools/call of the
 // tool gets (done), before go-sdk reads the request.
 func (h *Handler) refuseViewRead(w http.ResponseWriter, pr *auth.Principal, req rpcRequest) (done bool) {
+	if req.method != "resources/read" || h.scopes == nil {
+		return false
+	}
 	c := h.views[req.uri]
-	if c == nil || req.method != "resources/read" || h.scopes == nil {
+	if c == nil {
 		return false
 	}
 	missing := pr.MissingScopes(c.Permissions)
