@@ -2,7 +2,9 @@
 // package-lock.json pins, and the go-sdk client of this module, each against
 // the real routes over real HTTP with real tokens. Every client runs the
 // same cases — connect, list, a valid call, an invalid call whose error
-// code it reads, a call without a token, a call without the scope; a
+// code it reads, a call without a token, a call without the scope, the
+// analysis' MCP Apps result view found in tools/list and read as a host
+// reads it (and the Inspector CLI's own --app-info probe of it); a
 // medium-tier tool with side effects called with an idempotency key, again,
 // with other arguments under that key, and as a dry run; and, but for the
 // Inspector CLI, a high-tier tool called by an agent whose person accepts,
