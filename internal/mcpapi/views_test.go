@@ -67,14 +67,7 @@ func TestViewPublished(t *testing.T) {
 	h := newTestHandler(t)
 	for _, v := range bothRevisions {
 		t.Run(v.version, func(t *testing.T) {
-			ts := httptest.NewServer(asCaller(h))
-			defer ts.Close()
-			c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-			sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, &mcp.ClientSessionOptions{ProtocolVersion: v.version})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sess.Close()
+			sess := connectAs(t, asCaller(h), v.version)
 			ctx := context.Background()
 
 			caps := sess.InitializeResult().Capabilities
@@ -214,16 +207,9 @@ func newViewServer(t *testing.T, slow bool, scopes []string) *frontServer {
 // handler checks it), with a fixed JSON-RPC error and no HTML.
 func TestViewReadWithoutChallenger(t *testing.T) {
 	h := newHandler(t, Options{}, pipeline.Options{})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	sess := connectAs(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Subject: "s", Scopes: []string{"other:read"}})))
-	}))
-	defer ts.Close()
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	}), "")
 	res, err := sess.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: collections.AnalyzeView})
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidRequest || res != nil {
@@ -278,15 +264,7 @@ func TestViewLeavesCallsAlone(t *testing.T) {
 // neither resources nor the extension, and answers resources/* method not
 // found, as before.
 func TestNoViewNoResources(t *testing.T) {
-	h := analyzeHandler(t, false, true)
-	ts := httptest.NewServer(asCaller(h))
-	defer ts.Close()
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := connectAs(t, asCaller(analyzeHandler(t, false, true)), "")
 	caps := sess.InitializeResult().Capabilities
 	if caps.Resources != nil || caps.Extensions != nil {
 		t.Errorf("capabilities = resources %v, extensions %v; want neither", caps.Resources, caps.Extensions)

@@ -121,27 +121,10 @@ const hostCSP = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-sr
 func TestResultViewInBrowser(t *testing.T) {
 	s := newAuthServer(t, false)
 	tok := mint(t, s.auth, auth.MintOptions{})
-	c := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil)
-	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: s.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport(tok)},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	ctx := context.Background()
-
 	// As a host does: the tool's view, then the call.
-	tools, err := sess.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var uri string
-	for _, tool := range tools.Tools {
-		if ui, ok := tool.Meta["ui"].(map[string]any); ok && tool.Name == collections.AnalyzeName {
-			uri, _ = ui["resourceUri"].(string)
-		}
-	}
+	sess := s.session(t, tok, "")
+	ctx := context.Background()
+	uri := viewOf(t, sess, collections.AnalyzeName)
 	read, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil || len(read.Contents) != 1 || read.Contents[0].MIMEType != mcpapi.AppsMIMEType {
 		t.Fatalf("resources/read %q = %+v, %v", uri, read, err)

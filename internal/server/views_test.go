@@ -12,6 +12,38 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// session is a go-sdk client of s holding tok, speaking revision version
+// ("": go-sdk's default).
+func (s *authServer) session(t *testing.T, tok, version string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: s.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport(tok)},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return sess
+}
+
+// viewOf is the result view tools/list names for tool (its
+// _meta.ui.resourceUri), or "".
+func viewOf(t *testing.T, sess *mcp.ClientSession, tool string) string {
+	t.Helper()
+	tools, err := sess.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, listed := range tools.Tools {
+		if ui, ok := listed.Meta["ui"].(map[string]any); ok && listed.Name == tool {
+			uri, _ := ui["resourceUri"].(string)
+			return uri
+		}
+	}
+	return ""
+}
+
 // TestResultViewOverHTTP: through the real route table and real tokens, a
 // go-sdk client on each revision finds analyze_portfolio's view in
 // tools/list and resources/list and reads it; resources/read without a
@@ -23,28 +55,9 @@ func TestResultViewOverHTTP(t *testing.T) {
 		tok := mint(t, s.auth, auth.MintOptions{})
 		for _, v := range protocolVersions {
 			t.Run(p.name+"/"+v, func(t *testing.T) {
-				c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-				sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-					Endpoint: s.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport(tok)},
-				}, &mcp.ClientSessionOptions{ProtocolVersion: v})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer sess.Close()
+				sess := s.session(t, tok, v)
 				ctx := context.Background()
-				tools, err := sess.ListTools(ctx, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var uri any
-				for _, tool := range tools.Tools {
-					if tool.Name == collections.AnalyzeName {
-						if ui, ok := tool.Meta["ui"].(map[string]any); ok {
-							uri = ui["resourceUri"]
-						}
-					}
-				}
-				if uri != collections.AnalyzeView {
+				if uri := viewOf(t, sess, collections.AnalyzeName); uri != collections.AnalyzeView {
 					t.Fatalf("analyze_portfolio's _meta.ui.resourceUri = %v, want %s", uri, collections.AnalyzeView)
 				}
 				res, err := sess.ListResources(ctx, nil)
