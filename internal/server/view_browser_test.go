@@ -20,6 +20,7 @@ import (
 
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/browsertest"
@@ -142,16 +143,30 @@ func TestResultViewInBrowser(t *testing.T) {
 		t.Fatalf("the analysis has %d accounts, want at least 4 to sort", len(a.Accounts))
 	}
 
-	var page bytes.Buffer
-	if err := hostPage.Execute(&page, map[string]any{
-		"HTML": read.Contents[0].Text, "Args": json.RawMessage(mustMarshal(t, args)), "Result": json.RawMessage(mustMarshal(t, res)),
-	}); err != nil {
-		t.Fatal(err)
+	// A tool error too: the result of a call the server refused.
+	bad := viewPortfolio()
+	bad["asOf"] = "2026-02-30"
+	refused, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: collections.AnalyzeName, Arguments: bad})
+	if err != nil || !refused.IsError {
+		t.Fatalf("tools/call of an invalid portfolio = %+v, %v; want a tool error", refused, err)
+	}
+	pages := map[string][]byte{}
+	for path, call := range map[string]struct {
+		args   any
+		result *mcp.CallToolResult
+	}{"/": {args, res}, "/refused": {bad, refused}} {
+		var page bytes.Buffer
+		if err := hostPage.Execute(&page, map[string]any{
+			"HTML": read.Contents[0].Text, "Args": json.RawMessage(mustMarshal(t, call.args)), "Result": json.RawMessage(mustMarshal(t, call.result)),
+		}); err != nil {
+			t.Fatal(err)
+		}
+		pages[path] = page.Bytes()
 	}
 	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", hostCSP)
-		_, _ = w.Write(page.Bytes())
+		_, _ = w.Write(pages[r.URL.Path])
 	}))
 	defer host.Close()
 
@@ -240,6 +255,21 @@ func TestResultViewInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHandshake(t, evaluate[[]map[string]any](t, bctx, `window.hostLog`))
+
+	// The tool error: its text, and no table.
+	if err := chromedp.Do(bctx, chromedp.Navigate(host.URL+"/refused"),
+		chromedp.Poll[chromedp.Void](`window.hostDone && window.hostDone.initialized`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatal(err)
+	}
+	view = viewFrame(t, bctx, &seen, &frames)
+	if err := chromedp.Do(view, chromedp.WaitVisible(chromedp.CSS(`body[data-state="error"] #status`))); err != nil {
+		t.Fatal(err)
+	}
+	text := refused.Content[0].(*mcp.TextContent).Text
+	if status := evaluate[string](t, view, `document.getElementById("status").textContent`); !strings.Contains(status, text) ||
+		!evaluate[bool](t, view, `document.getElementById("queue").hidden && document.getElementById("chart-box").hidden`) {
+		t.Errorf("a tool error shows %q (table hidden: want), want its text %q", status, text)
+	}
 	if p := seen.all(); len(p) > 0 {
 		t.Errorf("the browser reported problems:\n%s", strings.Join(p, "\n"))
 	}
@@ -292,9 +322,10 @@ func viewFrame(t *testing.T, ctx context.Context, p *problems, cancels *frameCan
 			t.Fatal(err)
 		}
 		for _, info := range infos {
-			if info.Type == "iframe" {
+			if info.Type == "iframe" && !slices.Contains(cancels.ids, info.TargetID) {
 				fctx, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(info.TargetID), chromedp.WithListener(p.listen))
-				*cancels = append(*cancels, cancel)
+				cancels.ids = append(cancels.ids, info.TargetID)
+				cancels.funcs = append(cancels.funcs, cancel)
 				return fctx
 			}
 		}
@@ -304,12 +335,16 @@ func viewFrame(t *testing.T, ctx context.Context, p *problems, cancels *frameCan
 	return nil
 }
 
-// frameCancels end the contexts attached to frames' targets: cancelling one
-// closes its target, so they end after browsertest has looked at the page.
-type frameCancels []context.CancelFunc
+// frameCancels end the contexts attached to frames' targets (ids): cancelling
+// one closes its target, so they end after browsertest has looked at the
+// page.
+type frameCancels struct {
+	ids   []target.ID
+	funcs []context.CancelFunc
+}
 
-func (f frameCancels) cancel() {
-	for _, c := range f {
+func (f *frameCancels) cancel() {
+	for _, c := range f.funcs {
 		c()
 	}
 }
