@@ -35,26 +35,40 @@ import (
 const EnvViewScreenshot = "VIEW_SCREENSHOT"
 
 // viewPortfolio is what the browser test analyzes: customers in every aging
-// bucket, one left out (doNotContact), one whose name is markup, one with
-// a paid invoice only.
+// bucket, one left out (doNotContact), one whose name is markup, one with a
+// paid invoice only; an invoice in dollars, a disputed one, a broken promise
+// to pay (Bruno's priority goes up) and a pending one (João is paused).
 func viewPortfolio() map[string]any {
-	inv := func(id, cust, name, due string, cents int, status string, dnc bool) map[string]any {
-		return map[string]any{"id": id, "customerId": cust, "customerName": name, "dueDate": due,
+	inv := func(id, cust, name, due string, cents int, status string, dnc bool, extra ...any) map[string]any {
+		m := map[string]any{"id": id, "customerId": cust, "customerName": name, "dueDate": due,
 			"amountCents": cents, "status": status, "doNotContact": dnc}
+		for i := 0; i+1 < len(extra); i += 2 {
+			m[extra[i].(string)] = extra[i+1]
+		}
+		return m
 	}
 	return map[string]any{
 		"asOf": "2026-11-30",
 		"invoices": []any{
-			inv("inv-01", "c-ana", "Ana Ltda", "2026-07-15", 1_250_000, "open", false),                                      // 138 days: 90+
-			inv("inv-02", "c-ana", "Ana Ltda", "2026-12-20", 300_000, "open", false),                                        // current
-			inv("inv-03", "c-bru", "Bruno SA", "2026-11-20", 45_000, "open", false),                                         // 10 days: 1-30
+			inv("inv-01", "c-ana", "Ana Ltda", "2026-07-15", 1_250_000, "open", false), // 138 days: 90+
+			inv("inv-02", "c-ana", "Ana Ltda", "2026-12-20", 300_000, "open", false),   // current
+			inv("inv-03", "c-bru", "Bruno SA", "2026-11-20", 45_000, "open", false, // 10 days: 1-30
+				"promiseToPayDate", "2026-11-25"), // broken
 			inv("inv-04", "c-car", "Carla ME", "2026-10-10", 99_000, "open", false),                                         // 51 days: 31-60
 			inv("inv-05", "c-dio", "Diogo & Filhos", "2026-09-10", 210_000, "open", false),                                  // 81 days: 61-90
 			inv("inv-06", "c-dio", "Diogo & Filhos", "2026-11-25", 5_000, "open", false),                                    // 5 days: 1-30
 			inv("inv-07", "c-eva", `<img src=x onerror="document.title='pwned'">Eva`, "2026-11-01", 180_000, "open", false), // 29 days: 1-30
 			inv("inv-08", "c-fab", "Fábio", "2026-08-01", 77_000, "open", true),                                             // left out
 			inv("inv-09", "c-gil", "Gil", "2026-10-01", 33_000, "paid", false),                                              // nothing open
+			inv("inv-10", "c-hel", "Helena Importadora", "2026-10-20", 20_000, "open", false, // US$ 200,00, 41 days: 31-60
+				"currency", "USD"),
+			inv("inv-11", "c-bru", "Bruno SA", "2026-09-01", 70_000, "open", false, // disputed: in the aging, not the queue
+				"disputed", true, "disputeReason", "valor divergente"),
+			inv("inv-12", "c-ivo", "Ivo", "2026-11-27", 10_000, "open", false), // 3 days, medium
+			inv("inv-13", "c-joa", "João", "2026-11-10", 64_000, "open", false, // paused until the day after its promise
+				"promiseToPayDate", "2026-12-05"),
 		},
+		"rates": []any{map[string]any{"currency": "USD", "rate": 5.17, "date": "2026-11-28"}},
 	}
 }
 
