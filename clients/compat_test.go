@@ -4,7 +4,7 @@
 // same cases — connect, list, a valid call, an invalid call whose error
 // code it reads, a call without a token, a call without the scope, the
 // analysis' MCP Apps result view found in tools/list and read as a host
-// reads it (and the Inspector CLI's own --app-info probe of it); a
+// reads it (and the Inspector CLI's own MCP Apps probe of it); a
 // medium-tier tool with side effects called with an idempotency key, again,
 // with other arguments under that key, and as a dry run; and, but for the
 // Inspector CLI, a high-tier tool called by an agent whose person accepts,
@@ -113,8 +113,9 @@ type report struct {
 	Tools    step `json:"tools"`    // result: the listed tool names
 	ToolDefs step `json:"toolDefs"` // result: the listed entries of the test tools
 	View     step `json:"view"`     // result: viewReport (lib.mjs), the MCP Apps result view
-	// AppInfo is the Inspector CLI's own MCP Apps probe of the tool
-	// (--app-info); the other clients have none.
+	// AppInfo is the Inspector CLI's own MCP Apps probe of the tool, which
+	// it prints with the result of a call of a tool that has an app (the
+	// tool's _meta.ui and the resource, read); the other clients have none.
 	AppInfo step `json:"appInfo"`
 	Valid   step `json:"valid"`
 	Invalid step `json:"invalid"`
@@ -1074,11 +1075,11 @@ func (s *compatServer) checkView(t *testing.T, rep report, client string) {
 			CSP              any      `json:"csp"`
 		}
 		if err := result(rep.AppInfo, &info); err != nil {
-			t.Errorf("--app-info: %v", err)
+			t.Errorf("the Inspector's appInfo: %v", err)
 		} else if !info.HasApp || info.ToolName != collections.AnalyzeName || info.ResourceURI != collections.AnalyzeView ||
 			!slices.Equal(info.Visibility, []string{"model"}) || info.PrefersBorder == nil || !*info.PrefersBorder ||
 			info.ResourceMIMEType != mcpapi.AppsMIMEType || info.ResourceError != "" || info.CSP != nil {
-			t.Errorf("--app-info = %s; want the app at %s, visibility [model], a border, %s, no CSP domains", rep.AppInfo.Result, collections.AnalyzeView, mcpapi.AppsMIMEType)
+			t.Errorf("the Inspector's appInfo = %s; want the app at %s, visibility [model], a border, %s, no CSP domains", rep.AppInfo.Result, collections.AnalyzeView, mcpapi.AppsMIMEType)
 		}
 	}
 	if v.Extensions != nil {

@@ -37,7 +37,9 @@ function inspect(token, ...args) {
       if (out.error) {
         resolve({ error: { name: String(out.error.code), message: String(out.error.message) } });
       } else {
-        resolve({ result: out.result ?? out.appInfo }); // --app-info prints {appInfo} alone
+        // A tool with an MCP App: the CLI adds its own probe of the app
+        // (the tool's _meta.ui and the resource it read) beside the result.
+        resolve(out.appInfo ? { result: out.result, appInfo: out.appInfo } : { result: out.result });
       }
     });
   });
@@ -101,16 +103,10 @@ async function view(list) {
   return viewReport(tool, undefined, listed, read);
 }
 
-// The Inspector's own MCP Apps probe of the tool (--app-info: it reads the
-// tool's _meta.ui and the resource, and does not call the tool), as a client
-// that advertises the extension.
-const appInfo = () => unwrap(inspect(env.token, "--method", "tools/call", "--tool-name", env.tool, "--app-info", "--advertise-apps"));
-
 const listing = inspect(env.token, "--method", "tools/list");
-const [list, viewed, probed, valid, invalid, noToken, noScope, medium, steps] = await Promise.all([
+const [list, viewed, valid, invalid, noToken, noScope, medium, steps] = await Promise.all([
   listing,
   listing.then((list) => step(() => view(list))),
-  step(appInfo),
   call(env.token, env.validArgs),
   call(env.token, env.invalidArgs),
   call("", env.validArgs),
@@ -124,7 +120,8 @@ report({
   tools: list.error ? list : { result: list.result.tools.map((t) => t.name) },
   toolDefs: list.error ? list : { result: list.result.tools.filter((t) => [env.mediumTool, env.highTool].includes(t.name)) },
   view: viewed,
-  appInfo: probed,
+  // The CLI's own MCP Apps probe, which came with the valid call.
+  appInfo: valid.appInfo ? { result: valid.appInfo } : { error: { name: "none", message: "the valid call came without appInfo" } },
   valid,
   invalid,
   noToken,
