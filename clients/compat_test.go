@@ -2,7 +2,9 @@
 // package-lock.json pins, and the go-sdk client of this module, each against
 // the real routes over real HTTP with real tokens. Every client runs the
 // same cases — connect, list, a valid call, an invalid call whose error
-// code it reads, a call without a token, a call without the scope; a
+// code it reads, a call without a token, a call without the scope, the
+// analysis' MCP Apps result view found in tools/list and read as a host
+// reads it (and the Inspector CLI's own MCP Apps probe of it); a
 // medium-tier tool with side effects called with an idempotency key, again,
 // with other arguments under that key, and as a dry run; and, but for the
 // Inspector CLI, a high-tier tool called by an agent whose person accepts,
@@ -117,10 +119,15 @@ type report struct {
 	Connect  step `json:"connect"`
 	Tools    step `json:"tools"`    // result: the listed tool names
 	ToolDefs step `json:"toolDefs"` // result: the listed entries of the test tools
-	Valid    step `json:"valid"`
-	Invalid  step `json:"invalid"`
-	NoToken  step `json:"noToken"`
-	NoScope  step `json:"noScope"`
+	View     step `json:"view"`     // result: viewReport (lib.mjs), the MCP Apps result view
+	// AppInfo is the Inspector CLI's own MCP Apps probe of the tool, which
+	// it prints with the result of a call of a tool that has an app (the
+	// tool's _meta.ui and the resource, read); the other clients have none.
+	AppInfo step `json:"appInfo"`
+	Valid   step `json:"valid"`
+	Invalid step `json:"invalid"`
+	NoToken step `json:"noToken"`
+	NoScope step `json:"noScope"`
 
 	Medium         step `json:"medium"`
 	MediumRepeat   step `json:"mediumRepeat"`
@@ -192,6 +199,7 @@ func TestClients(t *testing.T) {
 			s := newCompatServer(t)
 			rep := c.run(t, s)
 			s.check(t, rep, c.revision)
+			s.checkView(t, rep, c.name)
 			s.checkMedium(t, rep)
 			if c.high {
 				s.checkHigh(t, rep, c.revision)
@@ -910,6 +918,7 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 			}
 			rep.Tools = stepOf(names, err)
 			rep.ToolDefs = stepOf(defs, err)
+			rep.View = stepOf(goView(ctx, sess, list))
 			rep.Valid = call(sess, validArgs)
 			rep.Invalid = call(sess, invalidArgs)
 			rep.Medium = callTool(sess, mediumTool, mediumArgs)
@@ -977,6 +986,118 @@ func goSDK(revision string) func(t *testing.T, s *compatServer) report {
 			other.Close()
 		}
 		return rep
+	}
+}
+
+// viewReport is what a client made of the MCP Apps result view (lib.mjs's
+// viewReport).
+type viewReport struct {
+	ToolMeta   map[string]json.RawMessage `json:"toolMeta"`
+	Extensions map[string]json.RawMessage `json:"extensions"`
+	Resources  []struct {
+		URI      string          `json:"uri"`
+		Name     string          `json:"name"`
+		MIMEType string          `json:"mimeType"`
+		Meta     json.RawMessage `json:"_meta"`
+	} `json:"resources"`
+	Contents []struct {
+		URI      string          `json:"uri"`
+		MIMEType string          `json:"mimeType"`
+		Text     string          `json:"text"`
+		Meta     json.RawMessage `json:"_meta"`
+	} `json:"contents"`
+}
+
+// goView is the go-sdk client's viewReport.
+func goView(ctx context.Context, sess *mcp.ClientSession, list *mcp.ListToolsResult) (any, error) {
+	if list == nil {
+		return nil, errors.New("no tools listed")
+	}
+	var meta mcp.Meta
+	for _, tool := range list.Tools {
+		if tool.Name == collections.AnalyzeName {
+			meta = tool.Meta
+		}
+	}
+	ui, _ := meta["ui"].(map[string]any)
+	uri, _ := ui["resourceUri"].(string)
+	listed, err := sess.ListResources(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	read, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"toolMeta": meta, "extensions": sess.InitializeResult().Capabilities.Extensions,
+		"resources": listed.Resources, "contents": read.Contents}, nil
+}
+
+// checkView: every client finds analyze_portfolio's result view — its URI
+// under _meta.ui and under the flat key older hosts read — lists it with the
+// MCP Apps media type, and reads the HTML the server embeds; a client that
+// keeps the server's capabilities sees the extension advertised.
+func (s *compatServer) checkView(t *testing.T, rep report, client string) {
+	t.Helper()
+	var v viewReport
+	if err := result(rep.View, &v); err != nil {
+		t.Errorf("result view: %v", err)
+		return
+	}
+	var ui struct {
+		ResourceURI string   `json:"resourceUri"`
+		Visibility  []string `json:"visibility"`
+	}
+	var legacy string
+	_ = json.Unmarshal(v.ToolMeta["ui"], &ui)
+	_ = json.Unmarshal(v.ToolMeta["ui/resourceUri"], &legacy)
+	if ui.ResourceURI != collections.AnalyzeView || legacy != collections.AnalyzeView || !slices.Equal(ui.Visibility, []string{"model"}) {
+		t.Errorf("%s _meta: ui %+v, ui/resourceUri %q; want %s under both, visibility [model]", collections.AnalyzeName, ui, legacy, collections.AnalyzeView)
+	}
+	if len(v.Resources) != 1 || v.Resources[0].URI != collections.AnalyzeView || v.Resources[0].MIMEType != mcpapi.AppsMIMEType {
+		t.Errorf("resources/list = %+v, want only %s (%s)", v.Resources, collections.AnalyzeView, mcpapi.AppsMIMEType)
+	}
+	tools, err := collections.Tools(collections.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var html string
+	for _, tool := range tools {
+		if tool.Contract.Name == collections.AnalyzeName {
+			html = string(tool.View)
+		}
+	}
+	if len(v.Contents) != 1 || v.Contents[0].URI != collections.AnalyzeView || v.Contents[0].MIMEType != mcpapi.AppsMIMEType || v.Contents[0].Text != html || html == "" {
+		t.Errorf("resources/read: %d contents, want the view's %d bytes of HTML", len(v.Contents), len(html))
+	}
+	if strings.HasPrefix(client, "inspector") {
+		var info struct {
+			HasApp           bool     `json:"hasApp"`
+			ToolName         string   `json:"toolName"`
+			ResourceURI      string   `json:"resourceUri"`
+			Visibility       []string `json:"visibility"`
+			PrefersBorder    *bool    `json:"prefersBorder"`
+			ResourceMIMEType string   `json:"resourceMimeType"`
+			ResourceError    string   `json:"resourceError"`
+			CSP              any      `json:"csp"`
+		}
+		if err := result(rep.AppInfo, &info); err != nil {
+			t.Errorf("the Inspector's appInfo: %v", err)
+		} else if !info.HasApp || info.ToolName != collections.AnalyzeName || info.ResourceURI != collections.AnalyzeView ||
+			!slices.Equal(info.Visibility, []string{"model"}) || info.PrefersBorder == nil || !*info.PrefersBorder ||
+			info.ResourceMIMEType != mcpapi.AppsMIMEType || info.ResourceError != "" || info.CSP != nil {
+			t.Errorf("the Inspector's appInfo = %s; want the app at %s, visibility [model], a border, %s, no CSP domains", rep.AppInfo.Result, collections.AnalyzeView, mcpapi.AppsMIMEType)
+		}
+	}
+	if v.Extensions != nil {
+		var apps struct {
+			MIMETypes []string `json:"mimeTypes"`
+		}
+		if err := json.Unmarshal(v.Extensions[mcpapi.AppsExtension], &apps); err != nil || !slices.Equal(apps.MIMETypes, []string{mcpapi.AppsMIMEType}) {
+			t.Errorf("capabilities.extensions[%s] = %s, want mimeTypes [%s]", mcpapi.AppsExtension, v.Extensions[mcpapi.AppsExtension], mcpapi.AppsMIMEType)
+		}
+	} else if strings.HasPrefix(client, "go-sdk") || strings.HasPrefix(client, "client-2.x") {
+		t.Errorf("capabilities.extensions: the client kept none")
 	}
 }
 

@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { critical, env, journeyArgs, report } from "./lib.mjs";
+import { critical, env, journeyArgs, report, step, viewReport } from "./lib.mjs";
 
 if (!["legacy", "modern"].includes(env.era)) {
   throw new Error(`COMPAT_ERA=${env.era}: want legacy or modern`);
@@ -37,7 +37,9 @@ function inspect(token, ...args) {
       if (out.error) {
         resolve({ error: { name: String(out.error.code), message: String(out.error.message) } });
       } else {
-        resolve({ result: out.result });
+        // A tool with an MCP App: the CLI adds its own probe of the app
+        // (the tool's _meta.ui and the resource it read) beside the result.
+        resolve(out.appInfo ? { result: out.result, appInfo: out.appInfo } : { result: out.result });
       }
     });
   });
@@ -92,8 +94,19 @@ async function unwrap(run) {
   return r.result;
 }
 
-const [list, valid, invalid, noToken, noScope, medium, steps] = await Promise.all([
-  inspect(env.token, "--method", "tools/list"),
+// The result view as a host that renders MCP Apps reads it: the listing's
+// resources, then the view the tool names.
+async function view(list) {
+  const tool = list.result?.tools?.find((t) => t.name === env.tool);
+  const listed = await unwrap(inspect(env.token, "--method", "resources/list"));
+  const read = await unwrap(inspect(env.token, "--method", "resources/read", "--uri", String(tool?._meta?.ui?.resourceUri)));
+  return viewReport(tool, undefined, listed, read);
+}
+
+const listing = inspect(env.token, "--method", "tools/list");
+const [list, viewed, valid, invalid, noToken, noScope, medium, steps] = await Promise.all([
+  listing,
+  listing.then((list) => step(() => view(list))),
   call(env.token, env.validArgs),
   call(env.token, env.invalidArgs),
   call("", env.validArgs),
@@ -106,6 +119,9 @@ report({
   connect: list.error ? list : { result: {} },
   tools: list.error ? list : { result: list.result.tools.map((t) => t.name) },
   toolDefs: list.error ? list : { result: list.result.tools.filter((t) => [env.mediumTool, env.highTool].includes(t.name)) },
+  view: viewed,
+  // The CLI's own MCP Apps probe, which came with the valid call.
+  appInfo: valid.appInfo ? { result: valid.appInfo } : { error: { name: "none", message: "the valid call came without appInfo" } },
   valid,
   invalid,
   noToken,

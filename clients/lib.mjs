@@ -146,6 +146,12 @@ export async function runCases(connect) {
     const listed = await step(async () => (await client.listTools()).tools);
     r.tools = listed.error ? listed : { result: listed.result.map((t) => t.name) };
     r.toolDefs = listed.error ? listed : { result: listed.result.filter((t) => [env.mediumTool, env.highTool].includes(t.name)) };
+    // A host that renders MCP Apps: the tool's view, listed and read.
+    r.view = await step(async () => {
+      const tool = listed.result?.find((t) => t.name === env.tool);
+      return viewReport(tool, client.getServerCapabilities?.(), await client.listResources(),
+        await client.readResource({ uri: tool?._meta?.ui?.resourceUri }));
+    });
     r.valid = await step(() => client.callTool({ name: env.tool, arguments: env.validArgs }));
     r.invalid = await step(() => client.callTool({ name: env.tool, arguments: env.invalidArgs }));
     // Medium tier: a call with an idempotency key, its repeat, other
@@ -209,6 +215,14 @@ export async function runCases(connect) {
   });
   r.noScope = await callAlone(env.tokenNoScope, env.tool, env.validArgs);
   report(r);
+}
+
+// viewReport is what a client made of the MCP Apps result view (SEP-1865):
+// the tool's _meta (the view's URI under ui, and the flat key older hosts
+// read), the server's extensions capability, the resources listed, and the
+// contents read.
+export function viewReport(tool, capabilities, listed, read) {
+  return { toolMeta: tool?._meta ?? null, extensions: capabilities?.extensions ?? null, resources: listed.resources, contents: read.contents };
 }
 
 // bearer is the headers that present token, if any.

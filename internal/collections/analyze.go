@@ -6,6 +6,7 @@ package collections
 import (
 	"bytes"
 	"context"
+	_ "embed" // the result view
 	"errors"
 	"fmt"
 	"strconv"
@@ -30,6 +31,14 @@ type Settings struct {
 	ContactPacing time.Duration
 }
 
+// AnalyzeView is the URI of the analysis' result view (an MCP Apps
+// resource): analyzeView, a sortable priority table and an aging chart of
+// the call's structuredContent, for hosts that render one.
+const AnalyzeView = "ui://cobranca/portfolio-analysis.html"
+
+//go:embed analyze_view.html
+var analyzeView []byte
+
 // Tools returns the collections tools, contract and logic, in listing order.
 func Tools(s Settings) ([]pipeline.Tool, error) {
 	tpl, err := reminders.ParseTemplates()
@@ -41,7 +50,7 @@ func Tools(s Settings) ([]pipeline.Tool, error) {
 		contract contract.Contract
 		logic    pipeline.Tool // all but the contract
 	}{
-		{analyzeContract(), pipeline.Tool{Decode: analyzeDecode, Run: analyzeRun(portfolio.Options{ContactPacing: s.ContactPacing}), FastOutput: true}},
+		{analyzeContract(), pipeline.Tool{Decode: analyzeDecode, Run: analyzeRun(portfolio.Options{ContactPacing: s.ContactPacing}), FastOutput: true, View: analyzeView}},
 		{getCustomerContract(), pipeline.Tool{Decode: getCustomerDecode, Read: getCustomerRead}},
 		{listDraftsContract(), pipeline.Tool{Decode: listDraftsDecode, Read: listDrafts}},
 		{prepareReminderContract(), pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl)}},
@@ -98,6 +107,7 @@ func analyzeContract() contract.Contract {
 		},
 		Idempotency: contract.Idempotency{Kind: "inherent", Description: "Read-only and deterministic: repeating a call has no effect."},
 		DryRun:      contract.ModeNone,
+		View:        AnalyzeView,
 	}
 }
 

@@ -138,6 +138,11 @@ type Contract struct {
 	// admin surfaces (API, page, CLI), besides its permissions and step-up: the issuer's roles
 	// claim names them. Required of a forbidden tool, refused on any other.
 	AdminRoles []string `json:"adminRoles,omitempty"`
+	// View is the ui:// URI of the tool's result view: an HTML page a host
+	// that renders MCP Apps shows the tool's structuredContent in (SEP-1865).
+	// Only a read has one (ValidView). Empty: the tool's results are
+	// structured content and text only.
+	View string `json:"view,omitempty"`
 }
 
 // PipelineFailureModes are the codes the call pipeline can return for any
@@ -173,6 +178,26 @@ const MaxRoleLen = 64
 // domain.verb: internal/diagnostics, built only with -tags conformance,
 // declares them, low tier and read-only.
 const CategoryDiagnostic = "diagnostic"
+
+// ViewScheme is the URI scheme of a result view (MCP Apps reserves it).
+const ViewScheme = "ui://"
+
+// viewRE is what a view URI may be: ui://host/path, with lower-case DNS
+// labels for the host and a path of plain segments ending in .html — no
+// query, fragment, user, port, dot segment or escape a host could read two
+// ways.
+var viewRE = regexp.MustCompile(`^ui://[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(/[a-z0-9][a-z0-9_-]*)*/[a-z0-9][a-z0-9_-]*\.html$`)
+
+// MaxViewLen bounds a view URI, in bytes.
+const MaxViewLen = 200
+
+// ValidView checks a result view's URI: ui://host/…/name.html.
+func ValidView(uri string) error {
+	if len(uri) > MaxViewLen || !viewRE.MatchString(uri) {
+		return fmt.Errorf("must be a %shost/path/name.html URI of at most %d bytes, lower-case letters, digits, - and _ only", ViewScheme, MaxViewLen)
+	}
+	return nil
+}
 
 var diagnosticNameRE = regexp.MustCompile(`^test_[a-z0-9_]+$`)
 
@@ -292,6 +317,21 @@ func (c *Contract) Validate() error {
 			if slices.Contains(field.roles[:i], r) {
 				bad("%s[%d] is listed twice", field.name, i)
 			}
+		}
+	}
+	if c.View != "" {
+		if err := ValidView(c.View); err != nil {
+			bad("view: %v", err)
+		}
+		if c.RiskLevel != Low || c.HasSideEffects() {
+			// A host may let the page call its tool again (MCP Apps tools
+			// are callable from their view unless hidden): an effect must
+			// never be one click inside an iframe away from the person who
+			// was asked to confirm it.
+			bad("view: only a read (tier low, no side effects) has a result view, not tier %s", c.RiskLevel)
+		}
+		if c.TextOnly() {
+			bad("view: a view renders structuredContent, and a text-only tool has none")
 		}
 	}
 	if c.RiskLevel == Low && len(c.SideEffects.Changes) > 0 {

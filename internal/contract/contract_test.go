@@ -386,3 +386,45 @@ func TestContractVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestView: a result view is a ui://host/…/name.html URI, and only a read
+// that returns structured content has one.
+func TestView(t *testing.T) {
+	read := func(edit func(*Contract)) Contract {
+		c := base(Low)
+		edit(&c)
+		return c
+	}
+	for _, tt := range []struct {
+		name string
+		c    Contract
+		want string // "" accepted
+	}{
+		{"a read with a view", read(func(c *Contract) { c.View = "ui://cobranca/portfolio-analysis.html" }), ""},
+		{"nested path", read(func(c *Contract) { c.View = "ui://cobranca.example/views/a_b-c.html" }), ""},
+		{"no view", read(func(*Contract) {}), ""},
+		{"http scheme", read(func(c *Contract) { c.View = "https://cobranca/portfolio.html" }), "view: must be a ui://host/path/name.html URI"},
+		{"no path", read(func(c *Contract) { c.View = "ui://cobranca" }), "view: must be"},
+		{"not html", read(func(c *Contract) { c.View = "ui://cobranca/view.js" }), "view: must be"},
+		{"query", read(func(c *Contract) { c.View = "ui://cobranca/view.html?x=1" }), "view: must be"},
+		{"fragment", read(func(c *Contract) { c.View = "ui://cobranca/view.html#top" }), "view: must be"},
+		{"dot segment", read(func(c *Contract) { c.View = "ui://cobranca/../view.html" }), "view: must be"},
+		{"escape", read(func(c *Contract) { c.View = "ui://cobranca/v%69ew.html" }), "view: must be"},
+		{"upper case", read(func(c *Contract) { c.View = "ui://Cobranca/view.html" }), "view: must be"},
+		{"port", read(func(c *Contract) { c.View = "ui://cobranca:80/view.html" }), "view: must be"},
+		{"too long", read(func(c *Contract) { c.View = "ui://cobranca/" + strings.Repeat("a", MaxViewLen) + ".html" }), "view: must be"},
+		{"text-only read", read(func(c *Contract) { c.View, c.OutputSchema = "ui://cobranca/view.html", &jsonschema.Schema{} }), "a text-only tool has none"},
+		{"medium tier", func() Contract { c := base(Medium); c.View = "ui://cobranca/view.html"; return c }(), "only a read (tier low, no side effects) has a result view, not tier medium"},
+		{"critical tier", func() Contract { c := base(Critical); c.View = "ui://cobranca/view.html"; return c }(), "not tier critical"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Finish(tt.c)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Finish() = %v, want it accepted", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("Finish() error = %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -423,6 +423,9 @@ type rpcRequest struct {
 	// the scope check of a dry run (pipeline.Authorize); meta is params._meta
 	// as sent (the first), for its progress token.
 	args, meta []byte
+	// uri is params.uri of a resources/read, when it is one string sent
+	// once: the resource whose permissions the front checks (views.go).
+	uri string
 }
 
 // readRequest reads body as one JSON-RPC request, or refuses it. Where
@@ -447,8 +450,9 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 		seen                     [4]int // jsonrpc, id, method, params
 		version, id, meth        []byte
 		paramsKind               byte
-		names, args, metas       int
+		names, args, metas, uris int
 		nameLits                 [][]byte // the "name" values read, as sent
+		uriLit                   []byte   // the first "uri" value read, as sent
 		methodRead, methodIsCall bool
 	)
 	// params is walked, not skipped, so that the tool name of a call is
@@ -467,6 +471,13 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 			end, ok := skipValue(body, v)
 			if ok && args == 1 {
 				req.args = body[v:end]
+			}
+			return end, ok
+		case "uri":
+			uris++
+			end, ok := skipValue(body, v)
+			if ok && uris == 1 {
+				uriLit = body[v:end]
 			}
 			return end, ok
 		case "_meta":
@@ -521,10 +532,11 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 		req.method = jsonString(meth)
 	}
 	badName := names == 1 && (nameLits[0][0] != '"' || !utf8.Valid(nameLits[0]))
+	read := req.method == "resources/read"
 	switch {
 	case skipWS(body, end) != len(body):
 		return req, &refuseTrailing
-	case seen[0] > 1 || seen[1] > 1 || seen[2] > 1 || seen[3] > 1 || names > 1 || args > 1 || metas > 1:
+	case seen[0] > 1 || seen[1] > 1 || seen[2] > 1 || seen[3] > 1 || names > 1 || args > 1 || metas > 1 || read && uris > 1:
 		return req, &refuseDuplicate
 	case string(version) != `"2.0"` && (len(version) == 0 || version[0] != '"' || jsonString(version) != "2.0"):
 		return req, &refuseInvalid
@@ -534,6 +546,9 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 		return req, &refuseID
 	}
 	req.id = id
+	if read && uris == 1 && uriLit[0] == '"' && utf8.Valid(uriLit) {
+		req.uri = jsonString(uriLit)
+	}
 	if badName || (seen[3] == 1 && paramsKind != '{' && paramsKind != 'n') {
 		return req, &refuseParams
 	}

@@ -481,10 +481,10 @@ func TestUnadvertisedMethods(t *testing.T) {
 				}
 				defer sess.Close()
 				ctx := context.Background()
+				// resources/list, resources/read and resources/templates/list
+				// are served for the product's result view (views_test.go).
 				calls := map[string]func() error{
-					"resources/list":           func() error { _, err := sess.ListResources(ctx, nil); return err },
-					"prompts/list":             func() error { _, err := sess.ListPrompts(ctx, nil); return err },
-					"resources/templates/list": func() error { _, err := sess.ListResourceTemplates(ctx, nil); return err },
+					"prompts/list": func() error { _, err := sess.ListPrompts(ctx, nil); return err },
 					"prompts/get": func() error {
 						_, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "p"})
 						return err
@@ -503,7 +503,7 @@ func TestUnadvertisedMethods(t *testing.T) {
 				if v.version == protocol20260728 {
 					wantStatus = http.StatusNotFound
 				}
-				for _, method := range []string{"logging/setLevel", "resources/read", "resources/subscribe", "completion/complete", "subscriptions/listen", "tasks/list", "no/such"} {
+				for _, method := range []string{"logging/setLevel", "resources/subscribe", "completion/complete", "subscriptions/listen", "tasks/list", "no/such"} {
 					body := `{"jsonrpc":"2.0","id":"q","method":"` + method + `","params":{` + strings.TrimSuffix(v.meta(), ",") + `}}`
 					status, out := s.post(t, v.version, body, v.headers(method, ""))
 					if status != wantStatus || !bytes.HasSuffix(out, []byte(`{"jsonrpc":"2.0","id":"q","error":{"code":-32601,"message":"Method not found"}}`)) {
@@ -533,6 +533,9 @@ func FuzzReadRequest(f *testing.F) {
 		`{"jsonrpc":"2.0","id":-0,"method":"ping"} `,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a.b"}}{}`,
+		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"ui:\/\/cobranca\/portfolio-analysis.html"}}`,
+		`{"jsonrpc":"2.0","id":1,"params":{"URI":"ui://x/y.html","uri":"ui://a/b.html"},"method":"resources/read"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"ui://a/b.html","uri":"ui://x/y.html"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -561,6 +564,16 @@ func FuzzReadRequest(f *testing.F) {
 			answered, err := json.Marshal(call.ID.Raw())
 			if err != nil || !sameJSON(answered, req.id) {
 				t.Fatalf("%q: id %s would be answered as %s", body, req.id, answered)
+			}
+		}
+		if req.uri != "" {
+			var p struct {
+				URI string `json:"uri"`
+			}
+			dec := sjson.NewDecoder(bytes.NewReader(call.Params))
+			dec.DontMatchCaseInsensitiveStructFields()
+			if err := dec.Decode(&p); err != nil || p.URI != req.uri || req.method != "resources/read" {
+				t.Fatalf("%q: the front reads uri %q, go-sdk %q (%v)", body, req.uri, p.URI, err)
 			}
 		}
 		if req.named {

@@ -74,6 +74,9 @@ type Handler struct {
 	serverInfoMeta []byte
 	// calls and notifications are the methods served (servedMethods).
 	calls, notifications map[string]bool
+	// views are the tools' result views by URI (views.go), read with their
+	// tool's permissions.
+	views map[string]*contract.Contract
 }
 
 // New builds the MCP endpoint.
@@ -107,6 +110,7 @@ func New(opts Options) (*Handler, error) {
 	if len(opts.Prompts) > 0 {
 		caps.Prompts = &mcp.PromptCapabilities{}
 	}
+	addViews := h.addViews(caps)
 	h.calls, h.notifications = servedMethods(caps)
 	srv := mcp.NewServer(impl, &mcp.ServerOptions{
 		Logger:       sdkLog,
@@ -115,6 +119,9 @@ func New(opts Options) (*Handler, error) {
 	})
 	for _, c := range h.pipe.Contracts() {
 		srv.AddTool(toolDef(c), h.callTool)
+	}
+	for _, add := range addViews {
+		add(srv)
 	}
 	if err := h.addPrompts(srv, opts.Prompts); err != nil {
 		return nil, err
@@ -225,6 +232,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.pipe.Refused(r.Context(), pr, tool, auditlog.Denied, failure.InsufficientScope)
 			return
 		}
+	}
+	if refused == nil && h.refuseViewRead(w, pr, req) {
+		return
 	}
 	if refused == nil {
 		var done bool

@@ -84,10 +84,18 @@ func asCaller(h http.Handler) http.Handler {
 // connect is a real go-sdk client of h, calling as testCaller.
 func connect(t *testing.T, h http.Handler) *mcp.ClientSession {
 	t.Helper()
-	ts := httptest.NewServer(asCaller(h))
+	return connectAs(t, asCaller(h), "")
+}
+
+// connectAs is a real go-sdk client of h (which puts the caller in each
+// request's context), speaking the protocol revision version ("": go-sdk's
+// default).
+func connectAs(t *testing.T, h http.Handler, version string) *mcp.ClientSession {
+	t.Helper()
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	sess, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}

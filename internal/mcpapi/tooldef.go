@@ -18,6 +18,9 @@ func toolDef(c *contract.Contract) *mcp.Tool {
 		InputSchema: c.InputSchema,
 		Annotations: annotations(c),
 	}
+	if c.View != "" {
+		viewToolMeta(t.Meta, c)
+	}
 	if !c.TextOnly() {
 		t.OutputSchema = c.OutputSchema
 	}

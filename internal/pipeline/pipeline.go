@@ -255,6 +255,11 @@ func New(opts Options) (*Pipeline, error) {
 			p.hidden[t.Contract.Name] = ct
 			continue
 		}
+		if v := t.Contract.View; v != "" && slices.ContainsFunc(p.order, func(o *compiled) bool { return o.Contract.View == v }) {
+			// A view is read with its tool's permissions: one tool each.
+			errs = append(errs, fmt.Errorf("tool %s: its view %s is another tool's", t.Contract.Name, v))
+			continue
+		}
 		p.tools[t.Contract.Name] = ct
 		p.order = append(p.order, ct)
 	}
@@ -269,6 +274,24 @@ func (p *Pipeline) Contracts() []*contract.Contract {
 	out := make([]*contract.Contract, len(p.order))
 	for i, t := range p.order {
 		out[i] = t.Contract
+	}
+	return out
+}
+
+// View is a served tool's result view: the contract naming it
+// (Contract.View, its URI; Permissions, what reading it needs) and its HTML.
+type View struct {
+	Contract *contract.Contract
+	HTML     []byte
+}
+
+// Views returns the result views of the tools served, in their order.
+func (p *Pipeline) Views() []View {
+	var out []View
+	for _, t := range p.order {
+		if t.Contract.View != "" {
+			out = append(out, View{Contract: t.Contract, HTML: t.View})
+		}
 	}
 	return out
 }

@@ -628,6 +628,17 @@ func TestFailClosedAtStart(t *testing.T) {
 	}
 	internalMail := tierTool(contract.Medium, n, 0)
 	internalMail.Outbox = mail
+	// A result view: the contract names it and the tool gives its HTML,
+	// both or neither; one tool each.
+	withView := func(name string, html []byte) pipeline.Tool {
+		tool := tierTool(contract.Low, n, 0)
+		vc := *tierContract(name, contract.Low)
+		vc.View = "ui://test/view.html"
+		tool.Contract, tool.View = &vc, html
+		return tool
+	}
+	viewless := tierTool(contract.Low, n, 0)
+	viewless.View = []byte("<!DOCTYPE html>")
 	cases := []struct {
 		name string
 		opts pipeline.Options
@@ -644,12 +655,23 @@ func TestFailClosedAtStart(t *testing.T) {
 		{"a read given both Run and Read", pipeline.Options{Tools: []pipeline.Tool{readAndRun}, DB: db, Keys: keys}, "one of"},
 		{"external side effects without an outbox", pipeline.Options{Tools: []pipeline.Tool{external}, DB: db, Keys: keys}, "no outbox"},
 		{"an outbox for no external side effects", pipeline.Options{Tools: []pipeline.Tool{internalMail}, DB: db, Keys: keys}, "no external side effects"},
+		{"a view without its HTML", pipeline.Options{Tools: []pipeline.Tool{withView("test.viewed", nil)}}, "give its HTML (Tool.View)"},
+		{"HTML without a view", pipeline.Options{Tools: []pipeline.Tool{viewless}}, "names no view"},
+		{"one view, two tools", pipeline.Options{Tools: []pipeline.Tool{withView("test.one", []byte("<!DOCTYPE html>")), withView("test.two", []byte("<!DOCTYPE html>"))}}, "its view ui://test/view.html is another tool's"},
 	}
 	for _, tt := range cases {
 		_, err := pipeline.New(tt.opts)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: New = %v, want an error about %q", tt.name, err, tt.want)
 		}
+	}
+	// A read with its view is served, and listed among the views.
+	p, err := pipeline.New(pipeline.Options{Tools: []pipeline.Tool{tierTool(contract.Low, n, 0), withView("test.viewed", []byte("<!DOCTYPE html>"))}})
+	if err != nil {
+		t.Fatalf("a read with its view: New = %v", err)
+	}
+	if v := p.Views(); len(v) != 1 || v[0].Contract.Name != "test.viewed" || string(v[0].HTML) != "<!DOCTYPE html>" {
+		t.Errorf("Views() = %+v, want test.viewed's", v)
 	}
 	// The external tool that enqueues through the outbox is served.
 	external.Outbox = mail

@@ -109,6 +109,11 @@ type Tool struct {
 	// only once the call's transaction commits. compile refuses an external
 	// tool without one.
 	Outbox *outbox.Outbox
+	// View, for a contract that names a result view (Contract.View), is
+	// that view's HTML document: one self-contained page (no external
+	// script, style or request) a host that renders MCP Apps shows the
+	// tool's structuredContent in. compile refuses one without the other.
+	View []byte
 }
 
 // compiled is a tool ready to serve.
@@ -164,6 +169,12 @@ func compile(t Tool, p *Pipeline) (*compiled, error) {
 	}
 	if t.Outbox != nil && !c.SideEffects.External {
 		bad("gives an Outbox, and its contract declares no external side effects")
+	}
+	switch {
+	case c.View != "" && len(t.View) == 0:
+		bad("its contract names the view %s: give its HTML (Tool.View)", c.View)
+	case c.View == "" && len(t.View) > 0:
+		bad("gives a view's HTML, and its contract names no view (Contract.View)")
 	}
 	if t.Read != nil && t.FastOutput {
 		bad("FastOutput serves the bulk tool's Run, not a Read")
