@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -148,15 +147,9 @@ func printAnalysis(out io.Writer, in *portfolio.Input, a *portfolio.Analysis) er
 	return err
 }
 
-// money writes an amount in the base currency's minor unit. FormatBRL is
-// portfolio's one formatter today; another base currency is written as its
-// code and minor units until portfolio formats it.
-func money(base string, cents int64) string {
-	if base == "" || base == "BRL" {
-		return portfolio.FormatBRL(cents)
-	}
-	return base + " " + strconv.FormatInt(cents, 10) + " (minor units)"
-}
+// money writes an amount in the base currency's minor unit as the
+// analysis' reasons do.
+func money(base string, cents int64) string { return portfolio.FormatMoney(cents, base) }
 
 func readInput(name string, stdin io.Reader) ([]byte, error) {
 	r := stdin

@@ -3,6 +3,7 @@ package portfolio
 import (
 	"math/bits"
 	"sort"
+	"strconv"
 )
 
 //go:generate go run ./internal/currencygen -o currency_table.go
@@ -169,4 +170,16 @@ func appendPadded(dst []byte, u uint64, width int) []byte {
 		u /= 10
 	}
 	return append(dst, buf[:width]...)
+}
+
+// FormatMoney writes an amount of minor units of the currency code ("" is
+// BRL) as the analysis' reasons do: pt-BR digits after the currency's pt-BR
+// symbol ("US$\u00a01.234,56", "JP¥\u00a01.234"); for BRL it is FormatBRL.
+// An unknown code is written as the code and the amount in minor units.
+func FormatMoney(cents int64, code string) string {
+	c := currencyOf(codeOrBase(code))
+	if c == nil {
+		return code + " " + strconv.FormatInt(cents, 10)
+	}
+	return string(appendMoney(nil, cents, c))
 }
