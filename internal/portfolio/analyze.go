@@ -83,10 +83,12 @@ func Analyze(in *Input) Analysis {
 // does not panic.
 func AnalyzeWith(in *Input, o Options) Analysis {
 	invs := in.Invoices
-	// Portfolios average several invoices per customer; custs grows if not.
-	// kOf is each invoice's customer; it shares an allocation with ids.
-	ids, kOf := newStringIndexWith(len(invs), len(invs)/4+1, len(invs))
-	custs := make([]customer, 0, len(invs)/4+1)
+	// What is scratch comes from the pool; what the result holds is
+	// allocated below. kOf is each invoice's customer.
+	m := getScratch()
+	defer m.free()
+	ids, kOf := m.index(len(invs), len(invs))
+	custs := grow(&m.custs, len(invs))[:0]
 	idOf := func(k int32) string { return invs[custs[k].first].CustomerID }
 	asOfKey := dateKey(in.AsOf)
 	asOf := dayNumber(in.AsOf)
@@ -100,13 +102,8 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		inv := &invs[i]
 		k, added := ids.number(inv.CustomerID, idOf)
 		if added {
-			if len(custs) < cap(custs) {
-				custs = custs[:len(custs)+1] // zeroed by make: no copy of a zero customer
-			} else {
-				custs = append(custs, customer{})
-			}
-			c := &custs[k]
-			c.oldestKey, c.first, c.name, c.oldest = math.MaxUint64, int32(i), -1, -1
+			custs = custs[:len(custs)+1] // room for every invoice's customer
+			custs[k] = customer{oldestKey: math.MaxUint64, first: int32(i), name: -1, oldest: -1}
 		}
 		kOf[i] = k
 		c := &custs[k]
@@ -206,7 +203,7 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		}
 	}
 	q := queue{invs: invs, custs: custs}
-	listed := q.order(n, minDays, maxDays)
+	listed := q.order(n, minDays, maxDays, &m.buf)
 	for i, k := range listed {
 		custs[k].pos = int32(i)
 	}
@@ -544,16 +541,16 @@ func (q *queue) listed(k int) bool {
 }
 
 // order returns the n listed customers, whose days are from lo to hi, in
-// the queue's order. Days overdue span few values, as a rule: then it
-// places customers by days with a counting sort and sorts only the runs of
-// equal days; else it sorts them all.
-func (q *queue) order(n int, lo, hi int32) []int32 {
+// the queue's order, in *buf, which it grows as needed. Days overdue span
+// few values, as a rule: then it places customers by days with a counting
+// sort and sorts only the runs of equal days; else it sorts them all.
+func (q *queue) order(n int, lo, hi int32, buf *[]int32) []int32 {
 	span := 0
 	if n > 0 {
 		span = int(int64(hi) - int64(lo) + 1)
 	}
 	if span > 2*n+16 {
-		listed := make([]int32, 0, 2*n) // and scratch space for sort
+		listed := grow(buf, 2*n)[:0] // and scratch space for sort
 		for k := range q.custs {
 			if q.listed(k) {
 				listed = append(listed, int32(k))
@@ -562,8 +559,9 @@ func (q *queue) order(n int, lo, hi int32) []int32 {
 		q.sort(listed, listed[n:2*n])
 		return listed
 	}
-	buf := make([]int32, 2*n+span)
-	listed, tmp, counts := buf[:n], buf[n:2*n], buf[2*n:]
+	b := grow(buf, 2*n+span)
+	listed, tmp, counts := b[:n], b[n:2*n], b[2*n:]
+	clear(counts)
 	for k := range q.custs {
 		if q.listed(k) {
 			counts[hi-q.custs[k].days]++

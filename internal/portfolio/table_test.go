@@ -49,7 +49,7 @@ func TestStringIndexNumbersLikeAMap(t *testing.T) {
 		for i := range strs {
 			strs[i] = pool[r.IntN(len(pool))]
 		}
-		x := newStringIndex(len(strs), 1)
+		x, _ := new(scratch).index(len(strs), 0)
 		numberAll(t, &x, strs)
 	}
 }
@@ -89,7 +89,7 @@ func TestStringIndexCollisions(t *testing.T) {
 			for range 3 {
 				all = append(all, tt.strs...)
 			}
-			x := newStringIndex(len(all), 1)
+			x, _ := new(scratch).index(len(all), 0)
 			x.k1 = tt.k1
 			if calls := numberAll(t, &x, all); tt.callbacks && calls == 0 {
 				t.Errorf("number never compared long strings through its callback")
@@ -110,17 +110,26 @@ func TestStringIndexCollisions(t *testing.T) {
 	}
 }
 
-// A full index (half its slots) still finds every string.
+// A full index (half its slots) still finds every string, also in a
+// scratch that earlier, larger and smaller, indexes used (as the pool
+// hands them out): nothing of theirs shows through.
 func TestStringIndexFull(t *testing.T) {
-	for _, n := range []int{0, 1, 3, 4, 5, 8, 100, MaxInvoices} {
+	m := new(scratch)
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 100, MaxInvoices, 7, 300, 2} {
 		strs := make([]string, n)
 		for i := range strs {
 			strs[i] = "inv-" + strings.Repeat("0", i%20) + string(rune('a'+i%26)) + string(rune('A'+i/26%26))
 		}
-		x := newStringIndex(n, 1)
+		x, extra := m.index(n, n)
+		for i := range extra {
+			if extra[i] != 0 {
+				t.Fatalf("index(%d, %d): extra[%d] = %d, want zeroed memory", n, n, i, extra[i])
+			}
+			extra[i] = -1 // dirty it for the next round
+		}
 		numberAll(t, &x, append(strs, strs...))
 		if len(x.slots) < 2*n {
-			t.Errorf("newStringIndex(%d) has %d slots, want at least %d", n, len(x.slots), 2*n)
+			t.Errorf("index(%d) has %d slots, want at least %d", n, len(x.slots), 2*n)
 		}
 	}
 }

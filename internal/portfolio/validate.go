@@ -149,7 +149,9 @@ func checkUniqueIDs(invs []Invoice) *Error {
 // firstRepeat returns the first index i below n whose key(i) is the key of
 // an earlier one, or -1.
 func firstRepeat(n int, key func(i int) string) int {
-	ids := newStringIndex(n, n)
+	m := getScratch()
+	defer m.free()
+	ids, _ := m.index(n, 0)
 	idOf := func(k int32) string { return key(int(k)) } // keys are numbered as indexes are, up to the first repeat
 	for i := range n {
 		if _, added := ids.number(key(i), idOf); !added {
