@@ -695,23 +695,24 @@ func randomPortfolio(r *rand.Rand) *portfolio.Input {
 			DoNotContact: r.IntN(20) == 0,
 		}
 		if extended {
+			x := inv.Details()
 			if r.IntN(4) == 0 {
-				inv.Currency = []string{"BRL", "USD", "EUR", "JPY"}[r.IntN(4)]
+				x.Currency = []string{"BRL", "USD", "EUR", "JPY"}[r.IntN(4)]
 			}
-			if cur := cmp.Or(inv.Currency, "BRL"); cur != base {
+			if cur := cmp.Or(x.Currency, "BRL"); cur != base {
 				used[cur] = true
 				// Converted at a rate of 0.01 to 100 between minor units
 				// 10^-2 to 10^3 apart, it stays within 1..MaxAmountCents.
 				inv.AmountCents = 5000 + r.Int64N(1_000_000)
 			}
 			if r.IntN(6) == 0 {
-				inv.Disputed = true
+				x.Disputed = true
 				if r.IntN(2) == 0 {
-					inv.DisputeReason = "valor em discussão"
+					x.DisputeReason = "valor em discussão"
 				}
 			}
 			if r.IntN(6) == 0 {
-				inv.PromiseToPayDate = asOf.AddDate(0, 0, r.IntN(31)-15).Format(time.DateOnly)
+				x.PromiseToPayDate = asOf.AddDate(0, 0, r.IntN(31)-15).Format(time.DateOnly)
 			}
 		}
 		in.Invoices = append(in.Invoices, inv)

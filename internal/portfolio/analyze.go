@@ -130,17 +130,19 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		b := &aging[bucketOfKey(due, &keys)]
 		b.AmountCents += cents
 		b.InvoiceCount++
-		if inv.Disputed {
-			c.disputed++
-			c.contested = c.contested || due < asOfKey
-			continue
-		}
-		if inv.PromiseToPayDate != "" {
-			if p := dateKey(inv.PromiseToPayDate); p >= asOfKey {
-				c.promised++
-				c.paused = true
-			} else {
-				c.broken = max(c.broken, p)
+		if x := inv.InvoiceDetails; x != nil {
+			if x.Disputed {
+				c.disputed++
+				c.contested = c.contested || due < asOfKey
+				continue
+			}
+			if x.PromiseToPayDate != "" {
+				if p := dateKey(x.PromiseToPayDate); p >= asOfKey {
+					c.promised++
+					c.paused = true
+				} else {
+					c.broken = max(c.broken, p)
+				}
 			}
 		}
 		c.queue += cents
@@ -382,7 +384,7 @@ func newMoney(in *Input) money {
 		return x // valid input has no invoice to convert then
 	}
 	for i := range in.Invoices {
-		if codeOrBase(in.Invoices[i].Currency) != x.base.code {
+		if codeOrBase(in.Invoices[i].details().Currency) != x.base.code {
 			x.converts = true
 			break
 		}
@@ -396,7 +398,7 @@ func newMoney(in *Input) money {
 	for i := range in.Invoices {
 		inv := &in.Invoices[i]
 		x.cents[i], x.rate[i] = inv.AmountCents, -1
-		code := codeOrBase(inv.Currency)
+		code := codeOrBase(inv.details().Currency)
 		if code == x.base.code {
 			continue
 		}
@@ -428,7 +430,7 @@ func (x *money) conversions(invs []Invoice, custs []customer, kOf []int32, accou
 	var parts []part
 	for i := range invs {
 		inv := &invs[i]
-		if c := &custs[kOf[i]]; c.listed && x.rate[i] >= 0 && inv.Status == StatusOpen && !inv.Disputed {
+		if c := &custs[kOf[i]]; c.listed && x.rate[i] >= 0 && inv.Status == StatusOpen && !inv.details().Disputed {
 			parts = append(parts, part{pos: c.pos, rate: x.rate[i], i: int32(i)})
 		}
 	}

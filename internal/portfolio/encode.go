@@ -350,25 +350,26 @@ func (in *Input) AppendCanonicalJSON(b []byte) []byte {
 	}
 	for i := range in.Invoices {
 		inv := &in.Invoices[i]
+		x := inv.details()
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"amountCents":`...)
 		b = appendCanonicalInt(b, inv.AmountCents)
-		if inv.Currency != "" {
+		if x.Currency != "" {
 			b = append(b, `,"currency":"`...)
-			b = appendEscaped(b, asJCS, inv.Currency)
+			b = appendEscaped(b, asJCS, x.Currency)
 			b = append(b, '"')
 		}
 		b = append(b, `,"customerId":"`...)
 		b = appendEscaped(b, asJCS, inv.CustomerID)
 		b = append(b, `","customerName":"`...)
 		b = appendEscaped(b, asJCS, inv.CustomerName)
-		if inv.DisputeReason != "" {
+		if x.DisputeReason != "" {
 			b = append(b, `","disputeReason":"`...)
-			b = appendEscaped(b, asJCS, inv.DisputeReason)
+			b = appendEscaped(b, asJCS, x.DisputeReason)
 		}
-		if inv.Disputed {
+		if x.Disputed {
 			b = append(b, `","disputed":true`...)
 		} else {
 			b = append(b, '"')
@@ -381,9 +382,9 @@ func (in *Input) AppendCanonicalJSON(b []byte) []byte {
 		b = appendEscaped(b, asJCS, inv.DueDate)
 		b = append(b, `","id":"`...)
 		b = appendEscaped(b, asJCS, inv.ID)
-		if inv.PromiseToPayDate != "" {
+		if x.PromiseToPayDate != "" {
 			b = append(b, `","promiseToPayDate":"`...)
-			b = appendEscaped(b, asJCS, inv.PromiseToPayDate)
+			b = appendEscaped(b, asJCS, x.PromiseToPayDate)
 		}
 		switch inv.Status {
 		case StatusOpen:

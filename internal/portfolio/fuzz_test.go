@@ -87,7 +87,7 @@ func FuzzValidate(f *testing.F) {
 // referenceShaped reports whether in uses none of issue 15's fields.
 func referenceShaped(in *Input) bool {
 	for _, x := range in.Invoices {
-		if x.Currency != "" || x.Disputed || x.DisputeReason != "" || x.PromiseToPayDate != "" {
+		if *x.details() != (InvoiceDetails{}) {
 			return false
 		}
 	}
@@ -141,10 +141,8 @@ func recheck(data []byte) (*Input, string) {
 		AmountCents      *json.RawMessage `json:"amountCents"`
 		Status           *string          `json:"status"`
 		DoNotContact     *bool            `json:"doNotContact"`
-		Currency         string           `json:"currency"`
-		Disputed         bool             `json:"disputed"`
-		DisputeReason    string           `json:"disputeReason"`
-		PromiseToPayDate string           `json:"promiseToPayDate"`
+		// Present when a document names one of them, as with Parse.
+		*InvoiceDetails
 	}
 	type refRate struct {
 		Currency *string          `json:"currency"`
@@ -212,21 +210,25 @@ func recheck(data []byte) (*Input, string) {
 			return nil, "duplicate id"
 		}
 		ids[*x.ID] = true
-		if x.Currency != "" && !bojanz.IsValid(x.Currency) {
+		dt := InvoiceDetails{}
+		if x.InvoiceDetails != nil {
+			dt = *x.InvoiceDetails
+		}
+		if dt.Currency != "" && !bojanz.IsValid(dt.Currency) {
 			return nil, "bad currency"
 		}
-		if x.DisputeReason != "" && !x.Disputed {
+		if dt.DisputeReason != "" && !dt.Disputed {
 			return nil, "disputeReason without disputed"
 		}
-		if why := refText(x.DisputeReason); x.DisputeReason != "" && why != "" {
+		if why := refText(dt.DisputeReason); dt.DisputeReason != "" && why != "" {
 			return nil, why
 		}
-		if x.PromiseToPayDate != "" && !refDate(x.PromiseToPayDate) {
+		if dt.PromiseToPayDate != "" && !refDate(dt.PromiseToPayDate) {
 			return nil, "bad promiseToPayDate"
 		}
 		in.Invoices = append(in.Invoices, Invoice{ID: *x.ID, CustomerID: *x.CustomerID, CustomerName: *x.CustomerName,
 			DueDate: *x.DueDate, AmountCents: amount, Status: Status(*x.Status), DoNotContact: *x.DoNotContact,
-			Currency: x.Currency, Disputed: x.Disputed, DisputeReason: x.DisputeReason, PromiseToPayDate: x.PromiseToPayDate})
+			InvoiceDetails: x.InvoiceDetails})
 	}
 	in.BaseCurrency = doc.BaseCurrency
 	base := cmp.Or(doc.BaseCurrency, "BRL")
@@ -290,7 +292,7 @@ func recheck(data []byte) (*Input, string) {
 		in.Customers = append(in.Customers, Contact{CustomerID: *c.CustomerID, LastContactedAt: *c.LastContactedAt})
 	}
 	for _, x := range in.Invoices {
-		code := cmp.Or(x.Currency, "BRL")
+		code := cmp.Or(x.details().Currency, "BRL")
 		if code == base {
 			continue
 		}

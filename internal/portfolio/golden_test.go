@@ -48,13 +48,13 @@ func goldenExtended() *Input {
 		Invoices: []Invoice{
 			x("NF-1001", "CLI-01", "Padaria Pão Quente Ltda", "2026-09-15", 1_250_000, StatusOpen),
 			x("NF-1002", "CLI-01", "Padaria Pão Quente Ltda", "2026-11-20", 300_000, StatusOpen),
-			with(x("NF-1003", "CLI-02", "Export Co. LLC", "2026-10-30", 100_000, StatusOpen), func(v *Invoice) { v.Currency = "USD" }),
-			with(x("NF-1004", "CLI-02", "Export Co. LLC", "2026-11-10", 50_000, StatusOpen), func(v *Invoice) { v.Currency = "EUR" }),
-			with(x("NF-1005", "CLI-02", "Export Co. LLC", "2026-11-25", 2_000_000, StatusOpen), func(v *Invoice) { v.Currency = "JPY" }),
-			with(x("NF-1006", "CLI-03", "Mercado Bom Preço", "2026-11-01", 80_000, StatusOpen), func(v *Invoice) { v.PromiseToPayDate = "2026-11-20" }),
-			with(x("NF-1007", "CLI-04", "Oficina do Zé", "2026-10-01", 45_000, StatusOpen), func(v *Invoice) { v.PromiseToPayDate = "2026-12-05" }),
+			with(x("NF-1003", "CLI-02", "Export Co. LLC", "2026-10-30", 100_000, StatusOpen), func(v *Invoice) { v.Details().Currency = "USD" }),
+			with(x("NF-1004", "CLI-02", "Export Co. LLC", "2026-11-10", 50_000, StatusOpen), func(v *Invoice) { v.Details().Currency = "EUR" }),
+			with(x("NF-1005", "CLI-02", "Export Co. LLC", "2026-11-25", 2_000_000, StatusOpen), func(v *Invoice) { v.Details().Currency = "JPY" }),
+			with(x("NF-1006", "CLI-03", "Mercado Bom Preço", "2026-11-01", 80_000, StatusOpen), func(v *Invoice) { v.Details().PromiseToPayDate = "2026-11-20" }),
+			with(x("NF-1007", "CLI-04", "Oficina do Zé", "2026-10-01", 45_000, StatusOpen), func(v *Invoice) { v.Details().PromiseToPayDate = "2026-12-05" }),
 			with(x("NF-1008", "CLI-05", "Construtora Alfa S.A.", "2026-08-01", 900_000, StatusOpen), func(v *Invoice) {
-				v.Disputed, v.DisputeReason = true, "medição contestada"
+				v.InvoiceDetails = &InvoiceDetails{Disputed: true, DisputeReason: "medição contestada"}
 			}),
 			x("NF-1009", "CLI-05", "Construtora Alfa S.A.", "2026-07-01", 400_000, StatusPaid),
 			x("NF-1010", "CLI-06", "Loja Fechada ME", "2026-06-01", 10_000, StatusVoid),

@@ -104,30 +104,30 @@ func genExtended(k int, seed uint64, asOf time.Time) *Input {
 	for i := range in.Invoices {
 		x := &in.Invoices[i]
 		if r.IntN(3) == 0 {
-			x.Currency = extendedCurrencies[r.IntN(len(extendedCurrencies))]
+			x.Details().Currency = extendedCurrencies[r.IntN(len(extendedCurrencies))]
 			if x.Currency == "BRL" && r.IntN(2) == 0 {
 				x.Currency = ""
 			}
 		}
-		if c := codeOrBase(x.Currency); c != base {
+		if c := codeOrBase(x.details().Currency); c != base {
 			// Keep the converted amount from 1 to MaxAmountCents.
 			for _, ok := convert(x.AmountCents, currencyOf(c).exp, rateOf[c], currencyOf(base).exp); !ok; _, ok = convert(x.AmountCents, currencyOf(c).exp, rateOf[c], currencyOf(base).exp) {
 				if x.AmountCents < MaxAmountCents/1000 {
 					x.AmountCents *= 1000
 				} else {
-					x.Currency = in.BaseCurrency
+					x.Details().Currency = in.BaseCurrency
 					break
 				}
 			}
 		}
 		if x.Status == StatusOpen && r.IntN(8) == 0 {
-			x.Disputed = true
+			x.Details().Disputed = true
 			if r.IntN(2) == 0 {
 				x.DisputeReason = []string{"mercadoria avariada", "cobrança em duplicidade", "Fábio <diz> \"já pagou\""}[r.IntN(3)]
 			}
 		}
 		if r.IntN(6) == 0 {
-			x.PromiseToPayDate = day([]int{-40, -3, -1, 0, 1, 7}[r.IntN(6)])
+			x.Details().PromiseToPayDate = day([]int{-40, -3, -1, 0, 1, 7}[r.IntN(6)])
 		}
 	}
 	ids := map[string]bool{}

@@ -115,10 +115,10 @@ func naiveAnalyze(in *Input, o Options) Analysis {
 		base = "BRL"
 	}
 	code := func(x Invoice) string {
-		if x.Currency == "" {
+		if x.details().Currency == "" {
 			return "BRL"
 		}
-		return x.Currency
+		return x.details().Currency
 	}
 	rates := map[string]ExchangeRate{}
 	for _, r := range in.Rates {
@@ -183,7 +183,7 @@ func naiveAnalyze(in *Input, o Options) Analysis {
 						s.Aging[i].InvoiceCount++
 					}
 				}
-				if !x.Disputed {
+				if !x.details().Disputed {
 					queue = append(queue, x)
 				}
 			}
@@ -193,13 +193,13 @@ func naiveAnalyze(in *Input, o Options) Analysis {
 		paused, contested, overdue := false, false, false
 		latestBroken := ""
 		for _, x := range open {
-			if x.Disputed {
+			if x.details().Disputed {
 				s.LeftOut.Disputed.Invoices++
 				contested = contested || x.DueDate < in.AsOf
 				continue
 			}
 			overdue = overdue || x.DueDate < in.AsOf
-			if x.PromiseToPayDate == "" {
+			if x.details().PromiseToPayDate == "" {
 				continue
 			}
 			if x.PromiseToPayDate >= in.AsOf {

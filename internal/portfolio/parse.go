@@ -89,6 +89,8 @@ type decoder struct {
 	elem    int    // index of that element
 	field   int    // known field whose value is being decoded, or noField
 	scratch []byte // for strings with escapes
+	// details is where invoices' details are allocated, a few at a time.
+	details []InvoiceDetails
 }
 
 // The fields of an invoice, in declaration order; the index is the bit in
@@ -242,11 +244,11 @@ func list[T Invoice | ExchangeRate | Contact](d *decoder, f, limit, hint int) ([
 		var e *Error
 		switch x := any(&xs[len(xs)-1]).(type) {
 		case *Invoice:
-			e = d.element(x, nil, nil)
+			e = d.invoice(x)
 		case *ExchangeRate:
-			e = d.element(nil, x, nil)
+			e = d.element(x, nil)
 		case *Contact:
-			e = d.element(nil, nil, x)
+			e = d.element(nil, x)
 		}
 		if e != nil {
 			return nil, e
@@ -282,44 +284,30 @@ func (d *decoder) tooMany(f int) *Error {
 	return &Error{Code: CodeOutOfRange, Field: fieldNames[f], Message: msg}
 }
 
-// element decodes one element of the list d.list, an object of its fields,
-// each at most once, the required ones present; d.pos is at its value. The
-// element is inv, r or c, whichever is not nil.
-func (d *decoder) element(inv *Invoice, r *ExchangeRate, c *Contact) *Error {
-	// The fields of the list's elements are from first to end-1; those
-	// before required are required.
-	first, end, required := 0, nInvoiceFields, nRequired
-	switch d.list {
-	case fRates:
-		first, end, required = fRateCurrency, fContactCustomerID, fContactCustomerID
-	case fCustomers:
-		first, end, required = fContactCustomerID, nFields, nFields
-	}
+// invoice decodes one invoice; d.pos is at its value.
+func (d *decoder) invoice(inv *Invoice) *Error {
 	if d.pos >= len(d.s) || d.s[d.pos] != '{' {
 		return d.mismatch("an object")
 	}
 	d.pos++
-	seen := 0 // by bit f-first
+	seen := 0
 	for more := d.objectHasMembers(); more; {
 		var e *Error
-		f := -1
-		if inv != nil {
-			f = d.nextKey(seen)
-		}
+		f := d.nextKey(seen)
 		if f < 0 {
 			var key string
 			if key, e = d.key(); e != nil {
 				return e
 			}
-			if f = fieldIn(key, first, end); f < 0 {
+			if f = fieldIn(key, 0, nInvoiceFields); f < 0 {
 				return d.unknown(key)
 			}
 		}
 		d.field = f
-		if seen&(1<<(f-first)) != 0 {
+		if seen&(1<<f) != 0 {
 			return d.syntax("repeated key")
 		}
-		seen |= 1 << (f - first)
+		seen |= 1 << f
 		switch f {
 		case fID:
 			inv.ID, e = d.stringValue()
@@ -337,14 +325,86 @@ func (d *decoder) element(inv *Invoice, r *ExchangeRate, c *Contact) *Error {
 			inv.Status = Status(s)
 		case fDoNotContact:
 			inv.DoNotContact, e = d.boolean()
-		case fCurrency:
-			inv.Currency, e = d.stringValue()
-		case fDisputed:
-			inv.Disputed, e = d.boolean()
-		case fDisputeReason:
-			inv.DisputeReason, e = d.stringValue()
-		case fPromiseToPayDate:
-			inv.PromiseToPayDate, e = d.stringValue()
+		default:
+			e = d.invoiceDetail(d.detailsOf(inv), f)
+		}
+		if e != nil {
+			return e
+		}
+		d.field = noField
+		if more, e = d.endMember(); e != nil {
+			return e
+		}
+	}
+	if all := 1<<nRequired - 1; seen&all != all {
+		for f := range nRequired {
+			if seen&(1<<f) == 0 {
+				return &Error{Code: CodeMissingField, Field: d.elemPath() + "." + fieldNames[f], Message: "is required"}
+			}
+		}
+	}
+	return nil
+}
+
+// invoiceDetail decodes the value of an optional invoice field f.
+func (d *decoder) invoiceDetail(x *InvoiceDetails, f int) (e *Error) {
+	switch f {
+	case fCurrency:
+		x.Currency, e = d.stringValue()
+	case fDisputed:
+		x.Disputed, e = d.boolean()
+	case fDisputeReason:
+		x.DisputeReason, e = d.stringValue()
+	case fPromiseToPayDate:
+		x.PromiseToPayDate, e = d.stringValue()
+	}
+	return e
+}
+
+// detailsOf returns inv's details, giving it empty ones first if it has
+// none, as encoding/json does when it meets one of their keys. They are
+// allocated a few dozen at a time: a document that has some usually has
+// many.
+func (d *decoder) detailsOf(inv *Invoice) *InvoiceDetails {
+	if inv.InvoiceDetails == nil {
+		if len(d.details) == cap(d.details) {
+			d.details = make([]InvoiceDetails, 0, 32)
+		}
+		d.details = d.details[:len(d.details)+1]
+		inv.InvoiceDetails = &d.details[len(d.details)-1]
+	}
+	return inv.InvoiceDetails
+}
+
+// element decodes one element of the list d.list, rates or customers: an
+// object of its fields, each at most once, all required; d.pos is at its
+// value. The element is r or c, whichever is not nil.
+func (d *decoder) element(r *ExchangeRate, c *Contact) *Error {
+	// The fields of the list's elements are from first to end-1.
+	first, end := fRateCurrency, fContactCustomerID
+	if d.list == fCustomers {
+		first, end = fContactCustomerID, nFields
+	}
+	if d.pos >= len(d.s) || d.s[d.pos] != '{' {
+		return d.mismatch("an object")
+	}
+	d.pos++
+	seen := 0 // by bit f-first
+	for more := d.objectHasMembers(); more; {
+		key, e := d.key()
+		if e != nil {
+			return e
+		}
+		f := fieldIn(key, first, end)
+		if f < 0 {
+			return d.unknown(key)
+		}
+		d.field = f
+		if seen&(1<<(f-first)) != 0 {
+			return d.syntax("repeated key")
+		}
+		seen |= 1 << (f - first)
+		switch f {
 		case fRateCurrency:
 			r.Currency, e = d.stringValue()
 		case fRateRate:
@@ -364,8 +424,8 @@ func (d *decoder) element(inv *Invoice, r *ExchangeRate, c *Contact) *Error {
 			return e
 		}
 	}
-	if all := 1<<(required-first) - 1; seen&all != all {
-		for f := first; f < required; f++ {
+	if all := 1<<(end-first) - 1; seen&all != all {
+		for f := first; f < end; f++ {
 			if seen&(1<<(f-first)) == 0 {
 				return &Error{Code: CodeMissingField, Field: d.elemPath() + "." + fieldNames[f], Message: "is required"}
 			}

@@ -106,17 +106,20 @@ var acceptCasesExtended = []struct {
 		return strings.Replace(s, `"doNotContact":false`, `"doNotContact":false,"currency":"USD","disputed":true,"disputeReason":"mercadoria avariada","promiseToPayDate":"2025-07-10"`, 1)
 	}, `"baseCurrency":"BRL",`+usdRate+`,`+contacts), func(in *Input) {
 		x := &in.Invoices[0]
-		x.Currency, x.Disputed, x.DisputeReason, x.PromiseToPayDate = "USD", true, "mercadoria avariada", "2025-07-10"
+		x.InvoiceDetails = &InvoiceDetails{Currency: "USD", Disputed: true, DisputeReason: "mercadoria avariada", PromiseToPayDate: "2025-07-10"}
 		in.BaseCurrency = "BRL"
 		in.Rates = []ExchangeRate{{Currency: "USD", Rate: Decimal{517, 2}, Date: "2025-06-29"}}
 		in.Customers = []Contact{{CustomerID: "c0", LastContactedAt: "2025-06-28T10:00:00-03:00"}, {CustomerID: "c1", LastContactedAt: "2025-06-27"}}
 	}},
 	{"optional fields empty", withTop(1, at(0, `"doNotContact":false`, `"doNotContact":false,"currency":"","disputed":false,"disputeReason":"","promiseToPayDate":""`), `"baseCurrency":"","rates":[],"customers":[]`),
-		func(in *Input) { in.Rates, in.Customers = []ExchangeRate{}, []Contact{} }},
+		func(in *Input) {
+			in.Invoices[0].Details() // present, all empty: as encoding/json decodes it
+			in.Rates, in.Customers = []ExchangeRate{}, []Contact{}
+		}},
 	{"rate as 517e-2, trailing zeros and a base other than BRL", withTop(1, at(0, `"doNotContact":false`, `"doNotContact":false,"currency":"EUR"`),
 		`"baseCurrency":"USD","rates":[{"currency":"BRL","rate":0.1800,"date":"2025-06-29"},{"currency":"EUR","rate":517E-2,"date":"2025-06-29"}]`),
 		func(in *Input) {
-			in.Invoices[0].Currency, in.BaseCurrency = "EUR", "USD"
+			in.Invoices[0].Details().Currency, in.BaseCurrency = "EUR", "USD"
 			in.Rates = []ExchangeRate{{Currency: "BRL", Rate: Decimal{18, 2}, Date: "2025-06-29"}, {Currency: "EUR", Rate: Decimal{517, 2}, Date: "2025-06-29"}}
 		}},
 	{"the limits of a rate", withTop(1, nil, `"rates":[{"currency":"USD","rate":1000000000,"date":"2025-06-29"},{"currency":"EUR","rate":0.000000000001,"date":"2025-06-29"},{"currency":"JPY","rate":123456.789012345678,"date":"2025-06-29"},{"currency":"GBP","rate":1000000000.000000000000e0,"date":"2025-06-29"}]`),
@@ -130,7 +133,7 @@ var acceptCasesExtended = []struct {
 		}},
 	{"keys in any order", `{"customers":[{"lastContactedAt":"2025-06-27","customerId":"c0"}],"rates":[{"date":"2025-06-29","rate":5.17,"currency":"USD"}],"invoices":[{"promiseToPayDate":"2025-07-01","currency":"USD","status":"open","amountCents":100,"dueDate":"2025-06-01","doNotContact":false,"customerName":"Cliente 0","customerId":"c0","id":"inv-0"}],"asOf":"2025-06-30"}`,
 		func(in *Input) {
-			in.Invoices[0].Currency, in.Invoices[0].PromiseToPayDate = "USD", "2025-07-01"
+			in.Invoices[0].InvoiceDetails = &InvoiceDetails{Currency: "USD", PromiseToPayDate: "2025-07-01"}
 			in.Rates = []ExchangeRate{{Currency: "USD", Rate: Decimal{517, 2}, Date: "2025-06-29"}}
 			in.Customers = []Contact{{CustomerID: "c0", LastContactedAt: "2025-06-27"}}
 		}},

@@ -23,11 +23,11 @@ func open(id, cust string, due int, cents int64) Invoice {
 	return inv(id, cust, day(due), cents, StatusOpen, false)
 }
 
-func disputed(x Invoice) Invoice { x.Disputed = true; return x }
+func disputed(x Invoice) Invoice { x.Details().Disputed = true; return x }
 
-func promised(x Invoice, n int) Invoice { x.PromiseToPayDate = day(n); return x }
+func promised(x Invoice, n int) Invoice { x.Details().PromiseToPayDate = day(n); return x }
 
-func in(x Invoice, currency string) Invoice { x.Currency = currency; return x }
+func in(x Invoice, currency string) Invoice { x.Details().Currency = currency; return x }
 
 // analyzed validates and analyzes a portfolio of asOf rulesAsOf.
 func analyzed(t *testing.T, p *Input, o Options) Analysis {

@@ -69,7 +69,7 @@ func validate(in *Input) *Error {
 		if e := checkInvoice(&in.Invoices[i], i); e != nil {
 			return e
 		}
-		foreign = foreign || in.Invoices[i].Currency != ""
+		foreign = foreign || in.Invoices[i].details().Currency != ""
 	}
 	if e := checkUniqueIDs(in.Invoices); e != nil {
 		return e
@@ -116,19 +116,22 @@ func checkInvoice(inv *Invoice, i int) *Error {
 		return &Error{Code: CodeInvalidValue, Field: invoicePath(i, "status"),
 			Message: `must be one of "open", "paid", "void"`}
 	}
-	if inv.Currency != "" && currencyOf(inv.Currency) == nil {
+	if inv.InvoiceDetails == nil {
+		return nil
+	}
+	if x := inv.InvoiceDetails; x.Currency != "" && currencyOf(x.Currency) == nil {
 		return &Error{Code: CodeInvalidValue, Field: invoicePath(i, "currency"), Message: msgCurrency}
 	}
-	if inv.DisputeReason != "" {
-		if !inv.Disputed {
+	if x := inv.InvoiceDetails; x.DisputeReason != "" {
+		if !x.Disputed {
 			return &Error{Code: CodeInvalidValue, Field: invoicePath(i, "disputeReason"), Message: "is allowed only with disputed: true"}
 		}
-		if e := checkText(inv.DisputeReason, i, "disputeReason"); e != nil {
+		if e := checkText(x.DisputeReason, i, "disputeReason"); e != nil {
 			return e
 		}
 	}
-	if inv.PromiseToPayDate != "" {
-		if e := checkDate(inv.PromiseToPayDate, "promiseToPayDate", i); e != nil {
+	if x := inv.InvoiceDetails; x.PromiseToPayDate != "" {
+		if e := checkDate(x.PromiseToPayDate, "promiseToPayDate", i); e != nil {
 			return e
 		}
 	}
@@ -219,7 +222,7 @@ func checkConversions(in *Input, base *currencyInfo) *Error {
 	var rates rateIndex
 	for i := range in.Invoices {
 		inv := &in.Invoices[i]
-		code := codeOrBase(inv.Currency)
+		code := codeOrBase(inv.details().Currency)
 		if code == base.code {
 			continue
 		}

@@ -63,11 +63,11 @@ func randomAnalysis(r *rand.Rand) []byte {
 		for i := range invs {
 			switch r.IntN(8) {
 			case 0:
-				invs[i].Currency, invs[i].AmountCents = "USD", 1+r.Int64N(1_000_000_00)
+				invs[i].Details().Currency, invs[i].AmountCents = "USD", 1+r.Int64N(1_000_000_00)
 			case 1:
-				invs[i].Disputed = true
+				invs[i].Details().Disputed = true
 			case 2:
-				invs[i].PromiseToPayDate = fmt.Sprintf("2026-12-%02d", 1+r.IntN(31))
+				invs[i].Details().PromiseToPayDate = fmt.Sprintf("2026-12-%02d", 1+r.IntN(31))
 			}
 		}
 		doc.Rates = []portfolio.ExchangeRate{{Currency: "USD", Rate: portfolio.Decimal{Coef: 517, Scale: 2}, Date: "2026-12-30"}}
