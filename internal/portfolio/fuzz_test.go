@@ -134,13 +134,13 @@ func recheck(data []byte) (*Input, string) {
 		return nil, why
 	}
 	type refInvoice struct {
-		ID               *string          `json:"id"`
-		CustomerID       *string          `json:"customerId"`
-		CustomerName     *string          `json:"customerName"`
-		DueDate          *string          `json:"dueDate"`
-		AmountCents      *json.RawMessage `json:"amountCents"`
-		Status           *string          `json:"status"`
-		DoNotContact     *bool            `json:"doNotContact"`
+		ID           *string          `json:"id"`
+		CustomerID   *string          `json:"customerId"`
+		CustomerName *string          `json:"customerName"`
+		DueDate      *string          `json:"dueDate"`
+		AmountCents  *json.RawMessage `json:"amountCents"`
+		Status       *string          `json:"status"`
+		DoNotContact *bool            `json:"doNotContact"`
 		// Present when a document names one of them, as with Parse.
 		*InvoiceDetails
 	}
