@@ -87,7 +87,7 @@ func printAnalysis(out io.Writer, in *portfolio.Input, a *portfolio.Analysis) er
 	base := a.Summary.BaseCurrency
 	paced := false
 	for _, acc := range a.Accounts {
-		paced = paced || acc.NextContactAfter != ""
+		paced = paced || acc.AccountDetails != nil && acc.NextContactAfter != ""
 	}
 	tw := tabwriter.NewWriter(&w, 0, 4, 2, ' ', 0)
 	head := "PRIORITY\tCUSTOMER\tAMOUNT\tDAYS OVERDUE\tAGING\tINVOICES\tACTION\t"
@@ -99,7 +99,11 @@ func printAnalysis(out io.Writer, in *portfolio.Input, a *portfolio.Analysis) er
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\t", acc.Priority, acc.CustomerName+" ("+acc.CustomerID+")",
 			money(base, acc.AmountCents), acc.DaysOverdue, acc.AgingBucket, acc.InvoiceCount, acc.RecommendedAction)
 		if paced {
-			fmt.Fprintf(tw, "%s\t", acc.NextContactAfter)
+			next := ""
+			if acc.AccountDetails != nil {
+				next = acc.NextContactAfter
+			}
+			fmt.Fprintf(tw, "%s\t", next)
 		}
 		fmt.Fprintln(tw)
 	}

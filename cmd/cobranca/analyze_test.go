@@ -186,7 +186,10 @@ func TestServeContactPacing(t *testing.T) {
 	}
 	next := map[string]string{}
 	for _, acc := range got.Accounts {
-		next[acc.CustomerID] = acc.NextContactAfter
+		next[acc.CustomerID] = ""
+		if acc.AccountDetails != nil {
+			next[acc.CustomerID] = acc.NextContactAfter
+		}
 	}
 	if want := map[string]string{"c-1": "2026-03-02T18:00:00Z", "c-4": ""}; !maps.Equal(next, want) {
 		t.Errorf("nextContactAfter by customer = %v, want %v (result %s)", next, want, b)

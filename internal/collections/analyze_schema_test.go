@@ -553,9 +553,11 @@ func TestOutputSchemaValidatesAnalyze(t *testing.T) {
 		listed += len(a.Accounts)
 		warned += len(a.Warnings)
 		for _, acc := range a.Accounts {
-			converted += len(acc.Conversions)
-			if acc.NextContactAfter != "" {
-				paced++
+			if d := acc.AccountDetails; d != nil {
+				converted += len(d.Conversions)
+				if d.NextContactAfter != "" {
+					paced++
+				}
 			}
 			if len(acc.PriorityFactors) == 3 {
 				factors3++

@@ -210,10 +210,10 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		custs[k].pos = int32(i)
 	}
 	accounts := make([]Account, len(listed))
-	var conversions []Conversion
+	var details accountDetails
 	if x.converts {
-		conversions = x.conversions(invs, custs, kOf, accounts)
-		size += len(conversions) * conversionLen
+		n := x.conversions(invs, custs, kOf, accounts, &details)
+		size += n * conversionLen
 	}
 
 	// All reasons share one string, so they cost one allocation in all.
@@ -227,9 +227,9 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		b = appendMoney(b, c.queue, x.base)
 		b = append(b, " open"...)
 		sb.Write(b)
-		if convs := accounts[i].Conversions; len(convs) > 0 {
-			for j := range convs {
-				sb.Write(appendConversion(tmp[:0], &convs[j]))
+		if d := accounts[i].AccountDetails; d != nil {
+			for j := range d.Conversions {
+				sb.Write(appendConversion(tmp[:0], &d.Conversions[j]))
 			}
 		}
 		if c.broken != 0 {
@@ -278,7 +278,7 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		a.InvoiceCount = int(c.count)
 	}
 	if o.ContactPacing > 0 && len(in.Customers) > 0 {
-		pace(in, o.ContactPacing, custs, &ids, idOf, accounts)
+		pace(in, o.ContactPacing, custs, &ids, idOf, accounts, &details)
 	}
 	warnings := []Warning{} // no allocation when empty
 	if variants {
@@ -344,7 +344,7 @@ func appendDateKey(b []byte, k uint64) []byte {
 
 // pace sets NextContactAfter on the accounts of the customers entries
 // whose last contact plus pacing is after the start of AsOf, in UTC.
-func pace(in *Input, pacing time.Duration, custs []customer, ids *stringIndex, idOf func(int32) string, accounts []Account) {
+func pace(in *Input, pacing time.Duration, custs []customer, ids *stringIndex, idOf func(int32) string, accounts []Account, details *accountDetails) {
 	y, m, d := civil(in.AsOf)
 	start := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
 	for i := range in.Customers {
@@ -358,7 +358,7 @@ func pace(in *Input, pacing time.Duration, custs []customer, ids *stringIndex, i
 			continue // only on input Validate refuses
 		}
 		if next := last.Add(pacing); next.After(start) {
-			accounts[custs[k].pos].NextContactAfter = next.UTC().Format(time.RFC3339)
+			details.of(accounts, int(custs[k].pos)).NextContactAfter = next.UTC().Format(time.RFC3339)
 		}
 	}
 }
@@ -422,7 +422,8 @@ func (x *money) amount(invs []Invoice, i int) int64 {
 
 // conversions sets each account's Conversions, from one array for all:
 // what its queue invoices in each foreign currency sum to, in code order.
-func (x *money) conversions(invs []Invoice, custs []customer, kOf []int32, accounts []Account) []Conversion {
+// It returns how many there are in all.
+func (x *money) conversions(invs []Invoice, custs []customer, kOf []int32, accounts []Account, details *accountDetails) int {
 	type part struct {
 		pos, rate int32
 		i         int32
@@ -460,11 +461,28 @@ func (x *money) conversions(invs []Invoice, custs []customer, kOf []int32, accou
 		}
 		all = append(all, cv)
 		if j == len(parts) || parts[j].pos != p.pos {
-			accounts[p.pos].Conversions = all[from:len(all):len(all)]
+			details.of(accounts, int(p.pos)).Conversions = all[from:len(all):len(all)]
 			from = len(all)
 		}
 	}
-	return all
+	return len(all)
+}
+
+// accountDetails gives accounts their AccountDetails, all from one array
+// made when the first is needed.
+type accountDetails []AccountDetails
+
+// of returns the details of accounts[i], giving it some first if it has
+// none.
+func (d *accountDetails) of(accounts []Account, i int) *AccountDetails {
+	if accounts[i].AccountDetails == nil {
+		if *d == nil {
+			*d = make([]AccountDetails, 0, len(accounts))
+		}
+		*d = append(*d, AccountDetails{})
+		accounts[i].AccountDetails = &(*d)[len(*d)-1]
+	}
+	return accounts[i].AccountDetails
 }
 
 // appendConversion appends what a reason says of a conversion.

@@ -173,14 +173,16 @@ func (c *Account) appendJSON(b []byte) []byte {
 	b = appendInt(b, int64(c.InvoiceCount))
 	b = append(b, `,"priorityFactors":`...)
 	b = appendArray(b, c.PriorityFactors)
-	if len(c.Conversions) > 0 {
-		b = append(b, `,"conversions":`...)
-		b = appendArray(b, c.Conversions)
-	}
-	if c.NextContactAfter != "" {
-		b = append(b, `,"nextContactAfter":"`...)
-		b = appendEscaped(b, asMarshal, c.NextContactAfter)
-		b = append(b, '"')
+	if x := c.AccountDetails; x != nil {
+		if len(x.Conversions) > 0 {
+			b = append(b, `,"conversions":`...)
+			b = appendArray(b, x.Conversions)
+		}
+		if x.NextContactAfter != "" {
+			b = append(b, `,"nextContactAfter":"`...)
+			b = appendEscaped(b, asMarshal, x.NextContactAfter)
+			b = append(b, '"')
+		}
 	}
 	return append(b, '}')
 }

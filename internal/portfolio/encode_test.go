@@ -41,7 +41,6 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 				AmountCents: r.Int64N(1 << 53), OldestDueDate: "2026-01-02", DaysOverdue: r.IntN(1 << 20),
 				Priority: PriorityHigh, RecommendedAction: ActionHumanReview, Reason: odd[r.IntN(len(odd))],
 				AgingBucket: Bucket(pick("current", "1-30", "31-60", "61-90", "90+")), InvoiceCount: r.IntN(MaxInvoices),
-				NextContactAfter: pick("", "2026-12-01T17:30:00Z"),
 			}
 			if r.IntN(5) > 0 {
 				x.PriorityFactors = []Factor{}
@@ -50,12 +49,16 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 				x.PriorityFactors = append(x.PriorityFactors, Factor{Factor: FactorName(pick("days_overdue", "open_amount", "broken_promise")),
 					Value: r.Int64N(1<<40) - 1<<20, Threshold: []int64{0, 14, 200_000, -1}[r.IntN(4)], Met: r.IntN(2) == 0})
 			}
-			for range r.IntN(3) {
-				x.Conversions = append(x.Conversions, Conversion{Currency: pick("USD", "JPY"), AmountCents: r.Int64N(1 << 50), Rate: dec(),
-					RateDate: pick("2026-11-28"), ConvertedCents: r.Int64N(1 << 50)})
-			}
-			if r.IntN(8) == 0 {
-				x.Conversions = []Conversion{} // empty, not nil: omitted too
+			if r.IntN(3) > 0 { // none, or some, maybe all empty: omitted then
+				d := &AccountDetails{NextContactAfter: pick("", "2026-12-01T17:30:00Z")}
+				for range r.IntN(3) {
+					d.Conversions = append(d.Conversions, Conversion{Currency: pick("USD", "JPY"), AmountCents: r.Int64N(1 << 50), Rate: dec(),
+						RateDate: pick("2026-11-28"), ConvertedCents: r.Int64N(1 << 50)})
+				}
+				if r.IntN(8) == 0 {
+					d.Conversions = []Conversion{} // empty, not nil: omitted too
+				}
+				x.AccountDetails = d
 			}
 			a.Accounts = append(a.Accounts, x)
 		}

@@ -74,7 +74,7 @@ func TestSummaryTotals(t *testing.T) {
 		}
 		for _, acct := range a.Accounts {
 			var conv int64
-			for _, c := range acct.Conversions {
+			for _, c := range detailsOf(&acct).Conversions {
 				conv += c.ConvertedCents
 			}
 			if conv > acct.AmountCents || len(acct.PriorityFactors) < 2 {

@@ -56,6 +56,14 @@ func benchInput(tb testing.TB) (*Input, []byte) {
 	return in, data
 }
 
+// detailsOf is a's details, the zero ones when it has none.
+func detailsOf(a *Account) AccountDetails {
+	if a.AccountDetails == nil {
+		return AccountDetails{}
+	}
+	return *a.AccountDetails
+}
+
 // referenceView is a with only what the reference's result has (and the
 // warnings): the fields issue 15 added are zero.
 func referenceView(a Analysis) Analysis {

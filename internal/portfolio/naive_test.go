@@ -260,6 +260,7 @@ func naiveAnalyze(in *Input, o Options) Analysis {
 			acct.Priority, acct.RecommendedAction = PriorityHigh, ActionHumanReview
 		}
 		acct.Reason = fmt.Sprintf("%d days overdue with %s open", acct.DaysOverdue, naiveMoney(acct.AmountCents, base))
+		var det AccountDetails // only some accounts have details
 		codes := make([]string, 0, len(perCurrency))
 		for c := range perCurrency {
 			codes = append(codes, c)
@@ -267,7 +268,7 @@ func naiveAnalyze(in *Input, o Options) Analysis {
 		slices.Sort(codes)
 		for _, c := range codes {
 			cv := perCurrency[c]
-			acct.Conversions = append(acct.Conversions, *cv)
+			det.Conversions = append(det.Conversions, *cv)
 			acct.Reason += fmt.Sprintf("; %s at %s (%s)", naiveMoney(cv.AmountCents, c), naiveRate(cv.Rate), cv.RateDate)
 		}
 		if latestBroken != "" {
@@ -279,8 +280,11 @@ func naiveAnalyze(in *Input, o Options) Analysis {
 				t, _ = time.Parse(time.DateOnly, last)
 			}
 			if next := t.Add(o.ContactPacing); next.After(asOfStart) {
-				acct.NextContactAfter = next.UTC().Format(time.RFC3339)
+				det.NextContactAfter = next.UTC().Format(time.RFC3339)
 			}
+		}
+		if det.Conversions != nil || det.NextContactAfter != "" {
+			acct.AccountDetails = &det
 		}
 		if acct.Priority == PriorityHigh {
 			s.AccountsByPriority.High++

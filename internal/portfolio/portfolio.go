@@ -150,6 +150,17 @@ type Account struct {
 	// value, in a fixed order: days_overdue, open_amount, then
 	// broken_promise when there is one. Never nil.
 	PriorityFactors []Factor `json:"priorityFactors"`
+
+	// AccountDetails is nil when the account has none: always, on a
+	// portfolio all in the base currency analysed without pacing. A
+	// pointer keeps such accounts 32 bytes smaller. To JSON they are the
+	// account's own fields all the same.
+	*AccountDetails
+}
+
+// AccountDetails are what only some accounts have. Reading them through a
+// nil *AccountDetails panics: check Account.AccountDetails first.
+type AccountDetails struct {
 	// Conversions lists, per currency other than the base one, what of
 	// AmountCents came from it and at which rate; nil (omitted) when all
 	// is in the base currency.

@@ -246,7 +246,7 @@ func TestRuleConversion(t *testing.T) {
 			if x.AmountCents != tt.amount || x.Reason != tt.reason {
 				t.Errorf("Analyze(%s) = %d, %q; want %d, %q", tt.name, x.AmountCents, x.Reason, tt.amount, tt.reason)
 			}
-			if diff := gocmp.Diff(tt.convs, x.Conversions); diff != "" {
+			if diff := gocmp.Diff(tt.convs, detailsOf(&x).Conversions); diff != "" {
 				t.Errorf("Analyze(%s) conversions (-want +got):\n%s", tt.name, diff)
 			}
 			if diff := gocmp.Diff(tt.summary, a.Summary.Rates); diff != "" {
@@ -365,7 +365,7 @@ func TestRulePacing(t *testing.T) {
 			a := analyzed(t, p, Options{ContactPacing: tt.pacing})
 			got := map[string]string{}
 			for _, x := range a.Accounts {
-				got[x.CustomerID] = x.NextContactAfter
+				got[x.CustomerID] = detailsOf(&x).NextContactAfter
 			}
 			if diff := gocmp.Diff(map[string]string{"a": tt.want, "b": ""}, got); diff != "" {
 				t.Errorf("Analyze(%s) nextContactAfter (-want +got):\n%s", tt.name, diff)
@@ -373,7 +373,7 @@ func TestRulePacing(t *testing.T) {
 			// Pacing only annotates: the queue is the same without it.
 			plain := AnalyzeWith(p, Options{})
 			for i := range plain.Accounts {
-				plain.Accounts[i].NextContactAfter = a.Accounts[i].NextContactAfter
+				plain.Accounts[i].AccountDetails = a.Accounts[i].AccountDetails
 			}
 			if diff := gocmp.Diff(plain, a); diff != "" {
 				t.Errorf("Analyze(%s) with pacing differs beyond nextContactAfter:\n%s", tt.name, diff)
