@@ -27,10 +27,9 @@ type customer struct {
 	paid     int16 // paid invoices
 	void     int16 // void invoices
 	disputed int16 // open disputed invoices
-	promised int16 // open queue invoices under a pending promise to pay
+	promised int16 // open queue invoices under a pending promise to pay: the account is paused
 	blocked  bool  // some invoice, of any status, says doNotContact
 	variants bool  // some invoice names the customer unlike its first
-	paused   bool  // promised > 0
 	// contested: some open disputed invoice is overdue.
 	contested bool
 	listed    bool // it has an account
@@ -139,7 +138,6 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 			if x.PromiseToPayDate != "" {
 				if p := dateKey(x.PromiseToPayDate); p >= asOfKey {
 					c.promised++
-					c.paused = true
 				} else {
 					c.broken = max(c.broken, p)
 				}
@@ -170,11 +168,11 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		left.Disputed.Invoices += int(c.disputed)
 		left.PromisePending.Invoices += int(c.promised)
 		switch open := c.all - c.paid - c.void; {
-		case c.oldest >= 0 && c.paused:
+		case c.oldest >= 0 && c.promised > 0:
 			left.PromisePending.Customers++
 		case c.oldest >= 0:
 			c.listed = true
-		case c.contested && !c.paused:
+		case c.contested && c.promised == 0:
 			left.Disputed.Customers++
 		case open > 0:
 		case c.paid > 0:
@@ -185,7 +183,7 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		if !c.listed {
 			continue
 		}
-		c.days = int32(asOf - dayNumber(invs[c.oldest].DueDate))
+		c.days = int32(asOf - dayNumberOfKey(c.oldestKey)) // the key spares reading the string again
 		minDays, maxDays = min(minDays, c.days), max(maxDays, c.days)
 		size += reasonLen(c.days, c.queue, x.base)
 		if c.broken != 0 {
@@ -227,7 +225,7 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		b = appendMoney(b, c.queue, x.base)
 		b = append(b, " open"...)
 		sb.Write(b)
-		if d := accounts[i].AccountDetails; d != nil {
+		if d := accounts[i].AccountDetails; x.converts && d != nil {
 			for j := range d.Conversions {
 				sb.Write(appendConversion(tmp[:0], &d.Conversions[j]))
 			}
@@ -307,19 +305,12 @@ const brokenSuffix = "; broken promise to pay of "
 const conversionLen = len("; ") + 8 + 27 + len(" at ") + 27 + len(" (2006-01-02)")
 
 // bucketOfKey returns the aging bucket, as an index, of a due date's key:
-// keys holds the keys of the first days past due 1, 31, 61 and 91.
+// keys holds, in decreasing order, the keys of the first days past due 1,
+// 31, 61 and 91, and the bucket is how many of them come after due.
+// Without branches: due dates are in no order, so branches would be
+// mispredicted about as often as not.
 func bucketOfKey(due uint64, keys *[4]uint64) int {
-	switch {
-	case due >= keys[0]:
-		return 0
-	case due >= keys[1]:
-		return 1
-	case due >= keys[2]:
-		return 2
-	case due >= keys[3]:
-		return 3
-	}
-	return 4
+	return b2i(due < keys[0]) + b2i(due < keys[1]) + b2i(due < keys[2]) + b2i(due < keys[3])
 }
 
 // bucketOfDays returns the aging bucket of a number of days past due.
