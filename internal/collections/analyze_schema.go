@@ -153,9 +153,11 @@ var dateTimePattern = strings.TrimSuffix(datePattern, "$") +
 // utcTimePattern is nextContactAfter: an RFC 3339 time in UTC, in seconds.
 const utcTimePattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`
 
-// forOptions generates a Decimal as the JSON number it encodes as.
+// forOptions generates a Decimal as the JSON number it encodes as, and a
+// FactorName (a small number in Go) as the string it encodes as.
 var forOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[portfolio.Decimal](): {Type: "number"},
+	reflect.TypeFor[portfolio.Decimal]():    {Type: "number"},
+	reflect.TypeFor[portfolio.FactorName](): {Type: "string"},
 }}
 
 func analyzeInputSchema() *jsonschema.Schema {
@@ -273,13 +275,13 @@ func analyzeOutputSchema() *jsonschema.Schema {
 	factors.Description = "The facts priority was decided on, in order: days_overdue, open_amount, then broken_promise when there is one."
 	factor := objects(factors)
 	name := factor.Properties["factor"]
-	name.Enum = []any{string(portfolio.FactorDaysOverdue), string(portfolio.FactorOpenAmount), string(portfolio.FactorBrokenPromise)}
+	name.Enum = []any{portfolio.FactorDaysOverdue.String(), portfolio.FactorOpenAmount.String(), portfolio.FactorBrokenPromise.String()}
 	name.Description = "days_overdue (value: daysOverdue), open_amount (value: amountCents), broken_promise (value: days since the latest promised date still unpaid)."
 	value := factor.Properties["value"]
 	value.Minimum = ptr(1.0)
 	value.Description = "The fact's value."
 	threshold := factor.Properties["threshold"]
-	threshold.Minimum = ptr(1.0)
+	threshold.Minimum, threshold.Maximum = ptr(1.0), nil // an int32 in Go, for size: the bound says nothing to a client
 	threshold.Description = "The value from which the factor makes the account high priority; absent for broken_promise."
 	factor.Properties["met"].Description = "Whether the factor made the account high priority."
 	convs := acc.Properties["conversions"]

@@ -91,13 +91,13 @@ func (f *Factor) appendJSON(b []byte) []byte {
 		b = append(b, `{"factor":"broken_promise","value":`...)
 	default:
 		b = append(b, `{"factor":`...)
-		b = appendString(b, asMarshal, string(f.Factor))
+		b = appendString(b, asMarshal, f.Factor.String())
 		b = append(b, `,"value":`...)
 	}
 	b = appendInt(b, f.Value)
 	if f.Threshold != 0 {
 		b = append(b, `,"threshold":`...)
-		b = appendInt(b, f.Threshold)
+		b = appendInt(b, int64(f.Threshold))
 	}
 	if f.Met {
 		return append(b, `,"met":true}`...)

@@ -46,8 +46,8 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 				x.PriorityFactors = []Factor{}
 			}
 			for range r.IntN(4) {
-				x.PriorityFactors = append(x.PriorityFactors, Factor{Factor: FactorName(pick("days_overdue", "open_amount", "broken_promise")),
-					Value: r.Int64N(1<<40) - 1<<20, Threshold: []int64{0, 14, 200_000, -1}[r.IntN(4)], Met: r.IntN(2) == 0})
+				x.PriorityFactors = append(x.PriorityFactors, Factor{Factor: FactorName(r.IntN(6)), // 0, 4, 5: no constant
+					Value: r.Int64N(1<<40) - 1<<20, Threshold: []int32{0, 14, 200_000, -1}[r.IntN(4)], Met: r.IntN(2) == 0})
 			}
 			if r.IntN(3) > 0 { // none, or some, maybe all empty: omitted then
 				d := &AccountDetails{NextContactAfter: pick("", "2026-12-01T17:30:00Z")}
@@ -165,5 +165,35 @@ func BenchmarkAppendCanonicalJSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = in.AppendCanonicalJSON(buf[:0])
+	}
+}
+
+// A FactorName is a number in Go and its name everywhere else.
+func TestFactorNameText(t *testing.T) {
+	for _, f := range []FactorName{FactorDaysOverdue, FactorOpenAmount, FactorBrokenPromise} {
+		b, err := f.MarshalText()
+		var back FactorName
+		if err != nil || string(b) != f.String() || !f.Known() || back.UnmarshalText(b) != nil || back != f {
+			t.Errorf("%d: MarshalText = %q, %v; UnmarshalText back = %d", f, b, err, back)
+		}
+	}
+	if got := []string{FactorDaysOverdue.String(), FactorOpenAmount.String(), FactorBrokenPromise.String()}; strings.Join(got, " ") != "days_overdue open_amount broken_promise" {
+		t.Errorf("names = %q", got)
+	}
+	for _, f := range []FactorName{0, 4, 255} {
+		if b, err := f.MarshalText(); f.Known() || err != nil || string(b) != "FactorName("+strconv.Itoa(int(f))+")" {
+			t.Errorf("%d: Known = %v, MarshalText = %q, %v", f, f.Known(), b, err)
+		}
+	}
+	var f FactorName
+	for _, text := range []string{"", "Days_overdue", "days_overdue ", "FactorName(1)"} {
+		if err := f.UnmarshalText([]byte(text)); err == nil {
+			t.Errorf("UnmarshalText(%q) = nil, want an error", text)
+		}
+	}
+	var a Account
+	if err := json.Unmarshal([]byte(`{"priorityFactors":[{"factor":"open_amount","value":5,"threshold":200000,"met":false}]}`), &a); err != nil ||
+		len(a.PriorityFactors) != 1 || a.PriorityFactors[0] != (Factor{FactorOpenAmount, 5, 200_000, false}) {
+		t.Errorf("json.Unmarshal = %+v, %v", a.PriorityFactors, err)
 	}
 }

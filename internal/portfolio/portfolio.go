@@ -1,6 +1,10 @@
 package portfolio
 
-import "time"
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
 
 // Status is the state of an invoice.
 type Status string
@@ -185,27 +189,67 @@ const (
 	BucketOver90  Bucket = "90+"
 )
 
-// FactorName names a priority factor.
-type FactorName string
+// FactorName names a priority factor. It is a small number, not a string,
+// so that a Factor holds no pointer and is 24 bytes: the factors of all
+// accounts are one array that the garbage collector need not scan. It
+// reads and writes as its name (String, MarshalText, UnmarshalText), in
+// JSON too.
+type FactorName uint8
 
-// The priority factors.
+// The priority factors. The zero FactorName is none of them.
 const (
-	// FactorDaysOverdue: Value is DaysOverdue, Threshold HighPriorityDays.
-	FactorDaysOverdue FactorName = "days_overdue"
-	// FactorOpenAmount: Value is AmountCents, Threshold HighPriorityCents
-	// (in the base currency's minor unit).
-	FactorOpenAmount FactorName = "open_amount"
-	// FactorBrokenPromise: Value is the days since the latest broken
-	// promise to pay (a promised date before asOf on an invoice still
-	// open); it raises the priority one step.
-	FactorBrokenPromise FactorName = "broken_promise"
+	// FactorDaysOverdue, "days_overdue": Value is DaysOverdue, Threshold
+	// HighPriorityDays.
+	FactorDaysOverdue FactorName = iota + 1
+	// FactorOpenAmount, "open_amount": Value is AmountCents, Threshold
+	// HighPriorityCents (in the base currency's minor unit).
+	FactorOpenAmount
+	// FactorBrokenPromise, "broken_promise": Value is the days since the
+	// latest broken promise to pay (a promised date before asOf on an
+	// invoice still open); it raises the priority one step.
+	FactorBrokenPromise
 )
+
+var factorNames = [...]string{FactorDaysOverdue: "days_overdue", FactorOpenAmount: "open_amount", FactorBrokenPromise: "broken_promise"}
+
+// Known reports whether f is one of the constants.
+func (f FactorName) Known() bool {
+	return int(f) < len(factorNames) && factorNames[f] != ""
+}
+
+// String returns the factor's name, or "FactorName(N)" when f is none of
+// the constants.
+func (f FactorName) String() string {
+	if f.Known() {
+		return factorNames[f]
+	}
+	return "FactorName(" + strconv.Itoa(int(f)) + ")"
+}
+
+// MarshalText returns String's bytes; it never fails.
+func (f FactorName) MarshalText() ([]byte, error) {
+	return []byte(f.String()), nil
+}
+
+// UnmarshalText sets f to the factor named text; any other text is an
+// error.
+func (f *FactorName) UnmarshalText(text []byte) error {
+	for i, name := range factorNames {
+		if name != "" && string(text) == name {
+			*f = FactorName(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("portfolio: unknown priority factor %q", text)
+}
 
 // Factor is one fact a priority was decided on.
 type Factor struct {
-	Factor    FactorName `json:"factor"`
-	Value     int64      `json:"value"`
-	Threshold int64      `json:"threshold,omitempty"` // 0 (omitted) for broken_promise
+	Factor FactorName `json:"factor"`
+	Value  int64      `json:"value"`
+	// Threshold is 0 (omitted) for broken_promise. The thresholds are
+	// small constants; an int32 keeps a Factor at 24 bytes.
+	Threshold int32 `json:"threshold,omitempty"`
 	// Met says whether the factor raised the priority.
 	Met bool `json:"met"`
 }
