@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"strings"
+	"unsafe"
 
 	"github.com/cobranca/cobranca/internal/jsonscan"
 )
@@ -45,9 +47,10 @@ import (
 // never descended into and the shape has three levels, so nesting is
 // bounded without a depth counter.
 //
-// The strings of the result never alias data: they are substrings of one
-// private copy of it, or fresh strings where escapes were decoded. The
-// whole copy stays alive as long as any of them does.
+// The strings of the result never alias data: they are copies, packed into
+// a few blocks, of their decoded bytes alone (about a third of a typical
+// document), and a status is the package's constant. A block stays alive
+// as long as any of its strings does.
 func Parse(data []byte) (*Input, error) {
 	in, _, err := parse(data, true)
 	return in, err
@@ -69,7 +72,9 @@ func parse(data []byte, whole bool) (*Input, int, error) {
 	if len(data) > math.MaxInt32 {
 		return nil, 0, &Error{Code: CodeInvalidJSON, Message: "document too large"}
 	}
-	d := decoder{s: string(data), list: noField, field: noField}
+	// d.s aliases data while it is decoded; what the result keeps is
+	// copied (see keep), so data is never retained nor written.
+	d := decoder{s: unsafe.String(unsafe.SliceData(data), len(data)), list: noField, field: noField}
 	in, e := d.document(whole)
 	if e != nil {
 		return nil, 0, e
@@ -89,6 +94,7 @@ type decoder struct {
 	elem    int    // index of that element
 	field   int    // known field whose value is being decoded, or noField
 	scratch []byte // for strings with escapes
+	block   []byte // where keep copies strings; never written below its length
 	// details is where invoices' details are allocated, a few at a time.
 	details []InvoiceDetails
 }
@@ -320,9 +326,7 @@ func (d *decoder) invoice(inv *Invoice) *Error {
 		case fAmountCents:
 			inv.AmountCents, e = d.integer()
 		case fStatus:
-			var s string
-			s, e = d.stringValue()
-			inv.Status = Status(s)
+			inv.Status, e = d.status()
 		case fDoNotContact:
 			inv.DoNotContact, e = d.boolean()
 		default:
@@ -548,16 +552,35 @@ func (d *decoder) skipWS() {
 	d.pos = jsonscan.Space(d.s, d.pos)
 }
 
-// stringValue decodes a value that must be a string.
+// stringValue decodes a value that must be a string, and keeps it.
 func (d *decoder) stringValue() (string, *Error) {
 	if d.pos >= len(d.s) || d.s[d.pos] != '"' {
 		return "", d.mismatch("a string")
 	}
-	return d.str()
+	s, e := d.str()
+	return d.keep(s), e
 }
 
-// str decodes the string at d.pos. Without escapes it is a substring of
-// d.s, which is already a private copy of the input.
+// keep returns a copy of s that the result may hold: in d.block, which
+// grows by new blocks, each sized for a good part of what is left of the
+// document, so a document's strings take a few allocations in all and
+// never a copy of its keys and punctuation.
+func (d *decoder) keep(s string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	if cap(d.block)-len(d.block) < len(s) {
+		// About a third of a compact document is string values.
+		d.block = make([]byte, 0, max(len(s), (len(d.s)-d.pos)/3+64))
+	}
+	start := len(d.block)
+	d.block = append(d.block, s...)
+	return unsafe.String(&d.block[start], len(s))
+}
+
+// str decodes the string at d.pos. The result is valid only until the
+// next call: it is a substring of d.s (the caller's data) or, when the
+// string has escapes, of d.scratch. Use keep for a string the result holds.
 func (d *decoder) str() (string, *Error) {
 	start := d.pos + 1
 	i, _ := jsonscan.Stop(d.s, start)
@@ -574,7 +597,25 @@ func (d *decoder) str() (string, *Error) {
 	if f != jsonscan.None {
 		return "", d.syntax(f.String())
 	}
-	return string(buf), nil
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
+}
+
+// status decodes a value that must be a string, as the package's constant
+// when it is one.
+func (d *decoder) status() (Status, *Error) {
+	if d.pos >= len(d.s) || d.s[d.pos] != '"' {
+		return "", d.mismatch("a string")
+	}
+	s, e := d.str()
+	switch Status(s) {
+	case StatusOpen:
+		return StatusOpen, e
+	case StatusPaid:
+		return StatusPaid, e
+	case StatusVoid:
+		return StatusVoid, e
+	}
+	return Status(d.keep(s)), e
 }
 
 // boolean decodes a value that must be true or false.
@@ -684,7 +725,7 @@ func (d *decoder) unknown(key string) *Error {
 		if field != "" {
 			field += "."
 		}
-		field += key
+		field += strings.Clone(key) // key may alias data, and "" + key is key
 		return &Error{Code: CodeUnknownField, Field: field, Message: "is not a known field"}
 	}
 	return &Error{Code: CodeUnknownField, Field: field, Message: "has a field that is not known"}

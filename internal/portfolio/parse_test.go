@@ -436,17 +436,49 @@ func TestParseMatchesStdlib(t *testing.T) {
 	}
 }
 
+// Parse decodes in place of the caller's data and copies only what the
+// result keeps: every string of the result, of every field and of errors,
+// must survive the data being overwritten.
 func TestParseDoesNotAliasInput(t *testing.T) {
-	data := []byte(rawDoc(1, nil))
-	in, err := Parse(data)
-	if err != nil {
-		t.Fatal(err)
+	docs := []string{
+		rawDoc(3, nil),
+		`{"asOf":"2025-06-30","baseCurrency":"BRL","invoices":[{"id":"a\u00e9\"b","customerId":"c0","customerName":"Jos\u00e9 \\ Ltda",` +
+			`"dueDate":"2025-06-01","amountCents":100,"status":"open","doNotContact":false,"currency":"USD","disputed":true,` +
+			`"disputeReason":"avaria","promiseToPayDate":"2025-07-01"}],"rates":[{"currency":"USD","rate":5.17,"date":"2025-06-29"}],` +
+			`"customers":[{"customerId":"c0","lastContactedAt":"2025-06-28T10:00:00-03:00"}]}`,
 	}
-	for i := range data {
-		data[i] = 'x'
+	for _, doc := range docs {
+		want, err := Parse([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := []byte(doc)
+		in, err := Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range data {
+			data[i] = 'x'
+		}
+		if diff := gocmp.Diff(want, in); diff != "" {
+			t.Errorf("Parse result changed with its input buffer (-before +after):\n%s", diff)
+		}
 	}
-	if in.AsOf != "2025-06-30" || in.Invoices[0].CustomerName != "Cliente 0" {
-		t.Errorf("Parse result changed with its input buffer: %+v", in)
+	// An unknown key is named in the error's Field, also at the top level.
+	for _, doc := range []string{`{"asOf":"2025-06-30","bogus":1}`, rawDoc(1, at(0, `"status"`, `"stat"`))} {
+		data := []byte(doc)
+		_, err := Parse(data)
+		var e *Error
+		if !errors.As(err, &e) {
+			t.Fatalf("Parse(%s) = %v", doc, err)
+		}
+		field := strings.Clone(e.Field)
+		for i := range data {
+			data[i] = 'x'
+		}
+		if e.Field != field {
+			t.Errorf("Parse(%s): error field %q changed to %q with its input buffer", doc, field, e.Field)
+		}
 	}
 }
 
