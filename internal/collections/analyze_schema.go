@@ -154,10 +154,12 @@ var dateTimePattern = strings.TrimSuffix(datePattern, "$") +
 const utcTimePattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`
 
 // forOptions generates a Decimal as the JSON number it encodes as, and a
-// FactorName (a small number in Go) as the string it encodes as.
+// FactorName and a Bucket (small numbers in Go) as the strings they encode
+// as.
 var forOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[portfolio.Decimal]():    {Type: "number"},
 	reflect.TypeFor[portfolio.FactorName](): {Type: "string"},
+	reflect.TypeFor[portfolio.Bucket]():     {Type: "string"},
 }}
 
 func analyzeInputSchema() *jsonschema.Schema {
@@ -265,10 +267,10 @@ func analyzeOutputSchema() *jsonschema.Schema {
 		`else with the base currency's symbol (US$ 1.234,56); then, per foreign currency, "; US$ 1.000,00 at 5,17 (2026-11-28)"; ` +
 		`then, after a broken promise, "; broken promise to pay of YYYY-MM-DD".`
 	bucket := acc.Properties["agingBucket"]
-	bucket.Enum = []any{string(portfolio.Bucket1To30), string(portfolio.Bucket31To60), string(portfolio.Bucket61To90), string(portfolio.BucketOver90)}
+	bucket.Enum = []any{portfolio.Bucket1To30.String(), portfolio.Bucket31To60.String(), portfolio.Bucket61To90.String(), portfolio.BucketOver90.String()}
 	bucket.Description = "The aging bucket of daysOverdue."
 	count := acc.Properties["invoiceCount"]
-	count.Minimum = ptr(1.0)
+	count.Minimum, count.Maximum = ptr(1.0), nil // an int32 in Go, for size
 	count.Description = "How many open, undisputed invoices amountCents sums."
 	factors := acc.Properties["priorityFactors"]
 	factors.MinItems, factors.MaxItems = ptr(2), ptr(3)
@@ -331,7 +333,7 @@ func summaryRules(sum *jsonschema.Schema) {
 		p.Minimum = ptr(0.0)
 	}
 	aging := sum.Properties["aging"]
-	buckets := []any{string(portfolio.BucketCurrent), string(portfolio.Bucket1To30), string(portfolio.Bucket31To60), string(portfolio.Bucket61To90), string(portfolio.BucketOver90)}
+	buckets := []any{portfolio.BucketCurrent.String(), portfolio.Bucket1To30.String(), portfolio.Bucket31To60.String(), portfolio.Bucket61To90.String(), portfolio.BucketOver90.String()}
 	aging.MinItems, aging.MaxItems = ptr(len(buckets)), ptr(len(buckets))
 	aging.Description = "The open invoices of every customer not left out for doNotContact (disputed and promised ones included), " +
 		"by days past due on asOf, in the order current (not yet due), 1-30, 31-60, 61-90, 90+; their amounts sum to totalOpenCents."

@@ -273,7 +273,7 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		a.Reason = reasons[start:c.end]
 		start = c.end
 		a.AgingBucket = bucketOfDays(int(c.days))
-		a.InvoiceCount = int(c.count)
+		a.InvoiceCount = int32(c.count)
 	}
 	if o.ContactPacing > 0 && len(in.Customers) > 0 {
 		pace(in, o.ContactPacing, custs, &ids, idOf, accounts, &details)
@@ -290,8 +290,8 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 	}
 	summary := Summary{BaseCurrency: x.base.code, AccountsByPriority: by, Aging: make([]AgingBucket, len(aging)), LeftOut: left,
 		Rates: x.used(custs, kOf)}
-	for i, b := range [...]Bucket{BucketCurrent, Bucket1To30, Bucket31To60, Bucket61To90, BucketOver90} {
-		summary.Aging[i] = AgingBucket{Bucket: b, AmountCents: aging[i].AmountCents, InvoiceCount: aging[i].InvoiceCount}
+	for i := range aging {
+		summary.Aging[i] = AgingBucket{Bucket: BucketCurrent + Bucket(i), AmountCents: aging[i].AmountCents, InvoiceCount: aging[i].InvoiceCount}
 	}
 	return Analysis{TotalOpenCents: total, Accounts: accounts, Warnings: warnings, Summary: summary}
 }

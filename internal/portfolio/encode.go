@@ -55,20 +55,12 @@ func (c *Count) appendJSON(b []byte) []byte {
 
 func (g *AgingBucket) appendJSON(b []byte) []byte {
 	b = append(b, `{"bucket":`...)
-	b = appendConstant(b, string(g.Bucket), knownBucket(g.Bucket))
+	b = appendConstant(b, g.Bucket.String(), g.Bucket.Known())
 	b = append(b, `,"amountCents":`...)
 	b = appendInt(b, g.AmountCents)
 	b = append(b, `,"invoiceCount":`...)
 	b = appendInt(b, int64(g.InvoiceCount))
 	return append(b, '}')
-}
-
-func knownBucket(g Bucket) bool {
-	switch g {
-	case BucketCurrent, Bucket1To30, Bucket31To60, Bucket61To90, BucketOver90:
-		return true
-	}
-	return false
 }
 
 func (r *ExchangeRate) appendJSON(b []byte) []byte {
@@ -168,7 +160,7 @@ func (c *Account) appendJSON(b []byte) []byte {
 	b = append(b, `,"reason":"`...)
 	b = appendEscaped(b, asMarshal, c.Reason)
 	b = append(b, `","agingBucket":`...)
-	b = appendConstant(b, string(c.AgingBucket), knownBucket(c.AgingBucket))
+	b = appendConstant(b, c.AgingBucket.String(), c.AgingBucket.Known())
 	b = append(b, `,"invoiceCount":`...)
 	b = appendInt(b, int64(c.InvoiceCount))
 	b = append(b, `,"priorityFactors":`...)

@@ -228,7 +228,7 @@ func naiveAnalyze(in *Input, o Options) Analysis {
 		default:
 			continue
 		}
-		acct := Account{CustomerID: id, CustomerName: open[0].CustomerName, InvoiceCount: len(queue)}
+		acct := Account{CustomerID: id, CustomerName: open[0].CustomerName, InvoiceCount: int32(len(queue))}
 		perCurrency := map[string]*Conversion{}
 		for _, x := range queue {
 			acct.AmountCents += inBase(x)

@@ -148,8 +148,9 @@ type Account struct {
 
 	// AgingBucket is the bucket of DaysOverdue.
 	AgingBucket Bucket `json:"agingBucket"`
-	// InvoiceCount is how many open invoices AmountCents sums.
-	InvoiceCount int `json:"invoiceCount"`
+	// InvoiceCount is how many open invoices AmountCents sums, at most
+	// MaxInvoices; with AgingBucket it fits in one word.
+	InvoiceCount int32 `json:"invoiceCount"`
 	// PriorityFactors are the facts Priority was decided on, each with its
 	// value, in a fixed order: days_overdue, open_amount, then
 	// broken_promise when there is one. Never nil.
@@ -176,18 +177,41 @@ type AccountDetails struct {
 	NextContactAfter string `json:"nextContactAfter,omitempty"`
 }
 
-// Bucket is an aging bucket: how long past due.
-type Bucket string
+// Bucket is an aging bucket: how long past due. Like FactorName it is a
+// small number that reads and writes as its name ("current", "1-30",
+// "31-60", "61-90", "90+"), in JSON too; it keeps an Account 16 bytes
+// smaller than a string would.
+type Bucket uint8
 
 // The aging buckets, in order. Current is not yet due (due on or after
-// asOf); the others count days past due.
+// asOf); the others count days past due. The zero Bucket is none of them.
 const (
-	BucketCurrent Bucket = "current"
-	Bucket1To30   Bucket = "1-30"
-	Bucket31To60  Bucket = "31-60"
-	Bucket61To90  Bucket = "61-90"
-	BucketOver90  Bucket = "90+"
+	BucketCurrent Bucket = iota + 1
+	Bucket1To30
+	Bucket31To60
+	Bucket61To90
+	BucketOver90
 )
+
+var bucketNames = []string{BucketCurrent: "current", Bucket1To30: "1-30", Bucket31To60: "31-60", Bucket61To90: "61-90", BucketOver90: "90+"}
+
+// Known reports whether b is one of the constants.
+func (b Bucket) Known() bool { return enumKnown(bucketNames, uint8(b)) }
+
+// String returns the bucket's name, or "Bucket(N)" when b is none of the
+// constants.
+func (b Bucket) String() string { return enumString(bucketNames, uint8(b), "Bucket") }
+
+// MarshalText returns String's bytes; it never fails.
+func (b Bucket) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// UnmarshalText sets b to the bucket named text; any other text is an
+// error.
+func (b *Bucket) UnmarshalText(text []byte) error {
+	v, err := enumParse(bucketNames, text, "aging bucket")
+	*b = Bucket(v)
+	return err
+}
 
 // FactorName names a priority factor. It is a small number, not a string,
 // so that a Factor holds no pointer and is 24 bytes: the factors of all
@@ -210,37 +234,46 @@ const (
 	FactorBrokenPromise
 )
 
-var factorNames = [...]string{FactorDaysOverdue: "days_overdue", FactorOpenAmount: "open_amount", FactorBrokenPromise: "broken_promise"}
+var factorNames = []string{FactorDaysOverdue: "days_overdue", FactorOpenAmount: "open_amount", FactorBrokenPromise: "broken_promise"}
 
 // Known reports whether f is one of the constants.
-func (f FactorName) Known() bool {
-	return int(f) < len(factorNames) && factorNames[f] != ""
-}
+func (f FactorName) Known() bool { return enumKnown(factorNames, uint8(f)) }
 
 // String returns the factor's name, or "FactorName(N)" when f is none of
 // the constants.
-func (f FactorName) String() string {
-	if f.Known() {
-		return factorNames[f]
-	}
-	return "FactorName(" + strconv.Itoa(int(f)) + ")"
-}
+func (f FactorName) String() string { return enumString(factorNames, uint8(f), "FactorName") }
 
 // MarshalText returns String's bytes; it never fails.
-func (f FactorName) MarshalText() ([]byte, error) {
-	return []byte(f.String()), nil
-}
+func (f FactorName) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
 
 // UnmarshalText sets f to the factor named text; any other text is an
 // error.
 func (f *FactorName) UnmarshalText(text []byte) error {
-	for i, name := range factorNames {
+	v, err := enumParse(factorNames, text, "priority factor")
+	*f = FactorName(v)
+	return err
+}
+
+// The text forms of the package's small-number enums: names[v] is the name
+// of v, "" where v is none of the constants.
+
+func enumKnown(names []string, v uint8) bool { return int(v) < len(names) && names[v] != "" }
+
+func enumString(names []string, v uint8, typ string) string {
+	if enumKnown(names, v) {
+		return names[v]
+	}
+	return typ + "(" + strconv.Itoa(int(v)) + ")"
+}
+
+// enumParse returns the value named text, or 0 and an error naming what.
+func enumParse(names []string, text []byte, what string) (uint8, error) {
+	for v, name := range names {
 		if name != "" && string(text) == name {
-			*f = FactorName(i)
-			return nil
+			return uint8(v), nil
 		}
 	}
-	return fmt.Errorf("portfolio: unknown priority factor %q", text)
+	return 0, fmt.Errorf("portfolio: unknown %s %q", what, text)
 }
 
 // Factor is one fact a priority was decided on.

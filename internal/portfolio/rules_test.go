@@ -49,7 +49,7 @@ type queued struct {
 func queueOf(a Analysis) []queued {
 	q := []queued{}
 	for _, x := range a.Accounts {
-		q = append(q, queued{x.CustomerID, x.AmountCents, x.InvoiceCount})
+		q = append(q, queued{x.CustomerID, x.AmountCents, int(x.InvoiceCount)})
 	}
 	return q
 }
