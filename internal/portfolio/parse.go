@@ -722,10 +722,11 @@ func (d *decoder) mismatch(want string) *Error {
 func (d *decoder) unknown(key string) *Error {
 	field := d.path()
 	if plainKey(key) {
-		if field != "" {
-			field += "."
+		if field == "" {
+			field = strings.Clone(key) // key may alias data
+		} else {
+			field += "." + key
 		}
-		field += strings.Clone(key) // key may alias data, and "" + key is key
 		return &Error{Code: CodeUnknownField, Field: field, Message: "is not a known field"}
 	}
 	return &Error{Code: CodeUnknownField, Field: field, Message: "has a field that is not known"}

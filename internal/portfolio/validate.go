@@ -116,13 +116,14 @@ func checkInvoice(inv *Invoice, i int) *Error {
 		return &Error{Code: CodeInvalidValue, Field: invoicePath(i, "status"),
 			Message: `must be one of "open", "paid", "void"`}
 	}
-	if inv.InvoiceDetails == nil {
+	x := inv.InvoiceDetails
+	if x == nil {
 		return nil
 	}
-	if x := inv.InvoiceDetails; x.Currency != "" && currencyOf(x.Currency) == nil {
+	if x.Currency != "" && currencyOf(x.Currency) == nil {
 		return &Error{Code: CodeInvalidValue, Field: invoicePath(i, "currency"), Message: msgCurrency}
 	}
-	if x := inv.InvoiceDetails; x.DisputeReason != "" {
+	if x.DisputeReason != "" {
 		if !x.Disputed {
 			return &Error{Code: CodeInvalidValue, Field: invoicePath(i, "disputeReason"), Message: "is allowed only with disputed: true"}
 		}
@@ -130,7 +131,7 @@ func checkInvoice(inv *Invoice, i int) *Error {
 			return e
 		}
 	}
-	if x := inv.InvoiceDetails; x.PromiseToPayDate != "" {
+	if x.PromiseToPayDate != "" {
 		if e := checkDate(x.PromiseToPayDate, "promiseToPayDate", i); e != nil {
 			return e
 		}

@@ -253,7 +253,7 @@ func TestResultViewInBrowser(t *testing.T) {
 		t.Fatalf("aging: %d buckets in the result, %d bars drawn; want 5 of each", len(a.Summary.Aging), len(bars))
 	}
 	for i, b := range a.Summary.Aging {
-		if bars[i].Bucket != string(b.Bucket) || bars[i].Count != fmt.Sprint(b.InvoiceCount) || (b.AmountCents > 0) != (bars[i].Height != "0") {
+		if bars[i].Bucket != b.Bucket.String() || bars[i].Count != fmt.Sprint(b.InvoiceCount) || (b.AmountCents > 0) != (bars[i].Height != "0") {
 			t.Errorf("bar %d = %+v, want bucket %s with %d invoices (amount %d)", i, bars[i], b.Bucket, b.InvoiceCount, b.AmountCents)
 		}
 	}
