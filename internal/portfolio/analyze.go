@@ -225,9 +225,11 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		b = appendMoney(b, c.queue, x.base)
 		b = append(b, " open"...)
 		sb.Write(b)
-		if d := accounts[i].AccountDetails; x.converts && d != nil {
-			for j := range d.Conversions {
-				sb.Write(appendConversion(tmp[:0], &d.Conversions[j]))
+		if x.converts { // else the accounts are not touched before they are filled
+			if d := accounts[i].AccountDetails; d != nil {
+				for j := range d.Conversions {
+					sb.Write(appendConversion(tmp[:0], &d.Conversions[j]))
+				}
 			}
 		}
 		if c.broken != 0 {
