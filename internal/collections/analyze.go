@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	_ "embed" // the result view
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -37,7 +38,26 @@ type Settings struct {
 const AnalyzeView = "ui://cobranca/portfolio-analysis.html"
 
 //go:embed analyze_view.html
-var analyzeView []byte
+var analyzeViewPage []byte
+
+// analyzeView is the page with portfolio's minor units in it, so that it
+// shows amounts in the units the result is in, whatever Intl's CLDR data
+// says of a currency.
+var analyzeView = func() []byte {
+	units := map[string]int{}
+	for _, code := range portfolio.Currencies() {
+		units[code], _ = portfolio.MinorUnits(code)
+	}
+	table, err := json.Marshal(units) // keys sorted: the page is the same on every start
+	if err != nil {
+		panic(err)
+	}
+	const mark = "{/*minor units*/}"
+	if bytes.Count(analyzeViewPage, []byte(mark)) != 1 {
+		panic("collections: analyze_view.html lacks its minor units mark")
+	}
+	return bytes.Replace(analyzeViewPage, []byte(mark), table, 1)
+}()
 
 // Tools returns the collections tools, contract and logic, in listing order.
 func Tools(s Settings) ([]pipeline.Tool, error) {

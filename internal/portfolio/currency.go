@@ -52,6 +52,17 @@ func Currencies() []string {
 	return codes
 }
 
+// MinorUnits returns the ISO 4217 exponent of a currency of the table (2
+// for BRL: amounts are in hundredths; 0 for JPY, 3 for KWD), and whether
+// the code is in the table. Amounts in a result are in these units.
+func MinorUnits(code string) (int, bool) {
+	c := currencyOf(code)
+	if c == nil {
+		return 0, false
+	}
+	return int(c.exp), true
+}
+
 // pow10 holds the powers of ten that fit in a uint64.
 var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 

@@ -22,3 +22,18 @@ func TestFormatMoneyExported(t *testing.T) {
 		}
 	}
 }
+
+// MinorUnits is ISO 4217's exponent, which CLDR (and so Intl) does not
+// always share: HUF and IDR have 2 in ISO, 0 in CLDR.
+func TestMinorUnits(t *testing.T) {
+	for code, want := range map[string]int{"BRL": 2, "USD": 2, "JPY": 0, "KWD": 3, "CLF": 4, "HUF": 2, "IDR": 2} {
+		if got, ok := MinorUnits(code); !ok || got != want {
+			t.Errorf("MinorUnits(%q) = %d, %v; want %d, true", code, got, ok, want)
+		}
+	}
+	for _, code := range []string{"", "brl", "XXX", "BRLX"} {
+		if _, ok := MinorUnits(code); ok {
+			t.Errorf("MinorUnits(%q) is known", code)
+		}
+	}
+}

@@ -164,11 +164,20 @@ func TestResultViewInBrowser(t *testing.T) {
 	if err != nil || !refused.IsError {
 		t.Fatalf("tools/call of an invalid portfolio = %+v, %v; want a tool error", refused, err)
 	}
+	// A base currency whose ISO 4217 minor units Intl's CLDR data does not
+	// share (HUF: 2 in ISO, 0 in CLDR): amounts are in the ISO ones.
+	huf := map[string]any{"asOf": "2026-11-30", "baseCurrency": "HUF", "invoices": []any{map[string]any{
+		"id": "h-1", "customerId": "c-hu", "customerName": "Budapest Kft", "dueDate": "2026-11-01",
+		"amountCents": 123456, "status": "open", "doNotContact": false, "currency": "HUF"}}}
+	hufRes, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: collections.AnalyzeName, Arguments: huf})
+	if err != nil || hufRes.IsError {
+		t.Fatalf("tools/call of a HUF portfolio = %+v, %v", hufRes, err)
+	}
 	pages := map[string][]byte{}
 	for path, call := range map[string]struct {
 		args   any
 		result *mcp.CallToolResult
-	}{"/": {args, res}, "/refused": {bad, refused}} {
+	}{"/": {args, res}, "/refused": {bad, refused}, "/huf": {huf, hufRes}} {
 		var page bytes.Buffer
 		if err := hostPage.Execute(&page, map[string]any{
 			"HTML": read.Contents[0].Text, "Args": json.RawMessage(mustMarshal(t, call.args)), "Result": json.RawMessage(mustMarshal(t, call.result)),
@@ -283,6 +292,19 @@ func TestResultViewInBrowser(t *testing.T) {
 	if status := evaluate[string](t, view, `document.getElementById("status").textContent`); !strings.Contains(status, text) ||
 		!evaluate[bool](t, view, `document.getElementById("queue").hidden && document.getElementById("chart-box").hidden`) {
 		t.Errorf("a tool error shows %q (table hidden: want), want its text %q", status, text)
+	}
+
+	// HUF 1.234,56 (123456 minor units), not HUF 123.456.
+	if err := chromedp.Do(bctx, chromedp.Navigate(host.URL+"/huf"),
+		chromedp.Poll[chromedp.Void](`window.hostDone && window.hostDone.initialized`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatal(err)
+	}
+	view = viewFrame(t, bctx, &seen, &frames)
+	if err := chromedp.Do(view, chromedp.WaitVisible(chromedp.CSS(`body[data-state="rendered"] #accounts tbody tr`))); err != nil {
+		t.Fatal(err)
+	}
+	if total := evaluate[string](t, view, `document.querySelectorAll("#summary strong")[1].textContent`); !strings.Contains(total, "HUF") || !strings.Contains(total, "1.234,56") {
+		t.Errorf("the total of 123456 minor units of HUF shows as %q, want HUF 1.234,56", total)
 	}
 	if p := seen.all(); len(p) > 0 {
 		t.Errorf("the browser reported problems:\n%s", strings.Join(p, "\n"))
