@@ -28,8 +28,9 @@ func TestAnalyzeViewMinorUnits(t *testing.T) {
 		t.Errorf("the table has %d currencies, portfolio %d", len(units), len(codes))
 	}
 	for _, code := range codes {
-		if want, _ := portfolio.MinorUnits(code); units[code] != want {
-			t.Errorf("%s: %d minor units in the view, %d in portfolio", code, units[code], want)
+		got, ok := units[code]
+		if want, _ := portfolio.MinorUnits(code); !ok || got != want {
+			t.Errorf("%s: %d minor units in the view (listed: %v), want %d as in portfolio", code, got, ok, want)
 		}
 	}
 }

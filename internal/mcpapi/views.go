@@ -61,6 +61,7 @@ func (h *Handler) addViews(caps *mcp.ServerCapabilities) []func(*mcp.Server) {
 	var adds []func(*mcp.Server)
 	for _, v := range views {
 		c, html := v.Contract, string(v.HTML)
+		meta := viewResourceMeta() // once: the SDK only reads it
 		h.views[c.View] = c
 		res := &mcp.Resource{
 			URI:         c.View,
@@ -69,14 +70,14 @@ func (h *Handler) addViews(caps *mcp.ServerCapabilities) []func(*mcp.Server) {
 			Description: "The result view of " + c.Name + " for hosts that render MCP Apps: it shows the structuredContent of a call.",
 			MIMEType:    AppsMIMEType,
 			Size:        int64(len(html)),
-			Meta:        viewResourceMeta(),
+			Meta:        meta,
 		}
 		read := func(ctx context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			if !mayRead(ctx, c) {
 				return nil, errInsufficientScope
 			}
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
-				URI: c.View, MIMEType: AppsMIMEType, Text: html, Meta: viewResourceMeta(),
+				URI: c.View, MIMEType: AppsMIMEType, Text: html, Meta: meta,
 			}}}, nil
 		}
 		adds = append(adds, func(srv *mcp.Server) { srv.AddResource(res, read) })

@@ -83,8 +83,10 @@ func TestViewPublished(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			found := false
 			for _, tool := range tools.Tools {
 				ui, legacy := tool.Meta[metaUI], tool.Meta[metaLegacyResourceURI]
+				found = found || tool.Name == collections.AnalyzeName
 				if tool.Name != collections.AnalyzeName {
 					if ui != nil || legacy != nil {
 						t.Errorf("%s names a view: %v %v", tool.Name, ui, legacy)
@@ -102,6 +104,9 @@ func TestViewPublished(t *testing.T) {
 				if err := json.Unmarshal(mustJSON(t, tool.Meta[contract.MetaKey]), &pub); err != nil || pub["view"] != collections.AnalyzeView {
 					t.Errorf("the published contract's view = %v (%v), want %s", pub["view"], err, collections.AnalyzeView)
 				}
+			}
+			if !found {
+				t.Errorf("tools/list has no %s, so no view was checked", collections.AnalyzeName)
 			}
 
 			list, err := sess.ListResources(ctx, nil)
@@ -230,15 +235,18 @@ func TestViewLeavesCallsAlone(t *testing.T) {
 				defer with.Close()
 				without := httptest.NewServer(asCaller(analyzeHandler(t, p.slow, true)))
 				defer without.Close()
-				for _, body := range []string{
-					v.call("1", collections.AnalyzeName, validArgs(), ""),
-					v.call("2", collections.AnalyzeName, `{"asOf":"2026-02-30","invoices":[]}`, ""),
+				for _, call := range []struct{ body, want string }{
+					{v.call("1", collections.AnalyzeName, validArgs(), ""), `"structuredContent":`},                     // a result
+					{v.call("2", collections.AnalyzeName, `{"asOf":"2026-02-30","invoices":[]}`, ""), `"isError":true`}, // a tool error
 				} {
 					hdr := v.headers("tools/call", collections.AnalyzeName)
-					a := (&frontServer{Server: with}).mustPost(t, v.version, body, hdr)
-					b := (&frontServer{Server: without}).mustPost(t, v.version, body, hdr)
+					a := (&frontServer{Server: with}).mustPost(t, v.version, call.body, hdr)
+					b := (&frontServer{Server: without}).mustPost(t, v.version, call.body, hdr)
 					if !bytes.Equal(a, b) {
 						t.Errorf("tools/call answers differ with the view:\n%s\nwithout:\n%s", a, b)
+					}
+					if !bytes.Contains(a, []byte(call.want)) {
+						t.Errorf("tools/call answered %.300s, want one with %s", a, call.want)
 					}
 				}
 				list := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + strings.TrimSuffix(v.meta(), ",") + `}}`
@@ -296,7 +304,10 @@ func TestViewHTMLSelfContained(t *testing.T) {
 // date).
 func (s *frontServer) mustPost(t *testing.T, version, body string, hdr map[string]string) []byte {
 	t.Helper()
-	_, out := s.post(t, version, body, hdr)
+	status, out := s.post(t, version, body, hdr)
+	if status != http.StatusOK {
+		t.Fatalf("POST %.200s = %d %s, want 200", body, status, out)
+	}
 	_, b, _ := bytes.Cut(out, []byte("\r\n\r\n"))
 	return b
 }

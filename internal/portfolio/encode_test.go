@@ -178,7 +178,7 @@ func TestFactorNameText(t *testing.T) {
 		}
 	}
 	if got := []string{FactorDaysOverdue.String(), FactorOpenAmount.String(), FactorBrokenPromise.String()}; strings.Join(got, " ") != "days_overdue open_amount broken_promise" {
-		t.Errorf("names = %q", got)
+		t.Errorf("names = %q, want days_overdue open_amount broken_promise", got)
 	}
 	for _, f := range []FactorName{0, 4, 255} {
 		if b, err := f.MarshalText(); f.Known() || err != nil || string(b) != "FactorName("+strconv.Itoa(int(f))+")" {
@@ -194,7 +194,7 @@ func TestFactorNameText(t *testing.T) {
 	var a Account
 	if err := json.Unmarshal([]byte(`{"priorityFactors":[{"factor":"open_amount","value":5,"threshold":200000,"met":false}]}`), &a); err != nil ||
 		len(a.PriorityFactors) != 1 || a.PriorityFactors[0] != (Factor{FactorOpenAmount, 5, 200_000, false}) {
-		t.Errorf("json.Unmarshal = %+v, %v", a.PriorityFactors, err)
+		t.Errorf("json.Unmarshal = %+v, %v; want one open_amount factor of 5, threshold 200000, not met", a.PriorityFactors, err)
 	}
 }
 
@@ -210,7 +210,7 @@ func TestBucketText(t *testing.T) {
 		names = append(names, b.String())
 	}
 	if got := strings.Join(names, " "); got != "current 1-30 31-60 61-90 90+" {
-		t.Errorf("names = %q", got)
+		t.Errorf("names = %q, want current 1-30 31-60 61-90 90+", got)
 	}
 	for _, b := range []Bucket{0, 6, 255} {
 		if text, _ := b.MarshalText(); b.Known() || string(text) != "Bucket("+strconv.Itoa(int(b))+")" {
@@ -224,6 +224,6 @@ func TestBucketText(t *testing.T) {
 	var s Summary
 	if err := json.Unmarshal([]byte(`{"aging":[{"bucket":"61-90","amountCents":5,"invoiceCount":1}]}`), &s); err != nil ||
 		len(s.Aging) != 1 || s.Aging[0] != (AgingBucket{Bucket61To90, 5, 1}) {
-		t.Errorf("json.Unmarshal = %+v, %v", s.Aging, err)
+		t.Errorf("json.Unmarshal = %+v, %v; want one 61-90 bucket of 5 cents, 1 invoice", s.Aging, err)
 	}
 }

@@ -409,6 +409,9 @@ func click(t *testing.T, view context.Context, key string) {
 func checkSort(t *testing.T, view context.Context, key, dir string) {
 	t.Helper()
 	got := evaluate[map[string]string](t, view, `Object.fromEntries([...document.querySelectorAll("#accounts th")].map(th => [th.dataset.key, th.getAttribute("aria-sort")]))`)
+	if len(got) != 6 || got[key] != dir {
+		t.Errorf("aria-sort by column = %v, want 6 columns and %s %s", got, key, dir)
+	}
 	for k, v := range got {
 		want := "none"
 		if k == key {

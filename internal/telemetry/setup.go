@@ -32,11 +32,14 @@ func Setup(ctx context.Context, cfg config.Config, version string) (*Tracing, er
 	if cfg.OTLPEndpoint == "" {
 		return nil, nil
 	}
-	// The explicit options override whatever the exporter would read from
-	// the environment itself: the values are config's, checked at start.
-	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(TracesURL(cfg.OTLPEndpoint))}
-	if len(cfg.OTLPHeaders) > 0 {
-		opts = append(opts, otlptracehttp.WithHeaders(cfg.OTLPHeaders))
+	// The endpoint and the headers are config's, checked at start, and
+	// override what the exporter would read from the environment itself
+	// (OTEL_EXPORTER_OTLP_TRACES_HEADERS too: no headers is config's answer
+	// as well). The exporter's other settings (timeout, compression,
+	// certificate) it still reads from OTEL_EXPORTER_OTLP_* unchecked.
+	opts := []otlptracehttp.Option{
+		otlptracehttp.WithEndpointURL(TracesURL(cfg.OTLPEndpoint)),
+		otlptracehttp.WithHeaders(cfg.OTLPHeaders),
 	}
 	exp, err := otlptracehttp.New(ctx, opts...)
 	if err != nil {
