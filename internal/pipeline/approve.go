@@ -71,7 +71,17 @@ func (p *Pipeline) approval(ctx context.Context, cl *callState, opened *reqstate
 		if err != nil && !errors.Is(err, approval.ErrNotFound) {
 			return "", cl.fail(storeDown(err)), true
 		}
-		if act != nil && act.State == approval.Executed {
+	}
+	if act != nil && act.State == approval.Executed {
+		// Run by another replica's retry since this call looked at its key
+		// (step 5): the approval is marked executed in the transaction that
+		// stores that call's answer under the key, which is this call's too.
+		if a.key != "" {
+			if res, ended := p.peek(ctx, cl); ended {
+				return "", res, true
+			}
+		}
+		if opened == nil {
 			act = nil // used up: this call, made again without a key, is a new one
 		}
 	}
