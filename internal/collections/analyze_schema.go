@@ -143,12 +143,11 @@ var minRate = math.Pow10(-portfolio.MaxRateScale)
 
 // dateTimePattern is lastContactedAt: a date under datePattern, alone or
 // followed by an RFC 3339 time with seconds (a fraction allowed) and an
-// offset (Z or ±hh:mm), as time.RFC3339 reads it: Go takes offsets up to
-// ±24:60, past RFC 3339's ±23:59, and so does the pattern, so that it
-// refuses nothing Parse accepts. The instant must also lie within
-// MinDate..MaxDate, which Parse alone checks.
+// offset (Z or ±hh:mm up to ±23:59), as RFC 3339 has it and Validate reads
+// it. The instant must also lie within MinDate..MaxDate, which Validate
+// alone checks.
 var dateTimePattern = strings.TrimSuffix(datePattern, "$") +
-	`(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-4]):([0-5][0-9]|60)))?$`
+	`(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$`
 
 // utcTimePattern is nextContactAfter: an RFC 3339 time in UTC, in seconds.
 const utcTimePattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`

@@ -82,6 +82,8 @@ var rejectCasesExtended = []struct {
 	{"customerId blank", withTop(1, nil, `"customers":[{"customerId":" ","lastContactedAt":"2025-06-27"}]`), CodeInvalidText, "customers[0].customerId"},
 	{"lastContactedAt without offset", withTop(1, nil, `"customers":[{"customerId":"c0","lastContactedAt":"2025-06-27T10:00:00"}]`), CodeInvalidFormat, "customers[0].lastContactedAt"},
 	{"lastContactedAt with a space", withTop(1, nil, `"customers":[{"customerId":"c0","lastContactedAt":"2025-06-27 10:00:00Z"}]`), CodeInvalidFormat, "customers[0].lastContactedAt"},
+	{"lastContactedAt offset +24:00", withTop(1, nil, `"customers":[{"customerId":"c0","lastContactedAt":"2025-06-27T10:00:00+24:00"}]`), CodeInvalidFormat, "customers[0].lastContactedAt"},
+	{"lastContactedAt offset -03:60", withTop(1, nil, `"customers":[{"customerId":"c0","lastContactedAt":"2025-06-27T10:00:00-03:60"}]`), CodeInvalidFormat, "customers[0].lastContactedAt"},
 	{"lastContactedAt month 13", withTop(1, nil, `"customers":[{"customerId":"c0","lastContactedAt":"2025-13-27T10:00:00Z"}]`), CodeInvalidDate, "customers[0].lastContactedAt"},
 	{"lastContactedAt date month 13", withTop(1, nil, `"customers":[{"customerId":"c0","lastContactedAt":"2025-13-27"}]`), CodeInvalidDate, "customers[0].lastContactedAt"},
 	{"lastContactedAt before MinDate in UTC", withTop(1, nil, `"customers":[{"customerId":"c0","lastContactedAt":"2000-01-01T01:00:00+02:00"}]`), CodeOutOfRange, "customers[0].lastContactedAt"},
@@ -130,6 +132,10 @@ var acceptCasesExtended = []struct {
 	{"a customers entry for no customer, fractions of a second", withTop(1, nil, `"customers":[{"customerId":"someone else","lastContactedAt":"2099-12-31T23:59:59.999999999+00:00"},{"customerId":"c0","lastContactedAt":"2025-06-28T10:00:00.5Z"}]`),
 		func(in *Input) {
 			in.Customers = []Contact{{CustomerID: "someone else", LastContactedAt: "2099-12-31T23:59:59.999999999+00:00"}, {CustomerID: "c0", LastContactedAt: "2025-06-28T10:00:00.5Z"}}
+		}},
+	{"the widest offsets", withTop(1, nil, `"customers":[{"customerId":"a","lastContactedAt":"2025-06-28T10:00:00+23:59"},{"customerId":"b","lastContactedAt":"2025-06-28T10:00:00-23:59"}]`),
+		func(in *Input) {
+			in.Customers = []Contact{{CustomerID: "a", LastContactedAt: "2025-06-28T10:00:00+23:59"}, {CustomerID: "b", LastContactedAt: "2025-06-28T10:00:00-23:59"}}
 		}},
 	{"keys in any order", `{"customers":[{"lastContactedAt":"2025-06-27","customerId":"c0"}],"rates":[{"date":"2025-06-29","rate":5.17,"currency":"USD"}],"invoices":[{"promiseToPayDate":"2025-07-01","currency":"USD","status":"open","amountCents":100,"dueDate":"2025-06-01","doNotContact":false,"customerName":"Cliente 0","customerId":"c0","id":"inv-0"}],"asOf":"2025-06-30"}`,
 		func(in *Input) {
