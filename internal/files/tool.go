@@ -10,6 +10,7 @@ import (
 	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/timestamp"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -117,8 +118,8 @@ func parseExpiry(field, s string, now time.Time) (time.Time, error) {
 	bad := func(msg string) (time.Time, error) {
 		return time.Time{}, &failure.Error{Code: failure.InvalidArguments, Field: field, Message: msg}
 	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil || len(s) > maxExpiresAtLen || !rfc3339Offset(s) {
+	t, err := timestamp.Parse(s)
+	if err != nil || len(s) > maxExpiresAtLen {
 		return bad("must be an RFC 3339 date-time, like 2025-12-31T23:59:00Z (an offset from -23:59 to +23:59)")
 	}
 	if t.Nanosecond() != 0 {
@@ -131,17 +132,6 @@ func parseExpiry(field, s string, now time.Time) (time.Time, error) {
 		return bad("must be at most " + strconv.Itoa(int(MaxLinkLifetime/time.Hour/24)) + " days ahead")
 	}
 	return t.UTC(), nil
-}
-
-// rfc3339Offset reports whether s, which time.Parse took as RFC 3339, ends
-// in Z or in an offset RFC 3339 allows: hours 00–23, minutes 00–59
-// (time.Parse takes +24:00 and +23:60).
-func rfc3339Offset(s string) bool {
-	n := len(s)
-	if s[n-1] == 'Z' {
-		return true
-	}
-	return n >= 6 && s[n-5:n-3] <= "23" && s[n-2:] <= "59"
 }
 
 // createLink is the tool's Execute.

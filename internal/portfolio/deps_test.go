@@ -6,9 +6,10 @@ import (
 	"github.com/cobranca/cobranca/internal/deptest"
 )
 
-// The core must import only the standard library (test files aside) and
-// the JSON lexer under its decoder, itself held to the standard library.
+// The core must import only the standard library (test files aside), the
+// JSON lexer under its decoder and the RFC 3339 reader, both held to the
+// standard library themselves.
 func TestImportsOnlyStandardLibrary(t *testing.T) {
 	const self = "github.com/cobranca/cobranca/internal/portfolio"
-	deptest.Only(t, self, self, "github.com/cobranca/cobranca/internal/jsonscan")
+	deptest.Only(t, self, self, "github.com/cobranca/cobranca/internal/jsonscan", "github.com/cobranca/cobranca/internal/timestamp")
 }

@@ -19,6 +19,8 @@ import (
 
 	bojanz "github.com/bojanz/currency"
 	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/cobranca/cobranca/internal/timestamp"
 )
 
 // FuzzValidate feeds arbitrary bytes to Parse. Parse must not panic; a
@@ -280,11 +282,7 @@ func recheck(data []byte) (*Input, string) {
 			return nil, why
 		}
 		if !refDate(*c.LastContactedAt) {
-			s := *c.LastContactedAt
-			t, err := time.Parse(time.RFC3339, s)
-			if err == nil && s[len(s)-1] != 'Z' && (s[len(s)-5:len(s)-3] > "23" || s[len(s)-2:] > "59") { // RFC 3339's offsets end at ±23:59, Go's at ±24:60
-				err = errors.New("offset")
-			}
+			t, err := timestamp.Parse(*c.LastContactedAt)
 			if err != nil || t.UTC().Year() < 2000 || t.UTC().Year() > 2099 {
 				return nil, "bad lastContactedAt"
 			}

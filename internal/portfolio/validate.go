@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cobranca/cobranca/internal/timestamp"
 	"unicode"
 	"unicode/utf8"
 )
@@ -256,8 +258,8 @@ func contactTime(s string) (time.Time, Code, string) {
 		y, m, d := civil(s)
 		return time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC), "", ""
 	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil || !offsetInRange(s) {
+	t, err := timestamp.Parse(s)
+	if err != nil {
 		if len(s) > 10 && dateShape(s[:10]) && !realDate(s[:10]) {
 			return time.Time{}, CodeInvalidDate, "is not a calendar date"
 		}
@@ -268,17 +270,6 @@ func contactTime(s string) (time.Time, Code, string) {
 		return time.Time{}, CodeOutOfRange, "must be from " + MinDate + " to " + MaxDate
 	}
 	return t, "", ""
-}
-
-// offsetInRange reports whether the offset time.RFC3339 read at the end of
-// s (Z, or ±hh:mm) is one RFC 3339 allows: Go reads offsets up to ±24:60,
-// RFC 3339's time-numoffset is at most ±23:59.
-func offsetInRange(s string) bool {
-	if len(s) < len("+00:00") || s[len(s)-1] == 'Z' {
-		return true
-	}
-	o := s[len(s)-6:]
-	return o[1:3] <= "23" && o[4:6] <= "59"
 }
 
 // rateIndex finds a rate by currency: the rates' indexes in order of
