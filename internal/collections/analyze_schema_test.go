@@ -83,11 +83,19 @@ func parseStricterAllowed(doc []byte, e *portfolio.Error) bool {
 	case portfolio.CodeInvalidType:
 		return strings.HasSuffix(e.Field, ".amountCents") || strings.HasSuffix(e.Field, ".rate")
 	case portfolio.CodeInvalidValue:
-		// A code of the right form that is no active currency; a rate given
-		// with more digits than it may have.
-		// disputeReason without disputed: true.
-		return e.Field == "baseCurrency" || strings.HasSuffix(e.Field, ".currency") || strings.HasSuffix(e.Field, ".rate") ||
-			strings.HasSuffix(e.Field, ".disputeReason")
+		// A rate for the base currency (the enums of the schema list every
+		// active currency: no other currency refusal is Parse's alone); a
+		// rate given with more digits than it may have; disputeReason
+		// without disputed: true.
+		switch {
+		case e.Field == "baseCurrency" || strings.HasSuffix(e.Field, ".currency"):
+			code, _ := valueAt(doc, e.Field).(string)
+			base, _ := valueAt(doc, "baseCurrency").(string)
+			return strings.HasPrefix(e.Field, "rates[") && code == cmp.Or(base, "BRL")
+		case strings.HasSuffix(e.Field, ".disputeReason"):
+			return valueAt(doc, strings.TrimSuffix(e.Field, ".disputeReason")+".disputed") != true
+		}
+		return strings.HasSuffix(e.Field, ".rate")
 	case portfolio.CodeOutOfRange:
 		// A converted amount that rounds to 0 or past the bound; an instant
 		// whose offset takes it out of MinDate..MaxDate.
@@ -98,6 +106,33 @@ func parseStricterAllowed(doc []byte, e *portfolio.Error) bool {
 }
 
 var surrogateEscape = regexp.MustCompile(`\\u[dD][89a-fA-F]`)
+
+// valueAt returns the value at path (a Parse error's field, such as
+// invoices[3].currency) in doc, as encoding/json reads it; nil when there
+// is none.
+func valueAt(doc []byte, path string) any {
+	var v any
+	if json.Unmarshal(doc, &v) != nil {
+		return nil
+	}
+	for part := range strings.SplitSeq(path, ".") {
+		name, index, list := strings.Cut(strings.TrimSuffix(part, "]"), "[")
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = obj[name]
+		if list {
+			i, err := strconv.Atoi(index)
+			arr, ok := v.([]any)
+			if err != nil || !ok || i < 0 || i >= len(arr) {
+				return nil
+			}
+			v = arr[i]
+		}
+	}
+	return v
+}
 
 // hasAstralRule reports whether a string of doc holds a character beyond
 // U+FFFF that Parse refuses or does not count as visible.
