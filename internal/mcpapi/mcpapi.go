@@ -74,9 +74,6 @@ type Handler struct {
 	serverInfoMeta []byte
 	// calls and notifications are the methods served (servedMethods).
 	calls, notifications map[string]bool
-	// views are the tools' result views by URI (views.go), read with their
-	// tool's permissions.
-	views map[string]*contract.Contract
 }
 
 // New builds the MCP endpoint.

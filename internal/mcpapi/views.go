@@ -57,12 +57,10 @@ func (h *Handler) addViews(caps *mcp.ServerCapabilities) []func(*mcp.Server) {
 	}
 	caps.Resources = &mcp.ResourceCapabilities{}
 	caps.AddExtension(AppsExtension, map[string]any{"mimeTypes": []string{AppsMIMEType}})
-	h.views = map[string]*contract.Contract{}
 	var adds []func(*mcp.Server)
 	for _, v := range views {
 		c, html := v.Contract, string(v.HTML)
 		meta := viewResourceMeta() // once: the SDK only reads it
-		h.views[c.View] = c
 		res := &mcp.Resource{
 			URI:         c.View,
 			Name:        strings.TrimSuffix(path.Base(c.View), ".html"),
@@ -73,7 +71,7 @@ func (h *Handler) addViews(caps *mcp.ServerCapabilities) []func(*mcp.Server) {
 			Meta:        meta,
 		}
 		read := func(ctx context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			if !mayRead(ctx, c) {
+			if pr, _ := auth.PrincipalFrom(ctx); len(h.pipe.AuthorizeView(pr, c.View)) > 0 { // refuseViewRead answers it first; checked again in depth
 				return nil, errInsufficientScope
 			}
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
@@ -85,15 +83,6 @@ func (h *Handler) addViews(caps *mcp.ServerCapabilities) []func(*mcp.Server) {
 	return adds
 }
 
-// mayRead reports whether the caller in ctx may read c's view: it holds
-// every scope c's calls need. The page holds no data, but it is the tool's:
-// a caller who may not call the tool has no use for it, and is answered as
-// a call of the tool would be.
-func mayRead(ctx context.Context, c *contract.Contract) bool {
-	pr, _ := auth.PrincipalFrom(ctx)
-	return len(pr.MissingScopes(c.Permissions)) == 0
-}
-
 // refuseViewRead answers, at the HTTP level, a resources/read of a view by a
 // caller without its tool's scopes: the 403 challenge a tools/call of the
 // tool gets (done), before go-sdk reads the request.
@@ -101,11 +90,7 @@ func (h *Handler) refuseViewRead(w http.ResponseWriter, pr *auth.Principal, req 
 	if req.method != "resources/read" || h.scopes == nil {
 		return false
 	}
-	c := h.views[req.uri]
-	if c == nil {
-		return false
-	}
-	missing := pr.MissingScopes(c.Permissions)
+	missing := h.pipe.AuthorizeView(pr, req.uri)
 	if len(missing) == 0 {
 		return false
 	}

@@ -341,6 +341,20 @@ func (p *Pipeline) Authorize(pr *auth.Principal, name string, args json.RawMessa
 	return missing
 }
 
+// AuthorizeView returns the scopes the principal lacks to read the result
+// view at uri (none when uri is no served tool's view): a view is its
+// tool's, read by whoever may call the tool. The page holds no data, but a
+// caller who may not call the tool has no use for it, and is answered as a
+// call of the tool would be.
+func (p *Pipeline) AuthorizeView(pr *auth.Principal, uri string) []string {
+	for _, t := range p.order {
+		if t.Contract.View != "" && t.Contract.View == uri {
+			return pr.MissingScopes(t.Contract.Permissions)
+		}
+	}
+	return nil
+}
+
 // Do runs one call: the numbered steps of the package doc, in order.
 func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	cl := p.begin(ctx, c)
