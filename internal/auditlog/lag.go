@@ -2,11 +2,8 @@ package auditlog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/cobranca/cobranca/internal/store"
 )
 
 // Lag is how far the log is ahead of its sealed chain: the committed events the sealer has
@@ -22,26 +19,12 @@ type Lag struct {
 // however far behind the sealer is: the events past the chain head's cursor (the range the
 // sealer reads next, by index) that have no seal.
 func (l *Log) Lag(ctx context.Context, limit int64) (Lag, error) {
-	var lastID int64
-	var seq int64
-	var prev []byte
-	err := l.db.QueryRow(ctx, head).Scan(&seq, &prev, &lastID)
-	if err != nil && !errors.Is(err, store.ErrNoRows) {
+	h, err := l.head(ctx, l.db)
+	if err != nil {
 		return Lag{}, fmt.Errorf("audit lag: %w", err)
 	}
 	var n, oldestUS int64
-	if l.db.Dialect() == store.Postgres {
-		xid := "0"
-		if seq > 0 {
-			if err := l.db.QueryRow(ctx, l.q.cursor, lastID).Scan(&xid); err != nil {
-				return Lag{}, fmt.Errorf("audit lag: the chain head's event: %w", err)
-			}
-		}
-		err = l.db.QueryRow(ctx, l.q.unsealed, xid, lastID, limit).Scan(&n, &oldestUS)
-	} else {
-		err = l.db.QueryRow(ctx, l.q.unsealed, lastID, limit).Scan(&n, &oldestUS)
-	}
-	if err != nil {
+	if err := l.db.QueryRow(ctx, l.q.unsealed, l.after(h, limit)...).Scan(&n, &oldestUS); err != nil {
 		return Lag{}, fmt.Errorf("audit lag: %w", err)
 	}
 	lag := Lag{Unsealed: n}

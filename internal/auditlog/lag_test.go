@@ -2,6 +2,7 @@ package auditlog
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,4 +70,43 @@ func plausible(db store.DB, oldest, start time.Time) bool {
 		return oldest.Equal(fixedTime)
 	}
 	return !oldest.Before(start.Add(-time.Second)) && oldest.Before(time.Now().Add(time.Second))
+}
+
+// TestHeadEventMissing: on PostgreSQL the sealer reads on from the head's event's
+// transaction id, so a deleted head event stops sealing and Lag with an error that says what
+// to run, never a guess of where to go on; on SQLite the head's event id alone is where it
+// reads on, and sealing goes on (audit verify reports the deletion).
+func TestHeadEventMissing(t *testing.T) {
+	eachStore(t, func(t *testing.T, _ storetest.Fixture, db store.DB) {
+		ctx := context.Background()
+		l := newLog(t, db)
+		for i := range 3 {
+			if err := l.Record(ctx, sampleEvent(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := l.Seal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tamper(t, db, "DELETE FROM audit_event WHERE id = (SELECT event_id FROM audit_seal WHERE seq = 3)")
+		if err := l.Record(ctx, sampleEvent(3)); err != nil {
+			t.Fatal(err)
+		}
+		_, lagErr := l.Lag(ctx, 100)
+		_, sealErr := l.Seal(ctx)
+		if db.Dialect() == store.SQLite {
+			if lagErr != nil || sealErr != nil {
+				t.Fatalf("Lag: %v; Seal: %v; want both to read on from the head's event id", lagErr, sealErr)
+			}
+			if got, err := l.Lag(ctx, 100); err != nil || got.Unsealed != 0 {
+				t.Errorf("Lag after sealing = %+v, %v; want nothing unsealed", got, err)
+			}
+			return
+		}
+		for what, err := range map[string]error{"Lag": lagErr, "Seal": sealErr} {
+			if err == nil || !strings.Contains(err.Error(), "the last sealed event (seq 3) is missing: run cobranca audit verify") {
+				t.Errorf("%s with the head's event deleted: %v, want the missing event named", what, err)
+			}
+		}
+	})
 }

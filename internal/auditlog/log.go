@@ -195,6 +195,44 @@ func (l *Log) Seal(ctx context.Context) (int, error) {
 	}
 }
 
+// chainHead is the hash chain's head, and where the sealer reads next: past the head's event,
+// by commit order (on PostgreSQL its transaction id, xid, then id; on SQLite its id).
+type chainHead struct {
+	seq    int64
+	prev   []byte // the head's hash (genesis for an empty chain)
+	lastID int64  // the head's event
+	xid    string // the head event's xid, as text; PostgreSQL only
+}
+
+// head reads the chain's head in one statement. An empty chain's head is seq 0 and the
+// genesis hash, before every event.
+func (l *Log) head(ctx context.Context, q store.Querier) (chainHead, error) {
+	h := chainHead{prev: genesis[:], xid: "0"}
+	dest := []any{&h.seq, &h.prev, &h.lastID}
+	if l.db.Dialect() == store.Postgres {
+		dest = append(dest, &h.xid)
+	}
+	err := q.QueryRow(ctx, l.q.head).Scan(dest...)
+	switch {
+	case errors.Is(err, store.ErrNoRows):
+		return chainHead{prev: genesis[:], xid: "0"}, nil
+	case err != nil:
+		return chainHead{}, err
+	case h.xid == "":
+		return chainHead{}, fmt.Errorf("the last sealed event (seq %d) is missing: run cobranca audit verify", h.seq)
+	}
+	return h, nil
+}
+
+// after is the arguments that place a read of the events past h (candidates, unsealed),
+// then the read's limit.
+func (l *Log) after(h chainHead, limit int64) []any {
+	if l.db.Dialect() == store.Postgres {
+		return []any{h.xid, h.lastID, limit}
+	}
+	return []any{h.lastID, limit}
+}
+
 func (l *Log) sealOnce(ctx context.Context) (int, error) {
 	n := 0
 	err := l.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -204,26 +242,12 @@ func (l *Log) sealOnce(ctx context.Context) (int, error) {
 				return err
 			}
 		}
-		seq, prev, lastID := int64(0), genesis[:], int64(0)
-		err := tx.QueryRow(ctx, head).Scan(&seq, &prev, &lastID)
-		if err != nil && !errors.Is(err, store.ErrNoRows) {
+		c, err := l.head(ctx, tx)
+		if err != nil {
 			return err
 		}
-		var rows store.Rows
-		if tx.Dialect() == store.Postgres {
-			xid := "0"
-			if seq > 0 {
-				if err := tx.QueryRow(ctx, l.q.cursor, lastID).Scan(&xid); err != nil {
-					if errors.Is(err, store.ErrNoRows) {
-						return fmt.Errorf("the last sealed event (seq %d) is missing: run cobranca audit verify", seq)
-					}
-					return err
-				}
-			}
-			rows, err = tx.Query(ctx, l.q.candidates, xid, lastID, sealBatch)
-		} else {
-			rows, err = tx.Query(ctx, l.q.candidates, lastID, sealBatch)
-		}
+		seq, prev := c.seq, c.prev
+		rows, err := tx.Query(ctx, l.q.candidates, l.after(c, sealBatch)...)
 		if err != nil {
 			return err
 		}

@@ -13,8 +13,10 @@ const sealLockID int64 = 0x61756469742d736c
 // queries are the dialect's SQL, fixed when the Log is made.
 type queries struct {
 	insert string
-	// cursor returns the xid (as text) of the last sealed event; PostgreSQL only.
-	cursor string
+	// head reads the chain's head: its seq, hash and event id, and where the sealer reads
+	// next from it — on PostgreSQL the xid (as text) of the head's event, '' when that event
+	// is missing; on SQLite the event id alone is the cursor.
+	head string
 	// candidates selects the events to seal next: $1 cursor xid (PostgreSQL) or cursor id
 	// (SQLite), $2 cursor id (PostgreSQL), last: the batch size.
 	candidates string
@@ -29,7 +31,6 @@ type queries struct {
 }
 
 const (
-	head          = `SELECT seq, hash, event_id FROM audit_seal ORDER BY seq DESC LIMIT 1`
 	insertSeal    = `INSERT INTO audit_seal (seq, event_id, alg, prev_hash, hash) VALUES ($1, $2, $3, $4, $5)`
 	insertSealsPG = `INSERT INTO audit_seal (seq, event_id, alg, prev_hash, hash)
 SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::smallint[], $4::bytea[], $5::bytea[])`
@@ -96,7 +97,9 @@ func queriesFor(d store.Dialect) queries {
 		const contentCols = timeUS + `, ` + columns + `, e.details::text`
 		return queries{
 			insert: insertSQL(d, 1, false),
-			cursor: `SELECT xid::text FROM audit_event WHERE id = $1`,
+			head: `SELECT s.seq, s.hash, s.event_id, coalesce(e.xid::text, '')
+FROM audit_seal s LEFT JOIN audit_event e ON e.id = s.event_id
+ORDER BY s.seq DESC LIMIT 1`,
 			// The horizon: every transaction with a smaller id has ended, so every event it
 			// committed is visible now and no new one can appear below it.
 			candidates: `SELECT e.id, ` + contentCols + `
@@ -123,6 +126,7 @@ ORDER BY s.seq`,
 	const contentCols = `e.occurred_at, ` + columns + `, e.details`
 	return queries{
 		insert: insertSQL(d, 1, false),
+		head:   `SELECT seq, hash, event_id FROM audit_seal ORDER BY seq DESC LIMIT 1`,
 		// Writers are serialized, so row id order is commit order.
 		candidates: `SELECT e.id, ` + contentCols + `
 FROM audit_event e
