@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -78,14 +77,11 @@ func healthURL(s string) (string, error) {
 // server's to report, which would not be running.
 func localHealthURL(environ []string) (string, error) {
 	cfg, err := config.Load(environ)
-	if cfg.Addr == "" {
+	base := cfg.LoopbackURL()
+	if base == "" {
 		return "", fmt.Errorf("cannot tell where the server listens: %w", err)
 	}
-	host, port, _ := net.SplitHostPort(cfg.Addr) // config checked the shape
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port) + healthPath, nil
+	return base + healthPath, nil
 }
 
 // probe GETs target within timeout and returns its status line and the first line of its

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"sync"
 )
 
 // version and revision are what the build says this binary is: the Dockerfile sets them from
@@ -23,8 +24,8 @@ type build struct {
 
 // buildInfo is this binary's version and revision: the linker's, else the module version
 // and the VCS revision the Go toolchain stamped (with "-dirty" for a modified tree), else
-// "(devel)" and "unknown".
-func buildInfo() build {
+// "(devel)" and "unknown". Read once: the server's start asks for it twice (traces, metrics).
+var buildInfo = sync.OnceValue(func() build {
 	b := build{Version: version, Revision: revision, Go: runtime.Version()}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		if b.Version == "" {
@@ -52,7 +53,7 @@ func buildInfo() build {
 		b.Revision = "unknown"
 	}
 	return b
-}
+})
 
 func (b build) String() string {
 	return fmt.Sprintf("cobranca %s (revision %s, %s)", b.Version, b.Revision, b.Go)

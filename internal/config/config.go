@@ -297,13 +297,22 @@ func (c Config) Public() string {
 	return c.BaseURL()
 }
 
-func (c Config) BaseURL() string {
+func (c Config) BaseURL() string { return c.localURL("localhost") }
+
+// LoopbackURL is how a process beside the server (its container's health
+// check) reaches it without a name to resolve: a wildcard listen address
+// is reached as 127.0.0.1. "" when Addr is not host:port.
+func (c Config) LoopbackURL() string { return c.localURL("127.0.0.1") }
+
+// localURL is the server's http URL on Addr, with a wildcard (or empty)
+// host replaced by wildcard.
+func (c Config) localURL(wildcard string) string {
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {
 		return ""
 	}
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		host = "localhost"
+		host = wildcard
 	}
 	return "http://" + net.JoinHostPort(host, port)
 }
