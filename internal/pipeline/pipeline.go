@@ -55,7 +55,6 @@ import (
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/reqstate"
 	"github.com/cobranca/cobranca/internal/store"
-	"github.com/cobranca/cobranca/internal/telemetry"
 )
 
 // Client is what the caller's client can do, as it declared for this
@@ -373,9 +372,7 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 		return res
 	}
 	cl.tool, cl.info.Tool = t, t.Contract.Name
-	if cl.span != nil { // its name is known now
-		cl.span.SetAttributes(telemetry.Tool.String(t.Contract.Name), telemetry.Tier.String(string(t.Contract.RiskLevel)))
-	}
+	cl.spanTool()
 	// 2. Scopes; a dry run needs only the contract's dryRunPermissions, and
 	// the tool says what the real call would lack (MissingPermissions).
 	if missing := c.Principal.MissingScopes(t.Contract.Permissions); len(missing) > 0 {

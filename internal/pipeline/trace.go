@@ -38,10 +38,17 @@ func (cl *callState) step(ctx context.Context, name string) context.Context {
 	cl.endStep("")
 	ctx, cl.span = telemetry.Start(ctx, name)
 	cl.span.SetAttributes(telemetry.Step.String(name), telemetry.RequestID.String(cl.call.RequestID))
-	if cl.tool != nil { // never a name the caller made up
+	cl.spanTool()
+	return ctx
+}
+
+// spanTool names the call's tool and tier on the open step's span, once the
+// tool is known (the first step starts before): never a name the caller
+// made up.
+func (cl *callState) spanTool() {
+	if cl.span != nil && cl.tool != nil {
 		cl.span.SetAttributes(telemetry.Tool.String(cl.tool.Contract.Name), telemetry.Tier.String(string(cl.tool.Contract.RiskLevel)))
 	}
-	return ctx
 }
 
 // endStep ends the open step's span, if any: failed with code unless that
