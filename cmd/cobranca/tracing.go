@@ -10,13 +10,17 @@ import (
 )
 
 // tracing starts the OpenTelemetry tracer provider cfg asks for
-// (OTEL_EXPORTER_OTLP_ENDPOINT; nil when unset) and returns the function
-// that sends its last spans: serve defers it first, so that it runs last,
-// after the server has drained and the workers have stopped.
+// (OTEL_EXPORTER_OTLP_ENDPOINT; nil when unset or OTEL_SDK_DISABLED=true)
+// and returns the function that sends its last spans: serve defers it first,
+// so that it runs last, after the server has drained and the workers have
+// stopped.
 func tracing(ctx context.Context, cfg config.Config, log *slog.Logger) (*telemetry.Tracing, func(), error) {
 	t, err := telemetry.Setup(ctx, cfg, buildInfo().Version) // what the operator deployed (cobranca version)
 	if err != nil {
 		return nil, nil, err
+	}
+	if cfg.TracingDisabled && cfg.OTLPEndpoint != "" {
+		log.Info("traces not exported", "reason", config.VarSDKDisabled+"=true")
 	}
 	if t != nil {
 		// The SDK reports what it could not export (a collector down) to

@@ -10,12 +10,15 @@
 package config
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -162,6 +165,21 @@ type Config struct {
 	// ratio of the ratio samplers, from 0 to 1.
 	TraceSampler    string
 	TraceSamplerArg float64
+	// OTLPTimeout bounds one export request to the collector (a batch of
+	// spans; a request that fails may be retried).
+	OTLPTimeout time.Duration
+	// OTLPCompression is CompressionGzip or CompressionNone: how export
+	// bodies are sent.
+	OTLPCompression string
+	// OTLPCertificate is the path of the PEM file of CA certificates trusted
+	// for an https endpoint, as written; empty means the system's roots.
+	// OTLPRootCAs is its contents, read at Load and known to hold at least
+	// one certificate (telemetry builds the pool).
+	OTLPCertificate string
+	OTLPRootCAs     []byte
+	// TracingDisabled is OTEL_SDK_DISABLED=true: no tracing, even with
+	// OTLPEndpoint set.
+	TracingDisabled bool
 	// ContactPacing is the least time between two contacts of one customer
 	// that collections.analyze_portfolio keeps (nextContactAfter); 0 means
 	// no pacing.
@@ -194,6 +212,10 @@ const (
 	VarRolesClaim    = "COBRANCA_ROLES_CLAIM"
 	VarOIDCSecret    = "COBRANCA_OIDC_CLIENT_SECRET"
 	VarOTLPEndpoint  = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	VarOTLPTimeout   = "OTEL_EXPORTER_OTLP_TIMEOUT"
+	VarOTLPCompress  = "OTEL_EXPORTER_OTLP_COMPRESSION"
+	VarOTLPCert      = "OTEL_EXPORTER_OTLP_CERTIFICATE"
+	VarSDKDisabled   = "OTEL_SDK_DISABLED"
 	// VarContactPacing is also the default of `cobranca analyze --pacing`.
 	VarContactPacing = "COBRANCA_CONTACT_PACING"
 )
@@ -206,6 +228,16 @@ const (
 	SamplerParentOn    = "parentbased_always_on"
 	SamplerParentRatio = "parentbased_traceidratio"
 )
+
+// The values of OTEL_EXPORTER_OTLP_COMPRESSION.
+const (
+	CompressionGzip = "gzip"
+	CompressionNone = "none"
+)
+
+// DefaultOTLPTimeout is OTEL_EXPORTER_OTLP_TIMEOUT's default, the OTLP
+// specification's.
+const DefaultOTLPTimeout = 10 * time.Second
 
 // The values of COBRANCA_LOG_FORMAT.
 const (
@@ -269,6 +301,10 @@ func (c Config) LogValue() slog.Value {
 		slog.String("service_name", c.ServiceName),
 		slog.String("trace_sampler", c.TraceSampler),
 		slog.Float64("trace_sampler_arg", c.TraceSamplerArg),
+		slog.Duration("otlp_timeout", c.OTLPTimeout),
+		slog.String("otlp_compression", c.OTLPCompression),
+		slog.String("otlp_certificate", c.OTLPCertificate),
+		slog.Bool("tracing_disabled", c.TracingDisabled),
 		slog.Duration("contact_pacing", c.ContactPacing),
 	)
 }
@@ -628,6 +664,32 @@ var variables = []variable{
 		}
 		return nil
 	}},
+	{VarOTLPTimeout, "10000", optional, "How long one request exporting a batch of spans to the collector may take, in milliseconds: a whole number from 1 to 600000 (10 minutes). A request that takes longer is abandoned and counts as a failed export. Only with OTEL_EXPORTER_OTLP_ENDPOINT: set without it, it is refused.", func(c *Config, v string) error {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms < 1 || ms > 600000 {
+			return errors.New("must be a whole number of milliseconds from 1 to 600000, like 10000")
+		}
+		c.OTLPTimeout = time.Duration(ms) * time.Millisecond
+		return nil
+	}},
+	{VarOTLPCompress, CompressionNone, optional, "How export requests' bodies are sent: `" + CompressionGzip + "` (compressed; `Content-Encoding: gzip`) or `" + CompressionNone + "`. Only with OTEL_EXPORTER_OTLP_ENDPOINT: set without it, it is refused.", func(c *Config, v string) error {
+		if v != CompressionGzip && v != CompressionNone {
+			return fmt.Errorf("must be %s or %s", CompressionGzip, CompressionNone)
+		}
+		c.OTLPCompression = v
+		return nil
+	}},
+	{VarOTLPCert, "", optional, "Path of a PEM file of CA certificates to trust, instead of the system's, for an `https://` OTEL_EXPORTER_OTLP_ENDPOINT (a collector with a private CA). Read at start: it must be readable and hold at least one certificate. Refused without an endpoint or with an `http://` one.", func(c *Config, v string) error {
+		b, err := os.ReadFile(v)
+		if err != nil {
+			return fmt.Errorf("cannot read the CA certificates: %w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(b) {
+			return fmt.Errorf("%s holds no PEM certificate (-----BEGIN CERTIFICATE-----)", v)
+		}
+		c.OTLPCertificate, c.OTLPRootCAs = v, b
+		return nil
+	}},
 	{"OTEL_SERVICE_NAME", "cobranca", optional, "The traces' `service.name`: name each deployment (`cobranca-staging`) to tell them apart in the tracing backend. Its `service.version` is the build's (`cobranca version`).", asWritten(func(c *Config) *string { return &c.ServiceName })},
 	{"OTEL_TRACES_SAMPLER", SamplerParentOn, optional, "Which requests are traced: `" + SamplerParentOn + "` (every one, unless the caller's W3C `traceparent` says it is not sampled), `" + SamplerParentRatio + "` (the caller's decision, else a ratio), `" + SamplerAlwaysOn + "` or `" + SamplerRatio + "` (ignore the caller's: a client cannot make you trace more).", func(c *Config, v string) error {
 		switch v {
@@ -643,6 +705,17 @@ var variables = []variable{
 			return errors.New("must be a number from 0 to 1, like 0.05")
 		}
 		c.TraceSamplerArg = f
+		return nil
+	}},
+	{VarSDKDisabled, "false", optional, "`true` turns tracing off even with OTEL_EXPORTER_OTLP_ENDPOINT set (the OpenTelemetry off switch; the other OTEL_* variables are still checked); `false`: tracing as OTEL_EXPORTER_OTLP_ENDPOINT says.", func(c *Config, v string) error {
+		switch strings.ToLower(v) {
+		case "true":
+			c.TracingDisabled = true
+		case "false":
+			c.TracingDisabled = false
+		default:
+			return errors.New(`must be "true" or "false"`)
+		}
 		return nil
 	}},
 	{VarContactPacing, "0", optional, "Least time between two contacts of one customer: `collections.analyze_portfolio` gives an account `nextContactAfter` (the customer's `lastContactedAt` plus this) when that is later than the start of `asOf`; the account stays in the queue. A Go duration (`72h`) or whole days (`3d`), at most 365 days; `0`: no pacing. `cobranca analyze --pacing` defaults to it.", func(c *Config, v string) error {
@@ -681,17 +754,20 @@ func ParsePacing(v string) (time.Duration, error) {
 
 // Load builds a Config from environ (as os.Environ returns it): the
 // COBRANCA_* variables and the OTEL_* ones the table names. Unknown
-// COBRANCA_* variables and invalid values are errors naming the variable;
-// all of them are reported together. The rules that belong to a service are
-// not checked here (see the package comment).
+// COBRANCA_* variables, unknown OTEL_* ones set to a value (the exporter and
+// the SDK would read some of them unchecked; see otelUnknown) and invalid
+// values are errors naming the variable; all of them are reported together.
+// The rules that belong to a service are not checked here (see the package
+// comment).
 func Load(environ []string) (Config, error) {
 	set := map[string]string{}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if ok && (strings.HasPrefix(k, "COBRANCA_") || slices.ContainsFunc(variables, func(v variable) bool { return v.name == k })) {
+		if ok && (strings.HasPrefix(k, "COBRANCA_") || strings.HasPrefix(k, "OTEL_")) {
 			set[k] = v
 		}
 	}
+	given := maps.Clone(set)
 	var c Config
 	var errs, missing []error
 	for _, v := range variables {
@@ -710,18 +786,76 @@ func Load(environ []string) (Config, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", v.name, err))
 		}
 	}
+	// The exporter's settings do nothing without an endpoint, and a
+	// certificate nothing without TLS: a setting that does nothing is a
+	// mistake (a forgotten endpoint, a misspelt scheme), not a default.
+	for _, name := range []string{VarOTLPTimeout, VarOTLPCompress, VarOTLPCert} {
+		if given[name] == "" {
+			continue
+		}
+		if given[VarOTLPEndpoint] == "" {
+			errs = append(errs, fmt.Errorf("%s: set without %s, where it does nothing: set the endpoint, or unset it", name, VarOTLPEndpoint))
+		} else if u, err := url.Parse(c.OTLPEndpoint); name == VarOTLPCert && err == nil && u.Scheme == "http" {
+			errs = append(errs, fmt.Errorf("%s: the endpoint %s is http://, where CA certificates do nothing: use https://, or unset it", name, VarOTLPEndpoint))
+		}
+	}
 	unknown := make([]string, 0, len(set))
-	for k := range set {
-		unknown = append(unknown, k)
+	for k, v := range set {
+		// An OTEL_* variable set empty is unset, as OpenTelemetry reads it.
+		if strings.HasPrefix(k, "COBRANCA_") || v != "" {
+			unknown = append(unknown, k)
+		}
 	}
 	slices.Sort(unknown)
 	for _, k := range unknown {
+		if strings.HasPrefix(k, "OTEL_") {
+			errs = append(errs, fmt.Errorf("%s: %s", k, otelUnknown(k)))
+			continue
+		}
 		errs = append(errs, fmt.Errorf("%s: unknown variable (see the README's configuration table)", k))
 	}
 	if c.Production() {
 		errs = append(errs, missing...)
 	}
 	return c, errors.Join(errs...)
+}
+
+// otelHints say what to do instead of setting an OpenTelemetry variable
+// cobranca refuses, for those an operator is likely to try.
+var otelHints = map[string]string{
+	"OTEL_EXPORTER_OTLP_PROTOCOL": "cobranca exports traces over OTLP/HTTP as protobuf only",
+	"OTEL_EXPORTER_OTLP_INSECURE": "the endpoint's scheme decides: http:// or https://",
+	"OTEL_RESOURCE_ATTRIBUTES":    "the traces' resource is service.name (OTEL_SERVICE_NAME) and service.version (the build's)",
+}
+
+// otelUnknown is the error of an OTEL_* variable the table does not name.
+// cobranca refuses them all, set to a value: the exporter and the SDK read
+// several on their own (OTEL_EXPORTER_OTLP_TRACES_*, _PROTOCOL, _INSECURE,
+// _CLIENT_CERTIFICATE, OTEL_BSP_*, the OTEL_*_LIMIT span limits,
+// OTEL_RESOURCE_ATTRIBUTES, OTEL_GO_X_*…), and the others would be silently
+// ignored; either way the server would not do what the operator asked, and
+// nothing would say so.
+func otelUnknown(name string) string {
+	var read []string
+	for _, v := range variables {
+		if strings.HasPrefix(v.name, "OTEL_") {
+			read = append(read, v.name)
+		}
+	}
+	msg := "unknown variable: cobranca reads only " + strings.Join(read, ", ") + " (see the README's configuration table)"
+	generic := name
+	if rest, ok := strings.CutPrefix(name, "OTEL_EXPORTER_OTLP_TRACES_"); ok {
+		generic = "OTEL_EXPORTER_OTLP_" + rest
+	}
+	switch {
+	case generic == VarOTLPEndpoint:
+		return msg + "; use " + VarOTLPEndpoint + ", the collector's base URL: spans go to its /v1/traces"
+	case generic != name && slices.Contains(read, generic):
+		return msg + "; use " + generic + ", which is cobranca's for its traces"
+	case otelHints[generic] != "":
+		return msg + "; " + otelHints[generic]
+	}
+	return msg
 }
 
 // asWritten keeps a value as written, for a rule that belongs to a service

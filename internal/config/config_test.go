@@ -1,8 +1,16 @@
 package config
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"log/slog"
+	"math/big"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,7 +29,7 @@ func TestLoadDefaults(t *testing.T) {
 		RateLimits:       RateSpecs{Principal: "600/1m,burst=60", Origin: "1200/1m,burst=120", Write: "60/1m,burst=10", Critical: "10/1h,burst=3"},
 		RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true,
 		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, ApprovalTTL: 15 * time.Minute, MaxFileBytes: 20 << 20, RolesClaim: "roles", MailWorkers: 16, MailRescueAfter: time.Hour,
-		ServiceName: "cobranca", TraceSampler: SamplerParentOn, TraceSamplerArg: 1}
+		ServiceName: "cobranca", TraceSampler: SamplerParentOn, TraceSamplerArg: 1, OTLPTimeout: 10 * time.Second, OTLPCompression: CompressionNone}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
 	}
@@ -399,8 +407,7 @@ func TestRequiredInProduction(t *testing.T) {
 
 // TestTracingVariables: the OpenTelemetry variables are read although they
 // are not COBRANCA_*, checked, and their errors name them without quoting a
-// header's value; another OTEL_* variable is neither read nor refused (the
-// platform may set them for other processes).
+// header's value (another OTEL_* variable is refused: TestUnknownOTELVariables).
 func TestTracingVariables(t *testing.T) {
 	c, err := Load([]string{
 		"OTEL_EXPORTER_OTLP_ENDPOINT=https://otel.example.com:4318/prefix/",
@@ -415,8 +422,8 @@ func TestTracingVariables(t *testing.T) {
 	}
 	want := map[string]string{"x-api-key": "abc,123", "x-team": "ops"}
 	if c.OTLPEndpoint != "https://otel.example.com:4318/prefix/" || !cmp.Equal(c.OTLPHeaders, want) || c.ServiceName != "cobranca-staging" ||
-		c.TraceSampler != SamplerParentRatio || c.TraceSamplerArg != 0.25 {
-		t.Errorf("Load = %q, %v, %q, %q, %v", c.OTLPEndpoint, c.OTLPHeaders, c.ServiceName, c.TraceSampler, c.TraceSamplerArg)
+		c.TraceSampler != SamplerParentRatio || c.TraceSamplerArg != 0.25 || c.OTLPTimeout != time.Second {
+		t.Errorf("Load = %q, %v, %q, %q, %v, %v", c.OTLPEndpoint, c.OTLPHeaders, c.ServiceName, c.TraceSampler, c.TraceSamplerArg, c.OTLPTimeout)
 	}
 	for _, tc := range []struct{ name, value string }{
 		{VarOTLPEndpoint, "otel-collector:4318"},
@@ -458,5 +465,179 @@ func TestContactPacing(t *testing.T) {
 		if _, err := Load([]string{VarContactPacing + "=" + v}); err == nil || !strings.Contains(err.Error(), VarContactPacing+": ") {
 			t.Errorf("Load(%s=%q) = %v, want an error naming the variable", VarContactPacing, v, err)
 		}
+	}
+}
+
+// writeCAFile writes a PEM file holding one self-signed CA certificate and
+// returns its path and contents.
+func writeCAFile(t *testing.T) (string, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	path := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, b
+}
+
+// TestOTLPExporterVariables: the exporter's timeout, compression and CA
+// certificates are config's, each value checked with an error naming its
+// variable, and each refused where it would do nothing (no endpoint; a
+// certificate for an http:// endpoint).
+func TestOTLPExporterVariables(t *testing.T) {
+	ca, caPEM := writeCAFile(t)
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keyOnly := filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(keyOnly, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("x")}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const https, http = VarOTLPEndpoint + "=https://otel.example.com:4318", VarOTLPEndpoint + "=http://otel:4318"
+	for _, tc := range []struct {
+		name    string
+		env     []string
+		want    func(c Config) bool
+		wantErr string
+	}{
+		{"defaults, with an endpoint", []string{https}, func(c Config) bool {
+			return c.OTLPTimeout == DefaultOTLPTimeout && c.OTLPCompression == CompressionNone && c.OTLPCertificate == "" && c.OTLPRootCAs == nil
+		}, ""},
+		{"timeout 1ms", []string{http, VarOTLPTimeout + "=1"}, func(c Config) bool { return c.OTLPTimeout == time.Millisecond }, ""},
+		{"timeout 10 minutes", []string{http, VarOTLPTimeout + "=600000"}, func(c Config) bool { return c.OTLPTimeout == 10*time.Minute }, ""},
+		{"timeout 0", []string{http, VarOTLPTimeout + "=0"}, nil, VarOTLPTimeout + ": must be a whole number of milliseconds"},
+		{"timeout over 10 minutes", []string{http, VarOTLPTimeout + "=600001"}, nil, VarOTLPTimeout + ": must be"},
+		{"timeout not a number", []string{http, VarOTLPTimeout + "=abc"}, nil, VarOTLPTimeout + ": must be"},
+		{"timeout as a duration", []string{http, VarOTLPTimeout + "=10s"}, nil, VarOTLPTimeout + ": must be"},
+		{"timeout negative", []string{http, VarOTLPTimeout + "=-5"}, nil, VarOTLPTimeout + ": must be"},
+		{"timeout without an endpoint", []string{VarOTLPTimeout + "=5000"}, nil, VarOTLPTimeout + ": set without " + VarOTLPEndpoint},
+		{"gzip", []string{http, VarOTLPCompress + "=gzip"}, func(c Config) bool { return c.OTLPCompression == CompressionGzip }, ""},
+		{"no compression", []string{http, VarOTLPCompress + "=none"}, func(c Config) bool { return c.OTLPCompression == CompressionNone }, ""},
+		{"compression zstd", []string{http, VarOTLPCompress + "=zstd"}, nil, VarOTLPCompress + ": must be gzip or none"},
+		{"compression GZIP", []string{http, VarOTLPCompress + "=GZIP"}, nil, VarOTLPCompress + ": must be"},
+		{"compression without an endpoint", []string{VarOTLPCompress + "=gzip"}, nil, VarOTLPCompress + ": set without " + VarOTLPEndpoint},
+		{"certificate", []string{https, VarOTLPCert + "=" + ca}, func(c Config) bool { return c.OTLPCertificate == ca && string(c.OTLPRootCAs) == string(caPEM) }, ""},
+		{"certificate missing", []string{https, VarOTLPCert + "=" + filepath.Join(dir, "absent.pem")}, nil, VarOTLPCert + ": cannot read"},
+		{"certificate a directory", []string{https, VarOTLPCert + "=" + dir}, nil, VarOTLPCert + ": cannot read"},
+		{"certificate not PEM", []string{https, VarOTLPCert + "=" + notPEM}, nil, VarOTLPCert + ": " + notPEM + " holds no PEM certificate"},
+		{"certificate a key", []string{https, VarOTLPCert + "=" + keyOnly}, nil, VarOTLPCert + ": " + keyOnly + " holds no PEM certificate"},
+		{"certificate without an endpoint", []string{VarOTLPCert + "=" + ca}, nil, VarOTLPCert + ": set without " + VarOTLPEndpoint},
+		{"certificate for http", []string{http, VarOTLPCert + "=" + ca}, nil, VarOTLPCert + ": the endpoint " + VarOTLPEndpoint + " is http://"},
+		{"empty is unset", []string{VarOTLPTimeout + "=", VarOTLPCompress + "=", VarOTLPCert + "="}, func(c Config) bool {
+			return c.OTLPTimeout == DefaultOTLPTimeout && c.OTLPCompression == CompressionNone && c.OTLPCertificate == ""
+		}, ""},
+	} {
+		c, err := Load(tc.env)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: Load = %v, want an error saying %q", tc.name, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || !tc.want(c) {
+			t.Errorf("%s: Load = %v, %v", tc.name, err, c.LogValue())
+		}
+	}
+	// Every problem at once: an invalid endpoint does not add "set
+	// without" errors for the settings that go with it.
+	_, err := Load([]string{VarOTLPEndpoint + "=otel:4318", VarOTLPTimeout + "=abc", VarOTLPCompress + "=brotli", VarOTLPCert + "=" + notPEM})
+	for _, want := range []string{VarOTLPEndpoint + ": must be", VarOTLPTimeout + ": must be", VarOTLPCompress + ": must be", VarOTLPCert + ": " + notPEM} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(all invalid) = %v, want %q among the errors", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "set without") {
+		t.Errorf("Load(invalid endpoint) says a setting is set without it: %v", err)
+	}
+}
+
+// TestSDKDisabled: OTEL_SDK_DISABLED is the standard off switch, read
+// rather than refused; false or unset leaves tracing to the endpoint.
+func TestSDKDisabled(t *testing.T) {
+	for _, tc := range []struct {
+		v       string
+		want    bool
+		wantErr bool
+	}{{"", false, false}, {"false", false, false}, {"true", true, false}, {"TRUE", true, false}, {"False", false, false},
+		{"1", false, true}, {"yes", false, true}, {"off", false, true}} {
+		c, err := Load([]string{VarOTLPEndpoint + "=http://otel:4318", VarSDKDisabled + "=" + tc.v})
+		if tc.wantErr {
+			if err == nil || !strings.Contains(err.Error(), VarSDKDisabled+": must be") {
+				t.Errorf("%s=%s: %v, want an error naming it", VarSDKDisabled, tc.v, err)
+			}
+			continue
+		}
+		if err != nil || c.TracingDisabled != tc.want || c.OTLPEndpoint == "" {
+			t.Errorf("%s=%s: TracingDisabled %t, endpoint %q, %v; want %t", VarSDKDisabled, tc.v, c.TracingDisabled, c.OTLPEndpoint, err, tc.want)
+		}
+	}
+}
+
+// TestUnknownOTELVariables: an OTEL_* variable the table does not name is
+// refused when set to a value, naming it and listing what cobranca reads;
+// a per-signal OTEL_EXPORTER_OTLP_TRACES_* variable whose generic one
+// cobranca reads points there. Set empty, it is unset.
+func TestUnknownOTELVariables(t *testing.T) {
+	var read []string
+	for _, v := range Variables() {
+		if strings.HasPrefix(v[0], "OTEL_") {
+			read = append(read, v[0])
+		}
+	}
+	for _, name := range []string{VarOTLPEndpoint, "OTEL_EXPORTER_OTLP_HEADERS", VarOTLPTimeout, VarOTLPCompress, VarOTLPCert,
+		"OTEL_SERVICE_NAME", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG", VarSDKDisabled} {
+		if !slices.Contains(read, name) {
+			t.Errorf("the table does not read %s", name)
+		}
+	}
+	list := "cobranca reads only " + strings.Join(read, ", ") + " (see the README's configuration table)"
+	for _, tc := range []struct{ env, want string }{
+		{"OTEL_FOO=bar", "OTEL_FOO: unknown variable: " + list},
+		{"OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_PROTOCOL: unknown variable: " + list + "; cobranca exports traces over OTLP/HTTP as protobuf only"},
+		{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: unknown variable: " + list + "; cobranca exports traces over OTLP/HTTP"},
+		{"OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_EXPORTER_OTLP_INSECURE: unknown variable: " + list + "; the endpoint's scheme decides"},
+		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://otel:4318/v1/traces", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: unknown variable: " + list + "; use " + VarOTLPEndpoint + ", the collector's base URL"},
+		{"OTEL_EXPORTER_OTLP_TRACES_HEADERS=k=v", "OTEL_EXPORTER_OTLP_TRACES_HEADERS: unknown variable: " + list + "; use OTEL_EXPORTER_OTLP_HEADERS,"},
+		{"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT=abc", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: unknown variable: " + list + "; use " + VarOTLPTimeout + ","},
+		{"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=gzip", "; use " + VarOTLPCompress + ","},
+		{"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE=/ca.pem", "; use " + VarOTLPCert + ","},
+		{"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE=/c.pem", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE: unknown variable: " + list},
+		{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT=http://otel:4318", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: unknown variable: " + list},
+		{"OTEL_BSP_MAX_QUEUE_SIZE=10", "OTEL_BSP_MAX_QUEUE_SIZE: unknown variable: " + list},
+		{"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT=1", "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT: unknown variable: " + list},
+		{"OTEL_RESOURCE_ATTRIBUTES=deployment.environment=prod", "OTEL_RESOURCE_ATTRIBUTES: unknown variable: " + list + "; the traces' resource is service.name"},
+		{"OTEL_GO_X_OBSERVABILITY=true", "OTEL_GO_X_OBSERVABILITY: unknown variable: " + list},
+		{"OTEL_TRACES_EXPORTER=otlp", "OTEL_TRACES_EXPORTER: unknown variable: " + list},
+	} {
+		_, err := Load([]string{VarOTLPEndpoint + "=http://otel:4318", tc.env})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Load(%s) = %v, want an error saying %q", tc.env, err, tc.want)
+		}
+	}
+	// Several at once, each named, with the other problems; set empty, one
+	// is unset.
+	_, err := Load([]string{"OTEL_FOO=1", "OTEL_BAR=2", "OTEL_EMPTY=", "COBRANCA_ADRR=x", "OTEL_TRACES_SAMPLER=nope"})
+	for _, want := range []string{"OTEL_FOO: unknown variable", "OTEL_BAR: unknown variable", "COBRANCA_ADRR: unknown variable", "OTEL_TRACES_SAMPLER: must be"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(several) = %v, want %q among the errors", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "OTEL_EMPTY") {
+		t.Errorf("Load refuses an OTEL_* variable set empty: %v", err)
+	}
+	if _, err := Load([]string{"OTEL_FOO=", "OTEL_EXPORTER_OTLP_PROTOCOL="}); err != nil {
+		t.Errorf("Load(OTEL_* set empty) = %v, want them unset", err)
 	}
 }

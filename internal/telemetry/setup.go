@@ -2,8 +2,11 @@ package telemetry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -23,23 +26,60 @@ type Tracing struct {
 }
 
 // Setup builds the tracer provider cfg asks for: nil when
-// OTEL_EXPORTER_OTLP_ENDPOINT is unset. Spans go in batches to the
-// endpoint's /v1/traces (protobuf over HTTP), with the resource attributes
-// service.name (OTEL_SERVICE_NAME) and service.version (version), sampled
-// as OTEL_TRACES_SAMPLER says. Setup does not reach the endpoint: an
-// unreachable collector costs dropped spans, never a refused start.
+// OTEL_EXPORTER_OTLP_ENDPOINT is unset or OTEL_SDK_DISABLED is true. Spans go
+// in batches to the endpoint's /v1/traces (protobuf over HTTP), with the
+// resource attributes service.name (OTEL_SERVICE_NAME) and service.version
+// (version), sampled as OTEL_TRACES_SAMPLER says. Setup does not reach the
+// endpoint: an unreachable collector costs dropped spans, never a refused
+// start.
 func Setup(ctx context.Context, cfg config.Config, version string) (*Tracing, error) {
-	if cfg.OTLPEndpoint == "" {
+	if cfg.OTLPEndpoint == "" || cfg.TracingDisabled {
 		return nil, nil
 	}
-	// The endpoint and the headers are config's, checked at start, and
-	// override what the exporter would read from the environment itself
-	// (OTEL_EXPORTER_OTLP_TRACES_HEADERS too: no headers is config's answer
-	// as well). The exporter's other settings (timeout, compression,
-	// certificate) it still reads from OTEL_EXPORTER_OTLP_* unchecked.
+	// Every setting the exporter would read from the environment on its own
+	// (otlptracehttp's internal/otlpconfig: OTEL_EXPORTER_OTLP_[TRACES_]
+	// ENDPOINT, HEADERS, TIMEOUT, COMPRESSION, PROTOCOL, INSECURE,
+	// CERTIFICATE, CLIENT_CERTIFICATE, CLIENT_KEY) is given here explicitly,
+	// and explicit options override the environment there: the values are
+	// config's, checked at start, or the OTLP defaults config stands for
+	// (no headers, protobuf, the system's roots, no client certificate: the
+	// TLS configuration is replaced whole, by none for an http:// endpoint,
+	// where the exporter refuses one). config refuses the variables it
+	// does not own, so nothing is ignored silently either. The SDK reads
+	// OTEL_TRACES_SAMPLER[_ARG] and OTEL_SERVICE_NAME too, config's, and given
+	// here (the sampler; the resource's service.name overrides the
+	// environment's). What the exporter and the SDK still read themselves is
+	// refused by config when set: OTEL_BSP_* (the batch span processor's
+	// queue, batch size and delays), the OTEL_*_LIMIT span limits,
+	// OTEL_RESOURCE_ATTRIBUTES (WithResource merges the environment's
+	// resource) and the OTEL_GO_X_* experiments. Besides, only the standard
+	// HTTP_PROXY, HTTPS_PROXY and NO_PROXY apply, as to every Go HTTP client.
+	var tlsConfig *tls.Config
+	if u, err := url.Parse(cfg.OTLPEndpoint); err == nil && u.Scheme == "https" {
+		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if len(cfg.OTLPRootCAs) > 0 && tlsConfig != nil {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(cfg.OTLPRootCAs) {
+			return nil, fmt.Errorf("%s: %s holds no PEM certificate", config.VarOTLPCert, cfg.OTLPCertificate)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	compression := otlptracehttp.NoCompression
+	if cfg.OTLPCompression == config.CompressionGzip {
+		compression = otlptracehttp.GzipCompression
+	}
+	timeout := cfg.OTLPTimeout
+	if timeout <= 0 { // a Config not from Load: 0 would be no timeout at all
+		timeout = config.DefaultOTLPTimeout
+	}
 	opts := []otlptracehttp.Option{
 		otlptracehttp.WithEndpointURL(TracesURL(cfg.OTLPEndpoint)),
 		otlptracehttp.WithHeaders(cfg.OTLPHeaders),
+		otlptracehttp.WithTimeout(timeout),
+		otlptracehttp.WithCompression(compression),
+		otlptracehttp.WithEncoding(otlptracehttp.EncodingProtobuf),
+		otlptracehttp.WithTLSClientConfig(tlsConfig),
 	}
 	exp, err := otlptracehttp.New(ctx, opts...)
 	if err != nil {

@@ -2,8 +2,16 @@ package telemetry_test
 
 import (
 	"context"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cobranca/cobranca/internal/config"
@@ -93,5 +101,149 @@ func TestHeaders(t *testing.T) {
 	}
 	if res := spans[0].Resource; res["service.name"] != "cobranca-staging" || res["service.version"] != "9.9.9" {
 		t.Errorf("resource %v", res)
+	}
+}
+
+// export starts tracing from environ as config.Load reads it, ends one span
+// and stops, returning Shutdown's error (what the last export met).
+func export(t *testing.T, environ ...string) error {
+	t.Helper()
+	cfg, err := config.Load(environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := telemetry.Setup(t.Context(), cfg, "1")
+	if err != nil || tr == nil {
+		t.Fatalf("Setup = %v, %v", tr, err)
+	}
+	_, sp := tr.Provider().Tracer("test").Start(t.Context(), "GET /x")
+	sp.End()
+	return tr.Shutdown(t.Context())
+}
+
+// TestCompression: OTEL_EXPORTER_OTLP_COMPRESSION=gzip sends the export
+// gzipped (the receiver decodes it); none, the default, does not.
+func TestCompression(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{{"gzip", "gzip"}, {"none", ""}, {"", ""}} {
+		rcv := telemetrytest.NewReceiver(t)
+		if err := export(t, config.VarOTLPEndpoint+"="+rcv.URL, config.VarOTLPCompress+"="+tc.value); err != nil {
+			t.Fatal(err)
+		}
+		if got := rcv.Header().Get("Content-Encoding"); got != tc.want || len(rcv.Spans()) != 1 {
+			t.Errorf("%s=%q: Content-Encoding %q, %d spans; want %q and 1", config.VarOTLPCompress, tc.value, got, len(rcv.Spans()), tc.want)
+		}
+	}
+}
+
+// TestCertificate: a collector whose certificate no system trusts receives
+// the export when OTEL_EXPORTER_OTLP_CERTIFICATE names a PEM file of it, and
+// nothing without.
+func TestCertificate(t *testing.T) {
+	rcv := telemetrytest.NewTLSReceiver(t)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rcv.Certificate.Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_ = export(t, config.VarOTLPEndpoint+"="+rcv.URL) // the failure goes to the SDK's error handler
+	if n := len(rcv.Spans()); n != 0 {
+		t.Fatalf("the untrusted collector received %d spans", n)
+	}
+	if err := export(t, config.VarOTLPEndpoint+"="+rcv.URL, config.VarOTLPCert+"="+ca); err != nil {
+		t.Fatalf("export trusting the collector's certificate: %v", err)
+	}
+	if n := len(rcv.Spans()); n != 1 {
+		t.Errorf("the collector received %d spans, want 1", n)
+	}
+}
+
+// TestTimeout: OTEL_EXPORTER_OTLP_TIMEOUT bounds one export request: a
+// collector that never answers sees the request given up after it, not
+// after the caller's own deadline.
+func TestTimeout(t *testing.T) {
+	gaveUp := make(chan time.Duration, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		_, _ = io.Copy(io.Discard, r.Body) // then the server watches the connection: its context ends when the client gives up
+		select {
+		case <-r.Context().Done():
+			gaveUp <- time.Since(start)
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	cfg, err := config.Load([]string{config.VarOTLPEndpoint + "=" + srv.URL, config.VarOTLPTimeout + "=100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := telemetry.Setup(t.Context(), cfg, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sp := tr.Provider().Tracer("test").Start(t.Context(), "GET /x")
+	sp.End()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	_ = tr.Provider().(*sdktrace.TracerProvider).ForceFlush(ctx) // the failure goes to the SDK's error handler
+	select {
+	case d := <-gaveUp:
+		if d > 1500*time.Millisecond {
+			t.Errorf("the export request was given up after %v, want about 100ms", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the export request was never given up")
+	}
+	_ = tr.Shutdown(t.Context())
+}
+
+// TestSDKDisabled: OTEL_SDK_DISABLED=true is tracing off, endpoint or not.
+func TestSDKDisabled(t *testing.T) {
+	tr, err := telemetry.Setup(t.Context(), config.Config{OTLPEndpoint: "http://127.0.0.1:1", TracingDisabled: true, ServiceName: "s"}, "1")
+	if err != nil || tr != nil {
+		t.Errorf("Setup(endpoint, disabled) = %v, %v; want no provider", tr, err)
+	}
+}
+
+// TestEnvironmentIgnored: what the exporter would read from the environment
+// on its own — the per-signal variables, the protocol, a timeout of 1 ms,
+// gzip, CA certificates (which the exporter refuses with an http://
+// endpoint), a client certificate — changes nothing: Setup gives every
+// setting explicitly (config refuses those variables at start; this holds
+// even for a Config that did not come from the process's environment).
+func TestEnvironmentIgnored(t *testing.T) {
+	elsewhere := telemetrytest.NewReceiver(t)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: telemetrytest.NewTLSReceiver(t).Certificate.Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{
+		"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json",
+		"OTEL_EXPORTER_OTLP_TIMEOUT": "1", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "1",
+		"OTEL_EXPORTER_OTLP_COMPRESSION": "gzip", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "gzip",
+		"OTEL_EXPORTER_OTLP_HEADERS": "x-env=1", "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-env=1",
+		"OTEL_EXPORTER_OTLP_ENDPOINT": elsewhere.URL, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": elsewhere.URL + "/v1/traces",
+		"OTEL_EXPORTER_OTLP_CERTIFICATE": ca, "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": ca,
+		"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "/nonexistent.pem", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "/nonexistent.pem",
+		"OTEL_EXPORTER_OTLP_INSECURE": "false", "OTEL_EXPORTER_OTLP_TRACES_INSECURE": "false",
+	} {
+		t.Setenv(k, v)
+	}
+	rcv := telemetrytest.NewReceiver(t)
+	tr, err := telemetry.Setup(t.Context(), config.Config{OTLPEndpoint: rcv.URL, ServiceName: "s", TraceSampler: config.SamplerParentOn,
+		OTLPTimeout: 5 * time.Second, OTLPCompression: config.CompressionNone}, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sp := tr.Provider().Tracer("test").Start(t.Context(), "GET /x")
+	sp.End()
+	if err := tr.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h := rcv.Header()
+	if len(rcv.Spans()) != 1 || h.Get("Content-Type") != "application/x-protobuf" || h.Get("Content-Encoding") != "" || h.Get("X-Env") != "" {
+		t.Errorf("export: %d spans, Content-Type %q, Content-Encoding %q, X-Env %q; want 1, protobuf, none, none",
+			len(rcv.Spans()), h.Get("Content-Type"), h.Get("Content-Encoding"), h.Get("X-Env"))
+	}
+	if n := len(elsewhere.Spans()); n != 0 {
+		t.Errorf("the environment's endpoint received %d spans", n)
 	}
 }

@@ -7,8 +7,10 @@ package telemetrytest
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/x509"
 	"encoding/hex"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -26,6 +28,9 @@ import (
 type Receiver struct {
 	// URL is the base URL to give as OTEL_EXPORTER_OTLP_ENDPOINT.
 	URL string
+	// Certificate is the TLS receiver's certificate (NewTLSReceiver),
+	// self-signed: trust it to export there. Nil for plain HTTP.
+	Certificate *x509.Certificate
 
 	mu     sync.Mutex
 	raw    bytes.Buffer
@@ -51,9 +56,23 @@ func (s Span) Parent() string { return hex.EncodeToString(s.GetParentSpanId()) }
 func (s Span) TraceID() string { return hex.EncodeToString(s.GetTraceId()) }
 
 // NewReceiver starts a receiver, closed when t ends.
-func NewReceiver(t testing.TB) *Receiver {
+func NewReceiver(t testing.TB) *Receiver { return newReceiver(t, false) }
+
+// NewTLSReceiver starts a receiver at an https URL, with a certificate no
+// system trusts (Certificate), closed when t ends. The handshakes it
+// refuses are not logged.
+func NewTLSReceiver(t testing.TB) *Receiver { return newReceiver(t, true) }
+
+func newReceiver(t testing.TB, secure bool) *Receiver {
 	r := &Receiver{}
-	srv := httptest.NewServer(http.HandlerFunc(r.serve))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
+	if secure {
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		srv.StartTLS()
+		r.Certificate = srv.Certificate()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() {
 		if bad := r.problems(); len(bad) > 0 {
