@@ -363,6 +363,18 @@ type variable struct {
 	apply func(c *Config, v string) error
 }
 
+// requiredBecause is why production requires each required variable, said
+// when it is missing (its table entry says more).
+var requiredBecause = map[string]string{
+	VarOIDCClientID:      "people sign in to the approval page with it",
+	"COBRANCA_AUDIT_KEY": "the audit log's digests and event MACs are keyed with it, and audit verify needs it",
+	VarStateKeys:         "every replica must open the request states the others seal",
+	VarLinkKeys:          "every replica must verify the download links the others sign",
+	VarPublicURL:         "download links, approval pages and sign-in redirects point at it",
+	VarSMTPURL:           "without it e-mail is only written to files",
+	VarMailFrom:          "e-mail needs a sender address",
+}
+
 // need says whether production requires a variable, and who says so.
 type need uint8
 
@@ -777,7 +789,7 @@ func Load(environ []string) (Config, error) {
 		}
 		delete(set, v.name)
 		if val == "" && v.need == required {
-			missing = append(missing, errors.New(v.name+": required in production"))
+			missing = append(missing, errors.New(v.name+": required in production ("+requiredBecause[v.name]+")"))
 		}
 		if val == "" && v.def == "" {
 			continue

@@ -388,6 +388,9 @@ func TestRequiredInProduction(t *testing.T) {
 		switch v.need {
 		case required:
 			inLoad++
+			if requiredBecause[v.name] == "" {
+				t.Errorf("%s is required in production without a reason in requiredBecause", v.name)
+			}
 			if err == nil || !strings.Contains(err.Error(), msg) {
 				t.Errorf("Load(production, %s unset) does not say %q:\n%v", v.name, msg, err)
 			}
