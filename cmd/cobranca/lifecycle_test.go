@@ -148,6 +148,70 @@ func TestServeSIGTERMSlowCall(t *testing.T) {
 		unready.Round(time.Millisecond), time.Since(released).Round(time.Millisecond), time.Since(term).Round(time.Millisecond))
 }
 
+// TestServeSIGTERMDrainDelay: with COBRANCA_DRAIN_DELAY, `cobranca serve` (a process of its
+// own) answers /readyz 503 at once on SIGTERM but goes on serving calls for the delay — what a
+// load balancer polling readiness needs to take the replica out before it refuses anything —
+// then drains as without it and exits 0, no sooner than the delay.
+func TestServeSIGTERMDrainDelay(t *testing.T) {
+	const delay = 5 * time.Second // the checks below take milliseconds; seconds spare on a loaded machine
+	addr := freeAddr(t)
+	environ := []string{"COBRANCA_DATA_DIR=" + t.TempDir(), "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off",
+		"COBRANCA_DRAIN_DELAY=" + delay.String()}
+	agent := strings.TrimSpace(mustRun(t, environ, "token", "--sub", "alice", "--agent", "collector-bot", "--scope", "collections:read"))
+	server := startServeProcess(t, environ, addr)
+	list := func() (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Authorization", "Bearer "+agent)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := list(); code != http.StatusOK {
+		t.Fatalf("tools/list before SIGTERM = %d %s", code, body)
+	}
+
+	term := time.Now()
+	server.terminate(t)
+	exit := exited(server)
+	for deadline := time.Now().Add(delay); ; time.Sleep(5 * time.Millisecond) {
+		if code, _ := server.ready(); code == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz did not answer 503 within the delay of SIGTERM")
+		}
+	}
+	if code, body := list(); code != http.StatusOK || !strings.Contains(body, `"tools"`) {
+		_, refusing := server.logs.logged("shutting down: not ready, refusing new requests, finishing those in flight")
+		t.Errorf("tools/list while not ready, %v after SIGTERM = %d %.200s, want it served (the delay over already: %v)",
+			time.Since(term).Round(time.Millisecond), code, body, refusing)
+	}
+	if _, ok := server.logs.logged("shutting down: not ready, still serving while load balancers stop sending"); !ok {
+		t.Error("serve did not log that it still serves while not ready")
+	}
+	select {
+	case code := <-exit:
+		if code != 0 {
+			t.Errorf("serve exited %d after SIGTERM, want 0", code)
+		}
+	case <-time.After(delay + shutdownTimeout):
+		t.Fatalf("serve still running %v after SIGTERM", delay+shutdownTimeout)
+	}
+	if took := time.Since(term); took < delay {
+		t.Errorf("serve exited %v after SIGTERM, before its drain delay of %v", took.Round(time.Millisecond), delay)
+	}
+	if _, ok := server.logs.logged("requests drained"); !ok {
+		t.Error(`serve did not log "requests drained"`)
+	}
+}
+
 // TestServeSIGTERMBulk: `cobranca serve` gets SIGTERM while it delivers a bulk send of 200
 // reminders (4 mail workers, a relay that takes 50 ms a message). Its workers finish the
 // messages they are sending and start no other: at most 4 more arrive after SIGTERM, each is

@@ -278,22 +278,29 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	return shutdown(context.WithoutCancel(ctx), log, srv, errc, drain, stopOutbox)
+	return shutdown(context.WithoutCancel(ctx), log, srv, errc, drain, cfg.DrainDelay, stopOutbox)
 }
 
-// shutdownTimeout bounds serve's shutdown, counted from the signal: the requests in flight
-// finish within it, and so do the messages the outbox is sending (both at once).
+// shutdownTimeout bounds serve's shutdown, counted from the signal (from the end of the drain
+// delay for the requests): the requests in flight finish within it, and so do the messages the
+// outbox is sending (both at once).
 const shutdownTimeout = 20 * time.Second
 
-// shutdown is serve's answer to SIGTERM: /readyz answers 503 and new requests are refused at
-// once (drain), the outbox takes no new message (stopOutbox: those being sent finish), the
-// requests in flight finish within shutdownTimeout, then the listener closes. serve's deferred
-// stops follow (the outbox's last sends, the audit writer, …); whatever was not sent waits in
-// the store for another replica or the next start.
-func shutdown(ctx context.Context, log *slog.Logger, srv *http.Server, served <-chan error, drain *server.Drain, stopOutbox func()) error {
+// shutdown is serve's answer to SIGTERM: /readyz answers 503 at once and the outbox takes no
+// new message (stopOutbox: those being sent finish); for delay (COBRANCA_DRAIN_DELAY) requests
+// are still served, while load balancers that poll readiness take the replica out; then new
+// requests are refused (drain), the requests in flight finish within shutdownTimeout, and the
+// listener closes. serve's deferred stops follow (the outbox's last sends, the audit writer,
+// …); whatever was not sent waits in the store for another replica or the next start.
+func shutdown(ctx context.Context, log *slog.Logger, srv *http.Server, served <-chan error, drain *server.Drain, delay time.Duration, stopOutbox func()) error {
 	start := time.Now()
-	inflight := drain.Start()
 	stopOutbox()
+	if delay > 0 {
+		drain.Unready()
+		log.Info("shutting down: not ready, still serving while load balancers stop sending", "delay", delay)
+		time.Sleep(delay)
+	}
+	inflight := drain.Start()
 	log.Info("shutting down: not ready, refusing new requests, finishing those in flight", "in_flight", inflight, "deadline", shutdownTimeout)
 	ctx, cancel := context.WithTimeout(ctx, shutdownTimeout)
 	defer cancel()

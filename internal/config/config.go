@@ -89,6 +89,10 @@ type Config struct {
 	RateLimits RateSpecs
 	// RateStoreTimeout bounds each rate-limit decision in the store.
 	RateStoreTimeout time.Duration
+	// DrainDelay is how long a stopping server goes on serving while
+	// /readyz already answers 503, for load balancers that learn of the stop
+	// by polling readiness; 0: new requests are refused at once.
+	DrainDelay time.Duration
 	// Replicas is how many processes share the budgets; each takes its
 	// share when it must decide alone (store down).
 	Replicas int
@@ -278,6 +282,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("rate_write", c.RateLimits.Write),
 		slog.String("rate_critical", c.RateLimits.Critical),
 		slog.Duration("rate_store_timeout", c.RateStoreTimeout),
+		slog.Duration("drain_delay", c.DrainDelay),
 		slog.Int("replicas", c.Replicas),
 		slog.String("trusted_proxy_header", c.TrustedProxyHeader),
 		slog.String("database", redactURL(c.DatabaseURL)),
@@ -540,6 +545,7 @@ var variables = []variable{
 		c.MetricsAddr = v
 		return nil
 	}},
+	{"COBRANCA_DRAIN_DELAY", "0s", optional, "On SIGTERM, how long the server goes on answering requests while `/readyz` already answers 503, before it refuses new ones and finishes those in flight (README, \"Lifecycle\"): for a load balancer that learns of a stop only by polling readiness, set it to the poll interval times the failures it waits for. The platform's kill timeout must exceed it plus 20 s. A duration up to 60s; `0s`: refuse new requests at once.", durationIn(0, time.Minute, "must be a duration from 0s to 60s, like 5s", func(c *Config) *time.Duration { return &c.DrainDelay })},
 	{"COBRANCA_MAX_CONNS", "1024", optional, "Most connections the public listener holds open. At the cap a new connection is admitted and the one waiting longest without a complete request (not yet sent, or idle between requests) is closed; one that is being answered never is. Lowered at start to half the process's open-file limit if that is less. `0`: no cap.", func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 1_000_000 || n > 0 && n < 16 {

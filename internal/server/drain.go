@@ -16,9 +16,11 @@ var ErrDraining = errors.New("shutting down")
 // (a load balancer takes the replica out), every new request but the probes is refused with
 // 503 and Connection: close, and Wait returns when the requests already in flight have
 // finished. The listener stays open meanwhile, so that probes get their 503 rather than a
-// refused connection; it is closed (http.Server.Shutdown) after Wait.
+// refused connection; it is closed (http.Server.Shutdown) after Wait. Unready, before Start,
+// turns /readyz to 503 alone, while requests are still served.
 type Drain struct {
-	draining atomic.Bool
+	unready  atomic.Bool // /readyz answers 503
+	draining atomic.Bool // new requests are refused
 	inflight atomic.Int64
 	wake     chan struct{} // a request ended while draining with none left in flight
 }
@@ -57,8 +59,14 @@ func (d *Drain) leave() {
 	}
 }
 
-// Start begins draining and returns how many requests are in flight.
+// Unready makes the readiness check answer ErrDraining from now on, while requests are still
+// served: a load balancer that polls readiness stops sending before Start refuses any.
+func (d *Drain) Unready() { d.unready.Store(true) }
+
+// Start begins draining (unready, and every new request but the probes refused) and returns
+// how many requests are in flight.
 func (d *Drain) Start() int {
+	d.unready.Store(true)
 	d.draining.Store(true)
 	return int(d.inflight.Load())
 }
@@ -79,14 +87,14 @@ func (d *Drain) Wait(ctx context.Context) error {
 // check that was asking it when the drain began answers ErrDraining too, not its 200.
 func (d *Drain) Ready(ready func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
-		if d.draining.Load() {
+		if d.unready.Load() {
 			return ErrDraining
 		}
 		if ready == nil {
 			return nil
 		}
 		err := ready(ctx)
-		if d.draining.Load() { // the drain began while the store was asked: not ready either
+		if d.unready.Load() { // the drain began while the store was asked: not ready either
 			return ErrDraining
 		}
 		return err

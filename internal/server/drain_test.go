@@ -120,3 +120,40 @@ func TestDrainReadyDuringCheck(t *testing.T) {
 		t.Errorf("a check in flight when the drain began = %v, want %v", err, ErrDraining)
 	}
 }
+
+// TestDrainUnready: Unready turns /readyz to 503 without asking the store while requests are
+// still answered; Start, after it, refuses new ones.
+func TestDrainUnready(t *testing.T) {
+	d := NewDrain()
+	storeAsked := 0
+	mux := http.NewServeMux()
+	mux.Handle("GET /readyz", readyz(d.Ready(func(context.Context) error { storeAsked++; return nil }), slog.New(slog.DiscardHandler)))
+	mux.HandleFunc("GET /work", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "done") })
+	srv := httptest.NewServer(d.Handler(mux))
+	defer srv.Close()
+	status := func(path string) int {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	d.Unready()
+	if got := status("/readyz"); got != http.StatusServiceUnavailable || storeAsked != 0 {
+		t.Errorf("/readyz after Unready = %d (store asked %d times), want 503 without asking", got, storeAsked)
+	}
+	if got := status("/work"); got != http.StatusOK {
+		t.Errorf("a request after Unready = %d, want it served (200)", got)
+	}
+	if n := d.Start(); n != 0 {
+		t.Errorf("Start = %d in flight, want 0", n)
+	}
+	if got := status("/work"); got != http.StatusServiceUnavailable {
+		t.Errorf("a request after Start = %d, want 503", got)
+	}
+	if got := status("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("/readyz after Start = %d, want 503", got)
+	}
+}
