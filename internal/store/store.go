@@ -138,7 +138,10 @@ func InList(d Dialect, column, placeholder string) string {
 // the step or job that asked for it: one per transaction, and one per
 // statement run outside a transaction; never one per statement inside a
 // transaction, nor per row. They name the database system and, for a
-// transaction, whether it committed; never SQL or its arguments.
+// transaction, whether it committed; never SQL or its arguments. A query's
+// span covers reading its rows: a QueryRow's ends in the row's Scan
+// (SpanRow), a Query's when its rows are closed (SpanRows), for both
+// drivers report most of a query's errors only there.
 const (
 	SpanTx    = "store.tx"
 	SpanExec  = "store.exec"
@@ -174,4 +177,75 @@ func EndTxSpan(sp trace.Span, err error) {
 		sp.SetAttributes(telemetry.Outcome.String(outcome))
 	}
 	sp.End()
+}
+
+// SpanRow returns r, the row of a QueryRow outside a transaction, such that
+// its Scan ends sp, the query's span, once: failed when Scan fails, except
+// with ErrNoRows, which is an answer, not a failure. When sp does not record,
+// r is returned as it is, and costs nothing more.
+func SpanRow(sp trace.Span, r Row) Row {
+	if !sp.IsRecording() {
+		sp.End()
+		return r
+	}
+	return &spanRow{r: r, sp: sp}
+}
+
+type spanRow struct {
+	r     Row
+	sp    trace.Span
+	ended bool
+}
+
+func (r *spanRow) Scan(dest ...any) error {
+	err := r.r.Scan(dest...)
+	if !r.ended {
+		r.ended = true
+		failed := err
+		if errors.Is(err, ErrNoRows) {
+			failed = nil
+		}
+		EndSpan(r.sp, failed)
+	}
+	return err
+}
+
+// SpanRows returns r, the rows of a query outside a transaction, such that
+// closing it ends sp, the query's span, once however many times Close is
+// called: failed when r.Err reports a failure or when a Scan failed. When sp
+// does not record, r is returned as it is, and costs nothing more.
+func SpanRows(sp trace.Span, r Rows) Rows {
+	if !sp.IsRecording() {
+		sp.End()
+		return r
+	}
+	return &spanRows{Rows: r, sp: sp}
+}
+
+type spanRows struct {
+	Rows
+	sp       trace.Span
+	scanErr  error // the first Scan's failure (database/sql does not keep it for Err)
+	finished bool  // sp has ended
+}
+
+func (r *spanRows) Scan(dest ...any) error {
+	err := r.Rows.Scan(dest...)
+	if err != nil && r.scanErr == nil {
+		r.scanErr = err
+	}
+	return err
+}
+
+func (r *spanRows) Close() {
+	r.Rows.Close()
+	if r.finished {
+		return
+	}
+	r.finished = true
+	err := r.Rows.Err()
+	if err == nil {
+		err = r.scanErr
+	}
+	EndSpan(r.sp, err)
 }

@@ -64,22 +64,23 @@ func (db *DB) Exec(ctx context.Context, query string, args ...any) (int64, error
 	return tag.RowsAffected(), err
 }
 
-// Query runs a query.
+// Query runs a query. Its span ends when the rows are closed: pgx reports most
+// of a query's errors while its rows are read.
 func (db *DB) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
 	ctx, sp := store.StartSpan(ctx, store.Postgres, store.SpanQuery)
 	r, err := db.pool.Query(ctx, query, args...)
-	store.EndSpan(sp, err)
 	if err != nil {
+		store.EndSpan(sp, err)
 		return nil, err
 	}
-	return r, nil
+	return store.SpanRows(sp, r), nil
 }
 
-// QueryRow runs a query expected to return at most one row.
+// QueryRow runs a query expected to return at most one row. Its span ends in
+// the row's Scan, where pgx reads the answer and reports the query's errors.
 func (db *DB) QueryRow(ctx context.Context, query string, args ...any) store.Row {
 	ctx, sp := store.StartSpan(ctx, store.Postgres, store.SpanQuery)
-	defer sp.End()
-	return row{db.pool.QueryRow(ctx, query, args...)}
+	return store.SpanRow(sp, row{db.pool.QueryRow(ctx, query, args...)})
 }
 
 // InTx runs fn in a READ COMMITTED transaction in as few round trips as its statements allow:

@@ -118,18 +118,23 @@ func (db *DB) Exec(ctx context.Context, query string, args ...any) (n int64, err
 	return exec(ctx, db.write, query, args)
 }
 
-// Query runs a query on a read-only connection.
-func (db *DB) Query(ctx context.Context, query string, args ...any) (_ store.Rows, err error) {
+// Query runs a query on a read-only connection. Its span ends when the rows are
+// closed: SQLite steps through them as they are read, and reports its errors there.
+func (db *DB) Query(ctx context.Context, query string, args ...any) (store.Rows, error) {
 	ctx, sp := store.StartSpan(ctx, store.SQLite, store.SpanQuery)
-	defer func() { store.EndSpan(sp, err) }()
-	return queryRows(ctx, db.read, query, args)
+	r, err := queryRows(ctx, db.read, query, args)
+	if err != nil {
+		store.EndSpan(sp, err)
+		return nil, err
+	}
+	return store.SpanRows(sp, r), nil
 }
 
-// QueryRow runs a query on a read-only connection.
+// QueryRow runs a query on a read-only connection. Its span ends in the row's
+// Scan, where database/sql reports the query's errors.
 func (db *DB) QueryRow(ctx context.Context, query string, args ...any) store.Row {
 	ctx, sp := store.StartSpan(ctx, store.SQLite, store.SpanQuery)
-	defer sp.End()
-	return row{db.read.QueryRowContext(ctx, query, args...)}
+	return store.SpanRow(sp, row{db.read.QueryRowContext(ctx, query, args...)})
 }
 
 // InTx runs fn in a write transaction (BEGIN IMMEDIATE), then the statements it deferred
