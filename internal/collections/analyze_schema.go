@@ -272,19 +272,16 @@ func analyzeOutputSchema() *jsonschema.Schema {
 	count.Minimum, count.Maximum = ptr(1.0), nil // an int32 in Go, for size
 	count.Description = "How many open, undisputed invoices amountCents sums."
 	factors := acc.Properties["priorityFactors"]
-	factors.MinItems, factors.MaxItems = ptr(2), ptr(3)
-	factors.Description = "The facts priority was decided on, in order: days_overdue, open_amount, then broken_promise when there is one."
+	factors.MaxItems = ptr(3)
+	factors.Description = "The factors that set priority to high, each with its value, in order: days_overdue, open_amount, broken_promise; " +
+		"empty for a medium account, which none sets. Where the first two set it: summary.priorityThresholds."
 	factor := objects(factors)
 	name := factor.Properties["factor"]
 	name.Enum = []any{portfolio.FactorDaysOverdue.String(), portfolio.FactorOpenAmount.String(), portfolio.FactorBrokenPromise.String()}
 	name.Description = "days_overdue (value: daysOverdue), open_amount (value: amountCents), broken_promise (value: days since the latest promised date still unpaid)."
 	value := factor.Properties["value"]
 	value.Minimum = ptr(1.0)
-	value.Description = "The fact's value."
-	threshold := factor.Properties["threshold"]
-	threshold.Minimum, threshold.Maximum = ptr(1.0), nil // an int32 in Go, for size: the bound says nothing to a client
-	threshold.Description = "The value from which the factor makes the account high priority; absent for broken_promise."
-	factor.Properties["met"].Description = "Whether the factor made the account high priority."
+	value.Description = "The factor's value."
 	convs := acc.Properties["conversions"]
 	convs.MinItems = ptr(1)
 	convs.Description = "Present when some of amountCents came from another currency: per currency, by code, what was converted and at which rate."
@@ -331,6 +328,14 @@ func summaryRules(sum *jsonschema.Schema) {
 	for _, p := range byPrio.Properties {
 		p.Minimum = ptr(0.0)
 	}
+	th := sum.Properties["priorityThresholds"]
+	sealObject(th)
+	th.Description = "Where an account's factors set its priority to high (the same for every account): daysOverdue from daysOverdue days, " +
+		"open_amount from openAmountCents; a broken promise to pay always does."
+	th.Properties["daysOverdue"].Minimum = ptr(1.0)
+	th.Properties["daysOverdue"].Description = "The days overdue from which days_overdue sets high priority."
+	th.Properties["openAmountCents"].Minimum = ptr(1.0)
+	th.Properties["openAmountCents"].Description = "The amount open, in the base currency's minor unit, from which open_amount sets high priority."
 	aging := sum.Properties["aging"]
 	buckets := []any{portfolio.BucketCurrent.String(), portfolio.Bucket1To30.String(), portfolio.Bucket31To60.String(), portfolio.Bucket61To90.String(), portfolio.BucketOver90.String()}
 	aging.MinItems, aging.MaxItems = ptr(len(buckets)), ptr(len(buckets))

@@ -574,7 +574,7 @@ func TestOutputSchemaValidatesAnalyze(t *testing.T) {
 		t.Fatalf("analyzeOutputSchema().Resolve: %v", err)
 	}
 	r := rand.New(rand.NewPCG(8, 13))
-	var listed, warned, converted, paced, factors3 int
+	var listed, warned, converted, paced, factors3, unfactored int
 	for range 2000 {
 		in := randomPortfolio(r)
 		if err := portfolio.Validate(in); err != nil {
@@ -594,8 +594,13 @@ func TestOutputSchemaValidatesAnalyze(t *testing.T) {
 					paced++
 				}
 			}
-			if len(acc.PriorityFactors) == 3 {
-				factors3++
+			for _, f := range acc.PriorityFactors {
+				if f.Factor == portfolio.FactorBrokenPromise {
+					factors3++
+				}
+			}
+			if len(acc.PriorityFactors) == 0 {
+				unfactored++
 			}
 		}
 		b, err := json.Marshal(a)
@@ -610,20 +615,20 @@ func TestOutputSchemaValidatesAnalyze(t *testing.T) {
 			t.Fatalf("output schema rejects Analyze's result %s: %v", b, err)
 		}
 	}
-	if listed == 0 || warned == 0 || converted == 0 || paced == 0 || factors3 == 0 {
-		t.Fatalf("%d overdue accounts, %d warnings, %d conversions, %d paced accounts, %d broken promises in all: the test checks too little",
-			listed, warned, converted, paced, factors3)
+	if listed == 0 || warned == 0 || converted == 0 || paced == 0 || factors3 == 0 || unfactored == 0 {
+		t.Fatalf("%d overdue accounts, %d warnings, %d conversions, %d paced accounts, %d broken promises, %d medium accounts in all: the test checks too little",
+			listed, warned, converted, paced, factors3, unfactored)
 	}
 	// And the schema is not vacuous: each document is a valid result but for
 	// one thing.
-	const summary = `"summary":{"baseCurrency":"BRL","accountsByPriority":{"high":1,"medium":0},"aging":[` +
+	const summary = `"summary":{"baseCurrency":"BRL","accountsByPriority":{"high":1,"medium":0},"priorityThresholds":{"daysOverdue":14,"openAmountCents":200000},"aging":[` +
 		`{"bucket":"current","amountCents":0,"invoiceCount":0},{"bucket":"1-30","amountCents":1,"invoiceCount":1},` +
 		`{"bucket":"31-60","amountCents":0,"invoiceCount":0},{"bucket":"61-90","amountCents":0,"invoiceCount":0},{"bucket":"90+","amountCents":0,"invoiceCount":0}],` +
 		`"leftOut":{"doNotContact":{"invoices":0,"customers":0},"paid":{"invoices":0,"customers":0},"void":{"invoices":0,"customers":0},` +
 		`"disputed":{"invoices":0,"customers":0},"promisePending":{"invoices":0,"customers":0}},"rates":[]}`
-	const account = `{"customerId":"c","customerName":"n","amountCents":1,"oldestDueDate":"2025-01-01","daysOverdue":1,"priority":"medium",` +
-		`"recommendedAction":"prepare_reminder","reason":"r","agingBucket":"1-30","invoiceCount":1,` +
-		`"priorityFactors":[{"factor":"days_overdue","value":1,"threshold":14,"met":false},{"factor":"open_amount","value":1,"threshold":200000,"met":false}]}`
+	const account = `{"customerId":"c","customerName":"n","amountCents":1,"oldestDueDate":"2025-01-01","daysOverdue":15,"priority":"high",` +
+		`"recommendedAction":"human_review","reason":"r","agingBucket":"1-30","invoiceCount":1,` +
+		`"priorityFactors":[{"factor":"days_overdue","value":15}]}`
 	valid := `{"totalOpenCents":1,"accounts":[` + account + `],"warnings":[],` + summary + `}`
 	var v any
 	if err := json.Unmarshal([]byte(valid), &v); err != nil {
@@ -644,8 +649,8 @@ func TestOutputSchemaValidatesAnalyze(t *testing.T) {
 		edit(`"warnings":[],`, ``),
 		edit(`"warnings":[]`, `"warnings":null`),
 		edit(`"warnings":[]`, `"warnings":[],"extra":1`),
-		edit(`"priority":"medium"`, `"priority":"low"`),
-		edit(`"daysOverdue":1`, `"daysOverdue":0`),
+		edit(`"priority":"high"`, `"priority":"low"`),
+		edit(`"daysOverdue":15`, `"daysOverdue":0`),
 		edit(`"warnings":[]`, `"warnings":[{"code":"customer_name_variants","customerId":"c","nameCount":1}]`),
 		edit(`"warnings":[]`, `"warnings":[{"code":"other","customerId":"c","nameCount":2}]`),
 		edit(`"warnings":[]`, `"warnings":[{"code":"customer_name_variants","customerId":"c"}]`),
@@ -655,6 +660,10 @@ func TestOutputSchemaValidatesAnalyze(t *testing.T) {
 		edit(`"baseCurrency":"BRL"`, `"baseCurrency":"brl"`),
 		edit(`"accountsByPriority":{"high":1,"medium":0}`, `"accountsByPriority":{"high":1}`),
 		edit(`"accountsByPriority":{"high":1,"medium":0}`, `"accountsByPriority":{"high":1,"medium":0,"low":0}`),
+		edit(`"priorityThresholds":{"daysOverdue":14,"openAmountCents":200000},`, ``),
+		edit(`"priorityThresholds":{"daysOverdue":14,"openAmountCents":200000}`, `"priorityThresholds":{"daysOverdue":14}`),
+		edit(`"priorityThresholds":{"daysOverdue":14,"openAmountCents":200000}`, `"priorityThresholds":{"daysOverdue":0,"openAmountCents":200000}`),
+		edit(`"openAmountCents":200000}`, `"openAmountCents":200000,"brokenPromise":1}`),
 		edit(`{"bucket":"90+","amountCents":0,"invoiceCount":0}`, `{"bucket":"120+","amountCents":0,"invoiceCount":0}`),
 		edit(`,{"bucket":"90+","amountCents":0,"invoiceCount":0}`, ``),
 		edit(`{"bucket":"current","amountCents":0,`, `{"bucket":"current","amountCents":-1,`),
@@ -666,15 +675,19 @@ func TestOutputSchemaValidatesAnalyze(t *testing.T) {
 		edit(`"agingBucket":"1-30"`, `"agingBucket":"current"`),
 		edit(`"agingBucket":"1-30",`, ``),
 		edit(`"invoiceCount":1,"priorityFactors"`, `"invoiceCount":0,"priorityFactors"`),
-		edit(`,{"factor":"open_amount","value":1,"threshold":200000,"met":false}`, ``),
-		edit(`{"factor":"days_overdue","value":1,"threshold":14,"met":false}`, `{"factor":"days_late","value":1,"threshold":14,"met":false}`),
-		edit(`"threshold":14,"met":false}`, `"threshold":14}`),
-		edit(`"met":false}]}`, `"met":false}],"conversions":[]}`),
-		edit(`"met":false}]}`, `"met":false}],"conversions":[{"currency":"USD","amountCents":1,"rate":5.17,"rateDate":"2025-01-01"}]}`),
-		edit(`"met":false}]}`, `"met":false}],"conversions":[{"currency":"USD","amountCents":1,"rate":-5.17,"rateDate":"2025-01-01","convertedCents":5}]}`),
-		edit(`"met":false}]}`, `"met":false}],"nextContactAfter":"2025-01-01"}`),
-		edit(`"met":false}]}`, `"met":false}],"nextContactAfter":"2025-01-01T10:00:00-03:00"}`),
-		edit(`"met":false}]}`, `"met":false}],"lastContactedAt":"2025-01-01T10:00:00Z"}`),
+		edit(`"priorityFactors":[{"factor":"days_overdue","value":15}]`, `"priorityFactors":null`),
+		edit(`,"priorityFactors":[{"factor":"days_overdue","value":15}]`, ``),
+		edit(`{"factor":"days_overdue","value":15}`, `{"factor":"days_late","value":15}`),
+		edit(`{"factor":"days_overdue","value":15}`, `{"factor":"days_overdue","value":0}`),
+		edit(`{"factor":"days_overdue","value":15}`, `{"factor":"days_overdue"}`),
+		edit(`{"factor":"days_overdue","value":15}`, `{"factor":"days_overdue","value":15,"threshold":14,"met":true}`),
+		edit(`{"factor":"days_overdue","value":15}`, `{"factor":"days_overdue","value":15},{"factor":"open_amount","value":1},{"factor":"broken_promise","value":1},{"factor":"broken_promise","value":1}`),
+		edit(`"value":15}]}`, `"value":15}],"conversions":[]}`),
+		edit(`"value":15}]}`, `"value":15}],"conversions":[{"currency":"USD","amountCents":1,"rate":5.17,"rateDate":"2025-01-01"}]}`),
+		edit(`"value":15}]}`, `"value":15}],"conversions":[{"currency":"USD","amountCents":1,"rate":-5.17,"rateDate":"2025-01-01","convertedCents":5}]}`),
+		edit(`"value":15}]}`, `"value":15}],"nextContactAfter":"2025-01-01"}`),
+		edit(`"value":15}]}`, `"value":15}],"nextContactAfter":"2025-01-01T10:00:00-03:00"}`),
+		edit(`"value":15}]}`, `"value":15}],"lastContactedAt":"2025-01-01T10:00:00Z"}`),
 	} {
 		var v any
 		if err := json.Unmarshal([]byte(bad), &v); err != nil {
@@ -685,8 +698,9 @@ func TestOutputSchemaValidatesAnalyze(t *testing.T) {
 		}
 	}
 	for _, good := range []string{
-		edit(`"met":false}]}`, `"met":false}],"conversions":[{"currency":"USD","amountCents":1,"rate":5.17,"rateDate":"2025-01-01","convertedCents":5}],"nextContactAfter":"2025-01-03T10:00:00Z"}`),
-		edit(`"met":false}]}`, `"met":false},{"factor":"broken_promise","value":3,"met":true}]}`),
+		edit(`"value":15}]}`, `"value":15}],"conversions":[{"currency":"USD","amountCents":1,"rate":5.17,"rateDate":"2025-01-01","convertedCents":5}],"nextContactAfter":"2025-01-03T10:00:00Z"}`),
+		edit(`"value":15}]}`, `"value":15},{"factor":"broken_promise","value":3}]}`),
+		edit(`"priorityFactors":[{"factor":"days_overdue","value":15}]`, `"priorityFactors":[]`),
 		edit(`"rates":[]`, `"rates":[{"currency":"JPY","rate":0.000000000001,"date":"2025-01-01"}]`),
 	} {
 		var v any

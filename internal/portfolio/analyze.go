@@ -240,8 +240,12 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 	}
 	reasons := sb.String()
 
-	// The factors of all accounts share one array too.
-	factors := make([]Factor, 2*len(listed)+broken)
+	// The factors of all accounts share one array too, of the factors met.
+	met := broken
+	for _, k := range listed {
+		met += b2i(custs[k].days >= HighPriorityDays) + b2i(custs[k].queue >= HighPriorityCents)
+	}
+	factors := make([]Factor, met)
 	var by ByPriority
 	start := int32(0)
 	for i, k := range listed {
@@ -255,14 +259,22 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		a.OldestDueDate = invs[c.oldest].DueDate
 		a.DaysOverdue = int(c.days)
 		days, amount := c.days >= HighPriorityDays, c.queue >= HighPriorityCents
-		// Field by field too, into the array make zeroed.
-		n := 2 + b2i(c.broken != 0)
+		// The factors that are met, field by field into the array make
+		// zeroed.
+		n := b2i(days) + b2i(amount) + b2i(c.broken != 0)
 		fs := factors[:n:n]
 		factors = factors[n:]
-		fs[0].Factor, fs[0].Value, fs[0].Threshold, fs[0].Met = FactorDaysOverdue, int64(c.days), HighPriorityDays, days
-		fs[1].Factor, fs[1].Value, fs[1].Threshold, fs[1].Met = FactorOpenAmount, c.queue, HighPriorityCents, amount
+		j := 0
+		if days {
+			fs[j].Factor, fs[j].Value = FactorDaysOverdue, int64(c.days)
+			j++
+		}
+		if amount {
+			fs[j].Factor, fs[j].Value = FactorOpenAmount, c.queue
+			j++
+		}
 		if c.broken != 0 {
-			fs[2].Factor, fs[2].Value, fs[2].Met = FactorBrokenPromise, int64(asOf-dayNumberOfKey(c.broken)), true
+			fs[j].Factor, fs[j].Value = FactorBrokenPromise, int64(asOf-dayNumberOfKey(c.broken))
 		}
 		a.PriorityFactors = fs
 		if days || amount || c.broken != 0 {
@@ -290,8 +302,8 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 	for _, b := range aging {
 		total += b.AmountCents
 	}
-	summary := Summary{BaseCurrency: x.base.code, AccountsByPriority: by, Aging: make([]AgingBucket, len(aging)), LeftOut: left,
-		Rates: x.used(custs, kOf)}
+	summary := Summary{BaseCurrency: x.base.code, AccountsByPriority: by, PriorityThresholds: Thresholds{HighPriorityDays, HighPriorityCents},
+		Aging: make([]AgingBucket, len(aging)), LeftOut: left, Rates: x.used(custs, kOf)}
 	for i := range aging {
 		summary.Aging[i] = AgingBucket{Bucket: BucketCurrent + Bucket(i), AmountCents: aging[i].AmountCents, InvoiceCount: aging[i].InvoiceCount}
 	}

@@ -179,7 +179,7 @@ func TestAnalyzeEncodesNoAccountsAsEmptyArray(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"totalOpenCents":1,"accounts":[],"warnings":[],"summary":{"baseCurrency":"BRL","accountsByPriority":{"high":0,"medium":0},` +
-		`"aging":[{"bucket":"current","amountCents":1,"invoiceCount":1},{"bucket":"1-30","amountCents":0,"invoiceCount":0},` +
+		`"priorityThresholds":{"daysOverdue":14,"openAmountCents":200000},"aging":[{"bucket":"current","amountCents":1,"invoiceCount":1},{"bucket":"1-30","amountCents":0,"invoiceCount":0},` +
 		`{"bucket":"31-60","amountCents":0,"invoiceCount":0},{"bucket":"61-90","amountCents":0,"invoiceCount":0},{"bucket":"90+","amountCents":0,"invoiceCount":0}],` +
 		`"leftOut":{"doNotContact":{"invoices":0,"customers":0},"paid":{"invoices":0,"customers":0},"void":{"invoices":0,"customers":0},` +
 		`"disputed":{"invoices":0,"customers":0},"promisePending":{"invoices":0,"customers":0}},"rates":[]}}`

@@ -28,6 +28,10 @@ func (s *Summary) appendJSON(b []byte) []byte {
 	b = appendInt(b, int64(s.AccountsByPriority.High))
 	b = append(b, `,"medium":`...)
 	b = appendInt(b, int64(s.AccountsByPriority.Medium))
+	b = append(b, `},"priorityThresholds":{"daysOverdue":`...)
+	b = appendInt(b, int64(s.PriorityThresholds.DaysOverdue))
+	b = append(b, `,"openAmountCents":`...)
+	b = appendInt(b, s.PriorityThresholds.OpenAmountCents)
 	b = append(b, `},"aging":`...)
 	b = appendArray(b, s.Aging)
 	b = append(b, `,"leftOut":{"doNotContact":`...)
@@ -87,14 +91,7 @@ func (f *Factor) appendJSON(b []byte) []byte {
 		b = append(b, `,"value":`...)
 	}
 	b = appendInt(b, f.Value)
-	if f.Threshold != 0 {
-		b = append(b, `,"threshold":`...)
-		b = appendInt(b, int64(f.Threshold))
-	}
-	if f.Met {
-		return append(b, `,"met":true}`...)
-	}
-	return append(b, `,"met":false}`...)
+	return append(b, '}')
 }
 
 func (c *Conversion) appendJSON(b []byte) []byte {

@@ -47,7 +47,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 			}
 			for range r.IntN(4) {
 				x.PriorityFactors = append(x.PriorityFactors, Factor{Factor: FactorName(r.IntN(6)), // 0, 4, 5: no constant
-					Value: r.Int64N(1<<40) - 1<<20, Threshold: []int32{0, 14, 200_000, -1}[r.IntN(4)], Met: r.IntN(2) == 0})
+					Value: r.Int64N(1<<40) - 1<<20})
 			}
 			if r.IntN(3) > 0 { // none, or some, maybe all empty: omitted then
 				d := &AccountDetails{NextContactAfter: pick("", "2026-12-01T17:30:00Z")}
@@ -192,9 +192,9 @@ func TestFactorNameText(t *testing.T) {
 		}
 	}
 	var a Account
-	if err := json.Unmarshal([]byte(`{"priorityFactors":[{"factor":"open_amount","value":5,"threshold":200000,"met":false}]}`), &a); err != nil ||
-		len(a.PriorityFactors) != 1 || a.PriorityFactors[0] != (Factor{FactorOpenAmount, 5, 200_000, false}) {
-		t.Errorf("json.Unmarshal = %+v, %v; want one open_amount factor of 5, threshold 200000, not met", a.PriorityFactors, err)
+	if err := json.Unmarshal([]byte(`{"priorityFactors":[{"factor":"open_amount","value":5}]}`), &a); err != nil ||
+		len(a.PriorityFactors) != 1 || a.PriorityFactors[0] != (Factor{FactorOpenAmount, 5}) {
+		t.Errorf("json.Unmarshal = %+v, %v; want one open_amount factor of 5", a.PriorityFactors, err)
 	}
 }
 

@@ -77,7 +77,8 @@ func TestSummaryTotals(t *testing.T) {
 			for _, c := range detailsOf(&acct).Conversions {
 				conv += c.ConvertedCents
 			}
-			if conv > acct.AmountCents || len(acct.PriorityFactors) < 2 {
+			// High exactly when some factor set it; never nil.
+			if conv > acct.AmountCents || acct.PriorityFactors == nil || (acct.Priority == PriorityHigh) != (len(acct.PriorityFactors) > 0) {
 				t.Fatalf("seed %d: account %+v", 1_000_000+i, acct)
 			}
 		}

@@ -151,6 +151,7 @@ func naiveAnalyze(in *Input, o Options) Analysis {
 	a := Analysis{Accounts: []Account{}, Warnings: refWarnings(in)}
 	s := &a.Summary
 	s.BaseCurrency = base
+	s.PriorityThresholds = Thresholds{DaysOverdue: 14, OpenAmountCents: 200_000}
 	for _, b := range []Bucket{BucketCurrent, Bucket1To30, Bucket31To60, Bucket61To90, BucketOver90} {
 		s.Aging = append(s.Aging, AgingBucket{Bucket: b})
 	}
@@ -247,12 +248,15 @@ func naiveAnalyze(in *Input, o Options) Analysis {
 		acct.DaysOverdue = naiveDays(acct.OldestDueDate, in.AsOf)
 		acct.AgingBucket = naiveBucket(acct.DaysOverdue)
 		high := acct.DaysOverdue >= 14 || acct.AmountCents >= 200_000
-		acct.PriorityFactors = []Factor{
-			{Factor: FactorDaysOverdue, Value: int64(acct.DaysOverdue), Threshold: 14, Met: acct.DaysOverdue >= 14},
-			{Factor: FactorOpenAmount, Value: acct.AmountCents, Threshold: 200_000, Met: acct.AmountCents >= 200_000},
+		acct.PriorityFactors = []Factor{}
+		if acct.DaysOverdue >= 14 {
+			acct.PriorityFactors = append(acct.PriorityFactors, Factor{Factor: FactorDaysOverdue, Value: int64(acct.DaysOverdue)})
+		}
+		if acct.AmountCents >= 200_000 {
+			acct.PriorityFactors = append(acct.PriorityFactors, Factor{Factor: FactorOpenAmount, Value: acct.AmountCents})
 		}
 		if latestBroken != "" {
-			acct.PriorityFactors = append(acct.PriorityFactors, Factor{Factor: FactorBrokenPromise, Value: int64(naiveDays(latestBroken, in.AsOf)), Met: true})
+			acct.PriorityFactors = append(acct.PriorityFactors, Factor{Factor: FactorBrokenPromise, Value: int64(naiveDays(latestBroken, in.AsOf))})
 			high = true
 		}
 		acct.Priority, acct.RecommendedAction = PriorityMedium, ActionPrepareReminder

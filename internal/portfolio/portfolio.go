@@ -153,9 +153,10 @@ type Account struct {
 	// InvoiceCount is how many open invoices AmountCents sums, at most
 	// MaxInvoices; with AgingBucket it fits in one word.
 	InvoiceCount int32 `json:"invoiceCount"`
-	// PriorityFactors are the facts Priority was decided on, each with its
-	// value, in a fixed order: days_overdue, open_amount, then
-	// broken_promise when there is one. Never nil.
+	// PriorityFactors are the factors that set Priority to high, each with
+	// its value, in a fixed order: days_overdue, open_amount, broken_promise;
+	// empty (never nil) for a medium account, which none sets. The
+	// thresholds are the summary's (Summary.PriorityThresholds).
 	PriorityFactors []Factor `json:"priorityFactors"`
 
 	// AccountDetails is nil when the account has none: always, on a
@@ -224,10 +225,10 @@ type FactorName uint8
 
 // The priority factors. The zero FactorName is none of them.
 const (
-	// FactorDaysOverdue, "days_overdue": Value is DaysOverdue, Threshold
+	// FactorDaysOverdue, "days_overdue": Value is DaysOverdue, at least
 	// HighPriorityDays.
 	FactorDaysOverdue FactorName = iota + 1
-	// FactorOpenAmount, "open_amount": Value is AmountCents, Threshold
+	// FactorOpenAmount, "open_amount": Value is AmountCents, at least
 	// HighPriorityCents (in the base currency's minor unit).
 	FactorOpenAmount
 	// FactorBrokenPromise, "broken_promise": Value is the days since the
@@ -278,15 +279,11 @@ func enumParse(names []string, text []byte, what string) (uint8, error) {
 	return 0, fmt.Errorf("portfolio: unknown %s %q", what, text)
 }
 
-// Factor is one fact a priority was decided on.
+// Factor is one factor that set an account's priority to high, with its
+// value.
 type Factor struct {
 	Factor FactorName `json:"factor"`
 	Value  int64      `json:"value"`
-	// Threshold is 0 (omitted) for broken_promise. The thresholds are
-	// small constants; an int32 keeps a Factor at 24 bytes.
-	Threshold int32 `json:"threshold,omitempty"`
-	// Met says whether the factor raised the priority.
-	Met bool `json:"met"`
 }
 
 // Conversion is what an account owes in one foreign currency.
@@ -312,6 +309,9 @@ type Summary struct {
 	BaseCurrency string `json:"baseCurrency"`
 	// AccountsByPriority counts Accounts by priority.
 	AccountsByPriority ByPriority `json:"accountsByPriority"`
+	// PriorityThresholds are where days_overdue and open_amount set an
+	// account's priority to high: the same for every account, said once.
+	PriorityThresholds Thresholds `json:"priorityThresholds"`
 	// Aging has the five buckets, in order, each with the open invoices of
 	// every customer not left out for doNotContact (disputed and promised
 	// ones included): their amounts sum to TotalOpenCents.
@@ -327,6 +327,13 @@ type Summary struct {
 type ByPriority struct {
 	High   int `json:"high"`
 	Medium int `json:"medium"`
+}
+
+// Thresholds are the values from which a factor sets an account's priority
+// to high (HighPriorityDays, HighPriorityCents); a broken promise always does.
+type Thresholds struct {
+	DaysOverdue     int   `json:"daysOverdue"`
+	OpenAmountCents int64 `json:"openAmountCents"` // in the base currency's minor unit
 }
 
 // AgingBucket is one bucket of the summary's aging.
