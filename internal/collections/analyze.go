@@ -171,5 +171,6 @@ func analyzeEffect(in *portfolio.Input, o portfolio.Options) pipeline.Effect {
 		Summary:             summary,
 		Details:             details,
 		AppendCanonicalArgs: in.AppendCanonicalJSON,
+		Done:                in.Release, // the invoice array goes back to Parse's pool; the result holds none of it
 	}
 }

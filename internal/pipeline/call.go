@@ -155,6 +155,9 @@ func (cl *callState) denied(missing []string) Result {
 // complete checks eff's result against the output schema and answers it
 // (a read, or a dry run: nothing to commit).
 func (cl *callState) complete(eff Effect, err error, buf []byte) Result {
+	if eff.Done != nil {
+		defer eff.Done()
+	}
 	if err != nil {
 		return cl.fail(err)
 	}

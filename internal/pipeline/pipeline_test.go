@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -842,4 +843,65 @@ func TestReadAndUnchanged(t *testing.T) {
 			t.Errorf("audit outcomes %v, want %v (k1 made it, k2 found it made, k2 again replayed)", got, want)
 		}
 	})
+}
+
+// orderAuditor records the calls it audits in order.
+type orderAuditor struct{ log *[]string }
+
+func (a orderAuditor) RecordCall(_ context.Context, rec pipeline.CallRecord) error {
+	if rec.AppendCanonicalArgs != nil {
+		*a.log = append(*a.log, "audit "+string(rec.AppendCanonicalArgs(nil)))
+	} else {
+		*a.log = append(*a.log, "audit")
+	}
+	return nil
+}
+
+func (a orderAuditor) AppendCall(context.Context, store.Tx, pipeline.CallRecord) error {
+	panic("a read is not audited in a transaction")
+}
+
+// TestEffectDone: a read's Effect.Done runs once the pipeline is done with
+// the effect and its arguments — after the output check and after the
+// audit, which still reads the arguments — whether the call is answered,
+// its result breaks the output schema, or the tool fails; exactly once.
+func TestEffectDone(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		result any
+		err    error
+		kind   pipeline.Kind
+	}{
+		{"answered", map[string]any{"ok": true, "customer": "c"}, nil, pipeline.Complete},
+		{"result breaks the schema", map[string]any{"ok": "yes"}, nil, pipeline.ToolError},
+		{"tool fails", nil, &failure.Error{Code: "test_refused", Message: "refused"}, pipeline.ToolError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log []string
+			tool := pipeline.Tool{Contract: tierContract("test.low", contract.Low), Decode: pipeline.Strict[markArgs]()}
+			tool.Run = func(_ context.Context, v any) (pipeline.Effect, error) {
+				a := v.(*markArgs)
+				log = append(log, "run")
+				return pipeline.Effect{Structured: tc.result, Summary: "s",
+					AppendCanonicalArgs: func(b []byte) []byte { return append(b, a.Customer...) },
+					Done:                func() { log = append(log, "done"); a.Customer = "released" },
+				}, tc.err
+			}
+			p, err := pipeline.New(pipeline.Options{Tools: []pipeline.Tool{tool}, Auditor: orderAuditor{&log}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := p.Do(context.Background(), pipeline.Call{Principal: agent, RequestID: "r1", Tool: "test.low", Args: json.RawMessage(`{"customer":"c"}`), Client: modern})
+			if res.Kind != tc.kind {
+				t.Errorf("kind %s (%v), want %s", kindName(res.Kind), res.Err, kindName(tc.kind))
+			}
+			want := []string{"run", "audit c", "done"}
+			if tc.err != nil || tc.kind != pipeline.Complete {
+				want = []string{"run", "audit", "done"} // a failed call's event digests the raw arguments
+			}
+			if !slices.Equal(log, want) {
+				t.Errorf("order %q, want %q", log, want)
+			}
+		})
+	}
 }

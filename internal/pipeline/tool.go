@@ -45,6 +45,13 @@ type Effect struct {
 	// appends their canonical encoding (RFC 8785) to a buffer: the audit log
 	// digests that instead of canonicalizing the raw arguments a second time.
 	AppendCanonicalArgs func([]byte) []byte
+	// Done, when set, is called once the pipeline is done with the effect
+	// and the arguments it was made from — the result encoded and checked,
+	// the call audited — for a read or a dry run that answers it: a tool
+	// gives back there what it borrowed for the call (the bulk tool's
+	// pooled invoice array). Nothing of the effect or the arguments may be
+	// used after it.
+	Done func()
 }
 
 // Logic runs one read-only call on raw JSON arguments, decoding and

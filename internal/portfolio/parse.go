@@ -227,7 +227,12 @@ func list[T Invoice | ExchangeRate | Contact](d *decoder, f, limit, hint int) ([
 		return nil, d.mismatch("an array")
 	}
 	d.pos++
-	xs := make([]T, 0, hint)
+	var xs []T
+	if p, ok := any(&xs).(*[]Invoice); ok {
+		*p = invoiceArray(hint)
+	} else {
+		xs = make([]T, 0, hint)
+	}
 	d.skipWS()
 	if d.pos < len(d.s) && d.s[d.pos] == ']' {
 		d.pos++

@@ -51,6 +51,36 @@ func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 
 func (m *scratch) free() { scratchPool.Put(m) }
 
+// invoicePool holds invoice arrays given back by Input.Release, zeroed, for
+// the next Parse: a 500-invoice call's array is some 50 KB of pointers the
+// garbage collector would otherwise allocate, scan and free every call.
+var invoicePool sync.Pool // of *[]Invoice, length 0
+
+// invoiceArray returns an empty invoice slice of capacity at least n whose
+// spare capacity is zeroed: from the pool when it holds one large enough.
+func invoiceArray(n int) []Invoice {
+	if p, _ := invoicePool.Get().(*[]Invoice); p != nil && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]Invoice, 0, n)
+}
+
+// Release gives in's invoice array back to Parse's pool and empties
+// in.Invoices. Call it once nothing made from in is in use — Analyze's
+// result keeps none of the array: its strings live elsewhere — and never
+// use in, or a copy of its Invoices, again. An Input not from Parse may be
+// released too; releasing is never required.
+func (in *Input) Release() {
+	xs := in.Invoices
+	in.Invoices = nil
+	if cap(xs) == 0 {
+		return
+	}
+	clear(xs) // no pointer into this call's strings outlives it; Parse relies on zeroed room
+	xs = xs[:0]
+	invoicePool.Put(&xs)
+}
+
 // index makes a stringIndex for at most n distinct strings in m, and
 // returns extra int32s of zeroed memory besides.
 func (m *scratch) index(n, extra int) (stringIndex, []int32) {
