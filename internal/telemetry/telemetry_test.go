@@ -85,14 +85,8 @@ func TestSampler(t *testing.T) {
 // collector's key), and the resource names the service and its version.
 func TestHeaders(t *testing.T) {
 	rcv := telemetrytest.NewReceiver(t)
-	tr, err := telemetry.Setup(t.Context(), config.Config{OTLPEndpoint: rcv.URL, OTLPHeaders: map[string]string{"x-api-key": "k,1"},
-		ServiceName: "cobranca-staging", TraceSampler: config.SamplerParentOn}, "9.9.9")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sp := tr.Provider().Tracer("test").Start(t.Context(), "GET /x")
-	sp.End()
-	if err := tr.Shutdown(t.Context()); err != nil {
+	if err := exportConfig(t, config.Config{OTLPEndpoint: rcv.URL, OTLPHeaders: map[string]string{"x-api-key": "k,1"},
+		ServiceName: "cobranca-staging", TraceSampler: config.SamplerParentOn}, "9.9.9"); err != nil {
 		t.Fatal(err)
 	}
 	spans := rcv.Spans()
@@ -112,7 +106,14 @@ func export(t *testing.T, environ ...string) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := telemetry.Setup(t.Context(), cfg, "1")
+	return exportConfig(t, cfg, "1")
+}
+
+// exportConfig starts tracing as cfg says, for version, ends one span and
+// stops, returning Shutdown's error (what the last export met).
+func exportConfig(t *testing.T, cfg config.Config, version string) error {
+	t.Helper()
+	tr, err := telemetry.Setup(t.Context(), cfg, version)
 	if err != nil || tr == nil {
 		t.Fatalf("Setup = %v, %v", tr, err)
 	}
@@ -181,15 +182,18 @@ func TestTimeout(t *testing.T) {
 	}
 	_, sp := tr.Provider().Tracer("test").Start(t.Context(), "GET /x")
 	sp.End()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	// The flush's own deadline (which it waits out: the exporter retries)
+	// is far past the timeout, the bound between them: a loaded machine's
+	// late timer is not taken for the flush's.
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Second)
 	defer cancel()
 	_ = tr.Provider().(*sdktrace.TracerProvider).ForceFlush(ctx) // the failure goes to the SDK's error handler
 	select {
 	case d := <-gaveUp:
-		if d > 1500*time.Millisecond {
-			t.Errorf("the export request was given up after %v, want about 100ms", d)
+		if d > 4*time.Second {
+			t.Errorf("the export request was given up after %v, want about 100ms, well before the flush's deadline", d)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("the export request was never given up")
 	}
 	_ = tr.Shutdown(t.Context())
@@ -228,14 +232,8 @@ func TestEnvironmentIgnored(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	rcv := telemetrytest.NewReceiver(t)
-	tr, err := telemetry.Setup(t.Context(), config.Config{OTLPEndpoint: rcv.URL, ServiceName: "s", TraceSampler: config.SamplerParentOn,
-		OTLPTimeout: 5 * time.Second, OTLPCompression: config.CompressionNone}, "1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sp := tr.Provider().Tracer("test").Start(t.Context(), "GET /x")
-	sp.End()
-	if err := tr.Shutdown(t.Context()); err != nil {
+	if err := exportConfig(t, config.Config{OTLPEndpoint: rcv.URL, ServiceName: "s", TraceSampler: config.SamplerParentOn,
+		OTLPTimeout: 5 * time.Second, OTLPCompression: config.CompressionNone}, "1"); err != nil {
 		t.Fatal(err)
 	}
 	h := rcv.Header()
