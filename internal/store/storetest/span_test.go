@@ -68,10 +68,10 @@ func checkQuerySpan(t *testing.T, sr *tracetest.SpanRecorder, wantFailed bool, d
 		switch kv.Key {
 		case "db.system.name", "cobranca.code":
 		default:
-			t.Errorf("span attribute %s=%s, want only db.system.name and cobranca.code", kv.Key, kv.Value.Emit())
+			t.Errorf("span attribute %s=%s, want only db.system.name and cobranca.code", kv.Key, kv.Value.String())
 		}
-		if driverErr != nil && strings.Contains(kv.Value.Emit(), driverErr.Error()) {
-			t.Errorf("span attribute %s=%q holds the driver's text", kv.Key, kv.Value.Emit())
+		if driverErr != nil && strings.Contains(kv.Value.String(), driverErr.Error()) {
+			t.Errorf("span attribute %s=%q holds the driver's text", kv.Key, kv.Value.String())
 		}
 	}
 	if driverErr != nil {
