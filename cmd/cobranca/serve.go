@@ -281,25 +281,27 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	return shutdown(context.WithoutCancel(ctx), log, srv, errc, drain, cfg.DrainDelay, stopOutbox)
 }
 
-// shutdownTimeout bounds serve's shutdown, counted from the signal (from the end of the drain
-// delay for the requests): the requests in flight finish within it, and so do the messages the
-// outbox is sending (both at once).
+// shutdownTimeout bounds serve's shutdown, counted from the signal, or from the end of the
+// drain delay (COBRANCA_DRAIN_DELAY): the requests in flight finish within it, and so do the
+// messages the outbox is sending (both at once).
 const shutdownTimeout = 20 * time.Second
 
-// shutdown is serve's answer to SIGTERM: /readyz answers 503 at once and the outbox takes no
-// new message (stopOutbox: those being sent finish); for delay (COBRANCA_DRAIN_DELAY) requests
-// are still served, while load balancers that poll readiness take the replica out; then new
-// requests are refused (drain), the requests in flight finish within shutdownTimeout, and the
-// listener closes. serve's deferred stops follow (the outbox's last sends, the audit writer,
-// …); whatever was not sent waits in the store for another replica or the next start.
+// shutdown is serve's answer to SIGTERM: /readyz answers 503 at once; for delay
+// (COBRANCA_DRAIN_DELAY) requests are still served, and mail still sent, while load balancers
+// that poll readiness take the replica out; then new requests are refused (drain) and the outbox
+// takes no new message (stopOutbox: those being sent finish), the requests in flight finish
+// within shutdownTimeout, and the listener closes. serve's deferred stops follow (the outbox's
+// last sends, the audit writer, …); whatever was not sent waits in the store for another
+// replica or the next start. (A second signal during the delay changes nothing: the platform's
+// kill timeout is what ends it early.)
 func shutdown(ctx context.Context, log *slog.Logger, srv *http.Server, served <-chan error, drain *server.Drain, delay time.Duration, stopOutbox func()) error {
-	start := time.Now()
-	stopOutbox()
 	if delay > 0 {
 		drain.Unready()
 		log.Info("shutting down: not ready, still serving while load balancers stop sending", "delay", delay)
 		time.Sleep(delay)
 	}
+	start := time.Now()
+	stopOutbox()
 	inflight := drain.Start()
 	log.Info("shutting down: not ready, refusing new requests, finishing those in flight", "in_flight", inflight, "deadline", shutdownTimeout)
 	ctx, cancel := context.WithTimeout(ctx, shutdownTimeout)

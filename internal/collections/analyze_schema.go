@@ -330,7 +330,7 @@ func summaryRules(sum *jsonschema.Schema) {
 	}
 	th := sum.Properties["priorityThresholds"]
 	sealObject(th)
-	th.Description = "Where an account's factors set its priority to high (the same for every account): daysOverdue from daysOverdue days, " +
+	th.Description = "Where an account's factors set its priority to high (the same for every account): days_overdue from daysOverdue days overdue, " +
 		"open_amount from openAmountCents; a broken promise to pay always does."
 	th.Properties["daysOverdue"].Minimum = ptr(1.0)
 	th.Properties["daysOverdue"].Description = "The days overdue from which days_overdue sets high priority."

@@ -216,6 +216,7 @@ const (
 	VarRolesClaim    = "COBRANCA_ROLES_CLAIM"
 	VarOIDCSecret    = "COBRANCA_OIDC_CLIENT_SECRET"
 	VarOTLPEndpoint  = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	VarOTLPHeaders   = "OTEL_EXPORTER_OTLP_HEADERS"
 	VarOTLPTimeout   = "OTEL_EXPORTER_OTLP_TIMEOUT"
 	VarOTLPCompress  = "OTEL_EXPORTER_OTLP_COMPRESSION"
 	VarOTLPCert      = "OTEL_EXPORTER_OTLP_CERTIFICATE"
@@ -668,7 +669,7 @@ var variables = []variable{
 		c.OTLPEndpoint = v
 		return nil
 	}},
-	{"OTEL_EXPORTER_OTLP_HEADERS", "", optional, "Headers sent with every export of traces, `key=value` pairs separated by commas, values percent-encoded (a hosted collector's API key: `x-api-key=SECRET`). Never logged.", func(c *Config, v string) error {
+	{VarOTLPHeaders, "", optional, "Headers sent with every export of traces, `key=value` pairs separated by commas, values percent-encoded (a hosted collector's API key: `x-api-key=SECRET`). Never logged.", func(c *Config, v string) error {
 		c.OTLPHeaders = map[string]string{}
 		for i, kv := range strings.Split(v, ",") {
 			k, val, ok := strings.Cut(kv, "=")
@@ -807,7 +808,7 @@ func Load(environ []string) (Config, error) {
 	// The exporter's settings do nothing without an endpoint, and a
 	// certificate nothing without TLS: a setting that does nothing is a
 	// mistake (a forgotten endpoint, a misspelt scheme), not a default.
-	for _, name := range []string{VarOTLPTimeout, VarOTLPCompress, VarOTLPCert} {
+	for _, name := range []string{VarOTLPHeaders, VarOTLPTimeout, VarOTLPCompress, VarOTLPCert} {
 		if given[name] == "" {
 			continue
 		}

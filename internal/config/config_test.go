@@ -197,7 +197,7 @@ func TestStoreVariables(t *testing.T) {
 func TestLogValueRedactsSecrets(t *testing.T) {
 	c, err := Load([]string{"COBRANCA_DATABASE_URL=postgres://app:hunter2hunter2@db/cobranca", "COBRANCA_AUDIT_KEY=supersecretsupersecretsupersecret!",
 		"COBRANCA_SMTP_URL=smtp://mailer:smtpsecret42@mail.example.com:587", "COBRANCA_OIDC_CLIENT_SECRET=oidcsecret77",
-		"OTEL_EXPORTER_OTLP_HEADERS=x-api-key=otlpsecret55"})
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://otel:4318", "OTEL_EXPORTER_OTLP_HEADERS=x-api-key=otlpsecret55"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,6 +525,7 @@ func TestOTLPExporterVariables(t *testing.T) {
 		{"timeout not a number", []string{http, VarOTLPTimeout + "=abc"}, nil, VarOTLPTimeout + ": must be"},
 		{"timeout as a duration", []string{http, VarOTLPTimeout + "=10s"}, nil, VarOTLPTimeout + ": must be"},
 		{"timeout negative", []string{http, VarOTLPTimeout + "=-5"}, nil, VarOTLPTimeout + ": must be"},
+		{"headers without an endpoint", []string{VarOTLPHeaders + "=x-api-key=k"}, nil, VarOTLPHeaders + ": set without " + VarOTLPEndpoint},
 		{"timeout without an endpoint", []string{VarOTLPTimeout + "=5000"}, nil, VarOTLPTimeout + ": set without " + VarOTLPEndpoint},
 		{"gzip", []string{http, VarOTLPCompress + "=gzip"}, func(c Config) bool { return c.OTLPCompression == CompressionGzip }, ""},
 		{"no compression", []string{http, VarOTLPCompress + "=none"}, func(c Config) bool { return c.OTLPCompression == CompressionNone }, ""},

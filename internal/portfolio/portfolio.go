@@ -217,7 +217,7 @@ func (b *Bucket) UnmarshalText(text []byte) error {
 }
 
 // FactorName names a priority factor. It is a small number, not a string,
-// so that a Factor holds no pointer and is 24 bytes: the factors of all
+// so that a Factor holds no pointer and is 16 bytes: the factors of all
 // accounts are one array that the garbage collector need not scan. It
 // reads and writes as its name (String, MarshalText, UnmarshalText), in
 // JSON too.

@@ -76,3 +76,45 @@ func TestReleaseReuse(t *testing.T) {
 		t.Errorf("%d of 300 Parses reused a released array, want most: the pool is not used", reused)
 	}
 }
+
+// TestReleaseShortened: an Input whose Invoices were shortened (or built by
+// hand) goes back to the pool zeroed to its capacity: the next Parse of more
+// invoices, without optional fields, gets none of the invoices past the
+// released length.
+func TestReleaseShortened(t *testing.T) {
+	asOf := time.Date(2025, 6, 30, 0, 0, 0, 0, time.UTC)
+	src := genExtended(40, 9, asOf)
+	for i := range src.Invoices {
+		src.Invoices[i].Details().Disputed = true
+	}
+	doc, err := json.Marshal(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := `{"asOf":"2025-06-30","invoices":[`
+	for i := range 40 {
+		if i > 0 {
+			plain += ","
+		}
+		plain += `{"id":"p` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `","customerId":"c","customerName":"n","dueDate":"2025-06-01","amountCents":1,"status":"open","doNotContact":false}`
+	}
+	plain += `]}`
+	for range 50 {
+		in, err := Parse(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Invoices = in.Invoices[:1]
+		in.Release()
+		got, err := Parse([]byte(plain))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, x := range got.Invoices {
+			if x.InvoiceDetails != nil {
+				t.Fatalf("invoice %d of a plain portfolio has details %+v: a released array's invoices showed through", i, *x.InvoiceDetails)
+			}
+		}
+		got.Release()
+	}
+}

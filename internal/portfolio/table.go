@@ -73,10 +73,14 @@ func invoiceArray(n int) []Invoice {
 func (in *Input) Release() {
 	xs := in.Invoices
 	in.Invoices = nil
-	if cap(xs) == 0 {
-		return
+	if cap(xs) == 0 || cap(xs) > MaxInvoices {
+		return // nothing, or more than Parse ever asks for
 	}
-	clear(xs) // no pointer into this call's strings outlives it; Parse relies on zeroed room
+	// All of it, not only up to len: an Input shortened, or not from Parse,
+	// may hold invoices past len, and Parse takes the room as zeroed. No
+	// pointer into this call's strings or details outlives it.
+	xs = xs[:cap(xs)]
+	clear(xs)
 	xs = xs[:0]
 	invoicePool.Put(&xs)
 }
