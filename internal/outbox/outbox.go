@@ -124,7 +124,8 @@ type Config struct {
 	// PollInterval is how often an idle worker looks for jobs (default River's, 1 s).
 	PollInterval time.Duration
 	// RescueAfter is how long a claimed job may run before it counts as lost (its worker
-	// crashed) and is retried (default one hour, River's).
+	// crashed) and is retried (default one hour, River's); one send is cut off after half of
+	// it, or after a minute if that is less.
 	RescueAfter time.Duration
 	// StopTimeout is how long Run, once its context is done, lets the messages being sent
 	// finish before it cancels them (default a minute).
@@ -213,8 +214,10 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 		JobTimeout:           time.Minute,
 	}
 	if cfg.RescueAfter > 0 {
-		// River requires a job's timeout not to exceed the time after which it is rescued.
-		rc.JobTimeout = min(rc.JobTimeout, cfg.RescueAfter)
+		// River requires a job's timeout not to exceed the time after which it is rescued; half
+		// of it leaves a send cut off at its timeout as long again to be recorded before the
+		// rescuer takes the job for lost and sends the message a second time.
+		rc.JobTimeout = min(rc.JobTimeout, cfg.RescueAfter/2)
 	}
 	if cfg.PollInterval > 0 {
 		rc.FetchCooldown = min(cfg.PollInterval, fetchCooldown) // River wants it no longer
