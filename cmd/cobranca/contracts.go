@@ -1,5 +1,9 @@
 package main
 
+// docs/tools.md's reference and README.md's tools at a glance are made from
+// the contracts (toolsdoc_test.go).
+//go:generate go test -run ^TestToolsDoc$ -update .
+
 import (
 	"context"
 	"encoding/json"

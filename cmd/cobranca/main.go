@@ -62,7 +62,7 @@ type command struct {
 }
 
 // commands is the one table of subcommands: the usage text, the help of
-// each command and README.md's command table are made from it.
+// each command and docs/operations.md's command table are made from it.
 var commands = []command{
 	{"serve", "", "run the server", serve},
 	{"analyze", "[--json] [--pacing TIME] FILE|-", "validate and analyze a portfolio `{asOf, invoices, …}` offline", analyze},
@@ -181,7 +181,7 @@ func usage(w io.Writer, group string) {
 		fmt.Fprintf(w, "  %s%s\n      %s\n", c.synopsis(), def, c.summary)
 	}
 	fmt.Fprintln(w, "\n`cobranca help COMMAND` or `cobranca COMMAND --help` prints a command's flags.")
-	fmt.Fprintln(w, "Configuration comes from COBRANCA_* environment variables; see README.md.")
+	fmt.Fprintln(w, "Configuration comes from COBRANCA_* environment variables; see docs/configuration.md.")
 }
 
 // flagSet is a command's flags; parse answers -h and --help with the

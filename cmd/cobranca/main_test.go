@@ -100,16 +100,16 @@ func checkInOrder(t *testing.T, name, got string, want []string) {
 	}
 }
 
-// TestREADMECommands keeps README.md's command table the one the usage is
-// made from.
-func TestREADMECommands(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestCommandsDoc keeps docs/operations.md's command table the one the usage
+// is made from.
+func TestCommandsDoc(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n## Commands\n")
+	_, section, ok := strings.Cut(string(doc), "\n## Commands\n")
 	if !ok {
-		t.Fatal("README.md has no ## Commands section")
+		t.Fatal("docs/operations.md has no ## Commands section")
 	}
 	_, table, _ := strings.Cut(section, "|---|---|\n")
 	table, _, _ = strings.Cut(table, "\n\n")
@@ -122,7 +122,7 @@ func TestREADMECommands(t *testing.T) {
 		want = append(want, "| `"+strings.ReplaceAll(c.synopsis(), "|", `\|`)+"`"+def+" | "+c.summary+" |")
 	}
 	if diff := cmp.Diff(want, strings.Split(table, "\n")); diff != "" {
-		t.Errorf("README.md's command table and the commands table differ (-code +README):\n%s", diff)
+		t.Errorf("docs/operations.md's command table and the commands table differ (-code +doc):\n%s", diff)
 	}
 }
 

@@ -408,7 +408,7 @@ func RequiredInProduction() []string {
 }
 
 // Variables lists every environment variable cobranca reads, with its default
-// and meaning; the README's table is this list.
+// and meaning; docs/configuration.md's table is this list.
 func Variables() [][3]string {
 	out := make([][3]string, 0, len(variables))
 	for _, v := range variables {
@@ -831,7 +831,7 @@ func Load(environ []string) (Config, error) {
 			errs = append(errs, fmt.Errorf("%s: %s", k, otelUnknown(k)))
 			continue
 		}
-		errs = append(errs, fmt.Errorf("%s: unknown variable (see the README's configuration table)", k))
+		errs = append(errs, fmt.Errorf("%s: unknown variable (see docs/configuration.md)", k))
 	}
 	if c.Production() {
 		errs = append(errs, missing...)
@@ -861,7 +861,7 @@ func otelUnknown(name string) string {
 			read = append(read, v.name)
 		}
 	}
-	msg := "unknown variable: cobranca reads only " + strings.Join(read, ", ") + " (see the README's configuration table)"
+	msg := "unknown variable: cobranca reads only " + strings.Join(read, ", ") + " (see docs/configuration.md)"
 	generic := name
 	if rest, ok := strings.CutPrefix(name, "OTEL_EXPORTER_OTLP_TRACES_"); ok {
 		generic = "OTEL_EXPORTER_OTLP_" + rest

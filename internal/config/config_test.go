@@ -105,15 +105,15 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// TestREADMEListsEveryVariable keeps the README's configuration table honest.
-func TestREADMEListsEveryVariable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestConfigDocListsEveryVariable keeps docs/configuration.md's table honest.
+func TestConfigDocListsEveryVariable(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range Variables() {
-		if !strings.Contains(string(readme), "| `"+v[0]+"` |") {
-			t.Errorf("README.md has no configuration table row for %s", v[0])
+		if !strings.Contains(string(doc), "| `"+v[0]+"` |") {
+			t.Errorf("docs/configuration.md has no configuration table row for %s", v[0])
 		}
 	}
 }
@@ -606,7 +606,7 @@ func TestUnknownOTELVariables(t *testing.T) {
 			t.Errorf("the table does not read %s", name)
 		}
 	}
-	list := "cobranca reads only " + strings.Join(read, ", ") + " (see the README's configuration table)"
+	list := "cobranca reads only " + strings.Join(read, ", ") + " (see docs/configuration.md)"
 	for _, tc := range []struct{ env, want string }{
 		{"OTEL_FOO=bar", "OTEL_FOO: unknown variable: " + list},
 		{"OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_PROTOCOL: unknown variable: " + list + "; cobranca exports traces over OTLP/HTTP as protobuf only"},

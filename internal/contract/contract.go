@@ -202,7 +202,7 @@ func ValidView(uri string) error {
 var diagnosticNameRE = regexp.MustCompile(`^test_[a-z0-9_]+$`)
 
 // Validate checks that the contract is complete and that its fields agree
-// with its tier (section 4 of DESIGN.md). A contract that fails is a
+// with its tier (the tier table: README.md, docs/security-model.md). A contract that fails is a
 // programming error: the server refuses to start with it.
 func (c *Contract) Validate() error {
 	var errs []error
@@ -352,7 +352,7 @@ type tierRule struct {
 	stepUp       bool
 }
 
-// tierRules is section 4 of DESIGN.md as data.
+// tierRules is the README's tier table as data.
 var tierRules = map[Risk]tierRule{
 	Low:       {autonomous: true, confirmation: ConfirmNone},
 	Medium:    {autonomous: true, confirmation: ConfirmAdvised},
@@ -396,7 +396,7 @@ func (c *Contract) Summary() map[string]any {
 // The arguments the pipeline reads itself, never the tool: Finish declares
 // them in the input schema of every contract they apply to.
 const (
-	// ArgIdempotencyKey names the call for idempotent retries (DESIGN.md §6):
+	// ArgIdempotencyKey names the call for idempotent retries (docs/security-model.md, "Idempotency"):
 	// every tool with side effects takes it; required when the contract's
 	// idempotency kind is "key".
 	ArgIdempotencyKey = "idempotencyKey"

@@ -32,7 +32,7 @@ import (
 )
 
 // Failure codes of this package, each listed with its meaning in the
-// contracts and README.
+// contracts and docs/tools.md.
 const (
 	CodeFileNotFound  failure.Code = "file_not_found" // no stored file has the id
 	CodeLinkNotFound  failure.Code = "link_not_found" // no link has the id (CLI)

@@ -1,5 +1,5 @@
 // Package limits enforces cobranca's rate limits: how many calls an actor
-// causes (DESIGN.md §8), as opposed to payload limits (how much work one call
+// causes, as opposed to payload limits (how much work one call
 // causes) and access control (who may call at all).
 //
 // The algorithm is GCRA (the generic cell rate algorithm, a token bucket

@@ -20,7 +20,7 @@ import (
 
 // The fast path answers an ordinary tools/call itself instead of handing it
 // to go-sdk, which parses a 77 KB body about five times before a tool runs
-// (DESIGN.md §10). It runs the same pipeline as the SDK path — validation,
+// (docs/benchmarks.md, "End to end"). It runs the same pipeline as the SDK path — validation,
 // output-schema check, error codes, audit — and writes the bytes the SDK
 // would write; the tests prove it by sending the same requests through both
 // paths. Any request that is not the plain case (another method, a batch,

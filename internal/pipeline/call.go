@@ -80,7 +80,7 @@ func (cl *callState) finish(rec CallRecord, res Result) Result {
 }
 
 // auditFailed is the answer when the call's event could not be written.
-// A read is still answered (DESIGN.md §8: low-tier reads go on while the
+// A read is still answered (docs/security-model.md, "The audit log": low-tier reads go on while the
 // store is down, their events wait in the spool; an error here means even
 // the spool could not keep it, and the log line is all that is left). A call
 // of a tool with side effects is never answered as if its event existed:

@@ -14,7 +14,7 @@ import (
 	"github.com/cobranca/cobranca/internal/store"
 )
 
-// A tool whose contract makes its dry run mandatory (DESIGN.md §6) acts only
+// A tool whose contract makes its dry run mandatory (docs/security-model.md, "Dry run") acts only
 // on a plan its caller saw: its DryRun returns the plan's hash
 // (Effect.PlanHash), which the pipeline records (recordDryRun) for the
 // caller, tool and arguments; the real call cites it (planHash), and runs —

@@ -1,5 +1,5 @@
 // Package reqstate seals and opens the request state of an in-band
-// confirmation (DESIGN.md §6 "Confirmation (high)"): the opaque string an
+// confirmation (docs/security-model.md, "Confirmation"): the opaque string an
 // input-required result hands the client, which the client echoes back in
 // the retry's requestState (a plain JSON string in go-sdk v1.8.0; the SDK
 // sets no size limit, this package sets MaxStateLen). Any replica holding
