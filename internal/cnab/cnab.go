@@ -115,11 +115,10 @@ func (es Errors) Error() string {
 type field struct {
 	name       string
 	from, to   int
-	fixed      string // when set, the span must hold exactly this
-	numeric    bool   // digits only
-	date       bool   // DDMMAAAA, or zeros for none
-	money      bool   // 13 integer and 2 decimal digits, no separator
-	allowSpace bool   // for numeric fields some banks leave blank when unused
+	numeric    bool // digits only
+	date       bool // DDMMAAAA, or zeros for none
+	money      bool // 13 integer and 2 decimal digits, no separator
+	allowSpace bool // for numeric fields some banks leave blank when unused
 }
 
 func (f field) label(segment string) string {
