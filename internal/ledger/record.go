@@ -1,0 +1,420 @@
+package ledger
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cobranca/cobranca/internal/boleto"
+	"github.com/cobranca/cobranca/internal/portfolio"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// InvoiceRecord is one invoice as the operator's systems send it: a row of
+// `cobranca invoices import`, an element of collections.record_invoices.
+// Its JSON names are also the CSV header's.
+type InvoiceRecord struct {
+	InvoiceID    string `json:"invoiceId"`
+	CustomerID   string `json:"customerId"`
+	CustomerName string `json:"customerName,omitempty"`
+	AmountCents  int64  `json:"amountCents"`
+	Currency     string `json:"currency,omitempty"` // ISO 4217; BRL when empty
+	IssueDate    string `json:"issueDate,omitempty"`
+	DueDate      string `json:"dueDate"`
+	Void         bool   `json:"void,omitempty"`
+	PixTxID      string `json:"pixTxid,omitempty"`    // the txid of a PIX code the customer was given
+	OurNumber    string `json:"ourNumber,omitempty"`  // the boleto's nosso número
+	BoletoLine   string `json:"boletoLine,omitempty"` // the boleto's linha digitável, verified, stored as its 47 digits
+	Reference    string `json:"reference,omitempty"`  // any other reference the customer may quote when paying
+}
+
+// Codes of a record's problems, as the tools answer them.
+const (
+	CodeInvalidText   = "invalid_text"
+	CodeInvalidFormat = "invalid_format"
+	CodeInvalidDate   = "invalid_date"
+	CodeInvalidValue  = "invalid_value"
+	CodeOutOfRange    = "out_of_range"
+	CodeMissing       = "missing_field"
+	CodeDuplicate     = "duplicate_entry"
+	CodeTooMany       = "too_many_rows"
+)
+
+// FieldError is a record's problem: the field (a JSON name) and why. The
+// message never holds the field's value.
+type FieldError struct {
+	Field   string
+	Code    string
+	Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// MaxTxIDLen is the longest txid a static PIX code carries (BACEN's
+// manual: up to 25 letters and digits).
+const MaxTxIDLen = 25
+
+// maxOurNumberLen is the nosso número's width in CNAB 240 (segment T 38-57).
+const maxOurNumberLen = 20
+
+// Validate checks a record and normalizes it: the currency defaults to
+// BRL, the boleto line is kept as its digits.
+func (r *InvoiceRecord) Validate() *FieldError {
+	for _, f := range []struct {
+		name, v  string
+		required bool
+	}{
+		{"invoiceId", r.InvoiceID, true}, {"customerId", r.CustomerID, true},
+		{"customerName", r.CustomerName, false}, {"reference", r.Reference, false},
+	} {
+		if f.v == "" && !f.required {
+			continue
+		}
+		if msg := portfolio.TextProblem(f.v); msg != "" {
+			return &FieldError{Field: f.name, Code: CodeInvalidText, Message: msg}
+		}
+	}
+	if r.AmountCents < 1 || r.AmountCents > portfolio.MaxAmountCents {
+		return &FieldError{Field: "amountCents", Code: CodeOutOfRange,
+			Message: "must be a whole number of minor units from 1 to " + strconv.FormatInt(portfolio.MaxAmountCents, 10)}
+	}
+	if r.Currency == "" {
+		r.Currency = "BRL"
+	}
+	if _, ok := portfolio.MinorUnits(r.Currency); !ok {
+		return &FieldError{Field: "currency", Code: CodeInvalidValue, Message: "must be an active ISO 4217 currency code in upper case, such as BRL or USD"}
+	}
+	if e := checkDate("dueDate", r.DueDate); e != nil {
+		return e
+	}
+	if r.IssueDate != "" {
+		if e := checkDate("issueDate", r.IssueDate); e != nil {
+			return e
+		}
+		if r.IssueDate > r.DueDate {
+			return &FieldError{Field: "issueDate", Code: CodeOutOfRange, Message: "must not be after dueDate"}
+		}
+	}
+	if r.PixTxID != "" && !alnum(r.PixTxID, MaxTxIDLen) {
+		return &FieldError{Field: "pixTxid", Code: CodeInvalidFormat, Message: fmt.Sprintf("must be 1 to %d letters and digits (A-Z, a-z, 0-9)", MaxTxIDLen)}
+	}
+	if r.OurNumber != "" && !alnum(r.OurNumber, maxOurNumberLen) {
+		return &FieldError{Field: "ourNumber", Code: CodeInvalidFormat, Message: fmt.Sprintf("must be 1 to %d letters and digits", maxOurNumberLen)}
+	}
+	if r.BoletoLine != "" {
+		l, err := boleto.Parse(r.BoletoLine)
+		if err != nil {
+			return &FieldError{Field: "boletoLine", Code: CodeInvalidValue, Message: err.Error()}
+		}
+		r.BoletoLine = l.Digits
+	}
+	return nil
+}
+
+func checkDate(name, s string) *FieldError {
+	if s == "" {
+		return &FieldError{Field: name, Code: CodeMissing, Message: "is required (YYYY-MM-DD)"}
+	}
+	if msg := portfolio.DateProblem(s); msg != "" {
+		code := CodeInvalidFormat
+		if strings.Contains(msg, "calendar") {
+			code = CodeInvalidDate
+		} else if strings.Contains(msg, "from") {
+			code = CodeOutOfRange
+		}
+		return &FieldError{Field: name, Code: code, Message: msg}
+	}
+	return nil
+}
+
+func alnum(s string, max int) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// RowError is a problem of one row of an import file: its line (1 is the
+// CSV header) and column (the field's name), never the cell's content.
+type RowError struct {
+	Line    int
+	Column  string
+	Code    string
+	Message string
+}
+
+func (e *RowError) Error() string {
+	if e.Column == "" {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Message)
+	}
+	return fmt.Sprintf("line %d: %s: %s", e.Line, e.Column, e.Message)
+}
+
+// RowErrors is every problem of a refused file, up to MaxRowErrors, in
+// line order. A file is imported all or nothing.
+type RowErrors []*RowError
+
+// MaxRowErrors bounds the problems one read reports.
+const MaxRowErrors = 100
+
+func (es RowErrors) Error() string {
+	parts := make([]string, 0, len(es))
+	for _, e := range es {
+		parts = append(parts, e.Error())
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (es *RowErrors) add(e *RowError) bool {
+	if len(*es) < MaxRowErrors {
+		*es = append(*es, e)
+	}
+	return len(*es) < MaxRowErrors
+}
+
+// columns are the CSV header's names: every JSON name of InvoiceRecord.
+var columns = []string{"invoiceId", "customerId", "customerName", "amountCents", "currency", "issueDate",
+	"dueDate", "void", "pixTxid", "ourNumber", "boletoLine", "reference"}
+
+var requiredColumns = []string{"invoiceId", "customerId", "amountCents", "dueDate"}
+
+// ReadInvoicesCSV reads invoices from CSV with a header of InvoiceRecord's
+// JSON names (any order; the four required ones present), at most max
+// rows. Every row is validated; a file with any problem is refused whole
+// with RowErrors.
+func ReadInvoicesCSV(r io.Reader, max int) ([]InvoiceRecord, error) {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(3); err == nil && bytes.Equal(b, []byte("\xef\xbb\xbf")) {
+		_, _ = br.Discard(3) // the byte order mark spreadsheets write
+	}
+	cr := csv.NewReader(br)
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err == io.EOF {
+		return nil, RowErrors{{Line: 1, Code: CodeMissing, Message: "the file is empty: a header is required"}}
+	}
+	if err != nil {
+		return nil, RowErrors{csvError(err)}
+	}
+	var errs RowErrors
+	index := make(map[string]int, len(head))
+	for i, name := range head {
+		switch {
+		case !slices.Contains(columns, name):
+			errs.add(&RowError{Line: 1, Column: fmt.Sprintf("column %d", i+1), Code: CodeInvalidValue,
+				Message: "not a known column (" + strings.Join(columns, ", ") + ")"})
+		case index[name] != 0:
+			errs.add(&RowError{Line: 1, Column: name, Code: CodeDuplicate, Message: "the column appears twice"})
+		}
+		index[name] = i + 1
+	}
+	for _, name := range requiredColumns {
+		if index[name] == 0 {
+			errs.add(&RowError{Line: 1, Column: name, Code: CodeMissing, Message: "a required column is missing"})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	cell := func(row []string, name string) string {
+		if i := index[name]; i > 0 {
+			return row[i-1]
+		}
+		return ""
+	}
+	var recs []InvoiceRecord
+	seen := make(map[string]int)
+	for {
+		row, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			errs.add(csvError(err))
+			var pe *csv.ParseError
+			if !errors.As(err, &pe) || !errors.Is(pe.Err, csv.ErrFieldCount) {
+				break // the reader cannot go on past a broken quote
+			}
+			continue
+		}
+		line, _ := cr.FieldPos(0)
+		if len(recs) == max {
+			errs.add(&RowError{Line: line, Code: CodeTooMany, Message: fmt.Sprintf("a file holds at most %d invoices", max)})
+			break
+		}
+		rec := InvoiceRecord{
+			InvoiceID: cell(row, "invoiceId"), CustomerID: cell(row, "customerId"), CustomerName: cell(row, "customerName"),
+			Currency: cell(row, "currency"), IssueDate: cell(row, "issueDate"), DueDate: cell(row, "dueDate"),
+			PixTxID: cell(row, "pixTxid"), OurNumber: cell(row, "ourNumber"), BoletoLine: cell(row, "boletoLine"),
+			Reference: cell(row, "reference"),
+		}
+		ok := true
+		if s := cell(row, "amountCents"); !digitsOnly(s, 18) {
+			errs.add(&RowError{Line: line, Column: "amountCents", Code: CodeInvalidFormat, Message: "must be a whole number of minor units, digits only"})
+			ok = false
+		} else {
+			rec.AmountCents, _ = strconv.ParseInt(s, 10, 64)
+		}
+		switch cell(row, "void") {
+		case "", "false":
+		case "true":
+			rec.Void = true
+		default:
+			errs.add(&RowError{Line: line, Column: "void", Code: CodeInvalidValue, Message: `must be "true", "false" or empty`})
+			ok = false
+		}
+		if ok {
+			if fe := rec.Validate(); fe != nil {
+				errs.add(&RowError{Line: line, Column: fe.Field, Code: fe.Code, Message: fe.Message})
+			} else if first, dup := seen[rec.InvoiceID]; dup {
+				errs.add(&RowError{Line: line, Column: "invoiceId", Code: CodeDuplicate, Message: fmt.Sprintf("repeats the invoice of line %d", first)})
+			} else {
+				seen[rec.InvoiceID] = line
+			}
+		}
+		if len(errs) >= MaxRowErrors {
+			break
+		}
+		recs = append(recs, rec)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return recs, nil
+}
+
+// csvError turns encoding/csv's error into a RowError without the text it
+// quotes.
+func csvError(err error) *RowError {
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) {
+		return &RowError{Code: CodeInvalidFormat, Message: "the file could not be read as CSV"}
+	}
+	col := ""
+	if pe.Column > 0 {
+		col = fmt.Sprintf("character %d", pe.Column)
+	}
+	msg := "not valid CSV"
+	switch {
+	case errors.Is(pe.Err, csv.ErrFieldCount):
+		msg = "the row has another number of cells than the header"
+		col = ""
+	case errors.Is(pe.Err, csv.ErrBareQuote):
+		msg = "a quote inside an unquoted cell"
+	case errors.Is(pe.Err, csv.ErrQuote):
+		msg = "a quoted cell is not closed properly"
+	}
+	return &RowError{Line: pe.Line, Column: col, Code: CodeInvalidFormat, Message: msg}
+}
+
+func digitsOnly(s string, max int) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// maxJSONLine bounds one line of JSON Lines: an invoice is far smaller.
+const maxJSONLine = 64 << 10
+
+// ReadInvoicesJSONL reads invoices from JSON Lines, one object a line, at
+// most max. Each object is read strictly: unknown or repeated members and
+// invalid UTF-8 are refused. Blank lines may end the file only.
+func ReadInvoicesJSONL(r io.Reader, max int) ([]InvoiceRecord, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxJSONLine)
+	var (
+		errs  RowErrors
+		recs  []InvoiceRecord
+		blank []int
+		line  int
+	)
+	seen := make(map[string]int)
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			blank = append(blank, line)
+			continue
+		}
+		for _, l := range blank {
+			errs.add(&RowError{Line: l, Code: CodeInvalidFormat, Message: "a blank line inside the file"})
+		}
+		blank = blank[:0]
+		if len(recs) == max {
+			errs.add(&RowError{Line: line, Code: CodeTooMany, Message: fmt.Sprintf("a file holds at most %d invoices", max)})
+			break
+		}
+		var rec InvoiceRecord
+		if !utf8.Valid(b) {
+			errs.add(&RowError{Line: line, Code: CodeInvalidFormat, Message: "invalid UTF-8"})
+		} else if err := jsonv2.Unmarshal(b, &rec, jsonv2.RejectUnknownMembers(true)); err != nil {
+			errs.add(jsonError(line, err))
+		} else if fe := rec.Validate(); fe != nil {
+			errs.add(&RowError{Line: line, Column: fe.Field, Code: fe.Code, Message: fe.Message})
+		} else if first, dup := seen[rec.InvoiceID]; dup {
+			errs.add(&RowError{Line: line, Column: "invoiceId", Code: CodeDuplicate, Message: fmt.Sprintf("repeats the invoice of line %d", first)})
+		} else {
+			seen[rec.InvoiceID] = line
+		}
+		if len(errs) >= MaxRowErrors {
+			break
+		}
+		recs = append(recs, rec)
+	}
+	if err := sc.Err(); err != nil {
+		if !errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("ledger: read: %w", err)
+		}
+		errs.add(&RowError{Line: line + 1, Code: CodeInvalidFormat, Message: fmt.Sprintf("a line is longer than %d bytes", maxJSONLine)})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if len(recs) == 0 {
+		return nil, RowErrors{{Line: 1, Code: CodeMissing, Message: "the file holds no invoice"}}
+	}
+	return recs, nil
+}
+
+// jsonError names the member a JSON error is about, never its value.
+func jsonError(line int, err error) *RowError {
+	var se *jsonv2.SemanticError
+	if errors.As(err, &se) {
+		col := strings.TrimPrefix(string(se.JSONPointer), "/")
+		switch {
+		case errors.Is(err, jsonv2.ErrUnknownName):
+			return &RowError{Line: line, Column: col, Code: CodeInvalidValue, Message: "not a known member"}
+		case col != "":
+			return &RowError{Line: line, Column: col, Code: CodeInvalidFormat, Message: "has the wrong JSON type or range"}
+		}
+	}
+	if errors.Is(err, jsontext.ErrDuplicateName) {
+		var syn *jsontext.SyntacticError
+		col := ""
+		if errors.As(err, &syn) {
+			col = strings.TrimPrefix(string(syn.JSONPointer), "/")
+		}
+		return &RowError{Line: line, Column: col, Code: CodeDuplicate, Message: "the member appears twice"}
+	}
+	return &RowError{Line: line, Code: CodeInvalidFormat, Message: "not a JSON object of an invoice"}
+}
