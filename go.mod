@@ -6,6 +6,7 @@ go 1.26.0
 ignore ./clients/node_modules
 
 require (
+	github.com/aclindsa/ofxgo v0.1.3
 	github.com/bojanz/currency v1.4.2
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
@@ -43,6 +44,7 @@ require (
 )
 
 require (
+	github.com/aclindsa/xml v0.0.0-20201125035057-bbd5c9ec99ac // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
