@@ -193,7 +193,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	}
 	pages, err := web.New(web.Config{
 		Signin: signin.Config{Issuer: authn.Issuer(), ClientID: webClientID(cfg.Config), ClientSecret: cfg.OIDCClientSecret,
-			PublicURL: cfg.Public(), AgentClientIDs: cfg.AgentClientIDs, RolesClaim: authn.RolesClaim(), DB: db, TrustedProxyHeader: cfg.TrustedProxyHeader},
+			PublicURL: cfg.Public(), AgentClientIDs: cfg.AgentClientIDs, RolesClaim: authn.RolesClaim(), DB: db, Keys: states},
 		Decider: newDecider(approvals, db, authn, alog, cfg.Config, tools),
 		Admin:   pipe,
 		Logger:  log,

@@ -377,14 +377,27 @@ func (r *Ring) Tag(use string, msg []byte) (keyID string, tag []byte) {
 // constant time: nil, ErrUnknownKey for a key the ring does not hold, or
 // ErrForged.
 func (r *Ring) CheckTag(keyID, use string, msg, tag []byte) error {
-	key, ok := r.keys[keyID]
-	if !ok {
-		return ErrUnknownKey
+	want, err := r.TagUnder(keyID, use, msg)
+	if err != nil {
+		return err
 	}
-	if !hmac.Equal(tagWith(key, use, msg), tag) {
+	if !hmac.Equal(want, tag) {
 		return ErrForged
 	}
 	return nil
+}
+
+// TagUnder is Tag under the key keyID, current or older (ErrUnknownKey for
+// a key the ring does not hold): for a token that derives a key of its own
+// from the ring per message and must derive it again when it comes back
+// (internal/signin's sealed sign-in cookie). The tag is then key material:
+// it must never be sent.
+func (r *Ring) TagUnder(keyID, use string, msg []byte) ([]byte, error) {
+	key, ok := r.keys[keyID]
+	if !ok {
+		return nil, ErrUnknownKey
+	}
+	return tagWith(key, use, msg), nil
 }
 
 // tagWith is HMAC-SHA256 under key over use, a NUL byte and msg.

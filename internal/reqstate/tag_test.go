@@ -22,6 +22,13 @@ func TestTag(t *testing.T) {
 	if kid2, tag2 := rotated.Tag("cobranca/file-link/v1", msg); kid2 != "k2" || string(tag2) == string(tag) {
 		t.Errorf("rotated Tag = %q, same tag %t; want k2 and another tag", kid2, string(tag2) == string(tag))
 	}
+	// TagUnder derives again, under the key named, what Tag made under the current one.
+	if again, err := rotated.TagUnder(kid, "cobranca/file-link/v1", msg); err != nil || string(again) != string(tag) {
+		t.Errorf("TagUnder(%q) after rotation = %x, %v; want Tag's %x", kid, again, err, tag)
+	}
+	if _, err := rotated.TagUnder("k9", "cobranca/file-link/v1", msg); !errors.Is(err, ErrUnknownKey) {
+		t.Errorf("TagUnder(an unknown key) = %v, want ErrUnknownKey", err)
+	}
 	flipped := append([]byte(nil), tag...)
 	flipped[0] ^= 1
 	for name, tt := range map[string]struct {

@@ -77,7 +77,7 @@ func newProvider(t *testing.T, subjectTypes ...string) *provider {
 func TestCallbackChecksIDToken(t *testing.T) {
 	const client = "cobranca-web"
 	op := newProvider(t)
-	rp, err := New(Config{Issuer: op.srv.URL, ClientID: client, PublicURL: "http://cobranca.test", DB: storetest.SQLite(t)})
+	rp, err := New(Config{Issuer: op.srv.URL, ClientID: client, PublicURL: "http://cobranca.test", DB: storetest.SQLite(t), Keys: testRing(t, "k1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestPairwiseIssuerRefused(t *testing.T) {
 		status int
 	}{{[]string{"pairwise"}, http.StatusServiceUnavailable}, {[]string{"public", "pairwise"}, http.StatusFound}, {[]string{"public"}, http.StatusFound}} {
 		op := newProvider(t, tc.types...)
-		rp, err := New(Config{Issuer: op.srv.URL, ClientID: "cobranca-web", PublicURL: "http://cobranca.test", DB: storetest.SQLite(t)})
+		rp, err := New(Config{Issuer: op.srv.URL, ClientID: "cobranca-web", PublicURL: "http://cobranca.test", DB: storetest.SQLite(t), Keys: testRing(t, "k1")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,6 +165,45 @@ func TestPairwiseIssuerRefused(t *testing.T) {
 		rp.SignIn().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, SignInPath+"?return=/", nil))
 		if rec.Code != tc.status {
 			t.Errorf("subject_types_supported %v: /signin = %d, want %d: %s", tc.types, rec.Code, tc.status, rec.Body)
+		}
+	}
+}
+
+// TestSignInFetchSite: a sign-in starts from this site's pages, a typed address or a bookmark
+// (Sec-Fetch-Site same-origin or none; a browser too old to send it is let through), never
+// from another site's page, which could otherwise make its visitors' browsers start sign-ins.
+func TestSignInFetchSite(t *testing.T) {
+	op := newProvider(t)
+	rp, err := New(Config{Issuer: op.srv.URL, ClientID: "cobranca-web", PublicURL: "https://cobranca.test", DB: storetest.SQLite(t), Keys: testRing(t, "k1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		site   string
+		status int
+	}{{"", http.StatusFound}, {"same-origin", http.StatusFound}, {"none", http.StatusFound},
+		{"cross-site", http.StatusForbidden}, {"same-site", http.StatusForbidden}, {"bogus", http.StatusForbidden}} {
+		req := httptest.NewRequest(http.MethodGet, SignInPath+"?return=/approvals/a_x", nil)
+		if tc.site != "" {
+			req.Header.Set("Sec-Fetch-Site", tc.site)
+		}
+		rec := httptest.NewRecorder()
+		rp.SignIn().ServeHTTP(rec, req)
+		if rec.Code != tc.status {
+			t.Errorf("/signin with Sec-Fetch-Site %q = %d, want %d: %s", tc.site, rec.Code, tc.status, rec.Body)
+		}
+		var cookie *http.Cookie
+		for _, c := range rec.Result().Cookies() {
+			if c.Name == "__Host-cobranca_signin" {
+				cookie = c
+			}
+		}
+		switch {
+		case tc.status != http.StatusFound && cookie != nil:
+			t.Errorf("Sec-Fetch-Site %q: refused, yet a sign-in cookie was set", tc.site)
+		case tc.status == http.StatusFound && (cookie == nil || !cookie.Secure || !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode || cookie.Path != "/" ||
+			cookie.Domain != "" || cookie.MaxAge != int(signinTTL/time.Second)):
+			t.Errorf("Sec-Fetch-Site %q: sign-in cookie %+v, want __Host-, Secure, HttpOnly, SameSite=Lax, Path=/, 10 minutes", tc.site, cookie)
 		}
 	}
 }

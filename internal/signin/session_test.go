@@ -3,7 +3,6 @@ package signin
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -96,52 +95,17 @@ func TestSessions(t *testing.T) {
 		if got, err := s.get(ctx, cookie, 30*time.Minute); got != nil || err != nil {
 			t.Errorf("a deleted session = %v, %v; want none", got, err)
 		}
-	})
-}
 
-// TestPendingSignins: a pre-session is read back once (the callback uses it up), not after
-// its expiry, and the next sign-in deletes what has expired.
-func TestPendingSignins(t *testing.T) {
-	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
-		ctx := context.Background()
-		c := &clocktest.Clock{}
-		s := sessions{db: db, now: c.Now}
-		now := c.Now().Truncate(time.Microsecond)
-		p := &pending{state: secret(), nonce: secret(), verifier: secret(), returnTo: "/approvals/a_x?lang=pt-BR",
-			stepUp: auth.StepUp{ACRValues: []string{"urn:mfa", "urn:hw"}, MaxAge: 300 * time.Second}, created: now, expires: now.Add(signinTTL),
-			client: clientHash("192.0.2.1")}
-		binding := secret()
-		if err := s.startSignin(ctx, binding, p); err != nil {
+		// An expired session nobody reads again goes with the next sign-in.
+		if _, _, err := s.create(ctx, pr, time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.finishSignin(ctx, binding)
-		if err != nil {
+		c.Advance(time.Hour)
+		if _, _, err := s.create(ctx, &auth.Principal{Subject: "ana", Kind: auth.KindHuman}, time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(p, got, cmp.AllowUnexported(pending{})); diff != "" {
-			t.Errorf("pre-session (-want +got):\n%s", diff)
-		}
-		if _, err := s.finishSignin(ctx, binding); err != errNoSignin {
-			t.Errorf("a pre-session used a second time: %v, want errNoSignin", err)
-		}
-
-		plain := &pending{state: secret(), nonce: secret(), verifier: secret(), returnTo: "/", created: now, expires: now.Add(signinTTL), client: clientHash("192.0.2.1")}
-		old := secret()
-		if err := s.startSignin(ctx, old, plain); err != nil {
-			t.Fatal(err)
-		}
-		c.Advance(signinTTL)
-		if _, err := s.finishSignin(ctx, old); err != errNoSignin {
-			t.Errorf("an expired pre-session: %v, want errNoSignin", err)
-		}
-		if err := s.startSignin(ctx, secret(), plain); err != nil { // its own expiry is in the past: reaped by the next one
-			t.Fatal(err)
-		}
-		if err := s.startSignin(ctx, secret(), &pending{state: "s", nonce: "n", verifier: "v", returnTo: "/", created: c.Now(), expires: c.Now().Add(signinTTL), client: clientHash("192.0.2.1")}); err != nil {
-			t.Fatal(err)
-		}
-		if n := storetest.Count(t, db, "web_signin"); n != 1 {
-			t.Errorf("%d pre-sessions after a sign-in reaped the expired ones, want 1", n)
+		if n := storetest.Count(t, db, "web_session"); n != 1 {
+			t.Errorf("%d session rows after a sign-in, want 1: the expired one deleted", n)
 		}
 	})
 }
@@ -178,49 +142,6 @@ func FuzzLocalPath(f *testing.F) {
 		}
 		if r := base.ResolveReference(u); r.Host != base.Host || r.Scheme != base.Scheme {
 			t.Errorf("LocalPath(%q) accepted a path that leads to %s", s, r)
-		}
-	})
-}
-
-// TestPendingSigninBounds: anyone may start a sign-in, so the pre-sessions are bounded: one
-// client holds at most maxPerClient live ones, the store at most maxSignins; expired ones no
-// longer count, and a refusal stores nothing.
-func TestPendingSigninBounds(t *testing.T) {
-	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
-		ctx := context.Background()
-		c := &clocktest.Clock{}
-		s := sessions{db: db, now: c.Now, maxSignins: 5, maxPerClient: 3}
-		start := func(client string) error {
-			now := c.Now()
-			return s.startSignin(ctx, secret(), &pending{state: secret(), nonce: secret(), verifier: secret(), returnTo: "/",
-				client: clientHash(client), created: now, expires: now.Add(signinTTL)})
-		}
-		for i := range 3 {
-			if err := start("192.0.2.1"); err != nil {
-				t.Fatalf("sign-in %d of a client: %v", i+1, err)
-			}
-		}
-		if err := start("192.0.2.1"); !errors.Is(err, errClientSignins) {
-			t.Errorf("a client's fourth sign-in in progress: %v, want errClientSignins", err)
-		}
-		if err := start("192.0.2.2"); err != nil {
-			t.Errorf("another client's first sign-in: %v", err)
-		}
-		if err := start("192.0.2.3"); err != nil {
-			t.Errorf("a third client's first sign-in: %v", err)
-		}
-		if err := start("192.0.2.4"); !errors.Is(err, errSigninsFull) {
-			t.Errorf("a sign-in past the store's bound: %v, want errSigninsFull", err)
-		}
-		if n := storetest.Count(t, db, "web_signin"); n != 5 {
-			t.Errorf("%d pre-sessions, want 5 (refusals store nothing)", n)
-		}
-		c.Advance(signinTTL)
-		if err := start("192.0.2.1"); err != nil {
-			t.Errorf("a sign-in once the others expired: %v", err)
-		}
-		if n := storetest.Count(t, db, "web_signin"); n != 1 {
-			t.Errorf("%d pre-sessions after the expired ones were reaped, want 1", n)
 		}
 	})
 }

@@ -1,8 +1,9 @@
 // Package signin signs people in to cobranca's own web pages (the approval page today, an
 // operations console later): an OpenID Connect relying party of the configured issuer
 // (go-oidc and x/oauth2; in development, the server's own development authorization server),
-// authorization code with PKCE S256, state and nonce bound to the browser by a short-lived
-// pre-session, the ID token verified (iss, aud, exp, nonce, signature) and turned into a
+// authorization code with PKCE S256, state, nonce and verifier kept in the browser in a sealed,
+// short-lived cookie (cookie.go: nothing is stored on the server until a person has signed
+// in), the ID token verified (iss, aud, exp, nonce, signature) and turned into a
 // principal by auth.PrincipalFromIDToken. A signed-in person holds a server-side session
 // (migration 00090) behind an HttpOnly, SameSite=Lax cookie; every state-changing form is
 // checked by CheckForm (net/http's cross-origin protection and the session's CSRF token).
@@ -35,7 +36,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/failure"
-	"github.com/cobranca/cobranca/internal/limits"
+	"github.com/cobranca/cobranca/internal/reqstate"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/store"
 )
@@ -58,18 +59,14 @@ const (
 	discoveryRetry = 2 * time.Second
 	// maxStepUpAge bounds max_age on /signin (a day; step-up asks for minutes).
 	maxStepUpAge = 24 * time.Hour
-	// DefaultMaxSignins bounds the sign-ins in progress in the store, DefaultMaxSigninsPerClient
-	// those one client address started (each lives signinTTL unless its callback comes).
-	DefaultMaxSignins          = 20000
-	DefaultMaxSigninsPerClient = 20
 )
 
 // Codes of the refusals of sign-in and of the forms.
 const (
 	CodeInvalidRequest    failure.Code = "invalid_request"      // a parameter of /signin, or a form field, is malformed
-	CodeStateInvalid      failure.Code = "signin_state_invalid" // no sign-in of this browser matches the callback (none, replayed, expired, wrong state)
+	CodeStateInvalid      failure.Code = "signin_state_invalid" // no sign-in of this browser matches the callback (none, replayed, expired, altered, wrong state)
 	CodeSigninFailed      failure.Code = "signin_failed"        // the issuer refused, or its answer does not verify
-	CodeCrossOrigin       failure.Code = "cross_origin_request" // a state-changing form posted from another site
+	CodeCrossOrigin       failure.Code = "cross_origin_request" // a state-changing form posted, or a sign-in started, from another site
 	CodeCSRFInvalid       failure.Code = "csrf_token_invalid"   // a form without the session's CSRF token
 	CodeNotSignedIn       failure.Code = "not_signed_in"        // a form posted without a live session
 	CodeIssuerUnavailable failure.Code = failure.Unavailable    // discovery of the issuer failed: retry
@@ -95,16 +92,15 @@ type Config struct {
 	// RolesClaim is COBRANCA_ROLES_CLAIM, the ID token's claim the person's roles are read
 	// from (auth.DefaultRolesClaim when empty).
 	RolesClaim string
-	DB         store.DB
+	// DB keeps the sessions of people who signed in.
+	DB store.DB
+	// Keys are the request-state keys (COBRANCA_REQUEST_STATE_KEYS): a sign-in in progress is
+	// sealed under a key derived from the current one (cookie.go) and opens under any key of
+	// the ring, so a rotation keeps the old key for at least the 10 minutes a sign-in may take.
+	Keys *reqstate.Ring
 	// SessionTTL is a session's absolute lifetime (DefaultSessionTTL), IdleTTL how long it
 	// lasts unused (DefaultIdleTTL).
 	SessionTTL, IdleTTL time.Duration
-	// MaxSignins bounds the sign-ins in progress (DefaultMaxSignins), MaxSigninsPerClient
-	// those of one client address (DefaultMaxSigninsPerClient): anyone may start one, and each
-	// is a row until its callback or expiry. A client is told apart as the per-origin rate
-	// limit does (limits.ClientIP, with TrustedProxyHeader: COBRANCA_TRUSTED_PROXY_HEADER).
-	MaxSignins, MaxSigninsPerClient int
-	TrustedProxyHeader              string
 	// HTTPClient talks to the issuer (discovery, token, keys); nil: a client with a 10 s
 	// timeout.
 	HTTPClient *http.Client
@@ -121,7 +117,7 @@ type RP struct {
 	redirect string
 	secure   bool
 	cookie   string // the session cookie's name
-	binding  string // the pre-session cookie's name
+	binding  string // the sign-in cookie's name (cookie.go)
 	cop      *http.CrossOriginProtection
 
 	mu        sync.Mutex // guards the discovery below
@@ -144,6 +140,9 @@ func New(cfg Config) (*RP, error) {
 	}
 	if cfg.DB == nil {
 		errs = append(errs, errors.New("signin: store is required"))
+	}
+	if cfg.Keys == nil {
+		errs = append(errs, errors.New("signin: request-state keys are required"))
 	}
 	u, err := url.Parse(cfg.PublicURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -175,7 +174,7 @@ func New(cfg Config) (*RP, error) {
 			failure.WriteHTTP(w, status, fe)
 		}
 	}
-	rp := &RP{cfg: cfg, sessions: sessions{db: cfg.DB, now: cfg.Now, maxSignins: cfg.MaxSignins, maxPerClient: cfg.MaxSigninsPerClient},
+	rp := &RP{cfg: cfg, sessions: sessions{db: cfg.DB, now: cfg.Now},
 		redirect: strings.TrimSuffix(cfg.PublicURL, "/") + CallbackPath,
 		secure:   u.Scheme == "https", cop: http.NewCrossOriginProtection()}
 	// Over https the cookies are Secure and __Host- (host-only, Path=/). Over plain-http
@@ -280,8 +279,20 @@ func (rp *RP) refuse(w http.ResponseWriter, r *http.Request, status int, code fa
 	rp.cfg.Refuse(w, r, status, &failure.Error{Code: code, Field: field, Message: msg, Err: cause})
 }
 
-// SignIn serves GET /signin: it records a pre-session for this browser and sends it to the
-// issuer's authorization endpoint.
+// CrossSite reports whether r is a navigation another site started (Fetch Metadata:
+// Sec-Fetch-Site other than same-origin or none; a browser too old to send it is let through).
+// A sign-in is started only from this site's pages or by a person typing or following a
+// bookmark: another site could otherwise make its visitors' browsers start sign-ins at will.
+func CrossSite(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return false
+	}
+	return true
+}
+
+// SignIn serves GET /signin: it seals a new sign-in into this browser's sign-in cookie and
+// sends the browser to the issuer's authorization endpoint. Nothing is stored on the server.
 func (rp *RP) SignIn() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -313,25 +324,23 @@ func (rp *RP) SignIn() http.Handler {
 			rp.refuse(w, r, http.StatusBadRequest, CodeInvalidRequest, "prompt", `must be "login" or absent`, nil)
 			return
 		}
+		if CrossSite(r) {
+			rp.refuse(w, r, http.StatusForbidden, CodeCrossOrigin, "", "a sign-in is started from this site's pages, not from another site: use the link below", nil)
+			return
+		}
 		p, err := rp.discover(r.Context())
 		if err != nil {
 			rp.refuse(w, r, http.StatusServiceUnavailable, CodeIssuerUnavailable, "", "the sign-in service does not answer; try again in a moment", err)
 			return
 		}
-		now := rp.cfg.Now()
 		pend := &pending{state: secret(), nonce: secret(), verifier: oauth2.GenerateVerifier(), returnTo: returnTo,
-			stepUp: su, created: now, expires: now.Add(signinTTL), client: clientHash(limits.ClientIP(r, rp.cfg.TrustedProxyHeader))}
-		binding := secret()
-		switch err := rp.sessions.startSignin(r.Context(), binding, pend); {
-		case errors.Is(err, errClientSignins):
-			w.Header().Set("Retry-After", strconv.Itoa(int(signinTTL/time.Second)))
-			rp.refuse(w, r, http.StatusTooManyRequests, failure.RateLimited, "", "too many sign-ins were started from your address and not finished; finish one, or try again in a few minutes", nil)
+			stepUp: su, expires: rp.cfg.Now().Add(signinTTL).Truncate(time.Second)}
+		binding, err := sealPending(rp.cfg.Keys, rp.binding, pend)
+		if errors.Is(err, errCookieTooLong) {
+			rp.refuse(w, r, http.StatusBadRequest, CodeInvalidRequest, "return", "with acr_values, is too long to carry through sign-in", nil)
 			return
-		case errors.Is(err, errSigninsFull):
-			w.Header().Set("Retry-After", strconv.Itoa(int(signinTTL/time.Second)))
-			rp.refuse(w, r, http.StatusServiceUnavailable, failure.Unavailable, "", "too many sign-ins are in progress; try again in a few minutes", errSigninsFull)
-			return
-		case err != nil:
+		}
+		if err != nil {
 			rp.internal(w, r, err)
 			return
 		}
@@ -355,9 +364,10 @@ func (rp *RP) SignIn() http.Handler {
 // such a code from the issuer's redirect is shown back, never other text.
 var errorCode = regexp.MustCompile(`^[a-z_]{1,64}$`)
 
-// Callback serves GET /signin/callback: the issuer's answer. The pre-session is used up
-// whatever happens; on success the browser gets a new session (a previous one is ended) and
-// goes back where the sign-in started.
+// Callback serves GET /signin/callback: the issuer's answer. The sign-in cookie is cleared
+// whatever happens, so a browser uses its sign-in once (the issuer takes the code once); on
+// success the browser gets a new session (a previous one is ended) and goes back where the
+// sign-in started.
 func (rp *RP) Callback() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
@@ -367,13 +377,9 @@ func (rp *RP) Callback() http.Handler {
 			return
 		}
 		rp.clearCookie(w, rp.binding)
-		pend, err := rp.sessions.finishSignin(r.Context(), c.Value)
-		if errors.Is(err, errNoSignin) {
-			rp.refuse(w, r, http.StatusBadRequest, CodeStateInvalid, "", "no sign-in was started in this browser, or it was used already or took too long: start again from the page", nil)
-			return
-		}
+		pend, err := openPending(rp.cfg.Keys, rp.binding, c.Value, rp.cfg.Now())
 		if err != nil {
-			rp.internal(w, r, err)
+			rp.refuse(w, r, http.StatusBadRequest, CodeStateInvalid, "", "no sign-in was started in this browser, or it was used already or took too long: start again from the page", err)
 			return
 		}
 		q := r.URL.Query()

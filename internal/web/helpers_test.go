@@ -30,6 +30,7 @@ import (
 	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
+	"github.com/cobranca/cobranca/internal/reqstate"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/cobranca/cobranca/internal/signin"
 	"github.com/cobranca/cobranca/internal/store"
@@ -67,6 +68,8 @@ type env struct {
 	clock     *clock
 	approvals *approval.Store
 	tls       *http.Client // trusts the https server's certificate; nil over http
+	// h is the route table the server serves, to drive in-process.
+	h http.Handler
 	// issuerDown makes the issuer's discovery answer 503, as an issuer that is down.
 	issuerDown atomic.Bool
 }
@@ -136,7 +139,11 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 		ts.Start()
 	}
 	t.Cleanup(ts.Close)
-	sc := signin.Config{Issuer: a.Issuer(), ClientID: auth.DevWebClientID, PublicURL: e.base, DB: db, Now: e.clock.Now, HTTPClient: e.tls}
+	stateKeys, err := reqstate.NewRing(reqstate.Key{ID: "k1", Secret: []byte(strings.Repeat("k", 32))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := signin.Config{Issuer: a.Issuer(), ClientID: auth.DevWebClientID, PublicURL: e.base, DB: db, Keys: stateKeys, Now: e.clock.Now, HTTPClient: e.tls}
 	for _, f := range configure {
 		f(&sc)
 	}
@@ -147,6 +154,7 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 	var h2 http.Handler = server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: 1 << 20, Auth: a, AuthServer: as, Web: pages,
 		Admin: admin, Sessions: pages})
 	routes.Store(&h2)
+	e.h = h2
 	return e
 }
 

@@ -211,6 +211,10 @@ func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, d *pa
 func (p *Pages) refuse(w http.ResponseWriter, r *http.Request, status int, fe *failure.Error) {
 	d := newPage(r, func(t *texts) string { return t.RefusalTitle })
 	d.Refusal = p.refusalOf(d, status, fe)
+	if r.URL.Path == signin.SignInPath && fe.Code == signin.CodeCrossOrigin {
+		// A sign-in another site started: the same sign-in, from this page, is this site's.
+		d.Refusal.SignIn = r.URL.RequestURI()
+	}
 	p.render(w, r, status, d)
 }
 
@@ -241,7 +245,7 @@ func (p *Pages) refusalOf(d *pageData, status int, fe *failure.Error) *refusal {
 func validID(id string) bool { return ident.Valid(approval.Prefix, id) }
 
 // signedIn returns the request's session, sending the browser to sign in (and back) when it
-// has none; false: answered.
+// has none — from a link on another site, showing the sign-in link instead; false: answered.
 func (p *Pages) signedIn(w http.ResponseWriter, r *http.Request, here string) (*signin.Session, bool) {
 	sess, err := p.rp.Session(r)
 	if err != nil {
@@ -249,6 +253,12 @@ func (p *Pages) signedIn(w http.ResponseWriter, r *http.Request, here string) (*
 		return nil, false
 	}
 	if sess == nil {
+		if signin.CrossSite(r) {
+			// A link on another site (a webmail's): /signin refuses a sign-in that site's
+			// redirect would start, so the person follows the sign-in link on this page.
+			p.refuse(w, r, http.StatusUnauthorized, &failure.Error{Code: signin.CodeNotSignedIn, Message: "sign in to see this page"})
+			return nil, false
+		}
 		http.Redirect(w, r, signin.SignInURL(here, nil), http.StatusSeeOther)
 		return nil, false
 	}
