@@ -115,6 +115,19 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		}
 	}()
 
+	// Refusals anyone can cause (forms, sign-in callbacks, forged download links) are audited
+	// as one event per class and client a minute, with the count; the last minute's are
+	// written when the HTTP server has drained, before the spool and the writer stop.
+	refusals, err := auditlog.NewRefusals(auditlog.RefusalsOptions{Write: alog.Keep, Digest: digest, Logger: log,
+		Client: func(r *http.Request) string { return limits.ClientIP(r, cfg.TrustedProxyHeader) }})
+	if err != nil {
+		return err
+	}
+	refusalsCtx, stopRefusals := context.WithCancel(context.WithoutCancel(ctx))
+	refusalsDone := make(chan struct{})
+	go func() { defer close(refusalsDone); refusals.Run(refusalsCtx, time.Minute) }()
+	defer func() { stopRefusals(); <-refusalsDone }()
+
 	m := metrics.New()
 	limiter, releaseLimiter, err := newLimiter(ctx, db, cfg, log, mcpapi.NewEdgeRefusalAuditor(alog, log, m))
 	if err != nil {
@@ -193,7 +206,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	}
 	pages, err := web.New(web.Config{
 		Signin: signin.Config{Issuer: authn.Issuer(), ClientID: webClientID(cfg.Config), ClientSecret: cfg.OIDCClientSecret,
-			PublicURL: cfg.Public(), AgentClientIDs: cfg.AgentClientIDs, RolesClaim: authn.RolesClaim(), DB: db, Keys: states},
+			PublicURL: cfg.Public(), AgentClientIDs: cfg.AgentClientIDs, RolesClaim: authn.RolesClaim(), DB: db, Keys: states, Refusals: refusals},
 		Decider: newDecider(approvals, db, authn, alog, cfg.Config, tools),
 		Admin:   pipe,
 		Logger:  log,
@@ -211,7 +224,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		Ready:          drain.Ready(db.Ready),
 		Limits:         limiter,
-		Downloads:      &files.Downloads{DB: db, Links: links, Audit: alog, Logger: log},
+		Downloads:      &files.Downloads{DB: db, Links: links, Audit: alog, Refusals: refusals, Logger: log},
 		AuthServer:     authServer,
 		Web:            pages,
 		Admin:          pipe,

@@ -23,13 +23,23 @@ type Auditor interface {
 	Record(ctx context.Context, ev auditlog.Event) error
 }
 
+// Refusals counts refusals for the audit log in bounded numbers (auditlog.Refusals: one event
+// per class and client a minute, with the count).
+type Refusals interface {
+	Refused(r *http.Request, ev auditlog.Event)
+}
+
 // Downloads serves GET and HEAD /files/{id}/download for signed links.
 type Downloads struct {
-	DB     store.DB
-	Links  *Links
-	Audit  Auditor // required: a download that cannot be audited is not served
-	Logger *slog.Logger
-	Now    func() time.Time // default time.Now
+	DB    store.DB
+	Links *Links
+	Audit Auditor // required: a download that cannot be audited is not served
+	// Refusals, when set, audits every refused link (forged, expired, revoked) in bounded
+	// counts, so that a flood of them cannot fill the log; nil: a refused link of this server
+	// is audited per request (Audit), a forged one not at all.
+	Refusals Refusals
+	Logger   *slog.Logger
+	Now      func() time.Time // default time.Now
 }
 
 // DownloadPattern is the route of downloads; the router sets the {id} path
@@ -43,10 +53,9 @@ const auditTimeout = 5 * time.Second
 // the store that it exists for this file and is not revoked — and streams
 // the file, or answers 403 with {"error":{"code":…}} saying which check
 // failed and nothing of the file. The link is the credential: no bearer
-// token, no Origin check. Every download of a link that verified, served
-// or refused as expired or revoked, is audited (link and file ids, never
-// content or the URL); a forged URL names nothing to audit and is only
-// counted in the access log.
+// token, no Origin check. Every download of a link that verified is
+// audited (link and file ids, never content or the URL); so is every
+// refusal, forged links too, counted per client a minute (Refusals).
 func (d *Downloads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "private, no-store")
@@ -117,7 +126,11 @@ func (d *Downloads) refuse(w http.ResponseWriter, r *http.Request, c Claim, err 
 		failure.WriteHTTP(w, http.StatusServiceUnavailable, &failure.Error{Code: failure.Unavailable, Message: "the download is unavailable now; retry later"})
 		return
 	}
-	if c.LinkID != "" { // the signature verified: a link of this server
+	switch {
+	case d.Refusals != nil:
+		d.Refusals.Refused(r, auditlog.Event{Name: DownloadEvent, Tool: Object(c.FileID, c.LinkID), RequestID: request.From(r.Context()).ID,
+			Outcome: auditlog.Denied, FailureCode: string(fe.Code)})
+	case c.LinkID != "": // the signature verified: a link of this server
 		if aerr := d.audit(r, c, auditlog.Denied, fe.Code); aerr != nil {
 			d.Logger.ErrorContext(r.Context(), "audit write failed", "event", DownloadEvent, "err", aerr)
 		}

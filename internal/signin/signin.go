@@ -34,6 +34,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/reqstate"
@@ -72,6 +73,22 @@ const (
 	CodeIssuerUnavailable failure.Code = failure.Unavailable    // discovery of the issuer failed: retry
 )
 
+// Refusals counts refusals for the audit log in bounded numbers (auditlog.Refusals: one event
+// per class and client a minute, with the count), so that a flood of them cannot fill it.
+type Refusals interface {
+	Refused(r *http.Request, ev auditlog.Event)
+}
+
+// The audit events of the refusals Refusals counts.
+const (
+	// EventFormRefused: a form refused by CheckForm (cross_origin_request, not_signed_in,
+	// csrf_token_invalid); the event's Tool is the form's route, e.g. "POST /approvals/{id}".
+	EventFormRefused = "web.form.refused"
+	// EventSigninRefused: a sign-in refused at the callback (signin_state_invalid,
+	// signin_failed, insufficient_user_authentication).
+	EventSigninRefused = "web.signin.refused"
+)
+
 // Refuser answers a request with a refusal page: status, the stable code and a message a
 // person reads. internal/web renders it in the person's language.
 type Refuser func(w http.ResponseWriter, r *http.Request, status int, fe *failure.Error)
@@ -108,6 +125,8 @@ type Config struct {
 	Now        func() time.Time
 	// Refuse renders refusals; nil: the JSON error body (failure.WriteHTTP).
 	Refuse Refuser
+	// Refusals audits the refusals of forms and of sign-in callbacks; nil: not audited.
+	Refusals Refusals
 }
 
 // RP is cobranca's OpenID Connect relying party and its sessions.
@@ -291,6 +310,20 @@ func CrossSite(r *http.Request) bool {
 	return true
 }
 
+// refuseSignin refuses a sign-in at the callback, and audits the refusal (Config.Refusals).
+func (rp *RP) refuseSignin(w http.ResponseWriter, r *http.Request, status int, code failure.Code, field, msg string, cause error) {
+	rp.audit(r, EventSigninRefused, "", code)
+	rp.refuse(w, r, status, code, field, msg, cause)
+}
+
+// audit counts a refusal of r for the audit log (Config.Refusals; none: nothing).
+func (rp *RP) audit(r *http.Request, event, tool string, code failure.Code) {
+	if rp.cfg.Refusals != nil {
+		rp.cfg.Refusals.Refused(r, auditlog.Event{Name: event, Tool: tool, RequestID: request.From(r.Context()).ID,
+			Outcome: auditlog.Denied, FailureCode: string(code)})
+	}
+}
+
 // SignIn serves GET /signin: it seals a new sign-in into this browser's sign-in cookie and
 // sends the browser to the issuer's authorization endpoint. Nothing is stored on the server.
 func (rp *RP) SignIn() http.Handler {
@@ -373,18 +406,18 @@ func (rp *RP) Callback() http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		c, err := r.Cookie(rp.binding)
 		if err != nil {
-			rp.refuse(w, r, http.StatusBadRequest, CodeStateInvalid, "", "no sign-in was started in this browser, or it was used already or took too long: start again from the page", nil)
+			rp.refuseSignin(w, r, http.StatusBadRequest, CodeStateInvalid, "", "no sign-in was started in this browser, or it was used already or took too long: start again from the page", nil)
 			return
 		}
 		rp.clearCookie(w, rp.binding)
 		pend, err := openPending(rp.cfg.Keys, rp.binding, c.Value, rp.cfg.Now())
 		if err != nil {
-			rp.refuse(w, r, http.StatusBadRequest, CodeStateInvalid, "", "no sign-in was started in this browser, or it was used already or took too long: start again from the page", err)
+			rp.refuseSignin(w, r, http.StatusBadRequest, CodeStateInvalid, "", "no sign-in was started in this browser, or it was used already or took too long: start again from the page", err)
 			return
 		}
 		q := r.URL.Query()
 		if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(pend.state)) != 1 {
-			rp.refuse(w, r, http.StatusBadRequest, CodeStateInvalid, "state", "does not match the sign-in this browser started: start again from the page", nil)
+			rp.refuseSignin(w, r, http.StatusBadRequest, CodeStateInvalid, "state", "does not match the sign-in this browser started: start again from the page", nil)
 			return
 		}
 		if e := q.Get("error"); e != "" {
@@ -392,7 +425,7 @@ func (rp *RP) Callback() http.Handler {
 			if errorCode.MatchString(e) {
 				msg += " (" + e + ")"
 			}
-			rp.refuse(w, r, http.StatusForbidden, CodeSigninFailed, "", msg, nil)
+			rp.refuseSignin(w, r, http.StatusForbidden, CodeSigninFailed, "", msg, nil)
 			return
 		}
 		p, err := rp.discover(r.Context())
@@ -403,21 +436,21 @@ func (rp *RP) Callback() http.Handler {
 		ctx := context.WithValue(r.Context(), oauth2.HTTPClient, rp.cfg.HTTPClient)
 		tok, err := rp.oauth(p).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(pend.verifier))
 		if err != nil {
-			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "code", "the sign-in service did not accept the sign-in: start again from the page", err)
+			rp.refuseSignin(w, r, http.StatusBadGateway, CodeSigninFailed, "code", "the sign-in service did not accept the sign-in: start again from the page", err)
 			return
 		}
 		raw, _ := tok.Extra("id_token").(string)
 		if raw == "" {
-			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the sign-in service sent no ID token", nil)
+			rp.refuseSignin(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the sign-in service sent no ID token", nil)
 			return
 		}
 		idt, err := p.Verifier(&oidc.Config{ClientID: rp.cfg.ClientID, Now: rp.cfg.Now}).Verify(ctx, raw)
 		if err != nil {
-			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the ID token does not verify", err)
+			rp.refuseSignin(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the ID token does not verify", err)
 			return
 		}
 		if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(pend.nonce)) != 1 {
-			rp.refuse(w, r, http.StatusBadRequest, CodeSigninFailed, "nonce", "the ID token is not for the sign-in this browser started: start again from the page", nil)
+			rp.refuseSignin(w, r, http.StatusBadRequest, CodeSigninFailed, "nonce", "the ID token is not for the sign-in this browser started: start again from the page", nil)
 			return
 		}
 		var payload json.RawMessage
@@ -432,17 +465,17 @@ func (rp *RP) Callback() http.Handler {
 			AZP *string `json:"azp"`
 		}
 		if err := json.Unmarshal(payload, &azp); err != nil || len(idt.Audience) != 1 || (azp.AZP != nil && *azp.AZP != rp.cfg.ClientID) {
-			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the ID token was not issued to this server's client alone (aud, azp)", err)
+			rp.refuseSignin(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the ID token was not issued to this server's client alone (aud, azp)", err)
 			return
 		}
 		pr, err := auth.PrincipalFromIDToken(payload, rp.cfg.AgentClientIDs, rp.cfg.RolesClaim)
 		if err != nil {
-			rp.refuse(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the ID token names no acceptable identity", err)
+			rp.refuseSignin(w, r, http.StatusBadGateway, CodeSigninFailed, "id_token", "the ID token names no acceptable identity", err)
 			return
 		}
 		if len(pend.stepUp.ACRValues) > 0 || pend.stepUp.MaxAge > 0 {
 			if err := auth.CheckStepUp(pend.stepUp, pr, rp.cfg.Now()); err != nil {
-				rp.refuse(w, r, http.StatusForbidden, failure.InsufficientUserAuthentication, "", pend.stepUp.Message()+"; the sign-in did not meet it. Nothing was changed", err)
+				rp.refuseSignin(w, r, http.StatusForbidden, failure.InsufficientUserAuthentication, "", pend.stepUp.Message()+"; the sign-in did not meet it. Nothing was changed", err)
 				return
 			}
 		}
@@ -469,7 +502,7 @@ func (rp *RP) Callback() http.Handler {
 // else the sign-in page).
 func (rp *RP) SignOut() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := rp.CheckForm(w, r); !ok {
+		if _, ok := rp.CheckForm(w, r, "POST "+SignOutPath); !ok {
 			return
 		}
 		c, _ := r.Cookie(rp.cookie) // CheckForm found it
@@ -503,9 +536,11 @@ const maxFormBytes = 8 << 10
 // cross-origin protection: Sec-Fetch-Site, else Origin against Host), from a browser with a
 // live session, carrying that session's CSRF token in the field csrf (compared in constant
 // time). It returns the session, or answers the refusal and false: cross_origin_request
-// (403), not_signed_in (401), csrf_token_invalid (403). The form is parsed (bounded).
-func (rp *RP) CheckForm(w http.ResponseWriter, r *http.Request) (*Session, bool) {
+// (403), not_signed_in (401), csrf_token_invalid (403), each audited (Config.Refusals) as a
+// refusal of form, the form's route. The form is parsed (bounded).
+func (rp *RP) CheckForm(w http.ResponseWriter, r *http.Request, form string) (*Session, bool) {
 	if err := rp.cop.Check(r); err != nil {
+		rp.audit(r, EventFormRefused, form, CodeCrossOrigin)
 		rp.refuse(w, r, http.StatusForbidden, CodeCrossOrigin, "", "this form was sent from another site; open the page here and use its buttons", nil)
 		return nil, false
 	}
@@ -520,10 +555,12 @@ func (rp *RP) CheckForm(w http.ResponseWriter, r *http.Request) (*Session, bool)
 		return nil, false
 	}
 	if sess == nil {
+		rp.audit(r, EventFormRefused, form, CodeNotSignedIn)
 		rp.refuse(w, r, http.StatusUnauthorized, CodeNotSignedIn, "", "you are not signed in (or your session ended): sign in and try again", nil)
 		return nil, false
 	}
 	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(sess.CSRF)) != 1 {
+		rp.audit(r, EventFormRefused, form, CodeCSRFInvalid)
 		rp.refuse(w, r, http.StatusForbidden, CodeCSRFInvalid, "csrf", "is missing or not this session's: reload the page and try again", nil)
 		return nil, false
 	}

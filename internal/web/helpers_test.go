@@ -26,6 +26,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/idempotency"
+	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/pipeline"
@@ -70,6 +71,8 @@ type env struct {
 	tls       *http.Client // trusts the https server's certificate; nil over http
 	// h is the route table the server serves, to drive in-process.
 	h http.Handler
+	// refusals counts the refusals of forms and sign-ins for the audit log; a test flushes it.
+	refusals *auditlog.Refusals
 	// issuerDown makes the issuer's discovery answer 503, as an issuer that is down.
 	issuerDown atomic.Bool
 }
@@ -143,7 +146,12 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := signin.Config{Issuer: a.Issuer(), ClientID: auth.DevWebClientID, PublicURL: e.base, DB: db, Keys: stateKeys, Now: e.clock.Now, HTTPClient: e.tls}
+	if e.refusals, err = auditlog.NewRefusals(auditlog.RefusalsOptions{Write: alog.Keep, Digest: digest,
+		Client: func(r *http.Request) string { return limits.ClientIP(r, "") }}); err != nil {
+		t.Fatal(err)
+	}
+	sc := signin.Config{Issuer: a.Issuer(), ClientID: auth.DevWebClientID, PublicURL: e.base, DB: db, Keys: stateKeys, Now: e.clock.Now, HTTPClient: e.tls,
+		Refusals: e.refusals}
 	for _, f := range configure {
 		f(&sc)
 	}

@@ -318,7 +318,7 @@ var statusOf = map[failure.Code]int{
 // page, where the person decides again.
 func (p *Pages) decide(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	sess, ok := p.rp.CheckForm(w, r)
+	sess, ok := p.rp.CheckForm(w, r, "POST "+ApprovalPattern)
 	if !ok {
 		return
 	}

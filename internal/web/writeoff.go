@@ -107,7 +107,7 @@ func (p *Pages) runWriteOff(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, http.StatusNotFound, &failure.Error{Code: codeNotFound, Message: "no such page"})
 		return
 	}
-	sess, ok := p.rp.CheckForm(w, r)
+	sess, ok := p.rp.CheckForm(w, r, "POST "+WriteOffsPath)
 	if !ok {
 		return
 	}
