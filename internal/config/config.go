@@ -613,7 +613,7 @@ var variables = []variable{
 		c.AuditKey = v
 		return nil
 	}},
-	{VarStateKeys, "", required, "Keys that seal the request state of an in-band confirmation (HMAC-SHA256), so that any replica opens it: comma-separated `id:secret` entries, the first the current key and the others still accepted while states sealed under them live (rotation: put the new key first, drop the old one after 15 minutes). id is 1–16 of `[A-Za-z0-9._-]`; secret at least 32 bytes. Required in production; development generates one in COBRANCA_DATA_DIR.", asWritten(func(c *Config) *string { return &c.RequestStateKeys })},
+	{VarStateKeys, "", required, "Keys that seal the request state of an in-band confirmation (HMAC-SHA256), so that any replica opens it: comma-separated `id:secret` entries, the first the current key and the others still accepted while states sealed under them live (rotation: put the new key first, drop the old one after 15 minutes). id is 1–16 of `[A-Za-z0-9._-]`; secret at least 32 bytes. They also seal the pages' sign-in cookie (10 minutes). Required in production; development generates one in COBRANCA_DATA_DIR.", asWritten(func(c *Config) *string { return &c.RequestStateKeys })},
 	{"COBRANCA_FASTPATH", "on", optional, "`on` lets the MCP endpoint answer plain calls of the bulk low-tier tool itself, byte for byte as go-sdk would and through the same pipeline; `off` sends every request to go-sdk (a switch for production, should the fast path ever misbehave).", func(c *Config, v string) error {
 		switch v {
 		case "on":
