@@ -75,7 +75,7 @@ var errCookieTooLong = errors.New("signin: the sign-in cookie would be too long"
 
 var zeroNonce [12]byte
 
-// cookieAEAD is the AES-256-GCM of the cookie whose header (version, kid, salt) is header.
+// cookieAEAD is the AES-256-GCM of a cookie sealed under the ring key kid with salt.
 func cookieAEAD(keys *reqstate.Ring, kid string, salt []byte) (cipher.AEAD, error) {
 	key, err := keys.TagUnder(kid, cookieUse, salt)
 	if err != nil {
