@@ -2,8 +2,12 @@ package mcpapi
 
 import (
 	"bytes"
+	"io"
 	"slices"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/cobranca/cobranca/internal/jsonscan"
 )
@@ -262,146 +266,92 @@ func (s *scanner) skipValue(int) bool {
 	return ok
 }
 
-// skipJSON returns the index just past the JSON value that starts at b[i].
-// It is one loop with the nesting kept in a bit stack (1 = object), so the
-// 77 KB arguments of a call cost a tight pass, not a call per token.
+// skipJSON returns the index just past the JSON value that starts at b[i]
+// (after white space): well formed, in UTF-8 and at most maxDepth deep.
+// The fast path uses it only for what the tool's decoder does not read
+// (_meta, refused arguments), so it is jsontext's reader, not a loop of
+// our own (docs/benchmarks.md, "One JSON reader").
 func skipJSON(b []byte, i int) (int, bool) {
-	var stack uint64 // bit d set: level d is an object
-	depth := 0
-	// expect: what may come next. value: a value; after: ',' or a closer;
-	// key: a key string (or '}' right after '{').
-	const (
-		value = iota
-		after
-		key
-		firstKey
-		firstValue // a value or ']' right after '['
-	)
-	state := value
-	for {
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return i, false
-		}
-		c := b[i]
-		switch state {
-		case firstKey:
-			if c == '}' {
-				i++
-				depth--
-				state = after
-				if depth == 0 {
-					return i, true
-				}
-				continue
-			}
-			fallthrough
-		case key:
-			if c != '"' {
-				return i, false
-			}
-			var ok bool
-			if i, ok = skipStringAt(b, i); !ok {
-				return i, false
-			}
-			i = skipWS(b, i)
-			if i >= len(b) || b[i] != ':' {
-				return i, false
-			}
-			i++
-			state = value
-			continue
-		case after:
-			switch {
-			case c == ',':
-				i++
-				if stack&(1<<(depth-1)) != 0 {
-					state = key
-				} else {
-					state = value
-				}
-			case c == '}' && stack&(1<<(depth-1)) != 0, c == ']' && stack&(1<<(depth-1)) == 0:
-				i++
-				depth--
-				if depth == 0 {
-					return i, true
-				}
-			default:
-				return i, false
-			}
-			continue
-		case firstValue:
-			if c == ']' {
-				i++
-				depth--
-				state = after
-				if depth == 0 {
-					return i, true
-				}
-				continue
-			}
-		}
-		// A value.
-		switch {
-		case c == '{' || c == '[':
-			if depth == maxDepth {
-				return i, false
-			}
-			if c == '{' {
-				stack |= 1 << depth
-				state = firstKey
-			} else {
-				stack &^= 1 << depth
-				state = firstValue
-			}
-			depth++
-			i++
-			continue
-		case c == '"':
-			var ok bool
-			if i, ok = skipStringAt(b, i); !ok {
-				return i, false
-			}
-		case c == 't':
-			if !bytes.HasPrefix(b[i:], []byte("true")) {
-				return i, false
-			}
-			i += 4
-		case c == 'f':
-			if !bytes.HasPrefix(b[i:], []byte("false")) {
-				return i, false
-			}
-			i += 5
-		case c == 'n':
-			if !bytes.HasPrefix(b[i:], []byte("null")) {
-				return i, false
-			}
-			i += 4
-		default:
-			var f jsonscan.Fault
-			if i, f = jsonscan.Number(b, i); f != jsonscan.None {
-				return i, false
-			}
-		}
-		if depth == 0 {
-			return i, true
-		}
-		state = after
+	d := newReader(b[i:])
+	defer freeReader(d)
+	v, ok := readValue(d, b[i:])
+	if !ok || !utf8.Valid(v) {
+		return i, false
 	}
+	return i + int(d.InputOffset()), true
 }
 
-// skipStringAt returns the index past the string starting at b[i] == '"',
-// if it is well formed and in UTF-8 (checked only for strings that have
-// non-ASCII bytes).
-func skipStringAt(b []byte, i int) (int, bool) {
-	end, fl, f := jsonscan.String(b, i)
-	if f != jsonscan.None {
-		return end, false
+// readers are jsontext decoders for the readers of this file, reused: each
+// is set to a body by newReader and let go of it by freeReader, so a pooled
+// one holds no request.
+var readers = sync.Pool{New: func() any { return jsontext.NewDecoder(noInput{}) }}
+
+// noInput is the reader a pooled decoder is left with.
+type noInput struct{}
+
+func (noInput) Read([]byte) (int, error) { return 0, io.EOF }
+
+// newReader returns a decoder of b, in place (a bytes.Buffer is read
+// without a copy). Duplicate names are let through, for the readers count
+// them and refuse a duplicate as such; invalid UTF-8 is let through too,
+// for the readers check raw bytes themselves (a string value that is not
+// UTF-8 is an invalid id or method, not a malformed body) and take an
+// escaped lone surrogate as go-sdk's encoding/json does, as U+FFFD.
+func newReader(b []byte) *jsontext.Decoder {
+	d := readers.Get().(*jsontext.Decoder)
+	d.Reset(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	return d
+}
+
+func freeReader(d *jsontext.Decoder) {
+	d.Reset(noInput{})
+	readers.Put(d)
+}
+
+// readValue reads the next value of d, a decoder of b, and returns it as a
+// slice of b: well formed, at most maxDepth deep and, but for a string,
+// in UTF-8 (the UTF-8 of a string value is its reader's business).
+func readValue(d *jsontext.Decoder, b []byte) ([]byte, bool) {
+	v, err := d.ReadValue()
+	if err != nil {
+		return nil, false
 	}
-	if fl&jsonscan.NonASCII != 0 && !utf8.Valid(b[i+1:end-1]) {
-		return end - 1, false
+	end := int(d.InputOffset())
+	v = b[end-len(v) : end]
+	if v[0] != '"' && (!utf8.Valid(v) || nesting(v) > maxDepth) {
+		return nil, false
 	}
-	return end, true
+	return v, true
+}
+
+// eachMember reads b as one JSON object, calling fn with each member's
+// name (escapes decoded) and value (as readValue reads it) until fn returns
+// false. It reports false when b is malformed up to where it stopped, or
+// fn stopped it.
+func eachMember(b []byte, fn func(key string, v []byte) bool) bool {
+	d := newReader(b)
+	defer freeReader(d)
+	return members(d, func(key string) bool {
+		v, ok := readValue(d, b)
+		return ok && fn(key, v)
+	})
+}
+
+// members reads the object d is at, calling fn with each member's name
+// (escapes decoded, as go-sdk reads it); fn reads the member's value. It
+// reports false when the object is malformed up to where fn or it stopped.
+func members(d *jsontext.Decoder, fn func(key string) bool) bool {
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return false
+	}
+	for d.PeekKind() == '"' {
+		name, err := d.ReadValue()
+		if err != nil || !utf8.Valid(name) || !fn(jsonString(name)) {
+			return false
+		}
+	}
+	tok, err := d.ReadToken()
+	return err == nil && tok.Kind() == '}'
 }
 
 // rpcRequest is a JSON-RPC request as the front handler reads it: member
@@ -449,48 +399,42 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 	var (
 		seen                     [4]int // jsonrpc, id, method, params
 		version, id, meth        []byte
-		paramsKind               byte
+		paramsKind               jsontext.Kind
 		names, args, metas, uris int
 		nameLits                 [][]byte // the "name" values read, as sent
 		uriLit                   []byte   // the first "uri" value read, as sent
 		methodRead, methodIsCall bool
 	)
+	d := newReader(body)
+	defer freeReader(d)
 	// params is walked, not skipped, so that the tool name of a call is
 	// known (for its audit event) even when something after it is malformed.
-	params := func(key string, v int) (int, bool) {
+	params := func(key string) bool {
 		switch key {
 		case "name":
 			names++
-			end, ok := skipValue(body, v)
-			if ok {
-				nameLits = append(nameLits, body[v:end])
-			}
-			return end, ok
 		case "arguments":
 			args++
-			end, ok := skipValue(body, v)
-			if ok && args == 1 {
-				req.args = body[v:end]
-			}
-			return end, ok
 		case "uri":
 			uris++
-			end, ok := skipValue(body, v)
-			if ok && uris == 1 {
-				uriLit = body[v:end]
-			}
-			return end, ok
 		case "_meta":
 			metas++
-			end, ok := skipValue(body, v)
-			if ok && metas == 1 {
-				req.meta = body[v:end]
-			}
-			return end, ok
 		}
-		return skipValue(body, v)
+		v, ok := readValue(d, body)
+		switch {
+		case !ok:
+		case key == "name":
+			nameLits = append(nameLits, v)
+		case key == "arguments" && args == 1:
+			req.args = v
+		case key == "uri" && uris == 1:
+			uriLit = v
+		case key == "_meta" && metas == 1:
+			req.meta = v
+		}
+		return ok
 	}
-	end, ok := eachMember(body, i, func(key string, v int) (int, bool) {
+	ok := members(d, func(key string) bool {
 		var dst *[]byte
 		switch key {
 		case "jsonrpc":
@@ -504,21 +448,22 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 			dst = &meth
 		case "params":
 			seen[3]++
-			paramsKind = body[v]
-			if body[v] == '{' && seen[3] == 1 {
-				return eachMember(body, v, params)
+			paramsKind = d.PeekKind()
+			if paramsKind == '{' && seen[3] == 1 {
+				return members(d, params)
 			}
 		}
-		end, ok := skipValue(body, v)
+		v, ok := readValue(d, body)
 		if ok && dst != nil {
-			*dst = body[v:end]
+			*dst = v
 			if key == "method" && !methodRead {
 				methodRead = true
-				methodIsCall = string(*dst) == `"tools/call"` || (validText(*dst) && (*dst)[0] == '"' && jsonString(*dst) == "tools/call")
+				methodIsCall = string(v) == `"tools/call"` || (validText(v) && v[0] == '"' && jsonString(v) == "tools/call")
 			}
 		}
-		return end, ok
+		return ok
 	})
+	end := int(d.InputOffset())
 	if methodIsCall && seen[2] <= 1 { // two methods: which reading is a call is ambiguous
 		req.name, req.named, req.names = toolNames(nameLits, names)
 	}
@@ -549,7 +494,7 @@ func readRequest(body []byte) (rpcRequest, *refusal) {
 	if read && uris == 1 && uriLit[0] == '"' && utf8.Valid(uriLit) {
 		req.uri = jsonString(uriLit)
 	}
-	if badName || (seen[3] == 1 && paramsKind != '{' && paramsKind != 'n') {
+	if badName || (seen[3] == 1 && paramsKind != '{' && paramsKind != 'n') { // n: null
 		return req, &refuseParams
 	}
 	return req, nil
@@ -612,70 +557,13 @@ func nesting(b []byte) int {
 	return deep
 }
 
-// eachMember walks the JSON object starting at b[i] == '{', calling fn with
-// each member's name (escapes decoded) and the index of its value; fn
-// returns the index past the value (skipValue, or a walk of its own), or a
-// negative index to stop the walk there. eachMember returns the index past
-// the object, and false if the object is malformed up to where it stopped.
-func eachMember(b []byte, i int, fn func(key string, v int) (int, bool)) (int, bool) {
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return i, false
-		}
-		k := i
-		var ok bool
-		if i, ok = skipStringAt(b, i); !ok {
-			return i, false
-		}
-		key := b[k:i]
-		i = skipWS(b, i)
-		if i >= len(b) || b[i] != ':' {
-			return i, false
-		}
-		v := skipWS(b, i+1)
-		if v >= len(b) {
-			return v, false
-		}
-		if i, ok = fn(jsonString(key), v); !ok {
-			return i, false
-		}
-		if i < 0 {
-			return v, true
-		}
-		i = skipWS(b, i)
-		if i < len(b) && b[i] == ',' {
-			i = skipWS(b, i+1)
-			continue
-		}
-		if i < len(b) && b[i] == '}' {
-			return i + 1, true
-		}
-		return i, false
-	}
-}
-
-// skipValue returns the index past the well-formed JSON value at b[v]; the
-// UTF-8 of a string value is left to the caller (an id that is not UTF-8 is
-// an invalid id, not a malformed body).
-func skipValue(b []byte, v int) (int, bool) {
-	if v < len(b) && b[v] == '"' {
-		end, _, f := jsonscan.String(b, v)
-		return end, f == jsonscan.None
-	}
-	return skipJSON(b, v)
-}
-
 func skipWS(b []byte, i int) int { return jsonscan.Space(b, i) }
 
 // jsonString is the value of lit, a well-formed string literal in UTF-8,
-// as encoding/json and go-sdk decode it.
+// as encoding/json and go-sdk decode it (a lone surrogate becomes U+FFFD).
 func jsonString(lit []byte) string {
 	var buf [64]byte
-	v, _, _ := jsonscan.Decode(buf[:0], lit, 1, jsonscan.ReplaceSurrogates)
+	v, _ := jsontext.AppendUnquote(buf[:0], lit)
 	return string(v)
 }
 

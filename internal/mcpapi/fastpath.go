@@ -136,34 +136,29 @@ func plainMeta(meta []byte, version string) bool {
 		return false
 	}
 	var seenProtocol, seenInfo, seenCaps, protocolOK bool
-	_, ok := eachMember(meta, 0, func(key string, v int) (int, bool) {
-		end, ok := skipValue(meta, v)
-		if !ok {
-			return end, false
-		}
-		val := meta[v:end]
+	ok := eachMember(meta, func(key string, val []byte) bool {
 		switch key {
 		case metaProtocol:
 			if seenProtocol || val[0] != '"' || !utf8.Valid(val) {
-				return end, false
+				return false
 			}
 			seenProtocol, protocolOK = true, jsonString(val) == version
 		case metaClientInfo:
 			var info mcp.Implementation
 			if seenInfo || val[0] != '{' || !strictDecode(val, &info) {
-				return end, false
+				return false
 			}
 			seenInfo = true
 		case metaClientCaps:
 			var caps mcp.ClientCapabilities
 			if seenCaps || val[0] != '{' || !strictDecode(val, &caps) {
-				return end, false
+				return false
 			}
 			seenCaps = true
 		default:
-			return end, false
+			return false
 		}
-		return end, true
+		return true
 	})
 	return ok && protocolOK && seenCaps
 }

@@ -34,13 +34,12 @@ func hasProgressToken(meta []byte) bool {
 	}
 	var tokens int
 	var tok []byte
-	_, ok := eachMember(meta, 0, func(key string, v int) (int, bool) {
-		end, ok := skipValue(meta, v)
-		if ok && key == "progressToken" {
+	ok := eachMember(meta, func(key string, v []byte) bool {
+		if key == "progressToken" {
 			tokens++
-			tok = meta[v:end]
+			tok = v
 		}
-		return end, ok
+		return true
 	})
 	return ok && tokens == 1 && len(tok) <= maxProgressToken && (tok[0] == '"' || tok[0] == '-' || tok[0] >= '0' && tok[0] <= '9')
 }

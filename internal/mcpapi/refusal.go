@@ -335,20 +335,17 @@ func rpcAnswer(b []byte) (id []byte, code int64, data []byte, kind int) {
 	}
 	var errObj []byte
 	result := false
-	eachMember(b, i, func(key string, v int) (int, bool) {
-		if key == "result" {
+	eachMember(b[i:], func(key string, v []byte) bool {
+		switch key {
+		case "result":
 			result = true
-			return -1, true // go-sdk writes a result alone: nothing more to learn
+			return false // go-sdk writes a result alone: nothing more to learn
+		case "id":
+			id = v
+		case "error":
+			errObj = v
 		}
-		end, ok := skipValue(b, v)
-		switch {
-		case !ok:
-		case key == "id":
-			id = b[v:end]
-		case key == "error":
-			errObj = b[v:end]
-		}
-		return end, ok
+		return true
 	})
 	switch {
 	case len(errObj) > 0 && errObj[0] == '{':
@@ -357,16 +354,14 @@ func rpcAnswer(b []byte) (id []byte, code int64, data []byte, kind int) {
 	default:
 		return nil, 0, nil, answerOther
 	}
-	eachMember(errObj, 0, func(key string, v int) (int, bool) {
-		end, ok := skipValue(errObj, v)
-		switch {
-		case !ok:
-		case key == "code":
-			code, _ = strconv.ParseInt(string(errObj[v:end]), 10, 64)
-		case key == "data":
-			data = errObj[v:end]
+	eachMember(errObj, func(key string, v []byte) bool {
+		switch key {
+		case "code":
+			code, _ = strconv.ParseInt(string(v), 10, 64)
+		case "data":
+			data = v
 		}
-		return end, ok
+		return true
 	})
 	if string(id) == "null" {
 		id = nil
