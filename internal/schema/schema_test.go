@@ -534,3 +534,22 @@ func BenchmarkValidateLarge(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkValidateLargeJSONSchemaGo is BenchmarkValidateLarge done the
+// general way, as the pipeline checks other tools' results: decode to any,
+// then jsonschema-go. It is why this package stays (docs/benchmarks.md).
+func BenchmarkValidateLargeJSONSchemaGo(b *testing.B) {
+	_, ref := outputSchema(b)
+	doc := largeAnalysis(b)
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var v any
+		if err := json.Unmarshal(doc, &v); err != nil {
+			b.Fatal(err)
+		}
+		if err := ref.Validate(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
