@@ -335,17 +335,22 @@ func rpcAnswer(b []byte) (id []byte, code int64, data []byte, kind int) {
 	}
 	var errObj []byte
 	result := false
-	eachMember(b[i:], func(key string, v []byte) bool {
-		switch key {
-		case "result":
+	d := newReader(b[i:])
+	defer freeReader(d)
+	members(d, func(key string) bool {
+		if key == "result" {
 			result = true
-			return false // go-sdk writes a result alone: nothing more to learn
-		case "id":
+			return false // go-sdk writes a result alone: nothing more to learn, nor to read
+		}
+		v, ok := readValue(d, b[i:])
+		switch {
+		case !ok:
+		case key == "id":
 			id = v
-		case "error":
+		case key == "error":
 			errObj = v
 		}
-		return true
+		return ok
 	})
 	switch {
 	case len(errObj) > 0 && errObj[0] == '{':
