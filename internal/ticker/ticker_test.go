@@ -2,45 +2,42 @@ package ticker
 
 import (
 	"context"
-	"sync/atomic"
+	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
-// TestRun: fn runs on every tick, not before the first, and Run returns once ctx ends.
+// TestRun: fn runs on every tick, not before the first, and Run returns once ctx ends and
+// calls fn no more. In a synctest bubble the clock moves only when every goroutine waits, so
+// the counts are exact and the test takes no real time.
 func TestRun(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var calls atomic.Int32
-	done := make(chan struct{})
-	start := time.Now()
-	var first atomic.Int64
-	go func() {
-		Run(ctx, 10*time.Millisecond, func(context.Context) {
-			if calls.Add(1) == 1 {
-				first.Store(int64(time.Since(start)))
-			}
-		})
-		close(done)
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for calls.Load() < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("fn ran %d times in 10 s, want 3", calls.Load())
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		var calls []time.Duration
+		start := time.Now()
+		done := make(chan struct{})
+		go func() {
+			Run(ctx, 10*time.Millisecond, func(context.Context) { calls = append(calls, time.Since(start)) })
+			close(done)
+		}()
+		time.Sleep(35 * time.Millisecond)
+		synctest.Wait()
+		want := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond}
+		if !slices.Equal(calls, want) {
+			t.Fatalf("after 35ms fn ran at %v, want %v", calls, want)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	if d := time.Duration(first.Load()); d < 10*time.Millisecond {
-		t.Errorf("first call after %v, want one interval (10ms)", d)
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		t.Fatal("Run did not return within 2 s of its context's end")
-	}
-	n := calls.Load()
-	time.Sleep(30 * time.Millisecond)
-	if calls.Load() != n {
-		t.Error("fn ran after Run returned")
-	}
+		cancel()
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Fatal("Run did not return once its context ended")
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if len(calls) != len(want) {
+			t.Errorf("fn ran %d times after Run returned", len(calls)-len(want))
+		}
+	})
 }
