@@ -63,6 +63,7 @@ import (
 	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
+	"github.com/cobranca/cobranca/internal/tier"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -176,6 +177,7 @@ type callResult struct {
 }
 
 func TestClients(t *testing.T) {
+	tier.EndToEnd(t)
 	node := nodeModules(t)
 	clients := []struct {
 		name     string

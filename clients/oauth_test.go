@@ -28,6 +28,7 @@ import (
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/cobranca/cobranca/internal/store/storetest"
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 // oauthReport is what oauth.mjs saw.
@@ -164,6 +165,7 @@ func (s *oauthServer) checkSignedInCalls(t *testing.T, tools []string, call call
 // and calls a low-tier one with the token it obtained, as the agent the
 // developer chose.
 func TestTypeScriptSDKOAuth(t *testing.T) {
+	tier.EndToEnd(t)
 	node := nodeModules(t)
 	t.Parallel()
 	s := newOAuthServer(t)
@@ -214,6 +216,7 @@ type inspectorOAuthReport struct {
 // callback) with a script as the developer's browser — lists the tools,
 // then calls one in a second run with the token it stored.
 func TestInspectorCLIOAuth(t *testing.T) {
+	tier.EndToEnd(t)
 	node := nodeModules(t)
 	t.Parallel()
 	s := newOAuthServer(t)

@@ -14,6 +14,7 @@ import (
 	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/reminders/reminderstest"
 	"github.com/cobranca/cobranca/internal/smtptest"
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 // killedBulk is how many drafts TestBulkDeliveryKilled sends.
@@ -29,6 +30,7 @@ const killedBulk = 1000
 // recorded it, or taken and never finished) carries its first Message-ID. Those copies are
 // counted and logged: at least once, by design.
 func TestBulkDeliveryKilled(t *testing.T) {
+	tier.EndToEnd(t)
 	eachStore(t, testBulkDeliveryKilled)
 }
 

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 // dockerfile is the part of the Dockerfile the tests read: its stages' instructions, with
@@ -281,9 +283,7 @@ func (s stage) all(cmd string) []string {
 // program interpreter: it runs on distroless/static) and stripped (-s). And the image's
 // HEALTHCHECK command, run as written against that binary's `serve`, reports it healthy.
 func TestDockerfileBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the whole binary with -trimpath (CI runs it: no -short there)")
-	}
+	tier.EndToEnd(t)
 	d := readDockerfile(t)
 	build := d.stage(t, "build")
 	if wd := build.all("WORKDIR"); len(wd) != 1 || !slices.Contains(build.all("COPY"), ". .") {

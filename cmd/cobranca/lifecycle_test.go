@@ -19,6 +19,7 @@ import (
 	"github.com/cobranca/cobranca/internal/reminders/reminderstest"
 	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 // exited waits for p to exit in the background: the channel gets its exit status.
@@ -35,6 +36,7 @@ func exited(p *serveProcess) <-chan int {
 // When the lock goes, the call completes with its real answer (its draft is in the store), and
 // the process exits 0.
 func TestServeSIGTERMSlowCall(t *testing.T) {
+	tier.EndToEnd(t)
 	cluster := pgtest.New()
 	t.Cleanup(cluster.Close)
 	addr := freeAddr(t)
@@ -153,6 +155,7 @@ func TestServeSIGTERMSlowCall(t *testing.T) {
 // load balancer polling readiness needs to take the replica out before it refuses anything —
 // then drains as without it and exits 0, no sooner than the delay.
 func TestServeSIGTERMDrainDelay(t *testing.T) {
+	tier.EndToEnd(t)
 	const delay = 5 * time.Second // the checks below take milliseconds; seconds spare on a loaded machine
 	addr := freeAddr(t)
 	environ := []string{"COBRANCA_DATA_DIR=" + t.TempDir(), "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off",
@@ -218,6 +221,7 @@ func TestServeSIGTERMDrainDelay(t *testing.T) {
 // recorded sent, no entry is left running, the bulk is not done, and the process exits 0. A
 // new process on the same store delivers the rest: every draft sent, each message once.
 func TestServeSIGTERMBulk(t *testing.T) {
+	tier.EndToEnd(t)
 	eachStore(t, testServeSIGTERMBulk)
 }
 

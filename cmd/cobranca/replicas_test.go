@@ -24,6 +24,7 @@ import (
 	"github.com/cobranca/cobranca/internal/reminders/reminderstest"
 	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 // Sizes of TestReplicas: the write budget every principal has, all replicas together, and the
@@ -143,6 +144,7 @@ func fields(t *testing.T, what string, res *mcp.CallToolResult) map[string]any {
 // taken are rescued and sent again under their first Message-ID, so the only copies are of
 // messages it was sending when it died — and `cobranca audit verify` passes on the whole chain.
 func TestReplicas(t *testing.T) {
+	tier.EndToEnd(t)
 	start := time.Now()
 	r := startReplicas(t)
 	started := time.Since(start)

@@ -24,6 +24,7 @@ import (
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/smtptest"
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 // The acr values of the round trip: the server's step-up accepts strongACR only; weakACR is
@@ -57,6 +58,7 @@ const browserBudget = 2 * time.Minute
 // (403). Each leaves the approval pending and sends nothing. Last, the person rejects it, and
 // the agent's retry is approval_rejected.
 func TestCriticalRoundTrip(t *testing.T) {
+	tier.EndToEnd(t)
 	eachStore(t, testCriticalRoundTrip)
 }
 

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 // serveChild, in the environment of a process of this test binary, makes it run `cobranca serve`
@@ -39,9 +41,11 @@ type serveProcess struct {
 }
 
 // startServeProcess starts serve in a child process with environ and waits until it is ready
-// at addr (its COBRANCA_ADDR).
+// at addr (its COBRANCA_ADDR). A test with a serve process is end to end (package tier):
+// under -short, startServeProcess skips it.
 func startServeProcess(t *testing.T, environ []string, addr string) *serveProcess {
 	t.Helper()
+	tier.EndToEnd(t)
 	env, err := json.Marshal(environ)
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 // EnvBinary names the variable that says where Chromium is; without it, Binary looks on PATH.
@@ -61,8 +63,11 @@ func Binary() (string, error) {
 // When the test has failed by its end, the tab's screenshot (screenshot.png), DOM (dom.html)
 // and the document responses it received (pages.txt) are written to t.ArtifactDir() (kept
 // with `go test -artifacts`), and the URL, the pages and the DOM are logged.
+//
+// A test with a browser is end to end (package tier): under -short, New skips it.
 func New(t *testing.T, timeout time.Duration) context.Context {
 	t.Helper()
+	tier.EndToEnd(t)
 	bin, err := Binary()
 	if err != nil {
 		if os.Getenv("CI") == "true" {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 // formSite serves a form at / whose POST redirects (303) to /done, which shows the name sent.
@@ -41,6 +42,7 @@ func formSite(t *testing.T) *httptest.Server {
 // TestNew: the browser fills and submits a plain form (no JavaScript on the page), follows the
 // redirect and reads the result; the pages it went through are recorded, redirects included.
 func TestNew(t *testing.T) {
+	tier.EndToEnd(t)
 	srv := formSite(t)
 	ctx := New(t, time.Minute)
 	if err := chromedp.Do(ctx,
@@ -64,6 +66,7 @@ func TestNew(t *testing.T) {
 // that never comes returns then, with the deadline's error. (The limit is generous: it counts
 // the browser's start, which takes seconds on a loaded CI machine.)
 func TestNewDeadline(t *testing.T) {
+	tier.EndToEnd(t)
 	const limit = 15 * time.Second
 	srv := formSite(t)
 	before := time.Now()
@@ -87,6 +90,7 @@ func TestNewDeadline(t *testing.T) {
 
 // TestDump: what a failed test leaves: the screenshot, the DOM and the pages, saved and logged.
 func TestDump(t *testing.T) {
+	tier.EndToEnd(t)
 	srv := formSite(t)
 	ctx := New(t, time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/nowhere"), chromedp.Navigate(srv.URL+"/")); err != nil {
@@ -145,6 +149,7 @@ func TestMissingChromium(t *testing.T) {
 // TestDumpBlank: a browser that failed before it opened any page still leaves its URL and a
 // screenshot, and soon: no read waits for a node that never comes.
 func TestDumpBlank(t *testing.T) {
+	tier.EndToEnd(t)
 	ctx := New(t, time.Minute)
 	dir := t.TempDir()
 	var logged strings.Builder

@@ -18,6 +18,7 @@ import (
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/postgres"
 	"github.com/cobranca/cobranca/internal/store/sqlite"
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 // The child process of TestCrash: these variables tell it what to open and where to stop.
@@ -91,6 +92,7 @@ func TestCrash(t *testing.T) {
 		runCrashChild(t)
 		return
 	}
+	tier.EndToEnd(t)
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		for _, where := range []string{"claimed", "sent"} {
 			t.Run(dialect+"/"+where, func(t *testing.T) {

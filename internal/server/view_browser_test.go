@@ -27,6 +27,7 @@ import (
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/tier"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -134,6 +135,7 @@ const hostCSP = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-sr
 // name made of markup stays text, and no script error or CSP violation
 // happens. The screenshot shows the table and the chart.
 func TestResultViewInBrowser(t *testing.T) {
+	tier.EndToEnd(t)
 	s := newAuthServer(t, false)
 	tok := mint(t, s.auth, auth.MintOptions{})
 	// As a host does: the tool's view, then the call.
