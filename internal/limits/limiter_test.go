@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/contract"
@@ -374,21 +375,28 @@ type sweeping struct {
 
 func (s *sweeping) Sweep(context.Context) (int64, error) { s.sweeps.Add(1); return 0, nil }
 
+// TestRunSweepsUntilCancelled: Run sweeps once per interval and returns when its context ends,
+// in a synctest bubble, whose clock makes the count exact.
 func TestRunSweepsUntilCancelled(t *testing.T) {
-	b := &sweeping{memory: memory{now: time.Now, tats: map[string]time.Time{}}}
-	l := limits.New(b, limits.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { l.Run(ctx, time.Millisecond); close(done) }()
-	for b.sweeps.Load() < 3 {
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after its context ended")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := &sweeping{memory: memory{now: time.Now, tats: map[string]time.Time{}}}
+		l := limits.New(b, limits.Options{})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { l.Run(ctx, time.Minute); close(done) }()
+		time.Sleep(3*time.Minute + time.Second)
+		synctest.Wait()
+		if n := b.sweeps.Load(); n != 3 {
+			t.Errorf("Run swept %d times in 3 intervals, want 3", n)
+		}
+		cancel()
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Fatal("Run did not return after its context ended")
+		}
+	})
 }
 
 // TestOnRefusedHearsEvery429: the hook is told of each 429 at the HTTP
