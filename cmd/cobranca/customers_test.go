@@ -14,7 +14,6 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/customers"
-	"github.com/cobranca/cobranca/internal/pgtest"
 )
 
 // TestCustomersImport drives `cobranca customers import` on SQLite and on
@@ -23,14 +22,12 @@ import (
 // updates and leaves customers alone; one audit event per run, with counts
 // and no names (a refused file: how many rows were bad).
 func TestCustomersImport(t *testing.T) {
-	own := pgtest.New() // not shared with other tests
-	t.Cleanup(own.Close)
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		t.Run(dialect, func(t *testing.T) {
 			dir := t.TempDir()
 			environ := []string{"COBRANCA_DATA_DIR=" + dir}
 			if dialect == "postgres" {
-				environ = append(environ, "COBRANCA_DATABASE_URL="+own.Database(t))
+				environ = append(environ, "COBRANCA_DATABASE_URL="+pg.Database(t))
 			}
 			stdin := ""
 			cli := func(args ...string) (string, string, error) {

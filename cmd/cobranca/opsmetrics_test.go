@@ -18,7 +18,6 @@ import (
 	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/metrics"
 	"github.com/cobranca/cobranca/internal/outbox"
-	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
@@ -122,8 +121,6 @@ func scrapeValues(t testing.TB, m *metrics.Metrics) map[string]float64 {
 // state, on both stores: the values hold for the TTL however the store changes, and the next
 // scrape past it reads the change.
 func TestOperatorMetrics(t *testing.T) {
-	pg := pgtest.New()
-	t.Cleanup(pg.Close)
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		f := newOpsFixture(t, db)
 		want := map[string]float64{metricApprovalsPending: 0, metricApprovalOldestAge: 0, metricOutboxQueued: 0, metricOutboxRetrying: 0,
@@ -178,8 +175,6 @@ func TestOperatorMetrics(t *testing.T) {
 // moved past the TTL each time), with 10 000 idempotency keys, 1 000 pending approvals, 1 000
 // queued messages and 1 000 unsealed audit events in it; "cached" is a scrape within the TTL.
 func BenchmarkOperatorMetricsScrape(b *testing.B) {
-	pg := pgtest.New()
-	b.Cleanup(pg.Close)
 	for _, fx := range storetest.Fixtures(pg) {
 		b.Run(string(fx.Dialect), func(b *testing.B) {
 			f := newOpsFixture(b, fx.Serving(b))

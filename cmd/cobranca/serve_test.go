@@ -15,7 +15,6 @@ import (
 
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/ident"
-	"github.com/cobranca/cobranca/internal/pgtest"
 )
 
 // serveLog keeps, from serve's JSON log lines as they are written, the
@@ -108,14 +107,11 @@ func freeAddr(t *testing.T) string {
 }
 
 // eachStore runs f as a subtest on SQLite (db empty: the data directory's) and on a
-// PostgreSQL database of its own (db: its COBRANCA_DATABASE_URL), from a cluster not shared
-// with other tests.
+// PostgreSQL database of its own (db: its COBRANCA_DATABASE_URL) on the package's cluster.
 func eachStore(t *testing.T, f func(t *testing.T, db []string)) {
 	t.Helper()
-	own := pgtest.New()
-	t.Cleanup(own.Close)
 	t.Run("sqlite", func(t *testing.T) { f(t, nil) })
-	t.Run("postgres", func(t *testing.T) { f(t, []string{"COBRANCA_DATABASE_URL=" + own.Database(t)}) })
+	t.Run("postgres", func(t *testing.T) { f(t, []string{"COBRANCA_DATABASE_URL=" + pg.Database(t)}) })
 }
 
 func get(t *testing.T, url string) (int, string) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/tier"
 )
 
@@ -19,6 +20,11 @@ import (
 // environment it holds (a JSON list) instead of the test's. Not a COBRANCA_ variable: serve
 // refuses those it does not know.
 const serveChild = "CBTEST_SERVE_ENVIRON"
+
+// pg is the PostgreSQL cluster of this package's tests, each on a database of its own. A test
+// that stops PostgreSQL, or runs serve processes that must find it after the test binary's
+// other tests, starts one of its own.
+var pg = pgtest.New()
 
 // TestMain runs the tests, or, in a serve child process (startServeProcess), serve.
 func TestMain(m *testing.M) {
@@ -29,7 +35,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(mainStatus([]string{"serve"}, environ, nil, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	pg.Close()
+	os.Exit(code)
 }
 
 // serveProcess is `cobranca serve` in a child process.
