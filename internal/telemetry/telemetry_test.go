@@ -182,12 +182,17 @@ func TestTimeout(t *testing.T) {
 	}
 	_, sp := tr.Provider().Tracer("test").Start(t.Context(), "GET /x")
 	sp.End()
-	// The flush's own deadline (which it waits out: the exporter retries)
-	// is far past the timeout, the bound between them: a loaded machine's
-	// late timer is not taken for the flush's.
+	// The flush's own deadline is far past the timeout, the bound between
+	// them: a loaded machine's late timer is not taken for the flush's.
+	// The flush would wait its deadline out (the exporter retries), so it
+	// runs meanwhile and is cancelled once the request was given up.
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Second)
 	defer cancel()
-	_ = tr.Provider().(*sdktrace.TracerProvider).ForceFlush(ctx) // the failure goes to the SDK's error handler
+	flushed := make(chan struct{})
+	go func() {
+		_ = tr.Provider().(*sdktrace.TracerProvider).ForceFlush(ctx) // the failure goes to the SDK's error handler
+		close(flushed)
+	}()
 	select {
 	case d := <-gaveUp:
 		if d > 4*time.Second {
@@ -196,6 +201,8 @@ func TestTimeout(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the export request was never given up")
 	}
+	cancel()
+	<-flushed
 	_ = tr.Shutdown(t.Context())
 }
 
