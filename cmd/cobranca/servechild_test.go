@@ -22,8 +22,7 @@ import (
 const serveChild = "CBTEST_SERVE_ENVIRON"
 
 // pg is the PostgreSQL cluster of this package's tests, each on a database of its own. A test
-// that stops PostgreSQL, or runs serve processes that must find it after the test binary's
-// other tests, starts one of its own.
+// that stops PostgreSQL starts a cluster of its own.
 var pg = pgtest.New()
 
 // TestMain runs the tests, or, in a serve child process (startServeProcess), serve.
