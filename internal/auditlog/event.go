@@ -44,6 +44,9 @@ const (
 	Unchanged Outcome = "unchanged"
 	// DryRun: the call said what it would do and changed nothing.
 	DryRun Outcome = "dry_run"
+	// Incomplete: an action allowed and begun did not finish (a download cut
+	// before its last byte); its details say how far it got.
+	Incomplete Outcome = "incomplete"
 )
 
 // Event is one audit event.

@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -40,7 +41,35 @@ type Downloads struct {
 	Refusals Refusals
 	Logger   *slog.Logger
 	Now      func() time.Time // default time.Now
+
+	// Idle is the longest a download waits for the client to take the next
+	// piece of the body (default DefaultIdle); MinRate, in bytes per second,
+	// is the slowest client served to the end (default DefaultMinRate). The
+	// server's write timeout is replaced by these for the body: a file
+	// within COBRANCA_MAX_FILE_BYTES downloads over a slow link, and a
+	// stalled or crawling client still lets its connection go.
+	Idle    time.Duration
+	MinRate int64
 }
+
+// Defaults of Downloads.Idle and MinRate: a client that takes nothing for
+// 30 s is gone; 16 KiB/s (128 kbit/s) downloads the default 20 MiB
+// COBRANCA_MAX_FILE_BYTES in 21 minutes.
+const (
+	DefaultIdle    = 30 * time.Second
+	DefaultMinRate = 16 << 10
+)
+
+// writePiece is how much of a stored chunk is written under one deadline:
+// small enough that a slow client takes it well within Idle.
+const writePiece = 64 << 10
+
+// Details of an incomplete download's event: the bytes handed to the
+// connection and the file's size.
+const (
+	BytesSentDetail = "bytesSent"
+	FileBytesDetail = "fileBytes"
+)
 
 // DownloadPattern is the route of downloads; the router sets the {id} path
 // value (net/http's ServeMux and chi both do).
@@ -80,7 +109,7 @@ func (d *Downloads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.refuse(w, r, claim, err)
 		return
 	}
-	if err := d.audit(r, claim, auditlog.Allowed, ""); err != nil {
+	if err := d.audit(r, claim, auditlog.Allowed, "", headDetails(r)); err != nil {
 		d.Logger.ErrorContext(r.Context(), "download not served: audit write failed", "err", err)
 		h.Set("Retry-After", "1")
 		failure.WriteHTTP(w, http.StatusServiceUnavailable, &failure.Error{Code: failure.Unavailable, Message: "the download cannot be recorded now; retry later"})
@@ -95,23 +124,69 @@ func (d *Downloads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
+	if sent, err := d.send(w, r, f); err != nil {
+		if r.Context().Err() == nil && !errors.Is(err, errClientGone) {
+			d.Logger.ErrorContext(r.Context(), "download cut short", "err", err)
+		}
+		if aerr := d.audit(r, claim, auditlog.Incomplete, "", map[string]int64{BytesSentDetail: sent, FileBytesDetail: f.Size}); aerr != nil {
+			d.Logger.ErrorContext(r.Context(), "audit write failed", "event", DownloadEvent, "err", aerr)
+		}
+		// The status is sent: only cutting the connection tells the client
+		// that the body is incomplete.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// errClientGone wraps a failed write of the body: the client left, stalled
+// or crawled below the minimum rate, which is no fault of the server's.
+var errClientGone = errors.New("files: the client did not take the download")
+
+// send writes f's content to w and returns how many bytes it wrote. Each
+// piece is written under a deadline Idle from now, never past the whole
+// transfer's deadline: Idle plus the size at MinRate, from the start.
+func (d *Downloads) send(w http.ResponseWriter, r *http.Request, f File) (int64, error) {
+	idle, rate := d.Idle, d.MinRate
+	if idle <= 0 {
+		idle = DefaultIdle
+	}
+	if rate <= 0 {
+		rate = DefaultMinRate
+	}
+	start := time.Now()
+	end := start.Add(idle + time.Duration(float64(f.Size)/float64(rate)*float64(time.Second)))
+	rc := http.NewResponseController(w)
+	var sent int64
 	for seq, off := int64(0), int64(0); off < f.Size; seq, off = seq+1, off+ChunkSize {
 		b, err := ReadChunk(r.Context(), d.DB, f.ID, seq)
 		if err == nil && int64(len(b)) != min(ChunkSize, f.Size-off) {
 			err = errors.New("files: short read of stored content")
 		}
 		if err != nil {
-			if r.Context().Err() == nil {
-				d.Logger.ErrorContext(r.Context(), "download cut short", "err", err)
-			}
-			// The status is sent: only cutting the connection tells the
-			// client that the body is incomplete.
-			panic(http.ErrAbortHandler)
+			return sent, err
 		}
-		if _, err := w.Write(b); err != nil {
-			return // the client left
+		for len(b) > 0 {
+			p := b[:min(writePiece, len(b))]
+			// A writer that cannot take deadlines (a test recorder) keeps
+			// the server's.
+			dl := time.Now().Add(idle)
+			if dl.After(end) {
+				dl = end
+			}
+			_ = rc.SetWriteDeadline(dl)
+			n, err := w.Write(p)
+			sent += int64(n)
+			if err != nil {
+				return sent, fmt.Errorf("%w: %w", errClientGone, err)
+			}
+			b = b[len(p):]
 		}
 	}
+	// The response's end is written after the handler returns; the
+	// deadline of the last piece covers it.
+	if err := rc.Flush(); err != nil {
+		return sent, fmt.Errorf("%w: %w", errClientGone, err)
+	}
+	return sent, nil
 }
 
 // refuse answers a link that does not download: 403 with the refusal's
@@ -131,7 +206,7 @@ func (d *Downloads) refuse(w http.ResponseWriter, r *http.Request, c Claim, err 
 		d.Refusals.Refused(r, auditlog.Event{Name: DownloadEvent, Tool: Object(c.FileID, c.LinkID), RequestID: request.From(r.Context()).ID,
 			Outcome: auditlog.Denied, FailureCode: string(fe.Code)})
 	case c.LinkID != "": // the signature verified: a link of this server
-		if aerr := d.audit(r, c, auditlog.Denied, fe.Code); aerr != nil {
+		if aerr := d.audit(r, c, auditlog.Denied, fe.Code, headDetails(r)); aerr != nil {
 			d.Logger.ErrorContext(r.Context(), "audit write failed", "event", DownloadEvent, "err", aerr)
 		}
 	}
@@ -145,15 +220,18 @@ func (d *Downloads) refuse(w http.ResponseWriter, r *http.Request, c Claim, err 
 // event has no details.
 const HeadDetail = "headRequest"
 
+func headDetails(r *http.Request) map[string]int64 {
+	if r.Method == http.MethodHead {
+		return map[string]int64{HeadDetail: 1}
+	}
+	return nil
+}
+
 // audit records one download event. The event's Tool field names the
 // objects acted on ("file:f_… link:l_…"), as for every files event (Object).
-func (d *Downloads) audit(r *http.Request, c Claim, outcome auditlog.Outcome, code failure.Code) error {
+func (d *Downloads) audit(r *http.Request, c Claim, outcome auditlog.Outcome, code failure.Code, details map[string]int64) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), auditTimeout)
 	defer cancel()
-	var details map[string]int64
-	if r.Method == http.MethodHead {
-		details = map[string]int64{HeadDetail: 1}
-	}
 	return d.Audit.Record(ctx, auditlog.Event{
 		Name:        DownloadEvent,
 		Tool:        Object(c.FileID, c.LinkID),

@@ -54,6 +54,13 @@ var newKey = reqstate.Key{ID: "new", Secret: bytes.Repeat([]byte{9}, 32)}
 // newLinkEnv serves links signed under keys (the first signs).
 func newLinkEnv(t *testing.T, db store.DB, keys ...reqstate.Key) *linkEnv {
 	t.Helper()
+	return newLinkEnvWith(t, db, nil, keys...)
+}
+
+// newLinkEnvWith is newLinkEnv whose download server and handler are set up
+// by configure (when not nil) before the server starts.
+func newLinkEnvWith(t *testing.T, db store.DB, configure func(*httptest.Server, *files.Downloads), keys ...reqstate.Key) *linkEnv {
+	t.Helper()
 	e := &linkEnv{db: db, clock: &clock{t: t0}}
 	key := bytes.Repeat([]byte{3}, 32)
 	alog, err := auditlog.New(db, key, auditlog.Options{Now: e.clock.Now})
@@ -65,13 +72,19 @@ func newLinkEnv(t *testing.T, db store.DB, keys ...reqstate.Key) *linkEnv {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	e.srv = httptest.NewServer(mux)
+	e.srv = httptest.NewUnstartedServer(mux)
+	downloads := &files.Downloads{DB: db, Audit: alog, Logger: slog.New(slog.DiscardHandler), Now: e.clock.Now}
+	if configure != nil {
+		configure(e.srv, downloads)
+	}
+	e.srv.Start()
 	t.Cleanup(e.srv.Close)
 	e.links, err = files.NewLinks(ring(t, keys...), e.srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux.Handle(files.DownloadPattern, &files.Downloads{DB: db, Links: e.links, Audit: alog, Logger: slog.New(slog.DiscardHandler), Now: e.clock.Now})
+	downloads.Links = e.links
+	mux.Handle(files.DownloadPattern, downloads)
 	ids, err := idempotency.New(db.Dialect(), time.Hour, e.clock.Now)
 	if err != nil {
 		t.Fatal(err)
