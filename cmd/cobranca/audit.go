@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/config"
@@ -142,6 +143,62 @@ func auditCheckpoint(ctx context.Context, e env, fs *flagSet, args []string) err
 	return os.WriteFile(*out, doc, 0o644)
 }
 
+// keyQuiet is how long no event may have been written under a key before audit rotate-key
+// retires it without --force: a recent one means a replica still runs with it.
+const keyQuiet = 10 * time.Minute
+
+// auditRotateKey retires the old audit keys (COBRANCA_AUDIT_KEY after its first entry): from
+// the event that records it, audit verify reports any event under a retired key.
+func auditRotateKey(ctx context.Context, e env, fs *flagSet, args []string) error {
+	force := fs.Bool("force", false, "retire a key even though an event was written under it in the last 10 minutes (it leaked and is being used)")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("audit rotate-key: unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := loadSettings(e.environ)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	if len(cfg.AuditOldKeys) == 0 {
+		return errors.New("audit rotate-key: COBRANCA_AUDIT_KEY holds one key: give every replica the new key first and the old one after it (\"NEW,OLD\"), then run this with the same setting")
+	}
+	l, closeDB, err := openAuditLog(ctx, cfg.Config, []byte(cfg.AuditKey))
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	olds, err := l.OldKeys(ctx)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	var busy []error
+	for _, k := range olds {
+		if !k.Retired && k.Events > 0 && now.Sub(k.Last) < keyQuiet && !*force {
+			busy = append(busy, fmt.Errorf("key %s sealed an event at %s: a replica still runs with it", k.ID, k.Last.Format(time.RFC3339)))
+		}
+	}
+	if len(busy) > 0 {
+		return fmt.Errorf("audit rotate-key: nothing retired; give every replica the new key first (or, if the old key leaked, retire it now with --force):\n%w", errors.Join(busy...))
+	}
+	for _, k := range olds {
+		if k.Retired {
+			fmt.Fprintf(e.stdout, "key %s: already retired\n", k.ID)
+			continue
+		}
+		if err := l.RetireKey(ctx, k.ID, adminEvent(auditlog.KeyRetiredEvent, auditlog.Allowed)); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "key %s: retired (%d events under it); new events are sealed under key %s\n", k.ID, k.Events, l.SealingKeyID())
+	}
+	if _, err := l.Seal(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
 // openAuditLog opens the store's audit log; key (nil: none) is the audit key that
 // authenticates events.
 func openAuditLog(ctx context.Context, cfg config.Config, key []byte) (*auditlog.Log, func(), error) {
@@ -160,7 +217,13 @@ func openAudit(ctx context.Context, cfg config.Config, key []byte) (*auditlog.Lo
 		db.Close()
 		return nil, nil, nil, fmt.Errorf("%w (run cobranca migrate)", err)
 	}
-	l, err := auditlog.New(db, key, auditlog.Options{})
+	var old [][]byte
+	if key != nil && cfg.AuditKey != "" {
+		for _, k := range cfg.AuditOldKeys {
+			old = append(old, []byte(k))
+		}
+	}
+	l, err := auditlog.New(db, key, auditlog.Options{OldKeys: old})
 	if err != nil {
 		db.Close()
 		return nil, nil, nil, err

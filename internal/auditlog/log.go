@@ -2,6 +2,9 @@ package auditlog
 
 import (
 	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,9 +29,14 @@ type Log struct {
 	now    func() time.Time
 	logger *slog.Logger
 	kick   chan struct{}
-	// macKey authenticates events (deriveMACKey); nil in a Log that only verifies the chain.
+	// macKey authenticates the events this Log writes (deriveMACKey), under the key named
+	// keyID; nil in a Log that only verifies the chain.
 	macKey []byte
+	keyID  string
 	macs   sync.Pool // *macState under macKey
+	// verifyKeys are the MAC keys of every key given (the sealing key and Options.OldKeys),
+	// by key id: Verify checks each event under the key it names.
+	verifyKeys map[string][]byte
 	// spool keeps low-tier events while the store is down (Keep); nil: none.
 	spool *Spool
 
@@ -45,6 +53,9 @@ type Options struct {
 	// Spool, when set, keeps the events Keep could not write while the store is down, and
 	// RunSpool appends them once it is back.
 	Spool *Spool
+	// OldKeys are earlier audit keys (COBRANCA_AUDIT_KEY after its first entry): Verify
+	// checks the events sealed under them, and nothing new is sealed under them.
+	OldKeys [][]byte
 }
 
 // New returns a Log over db whose events are authenticated under key, the audit key
@@ -65,10 +76,33 @@ func New(db DB, key []byte, opts Options) (*Log, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.macKey = k
+		l.macKey, l.keyID = k, KeyID(key)
+		l.verifyKeys = map[string][]byte{l.keyID: k}
+	}
+	for _, old := range opts.OldKeys {
+		if l.macKey == nil {
+			return nil, errors.New("audit log: old audit keys without a current one")
+		}
+		k, err := deriveMACKey(old)
+		if err != nil {
+			return nil, err
+		}
+		l.verifyKeys[KeyID(old)] = k
 	}
 	return l, nil
 }
+
+// KeyID names an audit key in the events sealed under it (audit_event.key_id): 16 hex digits
+// derived from the key (HKDF-SHA256), which tell nothing of the key itself.
+func KeyID(key []byte) string {
+	id, err := hkdf.Key(sha256.New, key, nil, keyIDInfo, 8)
+	if err != nil {
+		panic(err) // 8 bytes of HKDF-SHA256 always derive
+	}
+	return hex.EncodeToString(id)
+}
+
+const keyIDInfo = "cobranca audit key id v1"
 
 // Append writes ev inside tx, the transaction of the change it records: if tx rolls back, the
 // event was never written. Seq, Time and ServerTime are set by the log and ignored here. Call

@@ -40,6 +40,7 @@ type record struct {
 	details string // detailsJSON(ev.Details)
 	nonce   []byte
 	mac     []byte
+	keyID   string // the key the MAC is under (KeyID); "" for a spooled legacy record
 }
 
 // stamp validates ev and makes it a record made at time at, with a fresh nonce, under the
@@ -64,7 +65,7 @@ func (l *Log) stampNonce(ev Event, at time.Time, nonce []byte) (record, error) {
 	} else {
 		copy(b, nonce)
 	}
-	r := record{ev: ev, details: detailsJSON(ev.Details), nonce: b[:nonceLen:nonceLen]}
+	r := record{ev: ev, details: detailsJSON(ev.Details), nonce: b[:nonceLen:nonceLen], keyID: l.keyID}
 	r.mac = l.eventMAC(b[nonceLen:nonceLen], r.nonce, &r.ev, r.details)
 	return r, nil
 }
@@ -84,14 +85,27 @@ func (l *Log) eventMAC(dst, nonce []byte, ev *Event, details string) []byte {
 	if st == nil {
 		st = &macState{h: hmac.New(sha256.New, l.macKey), buf: make([]byte, 0, 512)}
 	}
-	b := append(st.buf[:0], "cobranca.audit.mac.v1\x00"...)
-	b = appendString(b, string(nonce))
-	b = binary.BigEndian.AppendUint64(b, uint64(ev.ServerTime.UnixMicro()))
-	b = appendContent(b, ev, details)
+	b := macInput(st.buf[:0], nonce, ev, details)
 	st.h.Reset()
 	st.h.Write(b)
 	dst = st.h.Sum(dst)
 	st.buf = b
 	l.macs.Put(st)
 	return dst
+}
+
+// macInput appends what eventMAC authenticates. The key id is not in it: it only picks the
+// key, and a MAC checked under another key than its own fails.
+func macInput(b, nonce []byte, ev *Event, details string) []byte {
+	b = append(b, "cobranca.audit.mac.v1\x00"...)
+	b = appendString(b, string(nonce))
+	b = binary.BigEndian.AppendUint64(b, uint64(ev.ServerTime.UnixMicro()))
+	return appendContent(b, ev, details)
+}
+
+// macUnder is the event's MAC under macKey, one of the Log's verifying keys.
+func macUnder(macKey, nonce []byte, ev *Event, details string) []byte {
+	h := hmac.New(sha256.New, macKey)
+	h.Write(macInput(nil, nonce, ev, details))
+	return h.Sum(nil)
 }

@@ -38,8 +38,8 @@ SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::smallint[], $4::bytea[], $5
 	coalesced = `coalesce(e.event, ''), coalesce(e.tool, ''), coalesce(e.risk, ''), coalesce(e.subject, ''), coalesce(e.actor, ''), coalesce(e.client_id, ''), coalesce(e.acr, ''), coalesce(e.request_id, ''), coalesce(e.outcome, ''), coalesce(e.failure_code, ''), coalesce(e.args_digest, ''), coalesce(e.result_digest, ''), coalesce(e.duration_us, 0), coalesce(e.server_time, 0)`
 	// insertColumns are what the server writes of an event, in the order of insertArgs; on
 	// SQLite occurred_at follows.
-	insertColumns = `event, tool, risk, subject, actor, client_id, acr, request_id, outcome, failure_code, args_digest, result_digest, duration_us, details, server_time, nonce, mac`
-	insertCount   = 17
+	insertColumns = `event, tool, risk, subject, actor, client_id, acr, request_id, outcome, failure_code, args_digest, result_digest, duration_us, details, server_time, nonce, mac, key_id`
+	insertCount   = 18
 	detailsColumn = 14 // 1-based, cast to jsonb on PostgreSQL
 )
 
@@ -81,10 +81,14 @@ func insertSQL(d store.Dialect, n int, skipKnown bool) string {
 // occurred_at of SQLite, ignored on PostgreSQL.
 func insertArgs(args []any, r *record, d store.Dialect, nowUS int64) []any {
 	ev := &r.ev
+	var keyID any // NULL: a record from before key ids, under the legacy key
+	if r.keyID != "" {
+		keyID = r.keyID
+	}
 	args = append(args,
 		ev.Name, ev.Tool, ev.Risk, ev.Subject, ev.Actor, ev.ClientID, ev.ACR, ev.RequestID,
 		string(ev.Outcome), ev.FailureCode, ev.ArgsDigest, ev.ResultDigest,
-		ev.Duration.Microseconds(), r.details, ev.ServerTime.UnixMicro(), r.nonce, r.mac)
+		ev.Duration.Microseconds(), r.details, ev.ServerTime.UnixMicro(), r.nonce, r.mac, keyID)
 	if d == store.SQLite {
 		args = append(args, nowUS)
 	}
@@ -118,7 +122,7 @@ LIMIT $3) u`,
 			events: `SELECT s.seq, ` + contentCols + `
 FROM audit_seal s JOIN audit_event e ON e.id = s.event_id
 WHERE s.seq > $1 ORDER BY s.seq LIMIT $2`,
-			chain: `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(` + timeUS + `, 0), ` + coalesced + `, coalesce(e.details::text, '{}'), e.nonce, e.mac
+			chain: `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(` + timeUS + `, 0), ` + coalesced + `, coalesce(e.details::text, '{}'), e.nonce, e.mac, coalesce(e.key_id, '')
 FROM audit_seal s LEFT JOIN audit_event e ON e.id = s.event_id
 ORDER BY s.seq`,
 		}
@@ -142,7 +146,7 @@ LIMIT $2) u`,
 		events: `SELECT s.seq, ` + contentCols + `
 FROM audit_seal s JOIN audit_event e ON e.id = s.event_id
 WHERE s.seq > $1 ORDER BY s.seq LIMIT $2`,
-		chain: `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(e.occurred_at, 0), ` + coalesced + `, coalesce(e.details, '{}'), e.nonce, e.mac
+		chain: `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(e.occurred_at, 0), ` + coalesced + `, coalesce(e.details, '{}'), e.nonce, e.mac, coalesce(e.key_id, '')
 FROM audit_seal s LEFT JOIN audit_event e ON e.id = s.event_id
 ORDER BY s.seq`,
 	}

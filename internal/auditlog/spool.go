@@ -70,6 +70,7 @@ type spoolEntry struct {
 	Event *Event   `json:"event,omitempty"`
 	Nonce []byte   `json:"nonce,omitempty"`
 	MAC   []byte   `json:"mac,omitempty"`
+	KeyID string   `json:"keyId,omitempty"` // absent in a record spooled before key ids
 	Lost  *lostRun `json:"lost,omitempty"`
 }
 
@@ -242,7 +243,7 @@ func (s *Spool) SetAside() int64 { return s.setAside.Load() }
 
 // add appends r and returns once it is fsynced, or counts it lost when it does not fit.
 func (s *Spool) add(r *record) error {
-	b, err := encodeEntry(spoolEntry{Event: &r.ev, Nonce: r.nonce, MAC: r.mac})
+	b, err := encodeEntry(spoolEntry{Event: &r.ev, Nonce: r.nonce, MAC: r.mac, KeyID: r.keyID})
 	if err != nil {
 		return fmt.Errorf("audit spool: %w", err)
 	}
@@ -571,7 +572,7 @@ func (l *Log) spooledRecords(entries []spoolEntry) ([]record, error) {
 	for i := 0; i < len(entries); i++ {
 		e := entries[i]
 		if e.Event != nil {
-			recs = append(recs, record{ev: *e.Event, details: detailsJSON(e.Event.Details), nonce: e.Nonce, mac: e.MAC})
+			recs = append(recs, record{ev: *e.Event, details: detailsJSON(e.Event.Details), nonce: e.Nonce, mac: e.MAC, keyID: e.KeyID})
 			continue
 		}
 		run := *e.Lost
@@ -705,7 +706,7 @@ func validOr(s string) string {
 // deadLetter appends r to the dead-letter file (0600, never through a symbolic link) and
 // fsyncs it.
 func (s *Spool) deadLetter(r *record) error {
-	b, err := encodeEntry(spoolEntry{Event: &r.ev, Nonce: r.nonce, MAC: r.mac})
+	b, err := encodeEntry(spoolEntry{Event: &r.ev, Nonce: r.nonce, MAC: r.mac, KeyID: r.keyID})
 	if err != nil {
 		return err
 	}

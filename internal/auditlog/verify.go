@@ -6,6 +6,9 @@ import (
 	"crypto/hmac"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/cobranca/cobranca/internal/store"
 )
@@ -29,6 +32,13 @@ const (
 	// Forged: the event's MAC does not match its content, or it has none after events that
 	// had one: the server did not write it (or the audit key is not the server's).
 	Forged Kind = "forged"
+	// KeyMissing: the event names a key (its key id) that is not among the keys given, so
+	// its MAC cannot be checked.
+	KeyMissing Kind = "key_missing"
+	// RetiredKey: the event's MAC is under a key retired earlier in the chain
+	// (KeyRetiredEvent): forged with a leaked old key, or written by a replica not yet
+	// given the new one.
+	RetiredKey Kind = "retired_key"
 )
 
 // Problem is the first thing wrong with the chain.
@@ -56,6 +66,10 @@ type Report struct {
 	Unauthenticated int64
 	// Lost is how many events the gap events in the chain (LostEvent) say a full spool lost.
 	Lost int64
+	// Keys counts the verified events under each key id; the events written before key ids
+	// count under the key that verifies them. Nil when the MACs were not checked. String
+	// lists it once there is more than one key.
+	Keys map[string]int64
 }
 
 // Head is a position in the chain.
@@ -78,6 +92,14 @@ func (r Report) String() string {
 	if r.Lost > 0 {
 		s += fmt.Sprintf(", %d lost to a full spool (see the %s events)", r.Lost, LostEvent)
 	}
+	if len(r.Keys) > 1 { // after a rotation
+		ids := slices.Sorted(maps.Keys(r.Keys))
+		parts := make([]string, len(ids))
+		for i, id := range ids {
+			parts[i] = fmt.Sprintf("%s %d", id, r.Keys[id])
+		}
+		s += ", events per key: " + strings.Join(parts, ", ")
+	}
 	if !r.MACsChecked {
 		s += "; MACs NOT checked: no audit key"
 	}
@@ -92,6 +114,7 @@ type link struct {
 	present    bool
 	ev         Event
 	nonce, mac []byte // nil for an event written before MACs
+	keyID      string // "" for an event written before key ids
 }
 
 // Verify seals what can be sealed, then walks the whole chain from seq 1 and reports the first
@@ -125,6 +148,10 @@ func (l *Log) Verify(ctx context.Context, checkpoints ...Checkpoint) (Report, er
 		want[c.Seq] = c.Hash
 	}
 	rep := Report{Head: Head{Hash: genesis[:]}, MACsChecked: l.macKey != nil}
+	if rep.MACsChecked {
+		rep.Keys = map[string]int64{}
+	}
+	ks := keyState{retired: map[string]int64{}}
 	var authenticated int64 // the seq of the first event with a MAC, 0 before it
 	var before []byte       // the hash two back, for telling an insertion from a removal
 	for {
@@ -160,7 +187,8 @@ func (l *Log) Verify(ctx context.Context, checkpoints ...Checkpoint) (Report, er
 			return rep, nil
 		}
 		if rep.MACsChecked {
-			if p := l.checkMAC(k, authenticated); p != nil {
+			id, p := l.checkMAC(k, authenticated, &ks)
+			if p != nil {
 				rep.Problem = p
 				return rep, nil
 			}
@@ -169,6 +197,14 @@ func (l *Log) Verify(ctx context.Context, checkpoints ...Checkpoint) (Report, er
 				rep.Unauthenticated++
 			case authenticated == 0:
 				authenticated = k.seq
+			}
+			if id != "" {
+				rep.Keys[id]++
+			}
+			if retired, ok := strings.CutPrefix(k.ev.Tool, keyObject); ok && k.ev.Name == KeyRetiredEvent && k.mac != nil && retired != id {
+				if _, ok := ks.retired[retired]; !ok {
+					ks.retired[retired] = k.seq
+				}
 			}
 		}
 		if h, ok := want[k.seq]; ok && !bytes.Equal(h, k.hash) {
@@ -213,21 +249,59 @@ func check(h Head, before []byte, k link) *Problem {
 	return nil
 }
 
+// keyState is what Verify learns of the keys along the chain.
+type keyState struct {
+	// legacy is the key id that verified the first event written before key ids, which
+	// every such event must then verify under; "" until one is met.
+	legacy string
+	// retired holds each retired key id with the seq of its KeyRetiredEvent.
+	retired map[string]int64
+}
+
 // checkMAC checks the MAC of an event whose chain link verified, authenticated being the seq
-// of the first event that had a MAC (0: none yet). An event without one is accepted only
-// before that: the database refuses MAC-less events since migration 00020, so one after an
-// authenticated event was inserted by someone who removed that guard.
-func (l *Log) checkMAC(k link, authenticated int64) *Problem {
+// of the first event that had a MAC (0: none yet), under the key the event names (an event
+// written before key ids: under the legacy key), and returns that key's id. An event without a
+// MAC is accepted only before the first that had one: the database refuses MAC-less events
+// since migration 00020, so one after an authenticated event was inserted by someone who
+// removed that guard. An event under a key retired earlier in the chain is reported.
+func (l *Log) checkMAC(k link, authenticated int64, ks *keyState) (string, *Problem) {
 	if k.mac == nil {
 		if authenticated != 0 {
-			return &Problem{Seq: k.seq, Kind: Forged, Detail: fmt.Sprintf("no MAC, after seq %d had one: not written by this server", authenticated)}
+			return "", &Problem{Seq: k.seq, Kind: Forged, Detail: fmt.Sprintf("no MAC, after seq %d had one: not written by this server", authenticated)}
 		}
-		return nil
+		return "", nil
 	}
-	if want := l.eventMAC(nil, k.nonce, &k.ev, detailsJSON(k.ev.Details)); !hmac.Equal(want, k.mac) {
-		return &Problem{Seq: k.seq, Kind: Forged, Detail: "MAC mismatch: not written by this server (or the audit key is not the server's)"}
+	details := detailsJSON(k.ev.Details)
+	id := k.keyID
+	if id == "" {
+		if ks.legacy == "" {
+			for _, kid := range slices.Sorted(maps.Keys(l.verifyKeys)) {
+				if hmac.Equal(macUnder(l.verifyKeys[kid], k.nonce, &k.ev, details), k.mac) {
+					ks.legacy = kid
+					break
+				}
+			}
+			if ks.legacy == "" {
+				return "", &Problem{Seq: k.seq, Kind: Forged, Detail: "MAC mismatch: not written by this server under any key given (the event names no key: one written before key ids, whose key may be missing)"}
+			}
+		}
+		id = ks.legacy
 	}
-	return nil
+	key, ok := l.verifyKeys[id]
+	if !ok {
+		return "", &Problem{Seq: k.seq, Kind: KeyMissing, Detail: fmt.Sprintf("sealed under key %s, which is not among the keys given (COBRANCA_AUDIT_KEY): add it after the current key", id)}
+	}
+	if !hmac.Equal(macUnder(key, k.nonce, &k.ev, details), k.mac) {
+		detail := "MAC mismatch: not written by this server (or the audit key is not the server's)"
+		if k.keyID == "" {
+			detail = fmt.Sprintf("MAC mismatch under the legacy key %s (events before key ids): not written by this server", id)
+		}
+		return "", &Problem{Seq: k.seq, Kind: Forged, Detail: detail}
+	}
+	if at, ok := ks.retired[id]; ok {
+		return "", &Problem{Seq: k.seq, Kind: RetiredKey, Detail: fmt.Sprintf("sealed under key %s, retired at seq %d: forged with the old key, or a replica still runs with it", id, at)}
+	}
+	return id, nil
 }
 
 // classify names a broken link or hash at rest[0], knowing the links after it: content or a
@@ -259,7 +333,7 @@ func scanLink(r store.Row, k *link, id *int64) error {
 	var outcome, details string
 	err := r.Scan(&k.seq, &k.alg, &k.prev, &k.hash, id, &timeUS, &k.ev.Name, &k.ev.Tool, &k.ev.Risk,
 		&k.ev.Subject, &k.ev.Actor, &k.ev.ClientID, &k.ev.ACR, &k.ev.RequestID, &outcome,
-		&k.ev.FailureCode, &k.ev.ArgsDigest, &k.ev.ResultDigest, &durUS, &serverUS, &details, &k.nonce, &k.mac)
+		&k.ev.FailureCode, &k.ev.ArgsDigest, &k.ev.ResultDigest, &durUS, &serverUS, &details, &k.nonce, &k.mac, &k.keyID)
 	if err != nil {
 		return err
 	}

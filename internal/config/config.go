@@ -107,9 +107,13 @@ type Config struct {
 	// AutoMigrate applies pending migrations when `cobranca serve` starts.
 	AutoMigrate bool
 	// AuditKey is the HMAC key of the audit log's argument and result
-	// digests; empty in development means a key generated in DataDir.
-	// Secret.
+	// digests and of new events' MACs: the first entry of
+	// COBRANCA_AUDIT_KEY; empty in development means a key generated in
+	// DataDir. Secret.
 	AuditKey string
+	// AuditOldKeys are the entries after the first: earlier audit keys,
+	// under which audit verify checks the events they sealed. Secret.
+	AuditOldKeys []string
 	// AuditSigningKey is the Ed25519 key file (PEM) that signs audit
 	// checkpoints; empty means audit-signing.pem in DataDir.
 	AuditSigningKey string
@@ -606,14 +610,22 @@ var variables = []variable{
 		c.AutoMigrate = b
 		return nil
 	}},
-	{"COBRANCA_AUDIT_KEY", "", required, "Secret key (at least 32 bytes) of the audit log's HMAC digests of arguments and results and, through a derived key, of every event's MAC (`cobranca audit verify` needs it). Required in production; development generates one in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
-		if len(v) < 32 {
-			return errors.New("must be at least 32 bytes")
+	{"COBRANCA_AUDIT_KEY", "", required, "Secret key (at least 32 bytes) of the audit log's HMAC digests of arguments and results and, through a derived key, of every event's MAC (`cobranca audit verify` needs it). A comma-separated list rotates it: the first key seals new events, the others are earlier keys whose events `audit verify` still checks (see docs/operations.md, Key rotation; `cobranca audit rotate-key`). Required in production; development generates one in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
+		keys := strings.Split(v, ",")
+		seen := make(map[string]bool, len(keys))
+		for i, k := range keys {
+			if len(k) < 32 {
+				return fmt.Errorf("key %d of %d must be at least 32 bytes", i+1, len(keys))
+			}
+			if seen[k] {
+				return fmt.Errorf("key %d of %d is given twice", i+1, len(keys))
+			}
+			seen[k] = true
 		}
-		c.AuditKey = v
+		c.AuditKey, c.AuditOldKeys = keys[0], keys[1:]
 		return nil
 	}},
-	{VarStateKeys, "", required, "Keys that seal the request state of an in-band confirmation (HMAC-SHA256), so that any replica opens it: comma-separated `id:secret` entries, the first the current key and the others still accepted while states sealed under them live (rotation: put the new key first, drop the old one after 15 minutes). id is 1–16 of `[A-Za-z0-9._-]`; secret at least 32 bytes. They also seal the pages' sign-in cookie (10 minutes). Required in production; development generates one in COBRANCA_DATA_DIR.", asWritten(func(c *Config) *string { return &c.RequestStateKeys })},
+	{VarStateKeys, "", required, "Keys that seal the request state of an in-band confirmation (HMAC-SHA256), so that any replica opens it: comma-separated `id:secret` entries, the first the current key and the others still accepted while states sealed under them live (rotation: docs/operations.md, Key rotation). id is 1–16 of `[A-Za-z0-9._-]`; secret at least 32 bytes. They also seal the pages' sign-in cookie (10 minutes). Required in production; development generates one in COBRANCA_DATA_DIR.", asWritten(func(c *Config) *string { return &c.RequestStateKeys })},
 	{"COBRANCA_FASTPATH", "on", optional, "`on` lets the MCP endpoint answer plain calls of the bulk low-tier tool itself, byte for byte as go-sdk would and through the same pipeline; `off` sends every request to go-sdk (a switch for production, should the fast path ever misbehave).", func(c *Config, v string) error {
 		switch v {
 		case "on":
@@ -647,7 +659,7 @@ var variables = []variable{
 		c.MaxFileBytes = n
 		return nil
 	}},
-	{VarLinkKeys, "", required, "Keys that sign download links (HMAC-SHA256 over the link id, the file id and the expiry; the key's id is in the URL): comma-separated `id:secret` entries, the first the current key and the others still accepted (rotation: put the new key first; drop an old one when the links it signed may stop working — at most 7 days later). Rules as COBRANCA_REQUEST_STATE_KEYS. Required in production; development generates one in COBRANCA_DATA_DIR (`link.key`).", asWritten(func(c *Config) *string { return &c.LinkKeys })},
+	{VarLinkKeys, "", required, "Keys that sign download links (HMAC-SHA256 over the link id, the file id and the expiry; the key's id is in the URL): comma-separated `id:secret` entries, the first the current key and the others still accepted (rotation: docs/operations.md, Key rotation). Rules as COBRANCA_REQUEST_STATE_KEYS. Required in production; development generates one in COBRANCA_DATA_DIR (`link.key`).", asWritten(func(c *Config) *string { return &c.LinkKeys })},
 	{VarPublicURL, "", required, "The server's public base URL, which download links, approval pages and sign-in redirects point at (`https://cobranca.example.com`). Required in production, and https there; development default: `http://<COBRANCA_ADDR>`, and in development it is also the issuer of the development authorization server.", func(c *Config, v string) error {
 		// The URL's shape is the links' rule (files.NewLinks, checked by
 		// cmd/cobranca); https in production is the deployment's.

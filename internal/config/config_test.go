@@ -161,6 +161,11 @@ func TestStoreVariables(t *testing.T) {
 		{"empty sqlite path", []string{"COBRANCA_DATABASE_URL=sqlite:"}, nil, "COBRANCA_DATABASE_URL"},
 		{"bad auto-migrate", []string{"COBRANCA_AUTO_MIGRATE=sometimes"}, nil, "COBRANCA_AUTO_MIGRATE"},
 		{"short audit key", []string{"COBRANCA_AUDIT_KEY=short"}, nil, "COBRANCA_AUDIT_KEY"},
+		{"rotated audit key", []string{"COBRANCA_AUDIT_KEY=" + key + "-new," + key}, func(c Config) bool {
+			return c.AuditKey == key+"-new" && len(c.AuditOldKeys) == 1 && c.AuditOldKeys[0] == key
+		}, ""},
+		{"short old audit key", []string{"COBRANCA_AUDIT_KEY=" + key + ",short"}, nil, "COBRANCA_AUDIT_KEY: key 2 of 2 must be at least 32 bytes"},
+		{"audit key twice", []string{"COBRANCA_AUDIT_KEY=" + key + "," + key}, nil, "COBRANCA_AUDIT_KEY: key 2 of 2 is given twice"},
 		{"production needs an audit key", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_AUDIT_KEY: required"},
 		{"production needs request-state keys", []string{"COBRANCA_ENV=production", "COBRANCA_AUDIT_KEY=" + key}, nil, "COBRANCA_REQUEST_STATE_KEYS: required"},
 		{"production needs link keys", []string{"COBRANCA_ENV=production"}, nil, "COBRANCA_LINK_KEYS: required"},
