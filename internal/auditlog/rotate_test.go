@@ -98,3 +98,54 @@ func TestKeyRotation(t *testing.T) {
 		}
 	})
 }
+
+// TestSpoolKeepsKeyID: events spooled under the old key and written after a restart under a
+// rotated key keep the old key's id, and verify under it.
+func TestSpoolKeepsKeyID(t *testing.T) {
+	newKey := bytes.Repeat([]byte("n"), 32)
+	eachStore(t, func(t *testing.T, f storetest.Fixture, db store.DB) {
+		ctx := context.Background()
+		path := t.TempDir() + "/" + SpoolFileName
+		s := openSpool(t, path, SpoolOptions{})
+		old := spoolLog(t, db, s)
+		for i := range 2 {
+			r, err := old.stamp(sampleEvent(i), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.add(&r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = openSpool(t, path, SpoolOptions{})
+		rotated, err := New(db, newKey, Options{Spool: s, OldKeys: [][]byte{testKey}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := rotated.drainSpool(ctx); err != nil || n != 2 {
+			t.Fatalf("drainSpool() = %d, %v; want 2", n, err)
+		}
+		rows, err := db.Query(ctx, `SELECT coalesce(key_id, '') FROM audit_event ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if want := []string{KeyID(testKey), KeyID(testKey)}; fmt.Sprint(ids) != fmt.Sprint(want) {
+			t.Errorf("key ids of the drained events = %v, want %v", ids, want)
+		}
+		if rep, err := rotated.Verify(ctx); err != nil || rep.Problem != nil || rep.Keys[KeyID(testKey)] != 2 {
+			t.Errorf("Verify() = %v (keys %v), %v; want OK, 2 events under the old key", rep, rep.Keys, err)
+		}
+	})
+}

@@ -291,7 +291,13 @@ func (l *Log) checkMAC(k link, authenticated int64, ks *keyState) (string, *Prob
 	if !ok {
 		return "", &Problem{Seq: k.seq, Kind: KeyMissing, Detail: fmt.Sprintf("sealed under key %s, which is not among the keys given (COBRANCA_AUDIT_KEY): add it after the current key", id)}
 	}
-	if !hmac.Equal(macUnder(key, k.nonce, &k.ev, details), k.mac) {
+	var want []byte
+	if id == l.keyID {
+		want = l.eventMAC(nil, k.nonce, &k.ev, details) // the pooled HMAC state
+	} else {
+		want = macUnder(key, k.nonce, &k.ev, details)
+	}
+	if !hmac.Equal(want, k.mac) {
 		detail := "MAC mismatch: not written by this server (or the audit key is not the server's)"
 		if k.keyID == "" {
 			detail = fmt.Sprintf("MAC mismatch under the legacy key %s (events before key ids): not written by this server", id)
