@@ -183,7 +183,7 @@ func (d *Downloads) send(w http.ResponseWriter, r *http.Request, f File) (int64,
 	}
 	// The response's end is written after the handler returns; the
 	// deadline of the last piece covers it.
-	if err := rc.Flush(); err != nil {
+	if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return sent, fmt.Errorf("%w: %w", errClientGone, err)
 	}
 	return sent, nil
