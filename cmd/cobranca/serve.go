@@ -37,7 +37,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		return err
 	}
 	cfg, err := loadSettings(e.environ)
-	if err != nil {
+	if err = errors.Join(err, checkDevelopmentReach(cfg.Config)); err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	log := newLogger(e.stderr, cfg.Config)
@@ -198,7 +198,8 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	var authServer http.Handler
 	if authn.DevMode() {
 		as, err := authserver.New(authserver.Options{Auth: authn, DB: db, Scopes: contract.Scopes(mcpHandler.Contracts()),
-			StepUpACR: cfg.StepUpACR, Roles: contract.Roles(slices.Concat(mcpHandler.Contracts(), pipe.AdminContracts())), Logger: log})
+			StepUpACR: cfg.StepUpACR, Roles: contract.Roles(slices.Concat(mcpHandler.Contracts(), pipe.AdminContracts())), Logger: log,
+			TrustedProxyHeader: cfg.TrustedProxyHeader})
 		if err != nil {
 			return err
 		}

@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/cobranca/cobranca/internal/collections"
+	"net/url"
 	"strings"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/authserver"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/files"
@@ -100,6 +102,36 @@ func loadSettings(environ []string) (settings, error) {
 		errs = append(errs, fmt.Errorf("%s: must be a size of at least %dKiB, like 64MiB or 1GiB", config.VarAuditSpoolMax, auditlog.MinSpoolMaxBytes>>10))
 	}
 	return s, errors.Join(errs...)
+}
+
+// checkDevelopmentReach refuses development mode (no COBRANCA_ISSUER: the
+// server signs its own tokens, and its development sign-in page lets anyone
+// sign in as anyone) when the settings say that the server is reachable
+// from elsewhere: a public URL or an allowed Host that is not a loopback
+// name, or a trusted proxy header, which exists only behind a forwarder.
+// Each error names its variable. COBRANCA_ADDR may be a wildcard (Docker
+// publishes the port): a peer on the network is refused by the sign-in page
+// itself (authserver's localOnly), a forwarder on this machine is not.
+func checkDevelopmentReach(cfg config.Config) error {
+	if cfg.Issuer != "" {
+		return nil
+	}
+	const why = "development mode (COBRANCA_ISSUER unset) serves a sign-in page where anyone signs in as anyone, so it answers this machine only; set COBRANCA_ISSUER to serve others"
+	var errs []error
+	if cfg.PublicURL != "" {
+		if u, err := url.Parse(cfg.PublicURL); err != nil || !authserver.LoopbackHost(u.Hostname()) {
+			errs = append(errs, fmt.Errorf("%s: names a host other than this machine's loopback (localhost, 127.0.0.1, [::1]): %s", config.VarPublicURL, why))
+		}
+	}
+	for _, h := range cfg.AllowedHosts {
+		if !authserver.LoopbackHost((&url.URL{Host: h}).Hostname()) {
+			errs = append(errs, fmt.Errorf("%s: %q is not a loopback name: %s", config.VarAllowedHosts, h, why))
+		}
+	}
+	if cfg.TrustedProxyHeader != "" {
+		errs = append(errs, fmt.Errorf("%s: set, so a forwarder stands in front: %s", config.VarTrustedProxy, why))
+	}
+	return errors.Join(errs...)
 }
 
 // checkStepUpACR refuses production with COBRANCA_STEPUP_ACR empty while a contract requires

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -88,6 +89,10 @@ type Options struct {
 	// Logger receives refusals' codes (never a code, token or what the
 	// developer typed). Default: discard.
 	Logger *slog.Logger
+	// TrustedProxyHeader is COBRANCA_TRUSTED_PROXY_HEADER: a request that
+	// carries it came through a forwarder, and is refused like one with a
+	// Forwarded or X-Forwarded-* header (see localOnly).
+	TrustedProxyHeader string
 }
 
 // Server is the development authorization server, an http.Handler for
@@ -101,6 +106,7 @@ type Server struct {
 	now      func() time.Time
 	log      *slog.Logger
 	sealKey  []byte
+	proxy    string // TrustedProxyHeader
 	clients  int    // the bound on registered clients
 	web      client // auth.DevWebClientID
 	mux      *http.ServeMux
@@ -127,7 +133,7 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	roles := strings.Join(o.Roles, " ")
-	s := &Server{auth: o.Auth, db: o.DB, acr: slices.Clone(o.StepUpACR), roles: roles, now: o.Now, log: o.Logger, sealKey: key}
+	s := &Server{auth: o.Auth, db: o.DB, acr: slices.Clone(o.StepUpACR), roles: roles, now: o.Now, log: o.Logger, sealKey: key, proxy: o.TrustedProxyHeader}
 	s.clients = o.MaxClients
 	if s.clients <= 0 {
 		s.clients = MaxClients
@@ -154,10 +160,10 @@ func New(o Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET "+MetadataPath, s.metadata)
 	mux.Handle("GET "+OpenIDConfigPath, s.openid)
-	mux.Handle(RegisterPath, cors(http.MethodPost, http.HandlerFunc(s.register)))
-	mux.Handle("GET "+AuthorizePath, localOnly(http.HandlerFunc(s.authorize)))
-	mux.Handle("POST "+AuthorizePath, localOnly(http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.decide))))
-	mux.Handle(TokenPath, cors(http.MethodPost, http.HandlerFunc(s.token)))
+	mux.Handle(RegisterPath, s.localOnly(jsonRefusal, cors(http.MethodPost, http.HandlerFunc(s.register))))
+	mux.Handle("GET "+AuthorizePath, s.localOnly(pageRefusal, http.HandlerFunc(s.authorize)))
+	mux.Handle("POST "+AuthorizePath, s.localOnly(pageRefusal, http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.decide))))
+	mux.Handle(TokenPath, s.localOnly(jsonRefusal, cors(http.MethodPost, http.HandlerFunc(s.token))))
 	s.mux = mux
 	return s, nil
 }
@@ -191,20 +197,88 @@ func cors(method string, next http.Handler) http.Handler {
 	})
 }
 
-// localOnly serves the sign-in page to loopback peers only. Whoever
-// submits it signs in as anyone, with any scope: on a server listening on
-// a network address (COBRANCA_ADDR=0.0.0.0:…) anyone who reaches the port
-// would get a token without the key `cobranca token` needs — and the
-// Host guard, a defence against DNS rebinding in browsers, stops no other
-// client, which sends the Host it likes. The peer is the connection's: no
-// forwarding header is read, since any client can write one.
-func localOnly(next http.Handler) http.Handler {
+// localOnly serves next to this machine only, directly: a request from a
+// peer that is not a loopback address, one that came through a forwarder
+// (it carries a header a proxy or tunnel adds), or one whose Host is not a
+// loopback name is refused with access_denied, as a page or as JSON.
+//
+// Which endpoints: the sign-in page and its form, where whoever submits
+// signs in as anyone with any role; registration, which writes the store
+// and evicts the oldest of MaxClients registrations, so that anyone who
+// reaches it could push the developer's clients out; and the token
+// endpoint, which hands out tokens (only for a code and its PKCE verifier,
+// but a code is minted here, for here). Discovery (MetadataPath,
+// OpenIDConfigPath) stays public: it is fixed text, and a client elsewhere
+// learns from it where to fail clearly.
+//
+// Why more than the peer: behind nginx, Caddy or a tunnel on the same
+// host every peer is the loopback, so the peer alone let anyone reaching
+// the forwarder sign in. No header is trusted to say who the client is;
+// any forwarding header is taken as proof that the request was forwarded.
+// A forwarder that adds none and rewrites Host to a loopback name is
+// indistinguishable from a local client: `cobranca serve` refuses to start
+// in development mode when its settings say it is reachable from
+// elsewhere (a public URL or allowed host not on the loopback, a trusted
+// proxy header), and the documentation says never to forward to it.
+func (s *Server) localOnly(refuse func(http.ResponseWriter, *http.Request, *oauthError), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ap, err := netip.ParseAddrPort(r.RemoteAddr); err != nil || !ap.Addr().Unmap().IsLoopback() {
-			renderError(w, r, newError(http.StatusForbidden, errAccessDenied,
-				"the development sign-in page answers this machine only (a loopback address), since on it anyone signs in as anyone"))
+		if why := s.notLocal(r); why != "" {
+			oe := newError(http.StatusForbidden, errAccessDenied,
+				"the development authorization server answers this machine only, directly (anyone who reaches it signs in as anyone): "+why)
+			s.refused(r, "local_only", oe)
+			refuse(w, r, oe)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// notLocal says why r is not a direct request from this machine, or "".
+func (s *Server) notLocal(r *http.Request) string {
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err != nil || !ap.Addr().Unmap().IsLoopback() {
+		return "the connection comes from another machine"
+	}
+	if name := forwardedBy(r.Header, s.proxy); name != "" {
+		return "the request came through a forwarder (it carries " + name + ")"
+	}
+	if !LoopbackHost((&url.URL{Host: r.Host}).Hostname()) {
+		return "its Host is not a loopback name (localhost, 127.0.0.1, [::1])"
+	}
+	return ""
+}
+
+// forwardedBy returns the name of a header in h that a forwarder adds —
+// Forwarded (RFC 7239), Via (RFC 9110 §7.6.3), X-Forwarded-*, X-Real-IP,
+// or the configured trusted proxy header — or "". Names are compared
+// without regard to case; the first in sorted order is named.
+func forwardedBy(h http.Header, trusted string) string {
+	var found []string
+	for name := range h {
+		n := strings.ToLower(name)
+		if n == "forwarded" || n == "via" || n == "x-real-ip" || strings.HasPrefix(n, "x-forwarded-") || trusted != "" && strings.EqualFold(name, trusted) {
+			found = append(found, http.CanonicalHeaderKey(name))
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	return slices.Min(found)
+}
+
+// LoopbackHost reports whether host (a host name or IP address, without
+// brackets or port) names this machine's loopback: localhost (in any
+// case) or a loopback IP address (127.0.0.0/8, ::1, and their IPv4-mapped
+// forms).
+func LoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
+}
+
+// pageRefusal shows a refusal of the sign-in page; jsonRefusal answers one
+// of a JSON endpoint.
+func pageRefusal(w http.ResponseWriter, r *http.Request, e *oauthError) { renderError(w, r, e) }
+
+func jsonRefusal(w http.ResponseWriter, _ *http.Request, e *oauthError) { writeError(w, e) }

@@ -17,6 +17,7 @@ import (
 	"github.com/cobranca/cobranca/internal/auth/authtest"
 	"github.com/cobranca/cobranca/internal/authserver"
 	"github.com/cobranca/cobranca/internal/server"
+	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
@@ -343,51 +344,67 @@ func TestPageNamesWhereTheCodeGoes(t *testing.T) {
 	}
 }
 
-// TestSignInOnlyFromThisMachine: the page lets whoever submits it sign in
-// as anyone, so it answers loopback peers only: a development server
-// listening on a network address (COBRANCA_ADDR=0.0.0.0:8080) mints no code
-// for a peer on the network, whatever Host it sends; the rest of the
-// server (discovery, registration, the token endpoint) still answers it.
-func TestSignInOnlyFromThisMachine(t *testing.T) {
-	const base = "http://localhost:8080" // a wildcard listener's issuer
-	a, err := auth.New(context.Background(), auth.Config{DataDir: t.TempDir(), BaseURL: base, Logger: slog.New(slog.DiscardHandler)})
+// localServer is a development authorization server whose issuer is
+// http://localhost:8080 (a wildcard listener's), on SQLite, served in
+// process (serve sets each request's peer and headers).
+func localServer(t *testing.T, o authserver.Options) (*authserver.Server, store.DB) {
+	t.Helper()
+	a, err := auth.New(context.Background(), auth.Config{DataDir: t.TempDir(), BaseURL: "http://localhost:8080", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	db := storetest.SQLite(t)
-	as, err := authserver.New(authserver.Options{Auth: a, DB: db, Scopes: []string{"collections:read"}})
+	o.Auth, o.DB, o.Scopes = a, db, []string{"collections:read"}
+	as, err := authserver.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve := func(method, target, peer string, body url.Values) *httptest.ResponseRecorder {
-		var r *http.Request
-		if body != nil {
-			r = httptest.NewRequest(method, target, strings.NewReader(body.Encode()))
-			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		} else {
-			r = httptest.NewRequest(method, target, nil)
-		}
-		r.Host, r.RemoteAddr = "localhost:8080", peer
-		w := httptest.NewRecorder()
-		as.ServeHTTP(w, r)
-		return w
+	return as, db
+}
+
+// local is a request as this machine's browser or client sends it to
+// localServer: from a loopback peer, with the issuer's Host.
+func local(method, target, contentType, body string) *http.Request {
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
 	}
-	reg := httptest.NewRequest(http.MethodPost, authserver.RegisterPath, strings.NewReader(`{"redirect_uris":["`+testRedirect+`"]}`))
-	reg.Header.Set("Content-Type", "application/json")
-	reg.RemoteAddr = "192.0.2.7:40000"
+	r.Host, r.RemoteAddr = "localhost:8080", "127.0.0.1:40000"
+	return r
+}
+
+func serveLocal(as http.Handler, r *http.Request) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
-	as.ServeHTTP(w, reg)
+	as.ServeHTTP(w, r)
+	return w
+}
+
+// localClient registers a client from this machine and returns its id
+// and a valid authorization request's target for it.
+func localClient(t *testing.T, as http.Handler) (clientID, target string) {
+	t.Helper()
+	w := serveLocal(as, local(http.MethodPost, authserver.RegisterPath, "application/json", `{"redirect_uris":["`+testRedirect+`"]}`))
 	var registered struct {
 		ClientID string `json:"client_id"`
 	}
 	if err := json.Unmarshal(w.Body.Bytes(), &registered); err != nil || w.Code != http.StatusCreated {
-		t.Fatalf("registration from the network = %d %s", w.Code, w.Body)
+		t.Fatalf("registration from this machine = %d %s", w.Code, w.Body)
 	}
 	p := newPKCE()
 	q := url.Values{"response_type": {"code"}, "client_id": {registered.ClientID}, "redirect_uri": {testRedirect},
 		"code_challenge": {p.challenge}, "code_challenge_method": {"S256"}, "scope": {"collections:read"}}
-	target := authserver.AuthorizePath + "?" + q.Encode()
-	page := serve(http.MethodGet, target, "127.0.0.1:40000", nil)
+	return registered.ClientID, authserver.AuthorizePath + "?" + q.Encode()
+}
+
+// TestSignInOnlyFromThisMachine: the page lets whoever submits it sign in
+// as anyone, so it answers loopback peers only: a development server
+// listening on a network address (COBRANCA_ADDR=0.0.0.0:8080) mints no code
+// for a peer on the network, whatever Host it sends; nor does it register
+// its clients or answer its token requests. Discovery still answers it.
+func TestSignInOnlyFromThisMachine(t *testing.T) {
+	as, db := localServer(t, authserver.Options{})
+	clientID, target := localClient(t, as)
+	page := serveLocal(as, local(http.MethodGet, target, "", ""))
 	if page.Code != http.StatusOK {
 		t.Fatalf("the page from loopback = %d:\n%s", page.Code, page.Body)
 	}
@@ -398,18 +415,133 @@ func TestSignInOnlyFromThisMachine(t *testing.T) {
 			method string
 			body   url.Values
 		}{{http.MethodGet, nil}, {http.MethodPost, f.values}} {
-			w := serve(c.method, target, peer, c.body)
+			r := local(c.method, target, "application/x-www-form-urlencoded", c.body.Encode())
+			r.RemoteAddr = peer
+			w := serveLocal(as, r)
 			if w.Code != http.StatusForbidden || w.Header().Get("Location") != "" || !strings.Contains(w.Body.String(), `<code id="error">access_denied</code>`) {
 				t.Errorf("%s the sign-in page from %s = %d, Location %q; want a 403 page:\n%s", c.method, peer, w.Code, w.Header().Get("Location"), w.Body)
 			}
+		}
+		reg := local(http.MethodPost, authserver.RegisterPath, "application/json", `{"redirect_uris":["`+testRedirect+`"]}`)
+		reg.RemoteAddr = peer
+		if w := serveLocal(as, reg); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), `"error":"access_denied"`) {
+			t.Errorf("registration from %s = %d %s, want 403 access_denied", peer, w.Code, w.Body)
+		}
+		tok := local(http.MethodPost, authserver.TokenPath, "application/x-www-form-urlencoded", redeem(clientID, "x", newPKCE()).Encode())
+		tok.RemoteAddr = peer
+		if w := serveLocal(as, tok); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), `"error":"access_denied"`) {
+			t.Errorf("a token request from %s = %d %s, want 403 access_denied", peer, w.Code, w.Body)
+		}
+		disc := local(http.MethodGet, authserver.MetadataPath, "", "")
+		disc.RemoteAddr = peer
+		if w := serveLocal(as, disc); w.Code != http.StatusOK {
+			t.Errorf("discovery from %s = %d, want 200", peer, w.Code)
 		}
 	}
 	if n := storetest.Count(t, db, "oauth_code"); n != before {
 		t.Errorf("%d codes issued to a peer on the network", n-before)
 	}
+	if n := storetest.Count(t, db, "oauth_client"); n != 1 {
+		t.Errorf("%d clients registered, want the one from this machine", n)
+	}
 	for _, peer := range []string{"127.0.0.1:40000", "[::1]:40000", "[::ffff:127.0.0.1]:40000"} {
-		if w := serve(http.MethodPost, target, peer, f.values); w.Code != http.StatusSeeOther {
+		r := local(http.MethodPost, target, "application/x-www-form-urlencoded", f.values.Encode())
+		r.RemoteAddr = peer
+		if w := serveLocal(as, r); w.Code != http.StatusSeeOther {
 			t.Errorf("POST the sign-in form from %s = %d, want 303:\n%s", peer, w.Code, w.Body)
+		}
+	}
+}
+
+// TestForwardedRequestsRefused: behind a forwarder on the same host (nginx,
+// Caddy, a tunnel) every peer is the loopback, so a request that carries any
+// header a forwarder adds, or a Host that is not a loopback name, is refused
+// at every endpoint that registers, signs in or hands out tokens — and
+// nothing is stored — while the same request without it is served.
+func TestForwardedRequestsRefused(t *testing.T) {
+	const proxyHeader = "Fly-Client-IP" // COBRANCA_TRUSTED_PROXY_HEADER
+	as, db := localServer(t, authserver.Options{TrustedProxyHeader: proxyHeader})
+	clientID, target := localClient(t, as)
+	page := serveLocal(as, local(http.MethodGet, target, "", ""))
+	if page.Code != http.StatusOK {
+		t.Fatalf("the page from this machine = %d:\n%s", page.Code, page.Body)
+	}
+	f := parseForm(t, page.Body.String())
+	endpoints := []struct {
+		name                   string
+		method, target, ct, in string
+		page                   bool // refused with a page, not JSON
+	}{
+		{"the sign-in page", http.MethodGet, target, "", "", true},
+		{"the sign-in form", http.MethodPost, target, "application/x-www-form-urlencoded", f.values.Encode(), true},
+		{"registration", http.MethodPost, authserver.RegisterPath, "application/json", `{"redirect_uris":["` + testRedirect + `"]}`, false},
+		{"registration's preflight", http.MethodOptions, authserver.RegisterPath, "", "", false},
+		{"the token endpoint", http.MethodPost, authserver.TokenPath, "application/x-www-form-urlencoded", redeem(clientID, "x", newPKCE()).Encode(), false},
+	}
+	forwarded := []struct {
+		name string
+		edit func(*http.Request)
+	}{
+		{"Forwarded", func(r *http.Request) { r.Header.Set("Forwarded", "for=192.0.2.7;proto=https") }},
+		{"X-Forwarded-For", func(r *http.Request) { r.Header.Set("X-Forwarded-For", "192.0.2.7") }},
+		{"X-Forwarded-For naming the loopback", func(r *http.Request) { r.Header.Set("X-Forwarded-For", "127.0.0.1") }},
+		{"X-Forwarded-Host", func(r *http.Request) { r.Header.Set("X-Forwarded-Host", "localhost:8080") }},
+		{"X-Forwarded-Proto", func(r *http.Request) { r.Header.Set("X-Forwarded-Proto", "https") }},
+		{"X-Forwarded-Port", func(r *http.Request) { r.Header.Set("X-Forwarded-Port", "443") }},
+		{"x-forwarded-for as sent", func(r *http.Request) { r.Header["x-forwarded-for"] = []string{"192.0.2.7"} }},
+		{"empty X-Forwarded-For", func(r *http.Request) { r.Header["X-Forwarded-For"] = []string{""} }},
+		{"X-Real-IP", func(r *http.Request) { r.Header.Set("X-Real-IP", "192.0.2.7") }},
+		{"Via", func(r *http.Request) { r.Header.Set("Via", "1.1 caddy") }},
+		{"the trusted proxy header", func(r *http.Request) { r.Header.Set(proxyHeader, "192.0.2.7") }},
+		{"a public Host", func(r *http.Request) { r.Host = "cobranca.example.com" }},
+		{"a public Host with a port", func(r *http.Request) { r.Host = "dev.example.com:8080" }},
+		{"a private address as Host", func(r *http.Request) { r.Host = "192.168.1.5:8080" }},
+		{"a loopback-looking name", func(r *http.Request) { r.Host = "localhost.example.com" }},
+		{"no Host", func(r *http.Request) { r.Host = "" }},
+	}
+	clients, codes := storetest.Count(t, db, "oauth_client"), storetest.Count(t, db, "oauth_code")
+	for _, e := range endpoints {
+		for _, fw := range forwarded {
+			t.Run(e.name+"/"+fw.name, func(t *testing.T) {
+				r := local(e.method, e.target, e.ct, e.in)
+				fw.edit(r)
+				w := serveLocal(as, r)
+				want := `"error":"access_denied"`
+				if e.page {
+					want = `<code id="error">access_denied</code>`
+				}
+				if w.Code != http.StatusForbidden || w.Header().Get("Location") != "" || !strings.Contains(w.Body.String(), want) {
+					t.Errorf("= %d, Location %q; want 403 access_denied:\n%s", w.Code, w.Header().Get("Location"), w.Body)
+				}
+			})
+		}
+	}
+	if n := storetest.Count(t, db, "oauth_client"); n != clients {
+		t.Errorf("%d clients registered through a forwarder", n-clients)
+	}
+	if n := storetest.Count(t, db, "oauth_code"); n != codes {
+		t.Errorf("%d codes issued through a forwarder", n-codes)
+	}
+	// Served without the forwarder's marks: what the refusals are held to.
+	for _, e := range endpoints {
+		w := serveLocal(as, local(e.method, e.target, e.ct, e.in))
+		if w.Code == http.StatusForbidden {
+			t.Errorf("%s from this machine = 403:\n%s", e.name, w.Body)
+		}
+	}
+	for _, host := range []string{"127.0.0.1:8080", "[::1]:8080", "LOCALHOST:8080", "localhost"} {
+		r := local(http.MethodGet, target, "", "")
+		r.Host = host
+		if w := serveLocal(as, r); w.Code != http.StatusOK {
+			t.Errorf("the page with Host %s = %d, want 200", host, w.Code)
+		}
+	}
+	for _, path := range []string{authserver.MetadataPath, authserver.OpenIDConfigPath} {
+		r := local(http.MethodGet, path, "", "")
+		r.Header.Set("X-Forwarded-For", "192.0.2.7")
+		r.Host = "cobranca.example.com"
+		if w := serveLocal(as, r); w.Code != http.StatusOK {
+			t.Errorf("GET %s forwarded = %d, want 200 (discovery is public)", path, w.Code)
 		}
 	}
 }

@@ -215,6 +215,8 @@ const (
 	VarSMTPURL       = "COBRANCA_SMTP_URL"
 	VarMailFrom      = "COBRANCA_MAIL_FROM"
 	VarPublicURL     = "COBRANCA_PUBLIC_URL"
+	VarAllowedHosts  = "COBRANCA_ALLOWED_HOSTS"
+	VarTrustedProxy  = "COBRANCA_TRUSTED_PROXY_HEADER"
 	VarOIDCClientID  = "COBRANCA_OIDC_CLIENT_ID"
 	VarStepUpACR     = "COBRANCA_STEPUP_ACR"
 	VarRolesClaim    = "COBRANCA_ROLES_CLAIM"
@@ -447,7 +449,7 @@ var variables = []variable{
 		c.AllowedOrigins = list
 		return err
 	}},
-	{"COBRANCA_ALLOWED_HOSTS", "", optional, "Comma-separated Host header values accepted besides localhost, 127.0.0.1 and [::1] (any port). Behind a proxy, name the public host.", func(c *Config, v string) error {
+	{VarAllowedHosts, "", optional, "Comma-separated Host header values accepted besides localhost, 127.0.0.1 and [::1] (any port). Behind a proxy, name the public host.", func(c *Config, v string) error {
 		list, err := splitList(v, func(s string) error {
 			if strings.ContainsAny(s, "/ @") {
 				return fmt.Errorf("%q is not a host[:port]", s)
@@ -565,7 +567,7 @@ var variables = []variable{
 	{VarRateCritical, "10/1h,burst=3", optional, "Approvals critical calls ask people for, per principal: spent once each time a call creates a pending approval (not by its dry run, polls, the approved retry or a repeat): `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Critical })},
 	{"COBRANCA_RATE_STORE_TIMEOUT", "200ms", optional, "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", durationIn(time.Millisecond, 10*time.Second, "must be a duration from 1ms to 10s, like 200ms", func(c *Config) *time.Duration { return &c.RateStoreTimeout })},
 	{"COBRANCA_REPLICAS", "1", optional, "How many server processes share the rate limits. While the store is down each one limits locally with 1/REPLICAS of every budget.", intIn(1, 1000, func(c *Config) *int { return &c.Replicas })},
-	{"COBRANCA_TRUSTED_PROXY_HEADER", "", optional, "Header the proxy in front sets to the client's address, for the per-origin limit (e.g. `Fly-Client-IP`; for `X-Forwarded-For` the rightmost address is used). Unset: the connection's address. Set it only behind a proxy that always overwrites or appends it.", func(c *Config, v string) error {
+	{VarTrustedProxy, "", optional, "Header the proxy in front sets to the client's address, for the per-origin limit (e.g. `Fly-Client-IP`; for `X-Forwarded-For` the rightmost address is used). Unset: the connection's address. Set it only behind a proxy that always overwrites or appends it.", func(c *Config, v string) error {
 		if strings.ContainsAny(v, " :\t,") {
 			return fmt.Errorf("%q is not a header name", v)
 		}
