@@ -85,6 +85,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f.Get("action") == "deny" {
+		if err := s.db.InTx(r.Context(), func(ctx context.Context, tx store.Tx) error { return s.spendForm(ctx, tx, req) }); err != nil {
+			s.formError(w, r, err)
+			return
+		}
 		s.authError(w, r, &redirectError{oauthError: newError(http.StatusFound, errAccessDenied, "the developer denied the request"), req: req})
 		return
 	}
@@ -126,12 +130,50 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		// pre-filled roles would tell its model of the forbidden tools' roles.
 		g.Kind, g.Roles = kindAgent, nil
 	}
-	code, err := s.saveCode(r.Context(), g)
+	code, err := s.saveCode(r.Context(), req, g)
 	if err != nil {
-		s.authError(w, r, err)
+		s.formError(w, r, err)
 		return
 	}
 	http.Redirect(w, r, s.redirectURL(req, url.Values{"code": {code}}), http.StatusSeeOther)
+}
+
+// formError answers a decision that could not be recorded: a form
+// already spent, or a failure of the store.
+func (s *Server) formError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, errFormSpent) {
+		oe := newError(http.StatusBadRequest, errInvalidRequest, "this sign-in form was already used: one form signs in once")
+		s.refused(r, "authorize", oe)
+		renderError(w, r, oe)
+		return
+	}
+	s.authError(w, r, err)
+}
+
+// errFormSpent is spendForm's answer for a form already decided.
+var errFormSpent = errors.New("authserver: the sign-in form was already used")
+
+// spendForm records req's form as decided, or answers errFormSpent if it
+// already was; spent forms whose deadline passed are deleted on the way.
+// A form is recorded only by a decision, which only this machine can post
+// (localOnly), and kept only while it could be posted: the table holds no
+// more rows than the developer's sign-ins of the last formTTL.
+func (s *Server) spendForm(ctx context.Context, tx store.Tx, req *authRequest) error {
+	now := s.now()
+	if _, err := tx.Exec(ctx, `DELETE FROM oauth_form_spent WHERE expires_at < $1`, now.UnixMicro()); err != nil {
+		return fmt.Errorf("authserver: delete expired forms: %w", err)
+	}
+	hash := sha256.Sum256([]byte(req.Form))
+	// open accepts the form through the second req.Expires.
+	n, err := tx.Exec(ctx, `INSERT INTO oauth_form_spent (form_hash, expires_at) VALUES ($1, $2) ON CONFLICT (form_hash) DO NOTHING`,
+		hash[:], time.Unix(req.Expires+1, 0).UnixMicro())
+	if err != nil {
+		return fmt.Errorf("authserver: spend the form: %w", err)
+	}
+	if n == 0 {
+		return errFormSpent
+	}
+	return nil
 }
 
 // grant is what an authorization code stands for.
@@ -145,23 +187,32 @@ type grant struct {
 	Expires                          time.Time
 }
 
-// saveCode stores g under a fresh code, which it returns; expired codes
-// are deleted on the way.
-func (s *Server) saveCode(ctx context.Context, g grant) (string, error) {
+// saveCode spends req's form and stores g under a fresh code, which it
+// returns, in one transaction; expired codes are deleted on the way.
+func (s *Server) saveCode(ctx context.Context, req *authRequest, g grant) (string, error) {
 	var b [32]byte
 	rand.Read(b[:])
 	code := base64.RawURLEncoding.EncodeToString(b[:])
 	hash := sha256.Sum256([]byte(code))
 	now := s.now()
-	if _, err := s.db.Exec(ctx, `DELETE FROM oauth_code WHERE expires_at < $1`, now.UnixMicro()); err != nil {
-		return "", fmt.Errorf("authserver: delete expired codes: %w", err)
-	}
-	_, err := s.db.Exec(ctx, `INSERT INTO oauth_code (code_hash, client_id, redirect_uri, code_challenge, subject, kind,
+	err := s.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		if err := s.spendForm(ctx, tx, req); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM oauth_code WHERE expires_at < $1`, now.UnixMicro()); err != nil {
+			return fmt.Errorf("authserver: delete expired codes: %w", err)
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO oauth_code (code_hash, client_id, redirect_uri, code_challenge, subject, kind,
 scope, acr, nonce, auth_time, expires_at, roles) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		hash[:], g.ClientID, g.RedirectURI, g.Challenge, g.Subject, g.Kind, strings.Join(g.Scopes, " "), g.ACR, g.Nonce,
-		g.AuthTime.UnixMicro(), now.Add(CodeTTL).UnixMicro(), strings.Join(g.Roles, " "))
+			hash[:], g.ClientID, g.RedirectURI, g.Challenge, g.Subject, g.Kind, strings.Join(g.Scopes, " "), g.ACR, g.Nonce,
+			g.AuthTime.UnixMicro(), now.Add(CodeTTL).UnixMicro(), strings.Join(g.Roles, " "))
+		if err != nil {
+			return fmt.Errorf("authserver: save code: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return "", fmt.Errorf("authserver: save code: %w", err)
+		return "", err
 	}
 	return code, nil
 }

@@ -93,10 +93,10 @@ func FuzzSealedForm(f *testing.F) {
 				return
 			}
 		}
-		req := &authRequest{ClientID: client, RedirectURI: redirect, State: state, Nonce: nonce, CodeChallenge: "c", Expires: now.Unix()}
+		req := &authRequest{ClientID: client, RedirectURI: redirect, State: state, Nonce: nonce, CodeChallenge: "c", Expires: now.Unix(), Form: newFormID()}
 		sealed := s.seal(req)
 		got, err := s.open(sealed, now)
-		if err != nil || got.ClientID != client || got.RedirectURI != redirect || got.State != state || got.Nonce != nonce {
+		if err != nil || got.ClientID != client || got.RedirectURI != redirect || got.State != state || got.Nonce != nonce || got.Form != req.Form {
 			t.Fatalf("sealed %+v opened as %+v, %v", req, got, err)
 		}
 		if _, err := s.open(sealed, now.Add(time.Second)); err == nil {

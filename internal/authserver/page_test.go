@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -445,6 +446,7 @@ func TestSignInOnlyFromThisMachine(t *testing.T) {
 		t.Errorf("%d clients registered, want the one from this machine", n)
 	}
 	for _, peer := range []string{"127.0.0.1:40000", "[::1]:40000", "[::ffff:127.0.0.1]:40000"} {
+		f := parseForm(t, serveLocal(as, local(http.MethodGet, target, "", "")).Body.String()) // a form signs in once
 		r := local(http.MethodPost, target, "application/x-www-form-urlencoded", f.values.Encode())
 		r.RemoteAddr = peer
 		if w := serveLocal(as, r); w.Code != http.StatusSeeOther {
@@ -574,4 +576,78 @@ func TestLargestRequestSignsIn(t *testing.T) {
 	if got.Get("code") == "" || got.Get("state") != state {
 		t.Errorf("redirect query %v: want a code and the state", got)
 	}
+}
+
+// TestFormSingleUse: a sign-in form gives at most one decision — posted
+// again (to sign in, or to deny, in any order) it is refused on a page and
+// issues nothing — while a submission refused for a bad field does not
+// spend it. A spent form is remembered only while it could be posted.
+func TestFormSingleUse(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		e := newEnv(t, db)
+		clientID := e.registerClient(t, testRedirect)
+		fresh := func(t *testing.T) form {
+			t.Helper()
+			resp, page := getPage(t, e.authURL(e.authParams(clientID, newPKCE())), nil)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("GET the page = %d", resp.StatusCode)
+			}
+			return parseForm(t, page)
+		}
+		post := func(f form, action string) (*http.Response, string) {
+			v := maps.Clone(f.values)
+			v.Set("action", action)
+			return e.submit(t, form{action: f.action, values: v})
+		}
+		spentPage := func(t *testing.T, what string, resp *http.Response, body string) {
+			t.Helper()
+			if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" || !strings.Contains(body, `<code id="error">invalid_request</code>`) ||
+				!strings.Contains(body, "already used") {
+				t.Errorf("%s = %d, Location %q; want a 400 page saying the form was used:\n%s", what, resp.StatusCode, resp.Header.Get("Location"), body)
+			}
+		}
+		for _, c := range []struct{ first, second string }{{"allow", "allow"}, {"allow", "deny"}, {"deny", "allow"}, {"deny", "deny"}} {
+			t.Run(c.first+" then "+c.second, func(t *testing.T) {
+				f := fresh(t)
+				if resp, body := post(f, c.first); resp.StatusCode != http.StatusSeeOther {
+					t.Fatalf("the first %s = %d:\n%s", c.first, resp.StatusCode, body)
+				}
+				codes := storetest.Count(t, db, "oauth_code")
+				resp, body := post(f, c.second)
+				spentPage(t, "the same form's "+c.second, resp, body)
+				if n := storetest.Count(t, db, "oauth_code"); n != codes {
+					t.Errorf("%d codes issued by a form posted again", n-codes)
+				}
+			})
+		}
+		t.Run("a refused field does not spend it", func(t *testing.T) {
+			f := fresh(t)
+			bad := maps.Clone(f.values)
+			bad.Set("subject", "")
+			resp, page := post(form{action: f.action, values: bad}, "allow")
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, `class="problem"`) {
+				t.Fatalf("an empty subject = %d, want the form again:\n%s", resp.StatusCode, page)
+			}
+			again := parseForm(t, page)
+			again.values.Set("subject", "ana")
+			if resp, body := post(again, "allow"); resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("the corrected form = %d:\n%s", resp.StatusCode, body)
+			}
+			resp, body := post(f, "allow")
+			spentPage(t, "the first page's form after the corrected one signed in", resp, body)
+		})
+		t.Run("remembered while it could be posted", func(t *testing.T) {
+			if n := storetest.Count(t, db, "oauth_form_spent"); n == 0 {
+				t.Fatal("no spent form recorded")
+			}
+			e.clock.Advance(11 * time.Minute) // past every form's deadline
+			f := fresh(t)
+			if resp, body := post(f, "allow"); resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("a new form = %d:\n%s", resp.StatusCode, body)
+			}
+			if n := storetest.Count(t, db, "oauth_form_spent"); n != 1 {
+				t.Errorf("%d spent forms stored after the others' deadline, want the newest only", n)
+			}
+		})
+	})
 }

@@ -3,6 +3,7 @@ package authserver
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -32,6 +33,9 @@ type authRequest struct {
 	ACRValues     []string `json:"acr,omitempty"`
 	LoginHint     string   `json:"lh,omitempty"`
 	Expires       int64    `json:"exp"` // Unix seconds: the form's deadline
+	// Form names this form, at random: its first decision spends it
+	// (spendForm), so one form gives at most one code.
+	Form string `json:"f"`
 }
 
 // Bounds on what a request carries (everything reaches the sealed form).
@@ -82,7 +86,7 @@ func (s *Server) parseAuthRequest(ctx context.Context, q url.Values) (*authReque
 	case !slices.Contains(c.RedirectURIs, redirect):
 		return page(errInvalidRequest, "redirect_uri is not one the client registered (they are compared exactly)")
 	}
-	req := &authRequest{ClientID: c.ID, ClientName: c.Name, RedirectURI: redirect, Expires: s.now().Add(formTTL).Unix()}
+	req := &authRequest{ClientID: c.ID, ClientName: c.Name, RedirectURI: redirect, Expires: s.now().Add(formTTL).Unix(), Form: newFormID()}
 	// From here on, errors go back to the client.
 	fail := func(code, desc string) (*authRequest, error) {
 		return nil, &redirectError{oauthError: newError(http.StatusFound, code, desc), req: req}
@@ -276,10 +280,17 @@ func (s *Server) open(v string, now time.Time) (*authRequest, error) {
 		return nil, errBadForm
 	}
 	var req authRequest
-	if err := json.Unmarshal(body, &req); err != nil || now.Unix() > req.Expires {
+	if err := json.Unmarshal(body, &req); err != nil || now.Unix() > req.Expires || req.Form == "" {
 		return nil, errBadForm
 	}
 	return &req, nil
+}
+
+// newFormID is a form's random name: 128 bits, base64url.
+func newFormID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // redirectURL is the client's redirect URI with params, state and iss
