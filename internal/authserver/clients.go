@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/canonical"
 	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/store"
 )
@@ -36,14 +39,15 @@ type client struct {
 }
 
 // registration is the client metadata of an RFC 7591 request that this
-// server reads; every other member is ignored (§2: "MUST ignore any client
-// metadata sent by the client that it does not understand").
+// server reads (readRegistration); every other member is ignored (§2:
+// "MUST ignore any client metadata sent by the client that it does not
+// understand").
 type registration struct {
-	RedirectURIs            []string `json:"redirect_uris"`
-	ClientName              *string  `json:"client_name"`
-	GrantTypes              []string `json:"grant_types"`
-	ResponseTypes           []string `json:"response_types"`
-	TokenEndpointAuthMethod *string  `json:"token_endpoint_auth_method"`
+	RedirectURIs            []string
+	ClientName              *string
+	GrantTypes              []string
+	ResponseTypes           []string
+	TokenEndpointAuthMethod *string
 }
 
 // registered is the RFC 7591 §3.2.1 answer: the metadata as registered.
@@ -63,20 +67,21 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		writeError(w, newError(http.StatusBadRequest, errInvalidClientMetadata, "the request body must be application/json"))
 		return
 	}
-	var req registration
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, newError(http.StatusBadRequest, errInvalidClientMetadata, "the request body is not a JSON object of client metadata"))
-		return
-	}
-	if dec.More() {
-		writeError(w, newError(http.StatusBadRequest, errInvalidClientMetadata, "the request body holds more than one JSON value"))
-		return
-	}
-	c, err := checkRegistration(req)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		s.refused(r, "register", err)
-		writeError(w, err)
+		writeError(w, newError(http.StatusBadRequest, errInvalidClientMetadata, fmt.Sprintf("the request body could not be read, or is larger than %d bytes", maxBody)))
+		return
+	}
+	req, oe := readRegistration(body)
+	if oe != nil {
+		s.refused(r, "register", oe)
+		writeError(w, oe)
+		return
+	}
+	c, oe := checkRegistration(req)
+	if oe != nil {
+		s.refused(r, "register", oe)
+		writeError(w, oe)
 		return
 	}
 	c.ID = ident.New(clientPrefix)
@@ -91,6 +96,42 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		GrantTypes: []string{grantAuthorizationCode}, ResponseTypes: []string{responseTypeCode},
 		TokenEndpointAuthMethod: authMethodNone,
 	})
+}
+
+// readRegistration reads body as /mcp reads tool arguments: one JSON
+// object with each member named once, valid UTF-8 throughout
+// (canonical.Transform's rule), and members named exactly as RFC 7591
+// spells them — encoding/json alone would take the last of two members,
+// and "Redirect_URIs" for redirect_uris.
+func readRegistration(body []byte) (registration, *oauthError) {
+	var req registration
+	bad := func(desc string) (registration, *oauthError) {
+		return registration{}, newError(http.StatusBadRequest, errInvalidClientMetadata, desc)
+	}
+	if _, err := canonical.Transform(body); err != nil {
+		return bad("the request body must be one JSON object with each member named once and every string valid UTF-8")
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil || members == nil {
+		return bad("the request body is not a JSON object of client metadata")
+	}
+	for _, m := range []struct {
+		name, shape string
+		dst         any
+	}{
+		{"redirect_uris", "an array of strings", &req.RedirectURIs},
+		{"client_name", "a string", &req.ClientName},
+		{"grant_types", "an array of strings", &req.GrantTypes},
+		{"response_types", "an array of strings", &req.ResponseTypes},
+		{"token_endpoint_auth_method", "a string", &req.TokenEndpointAuthMethod},
+	} {
+		if raw, ok := members[m.name]; ok {
+			if err := json.Unmarshal(raw, m.dst); err != nil {
+				return bad(m.name + ": must be " + m.shape)
+			}
+		}
+	}
+	return req, nil
 }
 
 // checkRegistration validates req's metadata and returns the client to
@@ -144,10 +185,22 @@ func checkRegistration(req registration) (client, *oauthError) {
 
 // checkRedirectURI accepts an absolute URI without a fragment or user
 // information, whose query checkRedirectQuery accepts: https, or http to a
-// loopback host (RFC 8252 §7.3; OAuth 2.1 §2.3.1).
+// loopback host (RFC 8252 §7.3; OAuth 2.1 §2.3.1). It is written as
+// authorization requests will send it, since they are compared exactly
+// (but for a loopback port: redirectAllowed): the URI characters of
+// RFC 3986 only (anything else percent-encoded), the scheme and host in
+// lower case, a port from 1 to 65535 without leading zeros, and a host
+// that is an IP address or a DNS name of letters, digits and hyphens
+// whose last label starts with a letter (a browser reads 127.1 or 0x7f.1
+// as an IP address). An internationalized name is accepted in its ASCII
+// form only (xn--…), which the sign-in page shows as written, never
+// decoded, so that a look-alike of another name cannot pass for it.
 func checkRedirectURI(s string) error {
 	if len(s) > maxRedirectURIBytes {
 		return fmt.Errorf("longer than %d bytes", maxRedirectURIBytes)
+	}
+	if err := checkURIChars(s); err != nil {
+		return err
 	}
 	u, err := url.Parse(s)
 	switch {
@@ -159,6 +212,9 @@ func checkRedirectURI(s string) error {
 		return errors.New("must not have a fragment")
 	case u.User != nil:
 		return errors.New("must not carry user information")
+	}
+	if err := checkAuthority(s, u); err != nil {
+		return err
 	}
 	if err := checkRedirectQuery(u.RawQuery); err != nil {
 		return err
@@ -173,6 +229,127 @@ func checkRedirectURI(s string) error {
 	default:
 		return errors.New("must be an https URI, or http to a loopback host")
 	}
+}
+
+// checkURIChars accepts s made of RFC 3986's characters: unreserved,
+// reserved, and % followed by two hex digits.
+func checkURIChars(s string) error {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~:/?#[]@!$&'()*+,;=", c) >= 0:
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			i += 2
+		default:
+			return errors.New("must be written with URI characters only (RFC 3986): no space, control or non-ASCII character, and % only before two hex digits")
+		}
+	}
+	return nil
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// checkAuthority checks the scheme and authority of s, parsed as u, as
+// written (url.Parse lower-cases the scheme and decodes the host).
+func checkAuthority(s string, u *url.URL) error {
+	if s[:len(u.Scheme)] != u.Scheme {
+		return errors.New("the scheme must be written in lower case")
+	}
+	authority := s[len(u.Scheme)+len("://"):]
+	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+		authority = authority[:i]
+	}
+	if authority != strings.ToLower(authority) {
+		return errors.New("the host must be written in lower case")
+	}
+	if strings.Contains(authority, "%") {
+		return errors.New("the host must not be percent-encoded nor carry an IPv6 zone")
+	}
+	if port := u.Port(); port != "" || strings.HasSuffix(authority, ":") {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+			return errors.New("the port must be a number from 1 to 65535, without leading zeros")
+		}
+	}
+	host := u.Hostname()
+	if strings.HasPrefix(authority, "[") {
+		if ip, err := netip.ParseAddr(host); err != nil || !ip.Is6() {
+			return errors.New("the host in brackets must be an IPv6 address")
+		}
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Is4() {
+		return nil
+	}
+	if !isDNSName(host) {
+		return errors.New("the host must be an IP address or a DNS name of letters, digits and hyphens (an internationalized name in its xn-- form), whose last label starts with a letter")
+	}
+	return nil
+}
+
+// isDNSName reports whether host is a DNS name in lower-case ASCII: labels
+// of 1 to 63 letters, digits and hyphens, not starting or ending with a
+// hyphen, at most 253 bytes, the last label starting with a letter.
+func isDNSName(host string) bool {
+	if host == "" || len(host) > 253 {
+		return false
+	}
+	labels := strings.Split(host, ".")
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			if c := l[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	last := labels[len(labels)-1]
+	return 'a' <= last[0] && last[0] <= 'z'
+}
+
+// redirectAllowed reports whether an authorization request may name
+// redirect for a client that registered registered: exactly one of them,
+// or, for an http loopback one, the same URI with any port — a native
+// client listens on a port the system gives it at the moment (RFC 8252
+// §7.3). The code is then bound to redirect as sent.
+func redirectAllowed(registered []string, redirect string) bool {
+	if slices.Contains(registered, redirect) {
+		return true
+	}
+	key := loopbackKey(redirect)
+	if key == "" || checkRedirectURI(redirect) != nil {
+		return false
+	}
+	return slices.ContainsFunc(registered, func(r string) bool { return loopbackKey(r) == key })
+}
+
+// loopbackKey is s without its port when s is an http URI to a loopback
+// host, the form RFC 8252 §7.3 compares; "" otherwise.
+func loopbackKey(s string) string {
+	rest, ok := strings.CutPrefix(s, "http://")
+	if !ok {
+		return ""
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	host := authority
+	if strings.HasPrefix(authority, "[") {
+		i := strings.IndexByte(authority, ']')
+		if i < 0 {
+			return ""
+		}
+		host = authority[:i+1]
+	} else if i := strings.IndexByte(authority, ':'); i >= 0 {
+		host = authority[:i]
+	}
+	if !isLoopback(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")) {
+		return ""
+	}
+	return "http://" + host + tail
 }
 
 // responseParams are the parameters an authorization response adds to the
@@ -196,13 +373,9 @@ func checkRedirectQuery(raw string) error {
 	return nil
 }
 
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+// isLoopback is a redirect URI's loopback rule: LoopbackHost, written in
+// lower case (checkAuthority).
+func isLoopback(host string) bool { return host == strings.ToLower(host) && LoopbackHost(host) }
 
 // saveClient stores c, then deletes the clients older than the newest
 // s.clients.

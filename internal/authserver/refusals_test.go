@@ -286,6 +286,42 @@ func TestRegistration(t *testing.T) {
 		{"client secret", `{"redirect_uris":["https://app.example/cb"],"token_endpoint_auth_method":"client_secret_basic"}`, "invalid_client_metadata"},
 		{"not JSON", `redirect_uris=https://app.example/cb`, "invalid_client_metadata"},
 		{"two values", `{"redirect_uris":["https://app.example/cb"]}{}`, "invalid_client_metadata"},
+		// A redirect URI is compared exactly, so it is registered in the one
+		// form requests send: RFC 3986's characters, lower-case scheme and
+		// host, a port in range without leading zeros, a host that is an IP
+		// address or an ASCII DNS name.
+		{"port out of range", `{"redirect_uris":["http://127.0.0.1:99999/cb"]}`, "invalid_redirect_uri"},
+		{"port 0", `{"redirect_uris":["http://127.0.0.1:0/cb"]}`, "invalid_redirect_uri"},
+		{"empty port", `{"redirect_uris":["https://app.example:/cb"]}`, "invalid_redirect_uri"},
+		{"port with a leading zero", `{"redirect_uris":["https://app.example:0443/cb"]}`, "invalid_redirect_uri"},
+		{"raw space in the path", `{"redirect_uris":["https://app.example/c b"]}`, "invalid_redirect_uri"},
+		{"raw space in the query", `{"redirect_uris":["http://127.0.0.1:9/cb?a=b c"]}`, "invalid_redirect_uri"},
+		{"tab", `{"redirect_uris":["https://app.example/\tcb"]}`, "invalid_redirect_uri"},
+		{"non-ASCII path", `{"redirect_uris":["https://app.example/café"]}`, "invalid_redirect_uri"},
+		{"a percent sign alone", `{"redirect_uris":["https://app.example/100%"]}`, "invalid_redirect_uri"},
+		{"upper-case scheme", `{"redirect_uris":["HTTPS://app.example/cb"]}`, "invalid_redirect_uri"},
+		{"mixed-case scheme to the loopback", `{"redirect_uris":["Http://127.0.0.1:9/cb"]}`, "invalid_redirect_uri"},
+		{"upper-case host", `{"redirect_uris":["https://App.example/cb"]}`, "invalid_redirect_uri"},
+		{"upper-case localhost", `{"redirect_uris":["http://LOCALHOST:9/cb"]}`, "invalid_redirect_uri"},
+		{"non-ASCII host (a Cyrillic look-alike)", `{"redirect_uris":["https://аpple.example/cb"]}`, "invalid_redirect_uri"},
+		{"percent-encoded host", `{"redirect_uris":["https://%D0%B0pple.example/cb"]}`, "invalid_redirect_uri"},
+		{"IPv6 zone", `{"redirect_uris":["http://[fe80::1%25en0]:9/cb"]}`, "invalid_redirect_uri"},
+		{"short IPv4 form", `{"redirect_uris":["https://127.1/cb"]}`, "invalid_redirect_uri"},
+		{"hexadecimal IPv4 form", `{"redirect_uris":["https://0x7f.0.0.1/cb"]}`, "invalid_redirect_uri"},
+		{"underscore in the host", `{"redirect_uris":["https://a_b.example/cb"]}`, "invalid_redirect_uri"},
+		{"trailing dot", `{"redirect_uris":["https://app.example./cb"]}`, "invalid_redirect_uri"},
+		{"label starting with a hyphen", `{"redirect_uris":["https://-app.example/cb"]}`, "invalid_redirect_uri"},
+		// Read as /mcp reads tool arguments: each member once, valid UTF-8,
+		// names exactly as RFC 7591 spells them.
+		{"redirect_uris twice", `{"redirect_uris":["https://app.example/cb"],"redirect_uris":["https://evil.example/cb"]}`, "invalid_client_metadata"},
+		{"client_name twice", `{"redirect_uris":["https://app.example/cb"],"client_name":"a","client_name":"b"}`, "invalid_client_metadata"},
+		{"an ignored member twice", `{"redirect_uris":["https://app.example/cb"],"scope":"a","scope":"b"}`, "invalid_client_metadata"},
+		{"a duplicate inside an ignored member", `{"redirect_uris":["https://app.example/cb"],"jwks":{"k":1,"k":2}}`, "invalid_client_metadata"},
+		{"invalid UTF-8", "{\"redirect_uris\":[\"https://app.example/cb\"],\"client_name\":\"a\xffb\"}", "invalid_client_metadata"},
+		{"lone surrogate", `{"redirect_uris":["https://app.example/cb"],"client_name":"a\ud800b"}`, "invalid_client_metadata"},
+		{"the member's name in another case", `{"Redirect_URIs":["https://app.example/cb"]}`, "invalid_redirect_uri"},
+		{"redirect_uris a string", `{"redirect_uris":"https://app.example/cb"}`, "invalid_client_metadata"},
+		{"client_name a number", `{"redirect_uris":["https://app.example/cb"],"client_name":7}`, "invalid_client_metadata"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			status, body := e.register(t, c.metadata)
@@ -313,7 +349,8 @@ func TestRegistration(t *testing.T) {
 	t.Run("accepted", func(t *testing.T) {
 		// What the MCP clients send: refresh_token is dropped, loopback
 		// http and https are taken.
-		status, body := e.register(t, `{"redirect_uris":["http://localhost:6274/oauth/callback","http://[::1]:8/cb","https://app.example/cb"],
+		status, body := e.register(t, `{"redirect_uris":["http://localhost:6274/oauth/callback","http://[::1]:8/cb","https://app.example/cb",
+"https://xn--80ak6aa92e.example:8443/cb","http://127.0.0.1:65535/cb","https://[2001:db8::1]/cb","https://app.example/cb?a=%C3%A9&b='1'"],
 "client_name":"MCP Inspector","grant_types":["authorization_code","refresh_token"],"response_types":["code"],
 "token_endpoint_auth_method":"none","client_uri":"https://github.com/modelcontextprotocol/inspector","scope":"collections:read"}`)
 		if status != http.StatusCreated {
@@ -321,7 +358,8 @@ func TestRegistration(t *testing.T) {
 		}
 		want := map[string]any{"client_name": "MCP Inspector", "grant_types": []any{"authorization_code"}, "response_types": []any{"code"},
 			"token_endpoint_auth_method": "none",
-			"redirect_uris":              []any{"http://localhost:6274/oauth/callback", "http://[::1]:8/cb", "https://app.example/cb"}}
+			"redirect_uris": []any{"http://localhost:6274/oauth/callback", "http://[::1]:8/cb", "https://app.example/cb",
+				"https://xn--80ak6aa92e.example:8443/cb", "http://127.0.0.1:65535/cb", "https://[2001:db8::1]/cb", "https://app.example/cb?a=%C3%A9&b='1'"}}
 		for k, v := range want {
 			if got, _ := json.Marshal(body[k]); string(got) != mustJSON(t, v) {
 				t.Errorf("registered %s = %s, want %s", k, got, mustJSON(t, v))
@@ -367,6 +405,87 @@ func TestClientsPersistAndAreBounded(t *testing.T) {
 		}
 		if n := storetest.Count(t, db, "oauth_client"); n != bound {
 			t.Errorf("%d registered clients stored, want %d", n, bound)
+		}
+	})
+}
+
+// TestLoopbackRedirectAnyPort: an http redirect URI to a loopback host
+// matches a request's at any port (RFC 8252 §7.3: a native client listens
+// on the port it gets at the moment), and the code is bound to the
+// request's; anything else about it — path, query, host, scheme — is still
+// compared exactly, and the port must be one.
+func TestLoopbackRedirectAnyPort(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t))
+	status, body := e.register(t, `{"redirect_uris":["http://127.0.0.1/callback","http://[::1]:9/cb","http://localhost:1234/l?x=1","https://app.example:8443/cb"]}`)
+	clientID, _ := body["client_id"].(string)
+	if status != http.StatusCreated {
+		t.Fatalf("register = %d %v", status, body)
+	}
+	for _, c := range []struct {
+		redirect string
+		ok       bool
+	}{
+		{"http://127.0.0.1/callback", true},
+		{"http://127.0.0.1:51234/callback", true},
+		{"http://127.0.0.1:1/callback", true},
+		{"http://[::1]:65535/cb", true},
+		{"http://[::1]/cb", true},
+		{"http://localhost:80/l?x=1", true},
+		{"http://127.0.0.1:51234/callback/", false},
+		{"http://127.0.0.1:51234/Callback", false},
+		{"http://127.0.0.1:51234/callback?a=1", false},
+		{"http://localhost:1234/l?x=2", false},
+		{"http://localhost:51234/callback", false},
+		{"http://127.0.0.2:51234/callback", false},
+		{"http://[::1]:9/callback", false},
+		{"http://127.0.0.1:99999/callback", false},
+		{"http://127.0.0.1:0/callback", false},
+		{"http://127.0.0.1:08/callback", false},
+		{"http://127.0.0.1:/callback", false},
+		{"http://LOCALHOST:1234/l?x=1", false},
+		{"https://127.0.0.1:51234/callback", false},
+		{"https://app.example:9443/cb", false},
+		{"https://app.example/cb", false},
+	} {
+		t.Run(c.redirect, func(t *testing.T) {
+			p := newPKCE()
+			q := e.authParams(clientID, p)
+			q.Set("redirect_uri", c.redirect)
+			if !c.ok {
+				resp, page := getPage(t, e.authURL(q), nil)
+				if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" || !strings.Contains(page, `<code id="error">invalid_request</code>`) {
+					t.Errorf("= %d, Location %q; want a 400 page, never a redirect", resp.StatusCode, resp.Header.Get("Location"))
+				}
+				return
+			}
+			got := e.signIn(t, e.authURL(q), nil)
+			if got.Get("code") == "" {
+				t.Fatalf("sign-in redirected with %v, no code", got)
+			}
+			form := redeem(clientID, got.Get("code"), p)
+			form.Set("redirect_uri", c.redirect)
+			if status, body, _ := e.tokenRequest(t, form, nil); status != http.StatusOK {
+				t.Errorf("redeeming with the request's redirect URI = %d %v", status, body)
+			}
+		})
+	}
+	t.Run("the code is bound to the port asked for", func(t *testing.T) {
+		p := newPKCE()
+		q := e.authParams(clientID, p)
+		q.Set("redirect_uri", "http://127.0.0.1:51234/callback")
+		resp, page := getPage(t, e.authURL(q), nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET the page = %d", resp.StatusCode)
+		}
+		resp, _ = e.submit(t, parseForm(t, page))
+		loc, err := url.Parse(resp.Header.Get("Location"))
+		if err != nil || loc.Host != "127.0.0.1:51234" {
+			t.Fatalf("redirected to %q, want port 51234", resp.Header.Get("Location"))
+		}
+		form := redeem(clientID, loc.Query().Get("code"), p)
+		form.Set("redirect_uri", "http://127.0.0.1:51235/callback")
+		if status, body, _ := e.tokenRequest(t, form, nil); status != http.StatusBadRequest || body["error"] != "invalid_grant" {
+			t.Errorf("redeeming with another port = %d %v, want 400 invalid_grant", status, body)
 		}
 	})
 }

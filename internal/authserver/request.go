@@ -83,8 +83,8 @@ func (s *Server) parseAuthRequest(ctx context.Context, q url.Values) (*authReque
 		return page(errInvalidRequest, "redirect_uri is repeated")
 	case redirect == "":
 		return page(errInvalidRequest, "redirect_uri is missing")
-	case !slices.Contains(c.RedirectURIs, redirect):
-		return page(errInvalidRequest, "redirect_uri is not one the client registered (they are compared exactly)")
+	case !redirectAllowed(c.RedirectURIs, redirect):
+		return page(errInvalidRequest, "redirect_uri is not one the client registered (they are compared exactly, but for the port of an http loopback one)")
 	}
 	req := &authRequest{ClientID: c.ID, ClientName: c.Name, RedirectURI: redirect, Expires: s.now().Add(formTTL).Unix(), Form: newFormID()}
 	// From here on, errors go back to the client.
