@@ -170,8 +170,9 @@ func EmailKey(email string) string { return strings.ToLower(email) }
 // EmailProblem returns why s is not acceptable as a customer's e-mail
 // address, or "" when it is: a bare address (local@domain, no display name,
 // no angle brackets, no comment) of at most MaxEmailLen bytes that
-// net/mail.ParseAddress reads back as exactly itself, and that portfolio's
-// text rule accepts. The message never holds s.
+// net/mail.ParseAddress reads back as exactly itself, whose domain is a
+// name, not a domain literal, and that portfolio's text rule accepts. The
+// message never holds s.
 func EmailProblem(s string) string {
 	if len(s) > MaxEmailLen {
 		return "must be at most " + strconv.Itoa(MaxEmailLen) + " bytes"
@@ -182,6 +183,15 @@ func EmailProblem(s string) string {
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Name != "" || a.Address != s {
 		return "must be a bare e-mail address (local@domain), with no display name, angle brackets or comment"
+	}
+	// A domain literal (t@[127.0.0.1], RFC 5321 §4.1.3) would have the
+	// mail server deliver to an address the caller picks — the loopback, a
+	// host on the private network — not to a domain's mail servers; so
+	// would a dotted address some servers read as one (t@127.0.0.1: no
+	// top-level domain is a number).
+	domain := s[strings.LastIndexByte(s, '@')+1:]
+	if strings.HasPrefix(domain, "[") || strings.Trim(domain[strings.LastIndexByte(domain, '.')+1:], "0123456789") == "" {
+		return "must name a domain after the @, not an address (a domain literal such as [127.0.0.1], or a number)"
 	}
 	return ""
 }

@@ -285,6 +285,11 @@ func TestRecordValidate(t *testing.T) {
 		{"quoted local part", func(r *customers.Record) { r.Email = `"jo se"@empresa.com.br` }, "customer.email"},
 		{"too long", func(r *customers.Record) { r.Email = strings.Repeat("a", 64) + "@" + strings.Repeat("b", 186) + ".com" }, "customer.email"},
 		{"newline", func(r *customers.Record) { r.Email = "jose@empresa.com.br\nBcc: x@y.example" }, "customer.email"},
+		// A domain literal has the mail server deliver to an address of the caller's choice.
+		{"IPv4 domain literal", func(r *customers.Record) { r.Email = "t@[127.0.0.1]" }, "customer.email"},
+		{"private IPv4 domain literal", func(r *customers.Record) { r.Email = "jose@[10.0.0.5]" }, "customer.email"},
+		{"IPv6 domain literal", func(r *customers.Record) { r.Email = "t@[IPv6:::1]" }, "customer.email"},
+		{"a name that is an IPv4 address", func(r *customers.Record) { r.Email = "t@127.0.0.1" }, "customer.email"},
 	} {
 		r := good
 		tc.edit(&r)
