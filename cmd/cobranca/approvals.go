@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -113,11 +115,11 @@ func approvalsReject(ctx context.Context, e env, fs *flagSet, args []string) err
 }
 
 // approvalsDecide approves or rejects an approval as the person whose
-// access token --token is: `cobranca approvals approve|reject ID --token
-// TOKEN`. The checks are approval.Decider's, which the approval page runs
+// access token --token - (stdin) or --token-file gives: `cobranca approvals approve|reject ID
+// --token -`. The checks are approval.Decider's, which the approval page runs
 // too.
 func approvalsDecide(ctx context.Context, e env, fs *flagSet, args []string, approve bool) error {
-	tokenFlag := fs.String("token", "", "the deciding person's access token, of this server's issuer (`TOKEN`; - reads it from stdin)")
+	tokens := addTokenFlags(fs, "the deciding person's")
 	ids, err := fs.positional(args)
 	if err != nil {
 		return err
@@ -125,7 +127,7 @@ func approvalsDecide(ctx context.Context, e env, fs *flagSet, args []string, app
 	if len(ids) != 1 {
 		return fs.misuse("want one ID")
 	}
-	token, err := tokenArg(e, fs, *tokenFlag, "the deciding person's")
+	token, err := tokenArg(e, fs, tokens, "the deciding person's")
 	if err != nil {
 		return err
 	}
@@ -156,20 +158,49 @@ func approvalsDecide(ctx context.Context, e env, fs *flagSet, args []string, app
 	})
 }
 
-// tokenArg is the access token a command's --token flag gives: as written, or, for "-", the
-// first line of stdin (so that it stays out of the shell's history and the process list).
-// whose names whose token it must be, for the usage error when there is none.
-func tokenArg(e env, fs *flagSet, flag, whose string) (string, error) {
-	token := flag
-	if token == "-" {
-		line, err := bufio.NewReader(e.stdin).ReadString('\n')
+// tokenFlags are a command's --token and --token-file flags.
+type tokenFlags struct{ token, file *string }
+
+// addTokenFlags declares --token and --token-file; whose names whose token they give.
+func addTokenFlags(fs *flagSet, whose string) tokenFlags {
+	return tokenFlags{
+		token: fs.String("token", "", whose+" access token, of this server's issuer: only `-`, which reads it from standard input"),
+		file:  fs.String("token-file", "", "a file holding "+whose+" access token (`PATH`), instead of --token -"),
+	}
+}
+
+// maxTokenBytes bounds a token read from stdin or a file.
+const maxTokenBytes = 64 << 10
+
+// tokenArg is the access token a command's flags give: --token - reads the first line of
+// stdin, --token-file PATH the file. A token written on the command line itself is refused:
+// every user of the machine sees a process's arguments (ps, /proc), and the shell keeps them
+// in its history. whose names whose token it must be, for the usage errors.
+func tokenArg(e env, fs *flagSet, f tokenFlags, whose string) (string, error) {
+	var token string
+	switch {
+	case *f.token != "" && *f.file != "":
+		return "", fs.misuse("--token and --token-file: give one")
+	case *f.token == "-":
+		line, err := bufio.NewReader(io.LimitReader(e.stdin, maxTokenBytes)).ReadString('\n')
 		if err != nil && line == "" {
 			return "", fmt.Errorf("%s: reading the token from stdin: %w", fs.cmd.name, err)
 		}
 		token = strings.TrimSpace(line)
+	case *f.token != "":
+		return "", fs.misuse("--token: takes only -, to read %s access token from standard input, or use --token-file PATH: a token written on the command line is seen by every user of the machine (ps) and kept in the shell's history", whose)
+	case *f.file != "":
+		b, err := os.ReadFile(*f.file)
+		if err != nil {
+			return "", fmt.Errorf("%s: --token-file: %w", fs.cmd.name, err)
+		}
+		if len(b) > maxTokenBytes {
+			return "", fs.misuse("--token-file: larger than %d bytes, not an access token", maxTokenBytes)
+		}
+		token = strings.TrimSpace(string(b))
 	}
 	if token == "" {
-		return "", fs.misuse("--token: want %s access token", whose)
+		return "", fs.misuse("--token - or --token-file PATH: want %s access token", whose)
 	}
 	return token, nil
 }

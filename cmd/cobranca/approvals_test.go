@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"flag"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -77,7 +80,7 @@ func testApprovalsCommands(t *testing.T, environ []string) {
 		{"a forged token", person + "x", approval.CodeInvalidToken},
 		{"a person's without the approver role", noRole, approval.CodeApproverLacksRole},
 	} {
-		out, err := cli("", "approvals", "approve", x.ID, "--token", tt.token)
+		out, err := cli(tt.token+"\n", "approvals", "approve", x.ID, "--token", "-")
 		if fe, ok := failure.As(err); !ok || fe.Code != tt.code {
 			t.Errorf("approve with %s = %q, %v; want %s", tt.name, out, err, tt.code)
 		}
@@ -92,7 +95,7 @@ func testApprovalsCommands(t *testing.T, environ []string) {
 	if err != nil || !strings.HasPrefix(out, "approved "+x.ID+" ("+name+") by bruno at ") {
 		t.Fatalf("approve = %q, %v", out, err)
 	}
-	if out, err := cli("", "approvals", "reject", x.ID, "--token", person); !isFailure(err, approval.CodeDecided) {
+	if out, err := cli(person, "approvals", "reject", x.ID, "--token", "-"); !isFailure(err, approval.CodeDecided) {
 		t.Errorf("reject after approve = %q, %v; want %s", out, err, approval.CodeDecided)
 	}
 	out, err = cli("", "approvals", "show", x.ID)
@@ -117,4 +120,65 @@ func testApprovalsCommands(t *testing.T, environ []string) {
 func isFailure(err error, code failure.Code) bool {
 	fe, ok := failure.As(err)
 	return ok && fe.Code == code
+}
+
+// TestTokenFlags: the commands that act as a person take the person's access token from
+// standard input (--token -) or a file (--token-file), never from the command line, where
+// every user of the machine sees it (ps) and the shell keeps it: a token written there is a
+// usage error that says why and what to do instead, before anything is read or opened.
+func TestTokenFlags(t *testing.T) {
+	const token = "eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJicnVubyJ9.c2ln"
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"approvals approve", "approvals reject", "write-off"} {
+		parse := func(stdin string, flags ...string) (string, string, error) {
+			var out, errOut bytes.Buffer
+			e := env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errOut}
+			fs := &flagSet{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), cmd: command{name: name}, e: e}
+			fs.SetOutput(&errOut)
+			tf := addTokenFlags(fs, "the person's")
+			if err := fs.parse(flags); err != nil {
+				return "", errOut.String(), err
+			}
+			got, err := tokenArg(e, fs, tf, "the person's")
+			return got, errOut.String(), err
+		}
+		t.Run(name, func(t *testing.T) {
+			for _, c := range []struct {
+				name, stdin string
+				flags       []string
+				ok          bool
+				says        string // in the usage error
+			}{
+				{"stdin", token + "\n", []string{"--token", "-"}, true, ""},
+				{"stdin without a newline", token, []string{"--token", "-"}, true, ""},
+				{"a file", "", []string{"--token-file", file}, true, ""},
+				{"on the command line", "", []string{"--token", token}, false, "--token: takes only -"},
+				{"on the command line as --token=", "", []string{"--token=" + token}, false, "seen by every user of the machine"},
+				{"both", token, []string{"--token", "-", "--token-file", file}, false, "give one"},
+				{"none", "", nil, false, "want the person's access token"},
+				{"empty stdin", "\n", []string{"--token", "-"}, false, "want the person's access token"},
+			} {
+				got, stderr, err := parse(c.stdin, c.flags...)
+				switch {
+				case c.ok && (err != nil || got != token):
+					t.Errorf("%s: tokenArg = %q, %v; want the token", c.name, got, err)
+				case !c.ok && (err != exitUsage || !strings.Contains(stderr, c.says)):
+					t.Errorf("%s: tokenArg = %v, stderr %q; want a usage error saying %q", c.name, err, stderr, c.says)
+				case !c.ok && strings.Contains(stderr, token):
+					t.Errorf("%s: the usage error repeats the token: %q", c.name, stderr)
+				}
+			}
+		})
+	}
+	// The real commands refuse it before anything else.
+	for _, args := range [][]string{{"approvals", "approve", "a_x", "--token", token}, {"write-off", "--token", token, "--invoice", "NF-1"}} {
+		var out, errOut bytes.Buffer
+		err := run(t.Context(), args, []string{"COBRANCA_DATA_DIR=" + t.TempDir()}, strings.NewReader(""), &out, &errOut)
+		if err != exitUsage || !strings.Contains(errOut.String(), "--token: takes only -") {
+			t.Errorf("cobranca %s --token TOKEN = %v, %q; want the usage error", args[0], err, errOut.String())
+		}
+	}
 }

@@ -145,7 +145,7 @@ func (b bulk) send(t *testing.T, n int) (answer, args map[string]any) {
 				return nil, fmt.Errorf("elicitation %+v, want an approval's URL on %s", req.Params, b.base)
 			}
 			var out, errOut bytes.Buffer
-			if err := run(ctx, []string{"approvals", "approve", id, "--token", person}, environ, nil, &out, &errOut); err != nil {
+			if err := run(ctx, []string{"approvals", "approve", id, "--token", "-"}, environ, strings.NewReader(person), &out, &errOut); err != nil {
 				return nil, fmt.Errorf("approvals approve %s: %v: %s", id, err, errOut.String())
 			}
 			approvals++

@@ -130,8 +130,14 @@ func TestCommandsDoc(t *testing.T) {
 // ends the test, naming the command and what it wrote on standard error.
 func mustRun(t *testing.T, environ []string, args ...string) string {
 	t.Helper()
+	return mustRunIn(t, environ, "", args...)
+}
+
+// mustRunIn is mustRun with stdin as the command's standard input.
+func mustRunIn(t *testing.T, environ []string, stdin string, args ...string) string {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	if err := run(t.Context(), args, environ, nil, &out, &errOut); err != nil {
+	if err := run(t.Context(), args, environ, strings.NewReader(stdin), &out, &errOut); err != nil {
 		t.Fatalf("cobranca %s: %v: %s", strings.Join(args, " "), err, errOut.String())
 	}
 	return out.String()

@@ -253,7 +253,7 @@ func TestReplicas(t *testing.T) {
 		if m == nil {
 			t.Fatalf("approval_required's message %q names no approval at %s", toolError(t, res).Message, r.public)
 		}
-		mustRun(t, r.environ[2], "approvals", "approve", m[1], "--token", approver)
+		mustRunIn(t, r.environ[2], approver, "approvals", "approve", m[1], "--token", "-")
 		queued := call(t, connectVersion(t, r.addrs[1], alice, "2025-11-25", nil), collections.SendReminderName, send)
 		got := fields(t, "send_reminder's retry on replica 1", queued)
 		if got["state"] != "queued" || got["to"] != "ana@cliente.example" {

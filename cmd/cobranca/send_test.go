@@ -88,7 +88,7 @@ func TestServeSendReminder(t *testing.T) {
 	if out := cli("approvals", "show", url[1]); !strings.Contains(out, `"Ana Ltda"`) || !strings.Contains(out, `"ana@cliente.example"`) {
 		t.Errorf("approvals show %s:\n%s\nwant the recipient", url[1], out)
 	}
-	cli("approvals", "approve", url[1], "--token", person)
+	mustRunIn(t, environ, person, "approvals", "approve", url[1], "--token", "-")
 
 	queued := fields("send_reminder after the approval", call(collections.SendReminderName, send))
 	messageID, _ := queued["messageId"].(string)

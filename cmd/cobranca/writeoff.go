@@ -21,14 +21,15 @@ import (
 // cliStoreTimeout bounds the rate-limit store's answer to the CLI.
 const cliStoreTimeout = 10 * time.Second
 
-// writeOff writes an invoice off as the person whose access token --token is: `cobranca
-// write-off --token TOKEN --invoice ID --customer ID --amount CENTS --reason TEXT [--key KEY]`.
+// writeOff writes an invoice off as the person whose access token --token - (stdin) or
+// --token-file gives: `cobranca write-off --token - --invoice ID --customer ID --amount CENTS
+// --reason TEXT [--key KEY]`.
 // The call goes through pipeline.Admin, the check the admin API runs too: a person (not an
 // agent) holding the tool's role and scope, stepped up as its contract demands; the tier's
 // budget; the tool's own rules; audited invoice.written_off. A refusal is the
 // *failure.Error, with its stable code (exit status 1).
 func writeOff(ctx context.Context, e env, fs *flagSet, args []string) error {
-	tokenFlag := fs.String("token", "", "the person's access token, of this server's issuer (`TOKEN`; - reads it from stdin)")
+	tokens := addTokenFlags(fs, "the person's")
 	invoice := fs.String("invoice", "", "the invoice's id, as the operator writes it (`ID`)")
 	customer := fs.String("customer", "", "the invoice's customer, a stored customer's id (`ID`)")
 	amount := fs.Int64("amount", 0, "the amount written off, in BRL cents (`CENTS`)")
@@ -40,7 +41,7 @@ func writeOff(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if fs.NArg() > 0 {
 		return fs.misuse("unexpected argument %q", fs.Arg(0))
 	}
-	token, err := tokenArg(e, fs, *tokenFlag, "the person's")
+	token, err := tokenArg(e, fs, tokens, "the person's")
 	if err != nil {
 		return err
 	}

@@ -45,12 +45,13 @@ func TestWriteOffCommand(t *testing.T) {
 		}
 		grant := []string{"--scope", collections.WriteOffScope, "--role", collections.WriteOffRole}
 		carla := token(append([]string{"--sub", "carla", "--acr", "urn:mfa"}, grant...)...)
-		writeOff := func(stdin, tok string, more ...string) (string, error) {
-			return cli(stdin, append([]string{"write-off", "--token", tok, "--invoice", "NF-1001", "--customer", "C-1", "--amount", "123456",
+		// The token goes on standard input (--token -), never on the command line.
+		writeOff := func(tok string, more ...string) (string, error) {
+			return cli(tok+"\n", append([]string{"write-off", "--token", "-", "--invoice", "NF-1001", "--customer", "C-1", "--amount", "123456",
 				"--reason", "cliente em recuperação judicial"}, more...)...)
 		}
 
-		out, err := writeOff(carla+"\n", "-")
+		out, err := writeOff(carla)
 		m := regexp.MustCompile(`^written off NF-1001 \(customer C-1, 123456 cents\) as (wo_[a-z2-7]{26}) by carla at \S+ \(key (cli-\S+)\)\n$`).FindStringSubmatch(out)
 		if err != nil || m == nil {
 			t.Fatalf("write-off = %q, %v", out, err)
@@ -68,7 +69,7 @@ func TestWriteOffCommand(t *testing.T) {
 		if err != nil || w.ID != m[1] || w.By.Subject != "carla" || w.By.ACR != "urn:mfa" || w.AmountCents != 123456 {
 			t.Errorf("stored %+v, %v; want %s by carla", w, err, m[1])
 		}
-		if again, err := writeOff("", carla, "--key", m[2]); err != nil || again != out {
+		if again, err := writeOff(carla, "--key", m[2]); err != nil || again != out {
 			t.Errorf("write-off with the printed key = %q, %v; want %q", again, err, out)
 		}
 
@@ -89,7 +90,7 @@ func TestWriteOffCommand(t *testing.T) {
 			// carla's fifth call was the one before: her budget of the tier is spent.
 			{"a sixth call", carla, []string{"--invoice", "NF-3"}, failure.RateLimited},
 		} {
-			out, err := writeOff("", tt.token, tt.args...)
+			out, err := writeOff(tt.token, tt.args...)
 			if fe, ok := failure.As(err); !ok || fe.Code != tt.code {
 				t.Errorf("write-off with %s = %q, %v; want %s", tt.name, out, err, tt.code)
 			}
@@ -97,7 +98,7 @@ func TestWriteOffCommand(t *testing.T) {
 		if out, err := cli("", "write-off", "--invoice", "NF-2"); err != exitUsage || !strings.Contains(out, "--token") {
 			t.Errorf("write-off without a token = %q, %v; want a usage error naming --token", out, err)
 		}
-		if out, err := cli("", "write-off", "--token", carla, "--amount", "12,50"); err != exitUsage {
+		if out, err := cli(carla+"\n", "write-off", "--token", "-", "--amount", "12,50"); err != exitUsage {
 			t.Errorf("write-off --amount 12,50 = %q, %v; want a usage error", out, err)
 		}
 		var n int64
