@@ -43,6 +43,7 @@ func loadSettings(environ []string) (settings, error) {
 		AgentClientIDs: cfg.AgentClientIDs,
 		StepUpACR:      cfg.StepUpACR,
 		RolesClaim:     cfg.RolesClaim,
+		AcceptJWTTyp:   cfg.AcceptJWTTyp,
 		Production:     cfg.Production(),
 		DataDir:        cfg.DataDir,
 		// Where people and clients reach the server: in development the

@@ -42,6 +42,9 @@ type Config struct {
 	// of strings, or a space-separated string). COBRANCA_ROLES_CLAIM.
 	// Default DefaultRolesClaim.
 	RolesClaim string
+	// AcceptJWTTyp also accepts access tokens whose typ is JWT, or that
+	// have none, besides RFC 9068's at+jwt. COBRANCA_ACCEPT_JWT_TYP.
+	AcceptJWTTyp bool
 	// Production forbids development mode. COBRANCA_ENV=production.
 	Production bool
 	// DataDir holds the development signing key. COBRANCA_DATA_DIR.

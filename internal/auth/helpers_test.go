@@ -209,10 +209,11 @@ func (e *env) claims() jwt.MapClaims {
 	}
 }
 
-// sign signs claims with method and key under kid.
+// sign signs claims with method and key under kid, as an access token (typ at+jwt).
 func sign(t testing.TB, method jwt.SigningMethod, key any, kid string, claims jwt.MapClaims) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(method, claims)
+	tok.Header["typ"] = "at+jwt"
 	if kid != "" {
 		tok.Header["kid"] = kid
 	}

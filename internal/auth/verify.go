@@ -180,6 +180,7 @@ type verifier struct {
 	parser   *jwt.Parser
 	agentIDs []string
 	roles    string // the roles claim's name
+	jwtTyp   bool   // Config.AcceptJWTTyp
 	now      func() time.Time
 	leeway   time.Duration
 	verified *verifiedCache
@@ -203,6 +204,7 @@ func newVerifier(cfg Config, keys keySource) *verifier {
 		),
 		agentIDs: cfg.AgentClientIDs,
 		roles:    cfg.RolesClaim,
+		jwtTyp:   cfg.AcceptJWTTyp,
 		now:      cfg.Now,
 		leeway:   cfg.Leeway,
 		verified: newVerifiedCache(verifiedCacheSize),
@@ -301,13 +303,8 @@ func (c *claims) principal(agentIDs []string) (*Principal, error) {
 
 // key picks the verification key for t, after the header checks.
 func (v *verifier) key(ctx context.Context, t *jwt.Token) (any, error) {
-	if typ, ok := t.Header["typ"]; ok {
-		s, _ := typ.(string)
-		switch strings.ToLower(s) {
-		case "at+jwt", "application/at+jwt", "jwt":
-		default:
-			return nil, errBadType
-		}
+	if !typeAccepted(t.Header, v.jwtTyp) {
+		return nil, errBadType
 	}
 	if _, ok := t.Header["crit"]; ok {
 		// RFC 7515 §4.1.11: we understand no extensions, so we must refuse.
@@ -324,7 +321,29 @@ func (v *verifier) key(ctx context.Context, t *jwt.Token) (any, error) {
 	return key, nil
 }
 
-var errBadType = errors.New("typ must be at+jwt or JWT")
+var errBadType = errors.New("typ must be at+jwt (RFC 9068), or JWT with COBRANCA_ACCEPT_JWT_TYP=true")
+
+// typeAccepted is RFC 9068 §4's check of an access token's JOSE header:
+// typ is at+jwt or application/at+jwt, compared without regard to case (a
+// media type, RFC 7515 §4.1.9), so that another JWT of the issuer's (an
+// ID token, typ JWT) is never taken for an access token. With acceptJWT
+// (COBRANCA_ACCEPT_JWT_TYP) JWT and application/jwt are accepted too, and
+// no typ at all, which RFC 7519 §5.1 reads as JWT: what issuers that do
+// not follow RFC 9068 write.
+func typeAccepted(h map[string]any, acceptJWT bool) bool {
+	typ, ok := h["typ"]
+	if !ok {
+		return acceptJWT
+	}
+	s, _ := typ.(string)
+	switch strings.ToLower(s) {
+	case "at+jwt", "application/at+jwt":
+		return true
+	case "jwt", "application/jwt":
+		return acceptJWT
+	}
+	return false
+}
 
 // describe turns a parse error into a TokenError whose description says
 // what class of problem it is and nothing more.

@@ -368,8 +368,9 @@ func TestAccepted(t *testing.T) {
 			tt.edit(c, e.clock.Now())
 			tok := jwt.NewWithClaims(tt.method, c)
 			tok.Header["kid"] = tt.kid
-			if tt.method == jwt.SigningMethodEdDSA {
-				tok.Header["typ"] = "at+jwt"
+			tok.Header["typ"] = "at+jwt"
+			if tt.method == jwt.SigningMethodRS256 {
+				tok.Header["typ"] = "application/AT+JWT" // a media type: any case
 			}
 			s, err := tok.SignedString(tt.key)
 			if err != nil {

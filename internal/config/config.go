@@ -75,6 +75,9 @@ type Config struct {
 	StepUpACR []string
 	// RolesClaim names the token claim a person's roles are read from (approver roles).
 	RolesClaim string
+	// AcceptJWTTyp also accepts access tokens typed JWT (or untyped), for
+	// issuers that do not write RFC 9068's at+jwt. COBRANCA_ACCEPT_JWT_TYP.
+	AcceptJWTTyp bool
 	// OIDCClientID is cobranca's own web client at the issuer, with which people sign in to
 	// its pages (internal/signin). Required in production; development defaults to the
 	// development authorization server's built-in client (cmd/cobranca).
@@ -220,6 +223,7 @@ const (
 	VarOIDCClientID  = "COBRANCA_OIDC_CLIENT_ID"
 	VarStepUpACR     = "COBRANCA_STEPUP_ACR"
 	VarRolesClaim    = "COBRANCA_ROLES_CLAIM"
+	VarAcceptJWTTyp  = "COBRANCA_ACCEPT_JWT_TYP"
 	VarOIDCSecret    = "COBRANCA_OIDC_CLIENT_SECRET"
 	VarOTLPEndpoint  = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	VarOTLPHeaders   = "OTEL_EXPORTER_OTLP_HEADERS"
@@ -282,6 +286,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("agent_client_ids", c.AgentClientIDs),
 		slog.Any("stepup_acr", c.StepUpACR),
 		slog.String("roles_claim", c.RolesClaim),
+		slog.Bool("accept_jwt_typ", c.AcceptJWTTyp),
 		slog.String("oidc_client_id", c.OIDCClientID),
 		slog.Bool("oidc_client_secret_set", c.OIDCClientSecret != ""),
 		slog.String("rate_principal", c.RateLimits.Principal),
@@ -507,6 +512,14 @@ var variables = []variable{
 		return err
 	}},
 	{VarRolesClaim, "roles", optional, "The top-level token claim holding a person's roles (a JSON array of strings, or one space-separated string), read from access tokens and the approval page's ID tokens: deciding a critical call needs one of the roles its contract names (`approverRoles`, e.g. `collections.approver`). At most 64 roles; a token breaking the rules is refused.", asWritten(func(c *Config) *string { return &c.RolesClaim })},
+	{VarAcceptJWTTyp, "false", optional, "Access tokens must carry the JOSE header `typ` `at+jwt` (or `application/at+jwt`, in any case), as RFC 9068 asks, so that another kind of JWT the issuer signs (an ID token, a logout token) is never taken for one. `true` also accepts `typ` `JWT`, or none, for issuers that write that (many do: check a token's header); `false`: at+jwt only.", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil || v != "true" && v != "false" {
+			return errors.New(`must be "true" or "false"`)
+		}
+		c.AcceptJWTTyp = b
+		return nil
+	}},
 	{VarOIDCClientID, "", required, "The OAuth client id of cobranca's own web pages (the approval page) at COBRANCA_ISSUER: people sign in to them with OpenID Connect (authorization code + PKCE); register the redirect URI `<COBRANCA_PUBLIC_URL>/signin/callback` there. Required in production; development default: `cobranca-web`, the development authorization server's built-in client.", asWritten(func(c *Config) *string { return &c.OIDCClientID })},
 	{VarOIDCSecret, "", optional, "That client's secret, if the issuer gives it one (a confidential client); unset for a public client. Never logged.", asWritten(func(c *Config) *string { return &c.OIDCClientSecret })},
 	{"COBRANCA_DATA_DIR", "./data", optional, "Directory for the embedded database and development keys.", func(c *Config, v string) error {
