@@ -159,6 +159,10 @@ func (d *Decider) authorize(pr *auth.Principal, a *Action) error {
 		return &failure.Error{Code: CodeApproverLacksRole, Field: "token",
 			Message: "is a person's without the role deciding this call needs (" + strings.Join(c.ApproverRoles, " or ") + "): ask someone who holds it. Nothing was changed"}
 	}
+	// The requester rule compares subjects exactly, byte for byte, as OpenID Connect Core §2
+	// says sub is compared: "ana" and "Ana" are two people to it. Both come from the one
+	// issuer, whose sub names one person for good; an issuer that gives a person two subjects
+	// lets that person approve their own call, and no rule here can tell.
 	if pr.Subject == a.Requester.Subject && !c.RequesterMayApprove {
 		return &failure.Error{Code: CodeApproverIsRequester, Field: "token", Message: "is the requester's: another person must decide this call"}
 	}
