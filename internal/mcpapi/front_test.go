@@ -612,7 +612,7 @@ func TestSDKRefusalAfterDispatchAuditedOnce(t *testing.T) {
 	caller := &auth.Principal{Subject: "s", Scopes: []string{"other:read"}}
 	req = req.WithContext(auth.WithPrincipal(req.Context(), caller))
 	w := httptest.NewRecorder()
-	s.h.serveSDK(w, req, caller, []byte(body), "test.counted", false) // past the front's checks
+	s.h.serveSDK(w, req, caller, []byte(body), nil, "test.counted", false) // past the front's checks
 	want := `{"jsonrpc":"2.0","id":3,"error":{"code":` + strconv.FormatInt(errInsufficientScope.Code, 10) + `,"message":"` + errInsufficientScope.Message + `"}}`
 	if got := w.Body.String(); got != want || errInsufficientScope.Code != jsonrpc.CodeInvalidRequest {
 		t.Errorf("answer %s, want %s", got, want)

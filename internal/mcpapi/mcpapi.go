@@ -253,7 +253,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.serveSDK(w, r, pr, body, tool, tool != "" && hasProgressToken(req.meta))
+	h.serveSDK(w, r, pr, body, req.id, tool, tool != "" && hasProgressToken(req.meta))
 }
 
 // namedTool is the tool a tools/call names whose calls are audited (a
@@ -281,7 +281,8 @@ func (h *Handler) namedTool(req rpcRequest) string {
 
 // route refuses a well-formed request the endpoint does not serve: a method
 // outside the advertised capabilities, a call sent as a notification, a
-// tools/call without a tool name or of a tool not served. A notification of
+// resources/read of a URI go-sdk cannot answer in JSON, a tools/call without
+// a tool name or of a tool not served. A notification of
 // a method not served is accepted and dropped (done): JSON-RPC never answers
 // a notification.
 func (h *Handler) route(w http.ResponseWriter, req rpcRequest) (_ *refusal, done bool) {
@@ -295,6 +296,8 @@ func (h *Handler) route(w http.ResponseWriter, req rpcRequest) (_ *refusal, done
 		return nil, true
 	case !h.calls[req.method]:
 		return &refuseMethod, false
+	case req.method == "resources/read" && !sdkQuotable(req.uri):
+		return &refuseURI, false
 	case req.method != "tools/call":
 		return nil, false
 	case !req.named:
@@ -315,7 +318,7 @@ func (h *Handler) route(w http.ResponseWriter, req rpcRequest) (_ *refusal, done
 // event stream: checkHeaders) is served by go-sdk's event-stream handler;
 // once the pipeline runs it, go-sdk's events — progress notifications, then
 // the answer — pass straight through (progress.go).
-func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, pr *auth.Principal, body []byte, tool string, progress bool) {
+func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, pr *auth.Principal, body, id []byte, tool string, progress bool) {
 	d := dispatch{stream: progress}
 	r = r.WithContext(context.WithValue(r.Context(), dispatchKey{}, &d))
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -329,7 +332,7 @@ func (h *Handler) serveSDK(w http.ResponseWriter, r *http.Request, pr *auth.Prin
 	if sw.passed {
 		return // the call ran: the pipeline audited it
 	}
-	if f := sw.send(w, r, d.ran.Load()); f != nil && tool != "" && !d.ran.Load() {
+	if f := sw.send(w, r, id, d.ran.Load()); f != nil && tool != "" && !d.ran.Load() {
 		h.pipe.Refused(r.Context(), pr, tool, f.outcome(), f.code)
 	}
 }

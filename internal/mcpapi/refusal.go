@@ -44,7 +44,7 @@ var (
 	// One request per POST. Batches are gone from the revisions cobranca
 	// serves (2025-06-18 on), and an older one would let one POST carry
 	// thousands of calls past the per-request limits.
-	refuseBatch = refusal{code: "batch_not_supported", status: http.StatusBadRequest,
+	refuseBatch = refusal{code: "batch_not_supported", status: http.StatusBadRequest, rpc: jsonrpc.CodeInvalidRequest,
 		message: "JSON-RPC batches are not supported: send one request per POST"}
 	refuseParse = refusal{code: "parse_error", status: http.StatusBadRequest, rpc: jsonrpc.CodeParseError,
 		message: "Parse error: the body is not well-formed JSON (UTF-8)"}
@@ -62,6 +62,9 @@ var (
 		message: "Invalid Request: this method needs an id"}
 	refuseParams = refusal{code: "invalid_params", status: http.StatusOK, rpc: jsonrpc.CodeInvalidParams, echoID: true,
 		message: "Invalid params"}
+	// A resources/read URI that go-sdk cannot answer in JSON (sdkQuotable).
+	refuseURI = refusal{code: "invalid_uri", status: http.StatusOK, rpc: jsonrpc.CodeInvalidParams, echoID: true,
+		message: "Invalid params: uri holds a control character, or a character that cannot be printed"}
 	refuseUnknownTool = refusal{code: "unknown_tool", status: http.StatusOK, rpc: jsonrpc.CodeInvalidParams, echoID: true,
 		message: "unknown tool"}
 	// A result that could not be encoded (the tool has run) or an internal
@@ -71,6 +74,18 @@ var (
 	refuseMethod = refusal{code: "method_not_found", status: http.StatusOK, rpc: jsonrpc.CodeMethodNotFound, echoID: true,
 		message: "Method not found"}
 )
+
+// sdkQuotable reports whether go-sdk can answer a request that names s: it
+// writes some strings it was sent into its answers with Go's %q (a
+// resources/read URI not found: {"uri":%q}), and where Go's quoting is not
+// JSON's — \a, \v, \xNN, \UNNNNNNNN, written for control characters, DEL,
+// bytes that are not UTF-8 and unprintable runes beyond the BMP — its answer
+// is not JSON and nothing can send it. Such a string is refused before
+// go-sdk sees it.
+func sdkQuotable(s string) bool {
+	var back string
+	return json.Unmarshal([]byte(strconv.Quote(s)), &back) == nil && back == s
+}
 
 // servedProtocols are the protocol revisions the endpoint serves, newest
 // first: the fast path's and go-sdk's alike.
@@ -281,7 +296,7 @@ func (s *sdkWriter) pass() {
 // plain text error, anything else — is replaced by the fixed one that
 // stands for it. It returns that refusal, or nil when go-sdk's answer was
 // sent.
-func (s *sdkWriter) send(w http.ResponseWriter, r *http.Request, dispatched bool) *refusal {
+func (s *sdkWriter) send(w http.ResponseWriter, r *http.Request, reqID []byte, dispatched bool) *refusal {
 	status := s.status
 	if status == 0 {
 		status = http.StatusOK
@@ -295,6 +310,9 @@ func (s *sdkWriter) send(w http.ResponseWriter, r *http.Request, dispatched bool
 		s.header.Del("Connection")
 	}
 	id, code, data, kind := rpcAnswer(body)
+	if kind != answerError {
+		id = reqID
+	}
 	switch {
 	case status < 400 && (kind == answerResult || status == http.StatusAccepted && skipWS(body, 0) == len(body)),
 		dispatched && kind == answerError && status < 500:
@@ -310,8 +328,11 @@ func (s *sdkWriter) send(w http.ResponseWriter, r *http.Request, dispatched bool
 		writeRPCError(w, status, id, code, f.message, protocolData(code, data))
 		return &f
 	}
-	if status < 400 {
-		status = http.StatusInternalServerError // neither a result nor an error
+	if status < 400 || status >= 500 {
+		// Neither a result nor an error, or go-sdk's plain-text 500 (an
+		// answer it could not encode): every answer of /mcp is JSON-RPC.
+		refuseInternal.write(w, r, id)
+		return &refuseInternal
 	}
 	f := sdkRefusal(status, 0)
 	f.write(w, r, nil)
