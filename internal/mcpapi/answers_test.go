@@ -112,9 +112,9 @@ func rpcAnswerOf(status int, out []byte) error {
 		return fmt.Errorf("HTTP %d", status)
 	}
 	var msg struct {
-		JSONRPC string           `json:"jsonrpc"`
-		ID      json.RawMessage  `json:"id"` // null: not nil
-		Result  json.RawMessage  `json:"result"`
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"` // null: not nil
+		Result  json.RawMessage `json:"result"`
 		Error   *struct {
 			Code    *int64  `json:"code"`
 			Message *string `json:"message"`
@@ -199,7 +199,6 @@ func FuzzAnswersAreJSONRPC(f *testing.F) {
 		}
 	})
 }
-
 
 // TestSDKFailureAnsweredInJSON: should go-sdk ever fail to encode an answer
 // the front did not foresee (its plain-text 500), or write neither a result
