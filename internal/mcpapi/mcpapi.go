@@ -353,10 +353,33 @@ func dispatched(ctx context.Context) {
 	}
 }
 
-// minLevel drops records below min.
+// minLevel drops records below min, go-sdk's errors about what a client
+// sent (clientCaused) first lowered to debug.
 type minLevel struct {
 	slog.Handler
 	min slog.Level
+}
+
+// clientCaused are the messages go-sdk logs at ERROR about a request, not a
+// fault of the server: a 2026-07-28 client's initialize or ping (removed in
+// that revision), a handshake repeated or out of order. Any client can send
+// them at will; answered -32601 or ignored, they are not errors to keep.
+var clientCaused = map[string]bool{
+	"method removed in the new protocol":   true,
+	"method invalid during initialization": true,
+	"initialized before initialize":        true,
+	"duplicate initialized notification":   true,
+	"duplicate initialize request":         true,
+}
+
+func (m minLevel) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError && clientCaused[r.Message] {
+		r.Level = slog.LevelDebug
+	}
+	if r.Level < m.min {
+		return nil
+	}
+	return m.Handler.Handle(ctx, r)
 }
 
 func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
