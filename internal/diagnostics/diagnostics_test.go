@@ -141,8 +141,8 @@ func TestMultiRound(t *testing.T) {
 }
 
 // TestStatesRefused: a state that does not verify — altered, another
-// tool's, another caller's, or none at all beside answers — is a protocol
-// error and the tool does not run.
+// tool's, another caller's — is a protocol error and the tool does not run;
+// answers with no state at all are never read: the tool asks afresh.
 func TestStatesRefused(t *testing.T) {
 	p := newPipeline(t)
 	ctx := context.Background()
@@ -159,7 +159,6 @@ func TestStatesRefused(t *testing.T) {
 		"one character changed":      call(tool, everyCap, flip(state), answer),
 		"another tool's state":       call(tool, everyCap, other, answer),
 		"another caller":             stranger,
-		"answers without a state":    call(tool, everyCap, "", answer),
 	}
 	for name, c := range cases {
 		res := p.Do(ctx, c)
@@ -167,6 +166,7 @@ func TestStatesRefused(t *testing.T) {
 			t.Errorf("%s: result %+v (err %v), want protocol error %s", name, res, res.Err, failure.RequestStateInvalid)
 		}
 	}
+	asked(t, p.Do(ctx, call(tool, everyCap, "", answer)), map[string]string{"confirm": "elicitation/create"})
 	// Arguments the tool refuses are refused before any state is looked at.
 	if res := p.Do(ctx, otherArgs); res.Kind != pipeline.ToolError || res.Err.Code != failure.InvalidArguments {
 		t.Errorf("other arguments: result %+v (err %v), want tool error invalid_arguments", res, res.Err)

@@ -125,9 +125,6 @@ func (p *Pipeline) openState(c Call, a *args) (*reqstate.Opened, error) {
 	if p.states == nil {
 		return nil, &failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "this server issues no request states"}
 	}
-	if c.State == "" {
-		return nil, &failure.Error{Code: failure.RequestStateInvalid, Field: "requestState", Message: "inputResponses were sent without the requestState of their round"}
-	}
 	b, err := p.binding(c, a)
 	if err != nil {
 		return nil, err

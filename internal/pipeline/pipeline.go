@@ -418,6 +418,12 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	// decline, a failure, a conflict): one answer of a person is worth one
 	// attempt, never a second.
 	var opened *reqstate.Opened
+	if c.State == "" && c.Client.InputRequests {
+		// Answers without the state of their round answer no round this
+		// server asked: never read, they leave the call a first one, asked
+		// afresh (SEP-2322: re-request what is missing).
+		c.Responses = nil
+	}
 	if c.State != "" || len(c.Responses) > 0 {
 		ctx := cl.step(ctx, stepRequestState)
 		if !c.Client.InputRequests { // an older revision has no input rounds

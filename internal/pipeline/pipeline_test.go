@@ -426,6 +426,33 @@ func TestConfirmation(t *testing.T) {
 	})
 }
 
+// TestAnswersWithoutStateAskAfresh: answers sent without the request state
+// of their round answer no round the server asked: the call is a first
+// one, asked afresh under a new state, and nothing runs — whatever the
+// answers say (SEP-2322's re-request of what is missing).
+func TestAnswersWithoutStateAskAfresh(t *testing.T) {
+	db := storetest.SQLite(t)
+	e := newEnv(t, db, envOpts{ring: newRing(t)})
+	args := `{"customer":"c1","idempotencyKey":"k1"}`
+	for _, answers := range []map[string]json.RawMessage{
+		confirm("accept", true),
+		{"confirm": json.RawMessage(`12345`), "unknown_extra_key": json.RawMessage(`{"action":"accept"}`)},
+	} {
+		res := e.p.Do(context.Background(), pipeline.Call{Principal: agent, Tool: "test.high", Args: json.RawMessage(args), Client: modern, Responses: answers})
+		if res.Kind != pipeline.InputRequired || res.State == "" || res.Inputs["confirm"].Method != "elicitation/create" {
+			t.Errorf("answers %s without a state: %s %v, want input required (the confirmation asked afresh)", answers, kindName(res.Kind), res.Err)
+		}
+	}
+	if e.effects(t) != 0 || e.count.started != 0 {
+		t.Errorf("effects %d, runs %d; want none", e.effects(t), e.count.started)
+	}
+	// An older revision has no input rounds: answers are still refused.
+	res := e.p.Do(context.Background(), pipeline.Call{Principal: agent, Tool: "test.high", Args: json.RawMessage(args), Client: legacy, Responses: confirm("accept", true)})
+	if res.Kind != pipeline.ProtocolError || code(res) != failure.RequestStateInvalid {
+		t.Errorf("a 2025-11-25 call with answers: %s %v, want the protocol error request_state_invalid", kindName(res.Kind), res.Err)
+	}
+}
+
 // TestRequestStateRefused: a forged, expired, other caller's, other
 // arguments' or other tool's request state is a protocol error, and the
 // call never runs.
@@ -460,7 +487,6 @@ func TestRequestStateRefused(t *testing.T) {
 		{"other arguments", agent, `{"customer":"c2","idempotencyKey":"k1"}`, first.State, 0},
 		{"other key", agent, `{"customer":"c1","idempotencyKey":"k2"}`, first.State, 0},
 		{"expired", agent, args, first.State, time.Hour},
-		{"answers without state", agent, args, "", 0},
 	}
 	for _, tt := range cases {
 		*clock = now.Add(tt.later)
