@@ -57,6 +57,7 @@ type sendEnv struct {
 	approvals *approval.Store
 	d         *approval.Decider
 	mail      *outbox.Outbox
+	opts      pipeline.Options // e.p's
 }
 
 func newSendEnv(t testing.TB, db store.DB) *sendEnv {
@@ -90,8 +91,9 @@ func newSendEnvOn(t testing.TB, db store.DB, s *smtptest.Server, mail func(now f
 		t.Fatal(err)
 	}
 	alog, digest := pipelinetest.AuditLog(t, db)
-	e.p = pipelinetest.Product(t, pipeline.Options{Tools: tools, Now: e.clock, DB: db, Keys: keys, Auditor: pipeline.NewAuditor(alog, digest),
-		StepUp: []string{mfa}, Approvals: e.approvals, PublicURL: pipelinetest.PublicURL})
+	e.opts = pipeline.Options{Tools: tools, Now: e.clock, DB: db, Keys: keys, Auditor: pipeline.NewAuditor(alog, digest),
+		StepUp: []string{mfa}, Approvals: e.approvals, PublicURL: pipelinetest.PublicURL}
+	e.p = pipelinetest.Product(t, e.opts)
 	e.d = &approval.Decider{Store: e.approvals, DB: db, Verifier: e.auth, Audit: alog, StepUpACR: []string{mfa}, Now: e.clock,
 		Contract: func(name string) *contract.Contract {
 			for _, c := range e.p.Contracts() {

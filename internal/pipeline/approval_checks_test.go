@@ -3,7 +3,6 @@ package pipeline_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cobranca/cobranca/internal/approval"
@@ -45,38 +44,13 @@ func TestApprovedStateOtherArguments(t *testing.T) {
 	})
 }
 
-// armedDB runs arm, once, before the transaction that follows skip others:
-// what another request does between the pipeline's checks and the
-// transaction of the execution.
-type armedDB struct {
-	store.DB
-	mu   sync.Mutex
-	skip int
-	arm  func()
-}
-
-func (a *armedDB) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
-	a.mu.Lock()
-	var arm func()
-	if a.arm != nil {
-		if a.skip--; a.skip < 0 {
-			arm, a.arm = a.arm, nil
-		}
-	}
-	a.mu.Unlock()
-	if arm != nil {
-		arm()
-	}
-	return a.DB.InTx(ctx, fn)
-}
-
 // TestApprovalRecheckedInTransaction: an approval set back to pending after
 // the call's approval step saw it approved, before the execution's
 // transaction, is read again, locked, in that transaction: the call is
 // refused approval_required, nothing runs, and the approval is not used.
 func TestApprovalRecheckedInTransaction(t *testing.T) {
 	both(t, func(t *testing.T, db store.DB) {
-		armed := &armedDB{DB: db}
+		armed := &pipelinetest.ArmedDB{DB: db}
 		e := newPlannedEnv(t, armed)
 		tool := plannedCritical.Name
 		for _, cl := range []pipeline.Client{legacy, modern} {
@@ -87,14 +61,11 @@ func TestApprovalRecheckedInTransaction(t *testing.T) {
 			pipelinetest.Approve(t, db, e.approvals, asked.ID)
 			// The approved retry's transactions: the key's look-up (a
 			// rollback), then the execution's.
-			armed.mu.Lock()
-			armed.skip = 1
-			armed.arm = func() {
-				if _, err := db.Exec(context.Background(), `UPDATE approval SET state = 'pending', approver = NULL, approver_acr = NULL, approver_auth_time = NULL, decided_at = NULL WHERE id = $1`, asked.ID); err != nil {
+			armed.Arm(1, func() {
+				if err := pipelinetest.Unapprove(context.Background(), db, asked.ID); err != nil {
 					t.Error(err)
 				}
-			}
-			armed.mu.Unlock()
+			})
 			res := e.p.Do(context.Background(), asked.Retry(call))
 			if res.Kind != pipeline.ToolError || res.Err.Code != failure.ApprovalRequired || !strings.Contains(res.Err.Message, "pending again") {
 				t.Fatalf("%s: the approved call, its approval pending again: %s %+v, want the tool error approval_required (pending again)", cl.Protocol, kindName(res.Kind), res.Err)
