@@ -25,7 +25,8 @@ var diagnosticNames = []string{
 	"test_input_required_result_list_roots", "test_input_required_result_multi_round",
 	"test_input_required_result_multiple_inputs", "test_input_required_result_prompt", "test_input_required_result_request_state",
 	"test_input_required_result_sampling", "test_input_required_result_tampered_state",
-	"test_logging_tool", "test_missing_capability", "test_streaming_elicitation",
+	"test_error_handling", "test_logging_tool", "test_missing_capability", "test_streaming_elicitation",
+	"test_tool_with_progress",
 }
 
 // TestDiagnosticsOnlyWithTag: the production build of cobranca links no

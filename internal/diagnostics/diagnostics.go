@@ -30,6 +30,9 @@ const Scope = "conformance:diagnose"
 // Options.Prompts): the suite asks prompts/get of it.
 const PromptName = "test_input_required_result_prompt"
 
+// IntentionalError is the failure of test_error_handling, every call.
+const IntentionalError failure.Code = "intentional_error"
+
 // InvalidInputResponse is the failure of a retry whose answer to one of the
 // tool's input requests is not the result that request asks for.
 const InvalidInputResponse failure.Code = "invalid_input_response"
@@ -68,6 +71,8 @@ func specs(in *inputs) []spec {
 			"Asks, with one form elicitation, the context a prompt should use, then answers it; served as a prompt too (prompts/get), to show input-required results beyond tools/call.", in.promptContext},
 		{"test_logging_tool", "Send no log notification",
 			"Answers at once; the server sends MCP log notifications to no one, so the response carries none.", logging},
+		{"test_error_handling", "Fail, always", "Fails every call: a tool error (isError) whose text says so.", failing},
+		{"test_tool_with_progress", "Report progress", "Reports progress 0, 50 and 100 of 100 to a caller that asked for it, then answers.", progress},
 	}
 }
 
@@ -116,6 +121,7 @@ func Tools() ([]pipeline.Tool, error) {
 
 var failureModes = []contract.FailureMode{
 	{Code: failure.InvalidArguments, Meaning: "The tool takes no arguments; field names the one sent."},
+	{Code: IntentionalError, Meaning: "test_error_handling fails every call, by design; nothing was done."},
 	{Code: InvalidInputResponse, Meaning: "An answer in inputResponses is not the result its input request asks for (field names it); nothing was done."},
 	{Code: failure.RequestStateInvalid, Meaning: "The retry's requestState is forged, altered, expired, already used, or another call's (a JSON-RPC error -32602); the tool did not run."},
 	{Code: failure.MissingClientCapability, Meaning: "The client did not declare a capability the tool's input requests need (a JSON-RPC error -32021, with the capabilities in its data); the tool did not run."},

@@ -118,6 +118,25 @@ func TestRoundTrips(t *testing.T) {
 			completed(t, p.Do(ctx, call(tt.tool, everyCap, state, tt.answers)), tt.text)
 		})
 	}
+	t.Run("test_error_handling", func(t *testing.T) {
+		if res := p.Do(ctx, call("test_error_handling", everyCap, "", nil)); res.Kind != pipeline.ToolError || res.Err.Code != IntentionalError {
+			t.Errorf("result %+v (err %v), want the tool error %s", res, res.Err, IntentionalError)
+		}
+	})
+	t.Run("test_tool_with_progress", func(t *testing.T) {
+		var got []int64
+		c := call("test_tool_with_progress", everyCap, "", nil)
+		c.Progress = func(done, total int64, _ string) {
+			if total != 100 {
+				t.Errorf("progress %d of %d, want of 100", done, total)
+			}
+			got = append(got, done)
+		}
+		completed(t, p.Do(ctx, c), "Progress reported")
+		if !slices.Equal(got, []int64{0, 50, 100}) {
+			t.Errorf("progress reported %v, want [0 50 100]", got)
+		}
+	})
 	t.Run("test_logging_tool", func(t *testing.T) {
 		completed(t, p.Do(ctx, call("test_logging_tool", everyCap, "", nil)), "no log notifications")
 	})
@@ -266,7 +285,7 @@ func TestContracts(t *testing.T) {
 			t.Errorf("%s without %s: result kind %v, want denied", c.Name, Scope, res.Kind)
 		}
 	}
-	if n := len(p.Contracts()); n != 12 {
-		t.Errorf("%d diagnostic tools, want 12", n)
+	if n := len(p.Contracts()); n != 14 {
+		t.Errorf("%d diagnostic tools, want 14", n)
 	}
 }

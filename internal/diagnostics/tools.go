@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -289,4 +291,24 @@ func (in *inputs) promptContext(ctx context.Context) (pipeline.Effect, error) {
 
 func logging(context.Context) (pipeline.Effect, error) {
 	return text("Done; this server sends no log notifications.")
+}
+
+func failing(context.Context) (pipeline.Effect, error) {
+	return pipeline.Effect{}, &failure.Error{Code: IntentionalError, Message: "This tool intentionally returns an error for testing"}
+}
+
+// progress reports 0, 50 and 100 of 100, about 50 ms apart, as the suite's
+// scenario expects.
+func progress(ctx context.Context) (pipeline.Effect, error) {
+	for i, done := range []int64{0, 50, 100} {
+		if i > 0 {
+			select {
+			case <-time.After(50 * time.Millisecond):
+			case <-ctx.Done():
+				return pipeline.Effect{}, ctx.Err()
+			}
+		}
+		pipeline.ReportProgress(ctx, done, 100, "")
+	}
+	return text("Progress reported: 0, 50 and 100 of 100.")
 }
