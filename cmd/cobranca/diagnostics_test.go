@@ -21,11 +21,11 @@ const diagnosticsPkg = "github.com/cobranca/cobranca/internal/diagnostics"
 // diagnosticNames are the tools the conformance suite calls, all of which
 // a build with -tags conformance serves.
 var diagnosticNames = []string{
-	"test_input_required_result_capabilities", "test_input_required_result_elicitation",
+	"test_error_handling", "test_input_required_result_capabilities", "test_input_required_result_elicitation",
 	"test_input_required_result_list_roots", "test_input_required_result_multi_round",
 	"test_input_required_result_multiple_inputs", "test_input_required_result_prompt", "test_input_required_result_request_state",
 	"test_input_required_result_sampling", "test_input_required_result_tampered_state",
-	"test_error_handling", "test_logging_tool", "test_missing_capability", "test_streaming_elicitation",
+	"test_logging_tool", "test_missing_capability", "test_streaming_elicitation",
 	"test_tool_with_progress",
 }
 
