@@ -32,7 +32,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
+func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -41,16 +41,24 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
 	log := newLogger(e.stderr, cfg.Config)
-	traces, stopTraces, err := tracing(ctx, cfg.Config, log)
+	// Everything serve starts stops in reverse order when it returns: after the HTTP server
+	// has drained, the listeners, then the workers (the outbox's last sends, the audit spool's
+	// last attempt, the writer, the sealer), then the store, then the traces' last export.
+	var bg tasks
+	defer func() { err = errors.Join(err, bg.stop(ctx)) }()
+	traces, err := tracing(ctx, cfg.Config, log)
 	if err != nil {
 		return err
 	}
-	defer stopTraces()
+	bg.onStop("traces", 0, func(ctx context.Context) error {
+		// A collector that cannot be reached costs spans, never the exit status.
+		if err := traces.Shutdown(ctx); err != nil {
+			log.Warn("traces", "err", err)
+		}
+		return nil
+	})
 	tuneMemory(cfg.Config, e.environ)
-	memCtx, stopMem := context.WithCancel(context.WithoutCancel(ctx))
-	memDone := make(chan struct{})
-	go func() { defer close(memDone); newMemoryReturner(cfg.MemoryLimit).run(memCtx, 10*time.Second) }()
-	defer func() { stopMem(); <-memDone }()
+	bg.run(ctx, "memory returner", 0, func(ctx context.Context) { newMemoryReturner(cfg.MemoryLimit).run(ctx, 10*time.Second) })
 
 	authn, err := newAuthenticator(ctx, cfg.auth, log)
 	if err != nil {
@@ -60,7 +68,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	bg.onStop("store", 0, func(context.Context) error { return db.Close() })
 	if cfg.AutoMigrate {
 		applied, err := db.Migrate(ctx)
 		if err != nil {
@@ -85,35 +93,19 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	bg.onStop("audit spool file", 0, func(context.Context) error { return spool.Close() })
 	alog, err := auditlog.New(db, key, auditlog.Options{Logger: log, Spool: spool})
 	if err != nil {
-		spool.Close()
 		return err
 	}
-	sealCtx, stopSealer := context.WithCancel(context.WithoutCancel(ctx))
-	sealerDone := make(chan struct{})
-	go func() { defer close(sealerDone); alog.RunSealer(sealCtx, time.Second) }()
-	defer func() { stopSealer(); <-sealerDone }()
-	// Standalone audit events are group-committed; the writer stops after
-	// the HTTP server has drained (defers run after Shutdown returns), and
-	// before the sealer.
-	writerCtx, stopWriter := context.WithCancel(context.WithoutCancel(ctx))
-	writerDone := make(chan struct{})
-	go func() { defer close(writerDone); alog.RunWriter(writerCtx) }()
-	defer func() { stopWriter(); <-writerDone }()
+	bg.run(ctx, "audit sealer", 0, func(ctx context.Context) { alog.RunSealer(ctx, time.Second) })
+	// Standalone audit events are group-committed; the writer stops after the HTTP server
+	// has drained, and before the sealer.
+	bg.run(ctx, "audit writer", 0, alog.RunWriter)
 	// The spool appends the events kept while the store was down (also those a previous
 	// run left); it stops after the HTTP server has drained, with a last attempt, before
 	// the writer and the sealer.
-	spoolCtx, stopSpool := context.WithCancel(context.WithoutCancel(ctx))
-	spoolDone := make(chan struct{})
-	go func() { defer close(spoolDone); alog.RunSpool(spoolCtx, time.Second) }()
-	defer func() {
-		stopSpool()
-		<-spoolDone
-		if err := spool.Close(); err != nil {
-			log.Error("audit spool close failed", "err", err)
-		}
-	}()
+	bg.run(ctx, "audit spool", 0, func(ctx context.Context) { alog.RunSpool(ctx, time.Second) })
 
 	// Refusals anyone can cause (forms, sign-in callbacks, forged download links) are audited
 	// as one event per class and client a minute, with the count; the last minute's are
@@ -133,11 +125,8 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer releaseLimiter()
-	limitsCtx, stopLimits := context.WithCancel(context.WithoutCancel(ctx))
-	limitsDone := make(chan struct{})
-	go func() { defer close(limitsDone); limiter.Run(limitsCtx, time.Minute) }()
-	defer func() { stopLimits(); <-limitsDone }()
+	bg.onStop("rate-limit backend", 0, func(context.Context) error { releaseLimiter(); return nil })
+	bg.run(ctx, "rate limiter", 0, func(ctx context.Context) { limiter.Run(ctx, time.Minute) })
 
 	// The e-mail outbox's delivery worker: told to stop when the shutdown begins (it takes no
 	// new message; those being sent finish, within shutdownTimeout), waited for after the
@@ -147,15 +136,11 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	outboxCtx, stopOutbox := context.WithCancel(context.WithoutCancel(ctx))
-	outboxDone := make(chan struct{})
-	go func() {
-		defer close(outboxDone)
-		if err := mailer.Run(outboxCtx); err != nil {
+	stopOutbox := bg.run(ctx, "outbox", shutdownTimeout+taskStopTimeout, func(ctx context.Context) {
+		if err := mailer.Run(ctx); err != nil {
 			log.Error("outbox stopped", "err", err)
 		}
-	}()
-	defer func() { stopOutbox(); <-outboxDone }()
+	})
 
 	links, err := downloadLinks(cfg.Config)
 	if err != nil {
@@ -175,10 +160,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 	}
 	// Expired idempotency keys and spent request-state nonces are deleted by
 	// every replica (an idempotent DELETE); the reaper stops with the server.
-	reapCtx, stopReaper := context.WithCancel(context.WithoutCancel(ctx))
-	reaperDone := make(chan struct{})
-	go func() { defer close(reaperDone); keys.RunReaper(reapCtx, db, time.Minute, log) }()
-	defer func() { stopReaper(); <-reaperDone }()
+	bg.run(ctx, "idempotency reaper", 0, func(ctx context.Context) { keys.RunReaper(ctx, db, time.Minute, log) })
 	approvals, err := approval.New(cfg.ApprovalTTL, nil)
 	if err != nil {
 		return err
@@ -252,16 +234,14 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		}
 		msrv := &http.Server{Handler: server.MetricsRoutes(m.Handler()), ReadHeaderTimeout: 5 * time.Second,
 			WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute}
-		mdone := make(chan struct{})
-		go func() {
-			defer close(mdone)
+		// Stops after the public listener has drained, so a scrape during the
+		// drain still answers; before the workers stop.
+		bg.run(ctx, "metrics listener", 0, func(context.Context) {
 			if err := msrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
 				log.Error("metrics listener stopped", "err", err)
 			}
-		}()
-		// Runs after the public listener has drained, so a scrape during the
-		// drain still answers; before the workers stop.
-		defer func() { _ = msrv.Shutdown(context.WithoutCancel(ctx)); <-mdone }()
+		})
+		bg.onStop("metrics listener shutdown", 0, msrv.Shutdown)
 		log.Info("metrics served", "addr", "http://"+mln.Addr().String()+"/metrics")
 	}
 
@@ -273,12 +253,12 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) error {
 		}
 		dsrv := &http.Server{Handler: server.Debug(), ReadHeaderTimeout: 10 * time.Second,
 			WriteTimeout: (server.MaxProfileSeconds + 10) * time.Second}
-		go func() {
+		bg.run(ctx, "debug listener", 0, func(context.Context) {
 			if err := dsrv.Serve(dln); !errors.Is(err, http.ErrServerClosed) {
 				log.Error("debug listener stopped", "err", err)
 			}
-		}()
-		defer dsrv.Close()
+		})
+		bg.onStop("debug listener close", 0, func(context.Context) error { return dsrv.Close() })
 		log.Info("profiles served", "addr", "http://"+dln.Addr().String()+"/debug/pprof/")
 	}
 	// Logged once every listener is up: whoever waits for this line (an
@@ -304,7 +284,7 @@ const shutdownTimeout = 20 * time.Second
 // (COBRANCA_DRAIN_DELAY) requests are still served, and mail still sent, while load balancers
 // that poll readiness take the replica out; then new requests are refused (drain) and the outbox
 // takes no new message (stopOutbox: those being sent finish), the requests in flight finish
-// within shutdownTimeout, and the listener closes. serve's deferred stops follow (the outbox's
+// within shutdownTimeout, and the listener closes. serve's stops (tasks) follow (the outbox's
 // last sends, the audit writer, …); whatever was not sent waits in the store for another
 // replica or the next start. (A second signal during the delay changes nothing: the platform's
 // kill timeout is what ends it early.)

@@ -11,13 +11,12 @@ import (
 
 // tracing starts the OpenTelemetry tracer provider cfg asks for
 // (OTEL_EXPORTER_OTLP_ENDPOINT; nil when unset or OTEL_SDK_DISABLED=true)
-// and returns the function that sends its last spans: serve defers it first,
-// so that it runs last, after the server has drained and the workers have
-// stopped.
-func tracing(ctx context.Context, cfg config.Config, log *slog.Logger) (*telemetry.Tracing, func(), error) {
+// and returns it; serve stops it (its last spans sent) last, after the server
+// has drained and the workers have stopped.
+func tracing(ctx context.Context, cfg config.Config, log *slog.Logger) (*telemetry.Tracing, error) {
 	t, err := telemetry.Setup(ctx, cfg, buildInfo().Version) // what the operator deployed (cobranca version)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if cfg.TracingDisabled && cfg.OTLPEndpoint != "" {
 		log.Info("traces not exported", "reason", config.VarSDKDisabled+"=true")
@@ -29,9 +28,5 @@ func tracing(ctx context.Context, cfg config.Config, log *slog.Logger) (*telemet
 		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("traces could not be exported", "err", err) }))
 		log.Info("traces exported", "endpoint", telemetry.TracesURL(cfg.OTLPEndpoint), "service", cfg.ServiceName, "sampler", cfg.TraceSampler)
 	}
-	return t, func() {
-		if err := t.Shutdown(ctx); err != nil {
-			log.Warn("traces", "err", err)
-		}
-	}, nil
+	return t, nil
 }
