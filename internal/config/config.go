@@ -195,6 +195,10 @@ type Config struct {
 	// that collections.analyze_portfolio keeps (nextContactAfter); 0 means
 	// no pacing.
 	ContactPacing time.Duration
+
+	// read is each variable's value as Load read it (set, else the default), in the table's
+	// order: what LogValue logs.
+	read []string
 }
 
 // RateSpecs are the rate-limit budgets as written, one per variable.
@@ -264,66 +268,25 @@ const (
 // Production reports whether cobranca runs in production mode.
 func (c Config) Production() bool { return c.Env == "production" }
 
-// LogValue keeps secrets out of logs: the database password is redacted
-// and the audit key never appears; it is the one place that decides.
+// LogValue is the configuration as read, one attribute per variable of the
+// table (the name without COBRANCA_, lower case), in the table's order. The
+// table's logged column keeps secrets out: a secret is logged as whether it
+// is set, a URL with its password redacted; it is the one place that decides.
 func (c Config) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("env", c.Env),
-		slog.String("addr", c.Addr),
-		slog.Any("allowed_origins", c.AllowedOrigins),
-		slog.Any("allowed_hosts", c.AllowedHosts),
-		slog.Int64("max_body_bytes", c.MaxBodyBytes),
-		slog.String("log_level", c.LogLevel.String()),
-		slog.String("log_format", c.LogFormat),
-		slog.String("metrics_addr", c.MetricsAddr),
-		slog.Int("max_conns", c.MaxConns),
-		slog.Int("max_conns_per_addr", c.MaxConnsPerAddr),
-		slog.String("data_dir", c.DataDir),
-		slog.String("issuer", c.Issuer),
-		slog.String("resource", c.Resource),
-		slog.String("jwks_url", c.JWKSURL),
-		slog.String("jwt_public_key", c.JWTPublicKey),
-		slog.Any("agent_client_ids", c.AgentClientIDs),
-		slog.Any("stepup_acr", c.StepUpACR),
-		slog.String("roles_claim", c.RolesClaim),
-		slog.Bool("accept_jwt_typ", c.AcceptJWTTyp),
-		slog.String("oidc_client_id", c.OIDCClientID),
-		slog.Bool("oidc_client_secret_set", c.OIDCClientSecret != ""),
-		slog.String("rate_principal", c.RateLimits.Principal),
-		slog.String("rate_origin", c.RateLimits.Origin),
-		slog.String("rate_write", c.RateLimits.Write),
-		slog.String("rate_critical", c.RateLimits.Critical),
-		slog.Duration("rate_store_timeout", c.RateStoreTimeout),
-		slog.Duration("drain_delay", c.DrainDelay),
-		slog.Int("replicas", c.Replicas),
-		slog.String("trusted_proxy_header", c.TrustedProxyHeader),
-		slog.String("database", redactURL(c.DatabaseURL)),
-		slog.Bool("auto_migrate", c.AutoMigrate),
-		slog.Bool("audit_key_set", c.AuditKey != ""),
-		slog.String("audit_signing_key", c.AuditSigningKey),
-		slog.Int64("audit_spool_max", c.AuditSpoolMax),
-		slog.Bool("request_state_keys_set", c.RequestStateKeys != ""),
-		slog.Bool("fast_path", c.FastPath),
-		slog.Duration("idempotency_ttl", c.IdempotencyTTL),
-		slog.Duration("approval_ttl", c.ApprovalTTL),
-		slog.Int64("max_file_bytes", c.MaxFileBytes),
-		slog.Bool("link_keys_set", c.LinkKeys != ""),
-		slog.String("public_url", c.PublicURL),
-		slog.String("smtp", redactURL(c.SMTPURL)),
-		slog.String("mail_from", c.MailFrom),
-		slog.Int("mail_workers", c.MailWorkers),
-		slog.Duration("mail_rescue_after", c.MailRescueAfter),
-		slog.String("otlp_endpoint", redactURL(c.OTLPEndpoint)),
-		slog.Bool("otlp_headers_set", len(c.OTLPHeaders) > 0),
-		slog.String("service_name", c.ServiceName),
-		slog.String("trace_sampler", c.TraceSampler),
-		slog.Float64("trace_sampler_arg", c.TraceSamplerArg),
-		slog.Duration("otlp_timeout", c.OTLPTimeout),
-		slog.String("otlp_compression", c.OTLPCompression),
-		slog.String("otlp_certificate", c.OTLPCertificate),
-		slog.Bool("tracing_disabled", c.TracingDisabled),
-		slog.Duration("contact_pacing", c.ContactPacing),
-	)
+	attrs := make([]slog.Attr, 0, len(c.read))
+	for i, val := range c.read {
+		v := variables[i]
+		key := strings.ToLower(strings.TrimPrefix(v.name, "COBRANCA_"))
+		switch v.logged {
+		case secret:
+			attrs = append(attrs, slog.Bool(key+"_set", val != ""))
+		case secretURL:
+			attrs = append(attrs, slog.String(key, redactURL(val)))
+		default:
+			attrs = append(attrs, slog.String(key, val))
+		}
+	}
+	return slog.GroupValue(attrs...)
 }
 
 // redactURL drops the password of a database URL, and anything that does
@@ -373,12 +336,25 @@ func (c Config) localURL(wildcard string) string {
 // variable describes one environment variable cobranca reads: COBRANCA_*,
 // and the OpenTelemetry variables of tracing (OTEL_*).
 type variable struct {
-	name  string
-	def   string
-	need  need
-	doc   string
-	apply func(c *Config, v string) error
+	name   string
+	def    string
+	need   need
+	logged logged
+	doc    string
+	apply  func(c *Config, v string) error
 }
+
+// logged says how a variable's value appears in the log (Config.LogValue).
+type logged uint8
+
+const (
+	// shown: as read (set, else the default).
+	shown logged = iota
+	// secret: whether it is set, never its value.
+	secret
+	// secretURL: the URL with its password redacted (url.URL.Redacted).
+	secretURL
+)
 
 // requiredBecause is why production requires each required variable, said
 // when it is missing (its table entry says more).
@@ -429,21 +405,21 @@ func Variables() [][3]string {
 }
 
 var variables = []variable{
-	{"COBRANCA_ENV", "development", optional, "`development` or `production`. Production refuses development conveniences (generated keys, auto-migrate by default).", func(c *Config, v string) error {
+	{"COBRANCA_ENV", "development", optional, shown, "`development` or `production`. Production refuses development conveniences (generated keys, auto-migrate by default).", func(c *Config, v string) error {
 		if v != "development" && v != "production" {
 			return errors.New(`must be "development" or "production"`)
 		}
 		c.Env = v
 		return nil
 	}},
-	{"COBRANCA_ADDR", "127.0.0.1:8080", optional, "Listen address (host:port).", func(c *Config, v string) error {
+	{"COBRANCA_ADDR", "127.0.0.1:8080", optional, shown, "Listen address (host:port).", func(c *Config, v string) error {
 		if _, _, err := net.SplitHostPort(v); err != nil {
 			return fmt.Errorf("must be host:port: %v", err)
 		}
 		c.Addr = v
 		return nil
 	}},
-	{"COBRANCA_ALLOWED_ORIGINS", "", optional, "Comma-separated Origins (scheme://host[:port]) allowed to call /mcp from a browser. Requests with another Origin get 403.", func(c *Config, v string) error {
+	{"COBRANCA_ALLOWED_ORIGINS", "", optional, shown, "Comma-separated Origins (scheme://host[:port]) allowed to call /mcp from a browser. Requests with another Origin get 403.", func(c *Config, v string) error {
 		list, err := splitList(v, func(s string) error {
 			u, err := url.Parse(s)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
@@ -454,7 +430,7 @@ var variables = []variable{
 		c.AllowedOrigins = list
 		return err
 	}},
-	{VarAllowedHosts, "", optional, "Comma-separated Host header values accepted besides localhost, 127.0.0.1 and [::1] (any port). Behind a proxy, name the public host.", func(c *Config, v string) error {
+	{VarAllowedHosts, "", optional, shown, "Comma-separated Host header values accepted besides localhost, 127.0.0.1 and [::1] (any port). Behind a proxy, name the public host.", func(c *Config, v string) error {
 		list, err := splitList(v, func(s string) error {
 			if strings.ContainsAny(s, "/ @") {
 				return fmt.Errorf("%q is not a host[:port]", s)
@@ -467,7 +443,7 @@ var variables = []variable{
 		c.AllowedHosts = list
 		return err
 	}},
-	{"COBRANCA_MAX_BODY_BYTES", "1048576", optional, "Largest accepted request body in bytes; larger bodies get 413 before they are parsed.", func(c *Config, v string) error {
+	{"COBRANCA_MAX_BODY_BYTES", "1048576", optional, shown, "Largest accepted request body in bytes; larger bodies get 413 before they are parsed.", func(c *Config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1024 || n > 64<<20 {
 			return errors.New("must be a whole number of bytes from 1024 to 67108864")
@@ -475,44 +451,44 @@ var variables = []variable{
 		c.MaxBodyBytes = n
 		return nil
 	}},
-	{"COBRANCA_LOG_LEVEL", "info", optional, "`debug`, `info`, `warn` or `error`.", func(c *Config, v string) error {
+	{"COBRANCA_LOG_LEVEL", "info", optional, shown, "`debug`, `info`, `warn` or `error`.", func(c *Config, v string) error {
 		return c.LogLevel.UnmarshalText([]byte(v))
 	}},
-	{"COBRANCA_LOG_FORMAT", LogFormatAuto, optional, "`auto` (text when the log goes to a terminal, JSON otherwise), `json` or `text`.", func(c *Config, v string) error {
+	{"COBRANCA_LOG_FORMAT", LogFormatAuto, optional, shown, "`auto` (text when the log goes to a terminal, JSON otherwise), `json` or `text`.", func(c *Config, v string) error {
 		if v != LogFormatAuto && v != LogFormatJSON && v != LogFormatText {
 			return errors.New(`must be "auto", "json" or "text"`)
 		}
 		c.LogFormat = v
 		return nil
 	}},
-	{"COBRANCA_ISSUER", "", requiredByService, "OAuth issuer whose access tokens are accepted (`iss`). Unset: development mode — a signing key kept in COBRANCA_DATA_DIR and `cobranca token`; production refuses it.", func(c *Config, v string) error {
+	{"COBRANCA_ISSUER", "", requiredByService, shown, "OAuth issuer whose access tokens are accepted (`iss`). Unset: development mode — a signing key kept in COBRANCA_DATA_DIR and `cobranca token`; production refuses it.", func(c *Config, v string) error {
 		c.Issuer = v
 		return nil
 	}},
-	{"COBRANCA_RESOURCE", "", requiredByService, "This server's resource URL (RFC 8707), which tokens' `aud` must contain, e.g. `https://mcp.example.com/mcp`. Development default: `http://<COBRANCA_ADDR>/mcp`.", func(c *Config, v string) error {
+	{"COBRANCA_RESOURCE", "", requiredByService, shown, "This server's resource URL (RFC 8707), which tokens' `aud` must contain, e.g. `https://mcp.example.com/mcp`. Development default: `http://<COBRANCA_ADDR>/mcp`.", func(c *Config, v string) error {
 		c.Resource = v
 		return nil
 	}},
-	{"COBRANCA_JWKS_URL", "", optional, "The issuer's JWKS; keys are cached and refetched on an unknown `kid`.", func(c *Config, v string) error {
+	{"COBRANCA_JWKS_URL", "", optional, shown, "The issuer's JWKS; keys are cached and refetched on an unknown `kid`.", func(c *Config, v string) error {
 		c.JWKSURL = v
 		return nil
 	}},
-	{"COBRANCA_JWT_PUBLIC_KEY", "", optional, "PEM file with the issuer's public key, instead of COBRANCA_JWKS_URL (air-gapped installs).", func(c *Config, v string) error {
+	{"COBRANCA_JWT_PUBLIC_KEY", "", optional, shown, "PEM file with the issuer's public key, instead of COBRANCA_JWKS_URL (air-gapped installs).", func(c *Config, v string) error {
 		c.JWTPublicKey = v
 		return nil
 	}},
-	{"COBRANCA_AGENT_CLIENT_IDS", "", optional, "Comma-separated OAuth client ids whose tokens are AI agents even without an `act` claim.", func(c *Config, v string) error {
+	{"COBRANCA_AGENT_CLIENT_IDS", "", optional, shown, "Comma-separated OAuth client ids whose tokens are AI agents even without an `act` claim.", func(c *Config, v string) error {
 		list, err := splitList(v, func(string) error { return nil })
 		c.AgentClientIDs = list
 		return err
 	}},
-	{VarStepUpACR, "", requiredByService, "Comma-separated `acr` values that satisfy step-up authentication (RFC 9470). Required in production when a served tool requires step-up (every critical one): without it step-up would mean only a recent sign-in, of any strength.", func(c *Config, v string) error {
+	{VarStepUpACR, "", requiredByService, shown, "Comma-separated `acr` values that satisfy step-up authentication (RFC 9470). Required in production when a served tool requires step-up (every critical one): without it step-up would mean only a recent sign-in, of any strength.", func(c *Config, v string) error {
 		list, err := splitList(v, func(string) error { return nil })
 		c.StepUpACR = list
 		return err
 	}},
-	{VarRolesClaim, "roles", optional, "The top-level token claim holding a person's roles (a JSON array of strings, or one space-separated string), read from access tokens and the approval page's ID tokens: deciding a critical call needs one of the roles its contract names (`approverRoles`, e.g. `collections.approver`). At most 64 roles; a token breaking the rules is refused.", asWritten(func(c *Config) *string { return &c.RolesClaim })},
-	{VarAcceptJWTTyp, "false", optional, "Access tokens must carry the JOSE header `typ` `at+jwt` (or `application/at+jwt`, in any case), as RFC 9068 asks, so that another kind of JWT the issuer signs (an ID token, a logout token) is never taken for one. `true` also accepts `typ` `JWT`, or none, for issuers that write that (many do: check a token's header); `false`: at+jwt only.", func(c *Config, v string) error {
+	{VarRolesClaim, "roles", optional, shown, "The top-level token claim holding a person's roles (a JSON array of strings, or one space-separated string), read from access tokens and the approval page's ID tokens: deciding a critical call needs one of the roles its contract names (`approverRoles`, e.g. `collections.approver`). At most 64 roles; a token breaking the rules is refused.", asWritten(func(c *Config) *string { return &c.RolesClaim })},
+	{VarAcceptJWTTyp, "false", optional, shown, "Access tokens must carry the JOSE header `typ` `at+jwt` (or `application/at+jwt`, in any case), as RFC 9068 asks, so that another kind of JWT the issuer signs (an ID token, a logout token) is never taken for one. `true` also accepts `typ` `JWT`, or none, for issuers that write that (many do: check a token's header); `false`: at+jwt only.", func(c *Config, v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil || v != "true" && v != "false" {
 			return errors.New(`must be "true" or "false"`)
@@ -520,16 +496,16 @@ var variables = []variable{
 		c.AcceptJWTTyp = b
 		return nil
 	}},
-	{VarOIDCClientID, "", required, "The OAuth client id of cobranca's own web pages (the approval page) at COBRANCA_ISSUER: people sign in to them with OpenID Connect (authorization code + PKCE); register the redirect URI `<COBRANCA_PUBLIC_URL>/signin/callback` there. Required in production; development default: `cobranca-web`, the development authorization server's built-in client.", asWritten(func(c *Config) *string { return &c.OIDCClientID })},
-	{VarOIDCSecret, "", optional, "That client's secret, if the issuer gives it one (a confidential client); unset for a public client. Never logged.", asWritten(func(c *Config) *string { return &c.OIDCClientSecret })},
-	{"COBRANCA_DATA_DIR", "./data", optional, "Directory for the embedded database and development keys.", func(c *Config, v string) error {
+	{VarOIDCClientID, "", required, shown, "The OAuth client id of cobranca's own web pages (the approval page) at COBRANCA_ISSUER: people sign in to them with OpenID Connect (authorization code + PKCE); register the redirect URI `<COBRANCA_PUBLIC_URL>/signin/callback` there. Required in production; development default: `cobranca-web`, the development authorization server's built-in client.", asWritten(func(c *Config) *string { return &c.OIDCClientID })},
+	{VarOIDCSecret, "", optional, secret, "That client's secret, if the issuer gives it one (a confidential client); unset for a public client. Never logged.", asWritten(func(c *Config) *string { return &c.OIDCClientSecret })},
+	{"COBRANCA_DATA_DIR", "./data", optional, shown, "Directory for the embedded database and development keys.", func(c *Config, v string) error {
 		if v == "" {
 			return errors.New("must not be empty")
 		}
 		c.DataDir = v
 		return nil
 	}},
-	{"COBRANCA_MEMORY_LIMIT", "40MiB", optional, "Soft memory limit of the Go runtime for `serve` (`N`, `NKiB`, `NMiB`, `NGiB`): a ceiling. The collector is paced by GOGC (400 unless set), which keeps the heap under it at the usual live heap; the collector runs hard only near it. After a burst (a spike of calls, a connection flood) the memory held beyond the live heap is given back within about 10 s.", func(c *Config, v string) error {
+	{"COBRANCA_MEMORY_LIMIT", "40MiB", optional, shown, "Soft memory limit of the Go runtime for `serve` (`N`, `NKiB`, `NMiB`, `NGiB`): a ceiling. The collector is paced by GOGC (400 unless set), which keeps the heap under it at the usual live heap; the collector runs hard only near it. After a burst (a spike of calls, a connection flood) the memory held beyond the live heap is given back within about 10 s.", func(c *Config, v string) error {
 		n, err := parseBytes(v)
 		if err != nil || n < 16<<20 {
 			return errors.New("must be a size of at least 16MiB, like 48MiB or 1GiB")
@@ -537,7 +513,7 @@ var variables = []variable{
 		c.MemoryLimit = n
 		return nil
 	}},
-	{"COBRANCA_DEBUG_ADDR", "", optional, "Loopback `ip:port` where `serve` exposes Go profiles (`/debug/pprof/`) on a listener of its own, for profiling under load; unset: no such listener. A non-loopback address is refused.", func(c *Config, v string) error {
+	{"COBRANCA_DEBUG_ADDR", "", optional, shown, "Loopback `ip:port` where `serve` exposes Go profiles (`/debug/pprof/`) on a listener of its own, for profiling under load; unset: no such listener. A non-loopback address is refused.", func(c *Config, v string) error {
 		if v == "" {
 			return nil
 		}
@@ -551,7 +527,7 @@ var variables = []variable{
 		c.DebugAddr = v
 		return nil
 	}},
-	{"COBRANCA_METRICS_ADDR", "127.0.0.1:9090", optional, "`host:port` of the listener that serves Prometheus metrics at `/metrics`, or `off`. Never the public listener; loopback by default, a private address for a scraper elsewhere. Must differ from COBRANCA_ADDR.", func(c *Config, v string) error {
+	{"COBRANCA_METRICS_ADDR", "127.0.0.1:9090", optional, shown, "`host:port` of the listener that serves Prometheus metrics at `/metrics`, or `off`. Never the public listener; loopback by default, a private address for a scraper elsewhere. Must differ from COBRANCA_ADDR.", func(c *Config, v string) error {
 		if v == "off" {
 			return nil
 		}
@@ -565,8 +541,8 @@ var variables = []variable{
 		c.MetricsAddr = v
 		return nil
 	}},
-	{"COBRANCA_DRAIN_DELAY", "0s", optional, "On SIGTERM, how long the server goes on answering requests while `/readyz` already answers 503, before it refuses new ones and finishes those in flight (README, \"Lifecycle\"): for a load balancer that learns of a stop only by polling readiness, set it to the poll interval times the failures it waits for. The platform's kill timeout must exceed it plus 20 s. A duration up to 60s; `0s`: refuse new requests at once.", durationIn(0, time.Minute, "must be a duration from 0s to 60s, like 5s", func(c *Config) *time.Duration { return &c.DrainDelay })},
-	{"COBRANCA_MAX_CONNS", "1024", optional, "Most connections the public listener holds open. At the cap a new connection is admitted and the one waiting longest without a complete request (not yet sent, or idle between requests) is closed; one that is being answered never is. Lowered at start to half the process's open-file limit if that is less. `0`: no cap.", func(c *Config, v string) error {
+	{"COBRANCA_DRAIN_DELAY", "0s", optional, shown, "On SIGTERM, how long the server goes on answering requests while `/readyz` already answers 503, before it refuses new ones and finishes those in flight (README, \"Lifecycle\"): for a load balancer that learns of a stop only by polling readiness, set it to the poll interval times the failures it waits for. The platform's kill timeout must exceed it plus 20 s. A duration up to 60s; `0s`: refuse new requests at once.", durationIn(0, time.Minute, "must be a duration from 0s to 60s, like 5s", func(c *Config) *time.Duration { return &c.DrainDelay })},
+	{"COBRANCA_MAX_CONNS", "1024", optional, shown, "Most connections the public listener holds open. At the cap a new connection is admitted and the one waiting longest without a complete request (not yet sent, or idle between requests) is closed; one that is being answered never is. Lowered at start to half the process's open-file limit if that is less. `0`: no cap.", func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 1_000_000 || n > 0 && n < 16 {
 			return errors.New("must be 0 (no cap) or a whole number from 16 to 1000000")
@@ -574,20 +550,20 @@ var variables = []variable{
 		c.MaxConns = n
 		return nil
 	}},
-	{VarRatePrincipal, "600/1m,burst=60", optional, "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", asWritten(func(c *Config) *string { return &c.RateLimits.Principal })},
-	{VarRateOrigin, "1200/1m,burst=120", optional, "Requests to /mcp and to download links per client IP (IPv6: per /64), checked before the token: `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Origin })},
-	{VarRateWrite, "60/1m,burst=10", optional, "Calls of medium-, high- and critical-tier tools per principal (dry runs, approved retries and repeats included): `N/PERIOD[,burst=B]` or `off`. Over it: tool error `rate_limited` with `retryAfterMs`.", asWritten(func(c *Config) *string { return &c.RateLimits.Write })},
-	{VarRateCritical, "10/1h,burst=3", optional, "Approvals critical calls ask people for, per principal: spent once each time a call creates a pending approval (not by its dry run, polls, the approved retry or a repeat): `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Critical })},
-	{"COBRANCA_RATE_STORE_TIMEOUT", "200ms", optional, "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", durationIn(time.Millisecond, 10*time.Second, "must be a duration from 1ms to 10s, like 200ms", func(c *Config) *time.Duration { return &c.RateStoreTimeout })},
-	{"COBRANCA_REPLICAS", "1", optional, "How many server processes share the rate limits. While the store is down each one limits locally with 1/REPLICAS of every budget.", intIn(1, 1000, func(c *Config) *int { return &c.Replicas })},
-	{VarTrustedProxy, "", optional, "Header the proxy in front sets to the client's address, for the per-origin limit (e.g. `Fly-Client-IP`; for `X-Forwarded-For` the rightmost address is used). Unset: the connection's address. Set it only behind a proxy that always overwrites or appends it.", func(c *Config, v string) error {
+	{VarRatePrincipal, "600/1m,burst=60", optional, shown, "Requests to /mcp per principal (subject + client), all replicas together: `N/PERIOD[,burst=B]` (PERIOD like `1s`, `1m`, `1h`; burst defaults to N) or `off`. Over it: 429 with Retry-After.", asWritten(func(c *Config) *string { return &c.RateLimits.Principal })},
+	{VarRateOrigin, "1200/1m,burst=120", optional, shown, "Requests to /mcp and to download links per client IP (IPv6: per /64), checked before the token: `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Origin })},
+	{VarRateWrite, "60/1m,burst=10", optional, shown, "Calls of medium-, high- and critical-tier tools per principal (dry runs, approved retries and repeats included): `N/PERIOD[,burst=B]` or `off`. Over it: tool error `rate_limited` with `retryAfterMs`.", asWritten(func(c *Config) *string { return &c.RateLimits.Write })},
+	{VarRateCritical, "10/1h,burst=3", optional, shown, "Approvals critical calls ask people for, per principal: spent once each time a call creates a pending approval (not by its dry run, polls, the approved retry or a repeat): `N/PERIOD[,burst=B]` or `off`.", asWritten(func(c *Config) *string { return &c.RateLimits.Critical })},
+	{"COBRANCA_RATE_STORE_TIMEOUT", "200ms", optional, shown, "How long a rate-limit decision may wait for the store. Past it the store counts as down: medium tier and above fail closed with `unavailable`; the rest is limited locally.", durationIn(time.Millisecond, 10*time.Second, "must be a duration from 1ms to 10s, like 200ms", func(c *Config) *time.Duration { return &c.RateStoreTimeout })},
+	{"COBRANCA_REPLICAS", "1", optional, shown, "How many server processes share the rate limits. While the store is down each one limits locally with 1/REPLICAS of every budget.", intIn(1, 1000, func(c *Config) *int { return &c.Replicas })},
+	{VarTrustedProxy, "", optional, shown, "Header the proxy in front sets to the client's address, for the per-origin limit (e.g. `Fly-Client-IP`; for `X-Forwarded-For` the rightmost address is used). Unset: the connection's address. Set it only behind a proxy that always overwrites or appends it.", func(c *Config, v string) error {
 		if strings.ContainsAny(v, " :\t,") {
 			return fmt.Errorf("%q is not a header name", v)
 		}
 		c.TrustedProxyHeader = http.CanonicalHeaderKey(v)
 		return nil
 	}},
-	{"COBRANCA_MAX_CONNS_PER_ADDR", "auto", optional, "Most open connections of one client address (IPv6: one /64); over it a new connection is closed at once. `auto`: 64, or no cap behind a proxy (COBRANCA_TRUSTED_PROXY_HEADER set), where every connection comes from the proxy. `0`: no cap.", func(c *Config, v string) error {
+	{"COBRANCA_MAX_CONNS_PER_ADDR", "auto", optional, shown, "Most open connections of one client address (IPv6: one /64); over it a new connection is closed at once. `auto`: 64, or no cap behind a proxy (COBRANCA_TRUSTED_PROXY_HEADER set), where every connection comes from the proxy. `0`: no cap.", func(c *Config, v string) error {
 		if v == "auto" {
 			c.MaxConnsPerAddr = 64
 			if c.TrustedProxyHeader != "" { // applied first
@@ -602,7 +578,7 @@ var variables = []variable{
 		c.MaxConnsPerAddr = n
 		return nil
 	}},
-	{"COBRANCA_DATABASE_URL", "", optional, "`postgres://USER:PASSWORD@HOST/DB` for PostgreSQL; unset or `sqlite:PATH` for the embedded SQLite database (default `cobranca.db` in COBRANCA_DATA_DIR).", func(c *Config, v string) error {
+	{"COBRANCA_DATABASE_URL", "", optional, secretURL, "`postgres://USER:PASSWORD@HOST/DB` for PostgreSQL; unset or `sqlite:PATH` for the embedded SQLite database (default `cobranca.db` in COBRANCA_DATA_DIR).", func(c *Config, v string) error {
 		if path, ok := strings.CutPrefix(v, "sqlite:"); ok {
 			if path == "" {
 				return errors.New("sqlite: needs a path, like sqlite:/var/lib/cobranca/cobranca.db")
@@ -613,7 +589,7 @@ var variables = []variable{
 		c.DatabaseURL = v
 		return nil
 	}},
-	{"COBRANCA_AUTO_MIGRATE", "auto", optional, "Apply pending migrations when `serve` starts: `true`, `false`, or `auto` (on in development, off in production, where `cobranca migrate` runs them as the owner role).", func(c *Config, v string) error {
+	{"COBRANCA_AUTO_MIGRATE", "auto", optional, shown, "Apply pending migrations when `serve` starts: `true`, `false`, or `auto` (on in development, off in production, where `cobranca migrate` runs them as the owner role).", func(c *Config, v string) error {
 		if v == "auto" {
 			c.AutoMigrate = !c.Production() // COBRANCA_ENV is applied first
 			return nil
@@ -625,7 +601,7 @@ var variables = []variable{
 		c.AutoMigrate = b
 		return nil
 	}},
-	{"COBRANCA_AUDIT_KEY", "", required, "Secret key (at least 32 bytes) of the audit log's HMAC digests of arguments and results and, through a derived key, of every event's MAC (`cobranca audit verify` needs it). A comma-separated list rotates it: the first key seals new events, the others are earlier keys whose events `audit verify` still checks (see docs/operations.md, Key rotation; `cobranca audit rotate-key`). Required in production; development generates one in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
+	{"COBRANCA_AUDIT_KEY", "", required, secret, "Secret key (at least 32 bytes) of the audit log's HMAC digests of arguments and results and, through a derived key, of every event's MAC (`cobranca audit verify` needs it). A comma-separated list rotates it: the first key seals new events, the others are earlier keys whose events `audit verify` still checks (see docs/operations.md, Key rotation; `cobranca audit rotate-key`). Required in production; development generates one in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
 		keys := strings.Split(v, ",")
 		seen := make(map[string]bool, len(keys))
 		for i, k := range keys {
@@ -640,8 +616,8 @@ var variables = []variable{
 		c.AuditKey, c.AuditOldKeys = keys[0], keys[1:]
 		return nil
 	}},
-	{VarStateKeys, "", required, "Keys that seal the request state of an in-band confirmation (HMAC-SHA256), so that any replica opens it: comma-separated `id:secret` entries, the first the current key and the others still accepted while states sealed under them live (rotation: docs/operations.md, Key rotation). id is 1–16 of `[A-Za-z0-9._-]`; secret at least 32 bytes. They also seal the pages' sign-in cookie (10 minutes). Required in production; development generates one in COBRANCA_DATA_DIR.", asWritten(func(c *Config) *string { return &c.RequestStateKeys })},
-	{"COBRANCA_FASTPATH", "on", optional, "`on` lets the MCP endpoint answer plain calls of the bulk low-tier tool itself, byte for byte as go-sdk would and through the same pipeline; `off` sends every request to go-sdk (a switch for production, should the fast path ever misbehave).", func(c *Config, v string) error {
+	{VarStateKeys, "", required, secret, "Keys that seal the request state of an in-band confirmation (HMAC-SHA256), so that any replica opens it: comma-separated `id:secret` entries, the first the current key and the others still accepted while states sealed under them live (rotation: docs/operations.md, Key rotation). id is 1–16 of `[A-Za-z0-9._-]`; secret at least 32 bytes. They also seal the pages' sign-in cookie (10 minutes). Required in production; development generates one in COBRANCA_DATA_DIR.", asWritten(func(c *Config) *string { return &c.RequestStateKeys })},
+	{"COBRANCA_FASTPATH", "on", optional, shown, "`on` lets the MCP endpoint answer plain calls of the bulk low-tier tool itself, byte for byte as go-sdk would and through the same pipeline; `off` sends every request to go-sdk (a switch for production, should the fast path ever misbehave).", func(c *Config, v string) error {
 		switch v {
 		case "on":
 			c.FastPath = true
@@ -652,11 +628,11 @@ var variables = []variable{
 		}
 		return nil
 	}},
-	{"COBRANCA_AUDIT_SIGNING_KEY", "", optional, "Ed25519 private key file (PEM, PKCS #8) that signs `cobranca audit checkpoint`; created if missing. Default `audit-signing.pem` in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
+	{"COBRANCA_AUDIT_SIGNING_KEY", "", optional, shown, "Ed25519 private key file (PEM, PKCS #8) that signs `cobranca audit checkpoint`; created if missing. Default `audit-signing.pem` in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
 		c.AuditSigningKey = v
 		return nil
 	}},
-	{VarAuditSpoolMax, "64MiB", optional, "Bound of the audit spool, the file `audit-spool` in COBRANCA_DATA_DIR that keeps the audit events of low-tier calls answered while the database is down, until it is back (`N`, `NKiB`, `NMiB`, `NGiB`; at least 64KiB). An event is about 600 bytes. Events that do not fit are lost and counted in a gap event.", func(c *Config, v string) error {
+	{VarAuditSpoolMax, "64MiB", optional, shown, "Bound of the audit spool, the file `audit-spool` in COBRANCA_DATA_DIR that keeps the audit events of low-tier calls answered while the database is down, until it is back (`N`, `NKiB`, `NMiB`, `NGiB`; at least 64KiB). An event is about 600 bytes. Events that do not fit are lost and counted in a gap event.", func(c *Config, v string) error {
 		n, err := parseBytes(v)
 		if err != nil || n == 0 {
 			return errors.New("must be a size, like 64MiB or 1GiB")
@@ -664,9 +640,9 @@ var variables = []variable{
 		c.AuditSpoolMax = n // its least bound is the spool's: cmd/cobranca checks it
 		return nil
 	}},
-	{"COBRANCA_IDEMPOTENCY_TTL", "24h", optional, "How long a tool call with side effects is remembered under its `idempotencyKey`: a retry with the same key and arguments within it gets the stored answer and causes nothing new; past it the key is free again. A Go duration from `1m` to `720h` (30 days).", durationIn(time.Minute, 30*24*time.Hour, "must be a duration from 1m to 720h (30 days), like 24h", func(c *Config) *time.Duration { return &c.IdempotencyTTL })},
-	{"COBRANCA_APPROVAL_TTL", "15m", optional, "How long a critical call's approval lives: a person must approve the exact call, and the agent retry it, within it; past it the approval reads `expired` and the retry gets `approval_expired`. A Go duration from `1m` to `24h`.", durationIn(time.Minute, 24*time.Hour, "must be a duration from 1m to 24h, like 15m", func(c *Config) *time.Duration { return &c.ApprovalTTL })},
-	{"COBRANCA_MAX_FILE_BYTES", "20MiB", optional, "Largest file `cobranca files add` stores (`N`, `NKiB`, `NMiB`, `NGiB`; from 1KiB to 512MiB). A larger one is refused with `file_too_large` before it is read whole.", func(c *Config, v string) error {
+	{"COBRANCA_IDEMPOTENCY_TTL", "24h", optional, shown, "How long a tool call with side effects is remembered under its `idempotencyKey`: a retry with the same key and arguments within it gets the stored answer and causes nothing new; past it the key is free again. A Go duration from `1m` to `720h` (30 days).", durationIn(time.Minute, 30*24*time.Hour, "must be a duration from 1m to 720h (30 days), like 24h", func(c *Config) *time.Duration { return &c.IdempotencyTTL })},
+	{"COBRANCA_APPROVAL_TTL", "15m", optional, shown, "How long a critical call's approval lives: a person must approve the exact call, and the agent retry it, within it; past it the approval reads `expired` and the retry gets `approval_expired`. A Go duration from `1m` to `24h`.", durationIn(time.Minute, 24*time.Hour, "must be a duration from 1m to 24h, like 15m", func(c *Config) *time.Duration { return &c.ApprovalTTL })},
+	{"COBRANCA_MAX_FILE_BYTES", "20MiB", optional, shown, "Largest file `cobranca files add` stores (`N`, `NKiB`, `NMiB`, `NGiB`; from 1KiB to 512MiB). A larger one is refused with `file_too_large` before it is read whole.", func(c *Config, v string) error {
 		n, err := parseBytes(v)
 		if err != nil || n < 1<<10 || n > 512<<20 {
 			return errors.New("must be a size from 1KiB to 512MiB, like 20MiB")
@@ -674,8 +650,8 @@ var variables = []variable{
 		c.MaxFileBytes = n
 		return nil
 	}},
-	{VarLinkKeys, "", required, "Keys that sign download links (HMAC-SHA256 over the link id, the file id and the expiry; the key's id is in the URL): comma-separated `id:secret` entries, the first the current key and the others still accepted (rotation: docs/operations.md, Key rotation). Rules as COBRANCA_REQUEST_STATE_KEYS. Required in production; development generates one in COBRANCA_DATA_DIR (`link.key`).", asWritten(func(c *Config) *string { return &c.LinkKeys })},
-	{VarPublicURL, "", required, "The server's public base URL, which download links, approval pages and sign-in redirects point at (`https://cobranca.example.com`). Required in production, and https there; development default: `http://<COBRANCA_ADDR>`, and in development it is also the issuer of the development authorization server.", func(c *Config, v string) error {
+	{VarLinkKeys, "", required, secret, "Keys that sign download links (HMAC-SHA256 over the link id, the file id and the expiry; the key's id is in the URL): comma-separated `id:secret` entries, the first the current key and the others still accepted (rotation: docs/operations.md, Key rotation). Rules as COBRANCA_REQUEST_STATE_KEYS. Required in production; development generates one in COBRANCA_DATA_DIR (`link.key`).", asWritten(func(c *Config) *string { return &c.LinkKeys })},
+	{VarPublicURL, "", required, shown, "The server's public base URL, which download links, approval pages and sign-in redirects point at (`https://cobranca.example.com`). Required in production, and https there; development default: `http://<COBRANCA_ADDR>`, and in development it is also the issuer of the development authorization server.", func(c *Config, v string) error {
 		// The URL's shape is the links' rule (files.NewLinks, checked by
 		// cmd/cobranca); https in production is the deployment's.
 		if scheme, _, _ := strings.Cut(v, ":"); c.Production() && !strings.EqualFold(scheme, "https") { // COBRANCA_ENV is applied first
@@ -684,11 +660,11 @@ var variables = []variable{
 		c.PublicURL = v
 		return nil
 	}},
-	{VarSMTPURL, "", required, "Where e-mail is delivered: `smtp://USER:PASSWORD@HOST:587` (STARTTLS required; port 587 by default), `smtps://USER:PASSWORD@HOST` (implicit TLS; 465), or `smtp://HOST:25?starttls=off` for a local relay without TLS. The password is never logged. Unset: messages are written as `.eml` files in COBRANCA_DATA_DIR/outbox/ (development); required in production. See \"E-mail delivery\".", asWritten(func(c *Config) *string { return &c.SMTPURL })},
-	{VarMailFrom, "", required, "The address e-mail is sent from (`cobranca@example.com`, bare); its domain ends every Message-ID. Required in production; development default: `cobranca@localhost`.", asWritten(func(c *Config) *string { return &c.MailFrom })},
-	{"COBRANCA_MAIL_WORKERS", "16", optional, "How many messages this process sends at once, each on an SMTP connection of its own: lower it to what the mail server accepts from one client (all replicas together send REPLICAS times as many). See \"E-mail delivery\".", intIn(1, 256, func(c *Config) *int { return &c.MailWorkers })},
-	{"COBRANCA_MAIL_RESCUE_AFTER", "1h", optional, "How long a message may stay in the sending before it counts as lost — its process died between taking it and recording it — and is sent again, under the same Message-ID (one send is also cut off after half as long, or after 1m if that is less, so that it is recorded before it could count as lost). A duration from 1s to 24h. See \"E-mail delivery\".", durationIn(time.Second, 24*time.Hour, "must be a duration from 1s to 24h, like 10m", func(c *Config) *time.Duration { return &c.MailRescueAfter })},
-	{VarOTLPEndpoint, "", optional, "Base URL of the OpenTelemetry collector that receives traces over OTLP/HTTP (protobuf), e.g. `http://otel-collector:4318`: spans go to its `/v1/traces`. Unset: no tracing, at no cost. See \"Tracing\".", func(c *Config, v string) error {
+	{VarSMTPURL, "", required, secretURL, "Where e-mail is delivered: `smtp://USER:PASSWORD@HOST:587` (STARTTLS required; port 587 by default), `smtps://USER:PASSWORD@HOST` (implicit TLS; 465), or `smtp://HOST:25?starttls=off` for a local relay without TLS. The password is never logged. Unset: messages are written as `.eml` files in COBRANCA_DATA_DIR/outbox/ (development); required in production. See \"E-mail delivery\".", asWritten(func(c *Config) *string { return &c.SMTPURL })},
+	{VarMailFrom, "", required, shown, "The address e-mail is sent from (`cobranca@example.com`, bare); its domain ends every Message-ID. Required in production; development default: `cobranca@localhost`.", asWritten(func(c *Config) *string { return &c.MailFrom })},
+	{"COBRANCA_MAIL_WORKERS", "16", optional, shown, "How many messages this process sends at once, each on an SMTP connection of its own: lower it to what the mail server accepts from one client (all replicas together send REPLICAS times as many). See \"E-mail delivery\".", intIn(1, 256, func(c *Config) *int { return &c.MailWorkers })},
+	{"COBRANCA_MAIL_RESCUE_AFTER", "1h", optional, shown, "How long a message may stay in the sending before it counts as lost — its process died between taking it and recording it — and is sent again, under the same Message-ID (one send is also cut off after half as long, or after 1m if that is less, so that it is recorded before it could count as lost). A duration from 1s to 24h. See \"E-mail delivery\".", durationIn(time.Second, 24*time.Hour, "must be a duration from 1s to 24h, like 10m", func(c *Config) *time.Duration { return &c.MailRescueAfter })},
+	{VarOTLPEndpoint, "", optional, secretURL, "Base URL of the OpenTelemetry collector that receives traces over OTLP/HTTP (protobuf), e.g. `http://otel-collector:4318`: spans go to its `/v1/traces`. Unset: no tracing, at no cost. See \"Tracing\".", func(c *Config, v string) error {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 			return errors.New("must be an http:// or https:// URL like http://otel-collector:4318, without credentials (they go in OTEL_EXPORTER_OTLP_HEADERS), query or fragment")
@@ -696,7 +672,7 @@ var variables = []variable{
 		c.OTLPEndpoint = v
 		return nil
 	}},
-	{VarOTLPHeaders, "", optional, "Headers sent with every export of traces, `key=value` pairs separated by commas, values percent-encoded (a hosted collector's API key: `x-api-key=SECRET`). Never logged.", func(c *Config, v string) error {
+	{VarOTLPHeaders, "", optional, secret, "Headers sent with every export of traces, `key=value` pairs separated by commas, values percent-encoded (a hosted collector's API key: `x-api-key=SECRET`). Never logged.", func(c *Config, v string) error {
 		c.OTLPHeaders = map[string]string{}
 		for i, kv := range strings.Split(v, ",") {
 			k, val, ok := strings.Cut(kv, "=")
@@ -710,7 +686,7 @@ var variables = []variable{
 		}
 		return nil
 	}},
-	{VarOTLPTimeout, "10000", optional, "How long one request exporting a batch of spans to the collector may take, in milliseconds: a whole number from 1 to 600000 (10 minutes). A request that takes longer is abandoned and counts as a failed export. Only with OTEL_EXPORTER_OTLP_ENDPOINT: set without it, it is refused.", func(c *Config, v string) error {
+	{VarOTLPTimeout, "10000", optional, shown, "How long one request exporting a batch of spans to the collector may take, in milliseconds: a whole number from 1 to 600000 (10 minutes). A request that takes longer is abandoned and counts as a failed export. Only with OTEL_EXPORTER_OTLP_ENDPOINT: set without it, it is refused.", func(c *Config, v string) error {
 		ms, err := strconv.Atoi(v)
 		if err != nil || ms < 1 || ms > 600000 {
 			return errors.New("must be a whole number of milliseconds from 1 to 600000, like 10000")
@@ -718,14 +694,14 @@ var variables = []variable{
 		c.OTLPTimeout = time.Duration(ms) * time.Millisecond
 		return nil
 	}},
-	{VarOTLPCompress, CompressionNone, optional, "How export requests' bodies are sent: `" + CompressionGzip + "` (compressed; `Content-Encoding: gzip`) or `" + CompressionNone + "`. Only with OTEL_EXPORTER_OTLP_ENDPOINT: set without it, it is refused.", func(c *Config, v string) error {
+	{VarOTLPCompress, CompressionNone, optional, shown, "How export requests' bodies are sent: `" + CompressionGzip + "` (compressed; `Content-Encoding: gzip`) or `" + CompressionNone + "`. Only with OTEL_EXPORTER_OTLP_ENDPOINT: set without it, it is refused.", func(c *Config, v string) error {
 		if v != CompressionGzip && v != CompressionNone {
 			return fmt.Errorf("must be %s or %s", CompressionGzip, CompressionNone)
 		}
 		c.OTLPCompression = v
 		return nil
 	}},
-	{VarOTLPCert, "", optional, "Path of a PEM file of CA certificates to trust, instead of the system's, for an `https://` OTEL_EXPORTER_OTLP_ENDPOINT (a collector with a private CA). Read at start: it must be readable and hold at least one certificate. Refused without an endpoint or with an `http://` one.", func(c *Config, v string) error {
+	{VarOTLPCert, "", optional, shown, "Path of a PEM file of CA certificates to trust, instead of the system's, for an `https://` OTEL_EXPORTER_OTLP_ENDPOINT (a collector with a private CA). Read at start: it must be readable and hold at least one certificate. Refused without an endpoint or with an `http://` one.", func(c *Config, v string) error {
 		b, err := os.ReadFile(v)
 		if err != nil {
 			return fmt.Errorf("cannot read the CA certificates: %w", err)
@@ -736,8 +712,8 @@ var variables = []variable{
 		c.OTLPCertificate, c.OTLPRootCAs = v, b
 		return nil
 	}},
-	{"OTEL_SERVICE_NAME", "cobranca", optional, "The traces' `service.name`: name each deployment (`cobranca-staging`) to tell them apart in the tracing backend. Its `service.version` is the build's (`cobranca version`).", asWritten(func(c *Config) *string { return &c.ServiceName })},
-	{"OTEL_TRACES_SAMPLER", SamplerParentOn, optional, "Which requests are traced: `" + SamplerParentOn + "` (every one, unless the caller's W3C `traceparent` says it is not sampled), `" + SamplerParentRatio + "` (the caller's decision, else a ratio), `" + SamplerAlwaysOn + "` or `" + SamplerRatio + "` (ignore the caller's: a client cannot make you trace more).", func(c *Config, v string) error {
+	{"OTEL_SERVICE_NAME", "cobranca", optional, shown, "The traces' `service.name`: name each deployment (`cobranca-staging`) to tell them apart in the tracing backend. Its `service.version` is the build's (`cobranca version`).", asWritten(func(c *Config) *string { return &c.ServiceName })},
+	{"OTEL_TRACES_SAMPLER", SamplerParentOn, optional, shown, "Which requests are traced: `" + SamplerParentOn + "` (every one, unless the caller's W3C `traceparent` says it is not sampled), `" + SamplerParentRatio + "` (the caller's decision, else a ratio), `" + SamplerAlwaysOn + "` or `" + SamplerRatio + "` (ignore the caller's: a client cannot make you trace more).", func(c *Config, v string) error {
 		switch v {
 		case SamplerAlwaysOn, SamplerRatio, SamplerParentOn, SamplerParentRatio:
 			c.TraceSampler = v
@@ -745,7 +721,7 @@ var variables = []variable{
 		}
 		return fmt.Errorf("must be %s, %s, %s or %s", SamplerParentOn, SamplerParentRatio, SamplerAlwaysOn, SamplerRatio)
 	}},
-	{"OTEL_TRACES_SAMPLER_ARG", "1", optional, "The ratio of requests traced by the ratio samplers, from 0 to 1 (`0.05`: one in twenty).", func(c *Config, v string) error {
+	{"OTEL_TRACES_SAMPLER_ARG", "1", optional, shown, "The ratio of requests traced by the ratio samplers, from 0 to 1 (`0.05`: one in twenty).", func(c *Config, v string) error {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(f >= 0 && f <= 1) {
 			return errors.New("must be a number from 0 to 1, like 0.05")
@@ -753,7 +729,7 @@ var variables = []variable{
 		c.TraceSamplerArg = f
 		return nil
 	}},
-	{VarSDKDisabled, "false", optional, "`true` turns tracing off even with OTEL_EXPORTER_OTLP_ENDPOINT set (the OpenTelemetry off switch; the other OTEL_* variables are still checked); `false`: tracing as OTEL_EXPORTER_OTLP_ENDPOINT says.", func(c *Config, v string) error {
+	{VarSDKDisabled, "false", optional, shown, "`true` turns tracing off even with OTEL_EXPORTER_OTLP_ENDPOINT set (the OpenTelemetry off switch; the other OTEL_* variables are still checked); `false`: tracing as OTEL_EXPORTER_OTLP_ENDPOINT says.", func(c *Config, v string) error {
 		switch strings.ToLower(v) {
 		case "true":
 			c.TracingDisabled = true
@@ -764,7 +740,7 @@ var variables = []variable{
 		}
 		return nil
 	}},
-	{VarContactPacing, "0", optional, "Least time between two contacts of one customer: `collections.analyze_portfolio` gives an account `nextContactAfter` (the customer's `lastContactedAt` plus this) when that is later than the start of `asOf`; the account stays in the queue. A Go duration (`72h`) or whole days (`3d`), at most 365 days; `0`: no pacing. `cobranca analyze --pacing` defaults to it.", func(c *Config, v string) error {
+	{VarContactPacing, "0", optional, shown, "Least time between two contacts of one customer: `collections.analyze_portfolio` gives an account `nextContactAfter` (the customer's `lastContactedAt` plus this) when that is later than the start of `asOf`; the account stays in the queue. A Go duration (`72h`) or whole days (`3d`), at most 365 days; `0`: no pacing. `cobranca analyze --pacing` defaults to it.", func(c *Config, v string) error {
 		d, err := ParsePacing(v)
 		c.ContactPacing = d
 		return err
@@ -814,14 +790,15 @@ func Load(environ []string) (Config, error) {
 		}
 	}
 	given := maps.Clone(set)
-	var c Config
+	c := Config{read: make([]string, len(variables))}
 	var errs, missing []error
-	for _, v := range variables {
+	for i, v := range variables {
 		val, ok := set[v.name]
 		if !ok || val == "" {
 			val = v.def
 		}
 		delete(set, v.name)
+		c.read[i] = val
 		if val == "" && v.need == required {
 			missing = append(missing, errors.New(v.name+": required in production ("+requiredBecause[v.name]+")"))
 		}

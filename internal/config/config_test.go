@@ -1,11 +1,13 @@
 package config
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"log/slog"
 	"math/big"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestLoadDefaults(t *testing.T) {
@@ -30,7 +33,7 @@ func TestLoadDefaults(t *testing.T) {
 		RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true,
 		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, ApprovalTTL: 15 * time.Minute, MaxFileBytes: 20 << 20, RolesClaim: "roles", MailWorkers: 16, MailRescueAfter: time.Hour,
 		ServiceName: "cobranca", TraceSampler: SamplerParentOn, TraceSamplerArg: 1, OTLPTimeout: 10 * time.Second, OTLPCompression: CompressionNone}
-	if diff := cmp.Diff(want, c); diff != "" {
+	if diff := cmp.Diff(want, c, cmpopts.IgnoreUnexported(Config{})); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
 	}
 }
@@ -205,15 +208,50 @@ func TestStoreVariables(t *testing.T) {
 func TestLogValueRedactsSecrets(t *testing.T) {
 	c, err := Load([]string{"COBRANCA_DATABASE_URL=postgres://app:hunter2hunter2@db/cobranca", "COBRANCA_AUDIT_KEY=supersecretsupersecretsupersecret!",
 		"COBRANCA_SMTP_URL=smtp://mailer:smtpsecret42@mail.example.com:587", "COBRANCA_OIDC_CLIENT_SECRET=oidcsecret77",
-		"OTEL_EXPORTER_OTLP_ENDPOINT=http://otel:4318", "OTEL_EXPORTER_OTLP_HEADERS=x-api-key=otlpsecret55"})
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://otel:4318", "OTEL_EXPORTER_OTLP_HEADERS=x-api-key=otlpsecret55",
+		"COBRANCA_REQUEST_STATE_KEYS=k1:statesecretstatesecretstatesecret99", "COBRANCA_LINK_KEYS=k1:linksecretlinksecretlinksecretlink88"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
 	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
-	for _, secret := range []string{"hunter2hunter2", "supersecret", "smtpsecret42", "oidcsecret77", "otlpsecret55"} {
+	for _, secret := range []string{"hunter2hunter2", "supersecret", "smtpsecret42", "oidcsecret77", "otlpsecret55", "statesecret", "linksecret"} {
 		if strings.Contains(b.String(), secret) {
 			t.Errorf("log line contains %q:\n%s", secret, b.String())
+		}
+	}
+	for _, want := range []string{`"database_url":"postgres://app:xxxxx@db/cobranca"`, `"audit_key_set":true`, `"link_keys_set":true`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("log line lacks %s:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestLogValueNamesEveryVariable: the configuration's log line has every variable of the
+// table, as read: a variable added to the table is logged without another line of code.
+func TestLogValueNamesEveryVariable(t *testing.T) {
+	c, err := Load([]string{"COBRANCA_DEBUG_ADDR=127.0.0.1:6060", "COBRANCA_MEMORY_LIMIT=64MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
+	var line struct{ Config map[string]any }
+	if err := json.Unmarshal(b.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range variables {
+		key := strings.ToLower(strings.TrimPrefix(v.name, "COBRANCA_"))
+		if v.logged == secret {
+			key += "_set"
+		}
+		if _, ok := line.Config[key]; !ok {
+			t.Errorf("the log line has no %s (%s):\n%s", key, v.name, b.String())
+		}
+	}
+	for key, want := range map[string]any{"debug_addr": "127.0.0.1:6060", "memory_limit": "64MiB", "max_conns": "1024", "otel_traces_sampler_arg": "1"} {
+		if got := line.Config[key]; got != want {
+			t.Errorf("%s = %v, want %v", key, got, want)
 		}
 	}
 }
