@@ -21,6 +21,7 @@ import (
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/schema"
 	"github.com/cobranca/cobranca/internal/telemetry"
+	"github.com/cobranca/cobranca/internal/telemetry/otlp"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -123,7 +124,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 	}
 }
 
-// benchTracer is a tracer of serve's provider (telemetry.Setup), tracing
+// benchTracer is a tracer of serve's provider (otlp.Setup), tracing
 // every call, exporting to an OTLP/HTTP receiver on loopback that reads and
 // discards what it gets; the last spans are sent when b ends.
 func benchTracer(b *testing.B) trace.Tracer {
@@ -132,7 +133,7 @@ func benchTracer(b *testing.B) trace.Tracer {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	b.Cleanup(rcv.Close)
-	tr, err := telemetry.Setup(context.Background(), config.Config{OTLPEndpoint: rcv.URL, ServiceName: "bench", TraceSampler: config.SamplerAlwaysOn}, Version)
+	tr, err := otlp.Setup(context.Background(), config.Config{OTLPEndpoint: rcv.URL, ServiceName: "bench", TraceSampler: config.SamplerAlwaysOn}, Version)
 	if err != nil {
 		b.Fatal(err)
 	}

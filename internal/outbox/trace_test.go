@@ -12,7 +12,7 @@ import (
 	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
-	"github.com/cobranca/cobranca/internal/telemetry"
+	"github.com/cobranca/cobranca/internal/telemetry/otlp"
 	"github.com/cobranca/cobranca/internal/telemetry/telemetrytest"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
@@ -26,7 +26,7 @@ import (
 func TestDeliveryTraced(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		rcv := telemetrytest.NewReceiver(t)
-		tr, err := telemetry.Setup(context.Background(), config.Config{OTLPEndpoint: rcv.URL, ServiceName: "outbox-test"}, "test")
+		tr, err := otlp.Setup(context.Background(), config.Config{OTLPEndpoint: rcv.URL, ServiceName: "outbox-test"}, "test")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
-// Package telemetry is cobranca's OpenTelemetry tracing: the provider that
-// exports spans over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set
-// (Setup), and the few helpers every traced package starts its spans with.
+// Package telemetry is the few helpers every traced package starts its spans
+// with, on the OpenTelemetry API only; the provider that exports them over
+// OTLP/HTTP (the SDK, the exporter, gRPC and protobuf) is set up by
+// internal/telemetry/otlp, which only cmd/cobranca imports.
 //
 // A span is started only as the child of a span that records — the request's
 // server span, an outbox job's — so that code run outside a traced request

@@ -1,4 +1,9 @@
-package telemetry
+// Package otlp sets up the process's tracer provider: the OpenTelemetry SDK
+// exporting spans over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set. Only
+// cmd/cobranca imports it (and tests), so that the packages that start spans
+// (internal/telemetry's helpers, the OTel API only) do not link the SDK, the
+// exporter, gRPC and protobuf.
+package otlp
 
 import (
 	"context"

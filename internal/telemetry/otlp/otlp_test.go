@@ -1,4 +1,4 @@
-package telemetry_test
+package otlp_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/telemetry"
+	"github.com/cobranca/cobranca/internal/telemetry/otlp"
 	"github.com/cobranca/cobranca/internal/telemetry/telemetrytest"
 )
 
@@ -23,7 +24,7 @@ import (
 // started outside a recording one is the context's own, doing nothing,
 // allocating nothing: what the hot path pays with tracing off.
 func TestOffCostsNothing(t *testing.T) {
-	tr, err := telemetry.Setup(t.Context(), config.Config{ServiceName: "cobranca"}, "1")
+	tr, err := otlp.Setup(t.Context(), config.Config{ServiceName: "cobranca"}, "1")
 	if err != nil || tr != nil || tr.Provider() != nil || tr.Shutdown(t.Context()) != nil {
 		t.Fatalf("Setup(no endpoint) = %v, %v; want no provider", tr, err)
 	}
@@ -48,7 +49,7 @@ func TestTracesURL(t *testing.T) {
 		"http://otel:4318/":         "http://otel:4318/v1/traces",
 		"https://otel.example/otlp": "https://otel.example/otlp/v1/traces",
 	} {
-		if got := telemetry.TracesURL(in); got != want {
+		if got := otlp.TracesURL(in); got != want {
 			t.Errorf("TracesURL(%s) = %s, want %s", in, got, want)
 		}
 	}
@@ -66,7 +67,7 @@ func TestSampler(t *testing.T) {
 		{config.SamplerParentOn, 1}, {config.SamplerParentRatio, 1}, {config.SamplerAlwaysOn, 1}, {config.SamplerRatio, 0},
 	} {
 		rcv := telemetrytest.NewReceiver(t)
-		tr, err := telemetry.Setup(t.Context(), config.Config{OTLPEndpoint: rcv.URL, ServiceName: "s", TraceSampler: tc.sampler, TraceSamplerArg: 0}, "1")
+		tr, err := otlp.Setup(t.Context(), config.Config{OTLPEndpoint: rcv.URL, ServiceName: "s", TraceSampler: tc.sampler, TraceSamplerArg: 0}, "1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +114,7 @@ func export(t *testing.T, environ ...string) error {
 // stops, returning Shutdown's error (what the last export met).
 func exportConfig(t *testing.T, cfg config.Config, version string) error {
 	t.Helper()
-	tr, err := telemetry.Setup(t.Context(), cfg, version)
+	tr, err := otlp.Setup(t.Context(), cfg, version)
 	if err != nil || tr == nil {
 		t.Fatalf("Setup = %v, %v", tr, err)
 	}
@@ -176,7 +177,7 @@ func TestTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := telemetry.Setup(t.Context(), cfg, "1")
+	tr, err := otlp.Setup(t.Context(), cfg, "1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestTimeout(t *testing.T) {
 
 // TestSDKDisabled: OTEL_SDK_DISABLED=true is tracing off, endpoint or not.
 func TestSDKDisabled(t *testing.T) {
-	tr, err := telemetry.Setup(t.Context(), config.Config{OTLPEndpoint: "http://127.0.0.1:1", TracingDisabled: true, ServiceName: "s"}, "1")
+	tr, err := otlp.Setup(t.Context(), config.Config{OTLPEndpoint: "http://127.0.0.1:1", TracingDisabled: true, ServiceName: "s"}, "1")
 	if err != nil || tr != nil {
 		t.Errorf("Setup(endpoint, disabled) = %v, %v; want no provider", tr, err)
 	}
