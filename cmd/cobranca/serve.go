@@ -15,6 +15,7 @@ import (
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/authserver"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/files"
@@ -190,9 +191,10 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 	pages, err := web.New(web.Config{
 		Signin: signin.Config{Issuer: authn.Issuer(), ClientID: webClientID(cfg.Config), ClientSecret: cfg.OIDCClientSecret,
 			PublicURL: cfg.Public(), AgentClientIDs: cfg.AgentClientIDs, RolesClaim: authn.RolesClaim(), DB: db, Keys: states, Refusals: refusals},
-		Decider: newDecider(approvals, db, authn, alog, cfg.Config, tools),
-		Admin:   pipe,
-		Logger:  log,
+		Decider:      newDecider(approvals, db, authn, alog, cfg.Config, tools),
+		Admin:        pipe,
+		WriteOffTool: collections.WriteOffName,
+		Logger:       log,
 	})
 	if err != nil {
 		return fmt.Errorf("the approval page: %w", err)
@@ -211,6 +213,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 		AuthServer:     authServer,
 		Web:            pages,
 		Admin:          pipe,
+		WriteOffTool:   collections.WriteOffName,
 		Sessions:       pages,
 		Tracing:        traces.Provider(),
 	})

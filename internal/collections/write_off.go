@@ -50,16 +50,9 @@ func (a *writeOffArgs) check() error {
 	return nil
 }
 
-// WriteOffResult is write_off_invoice's answer: the write-off as recorded (the admin page and
-// the CLI read it).
-type WriteOffResult struct {
-	WriteOffID   string `json:"writeOffId"`
-	InvoiceID    string `json:"invoiceId"`
-	CustomerID   string `json:"customerId"`
-	AmountCents  int64  `json:"amountCents"`
-	WrittenOffBy string `json:"writtenOffBy"`
-	WrittenOffAt string `json:"writtenOffAt"`
-}
+// WriteOffResult is write_off_invoice's answer (writeoffs.Result, which the admin page reads
+// without importing the tools).
+type WriteOffResult = writeoffs.Result
 
 func writeOffContract() contract.Contract {
 	return contract.Contract{

@@ -13,7 +13,6 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
-	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/pipeline"
@@ -65,7 +64,7 @@ func adminRoutes(r chi.Router, d Deps, bearer func(http.Handler) http.Handler) {
 			guarded.ServeHTTP(w, r)
 		})
 	}
-	writeOff := bearer(adminWriteOff(d.Admin, d.Auth))
+	writeOff := bearer(adminWriteOff(d.Admin, d.WriteOffTool, d.Auth))
 	contracts := bearer(adminContracts(d.Admin))
 	// The token check with no token answers its 401 challenge.
 	challenge := d.Auth.Middleware(http.NotFoundHandler())
@@ -126,16 +125,16 @@ func isForm(r *http.Request) bool {
 }
 
 // adminWriteOff serves POST /admin/write-offs with a bearer token: the JSON body is
-// write_off_invoice's arguments, run by pipeline's Admin for the token's principal; the answer
+// the arguments of the tool Deps.WriteOffTool names, run by pipeline's Admin for the token's principal; the answer
 // is the write-off (200), or the refusal as every route answers one: 401/403 with a Bearer
 // challenge for a step-up or a missing scope, otherwise {"error": …} with the code's status.
-func adminWriteOff(run AdminRunner, a *auth.Authenticator) http.HandlerFunc {
+func adminWriteOff(run AdminRunner, tool string, a *auth.Authenticator) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		pr, _ := auth.PrincipalFrom(r.Context())
 		// A refusal before Admin reads the call is in the audit trail as well, as /mcp's
 		// transport refusals are.
 		refuse := func(status int, fe *failure.Error) {
-			run.Refused(r.Context(), pr, collections.WriteOffName, auditlog.Rejected, fe.Code)
+			run.Refused(r.Context(), pr, tool, auditlog.Rejected, fe.Code)
 			failure.WriteHTTP(w, status, fe)
 		}
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
@@ -151,7 +150,7 @@ func adminWriteOff(run AdminRunner, a *auth.Authenticator) http.HandlerFunc {
 			refuse(http.StatusBadRequest, &failure.Error{Code: failure.InvalidArguments, Field: "body", Message: "could not be read"})
 			return
 		}
-		res := run.Admin(r.Context(), pipeline.Call{Principal: pr, RequestID: request.From(r.Context()).ID, Tool: collections.WriteOffName, Args: body})
+		res := run.Admin(r.Context(), pipeline.Call{Principal: pr, RequestID: request.From(r.Context()).ID, Tool: tool, Args: body})
 		writeAdminResult(w, a, res)
 	}
 }

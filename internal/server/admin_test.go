@@ -77,7 +77,7 @@ func adminDeps(t *testing.T, db store.DB, baseURL string, slow bool) server.Deps
 	if err != nil {
 		t.Fatal(err)
 	}
-	return server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Admin: pipe}
+	return server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Admin: pipe, WriteOffTool: collections.WriteOffName}
 }
 
 // controller mints a person's token holding everything a write-off needs, signed in now with
@@ -386,7 +386,7 @@ func TestAdminBudgets(t *testing.T) {
 	}
 	pageViews := 0
 	pages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { pageViews++ })
-	ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: e.auth, Admin: pipe, Web: pages, Limits: lim}))
+	ts := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: e.auth, Admin: pipe, WriteOffTool: collections.WriteOffName, Web: pages, Limits: lim}))
 	defer ts.Close()
 	e.url = ts.URL
 	var codes []int

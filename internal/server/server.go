@@ -63,8 +63,11 @@ type Deps struct {
 	// Admin runs the forbidden tools for people: the admin API (POST /admin/write-offs, GET
 	// /admin/contracts), with a person's bearer token or, through Sessions, a signed-in
 	// person's session (the write-off page, served by Web). Nil: no admin API.
-	Admin    AdminRunner
-	Sessions Sessions
+	Admin AdminRunner
+	// WriteOffTool is the forbidden tool POST /admin/write-offs runs with a bearer token
+	// (collections.write_off_invoice): the routes name no tool of their own.
+	WriteOffTool string
+	Sessions     Sessions
 	// Tracing, when not nil, gives every request a server span (trace.go),
 	// continuing the caller's W3C traceparent. Nil: no tracing, at no cost.
 	Tracing trace.TracerProvider

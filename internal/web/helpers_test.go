@@ -23,6 +23,7 @@ import (
 	"github.com/cobranca/cobranca/internal/authserver"
 	"github.com/cobranca/cobranca/internal/authserver/authservertest"
 	"github.com/cobranca/cobranca/internal/clocktest"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/idempotency"
@@ -155,7 +156,7 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 	for _, f := range configure {
 		f(&sc)
 	}
-	pages, err := web.New(web.Config{Signin: sc, Decider: decider, Admin: admin, Logger: log})
+	pages, err := web.New(web.Config{Signin: sc, Decider: decider, Admin: admin, WriteOffTool: collections.WriteOffName, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

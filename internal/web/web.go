@@ -57,8 +57,11 @@ type Config struct {
 	Decider *approval.Decider
 	// Admin runs the forbidden tools people run on the write-off page (WriteOffsPath); nil:
 	// no such page.
-	Admin  Admin
-	Logger *slog.Logger
+	Admin Admin
+	// WriteOffTool is the forbidden tool the write-off page runs
+	// (collections.write_off_invoice): the pages name no tool of their own.
+	WriteOffTool string
+	Logger       *slog.Logger
 }
 
 // Pages serves the pages.
@@ -66,10 +69,12 @@ type Pages struct {
 	rp      *signin.RP
 	decider *approval.Decider
 	admin   Admin
-	clock   func() time.Time
-	log     *slog.Logger
-	csp     string
-	mux     *http.ServeMux
+	// writeOffTool is Config.WriteOffTool.
+	writeOffTool string
+	clock        func() time.Time
+	log          *slog.Logger
+	csp          string
+	mux          *http.ServeMux
 }
 
 // New returns the pages' handler.
@@ -80,7 +85,7 @@ func New(cfg Config) (*Pages, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Pages{decider: cfg.Decider, admin: cfg.Admin, clock: cfg.Signin.Now, log: cfg.Logger}
+	p := &Pages{decider: cfg.Decider, admin: cfg.Admin, writeOffTool: cfg.WriteOffTool, clock: cfg.Signin.Now, log: cfg.Logger}
 	cfg.Signin.Refuse = p.refuse
 	if cfg.Signin.Logger == nil {
 		cfg.Signin.Logger = cfg.Logger

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auth"
-	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/signin"
+	"github.com/cobranca/cobranca/internal/writeoffs"
 )
 
 // WriteOffsPath is the write-off page's route: GET shows the form to a signed-in, stepped-up
@@ -36,7 +36,7 @@ type Admin interface {
 // made when the page was first shown, and the write-off once recorded.
 type writeOffForm struct {
 	InvoiceID, CustomerID, AmountCents, Reason, Key string
-	Done                                            *collections.WriteOffResult
+	Done                                            *writeoffs.Result
 }
 
 // SessionPrincipal returns the signed-in person of r (nil when the browser has no live
@@ -55,7 +55,7 @@ func (p *Pages) writeOffContract() *contract.Contract {
 		return nil
 	}
 	cs := p.admin.AdminContracts()
-	if i := slices.IndexFunc(cs, func(c *contract.Contract) bool { return c.Name == collections.WriteOffName }); i >= 0 {
+	if i := slices.IndexFunc(cs, func(c *contract.Contract) bool { return c.Name == p.writeOffTool }); i >= 0 {
 		return cs[i]
 	}
 	return nil
@@ -130,7 +130,7 @@ func (p *Pages) runWriteOff(w http.ResponseWriter, r *http.Request) {
 	d.Session, d.WriteOff, d.StepUp = sess, f, stepUpText(p.admin, c.Name)
 	switch res.Kind {
 	case pipeline.Complete:
-		var done collections.WriteOffResult
+		var done writeoffs.Result
 		if err := json.Unmarshal(res.Structured, &done); err != nil {
 			p.internal(w, r, err)
 			return

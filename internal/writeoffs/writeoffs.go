@@ -81,6 +81,17 @@ type Author struct {
 	AuthTime time.Time // zero when unknown
 }
 
+// Result is a write-off as the write_off_invoice tool answers it (internal/collections'
+// WriteOffResult, whose output schema is made from it): the admin page and the CLI read it.
+type Result struct {
+	WriteOffID   string `json:"writeOffId"`
+	InvoiceID    string `json:"invoiceId"`
+	CustomerID   string `json:"customerId"`
+	AmountCents  int64  `json:"amountCents"`
+	WrittenOffBy string `json:"writtenOffBy"`
+	WrittenOffAt string `json:"writtenOffAt"`
+}
+
 // WriteOff is one recorded write-off.
 type WriteOff struct {
 	ID string
