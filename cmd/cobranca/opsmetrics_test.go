@@ -18,6 +18,7 @@ import (
 	"github.com/cobranca/cobranca/internal/idempotency"
 	"github.com/cobranca/cobranca/internal/metrics"
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
@@ -44,7 +45,7 @@ func newOpsFixture(t testing.TB, db store.DB) *opsFixture {
 	if f.alog, err = auditlog.New(db, []byte("0123456789abcdef0123456789abcdef"), auditlog.Options{Now: f.clock.Now}); err != nil {
 		t.Fatal(err)
 	}
-	if f.mailer, err = outbox.New(db, outbox.Config{Sender: outbox.Dir{Path: t.TempDir()}, From: "cobranca@cobranca.test"}); err != nil {
+	if f.mailer, err = outbox.New(db, outbox.Config{Driver: outboxtest.Driver(t, db), Sender: outbox.Dir{Path: t.TempDir()}, From: "cobranca@cobranca.test"}); err != nil {
 		t.Fatal(err)
 	}
 	if f.keys, err = idempotency.New(db.Dialect(), time.Hour, f.clock.Now); err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/metrics"
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/queue"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/server"
@@ -369,8 +370,12 @@ func newOutbox(db store.DB, cfg config.Config, log *slog.Logger, tracing trace.T
 	if from == "" {
 		from = "cobranca@localhost"
 	}
+	driver, err := queue.For(db)
+	if err != nil {
+		return nil, err
+	}
 	// Reminder drafts hear what became of their messages (sent, undeliverable).
-	return outbox.New(db, outbox.Config{Sender: sender, From: from, Owner: reminders.Delivery{}, Workers: cfg.MailWorkers, RescueAfter: cfg.MailRescueAfter,
+	return outbox.New(db, outbox.Config{Driver: driver, Sender: sender, From: from, Owner: reminders.Delivery{}, Workers: cfg.MailWorkers, RescueAfter: cfg.MailRescueAfter,
 		StopTimeout: shutdownTimeout, Logger: log, Tracing: tracing})
 }
 

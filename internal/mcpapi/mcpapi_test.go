@@ -26,6 +26,7 @@ import (
 	"github.com/cobranca/cobranca/internal/files"
 	goldenfile "github.com/cobranca/cobranca/internal/golden"
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/portfolio"
@@ -148,7 +149,7 @@ func TestGoldenToolsList(t *testing.T) {
 		t.Skip("send_reminder's outbox needs a 64-bit platform on SQLite; the golden is checked by the 64-bit run")
 	}
 	db := storetest.SQLite(t)
-	mail, err := outbox.New(db, outbox.Config{Sender: outbox.Dir{Path: t.TempDir()}, From: "cobranca@cobranca.test"})
+	mail, err := outbox.New(db, outbox.Config{Driver: outboxtest.Driver(t, db), Sender: outbox.Dir{Path: t.TempDir()}, From: "cobranca@cobranca.test"})
 	if err != nil {
 		t.Fatal(err)
 	}

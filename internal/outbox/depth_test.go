@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -28,7 +29,7 @@ func TestDepthAndUndeliverable(t *testing.T) {
 		s := smtptest.New(t)
 		s.Refuse(smtptest.Permanent, smtptest.Transient)
 		// Enqueued by an outbox that does not deliver: the messages wait.
-		idle, err := outbox.New(db, outbox.Config{Sender: smtpSender(t, s), From: "cobranca@cobranca.test"})
+		idle, err := outbox.New(db, outbox.Config{Driver: outboxtest.Driver(t, db), Sender: smtpSender(t, s), From: "cobranca@cobranca.test"})
 		if err != nil {
 			t.Fatal(err)
 		}

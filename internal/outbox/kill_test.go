@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/postgres"
@@ -74,6 +75,7 @@ func runCrashChild(t *testing.T) {
 	default:
 		t.Fatalf("%s=%q", crashChild, os.Getenv(crashChild))
 	}
+	cfg.Driver = outboxtest.Driver(t, db)
 	o, err := outbox.New(db, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +111,9 @@ func TestCrash(t *testing.T) {
 				}
 				s := smtptest.New(t)
 				// The entry is committed before any worker runs.
-				o, err := outbox.New(db, crashConfig(smtpSender(t, s), nil))
+				cfg := crashConfig(smtpSender(t, s), nil)
+				cfg.Driver = outboxtest.Driver(t, db)
+				o, err := outbox.New(db, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -83,7 +84,7 @@ func TestEnqueueMany(t *testing.T) {
 func BenchmarkEnqueue10000(b *testing.B) {
 	for _, f := range storetest.Fixtures(pg) {
 		db := f.Serving(b)
-		o, err := outbox.New(db, outbox.Config{Sender: outbox.Dir{Path: b.TempDir()}, From: "cobranca@cobranca.test"})
+		o, err := outbox.New(db, outbox.Config{Driver: outboxtest.Driver(b, db), Sender: outbox.Dir{Path: b.TempDir()}, From: "cobranca@cobranca.test"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -129,7 +130,7 @@ func TestEstimate(t *testing.T) {
 		// A 2 ms poll caps the cooldown at 2 ms: the queue's cost is longer again.
 		{outbox.Config{Workers: 1, PollInterval: 2 * time.Millisecond}, 100, 100 * outbox.QueueCost},
 	} {
-		tc.cfg.Sender, tc.cfg.From = outbox.Dir{Path: t.TempDir()}, "cobranca@cobranca.test"
+		tc.cfg.Sender, tc.cfg.From, tc.cfg.Driver = outbox.Dir{Path: t.TempDir()}, "cobranca@cobranca.test", outboxtest.Driver(t, db)
 		o, err := outbox.New(db, tc.cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -28,14 +28,12 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/store"
-	"github.com/cobranca/cobranca/internal/store/postgres"
-	"github.com/cobranca/cobranca/internal/store/sqlite"
 	"github.com/cobranca/cobranca/internal/telemetry"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -111,6 +109,8 @@ type Owner interface {
 type Config struct {
 	// Sender delivers messages: SMTP (NewSMTP) or a directory of .eml files (Dir).
 	Sender Sender
+	// Driver is River's driver on the store's database (internal/outbox/queue.For).
+	Driver *Driver
 	// From is the sender's address (bare); its domain is the right-hand side of Message-IDs.
 	From string
 	// Owner, when not nil, is told of deliveries and permanent failures.
@@ -155,6 +155,25 @@ const DefaultWorkers = 16
 // idle: an idle outbox still looks every PollInterval.
 const fetchCooldown = 5 * time.Millisecond
 
+// Driver is River's driver on the store's database, with how to reach the driver's transaction
+// inside a store transaction: the outbox queues on whichever it is given (RiverDriver), and
+// links neither store nor driver itself.
+type Driver struct {
+	queue func(*river.Config) (queue, error)
+}
+
+// RiverDriver is the Driver of River's driver d, whose transaction tx finds inside a store
+// transaction (an error when the transaction is another store's).
+func RiverDriver[TDriver riverdriver.Driver[TTx], TTx any](d TDriver, tx func(context.Context, store.Tx) (TTx, error)) *Driver {
+	return &Driver{queue: func(rc *river.Config) (queue, error) {
+		c, err := river.NewClient(d, rc)
+		if err != nil {
+			return nil, err
+		}
+		return riverQueue[TDriver, TTx]{c, tx}, nil
+	}}
+}
+
 // queue is the part of River's client the outbox uses, whatever the driver's transaction type.
 type queue interface {
 	insertTx(ctx context.Context, tx store.Tx, args Args, opts *river.InsertOpts) (int64, error)
@@ -180,11 +199,14 @@ type Outbox struct {
 	log         *slog.Logger
 }
 
-// New returns an outbox on db, a store opened by store/postgres or store/sqlite, whose
-// migrations (River's included) are applied.
+// New returns an outbox on db, whose migrations (River's included) are applied, queuing on
+// cfg.Driver: River's driver on the same database (internal/outbox/queue picks it).
 func New(db store.DB, cfg Config) (*Outbox, error) {
 	if cfg.Sender == nil {
 		return nil, errors.New("outbox: no sender")
+	}
+	if cfg.Driver == nil {
+		return nil, errors.New("outbox: no River driver (Config.Driver)")
 	}
 	if err := CheckAddress(cfg.From); err != nil {
 		return nil, fmt.Errorf("outbox: From %w", err)
@@ -224,23 +246,11 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	}
 	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domainOf(cfg.From), workers: cmp(cfg.Workers, DefaultWorkers), cooldown: rc.FetchCooldown,
 		stopTimeout: cmp(cfg.StopTimeout, time.Minute), log: cfg.Logger}
-	switch d := db.(type) {
-	case *postgres.DB:
-		c, err := river.NewClient(d.RiverDriver(), rc)
-		if err != nil {
-			return nil, fmt.Errorf("outbox: %w", err)
-		}
-		o.q = pgQueue{c}
-	case *sqlite.DB:
-		q, err := newSQLiteQueue(d, rc)
-		if err != nil {
-			return nil, fmt.Errorf("outbox: %w", err)
-		}
-		o.q = q
-	default:
-		return nil, fmt.Errorf("outbox: unsupported store %T", db)
+	q, err := cfg.Driver.queue(rc)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
 	}
-	w.q = o.q
+	o.q, w.q = q, q
 	o.w = w
 	return o, nil
 }
@@ -405,64 +415,37 @@ func (o *Outbox) Run(ctx context.Context) error {
 	return nil
 }
 
-type pgQueue struct{ *river.Client[pgxTx] }
+// riverQueue is River's client on one driver, taking the store's transactions through tx.
+type riverQueue[TDriver riverdriver.Driver[TTx], TTx any] struct {
+	*river.Client[TTx]
+	tx func(context.Context, store.Tx) (TTx, error)
+}
 
-type sqliteQueue struct{ *river.Client[sqlTx] }
-
-func (q pgQueue) insertTx(ctx context.Context, tx store.Tx, args Args, opts *river.InsertOpts) (int64, error) {
-	ptx, ok, err := postgres.PgxTx(ctx, tx)
-	if !ok {
-		return 0, errors.New("the transaction is not PostgreSQL's")
-	}
+func (q riverQueue[TDriver, TTx]) insertTx(ctx context.Context, tx store.Tx, args Args, opts *river.InsertOpts) (int64, error) {
+	t, err := q.tx(ctx, tx)
 	if err != nil {
 		return 0, err
 	}
-	r, err := q.InsertTx(ctx, ptx, args, opts)
+	r, err := q.InsertTx(ctx, t, args, opts)
 	if err != nil {
 		return 0, err
 	}
 	return r.Job.ID, nil
 }
 
-func (q pgQueue) insertManyTx(ctx context.Context, tx store.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
-	ptx, ok, err := postgres.PgxTx(ctx, tx)
-	if !ok {
-		return nil, errors.New("the transaction is not PostgreSQL's")
-	}
+func (q riverQueue[TDriver, TTx]) insertManyTx(ctx context.Context, tx store.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+	t, err := q.tx(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
-	return q.InsertManyTx(ctx, ptx, params)
+	return q.InsertManyTx(ctx, t, params)
 }
 
-func (q sqliteQueue) insertManyTx(ctx context.Context, tx store.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
-	stx, ok := sqlite.SQLTx(tx)
-	if !ok {
-		return nil, errors.New("the transaction is not SQLite's")
-	}
-	return q.InsertManyTx(ctx, stx, params)
-}
-
-func (q pgQueue) completeTx(ctx context.Context, tx store.Tx, job *river.Job[Args]) error {
-	ptx, ok, err := postgres.PgxTx(ctx, tx)
-	if !ok {
-		return errors.New("the transaction is not PostgreSQL's")
-	}
+func (q riverQueue[TDriver, TTx]) completeTx(ctx context.Context, tx store.Tx, job *river.Job[Args]) error {
+	t, err := q.tx(ctx, tx)
 	if err != nil {
 		return err
 	}
-	_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, ptx, job)
+	_, err = river.JobCompleteTx[TDriver](ctx, t, job)
 	return err
-}
-
-func (q sqliteQueue) insertTx(ctx context.Context, tx store.Tx, args Args, opts *river.InsertOpts) (int64, error) {
-	stx, ok := sqlite.SQLTx(tx)
-	if !ok {
-		return 0, errors.New("the transaction is not SQLite's")
-	}
-	r, err := q.InsertTx(ctx, stx, args, opts)
-	if err != nil {
-		return 0, err
-	}
-	return r.Job.ID, nil
 }

@@ -236,7 +236,7 @@ func TestDelivery(t *testing.T) {
 
 func TestEnqueueRefusesBadMessages(t *testing.T) {
 	db := storetest.SQLite(t)
-	o, err := outbox.New(db, outbox.Config{Sender: outbox.Dir{Path: t.TempDir()}, From: "a@example.com"})
+	o, err := outbox.New(db, outbox.Config{Driver: outboxtest.Driver(t, db), Sender: outbox.Dir{Path: t.TempDir()}, From: "a@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

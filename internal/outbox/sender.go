@@ -3,7 +3,6 @@ package outbox
 import (
 	"context"
 	"crypto/tls"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -12,14 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/wneessen/go-mail"
-)
-
-// The transaction types of River's two drivers.
-type (
-	pgxTx = pgx.Tx
-	sqlTx = *sql.Tx
 )
 
 // Sender delivers one message.

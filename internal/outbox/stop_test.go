@@ -36,7 +36,7 @@ func TestStopFinishesSending(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		const n, workers = 20, 4
 		s := smtptest.New(t)
-		cfg := outbox.Config{Sender: slowDial{smtpSender(t, s)}, From: "cobranca@cobranca.test", PollInterval: 50 * time.Millisecond, Workers: workers}
+		cfg := outbox.Config{Driver: outboxtest.Driver(t, db), Sender: slowDial{smtpSender(t, s)}, From: "cobranca@cobranca.test", PollInterval: 50 * time.Millisecond, Workers: workers}
 		o, err := outbox.New(db, cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -32,7 +33,7 @@ func TestDeliveryTraced(t *testing.T) {
 		}
 		s := smtptest.New(t)
 		own := &owner{}
-		o, err := outbox.New(db, outbox.Config{Sender: smtpSender(t, s), From: "cobranca@cobranca.test", Owner: own,
+		o, err := outbox.New(db, outbox.Config{Driver: outboxtest.Driver(t, db), Sender: smtpSender(t, s), From: "cobranca@cobranca.test", Owner: own,
 			PollInterval: 50 * time.Millisecond, MaxAttempts: 5, Tracing: tr.Provider()})
 		if err != nil {
 			t.Fatal(err)

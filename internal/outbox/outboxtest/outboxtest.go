@@ -10,13 +10,28 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/queue"
 	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 )
 
-// Run runs an outbox of cfg on db until the test ends, and returns it.
+// Driver is River's driver on db (queue.For), for an outbox.Config.
+func Driver(t testing.TB, db store.DB) *outbox.Driver {
+	t.Helper()
+	d, err := queue.For(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Run runs an outbox of cfg on db until the test ends, and returns it; cfg without a Driver
+// gets db's.
 func Run(t testing.TB, db store.DB, cfg outbox.Config) *outbox.Outbox {
 	t.Helper()
+	if cfg.Driver == nil {
+		cfg.Driver = Driver(t, db)
+	}
 	o, err := outbox.New(db, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -1,17 +1,16 @@
 //go:build 386 || arm || mips || mipsle
 
-package outbox
+package queue
 
 import (
 	"errors"
 
-	"github.com/riverqueue/river"
-
+	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/store/sqlite"
 )
 
-// newSQLiteQueue refuses: River's SQLite driver does not compile on 32-bit platforms (see
+// forSQLite refuses: River's SQLite driver does not compile on 32-bit platforms (see
 // internal/store/sqlite's river_32bit.go).
-func newSQLiteQueue(*sqlite.DB, *river.Config) (queue, error) {
+func forSQLite(*sqlite.DB) (*outbox.Driver, error) {
 	return nil, errors.New("the e-mail outbox needs a 64-bit platform on SQLite (River's SQLite driver does not build on 32-bit); use PostgreSQL")
 }
