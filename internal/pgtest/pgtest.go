@@ -2,11 +2,16 @@
 // started on first use, and a fresh database per test.
 //
 // When COBRANCA_TEST_DATABASE_URL is set, its server is used instead (the role must be allowed
-// to create databases and roles). Otherwise the cluster is made with initdb and run with
-// postgres, found on PATH or under /usr/lib/postgresql/*/bin, as the "postgres" OS user when
-// the test runs as root, listening only on a unix socket in a temporary directory that is
-// removed at the end. When PostgreSQL is missing, tests are skipped, except when CI=true, where
-// that is a failure.
+// to create databases and roles): .ci/run starts one cluster for the whole run and exports it,
+// so that no test binary pays for a cluster of its own. Otherwise the cluster is made with
+// initdb and run with postgres, found on PATH or under /usr/lib/postgresql/*/bin, as the
+// "postgres" OS user when the test runs as root, listening only on a unix socket in a
+// temporary directory that is removed at the end. When PostgreSQL is missing, tests are
+// skipped, except when CI=true, where that is a failure.
+//
+// A test that stops the server uses a cluster of its own, Private, never the shared one.
+// Databases that start from the same state (migrated, say) are cloned from a template built
+// once per server: Template.
 //
 // Use one Cluster per test binary:
 //
@@ -56,19 +61,39 @@ type Cluster struct {
 	proc     *exec.Cmd           // the postmaster we started, nil while stopped
 	postgres string              // its binary
 	cred     *syscall.Credential // whom it runs as (nil: us)
+	private  bool                // never COBRANCA_TEST_DATABASE_URL's server
+
+	templates sync.Map // template names this Cluster has made or found built
 }
 
-// New returns a Cluster that starts on the first call to Database.
+// New returns a Cluster that starts on the first call to Database: the server named by
+// COBRANCA_TEST_DATABASE_URL when it is set, else a cluster of its own.
 func New() *Cluster { return &Cluster{} }
+
+// Private returns a Cluster that always starts a cluster of its own, even when
+// COBRANCA_TEST_DATABASE_URL is set: for a test that stops the server (Stop), which would break
+// every test sharing it.
+func Private() *Cluster { return &Cluster{private: true} }
 
 // Database creates a new, empty database and returns a superuser URL for it. The database is
 // dropped when the test ends.
 func (c *Cluster) Database(t testing.TB) string {
 	t.Helper()
 	c.ensure(t)
+	return c.create(t, "")
+}
+
+// create makes a database (a copy of template, when not empty), dropped when the test ends,
+// and returns a superuser URL for it.
+func (c *Cluster) create(t testing.TB, template string) string {
+	t.Helper()
 	name := "cobranca_test_" + randomName()
 	ctx := context.Background()
-	if err := c.admin(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if template != "" {
+		sql += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
+	}
+	if err := c.admin(ctx, sql); err != nil {
 		t.Fatalf("pgtest: create database: %v", err)
 	}
 	t.Cleanup(func() {
@@ -76,12 +101,85 @@ func (c *Cluster) Database(t testing.TB) string {
 			t.Errorf("pgtest: drop database: %v", err)
 		}
 	})
-	u, err := url.Parse(c.url)
+	u, err := c.urlOf(name)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
+	return u
+}
+
+// urlOf returns the superuser URL of database name.
+func (c *Cluster) urlOf(name string) (string, error) {
+	u, err := url.Parse(c.url)
+	if err != nil {
+		return "", err
+	}
 	u.Path = "/" + name
-	return u.String()
+	return u.String(), nil
+}
+
+// Template returns a new database (dropped when the test ends) copied from the template
+// database called name, which build makes, given its superuser URL, the first time any test
+// on this server asks for it: later calls, from this test binary or any other sharing the
+// server, only copy it (CREATE DATABASE … TEMPLATE), which is much cheaper than, say,
+// migrating a database each time. name must say what build makes (for migrations, a hash of
+// them), since a template is never rebuilt while the server lives. build must leave no
+// connection open to the database: a template in use cannot be copied. Binaries that ask
+// for the same template at the same time build it once, under an advisory lock.
+func (c *Cluster) Template(t testing.TB, name string, build func(ctx context.Context, url string) error) string {
+	t.Helper()
+	c.ensure(t)
+	name = "cobranca_template_" + name
+	if len(name) > 63 {
+		t.Fatalf("pgtest: template name %q is longer than PostgreSQL's 63 bytes", name)
+	}
+	if _, ok := c.templates.Load(name); !ok {
+		if err := c.buildTemplate(name, build); err != nil {
+			t.Fatalf("pgtest: template %s: %v", name, err)
+		}
+		c.templates.Store(name, true)
+	}
+	return c.create(t, name)
+}
+
+func (c *Cluster) buildTemplate(name string, build func(ctx context.Context, url string) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	// Session-level: held across the build, released when conn closes, also on a crash.
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext($1))", name); err != nil {
+		return err
+	}
+	var ready bool
+	err = conn.QueryRow(ctx, "SELECT datistemplate FROM pg_database WHERE datname = $1", name).Scan(&ready)
+	switch {
+	case err == nil && ready:
+		return nil
+	case err == nil:
+		// A build that died half way: start over.
+		if _, err := conn.Exec(ctx, "DROP DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			return err
+		}
+	case !errors.Is(err, pgx.ErrNoRows):
+		return err
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return err
+	}
+	u, err := c.urlOf(name)
+	if err != nil {
+		return err
+	}
+	if err := build(ctx, u); err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	// Only a finished build is a template: the mark is what later binaries look for.
+	_, err = conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
+	return err
 }
 
 // Exec runs statements as the superuser in the maintenance database: roles, mostly.
@@ -151,7 +249,7 @@ func (c *Cluster) Close() {
 }
 
 func (c *Cluster) start() error {
-	if u := os.Getenv("COBRANCA_TEST_DATABASE_URL"); u != "" {
+	if u := os.Getenv("COBRANCA_TEST_DATABASE_URL"); u != "" && !c.private {
 		c.url = u
 		return c.waitReady(10 * time.Second)
 	}
@@ -217,14 +315,14 @@ func (c *Cluster) launch() error {
 
 // Stop shuts the server down (fast shutdown: every client is disconnected) and keeps its
 // files, so that a test sees its database go away; Start brings it back. Only for a Cluster
-// of the test's own (pgtest.New() in the test): stopping the binary's shared cluster would
-// break the tests running beside it. A server named by COBRANCA_TEST_DATABASE_URL cannot be
-// stopped: the test is skipped there (CI starts its own cluster, where it runs).
+// of the test's own (pgtest.Private() in the test): stopping a shared server would break the
+// tests running beside it, so Stop on the server named by COBRANCA_TEST_DATABASE_URL fails
+// the test.
 func (c *Cluster) Stop(t testing.TB) {
 	t.Helper()
 	c.ensure(t)
 	if c.proc == nil {
-		t.Skip("pgtest: the server named by COBRANCA_TEST_DATABASE_URL cannot be stopped")
+		t.Fatal("pgtest: Stop on the shared server of COBRANCA_TEST_DATABASE_URL: a test that stops PostgreSQL uses pgtest.Private()")
 	}
 	if err := c.stopProc(); err != nil {
 		t.Fatalf("pgtest: stop: %v", err)

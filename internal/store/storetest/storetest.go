@@ -4,8 +4,14 @@ package storetest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +21,7 @@ import (
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/postgres"
 	"github.com/cobranca/cobranca/internal/store/sqlite"
+	"github.com/cobranca/cobranca/migrations"
 )
 
 // Fixture makes databases of one dialect.
@@ -60,15 +67,69 @@ func Fixtures(pg *pgtest.Cluster) []Fixture {
 	}
 }
 
-// Migrated opens a fresh, migrated database.
+// Migrated opens a fresh, migrated database (on PostgreSQL, a copy of MigratedPostgres's
+// template).
 func (f Fixture) Migrated(t testing.TB) store.DB {
 	t.Helper()
+	if f.pg != nil {
+		return f.Open(t, MigratedPostgres(t, f.pg))
+	}
 	db := f.Open(t, f.NewDatabase(t))
 	if _, err := db.Migrate(context.Background()); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
 	return db
 }
+
+// MigratedPostgres returns the superuser URL of a fresh PostgreSQL database on pg, migrated
+// (River's migrations and ours) with the serving role cobranca_app granted what they grant
+// it: a copy of a template migrated once per server, not a migration per test.
+func MigratedPostgres(t testing.TB, pg *pgtest.Cluster) string {
+	t.Helper()
+	return pg.Template(t, migratedTemplate(), func(ctx context.Context, url string) error {
+		db, err := postgres.Open(ctx, url, quiet())
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		// The migrations grant cobranca_app what it needs when the role exists.
+		if _, err := db.Exec(ctx, createAppRole); err != nil {
+			return err
+		}
+		_, err = db.Migrate(ctx)
+		return err
+	})
+}
+
+const createAppRole = `DO $$ BEGIN CREATE ROLE cobranca_app NOLOGIN;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`
+
+// migratedTemplate names the migrated template after what makes it: our PostgreSQL migrations
+// (their names and contents) and River's version, so that a changed migration gets a template
+// of its own on a server that outlives a run.
+var migratedTemplate = sync.OnceValue(func() string {
+	h := sha256.New()
+	err := fs.WalkDir(migrations.Postgres(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(migrations.Postgres(), path)
+		h.Write([]byte(path + "\x00"))
+		h.Write(b)
+		return err
+	})
+	if err != nil {
+		panic("storetest: reading the migrations: " + err.Error())
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if strings.HasPrefix(m.Path, "github.com/riverqueue/") {
+				h.Write([]byte(m.Path + "@" + m.Version + "\x00"))
+			}
+		}
+	}
+	return "migrated_" + hex.EncodeToString(h.Sum(nil))[:16]
+})
 
 // Serving opens a fresh, migrated database as the server works on it: on PostgreSQL as a
 // member of the serving role (AppRole), so that a test fails where a grant is missing; on
@@ -107,22 +168,17 @@ func AppRole(t testing.TB, pg *pgtest.Cluster) *postgres.DB {
 func AppRoleAndOwner(t testing.TB, pg *pgtest.Cluster) (app, owner *postgres.DB) {
 	t.Helper()
 	ctx := context.Background()
-	pg.Exec(t, `DO $$ BEGIN CREATE ROLE cobranca_app NOLOGIN;
-EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`)
+	ownerURL := MigratedPostgres(t, pg) // creates cobranca_app too
 	login := "cobranca_test_app_" + pgtest.RandomName()
 	password := pgtest.RandomName()
 	pg.Exec(t, "CREATE ROLE "+login+" LOGIN PASSWORD '"+password+"' IN ROLE cobranca_app")
 	t.Cleanup(func() { pg.Exec(t, "DROP ROLE IF EXISTS "+login) })
 
-	ownerURL := pg.Database(t)
 	owner, err := postgres.Open(ctx, ownerURL, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { owner.Close() })
-	if _, err := owner.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	app, err = postgres.Open(ctx, pgtest.WithUser(t, ownerURL, login, password), quiet())
 	if err != nil {
 		t.Fatal(err)
