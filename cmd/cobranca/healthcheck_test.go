@@ -135,7 +135,7 @@ func TestLocalHealthURL(t *testing.T) {
 // unavailable) once the database is gone: what the container's HEALTHCHECK reports is whether
 // it can serve.
 func TestHealthcheckServe(t *testing.T) {
-	pg := pgtest.New()
+	pg := pgtest.Private() // stopped below
 	t.Cleanup(pg.Close)
 	addr := freeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)

@@ -34,7 +34,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // answered, their events wait in the data directory's spool, and once the database is back
 // they are in the chain, in the order of the calls, and `audit verify` says OK.
 func TestServeKeepsEventsWhileDatabaseDown(t *testing.T) {
-	own := pgtest.New() // stopped below: not shared with other tests
+	own := pgtest.Private() // stopped below: not shared with other tests
 	t.Cleanup(own.Close)
 	dbURL := own.Database(t)
 	addr, metricsAddr := freeAddr(t), freeAddr(t)

@@ -68,7 +68,7 @@ func requestIDs(t *testing.T, l *Log) ([]string, []Event) {
 // times of the first and last lost, and the chain verifies.
 func TestSpoolWhileStoreDown(t *testing.T) {
 	ctx := context.Background()
-	own := pgtest.New() // stopped below: not the shared cluster
+	own := pgtest.Private() // stopped below: not the shared cluster
 	t.Cleanup(own.Close)
 	db, err := postgres.Open(ctx, own.Database(t), nil)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -243,9 +242,8 @@ func TestTierBudgetInPipeline(t *testing.T) {
 // TestPostgreSQLStopped: with the database gone mid-test, analyze goes on
 // under the local limiter, and a medium-tier call fails closed.
 func TestPostgreSQLStopped(t *testing.T) {
-	down := pgtest.New() // a cluster of its own, to stop
+	down := pgtest.Private() // a cluster of its own, to stop
 	defer down.Close()
-	external := os.Getenv("COBRANCA_TEST_DATABASE_URL") != ""
 	db := openStore(t, down.Database(quietCleanup{t}))
 	if _, err := db.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
@@ -267,11 +265,7 @@ func TestPostgreSQLStopped(t *testing.T) {
 		t.Fatalf("medium call with the store up: %+v", ans)
 	}
 
-	if external {
-		db.Close() // an external server cannot be stopped from here: lose it instead
-	} else {
-		down.Close()
-	}
+	down.Close()
 
 	if ans := callTool(t, r.URL, tok, "test.mark_contacted", markArgs(1)); !ans.isError || ans.code != failure.Unavailable || ans.retryMs <= 0 {
 		t.Errorf("medium call with the store down: %+v, want unavailable with retryAfterMs", ans)
