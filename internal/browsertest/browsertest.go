@@ -6,6 +6,10 @@
 // BROWSERTEST_CHROMIUM). Without it the test is skipped, saying why — except under CI=true,
 // where that is a failure: CI never passes with the browser tests skipped.
 //
+// Under the race detector (go test -race) every browser test is skipped, saying so: -race
+// checks our concurrency, not Chromium's, and a browser's paint, slowed several times by it
+// on a small machine, is no test of ours. CI runs them in its plain `go test` stage.
+//
 //	ctx := browsertest.New(t, time.Minute)
 //	err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.Click(chromedp.CSS("button")))
 package browsertest
@@ -68,6 +72,9 @@ func Binary() (string, error) {
 func New(t *testing.T, timeout time.Duration) context.Context {
 	t.Helper()
 	tier.EndToEnd(t)
+	if raceEnabled {
+		t.Skip("browsertest: browser tests do not run under -race (it checks our concurrency, not Chromium's); the plain go test runs them")
+	}
 	bin, err := Binary()
 	if err != nil {
 		if os.Getenv("CI") == "true" {

@@ -119,26 +119,35 @@ func TestDump(t *testing.T) {
 }
 
 // TestMissingChromium: without Chromium the test is skipped, saying why, and under CI=true it
-// fails. Run in a child test binary, as the rule decides a whole test.
+// fails; under -race it is skipped before any Chromium is looked for, saying so, CI or not.
+// Run in a child test binary, as the rule decides a whole test.
 func TestMissingChromium(t *testing.T) {
 	if os.Getenv("BROWSERTEST_CHILD") != "" {
 		New(t, time.Minute)
 		t.Log("child: got a browser")
 		return
 	}
+	type want struct {
+		fails          bool
+		sayWhich, name string
+	}
 	for _, tc := range []struct {
-		ci       string
-		fails    bool
-		sayWhich string
+		ci    string
+		plain want
+		race  want // built with -race: skipped before looking for Chromium, saying so
 	}{
-		{"", false, "--- SKIP: TestMissingChromium"},
-		{"true", true, "--- FAIL: TestMissingChromium"},
+		{"", want{false, "--- SKIP: TestMissingChromium", "/nonexistent/chromium"}, want{false, "--- SKIP: TestMissingChromium", "-race"}},
+		{"true", want{true, "--- FAIL: TestMissingChromium", "/nonexistent/chromium"}, want{false, "--- SKIP: TestMissingChromium", "-race"}},
 	} {
+		w := tc.plain
+		if raceEnabled {
+			w = tc.race
+		}
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestMissingChromium$", "-test.v", "-test.count", "1")
 		cmd.Env = append(os.Environ(), "BROWSERTEST_CHILD=1", EnvBinary+"=/nonexistent/chromium", "CI="+tc.ci)
 		out, err := cmd.CombinedOutput()
-		if (err != nil) != tc.fails || !strings.Contains(string(out), tc.sayWhich) || !strings.Contains(string(out), "/nonexistent/chromium") {
-			t.Errorf("CI=%q: %v\n%s\nwant %q naming the missing binary", tc.ci, err, out, tc.sayWhich)
+		if (err != nil) != w.fails || !strings.Contains(string(out), w.sayWhich) || !strings.Contains(string(out), w.name) {
+			t.Errorf("CI=%q (race: %v): %v\n%s\nwant %q naming %s", tc.ci, raceEnabled, err, out, w.sayWhich, w.name)
 		}
 		if strings.Contains(string(out), "child: got a browser") {
 			t.Errorf("CI=%q: the child got a browser", tc.ci)
