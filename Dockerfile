@@ -3,8 +3,8 @@
 #   docker build --build-arg VERSION=1.0.0 --build-arg REVISION=$(git rev-parse HEAD) \
 #     --build-arg CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ) -t cobranca .
 # `cobranca version` in the image prints VERSION and REVISION. The build stage's `go build`
-# line is run as written by a test (cmd/cobranca/dockerfile_test.go): keep it one RUN of
-# plain words, quotes and ${VERSION}/${REVISION}.
+# line is run as written, by /bin/sh, by a test (cmd/cobranca/dockerfile_test.go): keep it
+# one RUN, writing under /out.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
