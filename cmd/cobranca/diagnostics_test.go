@@ -42,12 +42,13 @@ func TestDiagnosticsOnlyWithTag(t *testing.T) {
 	}
 }
 
-// TestServedTools: a running server lists, to a token holding every scope,
+// TestDiagnosticToolsServed: a running server lists, to a token holding every scope,
 // the diagnostic tools exactly when it was built with -tags conformance —
 // in the production build, no test_ tool, in tools/list or in `cobranca
 // contracts`. (The plain test run checks the production build; .ci/run
-// runs this package's tests with the tag too.)
-func TestServedTools(t *testing.T) {
+// runs this package's TestDiagnostic* tests with the tag too: a test whose
+// outcome depends on the tag is named so, or .ci/run's tagged run misses it.)
+func TestDiagnosticToolsServed(t *testing.T) {
 	addr := freeAddr(t)
 	// The token's audience is the server's resource URL: serve and token
 	// read the same address.
