@@ -186,6 +186,18 @@ func (es *RowErrors) add(e *RowError) bool {
 	return len(*es) < MaxRowErrors
 }
 
+// check validates the record read at line and refuses an invoice the file
+// already had (seen maps an invoice id to its first line).
+func (es *RowErrors) check(line int, rec *InvoiceRecord, seen map[string]int) {
+	if fe := rec.Validate(); fe != nil {
+		es.add(&RowError{Line: line, Column: fe.Field, Code: fe.Code, Message: fe.Message})
+	} else if first, dup := seen[rec.InvoiceID]; dup {
+		es.add(&RowError{Line: line, Column: "invoiceId", Code: CodeDuplicate, Message: fmt.Sprintf("repeats the invoice of line %d", first)})
+	} else {
+		seen[rec.InvoiceID] = line
+	}
+}
+
 // columns are the CSV header's names: every JSON name of InvoiceRecord.
 var columns = []string{"invoiceId", "customerId", "customerName", "amountCents", "currency", "issueDate",
 	"dueDate", "void", "pixTxid", "ourNumber", "boletoLine", "reference"}
@@ -278,13 +290,7 @@ func ReadInvoicesCSV(r io.Reader, max int) ([]InvoiceRecord, error) {
 			ok = false
 		}
 		if ok {
-			if fe := rec.Validate(); fe != nil {
-				errs.add(&RowError{Line: line, Column: fe.Field, Code: fe.Code, Message: fe.Message})
-			} else if first, dup := seen[rec.InvoiceID]; dup {
-				errs.add(&RowError{Line: line, Column: "invoiceId", Code: CodeDuplicate, Message: fmt.Sprintf("repeats the invoice of line %d", first)})
-			} else {
-				seen[rec.InvoiceID] = line
-			}
+			errs.check(line, &rec, seen)
 		}
 		if len(errs) >= MaxRowErrors {
 			break
@@ -369,12 +375,8 @@ func ReadInvoicesJSONL(r io.Reader, max int) ([]InvoiceRecord, error) {
 			errs.add(&RowError{Line: line, Code: CodeInvalidFormat, Message: "invalid UTF-8"})
 		} else if err := jsonv2.Unmarshal(b, &rec, jsonv2.RejectUnknownMembers(true)); err != nil {
 			errs.add(jsonError(line, err))
-		} else if fe := rec.Validate(); fe != nil {
-			errs.add(&RowError{Line: line, Column: fe.Field, Code: fe.Code, Message: fe.Message})
-		} else if first, dup := seen[rec.InvoiceID]; dup {
-			errs.add(&RowError{Line: line, Column: "invoiceId", Code: CodeDuplicate, Message: fmt.Sprintf("repeats the invoice of line %d", first)})
 		} else {
-			seen[rec.InvoiceID] = line
+			errs.check(line, &rec, seen)
 		}
 		if len(errs) >= MaxRowErrors {
 			break
