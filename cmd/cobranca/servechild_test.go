@@ -22,8 +22,11 @@ import (
 const serveChild = "CBTEST_SERVE_ENVIRON"
 
 // pg is the PostgreSQL cluster of this package's tests, each on a database of its own. A test
-// that stops PostgreSQL starts a cluster of its own.
-var pg = pgtest.New()
+// that stops PostgreSQL starts a cluster of its own. It is never the run's shared server: the
+// tests verify the audit chain, and on PostgreSQL the sealer seals only events older than the
+// server's oldest running transaction (pg_snapshot_xmin), which is server-wide; another
+// package's transaction held open on a shared server would leave their events unsealed.
+var pg = pgtest.Private()
 
 // TestMain runs the tests, or, in a serve child process (startServeProcess), serve.
 func TestMain(m *testing.M) {

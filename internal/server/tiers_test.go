@@ -43,7 +43,11 @@ import (
 	"github.com/cobranca/cobranca/internal/store/postgres"
 )
 
-var pg = pgtest.New()
+// pg is a cluster of this package's own, never the run's shared server: the tests verify
+// the audit chain, and on PostgreSQL the sealer seals only events older than the server's
+// oldest running transaction (pg_snapshot_xmin), which is server-wide. Another package's
+// transaction held open on a shared server would leave their events unsealed.
+var pg = pgtest.Private()
 
 func TestMain(m *testing.M) { pg.Run(m) }
 
