@@ -552,6 +552,12 @@ func ApprovalFrom(ctx context.Context) string {
 	return ""
 }
 
+// absent reports whether a call's arguments are missing: nothing, or null.
+func absent(raw []byte) bool {
+	b := bytes.TrimSpace(raw)
+	return len(b) == 0 || bytes.Equal(b, []byte("null"))
+}
+
 // args are a call's arguments after validation.
 type args struct {
 	raw    []byte // as the tool reads them: without idempotencyKey, dryRun and planHash
@@ -580,6 +586,11 @@ type args struct {
 // arguments validates c's arguments for t: the pipeline's own (key, dry
 // run), then the tool's, by its Decoder.
 func (p *Pipeline) arguments(t *compiled, c Call) (*args, error) {
+	if absent(c.Args) && len(t.Contract.InputSchema.Required) == 0 && !t.FastOutput {
+		// MCP makes arguments optional: a tool that requires no property
+		// reads an absent (or null) arguments as {}, the call it is.
+		c.Args = json.RawMessage("{}")
+	}
 	a := &args{raw: c.Args}
 	if t.Logic != nil {
 		return a, nil
@@ -596,7 +607,7 @@ func (p *Pipeline) arguments(t *compiled, c Call) (*args, error) {
 		a.value = c.Decoded.Value
 		return a, nil
 	}
-	if b := bytes.TrimSpace(a.raw); len(b) == 0 || bytes.Equal(b, []byte("null")) {
+	if absent(a.raw) {
 		if t.FastOutput { // the bulk tool's decoder names what is missing
 			_, err := t.decode([]byte("null"))
 			return nil, err

@@ -932,3 +932,36 @@ func TestEffectDone(t *testing.T) {
 		})
 	}
 }
+
+// TestAbsentArguments: MCP makes a call's arguments optional. A tool whose
+// input schema requires no property reads absent (or null) arguments as
+// {} — the same call, audited the same; a tool that requires one refuses
+// them, naming arguments, and never runs.
+func TestAbsentArguments(t *testing.T) {
+	both(t, func(t *testing.T, db store.DB) {
+		e := newEnv(t, db, envOpts{})
+		keys, err := idempotency.New(db.Dialect(), time.Hour, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := pipeline.New(pipeline.Options{Tools: []pipeline.Tool{storeRead(nil), tierTool(contract.Low, e.count, 0)},
+			Auditor: pipelinetest.Auditor(t, db), DB: db, Keys: keys})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := &auth.Principal{Subject: "alice", Scopes: allScopes()}
+		for _, args := range []json.RawMessage{nil, json.RawMessage(" null "), json.RawMessage(`{}`)} {
+			res := p.Do(context.Background(), pipeline.Call{Principal: pr, RequestID: "r1", Tool: "test.read_store", Args: args})
+			if res.Kind != pipeline.Complete {
+				t.Errorf("read_store with arguments %q: %s %v, want complete", args, kindName(res.Kind), res.Err)
+			}
+			res = p.Do(context.Background(), pipeline.Call{Principal: pr, RequestID: "r1", Tool: "test.low", Args: args})
+			if res.Kind != pipeline.ToolError || code(res) != failure.InvalidArguments {
+				t.Errorf("test.low with arguments %q: %s %v, want invalid_arguments", args, kindName(res.Kind), res.Err)
+			}
+		}
+		if e.count.started != 0 {
+			t.Errorf("test.low ran %d times without its required customer", e.count.started)
+		}
+	})
+}
