@@ -199,7 +199,10 @@ func ValidView(uri string) error {
 	return nil
 }
 
-var diagnosticNameRE = regexp.MustCompile(`^test_[a-z0-9_]+$`)
+// diagnosticNameRE: the conformance suite's names (test_…,
+// json_schema_2020_12_tool) are lower snake case with no dot, so none can
+// be a product tool's domain.verb.
+var diagnosticNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)+$`)
 
 // Validate checks that the contract is complete and that its fields agree
 // with its tier (the tier table: README.md, docs/security-model.md). A contract that fails is a
@@ -212,7 +215,7 @@ func (c *Contract) Validate() error {
 	switch {
 	case c.Category == CategoryDiagnostic:
 		if !diagnosticNameRE.MatchString(c.Name) || c.RiskLevel != Low || len(c.SideEffects.Changes) > 0 {
-			bad("a diagnostic tool is named test_… in lower snake case, low tier, with no side effects")
+			bad("a diagnostic tool is named in lower snake case with no dot (test_…), low tier, with no side effects")
 		}
 	case !nameRE.MatchString(c.Name):
 		bad("name must be domain.verb in lower snake case")

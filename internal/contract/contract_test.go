@@ -250,13 +250,17 @@ func TestDiagnosticNames(t *testing.T) {
 	if _, err := Finish(diag(nil)); err != nil {
 		t.Errorf("Finish(low diagnostic test_…) = %v, want accepted", err)
 	}
+	if _, err := Finish(diag(func(c *Contract) { c.Name = "json_schema_2020_12_tool" })); err != nil {
+		t.Errorf("Finish(low diagnostic json_schema_2020_12_tool) = %v, want accepted", err)
+	}
 	tests := []struct {
 		name string
 		c    Contract
 		want string
 	}{
-		{"diagnostic named domain.verb", diag(func(c *Contract) { c.Name = "collections.analyze" }), "diagnostic tool is named test_"},
-		{"diagnostic in upper case", diag(func(c *Contract) { c.Name = "test_Input" }), "diagnostic tool is named test_"},
+		{"diagnostic named domain.verb", diag(func(c *Contract) { c.Name = "collections.analyze" }), "diagnostic tool is named in lower snake case"},
+		{"diagnostic in upper case", diag(func(c *Contract) { c.Name = "test_Input" }), "diagnostic tool is named in lower snake case"},
+		{"diagnostic with no underscore", diag(func(c *Contract) { c.Name = "test" }), "diagnostic tool is named in lower snake case"},
 		{"diagnostic of a higher tier", func() Contract { c := base(High); c.Name, c.Category = "test_x", CategoryDiagnostic; return c }(), "low tier"},
 		{"product tool named test_", func() Contract { c := base(Low); c.Name = "test_x"; return c }(), "domain.verb"},
 	}
