@@ -13,7 +13,7 @@ import (
 func diagnosticTools() ([]pipeline.Tool, error) { return diagnostics.Tools() }
 
 // diagnosticPrompts are the diagnostic tools also served as prompts.
-func diagnosticPrompts() []string { return []string{diagnostics.PromptName} }
+func diagnosticPrompts() []string { return diagnostics.Prompts }
 
 // diagnosticsBuilt: this build serves the diagnostic tools.
 const diagnosticsBuilt = true

@@ -21,12 +21,28 @@ const diagnosticsPkg = "github.com/cobranca/cobranca/internal/diagnostics"
 // diagnosticNames are the tools the conformance suite calls, all of which
 // a build with -tags conformance serves.
 var diagnosticNames = []string{
+	"json_schema_2020_12_tool",
 	"test_error_handling", "test_input_required_result_capabilities", "test_input_required_result_elicitation",
 	"test_input_required_result_list_roots", "test_input_required_result_multi_round",
 	"test_input_required_result_multiple_inputs", "test_input_required_result_prompt", "test_input_required_result_request_state",
 	"test_input_required_result_sampling", "test_input_required_result_tampered_state",
-	"test_logging_tool", "test_missing_capability", "test_streaming_elicitation",
-	"test_tool_with_progress",
+	"test_logging_tool", "test_missing_capability", "test_prompt_with_arguments", "test_simple_prompt", "test_simple_text",
+	"test_streaming_elicitation", "test_tool_with_progress",
+}
+
+// diagnosticPromptNames are the diagnostic tools also served as prompts, in
+// the order prompts/list gives.
+var diagnosticPromptNames = []string{"test_input_required_result_prompt", "test_prompt_with_arguments", "test_simple_prompt"}
+
+func promptNames(res *mcp.ListPromptsResult) []string {
+	if res == nil {
+		return nil
+	}
+	var names []string
+	for _, p := range res.Prompts {
+		names = append(names, p.Name)
+	}
+	return names
 }
 
 // TestDiagnosticsOnlyWithTag: the production build of cobranca links no
@@ -87,8 +103,8 @@ func TestDiagnosticToolsServed(t *testing.T) {
 	prompts, err := sess.ListPrompts(t.Context(), nil)
 	var rpcErr *jsonrpc.Error
 	switch {
-	case diagnosticsBuilt && (err != nil || len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "test_input_required_result_prompt"):
-		t.Errorf("prompts/list = %+v, %v; want the one diagnostic prompt", prompts, err)
+	case diagnosticsBuilt && (err != nil || !slices.Equal(promptNames(prompts), diagnosticPromptNames)):
+		t.Errorf("prompts/list = %+v, %v; want the diagnostic prompts %q", prompts, err, diagnosticPromptNames)
 	case !diagnosticsBuilt && (!errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound):
 		t.Errorf("prompts/list = %+v, %v; want method not found", prompts, err)
 	}
@@ -99,7 +115,7 @@ func TestDiagnosticToolsServed(t *testing.T) {
 	for what, names := range map[string][]string{"tools/list": tools, "cobranca contracts": contracts} {
 		var diag []string
 		for _, n := range names {
-			if strings.HasPrefix(n, "test_") {
+			if !strings.Contains(n, ".") { // a product tool is domain.verb
 				diag = append(diag, n)
 			}
 		}

@@ -277,15 +277,88 @@ func mapKeys(m map[string]any) map[string]bool {
 func TestContracts(t *testing.T) {
 	p := newPipeline(t)
 	for _, c := range p.Contracts() {
-		if !strings.HasPrefix(c.Name, "test_") || c.RiskLevel != "low" || c.HasSideEffects() || !slices.Equal(c.Permissions, []string{Scope}) {
+		if (!strings.HasPrefix(c.Name, "test_") && c.Name != JSONSchemaTool) || c.RiskLevel != "low" || c.HasSideEffects() || !slices.Equal(c.Permissions, []string{Scope}) {
 			t.Errorf("contract %s: tier %s, permissions %v", c.Name, c.RiskLevel, c.Permissions)
 		}
-		res := p.Do(context.Background(), pipeline.Call{Principal: &auth.Principal{Subject: "s", Scopes: []string{"collections:read"}}, Tool: c.Name, Args: json.RawMessage(`{}`), Client: everyCap})
+		res := p.Do(context.Background(), pipeline.Call{Principal: &auth.Principal{Subject: "s", Scopes: []string{"collections:read"}}, Tool: c.Name, Args: json.RawMessage(`{"phone":"1","arg1":"a","arg2":"b"}`), Client: everyCap})
 		if res.Kind != pipeline.Denied {
 			t.Errorf("%s without %s: result kind %v, want denied", c.Name, Scope, res.Kind)
 		}
 	}
-	if n := len(p.Contracts()); n != 14 {
-		t.Errorf("%d diagnostic tools, want 14", n)
+	if n := len(p.Contracts()); n != 18 {
+		t.Errorf("%d diagnostic tools, want 18", n)
+	}
+}
+
+// TestTextFixtures: the suite's text tools and prompts answer its texts,
+// arguments substituted; test_simple_text also when called without
+// arguments (MCP makes them optional; it requires none).
+func TestTextFixtures(t *testing.T) {
+	p := newPipeline(t)
+	ctx := context.Background()
+	c := call("test_simple_text", everyCap, "", nil)
+	c.Args = nil
+	completed(t, p.Do(ctx, c), "This is a simple text response for testing.")
+	completed(t, p.Do(ctx, call("test_simple_prompt", everyCap, "", nil)), "This is a simple prompt for testing.")
+	c = call("test_prompt_with_arguments", everyCap, "", nil)
+	c.Args = json.RawMessage(`{"arg1":"testValue1","arg2":"testValue2"}`)
+	completed(t, p.Do(ctx, c), "Prompt with arguments: arg1='testValue1', arg2='testValue2'")
+	for _, args := range []string{``, `{"arg1":"a"}`, `{"arg1":"a","arg2":"b","arg3":"c"}`, `{"arg1":1,"arg2":"b"}`} {
+		c.Args = json.RawMessage(args)
+		if res := p.Do(ctx, c); res.Kind != pipeline.ToolError || res.Err.Code != failure.InvalidArguments {
+			t.Errorf("test_prompt_with_arguments %s: %+v (err %v), want invalid_arguments", args, res, res.Err)
+		}
+	}
+	if !slices.Equal(Prompts, []string{PromptName, "test_simple_prompt", "test_prompt_with_arguments"}) {
+		t.Errorf("prompts %v", Prompts)
+	}
+}
+
+// TestJSONSchema2020: json_schema_2020_12_tool lists its input schema with
+// every keyword the suite reads back ($schema, $defs with $anchor,
+// additionalProperties false, allOf/anyOf, if/then/else), and the pipeline
+// validates calls against it: $ref, the composition and the condition hold.
+func TestJSONSchema2020(t *testing.T) {
+	p := newPipeline(t)
+	var schema map[string]any
+	for _, c := range p.Contracts() {
+		if c.Name != JSONSchemaTool {
+			continue
+		}
+		b, err := json.Marshal(c.InputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defs, _ := schema["$defs"].(map[string]any)
+	address, _ := defs["address"].(map[string]any)
+	allOf, _ := schema["allOf"].([]any)
+	if schema["$schema"] != "https://json-schema.org/draft/2020-12/schema" || address["$anchor"] != "addressDef" ||
+		schema["additionalProperties"] != false || len(allOf) != 1 || schema["if"] == nil || schema["then"] == nil || schema["else"] == nil {
+		t.Fatalf("listed input schema %v lacks a keyword the suite reads back", schema)
+	}
+	ctx := context.Background()
+	c := call(JSONSchemaTool, everyCap, "", nil)
+	for args, want := range map[string]string{
+		`{"name":"Ana","phone":"555","contactMethod":"phone"}`:                   "by phone",
+		`{"email":"a@example.com","address":{"street":"Rua 1","city":"Lisboa"}}`: "by e-mail",
+	} {
+		c.Args = json.RawMessage(args)
+		completed(t, p.Do(ctx, c), want)
+	}
+	for _, args := range []string{
+		`{}`, // neither phone nor email (allOf/anyOf)
+		`{"contactMethod":"phone","email":"a@example.com"}`, // then: phone required
+		`{"phone":"555"}`, // else: email required
+		`{"email":"a@example.com","address":{"city":1}}`, // $ref: city is a string
+		`{"email":"a@example.com","fax":"1"}`,            // additionalProperties
+	} {
+		c.Args = json.RawMessage(args)
+		if res := p.Do(ctx, c); res.Kind != pipeline.ToolError || res.Err.Code != failure.InvalidArguments {
+			t.Errorf("%s %s: %+v (err %v), want invalid_arguments", JSONSchemaTool, args, res, res.Err)
+		}
 	}
 }
