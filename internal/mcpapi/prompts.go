@@ -15,8 +15,9 @@ import (
 // addPrompts serves each of the named tools also as an MCP prompt: a
 // prompts/get of it is a call through the pipeline — scopes, budget,
 // validation, request states and audit as for tools/call — whose text is
-// the prompt's one message. Only a text-only read whose arguments are all
-// strings (a prompt's arguments are) can be one.
+// the prompt's messages, one per content (its text, then its media). Only a
+// text-only read whose arguments are all strings (a prompt's arguments are)
+// can be one.
 func (h *Handler) addPrompts(srv *mcp.Server, names []string) error {
 	served := map[string]*contract.Contract{}
 	for _, c := range h.pipe.Contracts() {
@@ -59,7 +60,11 @@ func (h *Handler) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	}
 	switch res.Kind {
 	case pipeline.Complete:
-		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: res.Summary}}}}, nil
+		var msgs []*mcp.PromptMessage
+		for _, c := range contents(res) {
+			msgs = append(msgs, &mcp.PromptMessage{Role: "user", Content: c})
+		}
+		return &mcp.GetPromptResult{Messages: msgs}, nil
 	case pipeline.InputRequired:
 		reqs, err := inputRequests(res.Inputs)
 		if err != nil {

@@ -40,7 +40,7 @@ func errorResult(fe *failure.Error) *mcp.CallToolResult {
 func toMCP(res pipeline.Result) (*mcp.CallToolResult, error) {
 	switch res.Kind {
 	case pipeline.Complete:
-		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Summary}}}
+		out := &mcp.CallToolResult{Content: contents(res)}
 		if res.Structured != nil {
 			out.StructuredContent = json.RawMessage(res.Structured)
 		}
@@ -130,4 +130,28 @@ func clientOf(req declaring) pipeline.Client {
 		c.Roots = caps.RootsV2 != nil || caps.Roots.ListChanged //lint:ignore SA1019 still served (SEP-2577's deprecation window)
 	}
 	return c
+}
+
+// contents are a complete result's contents: its text, then its media (a
+// result of media alone has no text content).
+func contents(res pipeline.Result) []mcp.Content {
+	var out []mcp.Content
+	if res.Summary != "" || len(res.Media) == 0 {
+		out = append(out, &mcp.TextContent{Text: res.Summary})
+	}
+	for _, m := range res.Media {
+		switch m.Kind {
+		case pipeline.Image:
+			out = append(out, &mcp.ImageContent{MIMEType: m.MIMEType, Data: m.Data})
+		case pipeline.Audio:
+			out = append(out, &mcp.AudioContent{MIMEType: m.MIMEType, Data: m.Data})
+		case pipeline.Resource:
+			rc := &mcp.ResourceContents{URI: m.URI, MIMEType: m.MIMEType, Text: m.Text}
+			if m.Text == "" {
+				rc.Blob = m.Data
+			}
+			out = append(out, &mcp.EmbeddedResource{Resource: rc})
+		}
+	}
+	return out
 }

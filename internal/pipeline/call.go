@@ -171,7 +171,7 @@ func (cl *callState) complete(eff Effect, err error, buf []byte) Result {
 	}
 	rec := cl.record(outcome, "")
 	rec.Result, rec.Details, rec.AppendCanonicalArgs = body, eff.Details, eff.AppendCanonicalArgs
-	return cl.finish(rec, Result{Kind: Complete, Structured: body, Summary: summaryOf(eff)})
+	return cl.finish(rec, Result{Kind: Complete, Structured: body, Summary: summaryOf(eff), Media: eff.Media})
 }
 
 func summaryOf(eff Effect) string {
@@ -193,6 +193,9 @@ type jsonAppender interface {
 // offending result.
 func (cl *callState) checkOutput(eff Effect, dst []byte) ([]byte, error) {
 	t := cl.tool
+	if len(eff.Media) > 0 && (eff.Structured != nil || t.Contract.HasSideEffects()) {
+		return nil, fmt.Errorf("tool %s answered media: only a text-only read can", t.Contract.Name)
+	}
 	if eff.Structured == nil {
 		if t.fast != nil || t.output != nil {
 			return nil, fmt.Errorf("tool %s returned no structured result", t.Contract.Name)

@@ -135,8 +135,9 @@ type Input struct {
 // Result is the outcome of a call.
 type Result struct {
 	Kind       Kind
-	Structured []byte // Complete; nil for a text-only tool
-	Summary    string // Complete: the text content
+	Structured []byte  // Complete; nil for a text-only tool
+	Summary    string  // Complete: the text content
+	Media      []Media // Complete: content after the text (Effect.Media)
 	Inputs     map[string]Input
 	State      string
 	Err        *failure.Error

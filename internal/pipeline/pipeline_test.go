@@ -965,3 +965,21 @@ func TestAbsentArguments(t *testing.T) {
 		}
 	})
 }
+
+// TestMediaOnlyFromTextReads: a read with a structured result that answers
+// media is a server bug: the caller gets an internal error, never the media.
+func TestMediaOnlyFromTextReads(t *testing.T) {
+	tool := pipeline.Tool{Contract: tierContract("test.low", contract.Low), Decode: pipeline.Strict[markArgs]()}
+	tool.Run = func(context.Context, any) (pipeline.Effect, error) {
+		return pipeline.Effect{Structured: map[string]any{"ok": true, "customer": "c"}, Summary: "s",
+			Media: []pipeline.Media{{Kind: pipeline.Image, MIMEType: "image/png", Data: []byte{1}}}}, nil
+	}
+	p, err := pipeline.New(pipeline.Options{Tools: []pipeline.Tool{tool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := p.Do(context.Background(), pipeline.Call{Principal: agent, RequestID: "r1", Tool: "test.low", Args: json.RawMessage(`{"customer":"c"}`)})
+	if res.Kind != pipeline.ToolError || code(res) != failure.Internal || res.Media != nil || res.Structured != nil {
+		t.Errorf("%s %v (media %v), want an internal error and no media", kindName(res.Kind), res.Err, res.Media)
+	}
+}

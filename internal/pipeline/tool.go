@@ -45,6 +45,11 @@ type Effect struct {
 	// appends their canonical encoding (RFC 8785) to a buffer: the audit log
 	// digests that instead of canonicalizing the raw arguments a second time.
 	AppendCanonicalArgs func([]byte) []byte
+	// Media, from a text-only read (the conformance suite's content
+	// fixtures), is the content answered after Text: images, audio,
+	// embedded resources. A tool with side effects or a structured result
+	// cannot answer it (checkOutput): a key stores text and structure only.
+	Media []Media
 	// Done, when set, is called once the pipeline is done with the effect
 	// and the arguments it was made from — the result encoded and checked,
 	// the call audited — for a read or a dry run that answers it: a tool
@@ -57,6 +62,25 @@ type Effect struct {
 // Logic runs one read-only call on raw JSON arguments, decoding and
 // validating them itself.
 type Logic func(ctx context.Context, args json.RawMessage) (Effect, error)
+
+// MediaKind is the kind of a Media content.
+type MediaKind string
+
+// The kinds of Media, named as MCP names the content.
+const (
+	Image    MediaKind = "image"
+	Audio    MediaKind = "audio"
+	Resource MediaKind = "resource" // an embedded resource: URI, and Text or Data
+)
+
+// Media is one content of a result beyond its text.
+type Media struct {
+	Kind     MediaKind
+	MIMEType string
+	Data     []byte // image, audio, or a binary resource
+	URI      string // resource
+	Text     string // a text resource
+}
 
 // Decoder reads a tool's arguments: the JSON object at the start of b, which
 // may run on past it. It returns the decoded arguments and the object's
