@@ -22,17 +22,19 @@ const diagnosticsPkg = "github.com/cobranca/cobranca/internal/diagnostics"
 // a build with -tags conformance serves.
 var diagnosticNames = []string{
 	"json_schema_2020_12_tool",
-	"test_error_handling", "test_input_required_result_capabilities", "test_input_required_result_elicitation",
+	"test_audio_content", "test_embedded_resource", "test_error_handling", "test_image_content", "test_input_required_result_capabilities", "test_input_required_result_elicitation",
 	"test_input_required_result_list_roots", "test_input_required_result_multi_round",
 	"test_input_required_result_multiple_inputs", "test_input_required_result_prompt", "test_input_required_result_request_state",
 	"test_input_required_result_sampling", "test_input_required_result_tampered_state",
-	"test_logging_tool", "test_missing_capability", "test_prompt_with_arguments", "test_simple_prompt", "test_simple_text",
+	"test_logging_tool", "test_missing_capability", "test_multiple_content_types", "test_prompt_with_arguments",
+	"test_prompt_with_embedded_resource", "test_prompt_with_image", "test_simple_prompt", "test_simple_text",
 	"test_streaming_elicitation", "test_tool_with_progress",
 }
 
 // diagnosticPromptNames are the diagnostic tools also served as prompts, in
 // the order prompts/list gives.
-var diagnosticPromptNames = []string{"test_input_required_result_prompt", "test_prompt_with_arguments", "test_simple_prompt"}
+var diagnosticPromptNames = []string{"test_input_required_result_prompt", "test_prompt_with_arguments",
+	"test_prompt_with_embedded_resource", "test_prompt_with_image", "test_simple_prompt"}
 
 func promptNames(res *mcp.ListPromptsResult) []string {
 	if res == nil {

@@ -32,7 +32,7 @@ const PromptName = "test_input_required_result_prompt"
 
 // Prompts are the diagnostic tools also served as prompts (mcpapi's
 // Options.Prompts), by the names the suite's prompts/get scenarios use.
-var Prompts = []string{PromptName, "test_simple_prompt", "test_prompt_with_arguments"}
+var Prompts = []string{PromptName, "test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_image", "test_prompt_with_embedded_resource"}
 
 // IntentionalError is the failure of test_error_handling, every call.
 const IntentionalError failure.Code = "intentional_error"
@@ -86,6 +86,13 @@ func specs(in *inputs) []spec {
 		{name: "test_simple_prompt", title: "A simple prompt", description: "Answers one fixed text; served as a prompt too.", run: simplePrompt},
 		{name: "test_prompt_with_arguments", title: "A prompt with arguments", description: "Answers a text naming its two arguments; served as a prompt too.",
 			input: promptArgsSchema(), decode: pipeline.Strict[promptArgs](), runArgs: promptWithArguments},
+		{name: "test_image_content", title: "Answer an image", description: "Answers a 1×1 red PNG image.", run: imageContent},
+		{name: "test_audio_content", title: "Answer audio", description: "Answers 10 ms of silence as audio/wav.", run: audioContent},
+		{name: "test_embedded_resource", title: "Answer an embedded resource", description: "Answers one embedded text resource.", run: embeddedResource},
+		{name: "test_multiple_content_types", title: "Answer mixed content", description: "Answers a text, an image and an embedded resource.", run: multipleContent},
+		{name: "test_prompt_with_image", title: "A prompt with an image", description: "Answers an image and a text asking to analyse it; served as a prompt too.", run: promptWithImage},
+		{name: "test_prompt_with_embedded_resource", title: "A prompt with an embedded resource", description: "Answers the resource its argument names, embedded, and a text asking to process it; served as a prompt too.",
+			input: resourceArgsSchema(), decode: pipeline.Strict[resourceArgs](), runArgs: promptWithResource},
 		{name: JSONSchemaTool, title: "A JSON Schema 2020-12 input", description: "Takes arguments described with JSON Schema 2020-12 keywords ($defs, $ref, $anchor, allOf/anyOf, if/then/else) and says which contact method they name.",
 			input: jsonSchema2020(), decode: pipeline.Strict[contactArgs](), runArgs: contact},
 	}
@@ -120,7 +127,7 @@ func Tools() ([]pipeline.Tool, error) {
 			Category:        contract.CategoryDiagnostic,
 			RiskLevel:       contract.Low,
 			InputSchema:     input,
-			// Text only: the answer is one text content, no structured result.
+			// Text only: the answer is text content (and media), no structured result.
 			OutputSchema: &jsonschema.Schema{},
 			Permissions:  []string{Scope},
 			SideEffects:  contract.SideEffects{OnRepeat: "Asks again, or answers again; nothing is changed."},

@@ -3,8 +3,11 @@
 package diagnostics
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"image/png"
 	"maps"
 	"slices"
 	"strings"
@@ -280,13 +283,13 @@ func TestContracts(t *testing.T) {
 		if (!strings.HasPrefix(c.Name, "test_") && c.Name != JSONSchemaTool) || c.RiskLevel != "low" || c.HasSideEffects() || !slices.Equal(c.Permissions, []string{Scope}) {
 			t.Errorf("contract %s: tier %s, permissions %v", c.Name, c.RiskLevel, c.Permissions)
 		}
-		res := p.Do(context.Background(), pipeline.Call{Principal: &auth.Principal{Subject: "s", Scopes: []string{"collections:read"}}, Tool: c.Name, Args: json.RawMessage(`{"phone":"1","arg1":"a","arg2":"b"}`), Client: everyCap})
+		res := p.Do(context.Background(), pipeline.Call{Principal: &auth.Principal{Subject: "s", Scopes: []string{"collections:read"}}, Tool: c.Name, Args: json.RawMessage(`{"phone":"1","arg1":"a","arg2":"b","resourceUri":"test://r"}`), Client: everyCap})
 		if res.Kind != pipeline.Denied {
 			t.Errorf("%s without %s: result kind %v, want denied", c.Name, Scope, res.Kind)
 		}
 	}
-	if n := len(p.Contracts()); n != 18 {
-		t.Errorf("%d diagnostic tools, want 18", n)
+	if n := len(p.Contracts()); n != 24 {
+		t.Errorf("%d diagnostic tools, want 24", n)
 	}
 }
 
@@ -309,7 +312,7 @@ func TestTextFixtures(t *testing.T) {
 			t.Errorf("test_prompt_with_arguments %s: %+v (err %v), want invalid_arguments", args, res, res.Err)
 		}
 	}
-	if !slices.Equal(Prompts, []string{PromptName, "test_simple_prompt", "test_prompt_with_arguments"}) {
+	if !slices.Equal(Prompts, []string{PromptName, "test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_image", "test_prompt_with_embedded_resource"}) {
 		t.Errorf("prompts %v", Prompts)
 	}
 }
@@ -360,5 +363,47 @@ func TestJSONSchema2020(t *testing.T) {
 		if res := p.Do(ctx, c); res.Kind != pipeline.ToolError || res.Err.Code != failure.InvalidArguments {
 			t.Errorf("%s %s: %+v (err %v), want invalid_arguments", JSONSchemaTool, args, res, res.Err)
 		}
+	}
+}
+
+// TestMediaFixtures: the content fixtures answer what the suite reads — a
+// real PNG and WAV, embedded resources — through the pipeline.
+func TestMediaFixtures(t *testing.T) {
+	p := newPipeline(t)
+	ctx := context.Background()
+	do := func(tool, args string) pipeline.Result {
+		c := call(tool, everyCap, "", nil)
+		c.Args = json.RawMessage(args)
+		res := p.Do(ctx, c)
+		if res.Kind != pipeline.Complete {
+			t.Fatalf("%s: %+v (err %v), want complete", tool, res, res.Err)
+		}
+		return res
+	}
+	img := do("test_image_content", `{}`)
+	if len(img.Media) != 1 || img.Media[0].Kind != pipeline.Image || img.Media[0].MIMEType != "image/png" || img.Summary != "" {
+		t.Fatalf("test_image_content: %+v", img)
+	}
+	if cfg, err := png.DecodeConfig(bytes.NewReader(img.Media[0].Data)); err != nil || cfg.Width != 1 || cfg.Height != 1 {
+		t.Errorf("image: %+v, %v; want a 1×1 PNG", cfg, err)
+	}
+	audio := do("test_audio_content", `{}`)
+	if len(audio.Media) != 1 || audio.Media[0].MIMEType != "audio/wav" || !bytes.HasPrefix(audio.Media[0].Data, []byte("RIFF")) ||
+		string(audio.Media[0].Data[8:12]) != "WAVE" || int(binary.LittleEndian.Uint32(audio.Media[0].Data[4:8])) != len(audio.Media[0].Data)-8 {
+		t.Errorf("test_audio_content: %+v, want one RIFF WAVE file whose size field holds", audio.Media)
+	}
+	if r := do("test_embedded_resource", `{}`); len(r.Media) != 1 || r.Media[0].Kind != pipeline.Resource || r.Media[0].URI == "" || r.Media[0].Text == "" {
+		t.Errorf("test_embedded_resource: %+v", r.Media)
+	}
+	mixed := do("test_multiple_content_types", `{}`)
+	if mixed.Summary == "" || len(mixed.Media) != 2 || mixed.Media[0].Kind != pipeline.Image || mixed.Media[1].Kind != pipeline.Resource {
+		t.Errorf("test_multiple_content_types: %+v", mixed)
+	}
+	if r := do("test_prompt_with_embedded_resource", `{"resourceUri":"test://example-resource"}`); len(r.Media) != 1 || r.Media[0].URI != "test://example-resource" {
+		t.Errorf("test_prompt_with_embedded_resource: %+v, want the resource its argument names", r.Media)
+	}
+	c := call("test_prompt_with_embedded_resource", everyCap, "", nil)
+	if res := p.Do(ctx, c); res.Kind != pipeline.ToolError || res.Err.Code != failure.InvalidArguments {
+		t.Errorf("test_prompt_with_embedded_resource without resourceUri: %+v, want invalid_arguments", res)
 	}
 }

@@ -3,7 +3,12 @@
 package diagnostics
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"image"
+	"image/color"
+	"image/png"
 
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -91,4 +96,81 @@ func contact(_ context.Context, v any) (pipeline.Effect, error) {
 		return text("Contact by phone.")
 	}
 	return text("Contact by e-mail.")
+}
+
+// redPixel is a 1×1 red PNG, encoded by image/png.
+var redPixel = func() []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 1, 1))
+	img.Set(0, 0, color.RGBA{R: 255, A: 255})
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		panic(err) // an in-memory encode of a valid image cannot fail
+	}
+	return b.Bytes()
+}()
+
+// silence is a WAV file (RIFF, PCM, mono, 8 kHz, 8 bits) of 80 samples of
+// silence: 10 ms.
+var silence = func() []byte {
+	const rate, samples = 8000, 80
+	var b bytes.Buffer
+	w := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) } // a bytes.Buffer write cannot fail
+	b.WriteString("RIFF")
+	w(uint32(36 + samples))
+	b.WriteString("WAVEfmt ")
+	w(uint32(16))
+	w(uint16(1)) // PCM
+	w(uint16(1)) // mono
+	w(uint32(rate))
+	w(uint32(rate)) // bytes per second
+	w(uint16(1))    // block align
+	w(uint16(8))    // bits per sample
+	b.WriteString("data")
+	w(uint32(samples))
+	b.Write(bytes.Repeat([]byte{128}, samples)) // 8-bit PCM's zero
+	return b.Bytes()
+}()
+
+func media(m ...pipeline.Media) (pipeline.Effect, error) { return pipeline.Effect{Media: m}, nil }
+
+var pngMedia = pipeline.Media{Kind: pipeline.Image, MIMEType: "image/png", Data: redPixel}
+
+func imageContent(context.Context) (pipeline.Effect, error) { return media(pngMedia) }
+
+func audioContent(context.Context) (pipeline.Effect, error) {
+	return media(pipeline.Media{Kind: pipeline.Audio, MIMEType: "audio/wav", Data: silence})
+}
+
+func embeddedResource(context.Context) (pipeline.Effect, error) {
+	return media(pipeline.Media{Kind: pipeline.Resource, URI: "test://embedded-resource", MIMEType: "text/plain",
+		Text: "This is an embedded resource content."})
+}
+
+func multipleContent(context.Context) (pipeline.Effect, error) {
+	return pipeline.Effect{Text: "Multiple content types test:", Media: []pipeline.Media{pngMedia,
+		{Kind: pipeline.Resource, URI: "test://mixed-content-resource", MIMEType: "application/json", Text: `{"test":"data","value":123}`}}}, nil
+}
+
+func promptWithImage(context.Context) (pipeline.Effect, error) {
+	return pipeline.Effect{Text: "Please analyze the image.", Media: []pipeline.Media{pngMedia}}, nil
+}
+
+// resourceArgs are test_prompt_with_embedded_resource's arguments.
+type resourceArgs struct {
+	ResourceURI string `json:"resourceUri"`
+}
+
+func resourceArgsSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type:                 "object",
+		Properties:           map[string]*jsonschema.Schema{"resourceUri": {Type: "string", Description: "URI of the resource to embed", MinLength: jsonschema.Ptr(1), MaxLength: jsonschema.Ptr(2048)}},
+		Required:             []string{"resourceUri"},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+	}
+}
+
+func promptWithResource(_ context.Context, v any) (pipeline.Effect, error) {
+	a := v.(*resourceArgs)
+	return pipeline.Effect{Text: "Please process the embedded resource.", Media: []pipeline.Media{
+		{Kind: pipeline.Resource, URI: a.ResourceURI, MIMEType: "text/plain", Text: "Embedded resource content for testing."}}}, nil
 }
