@@ -47,6 +47,9 @@ type Options struct {
 	// prompt. None in production, which advertises no prompts capability
 	// and answers prompts/* "method not found".
 	Prompts []string
+	// Resources are served besides the tools' views: the conformance
+	// build's fixtures. None in production.
+	Resources []Resource
 }
 
 // Handler is the MCP endpoint. It reads each request body once, under the
@@ -108,6 +111,9 @@ func New(opts Options) (*Handler, error) {
 		caps.Prompts = &mcp.PromptCapabilities{}
 	}
 	addViews := h.addViews(caps)
+	if len(opts.Resources) > 0 {
+		caps.Resources = &mcp.ResourceCapabilities{}
+	}
 	h.calls, h.notifications = servedMethods(caps)
 	srv := mcp.NewServer(impl, &mcp.ServerOptions{
 		Logger:       sdkLog,
@@ -121,6 +127,9 @@ func New(opts Options) (*Handler, error) {
 		add(srv)
 	}
 	if err := h.addPrompts(srv, opts.Prompts); err != nil {
+		return nil, err
+	}
+	if err := addResources(srv, opts.Resources); err != nil {
 		return nil, err
 	}
 	sdkOpts := mcp.StreamableHTTPOptions{
