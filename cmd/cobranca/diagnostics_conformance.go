@@ -4,6 +4,7 @@ package main
 
 import (
 	"github.com/cobranca/cobranca/internal/diagnostics"
+	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/pipeline"
 )
 
@@ -14,6 +15,9 @@ func diagnosticTools() ([]pipeline.Tool, error) { return diagnostics.Tools() }
 
 // diagnosticPrompts are the diagnostic tools also served as prompts.
 func diagnosticPrompts() []string { return diagnostics.Prompts }
+
+// diagnosticResources are the suite's resource fixtures.
+func diagnosticResources() []mcpapi.Resource { return diagnostics.Resources() }
 
 // diagnosticsBuilt: this build serves the diagnostic tools.
 const diagnosticsBuilt = true

@@ -174,7 +174,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 		return err
 	}
 	mcpHandler, err := mcpapi.New(mcpapi.Options{Logger: log, MaxBodyBytes: cfg.MaxBodyBytes, Scopes: authn,
-		Pipeline: pipe, DisableFastPath: !cfg.FastPath, Prompts: diagnosticPrompts()})
+		Pipeline: pipe, DisableFastPath: !cfg.FastPath, Prompts: diagnosticPrompts(), Resources: diagnosticResources()})
 	if err != nil {
 		return err
 	}

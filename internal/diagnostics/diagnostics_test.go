@@ -407,3 +407,20 @@ func TestMediaFixtures(t *testing.T) {
 		t.Errorf("test_prompt_with_embedded_resource without resourceUri: %+v, want invalid_arguments", res)
 	}
 }
+
+// TestTemplateData: the template answers the id of its URI, one path
+// segment, and nothing else.
+func TestTemplateData(t *testing.T) {
+	text, _, err := templateData("test://template/123/data")
+	if err != nil || text != `{"data":"Data for ID: 123","id":"123","templateTest":true}` {
+		t.Errorf("templateData = %s, %v", text, err)
+	}
+	for _, uri := range []string{"test://template//data", "test://template/1/2/data", "test://other/1/data", "test://template/1"} {
+		if _, _, err := templateData(uri); err == nil {
+			t.Errorf("templateData(%s) answered", uri)
+		}
+	}
+	if n := len(Resources()); n != 3 {
+		t.Errorf("%d resources, want 3", n)
+	}
+}
