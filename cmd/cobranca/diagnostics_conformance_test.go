@@ -114,3 +114,51 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// TestDiagnosticParamHeader: over real HTTP, test_custom_header's region,
+// marked x-mcp-header in its listed schema, must come in an Mcp-Param-Region
+// header too (SEP-2243): literal or =?base64?…?=; a missing, differing or
+// badly encoded header is HTTP 400 and -32020, and the tool never runs.
+func TestDiagnosticParamHeader(t *testing.T) {
+	addr, token := serveDiagnostics(t)
+	call := func(header string, set bool) (int, map[string]any) {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"` + diagnostics.HeaderTool + `","arguments":{"region":"eu"}}}`
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": diagnostics.HeaderTool, "Authorization": "Bearer " + token} {
+			req.Header.Set(k, v)
+		}
+		if set {
+			req.Header.Set("Mcp-Param-Region", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, m
+	}
+	for _, h := range []string{"eu", "=?base64?ZXU=?="} {
+		status, m := call(h, true)
+		if result, _ := m["result"].(map[string]any); status != http.StatusOK || !strings.Contains(string(must(json.Marshal(result["content"]))), "Region: eu") {
+			t.Errorf("Mcp-Param-Region %q: %d %v, want the tool's answer", h, status, m)
+		}
+	}
+	for _, c := range []struct {
+		name, header string
+		set          bool
+	}{{"missing", "", false}, {"another value", "us", true}, {"Base64 without its padding", "=?base64?ZXU?=", true}, {"not Base64", "=?base64?Z!U=?=", true}} {
+		status, m := call(c.header, c.set)
+		if e, _ := m["error"].(map[string]any); status != http.StatusBadRequest || e["code"] != float64(-32020) {
+			t.Errorf("%s header: %d %v, want HTTP 400 and error -32020", c.name, status, m)
+		}
+	}
+}

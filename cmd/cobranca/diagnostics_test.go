@@ -22,7 +22,7 @@ const diagnosticsPkg = "github.com/cobranca/cobranca/internal/diagnostics"
 // a build with -tags conformance serves.
 var diagnosticNames = []string{
 	"json_schema_2020_12_tool",
-	"test_audio_content", "test_embedded_resource", "test_error_handling", "test_image_content", "test_input_required_result_capabilities", "test_input_required_result_elicitation",
+	"test_audio_content", "test_custom_header", "test_embedded_resource", "test_error_handling", "test_image_content", "test_input_required_result_capabilities", "test_input_required_result_elicitation",
 	"test_input_required_result_list_roots", "test_input_required_result_multi_round",
 	"test_input_required_result_multiple_inputs", "test_input_required_result_prompt", "test_input_required_result_request_state",
 	"test_input_required_result_sampling", "test_input_required_result_tampered_state",

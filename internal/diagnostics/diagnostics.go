@@ -93,6 +93,8 @@ func specs(in *inputs) []spec {
 		{name: "test_prompt_with_image", title: "A prompt with an image", description: "Answers an image and a text asking to analyse it; served as a prompt too.", run: promptWithImage},
 		{name: "test_prompt_with_embedded_resource", title: "A prompt with an embedded resource", description: "Answers the resource its argument names, embedded, and a text asking to process it; served as a prompt too.",
 			input: resourceArgsSchema(), decode: pipeline.Strict[resourceArgs](), runArgs: promptWithResource},
+		{name: HeaderTool, title: "An argument mirrored in a header", description: "Echoes its region, an argument marked x-mcp-header: the client sends it in an Mcp-Param-Region header too, and the transport refuses a call whose header is missing or differs (SEP-2243).",
+			input: headerArgsSchema(), decode: pipeline.Strict[headerArgs](), runArgs: echoRegion},
 		{name: JSONSchemaTool, title: "A JSON Schema 2020-12 input", description: "Takes arguments described with JSON Schema 2020-12 keywords ($defs, $ref, $anchor, allOf/anyOf, if/then/else) and says which contact method they name.",
 			input: jsonSchema2020(), decode: pipeline.Strict[contactArgs](), runArgs: contact},
 	}

@@ -288,8 +288,8 @@ func TestContracts(t *testing.T) {
 			t.Errorf("%s without %s: result kind %v, want denied", c.Name, Scope, res.Kind)
 		}
 	}
-	if n := len(p.Contracts()); n != 24 {
-		t.Errorf("%d diagnostic tools, want 24", n)
+	if n := len(p.Contracts()); n != 25 {
+		t.Errorf("%d diagnostic tools, want 25", n)
 	}
 }
 

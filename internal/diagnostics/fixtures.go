@@ -19,6 +19,34 @@ import (
 // keyword.
 const JSONSchemaTool = "json_schema_2020_12_tool"
 
+// HeaderTool is the tool of the suite's http-custom-header-server-validation
+// scenario: its one argument carries the x-mcp-header mark (SEP-2243), so a
+// 2026-07-28 client mirrors it in an Mcp-Param-Region header, and go-sdk's
+// transport, which reads the mark from the tool's listed input schema,
+// refuses (HTTP 400, -32020) a call whose header is missing, is not valid
+// Base64 inside =?base64?…?=, or differs from the argument.
+const HeaderTool = "test_custom_header"
+
+// headerArgs are test_custom_header's arguments.
+type headerArgs struct {
+	Region string `json:"region"`
+}
+
+func headerArgsSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"region": {Type: "string", Description: "A region, sent in the Mcp-Param-Region header too", Extra: map[string]any{"x-mcp-header": "Region"}},
+		},
+		Required:             []string{"region"},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+	}
+}
+
+func echoRegion(_ context.Context, v any) (pipeline.Effect, error) {
+	return text("Region: " + v.(*headerArgs).Region)
+}
+
 func simpleText(context.Context) (pipeline.Effect, error) {
 	return text("This is a simple text response for testing.")
 }
