@@ -123,14 +123,8 @@ func checkDate(name, s string) *FieldError {
 	if s == "" {
 		return &FieldError{Field: name, Code: CodeMissing, Message: "is required (YYYY-MM-DD)"}
 	}
-	if msg := portfolio.DateProblem(s); msg != "" {
-		code := CodeInvalidFormat
-		if strings.Contains(msg, "calendar") {
-			code = CodeInvalidDate
-		} else if strings.Contains(msg, "from") {
-			code = CodeOutOfRange
-		}
-		return &FieldError{Field: name, Code: code, Message: msg}
+	if code, msg := portfolio.DateCheck(s); msg != "" {
+		return &FieldError{Field: name, Code: string(code), Message: msg}
 	}
 	return nil
 }

@@ -67,6 +67,7 @@ func TestReadInvoicesCSVRefuses(t *testing.T) {
 		{"bad date shape", with(3, secret), 2, "dueDate", CodeInvalidFormat},
 		{"31 February", with(3, "2026-02-31"), 2, "dueDate", CodeInvalidDate},
 		{"missing due date", with(3, ""), 2, "dueDate", CodeMissing},
+		{"due date before 2000", with(3, "1999-12-31"), 2, "dueDate", CodeOutOfRange},
 		{"issued after due", with(5, "2026-12-02"), 2, "issueDate", CodeOutOfRange},
 		{"unknown currency", with(4, "XXX"+secret), 2, "currency", CodeInvalidValue},
 		{"lower-case currency", with(4, "brl"), 2, "currency", CodeInvalidValue},

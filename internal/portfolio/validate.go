@@ -307,6 +307,11 @@ func DateProblem(s string) string {
 	return msg
 }
 
+// DateCheck is DateProblem with the code Validate answers for the problem
+// (invalid_format, invalid_date or out_of_range); both are empty for a good
+// date. Other tools that take dates answer with the same codes.
+func DateCheck(s string) (Code, string) { return dateProblem(s) }
+
 // checkDate validates a date field of invoice i; i < 0 means the
 // top-level asOf.
 func checkDate(s, name string, i int) *Error {
