@@ -68,14 +68,14 @@ const maxOurNumberLen = 20
 // Validate checks a record and normalizes it: the currency defaults to
 // BRL, the boleto line is kept as its digits.
 func (r *InvoiceRecord) Validate() *FieldError {
-	for _, f := range []struct {
-		name, v  string
-		required bool
-	}{
-		{"invoiceId", r.InvoiceID, true}, {"customerId", r.CustomerID, true},
-		{"customerName", r.CustomerName, false}, {"reference", r.Reference, false},
-	} {
-		if f.v == "" && !f.required {
+	// Ids follow the customers' id rule: no white space at either end.
+	for _, f := range []struct{ name, v string }{{"invoiceId", r.InvoiceID}, {"customerId", r.CustomerID}} {
+		if msg := idProblem(f.v); msg != "" {
+			return &FieldError{Field: f.name, Code: CodeInvalidText, Message: msg}
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"customerName", r.CustomerName}, {"reference", r.Reference}} {
+		if f.v == "" {
 			continue
 		}
 		if msg := portfolio.TextProblem(f.v); msg != "" {

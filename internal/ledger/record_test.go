@@ -64,6 +64,8 @@ func TestReadInvoicesCSVRefuses(t *testing.T) {
 		{"empty id", with(0, ""), 2, "invoiceId", CodeInvalidText},
 		{"id with a control character", with(0, secret+"\x07"), 2, "invoiceId", CodeInvalidText},
 		{"customer with a bidi override", with(1, secret+"\u202e"), 2, "customerId", CodeInvalidText},
+		{"id ending in a space (the customers' id rule)", with(0, secret+" "), 2, "invoiceId", CodeInvalidText},
+		{"customer beginning with a space", with(1, " "+secret), 2, "customerId", CodeInvalidText},
 		{"bad date shape", with(3, secret), 2, "dueDate", CodeInvalidFormat},
 		{"31 February", with(3, "2026-02-31"), 2, "dueDate", CodeInvalidDate},
 		{"missing due date", with(3, ""), 2, "dueDate", CodeMissing},

@@ -17,6 +17,7 @@ import (
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
+	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
 )
@@ -131,6 +132,11 @@ ON CONFLICT (invoice_id) DO NOTHING`,
 		return WriteOff{}, fmt.Errorf("writeoffs: record: %w", err)
 	}
 	if n == 1 {
+		// The ledger's invoice, when it knows it, is closed by the write-off
+		// in this transaction.
+		if err := ledger.WrittenOff(ctx, tx, r.InvoiceID, r.AmountCents, now); err != nil {
+			return WriteOff{}, fmt.Errorf("writeoffs: record: %w", err)
+		}
 		return w, nil
 	}
 	old, err := ForInvoice(ctx, tx, r.InvoiceID)

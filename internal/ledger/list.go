@@ -1,0 +1,160 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// ListFilter chooses the invoices of a list and its page.
+type ListFilter struct {
+	CustomerID     string  // "" any
+	States         []State // empty any
+	MinDaysOverdue int     // > 0: due_date ≤ Today − n days
+	Today          string  // YYYY-MM-DD, for overdue and promise pending
+	Disputed       *bool   // nil any; true: with an open dispute; false: without
+	PromisePending bool    // only those under a promise pending on Today
+	After          string  // keyset cursor (opaque, from the previous page's next)
+	Limit          int     // 1..MaxPage
+}
+
+// ListInvoices returns a page of the invoices f chooses, in due date order
+// (then id), and the cursor of the next page ("" at the end). Pages are
+// keyset pages: each reads from an index where the previous one ended,
+// whatever the ledger's size.
+func ListInvoices(ctx context.Context, q store.Querier, f ListFilter) (page []StoredInvoice, next string, err error) {
+	sql, args, fe := listSQL(f)
+	if fe != nil {
+		return nil, "", fe
+	}
+	stale, err := queryInvoices(ctx, q, sql, args, func(inv StoredInvoice) error {
+		page = append(page, inv)
+		return nil
+	})
+	if err == nil && stale {
+		err = errors.New("an invoice's dispute or promise changed while it was read")
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("ledger: list invoices: %w", err)
+	}
+	if len(page) > f.Limit {
+		page = page[:f.Limit]
+		last := page[f.Limit-1]
+		next = encodeCursor(last.DueDate, last.InvoiceID)
+	}
+	return page, next, nil
+}
+
+// listSQL is ListInvoices' query of f, checked. Its shape depends on which
+// filters are set and how many states, never on their values.
+func listSQL(f ListFilter) (string, []any, *failure.Error) {
+	bad := func(field, msg string) (string, []any, *failure.Error) {
+		return "", nil, &failure.Error{Code: failure.InvalidArguments, Field: field, Message: msg}
+	}
+	if fe := checkLimit(f.Limit); fe != nil {
+		return "", nil, fe
+	}
+	if f.MinDaysOverdue < 0 {
+		return bad("minDaysOverdue", "must not be negative")
+	}
+	if f.MinDaysOverdue > 0 || f.PromisePending {
+		if fe := checkDate("today", f.Today); fe != nil {
+			return bad("today", fe.Message)
+		}
+	}
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.CustomerID != "" {
+		where = append(where, "i.customer_id = "+arg(f.CustomerID))
+	}
+	if len(f.States) > 0 {
+		states := sortedUnique(stateStrings(f.States))
+		var ph []string
+		for _, s := range states {
+			if !slices.Contains(States, State(s)) {
+				return bad("states", fmt.Sprintf("must each be one of %v", States))
+			}
+			ph = append(ph, arg(s))
+		}
+		if len(ph) == 1 {
+			where = append(where, "i.state = "+ph[0])
+		} else {
+			where = append(where, "i.state IN ("+strings.Join(ph, ", ")+")")
+		}
+	}
+	if f.MinDaysOverdue > 0 {
+		today, _ := time.Parse(time.DateOnly, f.Today)
+		where = append(where, "i.due_date <= "+arg(today.AddDate(0, 0, -f.MinDaysOverdue).Format(time.DateOnly)))
+	}
+	if f.Disputed != nil {
+		if *f.Disputed {
+			where = append(where, "i.dispute_id <> ''")
+		} else {
+			where = append(where, "i.dispute_id = ''")
+		}
+	}
+	if f.PromisePending {
+		where = append(where, "i.promised_for >= "+arg(f.Today), "i.state IN ('open', 'partially_paid')")
+	}
+	if f.After != "" {
+		parts, fe := decodeCursor(f.After, 2)
+		if fe != nil {
+			return "", nil, fe
+		}
+		where = append(where, "(i.due_date, i.id) > ("+arg(parts[0])+", "+arg(parts[1])+")")
+	}
+	sql := `SELECT ` + invoiceColumns + invoiceFrom
+	if len(where) > 0 {
+		sql += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	sql += ` ORDER BY i.due_date, i.id LIMIT ` + arg(f.Limit+1)
+	return sql, args, nil
+}
+
+func stateStrings(ss []State) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// ForAnalysis streams what analyze_ledger reads: every invoice not settled
+// (open, partially paid), only of customerIDs when it is not empty, with its
+// dispute and promise, ordered by (customer_id, id). An error of fn stops
+// the stream and is returned.
+func ForAnalysis(ctx context.Context, q store.Querier, customerIDs []string, fn func(StoredInvoice) error) error {
+	sql := `SELECT ` + invoiceColumns + invoiceFrom + ` WHERE i.state IN ('open', 'partially_paid')`
+	var args []any
+	if len(customerIDs) > 0 {
+		sql += ` AND ` + store.InList(dialect(q), "i.customer_id", "$1")
+		args = append(args, jsonList(sortedUnique(customerIDs)))
+	}
+	sql += ` ORDER BY i.customer_id, i.id`
+	var fnErr error
+	stale, err := queryInvoices(ctx, q, sql, args, func(inv StoredInvoice) error {
+		fnErr = fn(inv)
+		return fnErr
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	if err == nil && stale {
+		err = errors.New("an invoice's dispute or promise changed while it was read")
+	}
+	if err != nil {
+		return fmt.Errorf("ledger: for analysis: %w", err)
+	}
+	return nil
+}
