@@ -175,7 +175,7 @@ func recordPayments(ctx context.Context, tx store.Tx, ps []PaymentRecord, by Act
 	inserted := make(map[string]bool, len(fresh))
 	err := queryRows(ctx, tx, len(fresh), len(paymentInsertColumns),
 		func(n int) string {
-			return insertSQL("ledger_payment", paymentInsertColumns, n, "ON CONFLICT (source, source_ref) DO NOTHING RETURNING id")
+			return insertSQL(tx.Dialect(), "ledger_payment", paymentInsertColumns, n, "ON CONFLICT (source, source_ref) DO NOTHING RETURNING id")
 		},
 		func(i int) []any { return paymentArgs(fresh[i]) },
 		func(r store.Rows) error {
@@ -357,7 +357,7 @@ func (c *ledgerChange) write(ctx context.Context, tx store.Tx, now time.Time) er
 		return nil
 	}
 	err := execRows(ctx, tx, len(c.allocs), len(allocationInsertColumns),
-		func(n int) string { return insertSQL("ledger_allocation", allocationInsertColumns, n, "") },
+		func(n int) string { return insertSQL(tx.Dialect(), "ledger_allocation", allocationInsertColumns, n, "") },
 		func(i int) []any {
 			a := c.allocs[i]
 			return []any{a.PaymentID, a.InvoiceID, a.AmountCents, string(a.Rule), a.By.Subject, a.By.Actor, a.At.UnixMicro()}

@@ -22,10 +22,14 @@ const maxParams = 30000
 // chunkRows is how many rows of cols columns one statement carries.
 func chunkRows(cols int) int { return maxParams / cols }
 
-// placeholders appends "($n, $n+1, …)" for rows rows of cols columns,
-// numbered from 1, with the PostgreSQL casts of the first row when casts
-// is not nil (a VALUES list outside an INSERT has no column types to infer).
-func placeholders(b *strings.Builder, rows, cols int, casts []string) {
+// placeholders appends "($1, $2, …), …" for rows rows of cols columns in
+// dialect d, with the PostgreSQL casts of the first row when casts is not
+// nil (a VALUES list outside an INSERT has no column types to infer). On
+// SQLite they are anonymous, ?, ?…, which mean the same in the same order:
+// SQLite keeps a list of the named and numbered ones and the driver looks
+// each one's name up in it, one by one, which for thousands of
+// placeholders costs more than the statement.
+func placeholders(b *strings.Builder, d store.Dialect, rows, cols int, casts []string) {
 	n := 1
 	for r := range rows {
 		if r > 0 {
@@ -36,8 +40,12 @@ func placeholders(b *strings.Builder, rows, cols int, casts []string) {
 			if c > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
+			if d == store.SQLite {
+				b.WriteByte('?')
+			} else {
+				b.WriteByte('$')
+				b.WriteString(strconv.Itoa(n))
+			}
 			if r == 0 && casts != nil {
 				b.WriteString("::")
 				b.WriteString(casts[c])
@@ -48,12 +56,13 @@ func placeholders(b *strings.Builder, rows, cols int, casts []string) {
 	}
 }
 
-// insertSQL is INSERT INTO table (cols) VALUES (…), … for rows rows, then
+// insertSQL is INSERT INTO table (cols) VALUES (…), … for rows rows in
+// dialect d, then
 // suffix (ON CONFLICT …, RETURNING …).
-func insertSQL(table string, cols []string, rows int, suffix string) string {
+func insertSQL(d store.Dialect, table string, cols []string, rows int, suffix string) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
-	placeholders(&b, rows, len(cols), nil)
+	placeholders(&b, d, rows, len(cols), nil)
 	if suffix != "" {
 		b.WriteString(" " + suffix)
 	}
@@ -88,7 +97,7 @@ func updateSQL(d store.Dialect, table string, cols []column, rows int) string {
 			casts = append(casts, c.pgType)
 		}
 	}
-	placeholders(&b, rows, len(cols), casts)
+	placeholders(&b, d, rows, len(cols), casts)
 	b.WriteString(") AS v")
 	if d == store.Postgres {
 		names := make([]string, len(cols))

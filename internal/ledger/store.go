@@ -390,7 +390,7 @@ func upsertRound(ctx context.Context, tx store.Tx, recs []InvoiceRecord, order [
 	at := now.UnixMicro()
 	err := queryRows(ctx, tx, len(create), len(recordColumns),
 		func(n int) string {
-			return insertSQL("ledger_invoice", recordColumns, n, "ON CONFLICT (id) DO NOTHING RETURNING id")
+			return insertSQL(tx.Dialect(), "ledger_invoice", recordColumns, n, "ON CONFLICT (id) DO NOTHING RETURNING id")
 		},
 		func(k int) []any { return upsertArgs(create[k], at) },
 		func(r store.Rows) error {
@@ -421,7 +421,7 @@ func upsertArgs(v StoredInvoice, at int64) []any {
 func writeUpserts(ctx context.Context, tx store.Tx, invs []StoredInvoice, now time.Time, onConflict string) error {
 	at := now.UnixMicro()
 	return execRows(ctx, tx, len(invs), len(recordColumns),
-		func(n int) string { return insertSQL("ledger_invoice", recordColumns, n, onConflict) },
+		func(n int) string { return insertSQL(tx.Dialect(), "ledger_invoice", recordColumns, n, onConflict) },
 		func(k int) []any { return upsertArgs(invs[k], at) })
 }
 
