@@ -357,7 +357,9 @@ func (c *ledgerChange) write(ctx context.Context, tx store.Tx, now time.Time) er
 		return nil
 	}
 	err := execRows(ctx, tx, len(c.allocs), len(allocationInsertColumns),
-		func(n int) string { return insertSQL(tx.Dialect(), "ledger_allocation", allocationInsertColumns, n, "") },
+		func(n int) string {
+			return insertSQL(tx.Dialect(), "ledger_allocation", allocationInsertColumns, n, "")
+		},
 		func(i int) []any {
 			a := c.allocs[i]
 			return []any{a.PaymentID, a.InvoiceID, a.AmountCents, string(a.Rule), a.By.Subject, a.By.Actor, a.At.UnixMicro()}
