@@ -195,6 +195,9 @@ type Config struct {
 	// that collections.analyze_portfolio keeps (nextContactAfter); 0 means
 	// no pacing.
 	ContactPacing time.Duration
+	// LedgerRequired is COBRANCA_LEDGER_REQUIRED=true: a reminder may name only invoices the
+	// receivables ledger knows, so that every send can check that they are still owed.
+	LedgerRequired bool
 
 	// read is each variable's value as Load read it (set, else the default), in the table's
 	// order: what LogValue logs.
@@ -236,7 +239,8 @@ const (
 	VarOTLPCert      = "OTEL_EXPORTER_OTLP_CERTIFICATE"
 	VarSDKDisabled   = "OTEL_SDK_DISABLED"
 	// VarContactPacing is also the default of `cobranca analyze --pacing`.
-	VarContactPacing = "COBRANCA_CONTACT_PACING"
+	VarContactPacing  = "COBRANCA_CONTACT_PACING"
+	VarLedgerRequired = "COBRANCA_LEDGER_REQUIRED"
 )
 
 // The values of OTEL_TRACES_SAMPLER cobranca takes: the OpenTelemetry
@@ -744,6 +748,13 @@ var variables = []variable{
 		d, err := ParsePacing(v)
 		c.ContactPacing = d
 		return err
+	}},
+	{VarLedgerRequired, "false", optional, shown, "`true`: a reminder may name only invoices the receivables ledger knows — `collections.prepare_reminder` refuses an invoice it does not know (`invoice_not_found`), and `collections.send_reminder` and `collections.bulk_send_reminders` refuse (or skip) a draft naming one — so that every send checks that each invoice is still owed. `false`: such an invoice is marked \"not in the ledger — payment cannot be checked\" in previews and sent unchecked. The production templates set it.", func(c *Config, v string) error {
+		if v != "true" && v != "false" {
+			return errors.New(`must be "true" or "false"`)
+		}
+		c.LedgerRequired = v == "true"
+		return nil
 	}},
 }
 

@@ -691,3 +691,21 @@ func TestUnknownOTELVariables(t *testing.T) {
 		t.Errorf("Load(OTEL_* set empty) = %v, want them unset", err)
 	}
 }
+
+// TestLedgerRequired: COBRANCA_LEDGER_REQUIRED is off unless set to true, and anything but
+// true or false is refused naming the variable.
+func TestLedgerRequired(t *testing.T) {
+	for _, tt := range []struct {
+		env  []string
+		want bool
+	}{{nil, false}, {[]string{VarLedgerRequired + "=false"}, false}, {[]string{VarLedgerRequired + "=true"}, true}} {
+		if c, err := Load(tt.env); err != nil || c.LedgerRequired != tt.want {
+			t.Errorf("Load(%v) = %v, %v; want %v", tt.env, c.LedgerRequired, err, tt.want)
+		}
+	}
+	for _, v := range []string{"1", "yes", "TRUE"} {
+		if _, err := Load([]string{VarLedgerRequired + "=" + v}); err == nil || !strings.Contains(err.Error(), VarLedgerRequired+": ") {
+			t.Errorf("Load(%s=%q) = %v, want an error naming the variable", VarLedgerRequired, v, err)
+		}
+	}
+}

@@ -103,16 +103,18 @@ type Recipient struct {
 
 // Record is a stored draft.
 type Record struct {
-	ID             string
-	CustomerID     string
-	To             Recipient
-	Tone           Tone
-	Language       Language
-	State          State
-	Subject        string
-	Body           string
-	InvoiceCount   int
-	TotalCents     int64
+	ID           string
+	CustomerID   string
+	To           Recipient
+	Tone         Tone
+	Language     Language
+	State        State
+	Subject      string
+	Body         string
+	InvoiceCount int
+	TotalCents   int64
+	// Invoices are the invoices the draft is about, as it was written: sorted by id.
+	Invoices       []Invoice
 	CreatedBy      string
 	CreatedByActor string
 	CreatedAt      time.Time // UTC, microseconds
@@ -155,6 +157,7 @@ type invoiceSet struct {
 	// earliestDue is the earliest due date (YYYY-MM-DD): the bulk send's filter by days overdue
 	// reads it.
 	earliestDue string
+	invoices    []Invoice // sorted by id
 }
 
 // normalize sorts a copy of invs by id and encodes it.
@@ -164,7 +167,7 @@ func normalize(invs []Invoice) (invoiceSet, error) {
 	if err != nil {
 		return invoiceSet{}, fmt.Errorf("reminders: encode invoices: %w", err)
 	}
-	s := invoiceSet{json: b, hash: sha256.Sum256(b)}
+	s := invoiceSet{json: b, hash: sha256.Sum256(b), invoices: sorted}
 	for i, inv := range sorted {
 		s.total += inv.AmountCents
 		if i == 0 || inv.DueDate < s.earliestDue {
@@ -193,7 +196,7 @@ func Prepare(ctx context.Context, q store.Querier, templates *Templates, r Reque
 	at := now.UnixMicro()
 	rec = Record{
 		ID: ident.New(IDPrefix), CustomerID: r.CustomerID, To: r.To, Tone: r.Tone, Language: r.Language, State: Draft,
-		Subject: subject, Body: body, InvoiceCount: len(r.Invoices), TotalCents: set.total,
+		Subject: subject, Body: body, InvoiceCount: len(r.Invoices), TotalCents: set.total, Invoices: set.invoices,
 		CreatedBy: r.CreatedBy, CreatedByActor: r.CreatedByActor, CreatedAt: time.UnixMicro(at).UTC(), UpdatedAt: time.UnixMicro(at).UTC(),
 	}
 	n, err := q.Exec(ctx, `INSERT INTO reminder_draft (id, customer_id, recipient_name, recipient_email, tone, language,
@@ -223,17 +226,20 @@ WHERE customer_id = $1 AND invoice_set_hash = $2 AND tone = $3 AND state = 'draf
 const recordColumns = `id, customer_id, recipient_name, recipient_email, tone, language, state, subject, body, invoice_count, total_cents,
     created_by, created_by_actor, created_at, updated_at, COALESCE(outbox_id, 0), COALESCE(message_id, ''), COALESCE(queued_by, ''),
     COALESCE(queued_by_actor, ''), COALESCE(approval_id, ''), COALESCE(queued_at, 0), COALESCE(delivered_at, 0), COALESCE(failed_at, 0),
-    COALESCE(failure_reason, '')`
+    COALESCE(failure_reason, ''), invoices`
 
 func scanRecord(row store.Row) (Record, error) {
 	var r Record
 	var s Sending
-	var tone, lang, state string
+	var tone, lang, state, invoices string
 	var count, created, updated, queued, delivered, failed int64
 	if err := row.Scan(&r.ID, &r.CustomerID, &r.To.Name, &r.To.Email, &tone, &lang, &state, &r.Subject, &r.Body, &count, &r.TotalCents,
 		&r.CreatedBy, &r.CreatedByActor, &created, &updated, &s.OutboxID, &s.MessageID, &s.QueuedBy, &s.QueuedByActor, &s.ApprovalID,
-		&queued, &delivered, &failed, &s.FailureReason); err != nil {
+		&queued, &delivered, &failed, &s.FailureReason, &invoices); err != nil {
 		return Record{}, err
+	}
+	if err := json.Unmarshal([]byte(invoices), &r.Invoices); err != nil {
+		return Record{}, fmt.Errorf("draft %s: its invoices: %w", r.ID, err)
 	}
 	r.Tone, r.Language, r.State, r.InvoiceCount = Tone(tone), Language(lang), State(state), int(count)
 	r.CreatedAt, r.UpdatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
