@@ -365,7 +365,7 @@ func newCompatServer(t *testing.T) *compatServer {
 func sendTools(t *testing.T, db store.DB, smtpd *smtptest.Server) []pipeline.Tool {
 	t.Helper()
 	mail := outboxtest.Deliver(t, db, smtpd, outbox.Config{Owner: reminders.Delivery{}})
-	tools, err := collections.SendTools(mail)
+	tools, err := collections.SendTools(collections.Settings{}, mail)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func servedTools(set collections.Settings, links *files.Links, mail *outbox.Outb
 	if err != nil {
 		return nil, err
 	}
-	sendTools, err := collections.SendTools(mail)
+	sendTools, err := collections.SendTools(set, mail)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func servedTools(set collections.Settings, links *files.Links, mail *outbox.Outb
 
 // collectionSettings are the collections tools' settings of cfg.
 func collectionSettings(cfg config.Config) collections.Settings {
-	return collections.Settings{ContactPacing: cfg.ContactPacing}
+	return collections.Settings{ContactPacing: cfg.ContactPacing, LedgerRequired: cfg.LedgerRequired}
 }
 
 // requestStateRing is the key ring of request states: COBRANCA_REQUEST_STATE_KEYS,

@@ -30,6 +30,10 @@ type Settings struct {
 	// (COBRANCA_CONTACT_PACING): analyze_portfolio annotates an account
 	// contacted more recently with nextContactAfter. 0: no pacing.
 	ContactPacing time.Duration
+	// LedgerRequired (COBRANCA_LEDGER_REQUIRED): a reminder may name only invoices the
+	// receivables ledger knows; prepare_reminder refuses another, and the sends refuse (or a
+	// bulk skips) a draft naming one, whose payment could not be checked.
+	LedgerRequired bool
 }
 
 // AnalyzeView is the URI of the analysis' result view (an MCP Apps
@@ -73,7 +77,7 @@ func Tools(s Settings) ([]pipeline.Tool, error) {
 		{analyzeContract(), pipeline.Tool{Decode: analyzeDecode, Run: analyzeRun(portfolio.Options{ContactPacing: s.ContactPacing}), FastOutput: true, View: analyzeView}},
 		{getCustomerContract(), pipeline.Tool{Decode: getCustomerDecode, Read: getCustomerRead}},
 		{listDraftsContract(), pipeline.Tool{Decode: listDraftsDecode, Read: listDrafts}},
-		{prepareReminderContract(), pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl)}},
+		{prepareReminderContract(), pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl, s.LedgerRequired)}},
 		{setContactStatusContract(), pipeline.Tool{Decode: setContactStatusDecode, Preview: setContactStatusPreview, Execute: setContactStatusExecute}},
 		{getBulkSendContract(), pipeline.Tool{Decode: pipeline.Strict[getBulkSendArgs](), Read: getBulkSendRead}},
 		// Forbidden: never served over MCP; the pipeline's Admin runs it for people.

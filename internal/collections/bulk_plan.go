@@ -13,6 +13,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/store"
 )
@@ -26,7 +27,17 @@ const (
 	skipDoNotContact skipReason = "do_not_contact" // its customer, or a customer with its address, asked not to be contacted
 	skipPaused       skipReason = "paused"         // contact with its customer, or with its address, is paused
 	skipSuppressed   skipReason = "suppressed"     // an earlier message to its address was refused for good
+	skipSettled      skipReason = "settled"        // the ledger says an invoice of it is paid, void or written off
+	skipStale        skipReason = "stale"          // the ledger says an invoice of it is disputed, promised, or owes another amount
+	skipNotInLedger  skipReason = "not_in_ledger"  // COBRANCA_LEDGER_REQUIRED, and an invoice of it is not in the ledger
 )
+
+// ledgerSkips are the skip reasons of the ledger's refusal codes.
+var ledgerSkips = map[failure.Code]skipReason{
+	ledger.CodeInvoiceSettled:  skipSettled,
+	ledger.CodeDraftStale:      skipStale,
+	ledger.CodeInvoiceNotFound: skipNotInLedger,
+}
 
 // skipCounts counts a plan's skipped drafts by reason.
 type skipCounts struct {
@@ -34,6 +45,9 @@ type skipCounts struct {
 	DoNotContact int `json:"doNotContact"`
 	Paused       int `json:"paused"`
 	Suppressed   int `json:"suppressed"`
+	Settled      int `json:"settled"`
+	Stale        int `json:"stale"`
+	NotInLedger  int `json:"notInLedger"`
 }
 
 func (s *skipCounts) add(r skipReason) {
@@ -46,10 +60,18 @@ func (s *skipCounts) add(r skipReason) {
 		s.Paused++
 	case skipSuppressed:
 		s.Suppressed++
+	case skipSettled:
+		s.Settled++
+	case skipStale:
+		s.Stale++
+	case skipNotInLedger:
+		s.NotInLedger++
 	}
 }
 
-func (s skipCounts) total() int { return s.NotOpen + s.DoNotContact + s.Paused + s.Suppressed }
+func (s skipCounts) total() int {
+	return s.NotOpen + s.DoNotContact + s.Paused + s.Suppressed + s.Settled + s.Stale + s.NotInLedger
+}
 
 // bulkPlan is exactly what a bulk send would do now: the drafts it sends, by id, and those of
 // its selection it skips, and why; hash digests all of it.
@@ -59,17 +81,22 @@ type bulkPlan struct {
 	// fallback counts the drafts sent whose recipient has no name to greet
 	// (reminders.GreetsByName): their message opens with the fallback greeting.
 	fallback int
-	hash     string
+	// unchecked counts the drafts sent that name an invoice the ledger does not know: its
+	// payment cannot be checked (COBRANCA_LEDGER_REQUIRED skips them instead).
+	unchecked int
+	hash      string
 }
 
 // planVersion starts what a plan hash digests: a plan of another shape never matches.
 const planVersion = "cobranca.bulk_send_reminders.plan/1"
 
-// planBulk computes the plan of a, today (YYYY-MM-DD). In a transaction (q is a store.Tx) it
-// locks what it reads until the transaction ends, in send_reminder's order — the customers
-// (those of the drafts and every customer with one of their addresses), then the drafts — so
-// that the plan still holds when the caller acts on it; otherwise it only reads.
-func planBulk(ctx context.Context, q store.Querier, a *bulkArgs, today string) (*bulkPlan, error) {
+// planBulk computes the plan of a, today (YYYY-MM-DD); with required
+// (COBRANCA_LEDGER_REQUIRED), a draft naming an invoice the ledger does not know is skipped.
+// In a transaction (q is a store.Tx) it locks what it reads until the transaction ends, in
+// send_reminder's order — the customers (those of the drafts and every customer with one of
+// their addresses), then the drafts, then their invoices' ledger rows (one round trip for all)
+// — so that the plan still holds when the caller acts on it; otherwise it only reads.
+func planBulk(ctx context.Context, q store.Querier, a *bulkArgs, today string, required bool) (*bulkPlan, error) {
 	sel, err := a.selection(today)
 	if err != nil {
 		return nil, err
@@ -112,6 +139,10 @@ func planBulk(ctx context.Context, q store.Querier, a *bulkArgs, today string) (
 	for _, e := range undeliverable {
 		suppressed[customers.EmailKey(e)] = true
 	}
+	verdicts, err := draftVerdicts(ctx, q, today, drafts)
+	if err != nil {
+		return nil, err
+	}
 	byID := make(map[string]customers.Customer, len(cs))
 	byAddress := map[string][]customers.Customer{}
 	for _, c := range cs {
@@ -144,6 +175,10 @@ func planBulk(ctx context.Context, q store.Querier, a *bulkArgs, today string) (
 				reason = skipPaused
 			case suppressed[key]:
 				reason = skipSuppressed
+			default:
+				if fe := ledgerRefusal(verdicts[d.ID], required, ""); fe != nil {
+					reason = ledgerSkips[fe.Code]
+				}
 			}
 		}
 		if reason != "" {
@@ -155,12 +190,55 @@ func planBulk(ctx context.Context, q store.Querier, a *bulkArgs, today string) (
 		if !reminders.GreetsByName(d.To.Name) {
 			p.fallback++
 		}
+		if slices.ContainsFunc(verdicts[d.ID], func(v ledger.Verdict) bool { return !v.Known }) {
+			p.unchecked++
+		}
 		subject, body := sha256.Sum256([]byte(d.Subject)), sha256.Sum256([]byte(d.Body))
 		field(h, "send", d.ID, d.CustomerID, d.To.Name, d.To.Email, string(d.Language), string(d.Tone),
 			hex.EncodeToString(subject[:]), hex.EncodeToString(body[:]))
 	}
 	p.hash = hex.EncodeToString(h.Sum(nil))
 	return p, nil
+}
+
+// draftVerdicts are the ledger's verdicts on the invoices of the open drafts, by draft id: one
+// ledger check for all of them (checkLedger, which locks in a transaction).
+func draftVerdicts(ctx context.Context, q store.Querier, today string, drafts []reminders.Record) (map[string][]ledger.Verdict, error) {
+	type pair struct {
+		id    string
+		cents int64
+	}
+	at := map[pair]int{}
+	var expect []ledger.Expected
+	for _, d := range drafts {
+		if d.State != reminders.Draft {
+			continue
+		}
+		for _, e := range expected(d) {
+			k := pair{e.InvoiceID, e.OpenCents}
+			if _, seen := at[k]; !seen {
+				at[k] = len(expect)
+				expect = append(expect, e)
+			}
+		}
+	}
+	vs, err := checkLedger(ctx, q, today, expect)
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != len(expect) {
+		return nil, fmt.Errorf("bulk_send_reminders: the ledger judged %d invoices of %d", len(vs), len(expect))
+	}
+	out := make(map[string][]ledger.Verdict, len(drafts))
+	for _, d := range drafts {
+		if d.State != reminders.Draft {
+			continue
+		}
+		for _, inv := range d.Invoices {
+			out[d.ID] = append(out[d.ID], vs[at[pair{inv.ID, inv.AmountCents}]])
+		}
+	}
+	return out, nil
 }
 
 // field writes one line of a plan into h: its values, each prefixed by its length, so that no
@@ -257,6 +335,22 @@ func (p *bulkPlan) warnings() []string {
 	if n := p.skipped.Paused; n > 0 {
 		w = append(w, fmt.Sprintf("%s for a customer whose contact is paused, or who shares the address of one, and %s skipped.",
 			count(n, "draft is", "drafts are"), isAre(n)))
+	}
+	if n := p.skipped.Settled; n > 0 {
+		w = append(w, fmt.Sprintf("%s an invoice the ledger says is paid, void or written off, and %s skipped: it is not chased.",
+			count(n, "draft names", "drafts name"), isAre(n)))
+	}
+	if n := p.skipped.Stale; n > 0 {
+		w = append(w, fmt.Sprintf("%s an invoice the ledger says is disputed, under a pending promise to pay, or owes another amount than the draft says, and %s skipped.",
+			count(n, "draft names", "drafts name"), isAre(n)))
+	}
+	if n := p.skipped.NotInLedger; n > 0 {
+		w = append(w, fmt.Sprintf("%s an invoice that is not in the ledger, whose payment cannot be checked, and %s skipped (COBRANCA_LEDGER_REQUIRED).",
+			count(n, "draft names", "drafts name"), isAre(n)))
+	}
+	if n := p.unchecked; n > 0 {
+		w = append(w, fmt.Sprintf("%s an invoice that is not in the ledger — payment cannot be checked — and %s sent all the same.",
+			count(n, "draft names", "drafts name"), isAre(n)))
 	}
 	if n := p.skipped.NotOpen; n > 0 {
 		w = append(w, fmt.Sprintf("%s of draftIds %s not open (already queued, sent, undeliverable or discarded) and %s skipped.",

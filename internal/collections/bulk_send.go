@@ -123,6 +123,9 @@ type (
 // bulkTool is bulk_send_reminders served over mail (nil: the contract only).
 type bulkTool struct {
 	mail *outbox.Outbox
+	// required is COBRANCA_LEDGER_REQUIRED: drafts naming invoices the ledger does not know
+	// are skipped.
+	required bool
 }
 
 // estimate is about how long delivering n messages takes, and how that is counted
@@ -146,7 +149,7 @@ func samples(p *bulkPlan) []sampleMessage {
 // dryRun answers what the call would do, changing nothing.
 func (bt bulkTool) dryRun(ctx context.Context, q store.Querier, v any) (pipeline.Effect, error) {
 	a := v.(*bulkArgs)
-	p, err := planBulk(ctx, q, a, customers.Today(pipeline.Now(ctx)))
+	p, err := planBulk(ctx, q, a, customers.Today(pipeline.Now(ctx)), bt.required)
 	if err != nil {
 		return pipeline.Effect{}, err
 	}
@@ -172,7 +175,7 @@ func (bt bulkTool) dryRun(ctx context.Context, q store.Querier, v any) (pipeline
 // warnings, side effects, duration and plan hash — whatever the bulk's size.
 func (bt bulkTool) preview(ctx context.Context, q store.Querier, v any) (string, error) {
 	a := v.(*bulkArgs)
-	p, err := planBulk(ctx, q, a, customers.Today(pipeline.Now(ctx)))
+	p, err := planBulk(ctx, q, a, customers.Today(pipeline.Now(ctx)), bt.required)
 	if err != nil {
 		return "", err
 	}
@@ -188,7 +191,7 @@ func (bt bulkTool) preview(ctx context.Context, q store.Querier, v any) (string,
 }
 
 // staleWhy says why a plan changed since its dry run.
-const staleWhy = "the plan is not the one planHash names: a draft, a customer's contact status or an address changed since the dry run"
+const staleWhy = "the plan is not the one planHash names: a draft, a customer's contact status, an address or an invoice in the ledger (a payment, a dispute, a promise) changed since the dry run"
 
 // emptyBulk refuses a call whose plan sends nothing.
 func emptyBulk(a *bulkArgs) *failure.Error {
@@ -215,7 +218,7 @@ func (bt bulkTool) execute(ctx context.Context, tx store.Tx, v any) (pipeline.Ef
 	if pr == nil { // the pipeline refuses a call without a caller before this
 		return pipeline.Effect{}, errors.New("bulk_send_reminders: no caller")
 	}
-	p, err := planBulk(ctx, tx, a, customers.Today(now))
+	p, err := planBulk(ctx, tx, a, customers.Today(now), bt.required)
 	if err != nil {
 		return pipeline.Effect{}, err
 	}
@@ -267,7 +270,7 @@ var bulkPermissions = []string{"reminders:send"}
 func bulkSendContract() contract.Contract {
 	return contract.Contract{
 		Name:            BulkSendName,
-		ContractVersion: "1.0.0",
+		ContractVersion: "1.1.0",
 		Title:           "Send many reminder drafts by e-mail",
 		Description: "Use when many reminder drafts should go to their customers at once: named by draftIds, or chosen by a filter " +
 			"(customerIds, minDaysOverdue, tone) among the open drafts; at most " + strconv.Itoa(reminders.MaxBulk) + ". A dry run is mandatory: " +
@@ -276,7 +279,9 @@ func bulkSendContract() contract.Contract {
 			"idempotencyKey. A person approves that call out of band (it answers with the approval's URL, or approval_required on older " +
 			"clients), seeing the dry run's preview; retry exactly the same call once approved. Drafts whose customer or address may not " +
 			"be contacted (do_not_contact, paused), or whose address had a message refused for good, are skipped; so are draftIds no " +
-			"longer open. If any of that changed since the dry run, the call is refused with plan_changed: dry-run again. With a progress " +
+			"longer open, and drafts naming an invoice the receivables ledger says is paid, void or written off (settled), or disputed, " +
+			"under a pending promise to pay or owing another amount than the draft says (stale) — and, where the server requires the ledger " +
+			"(COBRANCA_LEDGER_REQUIRED), one it does not know (notInLedger); each with a warning. If any of that changed since the dry run, the call is refused with plan_changed: dry-run again. With a progress " +
 			"token the call reports progress while it enqueues; collections.get_bulk_send then reports delivery.",
 		Category:      "communication",
 		RiskLevel:     contract.Critical,
@@ -394,6 +399,9 @@ func bulkOutputSchema() *jsonschema.Schema {
 		"doNotContact": "drafts whose customer, or a customer with the same address, asked not to be contacted",
 		"paused":       "drafts whose customer, or a customer with the same address, is paused",
 		"suppressed":   "drafts to an address an earlier message to which was refused for good (undeliverable)",
+		"settled":      "drafts naming an invoice the receivables ledger says is paid, void or written off",
+		"stale":        "drafts naming an invoice the receivables ledger says is disputed, under a pending promise to pay, or owing another amount than the draft says",
+		"notInLedger":  "drafts naming an invoice the receivables ledger does not know, skipped because the server requires the ledger (COBRANCA_LEDGER_REQUIRED)",
 	} {
 		sk.Properties[name].Minimum = ptr(0.0)
 		sk.Properties[name].Description = "How many " + what + "."
@@ -412,12 +420,12 @@ func bulkOutputSchema() *jsonschema.Schema {
 
 // bulkTools are bulk_send_reminders over mail: without an outbox (nil: `cobranca contracts`)
 // it has no Execute, and a pipeline refuses to serve it.
-func bulkTools(mail *outbox.Outbox) (pipeline.Tool, error) {
+func bulkTools(mail *outbox.Outbox, required bool) (pipeline.Tool, error) {
 	c, err := contract.Finish(bulkSendContract())
 	if err != nil {
 		return pipeline.Tool{}, err
 	}
-	bt := bulkTool{mail: mail}
+	bt := bulkTool{mail: mail, required: required}
 	t := pipeline.Tool{Contract: c, Decode: bulkSendDecode, Preview: bt.preview, DryRun: bt.dryRun}
 	if mail != nil {
 		t.Execute, t.Outbox = bt.execute, mail

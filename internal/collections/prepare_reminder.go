@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/reminders"
@@ -25,10 +27,11 @@ const PrepareReminderName = "collections.prepare_reminder"
 // previewRunes is how much of a draft's body its answer shows.
 const previewRunes = 200
 
-// prepareReminderExecute is prepare_reminder's Execute, writing with tpl.
-func prepareReminderExecute(tpl *reminders.Templates) pipeline.Execute {
+// prepareReminderExecute is prepare_reminder's Execute, writing with tpl; with required
+// (COBRANCA_LEDGER_REQUIRED), only about invoices the ledger knows.
+func prepareReminderExecute(tpl *reminders.Templates, required bool) pipeline.Execute {
 	return func(ctx context.Context, tx store.Tx, v any) (pipeline.Effect, error) {
-		return prepareReminder(ctx, tx, tpl, v.(*prepareArgs))
+		return prepareReminder(ctx, tx, tpl, v.(*prepareArgs), required)
 	}
 }
 
@@ -38,10 +41,14 @@ func prepareReminderDecode(b []byte) (any, int, error) { return checked(b, (*pre
 func prepareReminderContract() contract.Contract {
 	return contract.Contract{
 		Name:            PrepareReminderName,
-		ContractVersion: "1.0.0",
+		ContractVersion: "2.0.0",
 		Title:           "Prepare a payment reminder draft",
 		Description: "Use to write a payment reminder for one customer about some of their open invoices (1 to " +
 			strconv.Itoa(reminders.MaxInvoices) + "), in a friendly or firm tone, in Brazilian Portuguese (default) or English. " +
+			"Name the invoices by their ids in the receivables ledger (invoiceIds: due dates and open amounts come from the ledger), " +
+			"or supply them (invoices). An invoice the ledger says is paid, void or written off is refused; one it does not know is " +
+			"answered in notInLedger (its payment cannot be checked when the reminder is sent), or refused where the server requires " +
+			"the ledger. " +
 			"It stores the customer's name and e-mail address (overwriting the stored ones) and a draft addressed to them " +
 			"(subject and body from the server's templates) for a person to review; it never sends anything. It refuses a " +
 			"customer who asked not to be contacted or whose contact is paused, and any e-mail address that such a customer " +
@@ -69,6 +76,8 @@ func prepareReminderContract() contract.Contract {
 			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema, or breaks a rule it cannot state: a due date that is not a real calendar date, two invoices with one id, a name or id with a character the text rule refuses, an id with white space at either end, an e-mail address that is not a bare address; field names it (invoices[3].dueDate)."},
 			{Code: customers.CodeDoNotContact, Meaning: "The customer (field customer.id), or another customer with the same e-mail address, compared case-insensitively (field customer.email), asked not to be contacted (contact status do_not_contact); nothing was done."},
 			{Code: customers.CodePaused, Meaning: "Contact with the customer (customer.id), or with another customer with the same e-mail address (customer.email), is paused; the message gives the date it resumes (YYYY-MM-DD). Nothing was done."},
+			{Code: ledger.CodeInvoiceNotFound, Meaning: "An invoice of invoiceIds is not in the receivables ledger (field invoiceIds[i]), or the server requires the ledger (COBRANCA_LEDGER_REQUIRED) and a supplied invoice is not in it (field invoices[i].id); nothing was done."},
+			{Code: ledger.CodeInvoiceSettled, Meaning: "The receivables ledger says an invoice named (field invoiceIds[i] or invoices[i].id) is paid, void or written off: it is not chased. Nothing was done."},
 		},
 		Idempotency: contract.Idempotency{Kind: "key", Description: "idempotencyKey is required: a retry with the same key and arguments " +
 			"returns the first answer. Besides, the draft is naturally idempotent: while it is still a draft, the same customer, " +
@@ -77,13 +86,18 @@ func prepareReminderContract() contract.Contract {
 	}
 }
 
-// prepareArgs are prepare_reminder's arguments (idempotencyKey is the pipeline's).
+// prepareArgs are prepare_reminder's arguments (idempotencyKey is the pipeline's): invoices,
+// or invoiceIds naming them in the ledger.
 type prepareArgs struct {
-	Customer prepareCustomer     `json:"customer"`
-	Invoices []reminders.Invoice `json:"invoices"`
-	Tone     string              `json:"tone"`
-	Language *string             `json:"language,omitempty"`
+	Customer   prepareCustomer     `json:"customer"`
+	Invoices   []reminders.Invoice `json:"invoices,omitempty"`
+	InvoiceIDs []string            `json:"invoiceIds,omitempty"`
+	Tone       string              `json:"tone"`
+	Language   *string             `json:"language,omitempty"`
 }
+
+// argInvoiceIDs names the ledger's invoices in prepare_reminder's arguments.
+const argInvoiceIDs = "invoiceIds"
 
 // prepareCustomer is whom the reminder is for.
 type prepareCustomer struct {
@@ -97,6 +111,17 @@ type prepareCustomer struct {
 func (a *prepareArgs) check() error {
 	if fe := a.record().Validate("customer."); fe != nil {
 		return fe
+	}
+	ids := make(map[string]int, len(a.InvoiceIDs))
+	for i, id := range a.InvoiceIDs {
+		f := argInvoiceIDs + "[" + strconv.Itoa(i) + "]"
+		if p := customers.IDProblem(id); p != "" {
+			return &failure.Error{Code: failure.InvalidArguments, Field: f, Message: p}
+		}
+		if j, dup := ids[id]; dup {
+			return &failure.Error{Code: failure.InvalidArguments, Field: f, Message: "repeats " + argInvoiceIDs + "[" + strconv.Itoa(j) + "]"}
+		}
+		ids[id] = i
 	}
 	seen := make(map[string]int, len(a.Invoices))
 	for i, inv := range a.Invoices {
@@ -134,6 +159,9 @@ type prepareResult struct {
 	Subject  string `json:"subject"`
 	Preview  string `json:"preview"`
 	Created  bool   `json:"created"`
+	// NotInLedger are the draft's invoices the ledger does not know: their payment cannot be
+	// checked when it is sent.
+	NotInLedger []string `json:"notInLedger"`
 	// DraftsDiscarded counts the customer's open drafts to its old name or e-mail address,
 	// discarded because this call changed them.
 	DraftsDiscarded int64 `json:"draftsDiscarded"`
@@ -150,10 +178,14 @@ type prepareResult struct {
 // draft is. Not covered: a draft written for c-2 before c-1, with the same address, is set to
 // do_not_contact stays open — set_contact_status discards the drafts of the customer it is set
 // on; a sender must check the recipient's address again when it sends.
-func prepareReminder(ctx context.Context, tx store.Tx, tpl *reminders.Templates, a *prepareArgs) (pipeline.Effect, error) {
+func prepareReminder(ctx context.Context, tx store.Tx, tpl *reminders.Templates, a *prepareArgs, required bool) (pipeline.Effect, error) {
 	now := pipeline.Now(ctx)
 	r := a.record()
 	cust, changed, err := writeCustomer(ctx, tx, r, now)
+	if err != nil {
+		return pipeline.Effect{}, err
+	}
+	invoices, unknown, err := a.ledgerInvoices(ctx, tx, required)
 	if err != nil {
 		return pipeline.Effect{}, err
 	}
@@ -165,7 +197,7 @@ func prepareReminder(ctx context.Context, tx store.Tx, tpl *reminders.Templates,
 			return pipeline.Effect{}, err
 		}
 	}
-	req := reminders.Request{CustomerID: cust.ID, To: to, Tone: reminders.Tone(a.Tone), Language: a.language(), Invoices: a.Invoices}
+	req := reminders.Request{CustomerID: cust.ID, To: to, Tone: reminders.Tone(a.Tone), Language: a.language(), Invoices: invoices}
 	if pr := pipeline.PrincipalFrom(ctx); pr != nil {
 		req.CreatedBy, req.CreatedByActor = pr.Subject, pr.Actor
 	}
@@ -180,14 +212,66 @@ func prepareReminder(ctx context.Context, tx store.Tx, tpl *reminders.Templates,
 	if discarded > 0 {
 		summary += fmt.Sprintf(" The customer's name or e-mail address changed: %d open draft(s) written for the old one(s) discarded.", discarded)
 	}
+	if len(unknown) > 0 {
+		summary += fmt.Sprintf(" %d invoice(s) not in the ledger — payment cannot be checked when it is sent (notInLedger).", len(unknown))
+	}
 	return pipeline.Effect{
 		Structured: &prepareResult{DraftID: d.ID, State: string(d.State), Language: string(d.Language), Subject: d.Subject,
-			Preview: preview(d.Body), Created: created, DraftsDiscarded: discarded},
+			Preview: preview(d.Body), Created: created, NotInLedger: unknown, DraftsDiscarded: discarded},
 		Summary: summary,
-		Details: map[string]int64{"invoiceCount": int64(len(a.Invoices)), "draftsCreated": b2i(created),
+		Details: map[string]int64{"invoiceCount": int64(len(invoices)), "draftsCreated": b2i(created),
 			"customersWritten": b2i(changed), "draftsDiscarded": discarded},
 		Unchanged: !created && !changed,
 	}, nil
+}
+
+// ledgerInvoices are the draft's invoices, as the ledger has them now (one read of it): for
+// invoiceIds, each one's due date and open amount; the invoices supplied, as given. It refuses
+// an invoice the ledger says is settled (paid, void, written off) or holds for another
+// customer; one it does not know when invoiceIds names it or with required, else answers it
+// in unknown (sorted as given).
+func (a *prepareArgs) ledgerInvoices(ctx context.Context, q store.Querier, required bool) (invs []reminders.Invoice, unknown []string, err error) {
+	byID := len(a.InvoiceIDs) > 0
+	ids, field := a.InvoiceIDs, func(i int) string { return argInvoiceIDs + "[" + strconv.Itoa(i) + "]" }
+	if !byID {
+		ids, field = make([]string, len(a.Invoices)), func(i int) string { return "invoices[" + strconv.Itoa(i) + "].id" }
+		for i, inv := range a.Invoices {
+			ids[i] = inv.ID
+		}
+	}
+	stored, err := ledger.GetInvoices(ctx, q, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	unknown = []string{}
+	for i, id := range ids {
+		inv, known := stored[id]
+		switch {
+		case !known && (byID || required):
+			msg := "names an invoice the receivables ledger does not know; nothing was done"
+			if !byID {
+				msg = "names an invoice the receivables ledger does not know, and the server requires the ledger (COBRANCA_LEDGER_REQUIRED) so that its payment can be checked; nothing was done"
+			}
+			return nil, nil, &failure.Error{Code: ledger.CodeInvoiceNotFound, Field: field(i), Message: msg}
+		case !known:
+			unknown = append(unknown, id)
+			continue
+		case inv.CustomerID != a.Customer.ID:
+			return nil, nil, &failure.Error{Code: failure.InvalidArguments, Field: field(i), Message: "names an invoice the receivables ledger holds for another customer than customer.id"}
+		case inv.State.Settled():
+			return nil, nil, &failure.Error{Code: ledger.CodeInvoiceSettled, Field: field(i), Message: "names an invoice the receivables ledger says is " +
+				strings.ReplaceAll(string(inv.State), "_", " ") + ": it is not chased; nothing was done"}
+		case byID && inv.Currency != "BRL":
+			return nil, nil, &failure.Error{Code: failure.InvalidArguments, Field: field(i), Message: "names an invoice in " + inv.Currency + ": a reminder states amounts in BRL"}
+		}
+		if byID {
+			invs = append(invs, reminders.Invoice{ID: id, DueDate: inv.DueDate, AmountCents: inv.OpenCents})
+		}
+	}
+	if !byID {
+		invs = a.Invoices
+	}
+	return invs, unknown, nil
 }
 
 // writeCustomer locks the customer r names and those with its e-mail address until tx ends,
@@ -254,8 +338,12 @@ func b2i(b bool) int64 {
 func prepareInputSchema() *jsonschema.Schema {
 	s := mustFor[prepareArgs]()
 	closeObject(s)
-	s.Required = []string{"customer", "invoices", "tone"}
-	s.Description = "One customer, the invoices the reminder is about, and how to word it."
+	s.Required = []string{"customer", "tone"}
+	s.Description = "One customer, the invoices the reminder is about — invoices, or invoiceIds in the ledger: exactly one of the two —, and how to word it."
+	s.If = &jsonschema.Schema{Required: []string{"invoices"}}
+	s.Then = &jsonschema.Schema{Not: &jsonschema.Schema{Required: []string{argInvoiceIDs}}}
+	s.Else = &jsonschema.Schema{Required: []string{argInvoiceIDs}}
+	noNull(s, "invoices", argInvoiceIDs)
 
 	cust := s.Properties["customer"]
 	closeObject(cust)
@@ -271,13 +359,22 @@ func prepareInputSchema() *jsonschema.Schema {
 	invs := s.Properties["invoices"]
 	invs.Types, invs.Type = nil, "array"
 	invs.MinItems, invs.MaxItems = ptr(1), ptr(reminders.MaxInvoices)
-	invs.Description = fmt.Sprintf("1 to %d invoices with unique ids, listed in the reminder by due date with their total.", reminders.MaxInvoices)
+	invs.Description = fmt.Sprintf("1 to %d invoices with unique ids, listed in the reminder by due date with their total. "+
+		"An id the receivables ledger knows must be the customer's and still owed there; the draft is checked against the ledger when it is sent.", reminders.MaxInvoices)
 	inv := invs.Items
 	closeObject(inv)
 	inv.Description = "One open invoice. Every field is required."
 	inv.Properties["id"] = textSchema("Invoice id, unique within the call;")
 	dueDateRules(inv.Properties["dueDate"])
 	amountRules(inv.Properties["amountCents"])
+
+	ids := s.Properties[argInvoiceIDs]
+	ids.MinItems, ids.MaxItems, ids.UniqueItems = ptr(1), ptr(reminders.MaxInvoices), true
+	ids.Items = customerIDSchema()
+	ids.Items.Description = "The id of an invoice in the receivables ledger (as collections.list_invoices answers it), with no white space at either end; " + textRule()
+	ids.Description = fmt.Sprintf("1 to %d ids of the customer's invoices in the receivables ledger, each once: the reminder states each one's due date "+
+		"and open amount as the ledger has them now (a partly paid invoice, what is left). An id the ledger does not know, or whose "+
+		"invoice is paid, void or written off there, refuses the call.", reminders.MaxInvoices)
 
 	tone := s.Properties["tone"]
 	tone.Enum = enum(reminders.Tones())
@@ -304,6 +401,9 @@ func prepareOutputSchema() *jsonschema.Schema {
 	s.Properties["subject"].Description = "The reminder's subject line."
 	s.Properties["preview"].Description = fmt.Sprintf("The body's first %d characters, then … when it goes on.", previewRunes)
 	s.Properties["created"].Description = "true: this call wrote the draft; false: the open draft for the same customer, invoices and tone."
+	nl := s.Properties["notInLedger"]
+	nl.Types, nl.Type = nil, "array"
+	nl.Description = "The draft's invoices the receivables ledger does not know, by id: their payment cannot be checked when the draft is sent (the approval shows them so). Empty when the ledger knows every one."
 	dd := s.Properties["draftsDiscarded"]
 	dd.Minimum = ptr(0.0)
 	dd.Description = "How many of the customer's open drafts, written to its old name or e-mail address, this call discarded because it changed them; 0 when it changed neither."

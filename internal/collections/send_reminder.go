@@ -11,6 +11,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/reminders"
@@ -33,18 +34,19 @@ const sendStepUpMaxAge = 300
 const argDraftID = "draftId"
 
 // SendTools returns the tools that send: collections.send_reminder and
-// collections.bulk_send_reminders, enqueueing their messages in mail. Without an outbox (nil: `cobranca contracts`, which delivers nothing) the tool has no
-// Execute, and a pipeline refuses to serve it.
-func SendTools(mail *outbox.Outbox) ([]pipeline.Tool, error) {
+// collections.bulk_send_reminders, enqueueing their messages in mail, under the settings s
+// (s.LedgerRequired). Without an outbox (nil: `cobranca contracts`, which delivers nothing)
+// the tool has no Execute, and a pipeline refuses to serve it.
+func SendTools(s Settings, mail *outbox.Outbox) ([]pipeline.Tool, error) {
 	c, err := contract.Finish(sendReminderContract())
 	if err != nil {
 		return nil, err
 	}
-	t := pipeline.Tool{Contract: c, Decode: pipeline.Strict[sendArgs](), Preview: sendReminderPreview}
+	t := pipeline.Tool{Contract: c, Decode: pipeline.Strict[sendArgs](), Preview: sendReminderPreview(s.LedgerRequired)}
 	if mail != nil {
-		t.Execute, t.Outbox = sendReminderExecute(mail), mail
+		t.Execute, t.Outbox = sendReminderExecute(mail, s.LedgerRequired), mail
 	}
-	bt, err := bulkTools(mail)
+	bt, err := bulkTools(mail, s.LedgerRequired)
 	if err != nil {
 		return nil, err
 	}
@@ -54,14 +56,17 @@ func SendTools(mail *outbox.Outbox) ([]pipeline.Tool, error) {
 func sendReminderContract() contract.Contract {
 	return contract.Contract{
 		Name:            SendReminderName,
-		ContractVersion: "1.0.0",
+		ContractVersion: "2.0.0",
 		Title:           "Send a reminder draft by e-mail",
 		Description: "Use when a reminder draft (prepare_reminder's draftId, still a draft) should go to its customer by e-mail. " +
 			"A person approves this exact call first, out of band: the call answers with the approval's URL (a URL-mode elicitation, " +
 			"or the error approval_required on older clients); once the person approved it, retry exactly the same call (same draftId " +
 			"and idempotencyKey) to send it. The draft goes once, as written, to the name and address it was written for. It is " +
 			"refused, also at the moment it is sent, when the customer or any customer with the same e-mail address asked not to be " +
-			"contacted or is paused.",
+			"contacted or is paused, and when the receivables ledger says an invoice of the draft is no longer owed as the draft says: " +
+			"paid, void or written off (invoice_settled); disputed, under a pending promise to pay, or with another open amount (draft_stale). " +
+			"The approval's preview shows each invoice's ledger state; an invoice the ledger does not know is marked so (its payment cannot " +
+			"be checked), and refused where the server requires the ledger (COBRANCA_LEDGER_REQUIRED).",
 		Category:      "communication",
 		RiskLevel:     contract.Critical,
 		StepUpAuth:    contract.StepUp{MaxAgeSeconds: sendStepUpMaxAge, When: "Always, for the person who approves the call: signed in within the last 5 minutes, with an acr the server accepts (COBRANCA_STEPUP_ACR)."},
@@ -85,6 +90,9 @@ func sendReminderContract() contract.Contract {
 			{Code: reminders.CodeDraftNotOpen, Meaning: "The draft is not open: it was discarded, or it is already queued, sent or undeliverable (a draft is sent once); the message says which. Nothing was done."},
 			{Code: customers.CodeDoNotContact, Meaning: "The draft's customer, or another customer with the same e-mail address (compared case-insensitively), asked not to be contacted — checked when the call is made and again when it runs, after the approval. Nothing was sent; the approval stays approved until it expires."},
 			{Code: customers.CodePaused, Meaning: "Contact with the draft's customer, or with another customer with the same e-mail address, is paused; the message gives the date it resumes (YYYY-MM-DD). Checked when the call is made and again when it runs. Nothing was sent; the approval stays approved until it expires."},
+			{Code: ledger.CodeInvoiceSettled, Meaning: "The receivables ledger says an invoice of the draft is paid, void or written off — checked when the call is made and again when it runs, under locks that make a payment committed before the send win. The message names each such invoice and why. Nothing was sent; prepare a new draft for what is still owed."},
+			{Code: ledger.CodeDraftStale, Meaning: "The receivables ledger says an invoice of the draft is disputed, under a pending promise to pay, or has another open amount than the draft states (a partial payment); the message names each such invoice and why. Checked when the call is made and again when it runs. Nothing was sent."},
+			{Code: ledger.CodeInvoiceNotFound, Meaning: "The server requires the ledger (COBRANCA_LEDGER_REQUIRED) and an invoice of the draft is not in it, so its payment cannot be checked; the message names it. Nothing was sent."},
 		},
 		Idempotency: contract.Idempotency{Kind: "key", Description: "idempotencyKey is required: a retry with the same key and arguments " +
 			"returns the first answer and sends nothing again; the approval is for the call with that key. Besides, a draft is sent once: " +
@@ -113,13 +121,31 @@ const (
 	messageIDText    = "The Message-ID header of the draft's message, angle brackets included: the same on every delivery attempt, so a receiver can drop a duplicate."
 )
 
-// sendable reads the draft id and the customers whose contact status decides whether it may
-// be sent, and refuses when it may not be, today: the draft is not open, or its customer or a
-// customer with its recipient's address may not be contacted. In a transaction (q is a
-// store.Tx) it locks what it reads until the transaction ends — the customers first, then the
-// draft, the order in which set_contact_status locks a customer and then discards its drafts —
-// so that what it found still holds when the caller acts on it; otherwise it only reads.
-func sendable(ctx context.Context, q store.Querier, id, today string) (reminders.Record, customers.Customer, error) {
+// sendable reads the draft id, the customers whose contact status decides whether it may be
+// sent and the ledger's verdicts on its invoices, and refuses when it may not be, today: the
+// draft is not open, its customer or a customer with its recipient's address may not be
+// contacted, or an invoice of it is no longer owed as it says (ledgerRefusal; with required,
+// unknown to the ledger). In a transaction (q is a store.Tx) it locks what it reads until the
+// transaction ends — the customers first, then the draft, the order in which
+// set_contact_status locks a customer and then discards its drafts, then the invoices — so
+// that what it found still holds when the caller acts on it; otherwise it only reads.
+func sendable(ctx context.Context, q store.Querier, id, today string, required bool) (reminders.Record, customers.Customer, []ledger.Verdict, error) {
+	d, c, err := contactable(ctx, q, id, today)
+	if err != nil {
+		return reminders.Record{}, customers.Customer{}, nil, err
+	}
+	vs, err := checkLedger(ctx, q, today, expected(d))
+	if err != nil {
+		return reminders.Record{}, customers.Customer{}, nil, err
+	}
+	if fe := ledgerRefusal(vs, required, argDraftID); fe != nil {
+		return reminders.Record{}, customers.Customer{}, nil, fe
+	}
+	return d, c, vs, nil
+}
+
+// contactable is sendable's first half: the draft and its customers, locked in a transaction.
+func contactable(ctx context.Context, q store.Querier, id, today string) (reminders.Record, customers.Customer, error) {
 	d, err := reminders.Get(ctx, q, id)
 	if err != nil {
 		return reminders.Record{}, customers.Customer{}, draftError(err)
@@ -168,20 +194,27 @@ func draftError(err error) error {
 }
 
 // sendReminderPreview is what the person approves: the recipient (name and address), the
-// customer and its contact status in effect, the subject and the whole body, exactly as they
-// will be sent. Customer text is quoted, and the body's lines are set off with "| ", as data.
-// A call that could not be sent now is refused here, before anyone is asked.
-func sendReminderPreview(ctx context.Context, q store.Querier, v any) (string, error) {
-	a := v.(*sendArgs)
+// customer and its contact status in effect, each invoice with the ledger's state of it now,
+// the subject and the whole body, exactly as they will be sent. Customer text is quoted, and
+// the body's lines are set off with "| ", as data. A call that could not be sent now is
+// refused here, before anyone is asked.
+func sendReminderPreview(required bool) pipeline.Preview {
+	return func(ctx context.Context, q store.Querier, v any) (string, error) {
+		return previewSend(ctx, q, v.(*sendArgs), required)
+	}
+}
+
+func previewSend(ctx context.Context, q store.Querier, a *sendArgs, required bool) (string, error) {
 	today := customers.Today(pipeline.Now(ctx))
-	d, c, err := sendable(ctx, q, a.DraftID, today)
+	d, c, vs, err := sendable(ctx, q, a.DraftID, today, required)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "send the reminder draft %s by e-mail, once, to %s at %s — customer %s, contact status in effect: %s "+
+	fmt.Fprintf(&b, sendPreviewStart+"%s by e-mail, once, to %s at %s — customer %s, contact status in effect: %s "+
 		"(no customer with this address is do_not_contact or paused; both are checked again when it is sent).\n",
 		d.ID, quote(d.To.Name), quote(d.To.Email), quote(c.ID), inEffectText(c, today))
+	writeLedger(&b, d, vs)
 	fmt.Fprintf(&b, "Subject: %s\n", quote(d.Subject))
 	b.WriteString("Body:\n")
 	for line := range strings.Lines(d.Body) {
@@ -191,11 +224,13 @@ func sendReminderPreview(ctx context.Context, q store.Querier, v any) (string, e
 }
 
 // sendReminderExecute is send_reminder's Execute, enqueueing in mail: in the pipeline's
-// transaction, it locks the customers and the draft, checks again that the draft is open and
-// its recipient may be contacted, enqueues the message (the draft's id as its Ref), and moves
-// the draft to queued; the pipeline writes the audit event email.external.sent in the same
-// commit. A refusal rolls all of it back: nothing is enqueued, and the approval is not used.
-func sendReminderExecute(mail *outbox.Outbox) pipeline.Execute {
+// transaction, it locks the customers, the draft and its invoices' ledger rows, checks again
+// that the draft is open, its recipient may be contacted and its invoices are owed as it says
+// (the ledger's verdicts: a payment committed before this transaction wins), enqueues the
+// message (the draft's id as its Ref), and moves the draft to queued; the pipeline writes the
+// audit event email.external.sent in the same commit. A refusal rolls all of it back: nothing
+// is enqueued, the approval is not used, and the pipeline audits the refusal.
+func sendReminderExecute(mail *outbox.Outbox, required bool) pipeline.Execute {
 	return func(ctx context.Context, tx store.Tx, v any) (pipeline.Effect, error) {
 		a := v.(*sendArgs)
 		now := pipeline.Now(ctx)
@@ -203,7 +238,7 @@ func sendReminderExecute(mail *outbox.Outbox) pipeline.Execute {
 		if pr == nil { // the pipeline refuses a call without a caller before this
 			return pipeline.Effect{}, errors.New("send_reminder: no caller")
 		}
-		d, _, err := sendable(ctx, tx, a.DraftID, customers.Today(now))
+		d, _, _, err := sendable(ctx, tx, a.DraftID, customers.Today(now), required)
 		if err != nil {
 			return pipeline.Effect{}, err
 		}

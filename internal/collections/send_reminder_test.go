@@ -79,7 +79,7 @@ func newSendEnvOn(t testing.TB, db store.DB, s *smtptest.Server, mail func(now f
 		t.Fatal(err)
 	}
 	e.mail = mail(e.clock)
-	tools, err := collections.SendTools(e.mail)
+	tools, err := collections.SendTools(collections.Settings{}, e.mail)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func newSendEnvOn(t testing.TB, db store.DB, s *smtptest.Server, mail func(now f
 	}
 	alog, digest := pipelinetest.AuditLog(t, db)
 	e.opts = pipeline.Options{Tools: tools, Now: e.clock, DB: db, Keys: keys, Auditor: pipeline.NewAuditor(alog, digest),
-		StepUp: []string{mfa}, Approvals: e.approvals, PublicURL: pipelinetest.PublicURL}
+		StepUp: []string{mfa}, Approvals: e.approvals, PublicURL: pipelinetest.PublicURL, States: pipelinetest.Ring(t)}
 	e.p = pipelinetest.Product(t, e.opts)
 	e.d = &approval.Decider{Store: e.approvals, DB: db, Verifier: e.auth, Audit: alog, StepUpACR: []string{mfa}, Now: e.clock,
 		Contract: func(name string) *contract.Contract {

@@ -113,7 +113,7 @@ func servedTools(t *testing.T, links *files.Links, mail *outbox.Outbox) []pipeli
 	if err != nil {
 		t.Fatal(err)
 	}
-	send, err := collections.SendTools(mail)
+	send, err := collections.SendTools(collections.Settings{}, mail)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestGoldenToolsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sendTools, err := collections.SendTools(mail)
+	sendTools, err := collections.SendTools(collections.Settings{}, mail)
 	if err != nil {
 		t.Fatal(err)
 	}

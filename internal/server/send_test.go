@@ -187,7 +187,7 @@ func newSendServer(t *testing.T, db store.DB, cfg outbox.Config) *sendServer {
 	}
 	smtpd := smtptest.New(t)
 	cfg.Owner = reminders.Delivery{}
-	sendTools, err := collections.SendTools(outboxtest.Deliver(t, db, smtpd, cfg))
+	sendTools, err := collections.SendTools(collections.Settings{}, outboxtest.Deliver(t, db, smtpd, cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

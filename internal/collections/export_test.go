@@ -1,0 +1,14 @@
+package collections
+
+import (
+	"context"
+
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// Sendable runs send_reminder's checks of draft id (sendable) in q, today: what its Execute
+// runs, in its transaction, before it enqueues.
+func Sendable(ctx context.Context, q store.Querier, id, today string, required bool) error {
+	_, _, _, err := sendable(ctx, q, id, today, required)
+	return err
+}
