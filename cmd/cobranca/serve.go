@@ -195,7 +195,10 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 		Decider:      newDecider(approvals, db, authn, alog, cfg.Config, tools),
 		Admin:        pipe,
 		WriteOffTool: collections.WriteOffName,
-		Logger:       log,
+		Ledger: func(ctx context.Context, a *approval.Action) (string, error) {
+			return collections.ApprovalLedger(ctx, db, a.Tool, a.Preview, time.Now())
+		},
+		Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("the approval page: %w", err)

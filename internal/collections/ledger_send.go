@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/portfolio"
@@ -123,3 +125,29 @@ func writeLedger(b *strings.Builder, d reminders.Record, vs []ledger.Verdict) {
 
 // sendPreviewStart starts send_reminder's preview; the draft's id follows it.
 const sendPreviewStart = "send the reminder draft "
+
+// ApprovalLedger is what the approval page shows, each time it is viewed, of the invoices an
+// approval is about as the receivables ledger has them then (now): for a
+// send_reminder approval, each invoice of its draft with its ledger state; "" for another tool.
+// The approval keeps the preview written when it was asked for, which names the draft.
+func ApprovalLedger(ctx context.Context, db store.DB, tool, preview string, now time.Time) (string, error) {
+	if tool != SendReminderName {
+		return "", nil
+	}
+	rest, ok := strings.CutPrefix(preview, sendPreviewStart)
+	id, _, _ := strings.Cut(rest, " ")
+	if !ok || !reminders.ValidID(id) {
+		return "", errors.New("collections: a send_reminder approval whose preview names no draft")
+	}
+	d, err := reminders.Get(ctx, db, id)
+	if err != nil {
+		return "", fmt.Errorf("collections: the approval's draft: %w", err)
+	}
+	vs, err := checkLedger(ctx, db, customers.Today(now), expected(d))
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	writeLedger(&b, d, vs)
+	return b.String(), nil
+}

@@ -450,3 +450,54 @@ func TestLedgerRequired(t *testing.T) {
 		}
 	})
 }
+
+// TestApprovalLedgerNow: what the approval page shows of a pending send's invoices is the
+// ledger as it is when the page is viewed — open when asked, paid once a payment is imported,
+// "not in the ledger" for an invoice it does not know — while the approval's stored preview
+// keeps what it was; another tool's approval shows nothing.
+func TestApprovalLedgerNow(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		e := newSendEnv(t, db)
+		ctx := context.Background()
+		e.customer(t, customers.Record{ID: "C-1", Name: "Oficina", Email: "oficina@example.com"})
+		e.invoices(t, inLedger("NF-1", "C-1", 123456, "2026-11-01", "881"))
+		d := e.draft(t, "C-1", "Oficina", "NF-1")
+		ask := e.asked(t, urlClient, d.ID, "k-1")
+		a, err := e.approvals.Get(ctx, e.db, ask.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := func() string {
+			t.Helper()
+			s, err := collections.ApprovalLedger(ctx, e.db, a.Tool, a.Preview, e.clock())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		open := `- "NF-1" due 2026-11-01, R$` + "\u00a0" + `1.234,56 — ledger: open, R$` + "\u00a0" + `1.234,56 open`
+		if got := now(); !strings.Contains(got, open) {
+			t.Errorf("before the payment: %q, want %q", got, open)
+		}
+		e.importPayments(t, ledger.PaymentRecord{Source: "cnab240:341", SourceRef: "881/2026-07-01", AmountCents: 123456, Currency: "BRL",
+			PaidOn: "2026-07-01", Method: ledger.MethodBoleto, Reference: "881"})
+		if got := now(); !strings.Contains(got, "ledger: paid, R$\u00a00,00 open — paid") {
+			t.Errorf("after the payment: %q, want it paid", got)
+		}
+		if !strings.Contains(a.Preview, open) {
+			t.Errorf("the stored preview changed: %q", a.Preview)
+		}
+		unknown := e.draft(t, "C-1", "Oficina", "NF-2")
+		ask2 := e.asked(t, urlClient, unknown.ID, "k-2")
+		a2, err := e.approvals.Get(ctx, e.db, ask2.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := collections.ApprovalLedger(ctx, e.db, a2.Tool, a2.Preview, e.clock()); err != nil || !strings.Contains(got, "ledger: not in the ledger — payment cannot be checked") {
+			t.Errorf("an invoice the ledger does not know: %q, %v", got, err)
+		}
+		if got, err := collections.ApprovalLedger(ctx, e.db, collections.BulkSendName, a.Preview, e.clock()); got != "" || err != nil {
+			t.Errorf("another tool: %q, %v; want nothing", got, err)
+		}
+	})
+}

@@ -76,6 +76,8 @@ type env struct {
 	refusals *auditlog.Refusals
 	// issuerDown makes the issuer's discovery answer 503, as an issuer that is down.
 	issuerDown atomic.Bool
+	// ledger is what the pages' Ledger says of an approval of tool now (nil: nothing).
+	ledger atomic.Pointer[string]
 }
 
 // newEnv starts the environment; each of configure may change the pages' sign-in settings.
@@ -156,7 +158,13 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 	for _, f := range configure {
 		f(&sc)
 	}
-	pages, err := web.New(web.Config{Signin: sc, Decider: decider, Admin: admin, WriteOffTool: collections.WriteOffName, Logger: log})
+	ledgerNow := func(ctx context.Context, a *approval.Action) (string, error) {
+		if s := e.ledger.Load(); s != nil && a.Tool == tool {
+			return *s, nil
+		}
+		return "", nil
+	}
+	pages, err := web.New(web.Config{Signin: sc, Decider: decider, Admin: admin, WriteOffTool: collections.WriteOffName, Ledger: ledgerNow, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,8 @@ type texts struct {
 	RoleNote, LacksRole, AgentCannot, Withheld string
 	SignedInAs, AgentFor, SignOut, SignInAgain string
 	BackToApproval                             string
+	// LedgerNow heads what the receivables ledger says now of the call's invoices.
+	LedgerNow string
 	// The write-off page.
 	WriteOffTitle, WriteOffIntro, WriteOffSubmit       string
 	InvoiceID, CustomerID, AmountCents, Reason         string
@@ -61,6 +63,7 @@ var english = texts{
 	Withheld:    "The preview and the side effects are shown only to people who may decide this call and to the person it was asked for.",
 	SignedInAs:  "Signed in as", AgentFor: "an agent:", SignOut: "Sign out", SignInAgain: "Sign in",
 	BackToApproval: "Back to the approval",
+	LedgerNow:      "The invoices in the receivables ledger, as of now",
 	WriteOffTitle:  "Write off an invoice",
 	WriteOffIntro: "Record that the invoice's debt will not be collected. Only a person with the write-off role does this, " +
 		"and the write-off is permanent and audited: an invoice is written off once.",
@@ -112,6 +115,7 @@ var portuguese = texts{
 	Withheld:    "A prévia e os efeitos colaterais são mostrados só a quem pode decidir esta chamada e à pessoa em nome de quem ela foi pedida.",
 	SignedInAs:  "Conectado como", AgentFor: "um agente:", SignOut: "Sair", SignInAgain: "Entrar",
 	BackToApproval: "Voltar à aprovação",
+	LedgerNow:      "As faturas no razão de recebíveis, agora",
 	WriteOffTitle:  "Baixar uma fatura como perda",
 	WriteOffIntro: "Registre que a dívida da fatura não será cobrada. Só uma pessoa com o papel de baixa faz isso, " +
 		"e a baixa é permanente e auditada: uma fatura é baixada uma única vez.",

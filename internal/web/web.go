@@ -12,6 +12,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
@@ -61,7 +62,11 @@ type Config struct {
 	// WriteOffTool is the forbidden tool the write-off page runs
 	// (collections.write_off_invoice): the pages name no tool of their own.
 	WriteOffTool string
-	Logger       *slog.Logger
+	// Ledger, when set, says what the receivables ledger holds now of the invoices action a is
+	// about ("" when it is about none): the page reads it each time it is shown, beside the
+	// preview written when the call was asked for.
+	Ledger func(ctx context.Context, a *approval.Action) (string, error)
+	Logger *slog.Logger
 }
 
 // Pages serves the pages.
@@ -71,6 +76,7 @@ type Pages struct {
 	admin   Admin
 	// writeOffTool is Config.WriteOffTool.
 	writeOffTool string
+	ledger       func(ctx context.Context, a *approval.Action) (string, error)
 	clock        func() time.Time
 	log          *slog.Logger
 	csp          string
@@ -85,7 +91,7 @@ func New(cfg Config) (*Pages, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Pages{decider: cfg.Decider, admin: cfg.Admin, writeOffTool: cfg.WriteOffTool, clock: cfg.Signin.Now, log: cfg.Logger}
+	p := &Pages{decider: cfg.Decider, admin: cfg.Admin, writeOffTool: cfg.WriteOffTool, ledger: cfg.Ledger, clock: cfg.Signin.Now, log: cfg.Logger}
 	cfg.Signin.Refuse = p.refuse
 	if cfg.Signin.Logger == nil {
 		cfg.Signin.Logger = cfg.Logger
@@ -178,7 +184,9 @@ type pageData struct {
 	// Withheld: the preview and the side effects (customer data) are not shown, because the
 	// signed-in identity can neither decide the call nor is the person it was asked for.
 	Withheld bool
-	Refusal  *refusal
+	// Ledger is what the receivables ledger says now of the call's invoices ("" when nothing).
+	Ledger  string
+	Refusal *refusal
 	// WriteOff is the write-off page's form (and, once done, the write-off).
 	WriteOff *writeOffForm
 }
@@ -304,6 +312,12 @@ func (p *Pages) show(w http.ResponseWriter, r *http.Request) {
 	// roles) and the person the call was asked for see the preview and the side effects; an
 	// agent, or another person without the role, sees who asked and the state, not the content.
 	d.Withheld = d.IsAgent || d.LacksRole && sess.Principal.Subject != a.Requester.Subject
+	if !d.Withheld && p.ledger != nil {
+		if d.Ledger, err = p.ledger(r.Context(), a); err != nil {
+			p.internal(w, r, err)
+			return
+		}
+	}
 	p.render(w, r, http.StatusOK, d)
 }
 

@@ -46,6 +46,7 @@ func TestPages(t *testing.T) {
 		t.Run("refusals of a decision", func(t *testing.T) { refusals(t, e) })
 		t.Run("refusals of a sign-in", func(t *testing.T) { signinRefusals(t, e) })
 		t.Run("step-up", func(t *testing.T) { stepUp(t, e) })
+		t.Run("the ledger as of now", func(t *testing.T) { ledgerNow(t, e) })
 		t.Run("a sign-in dated in the future", func(t *testing.T) { futureAuthTime(t, e) })
 		t.Run("idle session", func(t *testing.T) { idle(t, e) }) // moves the clock on: last
 	})
@@ -482,5 +483,29 @@ func TestIssuerDown(t *testing.T) {
 	e.clock.Advance(2 * time.Second)
 	if p := b.open(t, "/approvals/"+a.ID, person("bruno", mfa)); p.resp.StatusCode != http.StatusOK {
 		t.Errorf("sign-in once the issuer is back: %d:\n%s", p.resp.StatusCode, p.body)
+	}
+}
+
+// ledgerNow: the page shows what the ledger says of the call's invoices each time it is shown
+// (not what it said when the call was asked for), as text, to those who see the preview; an
+// agent sees none of it.
+func ledgerNow(t *testing.T, e *env) {
+	defer e.ledger.Store(nil)
+	a := e.ask(t, tool)
+	b := e.browser(t)
+	open := `- "NF-1" due 2026-11-01, R$ 1.234,56 — ledger: open, R$ 1.234,56 open <b>`
+	e.ledger.Store(&open)
+	p := b.open(t, "/approvals/"+a.ID, person("bruno", mfa))
+	if !strings.Contains(p.body, "The invoices in the receivables ledger, as of now") || !strings.Contains(p.body, `ledger: open, R$ 1.234,56 open &lt;b&gt;`) {
+		t.Fatalf("the page lacks the ledger's state, as text:\n%s", p.body)
+	}
+	paid := `- "NF-1" due 2026-11-01, R$ 1.234,56 — ledger: paid, R$ 0,00 open — paid`
+	e.ledger.Store(&paid)
+	if p := b.get(t, "/approvals/"+a.ID); !strings.Contains(p.body, "ledger: paid, R$ 0,00 open — paid") || strings.Contains(p.body, "ledger: open") {
+		t.Errorf("shown again after a payment, the page does not say paid:\n%s", p.body)
+	}
+	bot := e.browser(t)
+	if bp := bot.open(t, "/approvals/"+a.ID, agent("carla")); strings.Contains(bp.body, "NF-1") || strings.Contains(bp.body, `id="ledger"`) {
+		t.Errorf("an agent's page shows the ledger:\n%s", bp.body)
 	}
 }
