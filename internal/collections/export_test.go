@@ -12,3 +12,10 @@ func Sendable(ctx context.Context, q store.Querier, id, today string, required b
 	_, _, _, err := sendable(ctx, q, id, today, required)
 	return err
 }
+
+// Contactable runs the checks send_reminder ran before the ledger's (contactable): the draft,
+// its customers, the draft locked.
+func Contactable(ctx context.Context, q store.Querier, id, today string) error {
+	_, _, err := contactable(ctx, q, id, today)
+	return err
+}

@@ -2,12 +2,15 @@ package collections_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/customers"
+	"github.com/cobranca/cobranca/internal/ledger"
+	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
@@ -89,4 +92,55 @@ func TestSendReminderRoundTrips(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkSendChecks measures send_reminder's checks in a transaction of their own, before
+// the ledger's (draft, customers, draft locked) and with it, for a draft of 1 and of 100
+// invoices, all in the ledger; docs/benchmarks.md, "Ledger: the send-time check".
+func BenchmarkSendChecks(b *testing.B) {
+	tpl, err := reminders.ParseTemplates()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range storetest.Fixtures(pg) {
+		b.Run(string(f.Dialect), func(b *testing.B) {
+			db := f.Serving(b)
+			e := newEnv(b, db)
+			e.customer(b, customers.Record{ID: "C-1", Name: "Oficina", Email: "oficina@example.com"})
+			for _, n := range []int{1, 100} {
+				var recs []ledger.InvoiceRecord
+				var invs []reminders.Invoice
+				for i := range n {
+					id := fmt.Sprintf("NF-%d-%03d", n, i)
+					recs = append(recs, inLedger(id, "C-1", 123456, "2026-06-01", fmt.Sprintf("%d%03d", n, i)))
+					invs = append(invs, reminders.Invoice{ID: id, DueDate: "2026-06-01", AmountCents: 123456})
+				}
+				e.invoices(b, recs...)
+				var d reminders.Record
+				if err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+					d, _, err = reminders.Prepare(ctx, tx, tpl, reminders.Request{CustomerID: "C-1", To: reminders.Recipient{Name: "Oficina", Email: "oficina@example.com"},
+						Tone: reminders.Friendly, Language: reminders.PortugueseBR, Invoices: invs}, e.clock())
+					return err
+				}); err != nil {
+					b.Fatal(err)
+				}
+				for _, checks := range []struct {
+					name string
+					run  func(ctx context.Context, tx store.Tx) error
+				}{
+					{"before", func(ctx context.Context, tx store.Tx) error { return collections.Contactable(ctx, tx, d.ID, "2026-07-01") }},
+					{"with-ledger", func(ctx context.Context, tx store.Tx) error { return collections.Sendable(ctx, tx, d.ID, "2026-07-01", true) }},
+				} {
+					b.Run(fmt.Sprintf("invoices=%d/%s", n, checks.name), func(b *testing.B) {
+						b.ReportAllocs()
+						for b.Loop() {
+							if err := db.InTx(context.Background(), checks.run); err != nil {
+								b.Fatal(err)
+							}
+						}
+					})
+				}
+			}
+		})
+	}
 }
