@@ -87,6 +87,10 @@ func TestPrepareNaturalKey(t *testing.T) {
 			first.TotalCents != 152599 || first.CreatedBy != "ana" || first.CreatedByActor != "ledger-copilot" || !first.CreatedAt.Equal(t0.Truncate(time.Microsecond)) {
 			t.Fatalf("first Prepare = %+v, created %v; want a new draft of 2 invoices, 152599 cents, at %v", first, created, t0)
 		}
+		// The draft keeps its invoices, sorted by id: a send checks each against the ledger.
+		if want := []reminders.Invoice{inv1, inv2}; !cmp.Equal(first.Invoices, want) {
+			t.Errorf("first Prepare's invoices = %+v, want %+v", first.Invoices, want)
+		}
 		again, created := prepare(t, db, tpl, request("c1", reminders.Friendly, inv2, inv1), t0.Add(time.Hour))
 		if created {
 			t.Errorf("Prepare of the same set in another order created a draft")
