@@ -99,11 +99,7 @@ func ledgerState(v ledger.Verdict) string {
 		return notInLedger
 	}
 	inv := v.Invoice
-	open := portfolio.FormatBRL(inv.OpenCents)
-	if inv.Currency != "" && inv.Currency != "BRL" {
-		open = fmt.Sprintf("%d minor units of %s", inv.OpenCents, inv.Currency)
-	}
-	s := string(inv.State) + ", " + open + " open"
+	s := string(inv.State) + ", " + portfolio.FormatMoney(inv.OpenCents, inv.Currency) + " open"
 	if v.Code != "" {
 		s += " — " + v.Why
 	}
