@@ -128,8 +128,12 @@ func BenchmarkSendChecks(b *testing.B) {
 					name string
 					run  func(ctx context.Context, tx store.Tx) error
 				}{
-					{"before", func(ctx context.Context, tx store.Tx) error { return collections.Contactable(ctx, tx, d.ID, "2026-07-01") }},
-					{"with-ledger", func(ctx context.Context, tx store.Tx) error { return collections.Sendable(ctx, tx, d.ID, "2026-07-01", true) }},
+					{"before", func(ctx context.Context, tx store.Tx) error {
+						return collections.Contactable(ctx, tx, d.ID, "2026-07-01")
+					}},
+					{"with-ledger", func(ctx context.Context, tx store.Tx) error {
+						return collections.Sendable(ctx, tx, d.ID, "2026-07-01", true)
+					}},
 				} {
 					b.Run(fmt.Sprintf("invoices=%d/%s", n, checks.name), func(b *testing.B) {
 						b.ReportAllocs()

@@ -229,9 +229,9 @@ func TestPaidInvoiceNeverChased(t *testing.T) {
 
 // TestBulkSkipsPaidInvoices: 200 drafts, each about one invoice of the ledger; a bulk send of
 // all of them is dry-run and approved; meanwhile 37 of the invoices are paid (a bank file
-// import). The approved call is refused plan_changed — nothing queued —; the new dry run skips
-// exactly those 37 (skipped.settled, a warning), and its approved call queues the other 163:
-// no draft of a paid invoice leaves, all of them stay drafts.
+// import). The approved call is refused plan_changed — nothing queued, the refusal audited —;
+// the new dry run skips exactly those 37 (skipped.settled, a warning), and its approved call
+// queues the other 163: no draft of a paid invoice leaves, all of them stay drafts.
 func TestBulkSkipsPaidInvoices(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		e := newSendEnv(t, db)
@@ -279,6 +279,11 @@ func TestBulkSkipsPaidInvoices(t *testing.T) {
 		}
 		if e.jobs(t) != 0 || e.draftStates(t)["draft"] != n {
 			t.Fatalf("refused, yet %d entries, drafts %v", e.jobs(t), e.draftStates(t))
+		}
+		var audited int64
+		if err := e.db.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_event
+WHERE event = 'email.external.bulk_sent' AND outcome = 'rejected' AND failure_code = 'plan_changed'`).Scan(&audited); err != nil || audited != 1 {
+			t.Errorf("%d audited plan_changed refusals (%v), want 1", audited, err)
 		}
 		again := e.dry(t, sender, sel)
 		if again.RecipientCount != n-paid || again.Skipped["settled"] != paid || !slices.ContainsFunc(again.Warnings, func(w string) bool {
