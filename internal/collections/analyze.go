@@ -80,6 +80,8 @@ func Tools(s Settings) ([]pipeline.Tool, error) {
 		{prepareReminderContract(), pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl, s.LedgerRequired)}},
 		{setContactStatusContract(), pipeline.Tool{Decode: setContactStatusDecode, Preview: setContactStatusPreview, Execute: setContactStatusExecute}},
 		{getBulkSendContract(), pipeline.Tool{Decode: pipeline.Strict[getBulkSendArgs](), Read: getBulkSendRead}},
+		// The ledger's writes (ledger_write*.go).
+		{recordInvoicesContract(), pipeline.Tool{Decode: recordInvoicesDecode, Execute: recordInvoicesExecute}},
 		// Forbidden: never served over MCP; the pipeline's Admin runs it for people.
 		{writeOffContract(), pipeline.Tool{Decode: writeOffDecode, Execute: writeOffExecute}},
 	} {
