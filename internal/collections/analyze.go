@@ -82,6 +82,11 @@ func Tools(s Settings) ([]pipeline.Tool, error) {
 		{getBulkSendContract(), pipeline.Tool{Decode: pipeline.Strict[getBulkSendArgs](), Read: getBulkSendRead}},
 		// The ledger's writes (ledger_write*.go).
 		{recordInvoicesContract(), pipeline.Tool{Decode: recordInvoicesDecode, Execute: recordInvoicesExecute}},
+		{recordPaymentContract(), pipeline.Tool{Decode: recordPaymentDecode, Preview: recordPaymentPreview, Execute: recordPaymentExecute}},
+		{matchPaymentContract(), pipeline.Tool{Decode: matchPaymentDecode, Preview: matchPaymentPreview, Execute: matchPaymentExecute}},
+		{recordPromiseContract(), pipeline.Tool{Decode: recordPromiseDecode, Execute: recordPromiseExecute}},
+		{openDisputeContract(), pipeline.Tool{Decode: openDisputeDecode, Execute: openDisputeExecute}},
+		{resolveDisputeContract(), pipeline.Tool{Decode: resolveDisputeDecode, Execute: resolveDisputeExecute}},
 		// Forbidden: never served over MCP; the pipeline's Admin runs it for people.
 		{writeOffContract(), pipeline.Tool{Decode: writeOffDecode, Execute: writeOffExecute}},
 	} {

@@ -1,16 +1,23 @@
 package collections
 
 import (
+	"context"
+	"errors"
 	"strconv"
+	"strings"
 
+	"github.com/cobranca/cobranca/internal/contract"
+	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ledger"
+	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// What the ledger write tools share: their scopes, the invoice ids, amounts in an invoice's
-// currency, dates, and what the caller reads of a record's problem.
+// What the ledger write tools (record_invoices, record_payment, match_payment, record_promise,
+// open_dispute, resolve_dispute) share: their scopes, the invoice and payment ids, amounts in
+// an invoice's currency, who acts, and what the caller reads of the ledger's refusals.
 
 // The scopes of the ledger write tools, one per kind of record, so that each integration holds
 // only its own: the ERP or billing sync writes invoices (and may change their amounts or void
@@ -24,6 +31,9 @@ const (
 	DisputesWriteScope = "disputes:write"
 )
 
+// argInvoiceID names the invoice in the arguments of the promise and dispute tools.
+const argInvoiceID = "invoiceId"
+
 // ledgerIDRule is said of every invoice, customer and payment id the ledger tools take.
 const ledgerIDRule = "with no white space at either end;"
 
@@ -31,6 +41,23 @@ const ledgerIDRule = "with no white space at either end;"
 // cannot say customers.IDProblem's "no white space at either end": the decoders check it.
 func invoiceIDSchema(description string) *jsonschema.Schema {
 	return textSchema(description + " " + ledgerIDRule)
+}
+
+// idProblem is what is wrong with an id the ledger tools take (an invoice's, a customer's, a
+// payment's transaction id): the text rule, and no white space at either end.
+func idProblem(field, s string) *failure.Error {
+	if p := customers.IDProblem(s); p != "" {
+		return &failure.Error{Code: failure.InvalidArguments, Field: field, Message: p}
+	}
+	return nil
+}
+
+// textProblem is what is wrong with a free text (a note, a reason) under the text rule.
+func textProblem(field, s string) *failure.Error {
+	if p := portfolio.TextProblem(s); p != "" {
+		return &failure.Error{Code: failure.InvalidArguments, Field: field, Message: p}
+	}
+	return nil
 }
 
 // ledgerAmountSchema is an amount in minor units of its currency, held to the ledger's bounds.
@@ -58,4 +85,60 @@ func ledgerDateSchema(description string) *jsonschema.Schema {
 // prefix (invoices[3].).
 func fieldError(prefix string, fe *ledger.FieldError) *failure.Error {
 	return &failure.Error{Code: failure.InvalidArguments, Field: prefix + fe.Field, Message: fe.Message}
+}
+
+// actorOf is who makes the call, as the ledger records it: the person, and the agent acting
+// for them ("" for a person's own call).
+func actorOf(ctx context.Context) (ledger.Actor, error) {
+	pr := pipeline.PrincipalFrom(ctx)
+	if pr == nil { // the pipeline refuses a call without a caller before any tool runs
+		return ledger.Actor{}, errors.New("ledger tool: no caller")
+	}
+	return ledger.Actor{Subject: pr.Subject, Actor: pr.Actor}, nil
+}
+
+// ledgerFailure is what the caller reads of err, an error of package ledger about the record
+// field names: an unknown invoice or payment, or one of the ledger's refusals (which keep the
+// field they name, else take field).
+func ledgerFailure(err error, field string) error {
+	if fe, ok := failure.As(err); ok {
+		if fe.Field == "" {
+			cp := *fe
+			cp.Field = field
+			return &cp
+		}
+		return fe
+	}
+	switch {
+	case errors.Is(err, ledger.ErrInvoiceNotFound):
+		return &failure.Error{Code: ledger.CodeInvoiceNotFound, Field: field, Message: "no invoice in the ledger has this id", Err: err}
+	case errors.Is(err, ledger.ErrPaymentNotFound):
+		return &failure.Error{Code: ledger.CodePaymentNotFound, Field: field, Message: "no payment in the ledger has this id", Err: err}
+	}
+	return err
+}
+
+// The failure modes the ledger write tools share.
+var (
+	invoiceNotFoundMode = contract.FailureMode{Code: ledger.CodeInvoiceNotFound,
+		Meaning: "No invoice in the ledger has this id (invoices enter it through record_invoices and `cobranca invoices import`); field names it. Nothing was done."}
+	paymentNotFoundMode = contract.FailureMode{Code: ledger.CodePaymentNotFound,
+		Meaning: "No payment in the ledger has this id; field names it. Nothing was done."}
+)
+
+// money is an amount as a person reads it in a preview: R$ 1.234,56 for BRL (as the reminders
+// write it), else the code and the amount in its minor units (USD 12.34, JPY 1200).
+func money(cents int64, currency string) string {
+	if currency == "" || currency == "BRL" {
+		return portfolio.FormatBRL(cents)
+	}
+	units, ok := portfolio.MinorUnits(currency)
+	if !ok || units == 0 {
+		return currency + " " + strconv.FormatInt(cents, 10)
+	}
+	s := strconv.FormatInt(cents, 10)
+	if len(s) <= units {
+		s = strings.Repeat("0", units-len(s)+1) + s
+	}
+	return currency + " " + s[:len(s)-units] + "." + s[len(s)-units:]
 }
