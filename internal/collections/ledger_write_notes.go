@@ -241,9 +241,7 @@ func openDisputeContract() contract.Contract {
 		},
 		AuditEvent: "ledger.dispute.opened",
 		FailureModes: []contract.FailureMode{
-			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema, or breaks a rule it cannot " +
-				"state: an invoiceId or note with a character the text rule refuses, white space around the invoiceId; field " +
-				"names it. Nothing was done."},
+			disputeInvalidMode,
 			invoiceNotFoundMode,
 			{Code: ledger.CodeDisputeOpen, Meaning: "The invoice already has an open dispute (the message says since when): " +
 				"resolve it first. Nothing was done."},
@@ -274,9 +272,7 @@ func resolveDisputeContract() contract.Contract {
 		},
 		AuditEvent: "ledger.dispute.resolved",
 		FailureModes: []contract.FailureMode{
-			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema, or breaks a rule it cannot " +
-				"state: an invoiceId or note with a character the text rule refuses, white space around the invoiceId; field " +
-				"names it. Nothing was done."},
+			disputeInvalidMode,
 			invoiceNotFoundMode,
 			{Code: ledger.CodeNoOpenDispute, Meaning: "The invoice has no open dispute (none was opened, or it is resolved " +
 				"already). Nothing was done."},
@@ -286,6 +282,11 @@ func resolveDisputeContract() contract.Contract {
 		DryRun: contract.ModeNone,
 	}
 }
+
+// disputeInvalidMode is the dispute tools' invalid_arguments.
+var disputeInvalidMode = contract.FailureMode{Code: failure.InvalidArguments, Meaning: "An argument does not match the input " +
+	"schema, or breaks a rule it cannot state: an invoiceId or note with a character the text rule refuses, white space " +
+	"around the invoiceId; field names it. Nothing was done."}
 
 func recordPromiseDecode(b []byte) (any, int, error) { return checked(b, checkPromise) }
 

@@ -281,8 +281,8 @@ func (o *paymentOutcome) result(record bool) *paymentResult {
 	return out
 }
 
-// describe says the outcome in words, for the person who confirms it (the preview) and in the
-// same words as the answer's effect: amount, date, method, the references, and what it pays.
+// describe says the outcome in words, for the person who confirms it (the preview): amount,
+// date, method, the references, and what it pays and how each invoice would stand.
 // Text people or banks wrote is quoted, as data; no generated id of a payment not yet recorded
 // appears (a rehearsal's would differ from the call's).
 func (o *paymentOutcome) describe(record bool) string {
@@ -300,12 +300,7 @@ func (o *paymentOutcome) describe(record bool) string {
 	var b strings.Builder
 	switch {
 	case record && !o.created:
-		fmt.Fprintf(&b, "record nothing: %s is already recorded as payment %s", what, p.ID)
-		if p.Source != PaymentSourceAgent {
-			b.WriteString(" from " + quote(p.Source))
-		}
-		b.WriteString("; nothing would change")
-		return b.String() + "."
+		return fmt.Sprintf("record nothing: %s is already recorded as payment %s; nothing would change.", what, p.ID)
 	case record:
 		b.WriteString("record " + what)
 	default:

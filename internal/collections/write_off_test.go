@@ -55,20 +55,7 @@ func (e *env) admin(pr *auth.Principal, args string) pipeline.Result {
 
 func (e *env) writeOffEvents(t *testing.T) map[string]int {
 	t.Helper()
-	rows, err := e.db.Query(context.Background(), `SELECT outcome, failure_code FROM audit_event WHERE event = 'invoice.written_off' AND tool = $1`, writeOff)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var o, c string
-		if err := rows.Scan(&o, &c); err != nil {
-			t.Fatal(err)
-		}
-		out[strings.TrimSuffix(o+" "+c, " ")]++
-	}
-	return out
+	return e.events(t, writeOff, "invoice.written_off")
 }
 
 const writeOffArgs = `{"invoiceId":"NF-1001","customerId":"C-1","amountCents":123456,"reason":"cliente em recuperação judicial","idempotencyKey":"wo-1"}`
