@@ -342,13 +342,22 @@ func standingText(inv ledger.StoredInvoice) string {
 
 // rehearse runs fn in a transaction that never commits — a savepoint rolled back inside the
 // call's transaction, or a transaction of its own on the DB — so that a preview says what the
-// call would do as the ledger's own code would do it, and keeps nothing of it.
+// call would do as the ledger's own code would do it, and keeps nothing of it. A statement fn
+// defers to the commit (Tx.Defer) is one no savepoint takes back: fn is refused it.
 func rehearse(ctx context.Context, q store.Querier, fn func(ctx context.Context, tx store.Tx) error) error {
+	run := func(ctx context.Context, tx store.Tx) error {
+		rt := &rehearsalTx{Tx: tx}
+		err := fn(ctx, rt)
+		if rt.deferred && err == nil {
+			err = errors.New("rehearse: a statement was deferred to the commit, which a rehearsal cannot take back")
+		}
+		return err
+	}
 	if tx, ok := q.(store.Tx); ok {
 		if _, err := tx.Exec(ctx, `SAVEPOINT rehearsal`); err != nil {
 			return err
 		}
-		ferr := fn(ctx, tx)
+		ferr := run(ctx, tx)
 		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT rehearsal`); err != nil {
 			return errors.Join(ferr, err)
 		}
@@ -362,7 +371,7 @@ func rehearse(ctx context.Context, q store.Querier, fn func(ctx context.Context,
 		return errors.New("rehearse: neither a transaction nor a database")
 	}
 	err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		if err := fn(ctx, tx); err != nil {
+		if err := run(ctx, tx); err != nil {
 			return err
 		}
 		return errRehearsed
@@ -372,6 +381,14 @@ func rehearse(ctx context.Context, q store.Querier, fn func(ctx context.Context,
 	}
 	return err
 }
+
+// rehearsalTx is a rehearsal's transaction: what it would defer to the commit is noted, never run.
+type rehearsalTx struct {
+	store.Tx
+	deferred bool
+}
+
+func (t *rehearsalTx) Defer(...store.Stmt) { t.deferred = true }
 
 // errRehearsed rolls a rehearsal's own transaction back.
 var errRehearsed = errors.New("rehearsed: rolled back")
