@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/customers"
@@ -125,20 +124,3 @@ var (
 	paymentNotFoundMode = contract.FailureMode{Code: ledger.CodePaymentNotFound,
 		Meaning: "No payment in the ledger has this id; field names it. Nothing was done."}
 )
-
-// money is an amount as a person reads it in a preview: R$ 1.234,56 for BRL (as the reminders
-// write it), else the code and the amount in its minor units (USD 12.34, JPY 1200).
-func money(cents int64, currency string) string {
-	if currency == "" || currency == "BRL" {
-		return portfolio.FormatBRL(cents)
-	}
-	units, ok := portfolio.MinorUnits(currency)
-	if !ok || units == 0 {
-		return currency + " " + strconv.FormatInt(cents, 10)
-	}
-	s := strconv.FormatInt(cents, 10)
-	if len(s) <= units {
-		s = strings.Repeat("0", units-len(s)+1) + s
-	}
-	return currency + " " + s[:len(s)-units] + "." + s[len(s)-units:]
-}
