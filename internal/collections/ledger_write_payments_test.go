@@ -117,7 +117,7 @@ func TestRecordPaymentMatching(t *testing.T) {
 			{"by reference, with credit", recordArgs("a-2", "E-B", 60000, `,"reference":"PEDIDO-77"`),
 				`record a payment of R$` + "\u00a0" + `600,00 received on 2026-06-30 by pix, transaction "E-B", reference "PEDIDO-77", and match it by its reference to invoice "NF-2" of customer "C-1": R$` + "\u00a0" + `500,00, leaving it paid; R$` + "\u00a0" + `100,00 left unallocated, as the customer's credit.`,
 				"reference", []any{map[string]any{"invoiceId": "NF-2", "amountCents": 50000.0, "rule": "reference", "invoiceState": "paid", "invoiceOpenCents": 0.0}}, 10000},
-			{"partly, in dollars", recordArgs("a-3", "E-C", 500, `,"currency":"USD","customerId":"C-2","reference":"NF-4"`),
+			{"nothing matches, in dollars", recordArgs("a-3", "E-C", 500, `,"currency":"USD","customerId":"C-2","reference":"NF-4"`),
 				`record a payment of US$` + "\u00a0" + `5,00 received on 2026-06-30 by pix, transaction "E-C", reference "NF-4", from customer "C-2", and leave it unmatched: no open invoice carries its reference, and its customer has no single open invoice of exactly this amount due near its date; a person matches it later (match_payment).`,
 				"unmatched", []any{}, 500},
 		} {
