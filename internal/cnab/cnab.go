@@ -57,6 +57,7 @@ type Batch struct {
 type Title struct {
 	Line             int    // the line of its segment T (1-based)
 	Movement         string // código de movimento retorno: "06" settled, "02" registered, "09" written off by the bank…
+	Account          string // the beneficiary's agency and account with their check digits, as written (T 18-37)
 	OurNumber        string // nosso número, as the bank wrote it, spaces trimmed
 	DocumentNumber   string // seu número, the company's document number
 	DueDate          string // YYYY-MM-DD, empty when the bank wrote zeros
@@ -65,19 +66,27 @@ type Title struct {
 	Currency         string // código da moeda ("09" is the real)
 	PayerDocument    string // CPF or CNPJ of the payer, digits
 	PayerName        string
-	FeeCents         int64  // valor da tarifa
-	InterestCents    int64  // juros, multa e encargos
-	DiscountCents    int64  // desconto concedido
-	RebateCents      int64  // abatimento
-	PaidCents        int64  // valor pago pelo sacado
-	CreditedCents    int64  // valor líquido a ser creditado
-	OccurredOn       string // data da ocorrência, YYYY-MM-DD
-	CreditedOn       string // data do crédito, YYYY-MM-DD or empty
+	FeeCents         int64    // valor da tarifa
+	Reasons          []string // motivo da ocorrência: up to five two-character codes, blanks and "00" left out
+	InterestCents    int64    // juros, multa e encargos
+	DiscountCents    int64    // desconto concedido
+	RebateCents      int64    // abatimento
+	PaidCents        int64    // valor pago pelo sacado
+	CreditedCents    int64    // valor líquido a ser creditado
+	OccurredOn       string   // data da ocorrência, YYYY-MM-DD
+	CreditedOn       string   // data do crédito, YYYY-MM-DD or empty
 }
 
 // Settled reports whether the bank reports the title paid: movement 06
 // (liquidação) or 17 (liquidação após baixa ou de título não registrado).
 func (t Title) Settled() bool { return t.Movement == "06" || t.Movement == "17" }
+
+// ReasonPIX is the reason (motivo da ocorrência) of a settlement paid by
+// PIX, through the QR code of a hybrid boleto (boleto híbrido).
+const ReasonPIX = "61"
+
+// PaidByPIX reports whether the bank reports a settled title paid by PIX.
+func (t Title) PaidByPIX() bool { return t.Settled() && slices.Contains(t.Reasons, ReasonPIX) }
 
 // Error is one problem in a file, at a line and a field. Its text never
 // holds the field's content.
@@ -151,6 +160,7 @@ var (
 	fSegment  = field{name: "código de segmento", from: 14, to: 14}
 	fMovement = field{name: "código de movimento", from: 16, to: 17, numeric: true}
 
+	tAccount   = field{name: "agência e conta do beneficiário", from: 18, to: 37}
 	tOurNumber = field{name: "nosso número", from: 38, to: 57}
 	tDocument  = field{name: "número do documento", from: 59, to: 73}
 	tDueDate   = field{name: "data de vencimento", from: 74, to: 81, date: true}
@@ -161,6 +171,7 @@ var (
 	tPayerDoc  = field{name: "número de inscrição do pagador", from: 134, to: 148, numeric: true, allowSpace: true}
 	tPayerName = field{name: "nome do pagador", from: 149, to: 188}
 	tFee       = field{name: "valor da tarifa", from: 199, to: 213, money: true}
+	tReasons   = field{name: "motivo da ocorrência", from: 214, to: 223}
 
 	uInterest = field{name: "juros, multa e encargos", from: 18, to: 32, money: true}
 	uDiscount = field{name: "valor do desconto", from: 33, to: 47, money: true}
@@ -485,6 +496,7 @@ func readTitle(t, u *record) Title {
 	return Title{
 		Line:             t.n,
 		Movement:         t.digits(fMovement),
+		Account:          t.text(tAccount),
 		OurNumber:        t.text(tOurNumber),
 		DocumentNumber:   t.text(tDocument),
 		DueDate:          t.date(tDueDate),
@@ -494,6 +506,7 @@ func readTitle(t, u *record) Title {
 		PayerDocument:    payerDocument(t),
 		PayerName:        t.text(tPayerName),
 		FeeCents:         t.cents(tFee),
+		Reasons:          reasons(t),
 		InterestCents:    u.cents(uInterest),
 		DiscountCents:    u.cents(uDiscount),
 		RebateCents:      u.cents(uRebate),
@@ -502,6 +515,21 @@ func readTitle(t, u *record) Title {
 		OccurredOn:       u.date(uOccurred),
 		CreditedOn:       u.date(uCredit),
 	}
+}
+
+// reasons are the codes of the motivo da ocorrência, in the order written.
+func reasons(t *record) []string {
+	if t.text(tReasons) == "" { // blank, or refused for a control character
+		return nil
+	}
+	raw := []rune(t.raw(tReasons))
+	var out []string
+	for i := 0; i+2 <= len(raw); i += 2 {
+		if c := string(raw[i : i+2]); c != "  " && c != "00" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // payerDocument is the payer's CPF (11 digits) or CNPJ (14) without the

@@ -12,167 +12,41 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/cnab/cnabtest"
 	"github.com/cobranca/cobranca/internal/golden"
 	"github.com/google/go-cmp/cmp"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// line is a record under construction, written by position as FEBRABAN's
-// layout tables give them (1-based, inclusive), independently of the
-// reader's own table.
-type line [LineLen]byte
-
-func blankLine() *line {
-	var l line
-	for i := range l {
-		l[i] = ' '
-	}
-	return &l
-}
-
-// num writes n right-aligned and zero-padded into from..to.
-func (l *line) num(from, to int, n int64) *line {
-	s := fmt.Sprintf("%0*d", to-from+1, n)
-	if len(s) != to-from+1 {
-		panic(fmt.Sprintf("%d does not fit %d-%d", n, from, to))
-	}
-	copy(l[from-1:to], s)
-	return l
-}
-
-// alpha writes s left-aligned, space-padded, into from..to.
-func (l *line) alpha(from, to int, s string) *line {
-	if len(s) > to-from+1 {
-		panic(fmt.Sprintf("%q does not fit %d-%d", s, from, to))
-	}
-	copy(l[from-1:to], s)
-	return l
-}
-
-func (l *line) date(from int, d string) *line {
-	if d == "" {
-		return l.num(from, from+7, 0)
-	}
-	t, err := time.Parse(time.DateOnly, d)
-	if err != nil {
-		panic(err)
-	}
-	return l.alpha(from, from+7, t.Format("02012006"))
-}
-
-// builder writes a return file of the collection service.
-type builder struct {
-	bank    int64
-	lines   []*line
-	batches int
-	batch   int // lines in the open batch
-	seq     int
-}
-
-func newBuilder(bank int64, generated time.Time, fileSeq int64) *builder {
-	b := &builder{bank: bank}
-	h := blankLine().num(1, 3, bank).alpha(4, 7, "0000").alpha(8, 8, "0").
-		num(18, 18, 2).num(19, 32, 12345678000195).alpha(33, 52, "CONVENIO123").
-		alpha(73, 102, "EMPRESA EXEMPLO LTDA").alpha(103, 132, "BANCO EXEMPLO S.A.").
-		alpha(143, 143, "2").alpha(144, 151, generated.Format("02012006")).
-		alpha(152, 157, generated.Format("150405")).num(158, 163, fileSeq).alpha(164, 166, "087").alpha(167, 171, "01600")
-	b.lines = append(b.lines, h)
-	return b
-}
-
-func (b *builder) openBatch() {
-	b.batches++
-	b.seq = 0
-	h := blankLine().num(1, 3, b.bank).num(4, 7, int64(b.batches)).alpha(8, 8, "1").
-		alpha(9, 9, "T").alpha(10, 11, "01").alpha(14, 16, "040").num(18, 18, 2).num(19, 33, 12345678000195).
-		alpha(74, 103, "EMPRESA EXEMPLO LTDA")
-	b.lines = append(b.lines, h)
-	b.batch = 1
-}
-
-type title struct {
-	movement          string
-	ourNumber, docNum string
-	due               string
-	face              int64
-	companyRef        string
-	payerKind         int64
-	payerDoc          int64
-	payerName         string
-	fee               int64
-	interest, disc    int64
-	rebate            int64
-	paid, credited    int64
-	occurred, credit  string
-}
-
-func (b *builder) detail(segment string) *line {
-	b.seq++
-	b.batch++
-	return blankLine().num(1, 3, b.bank).num(4, 7, int64(b.batches)).alpha(8, 8, "3").
-		num(9, 13, int64(b.seq)).alpha(14, 14, segment)
-}
-
-func (b *builder) add(t title) {
-	tl := b.detail("T").alpha(16, 17, t.movement).num(18, 22, 1234).alpha(23, 23, "5").num(24, 35, 98765).alpha(36, 36, "1").
-		alpha(38, 57, t.ourNumber).alpha(58, 58, "1").alpha(59, 73, t.docNum).date(74, t.due).num(82, 96, t.face).
-		num(97, 99, b.bank).num(100, 104, 1234).alpha(105, 105, "5").alpha(106, 130, t.companyRef).alpha(131, 132, "09").
-		num(133, 133, t.payerKind).num(134, 148, t.payerDoc).alpha(149, 188, t.payerName).num(199, 213, t.fee)
-	ul := b.detail("U").alpha(16, 17, t.movement).num(18, 32, t.interest).num(33, 47, t.disc).num(48, 62, t.rebate).
-		num(63, 77, 0).num(78, 92, t.paid).num(93, 107, t.credited).num(108, 122, 0).num(123, 137, 0).
-		date(138, t.occurred).date(146, t.credit)
-	b.lines = append(b.lines, tl, ul)
-}
-
-// addY adds an optional segment Y, which the reader counts and skips.
-func (b *builder) addY() {
-	b.lines = append(b.lines, b.detail("Y").alpha(16, 17, "01").alpha(18, 19, "03"))
-}
-
-func (b *builder) closeBatch() {
-	b.batch++
-	b.lines = append(b.lines, blankLine().num(1, 3, b.bank).num(4, 7, int64(b.batches)).alpha(8, 8, "5").num(18, 23, int64(b.batch)))
-}
-
-func (b *builder) bytes(eol string) []byte {
-	tr := blankLine().num(1, 3, b.bank).alpha(4, 7, "9999").alpha(8, 8, "9").num(18, 23, int64(b.batches)).num(24, 29, int64(len(b.lines)+1))
-	var buf bytes.Buffer
-	for _, l := range append(b.lines, tr) {
-		buf.Write(l[:])
-		buf.WriteString(eol)
-	}
-	return buf.Bytes()
-}
-
 var generated = time.Date(2026, 11, 30, 7, 15, 42, 0, time.UTC)
 
 // sample is a return file of two batches: a PIX-era boleto paid with
 // interest, one paid with a discount, one registered (not paid), a
 // settlement after write-off, and an optional segment Y.
-func sample() *builder {
-	b := newBuilder(341, generated, 42)
-	b.openBatch()
-	b.add(title{movement: "06", ourNumber: "00012345", docNum: "NF-1001", due: "2026-11-20", face: 150000,
-		companyRef: "inv-1001", payerKind: 2, payerDoc: 11222333000181, payerName: "ACME COMERCIO LTDA",
-		fee: 350, interest: 1530, paid: 151530, credited: 151180, occurred: "2026-11-28", credit: "2026-11-30"})
-	b.addY()
-	b.add(title{movement: "06", ourNumber: "00012346", docNum: "NF-1002", due: "2026-12-05", face: 80000,
-		companyRef: "inv-1002", payerKind: 1, payerDoc: 1234567890, payerName: "MARIA DA SILVA",
-		fee: 350, disc: 4000, paid: 76000, credited: 75650, occurred: "2026-11-29", credit: "2026-11-30"})
-	b.closeBatch()
-	b.openBatch()
-	b.add(title{movement: "02", ourNumber: "00012347", docNum: "NF-1003", due: "2026-12-20", face: 99999,
-		companyRef: "inv-1003", payerKind: 2, payerDoc: 11222333000181, payerName: "ACME COMERCIO LTDA"})
-	b.add(title{movement: "17", ourNumber: "00012340", docNum: "NF-0999", due: "2026-10-01", face: 10000,
-		companyRef: "", payerKind: 1, payerDoc: 98765432100, payerName: "JOSE PEREIRA", paid: 10000, credited: 10000,
-		occurred: "2026-11-27", credit: ""})
-	b.closeBatch()
+func sample() *cnabtest.Builder {
+	b := cnabtest.NewBuilder(341, generated, 42)
+	b.OpenBatch()
+	b.Add(cnabtest.Title{Movement: "06", OurNumber: "00012345", DocNum: "NF-1001", Due: "2026-11-20", FaceCents: 150000,
+		CompanyRef: "inv-1001", PayerKind: 2, PayerDoc: 11222333000181, PayerName: "ACME COMERCIO LTDA",
+		FeeCents: 350, Reasons: "  04", InterestCents: 1530, PaidCents: 151530, CreditedCents: 151180, OccurredOn: "2026-11-28", CreditedOn: "2026-11-30"})
+	b.AddY()
+	b.Add(cnabtest.Title{Movement: "06", OurNumber: "00012346", DocNum: "NF-1002", Due: "2026-12-05", FaceCents: 80000,
+		CompanyRef: "inv-1002", PayerKind: 1, PayerDoc: 1234567890, PayerName: "MARIA DA SILVA",
+		FeeCents: 350, Reasons: "61", DiscountCents: 4000, PaidCents: 76000, CreditedCents: 75650, OccurredOn: "2026-11-29", CreditedOn: "2026-11-30"})
+	b.CloseBatch()
+	b.OpenBatch()
+	b.Add(cnabtest.Title{Movement: "02", OurNumber: "00012347", DocNum: "NF-1003", Due: "2026-12-20", FaceCents: 99999,
+		CompanyRef: "inv-1003", PayerKind: 2, PayerDoc: 11222333000181, PayerName: "ACME COMERCIO LTDA"})
+	b.Add(cnabtest.Title{Movement: "17", OurNumber: "00012340", DocNum: "NF-0999", Due: "2026-10-01", FaceCents: 10000,
+		CompanyRef: "", PayerKind: 1, PayerDoc: 98765432100, PayerName: "JOSE PEREIRA", PaidCents: 10000, CreditedCents: 10000,
+		OccurredOn: "2026-11-27", CreditedOn: ""})
+	b.CloseBatch()
 	return b
 }
 
 func TestReadGolden(t *testing.T) {
-	raw := sample().bytes("\r\n")
+	raw := sample().Bytes("\r\n")
 	path := filepath.Join("testdata", "retorno-341.ret")
 	if *update {
 		if err := os.WriteFile(path, raw, 0o644); err != nil {
@@ -213,19 +87,31 @@ func TestReadGolden(t *testing.T) {
 	if f.Batches[1].Titles[0].Settled() {
 		t.Error("movement 02 (registered) reads as settled")
 	}
+	// Segment T 214-223 holds five codes of two: "  04" is one code, 04.
+	if got := lines[2][213:223]; got != "  04      " {
+		t.Fatalf("motivo da ocorrência (T 214-223) = %q", got)
+	}
+	for i, want := range []bool{false, true} {
+		if got := f.Batches[0].Titles[i].PaidByPIX(); got != want {
+			t.Errorf("title %d (reasons %q) PaidByPIX = %v, want %v", i, f.Batches[0].Titles[i].Reasons, got, want)
+		}
+	}
+	if got := f.Batches[0].Titles[0].Account; got != "0123450000000987651" {
+		t.Errorf("agência e conta (T 18-37) = %q", got)
+	}
 }
 
 // The same records with LF endings, no final newline, a DOS end-of-file
 // mark, or Latin-1 or UTF-8 accents read the same.
 func TestReadEncodings(t *testing.T) {
-	want, err := Read(bytes.NewReader(sample().bytes("\n")))
+	want, err := Read(bytes.NewReader(sample().Bytes("\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, raw := range map[string][]byte{
-		"crlf":        sample().bytes("\r\n"),
-		"no final lf": bytes.TrimSuffix(sample().bytes("\n"), []byte("\n")),
-		"eof mark":    append(sample().bytes("\r\n"), 0x1a),
+		"crlf":        sample().Bytes("\r\n"),
+		"no final lf": bytes.TrimSuffix(sample().Bytes("\n"), []byte("\n")),
+		"eof mark":    append(sample().Bytes("\r\n"), 0x1a),
 	} {
 		got, err := Read(bytes.NewReader(raw))
 		if err != nil {
@@ -236,11 +122,11 @@ func TestReadEncodings(t *testing.T) {
 		}
 	}
 
-	b := newBuilder(1, generated, 1)
-	b.openBatch()
-	b.add(title{movement: "06", ourNumber: "1", due: "2026-11-20", face: 100, payerKind: 1, payerDoc: 1, payerName: "JOAO CONCEICAO", paid: 100, occurred: "2026-11-21"})
-	b.closeBatch()
-	ascii := b.bytes("\n")
+	b := cnabtest.NewBuilder(1, generated, 1)
+	b.OpenBatch()
+	b.Add(cnabtest.Title{Movement: "06", OurNumber: "1", Due: "2026-11-20", FaceCents: 100, PayerKind: 1, PayerDoc: 1, PayerName: "JOAO CONCEICAO", PaidCents: 100, OccurredOn: "2026-11-21"})
+	b.CloseBatch()
+	ascii := b.Bytes("\n")
 	at := bytes.Index(ascii, []byte("CONCEICAO"))
 	latin1 := bytes.Clone(ascii)
 	latin1[at+6] = 0xc7 // Ç in Latin-1, one byte
@@ -301,7 +187,7 @@ func TestReadRefuses(t *testing.T) {
 		{"file trailer missing", func(ls [][]byte) [][]byte { return ls[:14] }, 15, "", "file trailer"},
 		{"record after the trailer", func(ls [][]byte) [][]byte { return append(ls, bytes.Clone(ls[2])) }, 16, "", "after the file trailer"},
 	}
-	base := sample().bytes("\n")
+	base := sample().Bytes("\n")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ls := bytes.Split(bytes.TrimSuffix(bytes.Clone(base), []byte("\n")), []byte("\n"))
@@ -353,11 +239,11 @@ func TestReadBounds(t *testing.T) {
 func TestReadRandomFiles(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 300 {
-		b := newBuilder(int64(r.IntN(999)+1), generated.Add(time.Duration(r.IntN(1e6))*time.Second), int64(r.IntN(999999)))
-		var want [][]title
+		b := cnabtest.NewBuilder(int64(r.IntN(999)+1), generated.Add(time.Duration(r.IntN(1e6))*time.Second), int64(r.IntN(999999)))
+		var want [][]cnabtest.Title
 		for range r.IntN(4) + 1 {
-			b.openBatch()
-			var ts []title
+			b.OpenBatch()
+			var ts []cnabtest.Title
 			for range r.IntN(6) {
 				day := func() string {
 					if r.IntN(5) == 0 {
@@ -365,20 +251,20 @@ func TestReadRandomFiles(t *testing.T) {
 					}
 					return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, r.IntN(700)).Format(time.DateOnly)
 				}
-				tt := title{movement: []string{"02", "06", "09", "17"}[r.IntN(4)], ourNumber: fmt.Sprint(r.IntN(1e9)),
-					docNum: fmt.Sprintf("D%d", r.IntN(1e6)), due: day(), face: r.Int64N(1e13), companyRef: fmt.Sprintf("ref-%d", r.IntN(1e6)),
-					payerKind: 2, payerDoc: r.Int64N(1e14), payerName: "PAGADOR", fee: r.Int64N(1e5), interest: r.Int64N(1e6),
-					disc: r.Int64N(1e6), rebate: r.Int64N(1e6), paid: r.Int64N(1e13), credited: r.Int64N(1e13), occurred: day(), credit: day()}
-				b.add(tt)
+				tt := cnabtest.Title{Movement: []string{"02", "06", "09", "17"}[r.IntN(4)], OurNumber: fmt.Sprint(r.IntN(1e9)),
+					DocNum: fmt.Sprintf("D%d", r.IntN(1e6)), Due: day(), FaceCents: r.Int64N(1e13), CompanyRef: fmt.Sprintf("ref-%d", r.IntN(1e6)),
+					PayerKind: 2, PayerDoc: r.Int64N(1e14), PayerName: "PAGADOR", FeeCents: r.Int64N(1e5), InterestCents: r.Int64N(1e6),
+					DiscountCents: r.Int64N(1e6), RebateCents: r.Int64N(1e6), PaidCents: r.Int64N(1e13), CreditedCents: r.Int64N(1e13), OccurredOn: day(), CreditedOn: day()}
+				b.Add(tt)
 				ts = append(ts, tt)
 				if r.IntN(4) == 0 {
-					b.addY()
+					b.AddY()
 				}
 			}
-			b.closeBatch()
+			b.CloseBatch()
 			want = append(want, ts)
 		}
-		f, err := Read(bytes.NewReader(b.bytes("\r\n")))
+		f, err := Read(bytes.NewReader(b.Bytes("\r\n")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -391,10 +277,10 @@ func TestReadRandomFiles(t *testing.T) {
 			}
 			for j, w := range ts {
 				g := f.Batches[i].Titles[j]
-				if g.Movement != w.movement || g.OurNumber != w.ourNumber || g.DocumentNumber != w.docNum || g.DueDate != w.due ||
-					g.FaceValueCents != w.face || g.CompanyReference != w.companyRef || g.PayerDocument != fmt.Sprintf("%014d", w.payerDoc) ||
-					g.FeeCents != w.fee || g.InterestCents != w.interest || g.DiscountCents != w.disc || g.RebateCents != w.rebate ||
-					g.PaidCents != w.paid || g.CreditedCents != w.credited || g.OccurredOn != w.occurred || g.CreditedOn != w.credit {
+				if g.Movement != w.Movement || g.OurNumber != w.OurNumber || g.DocumentNumber != w.DocNum || g.DueDate != w.Due ||
+					g.FaceValueCents != w.FaceCents || g.CompanyReference != w.CompanyRef || g.PayerDocument != fmt.Sprintf("%014d", w.PayerDoc) ||
+					g.FeeCents != w.FeeCents || g.InterestCents != w.InterestCents || g.DiscountCents != w.DiscountCents || g.RebateCents != w.RebateCents ||
+					g.PaidCents != w.PaidCents || g.CreditedCents != w.CreditedCents || g.OccurredOn != w.OccurredOn || g.CreditedOn != w.CreditedOn {
 					t.Fatalf("title read as %+v, written as %+v", g, w)
 				}
 			}
@@ -403,8 +289,8 @@ func TestReadRandomFiles(t *testing.T) {
 }
 
 func FuzzRead(f *testing.F) {
-	f.Add(sample().bytes("\r\n"))
-	f.Add(sample().bytes("\n")[:LineLen*3])
+	f.Add(sample().Bytes("\r\n"))
+	f.Add(sample().Bytes("\n")[:LineLen*3])
 	f.Add([]byte("0\n"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		file, err := Read(bytes.NewReader(raw))
