@@ -3,11 +3,9 @@ package ledger
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -203,79 +201,43 @@ var requiredColumns = []string{"invoiceId", "customerId", "amountCents", "dueDat
 // rows. Every row is validated; a file with any problem is refused whole
 // with RowErrors.
 func ReadInvoicesCSV(r io.Reader, max int) ([]InvoiceRecord, error) {
-	br := bufio.NewReader(r)
-	if b, err := br.Peek(3); err == nil && bytes.Equal(b, []byte("\xef\xbb\xbf")) {
-		_, _ = br.Discard(3) // the byte order mark spreadsheets write
-	}
-	cr := csv.NewReader(br)
-	cr.ReuseRecord = true
-	head, err := cr.Read()
-	if err == io.EOF {
-		return nil, RowErrors{{Line: 1, Code: CodeMissing, Message: "the file is empty: a header is required"}}
-	}
-	if err != nil {
-		return nil, RowErrors{csvError(err)}
-	}
-	var errs RowErrors
-	index := make(map[string]int, len(head))
-	for i, name := range head {
-		switch {
-		case !slices.Contains(columns, name):
-			errs.add(&RowError{Line: 1, Column: fmt.Sprintf("column %d", i+1), Code: CodeInvalidValue,
-				Message: "not a known column (" + strings.Join(columns, ", ") + ")"})
-		case index[name] != 0:
-			errs.add(&RowError{Line: 1, Column: name, Code: CodeDuplicate, Message: "the column appears twice"})
-		}
-		index[name] = i + 1
-	}
-	for _, name := range requiredColumns {
-		if index[name] == 0 {
-			errs.add(&RowError{Line: 1, Column: name, Code: CodeMissing, Message: "a required column is missing"})
-		}
-	}
+	t, errs := OpenCSV(r, columns, requiredColumns)
 	if len(errs) > 0 {
 		return nil, errs
-	}
-	cell := func(row []string, name string) string {
-		if i := index[name]; i > 0 {
-			return row[i-1]
-		}
-		return ""
 	}
 	var recs []InvoiceRecord
 	seen := make(map[string]int)
 	for {
-		row, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			errs.add(csvError(err))
-			var pe *csv.ParseError
-			if !errors.As(err, &pe) || !errors.Is(pe.Err, csv.ErrFieldCount) {
-				break // the reader cannot go on past a broken quote
+		row, line, rerr, stop := t.Next()
+		if rerr != nil {
+			errs.add(rerr)
+			if stop {
+				break
 			}
 			continue
 		}
-		line, _ := cr.FieldPos(0)
+		if row == nil {
+			break
+		}
 		if len(recs) == max {
 			errs.add(&RowError{Line: line, Code: CodeTooMany, Message: fmt.Sprintf("a file holds at most %d invoices", max)})
 			break
 		}
+		cell := func(name string) string { return t.Cell(row, name) }
 		rec := InvoiceRecord{
-			InvoiceID: cell(row, "invoiceId"), CustomerID: cell(row, "customerId"), CustomerName: cell(row, "customerName"),
-			Currency: cell(row, "currency"), IssueDate: cell(row, "issueDate"), DueDate: cell(row, "dueDate"),
-			PixTxID: cell(row, "pixTxid"), OurNumber: cell(row, "ourNumber"), BoletoLine: cell(row, "boletoLine"),
-			Reference: cell(row, "reference"),
+			InvoiceID: cell("invoiceId"), CustomerID: cell("customerId"), CustomerName: cell("customerName"),
+			Currency: cell("currency"), IssueDate: cell("issueDate"), DueDate: cell("dueDate"),
+			PixTxID: cell("pixTxid"), OurNumber: cell("ourNumber"), BoletoLine: cell("boletoLine"),
+			Reference: cell("reference"),
 		}
 		ok := true
-		if s := cell(row, "amountCents"); !digitsOnly(s, 18) {
+		if n, valid := Cents(cell("amountCents")); !valid {
 			errs.add(&RowError{Line: line, Column: "amountCents", Code: CodeInvalidFormat, Message: "must be a whole number of minor units, digits only"})
 			ok = false
 		} else {
-			rec.AmountCents, _ = strconv.ParseInt(s, 10, 64)
+			rec.AmountCents = n
 		}
-		switch cell(row, "void") {
+		switch cell("void") {
 		case "", "false":
 		case "true":
 			rec.Void = true
@@ -295,42 +257,6 @@ func ReadInvoicesCSV(r io.Reader, max int) ([]InvoiceRecord, error) {
 		return nil, errs
 	}
 	return recs, nil
-}
-
-// csvError turns encoding/csv's error into a RowError without the text it
-// quotes.
-func csvError(err error) *RowError {
-	var pe *csv.ParseError
-	if !errors.As(err, &pe) {
-		return &RowError{Code: CodeInvalidFormat, Message: "the file could not be read as CSV"}
-	}
-	col := ""
-	if pe.Column > 0 {
-		col = fmt.Sprintf("character %d", pe.Column)
-	}
-	msg := "not valid CSV"
-	switch {
-	case errors.Is(pe.Err, csv.ErrFieldCount):
-		msg = "the row has another number of cells than the header"
-		col = ""
-	case errors.Is(pe.Err, csv.ErrBareQuote):
-		msg = "a quote inside an unquoted cell"
-	case errors.Is(pe.Err, csv.ErrQuote):
-		msg = "a quoted cell is not closed properly"
-	}
-	return &RowError{Line: pe.Line, Column: col, Code: CodeInvalidFormat, Message: msg}
-}
-
-func digitsOnly(s string, max int) bool {
-	if len(s) == 0 || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // maxJSONLine bounds one line of JSON Lines: an invoice is far smaller.
