@@ -42,7 +42,7 @@ func analyze(_ context.Context, e env, fs *flagSet, args []string) error {
 		}
 		pacing = d
 	}
-	data, err := readInput(fs.Arg(0), e.stdin)
+	data, err := readInput(fs.Arg(0), e.stdin, maxPortfolioFile)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func printAnalysis(out io.Writer, in *portfolio.Input, a *portfolio.Analysis) er
 // analysis' reasons do.
 func money(base string, cents int64) string { return portfolio.FormatMoney(cents, base) }
 
-func readInput(name string, stdin io.Reader) ([]byte, error) {
+func readInput(name string, stdin io.Reader, max int) ([]byte, error) {
 	r := stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -165,12 +165,12 @@ func readInput(name string, stdin io.Reader) ([]byte, error) {
 		defer f.Close()
 		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxPortfolioFile+1))
+	data, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	if len(data) > maxPortfolioFile {
-		return nil, fmt.Errorf("read %s: larger than %d bytes", name, maxPortfolioFile)
+	if len(data) > max {
+		return nil, fmt.Errorf("read %s: larger than %d bytes", name, max)
 	}
 	return data, nil
 }

@@ -190,8 +190,8 @@ func (es *RowErrors) check(line int, rec *InvoiceRecord, seen map[string]int) {
 	}
 }
 
-// columns are the CSV header's names: every JSON name of InvoiceRecord.
-var columns = []string{"invoiceId", "customerId", "customerName", "amountCents", "currency", "issueDate",
+// InvoiceColumns are the CSV header's names: every JSON name of InvoiceRecord.
+var InvoiceColumns = []string{"invoiceId", "customerId", "customerName", "amountCents", "currency", "issueDate",
 	"dueDate", "void", "pixTxid", "ourNumber", "boletoLine", "reference"}
 
 var requiredColumns = []string{"invoiceId", "customerId", "amountCents", "dueDate"}
@@ -201,7 +201,7 @@ var requiredColumns = []string{"invoiceId", "customerId", "amountCents", "dueDat
 // rows. Every row is validated; a file with any problem is refused whole
 // with RowErrors.
 func ReadInvoicesCSV(r io.Reader, max int) ([]InvoiceRecord, error) {
-	t, errs := OpenCSV(r, columns, requiredColumns)
+	t, errs := OpenCSV(r, InvoiceColumns, requiredColumns)
 	if len(errs) > 0 {
 		return nil, errs
 	}
