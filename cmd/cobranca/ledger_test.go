@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,12 +26,12 @@ import (
 // ledgerCLI runs cobranca commands on a migrated store of dialect, as the
 // operator does, with the files it writes.
 type ledgerCLI struct {
-	t       *testing.T
+	t       testing.TB
 	environ []string
 	stdin   string
 }
 
-func newLedgerCLI(t *testing.T, dialect string) *ledgerCLI {
+func newLedgerCLI(t testing.TB, dialect string) *ledgerCLI {
 	c := &ledgerCLI{t: t, environ: []string{"COBRANCA_DATA_DIR=" + t.TempDir()}}
 	if dialect == "postgres" {
 		c.environ = append(c.environ, "COBRANCA_DATABASE_URL="+pg.Database(t))
@@ -413,6 +414,134 @@ func TestInvoicesImportAllOrNothing(t *testing.T) {
 				`{"invoiceId":"inv-1","customerId":"c-1","amountCents":151530,"currency":"USD","dueDate":"2026-11-20"}` + "\n"
 			if _, _, err := c.run("invoices", "import", "-"); !isCode(err, ledger.CodeInvoiceHasPayments) || !strings.Contains(err.Error(), "line 2: currency: ") {
 				t.Errorf("invoices import - = %v, want invoice_has_payments at line 2", err)
+			}
+		})
+	}
+}
+
+// TestPaymentsMatching is the matching rules as payments import applies
+// them, a case a payment (a row of a CSV) and the invoices it may pay:
+// by reference, by amount of the customer's one invoice in the window, and
+// unmatched when ambiguous or nothing fits.
+func TestPaymentsMatching(t *testing.T) {
+	type inv struct {
+		id, customer  string
+		cents         int64
+		due, currency string
+		txid, ourNo   string
+		reference     string
+		void          bool
+	}
+	cases := []struct {
+		name     string
+		invoices []inv
+		payment  string // amountCents,paidOn,currency,customerId,reference
+		rule     string // "reference", "amount" or "unmatched"
+		credit   int64
+		states   map[string]string // invoice (without the case's prefix) → "state open"
+	}{
+		{"PIX txid", []inv{{id: "a", customer: "c", cents: 1000, due: "2026-11-20", txid: "TX1"}},
+			"1000,2026-11-21,,,TX1", "reference", 0, map[string]string{"a": "paid 0"}},
+		{"nosso número, paid partly", []inv{{id: "a", customer: "c", cents: 1000, due: "2026-11-20", ourNo: "000123"}},
+			"400,2026-11-21,,,000123", "reference", 0, map[string]string{"a": "partially_paid 600"}},
+		{"free reference, overpaid: credit", []inv{{id: "a", customer: "c", cents: 1000, due: "2026-11-20", reference: "pedido 7"}},
+			"1500,2026-11-21,,,pedido 7", "reference", 500, map[string]string{"a": "paid 0"}},
+		{"one txid on two invoices: oldest due first", []inv{
+			{id: "a", customer: "c", cents: 1000, due: "2026-11-25", txid: "TX2"}, {id: "b", customer: "c", cents: 700, due: "2026-11-20", txid: "TX2"}},
+			"1200,2026-11-26,,,TX2", "reference", 0, map[string]string{"a": "partially_paid 500", "b": "paid 0"}},
+		{"reference before amount", []inv{
+			{id: "a", customer: "c", cents: 1000, due: "2026-11-20"}, {id: "b", customer: "c", cents: 900, due: "2026-11-20", txid: "TX3"}},
+			"1000,2026-11-21,,c,TX3", "reference", 100, map[string]string{"a": "open 1000", "b": "paid 0"}},
+		{"amount and customer", []inv{{id: "a", customer: "c", cents: 1000, due: "2026-11-20"}, {id: "b", customer: "c", cents: 999, due: "2026-11-20"}},
+			"1000,2026-11-21,,c,", "amount", 0, map[string]string{"a": "paid 0", "b": "open 999"}},
+		{"amount, 60 days before the due date", []inv{{id: "a", customer: "c", cents: 1000, due: "2027-01-19"}},
+			"1000,2026-11-20,,c,", "amount", 0, map[string]string{"a": "paid 0"}},
+		{"amount, 61 days before the due date", []inv{{id: "a", customer: "c", cents: 1000, due: "2027-01-20"}},
+			"1000,2026-11-20,,c,", "unmatched", 0, map[string]string{"a": "open 1000"}},
+		{"amount, 120 days after the due date", []inv{{id: "a", customer: "c", cents: 1000, due: "2026-07-23"}},
+			"1000,2026-11-20,,c,", "amount", 0, map[string]string{"a": "paid 0"}},
+		{"amount, 121 days after the due date", []inv{{id: "a", customer: "c", cents: 1000, due: "2026-07-22"}},
+			"1000,2026-11-20,,c,", "unmatched", 0, map[string]string{"a": "open 1000"}},
+		{"ambiguous: two invoices of the amount", []inv{{id: "a", customer: "c", cents: 1000, due: "2026-11-20"}, {id: "b", customer: "c", cents: 1000, due: "2026-12-20"}},
+			"1000,2026-11-21,,c,", "unmatched", 0, map[string]string{"a": "open 1000", "b": "open 1000"}},
+		{"the amount, another customer", []inv{{id: "a", customer: "c", cents: 1000, due: "2026-11-20"}},
+			"1000,2026-11-21,,d,", "unmatched", 0, map[string]string{"a": "open 1000"}},
+		{"another amount", []inv{{id: "a", customer: "c", cents: 1000, due: "2026-11-20"}},
+			"1001,2026-11-21,,c,", "unmatched", 0, map[string]string{"a": "open 1000"}},
+		{"a reference in another currency", []inv{{id: "a", customer: "c", cents: 1000, due: "2026-11-20", txid: "TX4"}},
+			"1000,2026-11-21,USD,,TX4", "unmatched", 0, map[string]string{"a": "open 1000"}},
+		{"the reference of a void invoice", []inv{{id: "a", customer: "c", cents: 1000, due: "2026-11-20", txid: "TX5", void: true}},
+			"1000,2026-11-21,,,TX5", "unmatched", 0, map[string]string{"a": "void 0"}},
+		{"an unknown reference, no customer", []inv{{id: "a", customer: "c", cents: 1000, due: "2026-11-20", txid: "TX6"}},
+			"1000,2026-11-21,,,TX7", "unmatched", 0, map[string]string{"a": "open 1000"}},
+	}
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			c := newLedgerCLI(t, dialect)
+			db := c.db()
+			for n, tc := range cases {
+				// Each case's invoices and customers are its own.
+				prefix := fmt.Sprintf("m%d-", n)
+				var jsonl strings.Builder
+				var ids []string
+				for _, in := range tc.invoices {
+					rec := ledger.InvoiceRecord{InvoiceID: prefix + in.id, CustomerID: prefix + in.customer, AmountCents: in.cents, DueDate: in.due,
+						Currency: in.currency, PixTxID: in.txid, OurNumber: in.ourNo, Reference: in.reference, Void: in.void}
+					if rec.PixTxID != "" {
+						rec.PixTxID += strconv.Itoa(n)
+					}
+					if rec.OurNumber != "" {
+						rec.OurNumber += strconv.Itoa(n)
+					}
+					if rec.Reference != "" {
+						rec.Reference += " " + strconv.Itoa(n)
+					}
+					b, _ := json.Marshal(rec)
+					jsonl.Write(append(b, '\n'))
+					ids = append(ids, prefix+in.id)
+				}
+				c.stdin = jsonl.String()
+				if _, _, err := c.run("invoices", "import", "-"); err != nil {
+					t.Fatalf("%s: invoices import: %v", tc.name, err)
+				}
+				cells := strings.Split(tc.payment, ",")
+				if cells[3] != "" {
+					cells[3] = prefix + cells[3]
+				}
+				if cells[4] != "" {
+					if strings.HasPrefix(cells[4], "TX") || strings.HasPrefix(cells[4], "000") {
+						cells[4] += strconv.Itoa(n)
+					} else {
+						cells[4] += " " + strconv.Itoa(n)
+					}
+				}
+				c.stdin = "id,amountCents,paidOn,currency,customerId,reference\n" + prefix + "pay," + strings.Join(cells, ",") + "\n"
+				out, _, err := c.run("payments", "import", "--json", "-")
+				var got struct{ Counts map[string]int64 }
+				if err != nil || json.Unmarshal([]byte(out), &got) != nil {
+					t.Fatalf("%s: payments import = %q, %v", tc.name, out, err)
+				}
+				rule := map[bool]string{true: "reference"}[got.Counts["matchedReference"] == 1]
+				if got.Counts["matchedAmount"] == 1 {
+					rule = "amount"
+				}
+				if got.Counts["unmatched"] == 1 {
+					rule = "unmatched"
+				}
+				invs, err := ledger.GetInvoices(context.Background(), db, ids)
+				if err != nil {
+					t.Fatal(err)
+				}
+				states := map[string]string{}
+				for id, inv := range invs {
+					states[strings.TrimPrefix(id, prefix)] = fmt.Sprintf("%s %d", inv.State, inv.OpenCents)
+				}
+				if rule != tc.rule || got.Counts["creditCents"] != tc.credit {
+					t.Errorf("%s: matched %q with credit %d (%v), want %q with credit %d", tc.name, rule, got.Counts["creditCents"], got.Counts, tc.rule, tc.credit)
+				}
+				if diff := cmp.Diff(tc.states, states); diff != "" {
+					t.Errorf("%s: invoices (-want +got):\n%s", tc.name, diff)
+				}
 			}
 		})
 	}

@@ -230,7 +230,7 @@ func waitHealthy(t *testing.T, url string, served <-chan error) {
 	}
 }
 
-func mustConfig(t *testing.T, environ []string) config.Config {
+func mustConfig(t testing.TB, environ []string) config.Config {
 	t.Helper()
 	cfg, err := config.Load(environ)
 	if err != nil {
