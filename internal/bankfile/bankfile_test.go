@@ -365,3 +365,13 @@ func checkRefused(t *testing.T, raw []byte, format Format, want Problem, secrets
 		}
 	}
 }
+
+// A CSV larger than MaxCSVBytes is refused whole, whatever its rows.
+func TestReadCSVTooLarge(t *testing.T) {
+	big := "id,amountCents,paidOn,payer\np-1,1,2026-11-28," + strings.Repeat("x", MaxCSVBytes) + "\n"
+	_, err := Read(strings.NewReader(big), Options{})
+	var e *Error
+	if !errors.As(err, &e) || len(e.Problems) != 1 || e.Problems[0].Code != ledger.CodeTooMany || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("Read of %d bytes = %v, want it refused for its size", len(big), err)
+	}
+}

@@ -16,7 +16,21 @@ var requiredColumns = []string{"id", "amountCents", "paidOn"}
 // csvFields names PaymentRecord's fields as the file's columns.
 var csvFields = map[string]string{"sourceRef": "id"}
 
+// MaxCSVBytes bounds a CSV of payments: 100 000 payments with every
+// column filled are far below it.
+const MaxCSVBytes = 64 << 20
+
 func readCSV(r io.Reader, label string) (*File, error) {
+	lr := &io.LimitedReader{R: r, N: MaxCSVBytes + 1}
+	f, err := readCSVRows(lr, label)
+	if lr.N <= 0 { // what was read is cut short: its problems are not the file's
+		return nil, &Error{Format: CSV, Problems: []Problem{{Code: ledger.CodeTooMany,
+			Message: fmt.Sprintf("the file is larger than %d bytes; split it", MaxCSVBytes)}}}
+	}
+	return f, err
+}
+
+func readCSVRows(r io.Reader, label string) (*File, error) {
 	source := "csv"
 	if label != "" {
 		source += ":" + label
