@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cobranca/cobranca/internal/approval"
-	"github.com/cobranca/cobranca/internal/cnab"
+	"github.com/cobranca/cobranca/internal/bankfile"
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
@@ -63,9 +63,9 @@ func inLedger(id, customer string, cents int64, due, ourNumber string) ledger.In
 		Currency: "BRL", IssueDate: "2026-05-01", DueDate: due, OurNumber: ourNumber}
 }
 
-// cnabPayments are the settled titles of internal/cnab's CNAB 240 return file (Itaú, 341), as
-// the payments a bank file import records: the bank's nosso número is the reference and, with
-// the date, the payment's identity.
+// cnabPayments are the payments of internal/cnab's CNAB 240 return file (Itaú, 341), read as
+// `cobranca payments import` reads it (internal/bankfile): its settled titles, the bank's nosso
+// número the reference.
 func cnabPayments(t testing.TB) []ledger.PaymentRecord {
 	t.Helper()
 	f, err := os.Open("../cnab/testdata/retorno-341.ret")
@@ -73,25 +73,14 @@ func cnabPayments(t testing.TB) []ledger.PaymentRecord {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	file, err := cnab.Read(f)
+	file, err := bankfile.Read(f, bankfile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []ledger.PaymentRecord
-	for _, b := range file.Batches {
-		for _, ti := range b.Titles {
-			if !ti.Settled() {
-				continue
-			}
-			out = append(out, ledger.PaymentRecord{Source: "cnab240:" + file.Bank, SourceRef: ti.OurNumber + "/" + ti.OccurredOn,
-				AmountCents: ti.PaidCents, Currency: "BRL", PaidOn: ti.OccurredOn, Method: ledger.MethodBoleto, Reference: ti.OurNumber,
-				Payer: ti.PayerName})
-		}
+	if file.Format != bankfile.CNAB240 || len(file.Payments) == 0 {
+		t.Fatalf("the CNAB file read as %s with %d payments, want CNAB 240 settling titles", file.Format, len(file.Payments))
 	}
-	if len(out) == 0 {
-		t.Fatal("the CNAB file settles no title")
-	}
-	return out
+	return file.Payments
 }
 
 // prepareFromLedger is the agent's prepare_reminder citing ledger invoices by id.
