@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/bankfile"
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/customers"
@@ -24,8 +25,14 @@ import (
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
-// bookkeeper is who records the ledger's payments, promises and disputes in these tests.
-var bookkeeper = ledger.Actor{Subject: "carla"}
+// bookkeeper is who records the ledger's bank file imports in these tests; clerkAgent the agent
+// that records payments (confirmed in band by its person), promises and disputes through the
+// ledger's tools.
+var (
+	bookkeeper = ledger.Actor{Subject: "carla"}
+	clerkAgent = &auth.Principal{Subject: "ana", ClientID: "ledger-clerk", Actor: "ledger-clerk", Kind: auth.KindAgent,
+		Scopes: []string{collections.PaymentsWriteScope, collections.PromisesWriteScope, collections.DisputesWriteScope}}
+)
 
 // invoices stores recs in the ledger, as an import does.
 func (e *env) invoices(t testing.TB, recs ...ledger.InvoiceRecord) {
@@ -113,9 +120,10 @@ WHERE event = 'email.external.sent' AND outcome = 'rejected' GROUP BY failure_co
 }
 
 // TestPaidInvoiceNeverChased: a reminder prepared from the ledger waits for its approval;
-// meanwhile the ledger changes — a CNAB 240 return file paying it is imported; an agent's
-// payment is recorded and matched (RecordPayment, AutoMatch); a dispute is opened; a promise to
-// pay is recorded. The approved retry is refused (invoice_settled, or draft_stale naming the
+// meanwhile the ledger changes — a CNAB 240 return file paying it is imported; an agent records
+// the payment (collections.record_payment, confirmed in band by its person, matched by its
+// reference); an agent opens a dispute (open_dispute); an agent records a promise to pay
+// (record_promise). The approved retry is refused (invoice_settled, or draft_stale naming the
 // invoice and why), the outbox holds nothing, the draft stays a draft, and the refusal is
 // audited. Without a change, the same flow sends.
 func TestPaidInvoiceNeverChased(t *testing.T) {
@@ -134,38 +142,24 @@ func TestPaidInvoiceNeverChased(t *testing.T) {
 					t.Fatalf("import = %+v, want the invoice's title matched by reference", c)
 				}
 			}, ledger.CodeInvoiceSettled, "paid"},
-			{"agent payment matched", func(inv ledger.InvoiceRecord) {
-				if err := e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-					pay, _, err := ledger.RecordPayment(ctx, tx, ledger.PaymentRecord{Source: "agent", SourceRef: "pix-" + inv.InvoiceID,
-						AmountCents: inv.AmountCents, Currency: "BRL", PaidOn: "2026-07-01", Method: ledger.MethodPIX, Reference: inv.OurNumber},
-						ledger.Actor{Subject: "ana", Actor: "collector-bot"}, e.clock())
-					if err != nil {
-						return err
-					}
-					rule, _, err := ledger.AutoMatch(ctx, tx, pay.ID, ledger.Actor{Subject: "ana", Actor: "collector-bot"}, e.clock())
-					if err == nil && rule != ledger.RuleReference {
-						err = fmt.Errorf("matched by %s, want reference", rule)
-					}
-					return err
-				}); err != nil {
-					t.Fatal(err)
+			{"agent payment confirmed in band", func(inv ledger.InvoiceRecord) {
+				args := fmt.Sprintf(`{"idempotencyKey":"rp-%s","transactionId":"E-%s","amountCents":%d,"paidOn":"2026-07-01","method":"pix","reference":%q}`,
+					inv.InvoiceID, inv.InvoiceID, inv.AmountCents, inv.OurNumber)
+				if _, done := e.confirmed(t, clerkAgent, collections.RecordPaymentName, args); done.Kind != pipeline.Complete {
+					t.Fatalf("record_payment, confirmed: %v %v", done.Kind, done.Err)
 				}
 			}, ledger.CodeInvoiceSettled, "paid"},
 			{"dispute opened", func(inv ledger.InvoiceRecord) {
-				if err := e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-					_, err := ledger.OpenDispute(ctx, tx, inv.InvoiceID, ledger.DisputeNotReceived, "não recebeu", bookkeeper, e.clock())
-					return err
-				}); err != nil {
-					t.Fatal(err)
+				args := fmt.Sprintf(`{"idempotencyKey":"od-%s","invoiceId":%q,"reason":"not_received","note":"não recebeu"}`, inv.InvoiceID, inv.InvoiceID)
+				if res := e.do(clerkAgent, modern, collections.OpenDisputeName, args); res.Kind != pipeline.Complete {
+					t.Fatalf("open_dispute: %v %v", res.Kind, res.Err)
 				}
 			}, ledger.CodeDraftStale, "disputed"},
 			{"promise recorded", func(inv ledger.InvoiceRecord) {
-				if err := e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-					_, err := ledger.RecordPromise(ctx, tx, ledger.PromiseRecord{InvoiceID: inv.InvoiceID, AmountCents: inv.AmountCents,
-						PromisedFor: "2026-07-10", Channel: "phone"}, bookkeeper, e.clock())
-					return err
-				}); err != nil {
-					t.Fatal(err)
+				args := fmt.Sprintf(`{"idempotencyKey":"pr-%s","invoiceId":%q,"amountCents":%d,"promisedFor":"2026-07-10","channel":"phone"}`,
+					inv.InvoiceID, inv.InvoiceID, inv.AmountCents)
+				if res := e.do(clerkAgent, modern, collections.RecordPromiseName, args); res.Kind != pipeline.Complete {
+					t.Fatalf("record_promise: %v %v", res.Kind, res.Err)
 				}
 			}, ledger.CodeDraftStale, "promise to pay on 2026-07-10"},
 		} {
