@@ -23,7 +23,7 @@ var (
 	ledgerScopes = []string{"collections:read", collections.InvoicesWriteScope, collections.PaymentsWriteScope,
 		collections.PromisesWriteScope, collections.DisputesWriteScope}
 	ledgerAgent = &auth.Principal{Subject: "ana", ClientID: "assistant", Actor: "ledger-bot", Kind: auth.KindAgent, Scopes: ledgerScopes}
-	clerk      = &auth.Principal{Subject: "ana", ClientID: "ops-console", Kind: auth.KindHuman, Scopes: ledgerScopes}
+	clerk       = &auth.Principal{Subject: "ana", ClientID: "ops-console", Kind: auth.KindHuman, Scopes: ledgerScopes}
 )
 
 // The ledger every test starts from (the clock is 2026-07-01): two invoices of C-1, one
