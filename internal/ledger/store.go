@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/customers"
@@ -313,15 +314,34 @@ func upsertRound(ctx context.Context, tx store.Tx, recs []InvoiceRecord, order [
 	}
 	known := make(map[string]StoredInvoice, len(ids))
 	const chunk = 5000
-	for start := 0; start < len(ids); start += chunk {
-		err := scanRows(ctx, tx, `SELECT `+plainInvoiceColumns+` FROM ledger_invoice WHERE `+store.InList(d, "id", "$1")+` ORDER BY id`+forUpdate(d, ""),
-			[]any{jsonList(ids[start:min(len(ids), start+chunk)])}, func(r store.Rows) error {
-				inv, err := scanPlainInvoice(r)
-				known[inv.InvoiceID] = inv
-				return err
-			})
-		if err != nil {
-			return nil, fmt.Errorf("ledger: upsert invoices: %w", err)
+	read := func(ids []string, lock string) error {
+		for start := 0; start < len(ids); start += chunk {
+			err := scanRows(ctx, tx, `SELECT `+plainInvoiceColumns+` FROM ledger_invoice WHERE `+store.InList(d, "id", "$1")+` ORDER BY id`+lock,
+				[]any{jsonList(ids[start:min(len(ids), start+chunk)])}, func(r store.Rows) error {
+					inv, err := scanPlainInvoice(r)
+					known[inv.InvoiceID] = inv
+					return err
+				})
+			if err != nil {
+				return fmt.Errorf("ledger: upsert invoices: %w", err)
+			}
+		}
+		return nil
+	}
+	// Read everything, then lock and read again only what changes: an
+	// unchanged invoice is not written, and locking a row costs a write.
+	if err := read(ids, ""); err != nil {
+		return nil, err
+	}
+	if d == store.Postgres {
+		var touch []string
+		for _, i := range order {
+			if old, ok := known[recs[i].InvoiceID]; ok && old.InvoiceRecord != recs[i] {
+				touch = append(touch, recs[i].InvoiceID)
+			}
+		}
+		if err := read(touch, forUpdate(d, "")); err != nil {
+			return nil, err
 		}
 	}
 	var create, change []StoredInvoice
@@ -388,17 +408,12 @@ func upsertRound(ctx context.Context, tx store.Tx, recs []InvoiceRecord, order [
 	}
 	created := make(map[string]bool, len(create))
 	at := now.UnixMicro()
-	err := queryRows(ctx, tx, len(create), len(recordColumns),
-		func(n int) string {
-			return insertSQL(tx.Dialect(), "ledger_invoice", recordColumns, n, "ON CONFLICT (id) DO NOTHING RETURNING id")
-		},
-		func(k int) []any { return upsertArgs(create[k], at) },
-		func(r store.Rows) error {
-			var id string
-			err := r.Scan(&id)
-			created[id] = true
-			return err
-		})
+	err := writeInvoices(ctx, tx, create, at, "ON CONFLICT (id) DO NOTHING RETURNING id", func(r store.Rows) error {
+		var id string
+		err := r.Scan(&id)
+		created[id] = true
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("ledger: upsert invoices: %w", err)
 	}
@@ -419,10 +434,70 @@ func upsertArgs(v StoredInvoice, at int64) []any {
 
 // writeUpserts writes invs whole with the conflict clause onConflict.
 func writeUpserts(ctx context.Context, tx store.Tx, invs []StoredInvoice, now time.Time, onConflict string) error {
-	at := now.UnixMicro()
-	return execRows(ctx, tx, len(invs), len(recordColumns),
-		func(n int) string { return insertSQL(tx.Dialect(), "ledger_invoice", recordColumns, n, onConflict) },
-		func(k int) []any { return upsertArgs(invs[k], at) })
+	return writeInvoices(ctx, tx, invs, now.UnixMicro(), onConflict, nil)
+}
+
+// recordTypes are recordColumns' PostgreSQL types.
+var recordTypes = []string{"text", "text", "text", "bigint", "text", "text", "text", "boolean", "text", "text", "text", "text",
+	"bigint", "bigint", "text", "bigint", "bigint", "bigint"}
+
+// pgChunk is how many invoices one PostgreSQL statement writes.
+const pgChunk = 10000
+
+// writeInvoices inserts invs whole, created and updated at at, then suffix
+// (a conflict clause, a RETURNING read by fn when fn is not nil). On
+// PostgreSQL the rows go as one array per column, unnested: a statement
+// of 18 parameters whatever the rows, parsed and planned at once, where a
+// VALUES list of thousands of rows costs more to parse than to write.
+func writeInvoices(ctx context.Context, tx store.Tx, invs []StoredInvoice, at int64, suffix string, fn func(store.Rows) error) error {
+	if tx.Dialect() != store.Postgres {
+		stmt := func(n int) string { return insertSQL(tx.Dialect(), "ledger_invoice", recordColumns, n, suffix) }
+		row := func(k int) []any { return upsertArgs(invs[k], at) }
+		if fn == nil {
+			return execRows(ctx, tx, len(invs), len(recordColumns), stmt, row)
+		}
+		return queryRows(ctx, tx, len(invs), len(recordColumns), stmt, row, fn)
+	}
+	var b strings.Builder
+	b.WriteString("INSERT INTO ledger_invoice (" + strings.Join(recordColumns, ", ") + ") SELECT * FROM unnest(")
+	for i, t := range recordTypes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(i+1) + "::" + t + "[]")
+	}
+	b.WriteString(") " + suffix)
+	sql := b.String()
+	for start := 0; start < len(invs); start += pgChunk {
+		part := invs[start:min(len(invs), start+pgChunk)]
+		cols := make([][]string, 10)
+		var amounts, alloc, woff, open, times []int64
+		var void []bool
+		for _, v := range part {
+			for i, s := range []string{v.InvoiceID, v.CustomerID, v.CustomerName, v.Currency, v.IssueDate, v.DueDate,
+				v.PixTxID, v.OurNumber, v.BoletoLine, v.Reference} {
+				cols[i] = append(cols[i], s)
+			}
+			amounts, alloc, woff, open = append(amounts, v.AmountCents), append(alloc, v.PaidCents), append(woff, v.WrittenOffCents), append(open, v.OpenCents)
+			void, times = append(void, v.Void), append(times, at)
+		}
+		states := make([]string, len(part))
+		for i, v := range part {
+			states[i] = string(v.State)
+		}
+		args := []any{cols[0], cols[1], cols[2], amounts, cols[3], cols[4], cols[5], void, cols[6], cols[7], cols[8], cols[9],
+			alloc, woff, states, open, times, times}
+		var err error
+		if fn == nil {
+			_, err = tx.Exec(ctx, sql, args...)
+		} else {
+			err = scanRows(ctx, tx, sql, args, fn)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // queryRows is execRows for statements that return rows, each read by fn.

@@ -1,0 +1,260 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/ledger"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
+)
+
+// The ledger's speed goals (issue 26, docs/benchmarks.md "Ledger"): 100 000
+// invoices upserted in ≤ 10 s, 10 000 payments imported and matched in
+// ≤ 10 s, a list_invoices page in ≤ 20 ms with 1 000 000 invoices, and the
+// send-time check in one round trip. Each runs on both stores, as the
+// database's owner, on a fresh migrated database.
+
+func eachStore(b *testing.B, fn func(b *testing.B, db store.DB)) {
+	for _, f := range storetest.Fixtures(pg) {
+		b.Run(string(f.Dialect), func(b *testing.B) { fn(b, f.Migrated(b)) })
+	}
+}
+
+// invoices makes n valid invoice records named prefix-i, of n/2 customers,
+// with a nosso número and due dates over a year.
+func invoices(prefix string, n int) []ledger.InvoiceRecord {
+	recs := make([]ledger.InvoiceRecord, n)
+	for i := range recs {
+		recs[i] = ledger.InvoiceRecord{InvoiceID: fmt.Sprintf("%s-%07d", prefix, i), CustomerID: fmt.Sprintf("%s-C%d", prefix, i/2),
+			AmountCents: int64(1000 + i%9000), Currency: "BRL", DueDate: time.Date(2026, 1, 1+i%365, 0, 0, 0, 0, time.UTC).Format(time.DateOnly),
+			OurNumber: fmt.Sprintf("%s%07d", prefix, i)}
+	}
+	return recs
+}
+
+// BenchmarkUpsertInvoices: 100 000 new invoices in one transaction (an
+// import of the largest file), then the same 100 000 again, unchanged.
+func BenchmarkUpsertInvoices(b *testing.B) {
+	const n = 100_000
+	eachStore(b, func(b *testing.B, db store.DB) {
+		ctx := context.Background()
+		iter := 0
+		var recs []ledger.InvoiceRecord
+		b.Run("new", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				iter++
+				recs = invoices(fmt.Sprintf("U%d", iter), n)
+				b.StartTimer()
+				err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+					c, err := ledger.UpsertInvoices(ctx, tx, recs, t0)
+					if err == nil && c.Created != n {
+						err = fmt.Errorf("created %d", c.Created)
+					}
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "invoices/s")
+		})
+		b.Run("unchanged", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+					c, err := ledger.UpsertInvoices(ctx, tx, recs, t0)
+					if err == nil && c.Unchanged != n {
+						err = fmt.Errorf("unchanged %d", c.Unchanged)
+					}
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "invoices/s")
+		})
+	})
+}
+
+// BenchmarkImportPayments: a bank file of 10 000 payments recorded and
+// matched in one transaction, half by their nosso número, half by exact
+// amount and customer, over a ledger of 10 000 fresh open invoices per
+// file (made outside the timer) beside those of the files before.
+func BenchmarkImportPayments(b *testing.B) {
+	const n = 10_000
+	eachStore(b, func(b *testing.B, db store.DB) {
+		ctx := context.Background()
+		iter := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			iter++
+			prefix := fmt.Sprintf("P%d", iter)
+			recs := invoices(prefix, n)
+			if err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				_, err := ledger.UpsertInvoices(ctx, tx, recs, t0)
+				return err
+			}); err != nil {
+				b.Fatal(err)
+			}
+			ps := make([]ledger.PaymentRecord, n)
+			for i, r := range recs {
+				ps[i] = ledger.PaymentRecord{Source: "cnab240:341", SourceRef: r.OurNumber, AmountCents: r.AmountCents, Currency: "BRL",
+					PaidOn: r.DueDate, Method: ledger.MethodBoleto}
+				if i%2 == 0 {
+					ps[i].Reference = r.OurNumber
+				} else {
+					ps[i].CustomerID = r.CustomerID
+				}
+			}
+			b.StartTimer()
+			err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				c, err := ledger.ImportPayments(ctx, tx, ps, ana, t0)
+				if err == nil && (c.MatchedReference != n/2 || c.MatchedAmount != n/2) {
+					err = fmt.Errorf("matched %+v", c)
+				}
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "payments/s")
+	})
+}
+
+// fillSQL writes $1 invoices straight into ledger_invoice (far faster than
+// upserts, for a ledger of a million): 20 000 customers, due dates over
+// two years, 70% paid, 20% open, 10% partially paid, the cache
+// consistent with that.
+var fillSQL = map[store.Dialect]string{
+	store.Postgres: `INSERT INTO ledger_invoice (id, customer_id, amount_cents, currency, due_date, allocated_cents, state, open_cents, created_at, updated_at)
+SELECT 'B-' || lpad(g::text, 7, '0'), 'C-' || (g % 20000), 1000 + g % 5000, 'BRL', to_char(date '2025-01-01' + (g % 730), 'YYYY-MM-DD'),
+ CASE WHEN g % 10 < 7 THEN 1000 + g % 5000 WHEN g % 10 < 9 THEN 0 ELSE 100 END,
+ CASE WHEN g % 10 < 7 THEN 'paid' WHEN g % 10 < 9 THEN 'open' ELSE 'partially_paid' END,
+ CASE WHEN g % 10 < 7 THEN 0 WHEN g % 10 < 9 THEN 1000 + g % 5000 ELSE 900 + g % 5000 END, 0, 0
+FROM generate_series(1, $1::int) g`,
+	store.SQLite: `WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < $1)
+INSERT INTO ledger_invoice (id, customer_id, amount_cents, currency, due_date, allocated_cents, state, open_cents, created_at, updated_at)
+SELECT printf('B-%07d', g), 'C-' || (g % 20000), 1000 + g % 5000, 'BRL', date('2025-01-01', '+' || (g % 730) || ' days'),
+ CASE WHEN g % 10 < 7 THEN 1000 + g % 5000 WHEN g % 10 < 9 THEN 0 ELSE 100 END,
+ CASE WHEN g % 10 < 7 THEN 'paid' WHEN g % 10 < 9 THEN 'open' ELSE 'partially_paid' END,
+ CASE WHEN g % 10 < 7 THEN 0 WHEN g % 10 < 9 THEN 1000 + g % 5000 ELSE 900 + g % 5000 END, 0, 0
+FROM s`,
+}
+
+// fill writes n invoices (fillSQL) and the planner's statistics.
+func fill(tb testing.TB, db store.DB, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	d, _ := store.DialectOf(db)
+	if _, err := db.Exec(ctx, fillSQL[d], n); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, `ANALYZE`); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// listCases are list_invoices' usual pages: the first of all, one deep in
+// the ledger (after half of it), the open ones, the unsettled ones (two
+// states), one customer's, those 30 days overdue.
+func listCases(after string) []struct {
+	name string
+	f    ledger.ListFilter
+} {
+	return []struct {
+		name string
+		f    ledger.ListFilter
+	}{
+		{"first_page", ledger.ListFilter{Limit: 50}},
+		{"deep_page", ledger.ListFilter{Limit: 50, After: after}},
+		{"open", ledger.ListFilter{Limit: 50, States: []ledger.State{ledger.StateOpen}}},
+		{"unsettled", ledger.ListFilter{Limit: 50, States: []ledger.State{ledger.StateOpen, ledger.StatePartiallyPaid}}},
+		{"customer", ledger.ListFilter{Limit: 50, CustomerID: "C-777"}},
+		{"overdue_30", ledger.ListFilter{Limit: 50, MinDaysOverdue: 30, Today: "2026-06-01", States: []ledger.State{ledger.StateOpen}}},
+	}
+}
+
+// midCursor is the cursor of the page that ends in the middle of a ledger
+// of n filled invoices.
+func midCursor(tb testing.TB, db store.DB, n int) string {
+	tb.Helper()
+	var due, id string
+	if err := db.QueryRow(context.Background(), `SELECT due_date, id FROM ledger_invoice ORDER BY due_date, id LIMIT 1 OFFSET $1`, n/2).Scan(&due, &id); err != nil {
+		tb.Fatal(err)
+	}
+	return ledger.Cursor(due, id)
+}
+
+// BenchmarkListInvoices: a page of 50 of a ledger of 1 000 000 invoices
+// (the setup takes minutes: it runs under -bench only).
+func BenchmarkListInvoices(b *testing.B) {
+	const n = 1_000_000
+	eachStore(b, func(b *testing.B, db store.DB) {
+		fill(b, db, n)
+		after := midCursor(b, db, n)
+		for _, c := range listCases(after) {
+			b.Run(c.name, func(b *testing.B) {
+				if d, _ := store.DialectOf(db); d == store.Postgres {
+					if idx, sorted := plan(b, db, c.f); idx == "" || sorted && c.name != "customer" {
+						b.Errorf("the plan uses index %q, sorts %v", idx, sorted)
+					}
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					page, _, err := ledger.ListInvoices(context.Background(), db, c.f)
+					if err != nil || len(page) == 0 {
+						b.Fatalf("%d, %v", len(page), err)
+					}
+				}
+			})
+		}
+	})
+}
+
+// BenchmarkCheckContactRoundTrips: what the send-time check adds to a
+// send's transaction, on PostgreSQL through a proxy that counts round
+// trips: a transaction of one statement (the send's own work, here a
+// SELECT 1), then the same with the check of a draft of 1 and of 20
+// invoices after it. The check is one round trip more, whatever the
+// draft's size.
+func BenchmarkCheckContactRoundTrips(b *testing.B) {
+	storetest.BenchRoundTrips(b, pg, func(b *testing.B, db store.DB) []storetest.Case {
+		ctx := context.Background()
+		recs := invoices("R", 20)
+		if err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			_, err := ledger.UpsertInvoices(ctx, tx, recs, t0)
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+		send := func(k int) func() error {
+			expect := make([]ledger.Expected, k)
+			for i := range expect {
+				expect[i] = ledger.Expected{InvoiceID: recs[i].InvoiceID, OpenCents: recs[i].AmountCents}
+			}
+			return func() error {
+				return db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+					var one int64
+					if err := tx.QueryRow(ctx, `SELECT 1`).Scan(&one); err != nil || k == 0 {
+						return err
+					}
+					v, err := ledger.CheckContact(ctx, tx, today, expect)
+					if err == nil && (len(v) != k || v[0].Code != "") {
+						err = fmt.Errorf("verdicts %+v", v)
+					}
+					return err
+				})
+			}
+		}
+		return []storetest.Case{{Name: "tx_without_check", Call: send(0)}, {Name: "tx_with_check_1_invoice", Call: send(1)},
+			{Name: "tx_with_check_20_invoices", Call: send(20)}}
+	})
+}

@@ -1,0 +1,8 @@
+package ledger
+
+// Cursor is the cursor of a list's page ending at parts (for benchmarks
+// that start deep in a list).
+func Cursor(parts ...string) string { return encodeCursor(parts...) }
+
+// ListSQL is ListInvoices' query of a filter, for the test of its plan.
+var ListSQL = listSQL
