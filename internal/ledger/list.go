@@ -78,20 +78,12 @@ func listSQL(f ListFilter) (string, []any, *failure.Error) {
 	if f.CustomerID != "" {
 		where = append(where, "i.customer_id = "+arg(f.CustomerID))
 	}
-	if len(f.States) > 0 {
-		states := sortedUnique(stateStrings(f.States))
-		var ph []string
-		for _, s := range states {
-			if !slices.Contains(States, State(s)) {
-				return bad("states", fmt.Sprintf("must each be one of %v", States))
-			}
-			ph = append(ph, arg(s))
+	var states []string // the placeholders of the states asked for
+	for _, s := range sortedUnique(stateStrings(f.States)) {
+		if !slices.Contains(States, State(s)) {
+			return bad("states", fmt.Sprintf("must each be one of %v", States))
 		}
-		if len(ph) == 1 {
-			where = append(where, "i.state = "+ph[0])
-		} else {
-			where = append(where, "i.state IN ("+strings.Join(ph, ", ")+")")
-		}
+		states = append(states, arg(s))
 	}
 	if f.MinDaysOverdue > 0 {
 		today, _ := time.Parse(time.DateOnly, f.Today)
@@ -105,7 +97,8 @@ func listSQL(f ListFilter) (string, []any, *failure.Error) {
 		}
 	}
 	if f.PromisePending {
-		where = append(where, "i.promised_for >= "+arg(f.Today), "i.state IN ('open', 'partially_paid')")
+		where = append(where, "i.promise_id <> ''", "i.promised_for >= "+arg(f.Today),
+			"i.state <> 'paid'", "i.state <> 'void'", "i.state <> 'written_off'")
 	}
 	if f.After != "" {
 		parts, fe := decodeCursor(f.After, 2)
@@ -114,12 +107,29 @@ func listSQL(f ListFilter) (string, []any, *failure.Error) {
 		}
 		where = append(where, "(i.due_date, i.id) > ("+arg(parts[0])+", "+arg(parts[1])+")")
 	}
-	sql := `SELECT ` + invoiceColumns + invoiceFrom
-	if len(where) > 0 {
-		sql += ` WHERE ` + strings.Join(where, " AND ")
+	limit := arg(f.Limit + 1)
+	if len(states) <= 1 {
+		if len(states) == 1 {
+			where = append(where, "i.state = "+states[0])
+		}
+		sql := `SELECT ` + invoiceColumns + invoiceFrom
+		if len(where) > 0 {
+			sql += ` WHERE ` + strings.Join(where, " AND ")
+		}
+		return sql + ` ORDER BY i.due_date, i.id LIMIT ` + limit, args, nil
 	}
-	sql += ` ORDER BY i.due_date, i.id LIMIT ` + arg(f.Limit+1)
-	return sql, args, nil
+	// Several states: a page of each state from its index, in order, then
+	// the page of their union. "state IN (…)" would read one state after
+	// the other and sort them all (SQLite), or scan the due dates and skip
+	// the other states (PostgreSQL).
+	var parts []string
+	for _, s := range states {
+		w := append([]string{"i.state = " + s}, where...)
+		parts = append(parts, `SELECT * FROM (SELECT i.id FROM ledger_invoice i WHERE `+strings.Join(w, " AND ")+
+			` ORDER BY i.due_date, i.id LIMIT `+limit+`) AS s`+strconv.Itoa(len(parts)))
+	}
+	return `SELECT ` + invoiceColumns + ` FROM (` + strings.Join(parts, " UNION ALL ") + `) AS k JOIN ledger_invoice i ON i.id = k.id` +
+		invoiceJoins + ` ORDER BY i.due_date, i.id LIMIT ` + limit, args, nil
 }
 
 func stateStrings(ss []State) []string {

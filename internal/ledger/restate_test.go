@@ -40,7 +40,7 @@ func restate(t *testing.T, q store.Querier) (want, got map[string]cacheRow) {
 		void   bool
 	}
 	invs := map[string]invoice{}
-	each(t, q, `SELECT id, amount_cents, void, state, open_cents, allocated_cents, written_off_cents, dispute_id, promise_id, promised_for FROM ledger_invoice`,
+	each(t, q, `SELECT id, amount_cents, void, state, open_cents, allocated_cents, written_off_cents, dispute_id, promise_id, promised_for FROM ledger_invoice`, nil,
 		func(r store.Rows) error {
 			var id string
 			var i invoice
@@ -51,7 +51,7 @@ func restate(t *testing.T, q store.Querier) (want, got map[string]cacheRow) {
 		})
 	alloc := map[string]int64{}
 	paidFrom := map[string]int64{}
-	each(t, q, `SELECT payment_id, invoice_id, amount_cents FROM ledger_allocation`, func(r store.Rows) error {
+	each(t, q, `SELECT payment_id, invoice_id, amount_cents FROM ledger_allocation`, nil, func(r store.Rows) error {
 		var p, i string
 		var n int64
 		err := r.Scan(&p, &i, &n)
@@ -60,7 +60,7 @@ func restate(t *testing.T, q store.Querier) (want, got map[string]cacheRow) {
 		return err
 	})
 	woff := map[string]int64{}
-	each(t, q, `SELECT invoice_id, amount_cents FROM write_off`, func(r store.Rows) error {
+	each(t, q, `SELECT invoice_id, amount_cents FROM write_off`, nil, func(r store.Rows) error {
 		var i string
 		var n int64
 		err := r.Scan(&i, &n)
@@ -68,7 +68,7 @@ func restate(t *testing.T, q store.Querier) (want, got map[string]cacheRow) {
 		return err
 	})
 	disputes := map[string]string{}
-	each(t, q, `SELECT invoice_id, id FROM ledger_dispute WHERE outcome = ''`, func(r store.Rows) error {
+	each(t, q, `SELECT invoice_id, id FROM ledger_dispute WHERE outcome = ''`, nil, func(r store.Rows) error {
 		var i, d string
 		err := r.Scan(&i, &d)
 		if disputes[i] != "" {
@@ -82,7 +82,7 @@ func restate(t *testing.T, q store.Querier) (want, got map[string]cacheRow) {
 		at       int64
 	}
 	latest := map[string]promise{}
-	each(t, q, `SELECT invoice_id, id, promised_for, created_at FROM ledger_promise`, func(r store.Rows) error {
+	each(t, q, `SELECT invoice_id, id, promised_for, created_at FROM ledger_promise`, nil, func(r store.Rows) error {
 		var i string
 		var p promise
 		err := r.Scan(&i, &p.id, &p.date, &p.at)
@@ -108,7 +108,7 @@ func restate(t *testing.T, q store.Querier) (want, got map[string]cacheRow) {
 		}
 		want[id] = c
 	}
-	each(t, q, `SELECT id, amount_cents, left_cents FROM ledger_payment`, func(r store.Rows) error {
+	each(t, q, `SELECT id, amount_cents, left_cents FROM ledger_payment`, nil, func(r store.Rows) error {
 		var id string
 		var amount, left int64
 		err := r.Scan(&id, &amount, &left)
@@ -123,9 +123,9 @@ func restate(t *testing.T, q store.Querier) (want, got map[string]cacheRow) {
 	return want, got
 }
 
-func each(t *testing.T, q store.Querier, sql string, fn func(store.Rows) error) {
+func each(t testing.TB, q store.Querier, sql string, args []any, fn func(store.Rows) error) {
 	t.Helper()
-	rows, err := q.Query(context.Background(), sql)
+	rows, err := q.Query(context.Background(), sql, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestServingRoleGrants(t *testing.T) {
 	app, owner := storetest.AppRoleAndOwner(t, pg)
 	got := map[string][]string{}
 	each(t, owner, `SELECT table_name, privilege_type FROM information_schema.table_privileges
-WHERE grantee = 'cobranca_app' AND table_name LIKE 'ledger%' ORDER BY table_name, privilege_type`, func(r store.Rows) error {
+WHERE grantee = 'cobranca_app' AND table_name LIKE 'ledger%' ORDER BY table_name, privilege_type`, nil, func(r store.Rows) error {
 		var table, priv string
 		err := r.Scan(&table, &priv)
 		got[table] = append(got[table], priv)
@@ -312,7 +312,7 @@ WHERE grantee = 'cobranca_app' AND table_name LIKE 'ledger%' ORDER BY table_name
 	})
 	each(t, owner, `SELECT table_name, column_name FROM information_schema.column_privileges
 WHERE grantee = 'cobranca_app' AND privilege_type = 'UPDATE' AND table_name IN ('ledger_payment', 'ledger_dispute')
-ORDER BY table_name, column_name`, func(r store.Rows) error {
+ORDER BY table_name, column_name`, nil, func(r store.Rows) error {
 		var table, col string
 		err := r.Scan(&table, &col)
 		got[table+" columns"] = append(got[table+" columns"], col)

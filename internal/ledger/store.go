@@ -86,7 +86,9 @@ const invoiceColumns = `i.id, i.customer_id, i.customer_name, i.amount_cents, i.
  COALESCE(p.id, ''), COALESCE(p.amount_cents, 0), COALESCE(p.promised_for, ''), COALESCE(p.channel, ''), COALESCE(p.note, ''),
  COALESCE(p.recorded_by, ''), COALESCE(p.recorded_by_actor, ''), COALESCE(p.created_at, 0)`
 
-const invoiceFrom = ` FROM ledger_invoice i
+const invoiceFrom = ` FROM ledger_invoice i` + invoiceJoins
+
+const invoiceJoins = `
  LEFT JOIN ledger_dispute d ON d.id = i.dispute_id
  LEFT JOIN ledger_promise p ON p.id = i.promise_id`
 

@@ -31,6 +31,9 @@ CREATE TABLE ledger_invoice (
 CREATE INDEX ledger_invoice_due ON ledger_invoice (due_date, id);
 CREATE INDEX ledger_invoice_customer ON ledger_invoice (customer_id, due_date, id);
 CREATE INDEX ledger_invoice_state ON ledger_invoice (state, due_date, id);
+-- The disputed ones, and those with a promise by its date (few of either).
+CREATE INDEX ledger_invoice_disputed ON ledger_invoice (due_date, id) WHERE dispute_id <> '';
+CREATE INDEX ledger_invoice_promised ON ledger_invoice (promised_for) WHERE promise_id <> '';
 -- analyze_ledger and matching read the invoices not settled, by customer.
 CREATE INDEX ledger_invoice_unsettled ON ledger_invoice (customer_id, id)
     WHERE state IN ('open', 'partially_paid');
