@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/failure"
@@ -39,28 +40,16 @@ type PaymentRecord struct {
 // Validate checks a payment and normalizes it (the currency defaults to
 // BRL). The problem names the field (its JSON name), never its value.
 func (p *PaymentRecord) Validate() *FieldError {
-	for _, f := range []struct {
-		name, v  string
-		required bool
-	}{
-		{"source", p.Source, true}, {"sourceRef", p.SourceRef, true}, {"reference", p.Reference, false}, {"payer", p.Payer, false},
-	} {
-		if f.v == "" && !f.required {
-			continue
-		}
-		if msg := portfolio.TextProblem(f.v); msg != "" {
-			return &FieldError{Field: f.name, Code: CodeInvalidText, Message: msg}
+	for _, f := range [][2]string{{"source", p.Source}, {"sourceRef", p.SourceRef}} {
+		if msg := portfolio.TextProblem(f[1]); msg != "" {
+			return &FieldError{Field: f[0], Code: CodeInvalidText, Message: msg}
 		}
 	}
-	if p.AmountCents < 1 || p.AmountCents > portfolio.MaxAmountCents {
-		return &FieldError{Field: "amountCents", Code: CodeOutOfRange,
-			Message: "must be a whole number of minor units from 1 to " + strconv.FormatInt(portfolio.MaxAmountCents, 10)}
+	if e := optionalTexts([2]string{"reference", p.Reference}, [2]string{"payer", p.Payer}); e != nil {
+		return e
 	}
-	if p.Currency == "" {
-		p.Currency = "BRL"
-	}
-	if _, ok := portfolio.MinorUnits(p.Currency); !ok {
-		return &FieldError{Field: "currency", Code: CodeInvalidValue, Message: "must be an active ISO 4217 currency code in upper case, such as BRL or USD"}
+	if e := checkMoney(p.AmountCents, &p.Currency); e != nil {
+		return e
 	}
 	if e := checkDate("paidOn", p.PaidOn); e != nil {
 		return e
@@ -173,7 +162,7 @@ func recordPayments(ctx context.Context, tx store.Tx, ps []PaymentRecord, by Act
 		fresh = append(fresh, sp)
 	}
 	inserted := make(map[string]bool, len(fresh))
-	err := queryRows(ctx, tx, len(fresh), len(paymentInsertColumns),
+	err := writeRows(ctx, tx, len(fresh), len(paymentInsertColumns),
 		func(n int) string {
 			return insertSQL(tx.Dialect(), "ledger_payment", paymentInsertColumns, n, "ON CONFLICT (source, source_ref) DO NOTHING RETURNING id")
 		},
@@ -356,14 +345,14 @@ func (c *ledgerChange) write(ctx context.Context, tx store.Tx, now time.Time) er
 	if len(c.allocs) == 0 {
 		return nil
 	}
-	err := execRows(ctx, tx, len(c.allocs), len(allocationInsertColumns),
+	err := writeRows(ctx, tx, len(c.allocs), len(allocationInsertColumns),
 		func(n int) string {
 			return insertSQL(tx.Dialect(), "ledger_allocation", allocationInsertColumns, n, "")
 		},
 		func(i int) []any {
 			a := c.allocs[i]
 			return []any{a.PaymentID, a.InvoiceID, a.AmountCents, string(a.Rule), a.By.Subject, a.By.Actor, a.At.UnixMicro()}
-		})
+		}, nil)
 	if err != nil {
 		return err
 	}
@@ -371,9 +360,11 @@ func (c *ledgerChange) write(ctx context.Context, tx store.Tx, now time.Time) er
 	for _, p := range c.payments {
 		pays = append(pays, p)
 	}
-	err = execRows(ctx, tx, len(pays), len(leftColumns),
+	// Rows already locked, written in id order all the same.
+	slices.SortFunc(pays, func(a, b *StoredPayment) int { return strings.Compare(a.ID, b.ID) })
+	err = writeRows(ctx, tx, len(pays), len(leftColumns),
 		func(n int) string { return updateSQL(tx.Dialect(), "ledger_payment", leftColumns, n) },
-		func(i int) []any { return []any{pays[i].ID, pays[i].LeftCents} })
+		func(i int) []any { return []any{pays[i].ID, pays[i].LeftCents} }, nil)
 	if err != nil {
 		return err
 	}
@@ -381,6 +372,7 @@ func (c *ledgerChange) write(ctx context.Context, tx store.Tx, now time.Time) er
 	for _, inv := range c.invoices {
 		invs = append(invs, *inv)
 	}
+	slices.SortFunc(invs, func(a, b StoredInvoice) int { return strings.Compare(a.InvoiceID, b.InvoiceID) })
 	return saveCache(ctx, tx, invs, now)
 }
 

@@ -72,23 +72,11 @@ func (r *InvoiceRecord) Validate() *FieldError {
 			return &FieldError{Field: f.name, Code: CodeInvalidText, Message: msg}
 		}
 	}
-	for _, f := range []struct{ name, v string }{{"customerName", r.CustomerName}, {"reference", r.Reference}} {
-		if f.v == "" {
-			continue
-		}
-		if msg := portfolio.TextProblem(f.v); msg != "" {
-			return &FieldError{Field: f.name, Code: CodeInvalidText, Message: msg}
-		}
+	if e := optionalTexts([2]string{"customerName", r.CustomerName}, [2]string{"reference", r.Reference}); e != nil {
+		return e
 	}
-	if r.AmountCents < 1 || r.AmountCents > portfolio.MaxAmountCents {
-		return &FieldError{Field: "amountCents", Code: CodeOutOfRange,
-			Message: "must be a whole number of minor units from 1 to " + strconv.FormatInt(portfolio.MaxAmountCents, 10)}
-	}
-	if r.Currency == "" {
-		r.Currency = "BRL"
-	}
-	if _, ok := portfolio.MinorUnits(r.Currency); !ok {
-		return &FieldError{Field: "currency", Code: CodeInvalidValue, Message: "must be an active ISO 4217 currency code in upper case, such as BRL or USD"}
+	if e := checkMoney(r.AmountCents, &r.Currency); e != nil {
+		return e
 	}
 	if e := checkDate("dueDate", r.DueDate); e != nil {
 		return e
@@ -113,6 +101,36 @@ func (r *InvoiceRecord) Validate() *FieldError {
 			return &FieldError{Field: "boletoLine", Code: CodeInvalidValue, Message: err.Error()}
 		}
 		r.BoletoLine = l.Digits
+	}
+	return nil
+}
+
+// optionalTexts holds each named value that is not empty to the text
+// rule.
+func optionalTexts(fields ...[2]string) *FieldError {
+	for _, f := range fields {
+		if f[1] == "" {
+			continue
+		}
+		if msg := portfolio.TextProblem(f[1]); msg != "" {
+			return &FieldError{Field: f[0], Code: CodeInvalidText, Message: msg}
+		}
+	}
+	return nil
+}
+
+// checkMoney checks an amount of minor units and its currency, BRL when
+// empty (set so).
+func checkMoney(cents int64, currency *string) *FieldError {
+	if cents < 1 || cents > portfolio.MaxAmountCents {
+		return &FieldError{Field: "amountCents", Code: CodeOutOfRange,
+			Message: "must be a whole number of minor units from 1 to " + strconv.FormatInt(portfolio.MaxAmountCents, 10)}
+	}
+	if *currency == "" {
+		*currency = "BRL"
+	}
+	if _, ok := portfolio.MinorUnits(*currency); !ok {
+		return &FieldError{Field: "currency", Code: CodeInvalidValue, Message: "must be an active ISO 4217 currency code in upper case, such as BRL or USD"}
 	}
 	return nil
 }

@@ -110,9 +110,10 @@ func updateSQL(d store.Dialect, table string, cols []column, rows int) string {
 	return b.String()
 }
 
-// execRows runs one statement per chunk of rows, each row's values given
-// by row(i), the statement for n rows by stmt(n).
-func execRows(ctx context.Context, q store.Querier, n, cols int, stmt func(rows int) string, row func(i int) []any) error {
+// writeRows runs one statement per chunk of n rows of cols columns, the
+// statement for k rows made by stmt(k), row i's values by row(i); the
+// rows each statement returns are read by fn, when it is not nil.
+func writeRows(ctx context.Context, q store.Querier, n, cols int, stmt func(rows int) string, row func(i int) []any, fn func(store.Rows) error) error {
 	per := chunkRows(cols)
 	for start := 0; start < n; start += per {
 		end := min(n, start+per)
@@ -120,7 +121,13 @@ func execRows(ctx context.Context, q store.Querier, n, cols int, stmt func(rows 
 		for i := start; i < end; i++ {
 			args = append(args, row(i)...)
 		}
-		if _, err := q.Exec(ctx, stmt(end-start), args...); err != nil {
+		var err error
+		if fn == nil {
+			_, err = q.Exec(ctx, stmt(end-start), args...)
+		} else {
+			err = scanRows(ctx, q, stmt(end-start), args, fn)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -218,12 +218,12 @@ var cacheColumns = []column{{"id", "text"}, {"allocated_cents", "bigint"}, {"wri
 func saveCache(ctx context.Context, tx store.Tx, invs []StoredInvoice, now time.Time) error {
 	at := now.UnixMicro()
 	d := tx.Dialect()
-	return execRows(ctx, tx, len(invs), len(cacheColumns),
+	return writeRows(ctx, tx, len(invs), len(cacheColumns),
 		func(n int) string { return updateSQL(d, "ledger_invoice", cacheColumns, n) },
 		func(i int) []any {
 			v := invs[i]
 			return []any{v.InvoiceID, v.PaidCents, v.WrittenOffCents, string(v.State), v.OpenCents, at}
-		})
+		}, nil)
 }
 
 // IndexError is a refusal of one record of a batch: its index in the batch
@@ -453,12 +453,9 @@ const pgChunk = 10000
 // VALUES list of thousands of rows costs more to parse than to write.
 func writeInvoices(ctx context.Context, tx store.Tx, invs []StoredInvoice, at int64, suffix string, fn func(store.Rows) error) error {
 	if tx.Dialect() != store.Postgres {
-		stmt := func(n int) string { return insertSQL(tx.Dialect(), "ledger_invoice", recordColumns, n, suffix) }
-		row := func(k int) []any { return upsertArgs(invs[k], at) }
-		if fn == nil {
-			return execRows(ctx, tx, len(invs), len(recordColumns), stmt, row)
-		}
-		return queryRows(ctx, tx, len(invs), len(recordColumns), stmt, row, fn)
+		return writeRows(ctx, tx, len(invs), len(recordColumns),
+			func(n int) string { return insertSQL(tx.Dialect(), "ledger_invoice", recordColumns, n, suffix) },
+			func(k int) []any { return upsertArgs(invs[k], at) }, fn)
 	}
 	var b strings.Builder
 	b.WriteString("INSERT INTO ledger_invoice (" + strings.Join(recordColumns, ", ") + ") SELECT * FROM unnest(")
@@ -496,22 +493,6 @@ func writeInvoices(ctx context.Context, tx store.Tx, invs []StoredInvoice, at in
 			err = scanRows(ctx, tx, sql, args, fn)
 		}
 		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// queryRows is execRows for statements that return rows, each read by fn.
-func queryRows(ctx context.Context, q store.Querier, n, cols int, stmt func(rows int) string, row func(i int) []any, fn func(store.Rows) error) error {
-	per := chunkRows(cols)
-	for start := 0; start < n; start += per {
-		end := min(n, start+per)
-		args := make([]any, 0, (end-start)*cols)
-		for i := start; i < end; i++ {
-			args = append(args, row(i)...)
-		}
-		if err := scanRows(ctx, q, stmt(end-start), args, fn); err != nil {
 			return err
 		}
 	}
