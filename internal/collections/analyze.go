@@ -80,6 +80,11 @@ func Tools(s Settings) ([]pipeline.Tool, error) {
 		{prepareReminderContract(), pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl, s.LedgerRequired)}},
 		{setContactStatusContract(), pipeline.Tool{Decode: setContactStatusDecode, Preview: setContactStatusPreview, Execute: setContactStatusExecute}},
 		{getBulkSendContract(), pipeline.Tool{Decode: pipeline.Strict[getBulkSendArgs](), Read: getBulkSendRead}},
+		// The ledger's reads (ledger_read*.go).
+		{getInvoiceContract(), pipeline.Tool{Decode: getInvoiceDecode, Read: getInvoiceRead}},
+		{listInvoicesContract(), pipeline.Tool{Decode: listInvoicesDecode, Read: listInvoicesRead}},
+		{listUnmatchedContract(), pipeline.Tool{Decode: listUnmatchedDecode, Read: listUnmatchedRead}},
+		{analyzeLedgerContract(), pipeline.Tool{Decode: analyzeLedgerDecode, Read: analyzeLedgerRead(portfolio.Options{ContactPacing: s.ContactPacing})}},
 		// The ledger's writes (ledger_write*.go).
 		{recordInvoicesContract(), pipeline.Tool{Decode: recordInvoicesDecode, Execute: recordInvoicesExecute}},
 		{recordPaymentContract(), pipeline.Tool{Decode: recordPaymentDecode, Preview: recordPaymentPreview, Execute: recordPaymentExecute}},
