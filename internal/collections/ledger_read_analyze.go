@@ -3,6 +3,7 @@ package collections
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -39,6 +40,13 @@ const (
 	maxLedgerCents = 1<<53 - 1
 	// maxLedgerCustomers bounds customerIds.
 	maxLedgerCustomers = portfolio.MaxInvoices
+	// maxLedgerAccounts bounds the accounts (and the warnings) a result lists,
+	// the most as analyze_portfolio's can hold; defaultLedgerAccounts when the
+	// caller says nothing. The queue comes first to last: a result of ten
+	// thousand accounts is megabytes no agent reads, and its check against the
+	// output schema alone costs more than the analysis.
+	maxLedgerAccounts     = portfolio.MaxInvoices
+	defaultLedgerAccounts = 100
 )
 
 // codeAnalysisTooLarge: the selection holds more open invoices than one
@@ -50,8 +58,10 @@ type analyzeLedgerArgs struct {
 	AsOf        *string  `json:"asOf,omitempty"`
 	CustomerIDs []string `json:"customerIds,omitempty"`
 	Currency    *string  `json:"currency,omitempty"`
+	MaxAccounts *int     `json:"maxAccounts,omitempty"`
 
-	currency string // made by check: BRL when left out
+	currency    string // made by check: BRL when left out
+	maxAccounts int    // made by check
 }
 
 // check does what the input schema cannot: a real date, the whole text
@@ -90,6 +100,13 @@ func (a *analyzeLedgerArgs) check() error {
 		}
 		a.currency = *a.Currency
 	}
+	a.maxAccounts = defaultLedgerAccounts
+	if a.MaxAccounts != nil {
+		if n := *a.MaxAccounts; n < 1 || n > maxLedgerAccounts {
+			return &failure.Error{Code: failure.InvalidArguments, Field: "maxAccounts", Message: "must be from 1 to " + strconv.Itoa(maxLedgerAccounts)}
+		}
+		a.maxAccounts = *a.MaxAccounts
+	}
 	return nil
 }
 
@@ -102,6 +119,8 @@ type analyzeLedgerResult struct {
 	Currency              string             `json:"currency"`
 	InvoiceCount          int                `json:"invoiceCount"`
 	OtherCurrencyInvoices int                `json:"otherCurrencyInvoices"`
+	AccountsOmitted       int                `json:"accountsOmitted"`
+	WarningsOmitted       int                `json:"warningsOmitted"`
 	Analysis              portfolio.Analysis `json:"analysis"`
 }
 
@@ -114,7 +133,8 @@ func analyzeLedgerContract() contract.Contract {
 			"rather than of invoices supplied with the call (analyze_portfolio). It runs analyze_portfolio's analysis, unchanged, " +
 			"over the ledger's unsettled invoices (open or partially paid) of one currency as of a date, optionally of some customers: " +
 			"each with its open amount, due date, open dispute and latest promise to pay, customers whose contact status is " +
-			"do_not_contact left out. Paid, void and written-off invoices are not analyzed. Read-only: it never sends, changes " +
+			"do_not_contact left out. Paid, void and written-off invoices are not analyzed. The result lists the top of the queue " +
+			"(maxAccounts) and counts the rest. Read-only: it never sends, changes " +
 			"records or decides payments.",
 		Category:     "collections",
 		RiskLevel:    contract.Low,
@@ -129,7 +149,7 @@ func analyzeLedgerContract() contract.Contract {
 		FailureModes: []contract.FailureMode{
 			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema: asOf not a real date from " + portfolio.MinDate +
 				" to " + portfolio.MaxDate + ", customerIds empty, longer than " + strconv.Itoa(maxLedgerCustomers) + ", naming a customer twice or " +
-				"breaking the id rule, currency not an active ISO 4217 code; field names it."},
+				"breaking the id rule, currency not an active ISO 4217 code, maxAccounts outside 1 to " + strconv.Itoa(maxLedgerAccounts) + "; field names it."},
 			{Code: codeAnalysisTooLarge, Meaning: "The selection holds more than " + strconv.Itoa(maxLedgerInvoices) + " unsettled invoices in currency, " +
 				"one customer more than " + strconv.Itoa(maxCustomerInvoices) + ", or their open amounts sum past 2^53 − 1 minor units: " +
 				"nothing was analyzed; name fewer customers in customerIds."},
@@ -144,7 +164,13 @@ func analyzeLedgerInputSchema() *jsonschema.Schema {
 	closeObject(s)
 	s.Required = nil
 	s.Description = "What to analyze; every argument is optional: without any, every customer's BRL invoices as of today (UTC)."
-	noNull(s, "asOf", "currency")
+	noNull(s, "asOf", "currency", "maxAccounts")
+	ma := s.Properties["maxAccounts"]
+	ma.Type = "integer"
+	ma.Minimum, ma.Maximum = ptr(1.0), ptr(float64(maxLedgerAccounts))
+	ma.Default = json.RawMessage(strconv.Itoa(defaultLedgerAccounts))
+	ma.Description = fmt.Sprintf("The most accounts, from the top of the queue, and warnings the result lists, 1 to %d; %d when left out. "+
+		"summary counts every account.", maxLedgerAccounts, defaultLedgerAccounts)
 	dated(s.Properties["asOf"], fmt.Sprintf("The analysis date (YYYY-MM-DD, %s to %s), analyze_portfolio's asOf: invoices due before it are overdue, "+
 		"a promise to pay dated on or after it is pending. Today (UTC) when left out.", portfolio.MinDate, portfolio.MaxDate))
 	ids := s.Properties["customerIds"]
@@ -173,11 +199,16 @@ func analyzeLedgerOutputSchema() *jsonschema.Schema {
 	o := s.Properties["otherCurrencyInvoices"]
 	o.Minimum = ptr(0.0)
 	o.Description = "How many unsettled invoices of the selection are in another currency: not analyzed."
+	atLeast(s.Properties["accountsOmitted"], 0.0, "How many accounts of the queue follow the last one listed (maxAccounts): summary.accountsByPriority counts them.")
+	atLeast(s.Properties["warningsOmitted"], 0.0, "How many warnings follow the last one listed (maxAccounts).")
 	a := analyzeOutputSchema()
 	a.Description = "What analyze_portfolio answers for the invoices analyzed, each given as its open amount (status open), due date, currency, " +
 		"disputed while a dispute is open, promiseToPayDate its latest promise's date, doNotContact when its customer's contact status is do_not_contact, " +
 		"and customerName as stored (the customer id when none), in the order customer id, then invoice id. " +
-		"analysis.summary.leftOut.paid and .void are 0: settled invoices are not analyzed."
+		"analysis.summary.leftOut.paid and .void are 0: settled invoices are not analyzed. " +
+		"accounts and warnings list at most maxAccounts, from the first."
+	a.Properties["accounts"].MaxItems = ptr(maxLedgerAccounts)
+	a.Properties["warnings"].MaxItems = ptr(maxLedgerAccounts)
 	s.Properties["analysis"] = a
 	return s
 }
@@ -289,11 +320,18 @@ func analyzeLedgerRead(o portfolio.Options) pipeline.Read {
 		}
 		out := analyzeLedgerResult{AsOf: asOf, Currency: a.currency, InvoiceCount: len(sel.invoices), OtherCurrencyInvoices: sel.other,
 			Analysis: sel.analyze(asOf, a.currency, o)}
+		an := &out.Analysis
+		if n := len(an.Accounts); n > a.maxAccounts {
+			an.Accounts, out.AccountsOmitted = an.Accounts[:a.maxAccounts], n-a.maxAccounts
+		}
+		if n := len(an.Warnings); n > a.maxAccounts {
+			an.Warnings, out.WarningsOmitted = an.Warnings[:a.maxAccounts], n-a.maxAccounts
+		}
 		return pipeline.Effect{
 			Structured: &out,
-			Summary: fmt.Sprintf("Ledger analyzed: %d priority account(s) from %d unsettled invoice(s); no external action taken.",
-				len(out.Analysis.Accounts), len(sel.invoices)),
-			Details: map[string]int64{"invoiceCount": int64(len(sel.invoices)), "accountCount": int64(len(out.Analysis.Accounts)),
+			Summary: fmt.Sprintf("Ledger analyzed: %d priority account(s) from %d unsettled invoice(s), %d listed; no external action taken.",
+				len(out.Analysis.Accounts)+out.AccountsOmitted, len(sel.invoices), len(out.Analysis.Accounts)),
+			Details: map[string]int64{"invoiceCount": int64(len(sel.invoices)), "accountCount": int64(len(out.Analysis.Accounts) + out.AccountsOmitted),
 				"otherCurrencyInvoices": int64(sel.other)},
 		}, nil
 	}

@@ -284,6 +284,8 @@ func TestLedgerReadsRefuseArguments(t *testing.T) {
 		{collections.AnalyzeLedgerName, `{"customerIds": ["\u200b"]}`, "customerIds[0]"},
 		{collections.AnalyzeLedgerName, `{"currency": "XXX"}`, "currency"},
 		{collections.AnalyzeLedgerName, `{"currency": null}`, "currency"},
+		{collections.AnalyzeLedgerName, `{"maxAccounts": 0}`, "maxAccounts"},
+		{collections.AnalyzeLedgerName, `{"maxAccounts": 501}`, "maxAccounts"},
 	} {
 		res := e.do(reader, modern, c.tool, c.args)
 		if code, field := failed(res); code != failure.InvalidArguments || !strings.HasPrefix(field, c.field) {
@@ -405,6 +407,7 @@ type ledgerAnalysis struct {
 	Currency              string          `json:"currency"`
 	InvoiceCount          int             `json:"invoiceCount"`
 	OtherCurrencyInvoices int             `json:"otherCurrencyInvoices"`
+	AccountsOmitted       int             `json:"accountsOmitted"`
 	Analysis              json.RawMessage `json:"analysis"`
 }
 
@@ -450,6 +453,14 @@ func TestAnalyzeLedger(t *testing.T) {
 		c2 := decode[ledgerAnalysis](t, e.call(reader, collections.AnalyzeLedgerName, map[string]any{"customerIds": []string{"c2", "nobody"}}))
 		if c2.InvoiceCount != 1 || c2.OtherCurrencyInvoices != 1 {
 			t.Errorf("of c2: %+v, want INV-7 and INV-8 in USD", c2)
+		}
+
+		// On 2026-07-11 c2's promise is broken: two accounts, c1 (40 days) first; maxAccounts 1
+		// lists c1 and counts c2.
+		top := decode[ledgerAnalysis](t, e.call(reader, collections.AnalyzeLedgerName, map[string]any{"asOf": "2026-07-11", "maxAccounts": 1}))
+		if top.AccountsOmitted != 1 || !strings.Contains(string(top.Analysis), `"accounts":[{"customerId":"c1"`) ||
+			!strings.Contains(string(top.Analysis), `"accountsByPriority":{"high":2,"medium":0}`) {
+			t.Errorf("maxAccounts 1 on 2026-07-11: omitted %d, %s; want c1 listed, c2 counted", top.AccountsOmitted, top.Analysis)
 		}
 
 		ledgerTx(t, e.db, e.clock(), func(o ledgerOps) { o.doNotContact("c1") })
