@@ -812,7 +812,7 @@ func jsonValue(t *testing.T, b []byte) any {
 // nodeScript runs a client script on s's cases and returns its report.
 func nodeScript(node, script, era string) func(t *testing.T, s *compatServer) report {
 	return func(t *testing.T, s *compatServer) report {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, node, script)
 		cmd.Env = append(os.Environ(),
