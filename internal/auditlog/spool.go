@@ -545,7 +545,12 @@ func (l *Log) drainSpool(ctx context.Context) (int, error) {
 		if err != nil {
 			return total, err
 		}
-		wctx, cancel := context.WithTimeout(ctx, drainTimeout)
+		// Each batch is bounded by drainTimeout, unless the caller bounded the whole drain
+		// itself (RunSpool's last attempt at shutdown, a test on a loaded machine).
+		wctx, cancel := ctx, context.CancelFunc(func() {})
+		if _, ok := ctx.Deadline(); !ok {
+			wctx, cancel = context.WithTimeout(ctx, drainTimeout)
+		}
 		// One record the store will never take must not hold back every later one: such a
 		// batch goes one by one, and what is refused is set aside.
 		if anyUnstorable(recs) {

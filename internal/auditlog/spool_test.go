@@ -434,7 +434,10 @@ func FuzzSpoolOpen(f *testing.F) {
 // TestSpoolConcurrentAdds: callers adding at once share fsyncs while drains append and truncate
 // the file under them; every event reaches the store once, each caller's in its order.
 func TestSpoolConcurrentAdds(t *testing.T) {
-	ctx := context.Background()
+	// The drains' bound, not the production one per batch: under -race on a loaded 2-core
+	// machine a batch of 180 events took more than 5 s (CI, 2026-12-02).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	db := storetest.SQLite(t)
 	s := openSpool(t, filepath.Join(t.TempDir(), SpoolFileName), SpoolOptions{})
 	l := spoolLog(t, db, s)
