@@ -166,19 +166,7 @@ const forAnalysisColumns = `i.id, i.customer_id, i.customer_name, i.currency, i.
 // PostgreSQL the dispute is joined: a subquery per row inflates the plan's
 // cost past jit_above_cost, and compiling it took longer than reading.
 func ForAnalysis(ctx context.Context, q store.Querier, customerIDs []string, fn func(Unsettled) error) error {
-	d := dialect(q)
-	sql := `SELECT ` + forAnalysisColumns + `COALESCE(d.reason, '') FROM ledger_invoice i LEFT JOIN ledger_dispute d ON d.id = i.dispute_id`
-	if d == store.SQLite {
-		sql = `SELECT ` + forAnalysisColumns + `CASE WHEN i.dispute_id = '' THEN '' ELSE COALESCE((SELECT d.reason FROM ledger_dispute d WHERE d.id = i.dispute_id), '') END
- FROM ledger_invoice i INDEXED BY ledger_invoice_unsettled`
-	}
-	sql += ` WHERE i.state IN ('open', 'partially_paid')`
-	var args []any
-	if len(customerIDs) > 0 {
-		sql += ` AND ` + store.InList(d, "i.customer_id", "$1")
-		args = append(args, jsonList(sortedUnique(customerIDs)))
-	}
-	sql += ` ORDER BY i.customer_id, i.id`
+	sql, args := forAnalysisSQL(dialect(q), customerIDs)
 	var fnErr error
 	err := scanUnsettled(ctx, q, sql, args, func(u Unsettled) error {
 		fnErr = fn(u)
@@ -191,6 +179,22 @@ func ForAnalysis(ctx context.Context, q store.Querier, customerIDs []string, fn 
 		return fmt.Errorf("ledger: for analysis: %w", err)
 	}
 	return nil
+}
+
+// forAnalysisSQL is ForAnalysis's query on dialect d.
+func forAnalysisSQL(d store.Dialect, customerIDs []string) (string, []any) {
+	sql := `SELECT ` + forAnalysisColumns + `COALESCE(d.reason, '') FROM ledger_invoice i LEFT JOIN ledger_dispute d ON d.id = i.dispute_id`
+	if d == store.SQLite {
+		sql = `SELECT ` + forAnalysisColumns + `CASE WHEN i.dispute_id = '' THEN '' ELSE COALESCE((SELECT d.reason FROM ledger_dispute d WHERE d.id = i.dispute_id), '') END
+ FROM ledger_invoice i INDEXED BY ledger_invoice_unsettled`
+	}
+	sql += ` WHERE i.state IN ('open', 'partially_paid')`
+	var args []any
+	if len(customerIDs) > 0 {
+		sql += ` AND ` + store.InList(d, "i.customer_id", "$1")
+		args = append(args, jsonList(sortedUnique(customerIDs)))
+	}
+	return sql + ` ORDER BY i.customer_id, i.id`, args
 }
 
 // scanUnsettled runs a query of forAnalysisColumns and calls fn with each
