@@ -225,7 +225,7 @@ var errTooLarge = errors.New("collections: the ledger selection is larger than o
 
 // add maps inv, one of ForAnalysis's stream (customer id order), onto the
 // selection, or refuses it past the bounds.
-func (sel *ledgerSelection) add(inv ledger.StoredInvoice, currency string, dnc map[string]bool, cents *int64) error {
+func (sel *ledgerSelection) add(inv ledger.Unsettled, currency string, dnc map[string]bool, cents *int64) error {
 	if inv.Currency != currency {
 		sel.other++
 		return nil
@@ -250,7 +250,7 @@ func (sel *ledgerSelection) add(inv ledger.StoredInvoice, currency string, dnc m
 // doNotContact when its customer asked not to be contacted. The ledger's
 // customer name may be empty (invoices may come before the customer's
 // record): the customer id stands in, as portfolio needs one.
-func portfolioInvoice(inv ledger.StoredInvoice, currency string, doNotContact bool) portfolio.Invoice {
+func portfolioInvoice(inv ledger.Unsettled, currency string, doNotContact bool) portfolio.Invoice {
 	p := portfolio.Invoice{
 		ID: inv.InvoiceID, CustomerID: inv.CustomerID, CustomerName: cmp.Or(inv.CustomerName, inv.CustomerID),
 		DueDate: inv.DueDate, AmountCents: inv.OpenCents, Status: portfolio.StatusOpen, DoNotContact: doNotContact,
@@ -258,12 +258,12 @@ func portfolioInvoice(inv ledger.StoredInvoice, currency string, doNotContact bo
 	if currency != "BRL" {
 		p.Details().Currency = currency
 	}
-	if d := inv.Dispute; d != nil {
+	if inv.DisputeReason != "" {
 		p.Details().Disputed = true
-		p.Details().DisputeReason = string(d.Reason)
+		p.Details().DisputeReason = string(inv.DisputeReason)
 	}
-	if pr := inv.Promise; pr != nil {
-		p.Details().PromiseToPayDate = pr.PromisedFor
+	if inv.PromisedFor != "" {
+		p.Details().PromiseToPayDate = inv.PromisedFor
 	}
 	return p
 }
@@ -307,7 +307,7 @@ func analyzeLedgerRead(o portfolio.Options) pipeline.Read {
 		}
 		var sel ledgerSelection
 		var cents int64
-		err = ledger.ForAnalysis(ctx, q, a.CustomerIDs, func(inv ledger.StoredInvoice) error {
+		err = ledger.ForAnalysis(ctx, q, a.CustomerIDs, func(inv ledger.Unsettled) error {
 			return sel.add(inv, a.currency, dnc, &cents)
 		})
 		if errors.Is(err, errTooLarge) {

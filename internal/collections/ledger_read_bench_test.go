@@ -62,7 +62,7 @@ func BenchmarkAnalyzeLedger(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					n := 0
-					if err := ledger.ForAnalysis(context.Background(), e.db, nil, func(ledger.StoredInvoice) error { n++; return nil }); err != nil || n != benchInvoices {
+					if err := ledger.ForAnalysis(context.Background(), e.db, nil, func(ledger.Unsettled) error { n++; return nil }); err != nil || n != benchInvoices {
 						b.Fatal(n, err)
 					}
 				}

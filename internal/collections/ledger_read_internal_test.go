@@ -9,11 +9,8 @@ import (
 	"github.com/cobranca/cobranca/internal/portfolio"
 )
 
-func openInvoice(id, customer string, cents int64) ledger.StoredInvoice {
-	return ledger.StoredInvoice{
-		InvoiceRecord: ledger.InvoiceRecord{InvoiceID: id, CustomerID: customer, AmountCents: cents, Currency: "BRL", DueDate: "2026-06-01"},
-		Standing:      ledger.Standing{State: ledger.StateOpen, OpenCents: cents},
-	}
+func openInvoice(id, customer string, cents int64) ledger.Unsettled {
+	return ledger.Unsettled{InvoiceID: id, CustomerID: customer, Currency: "BRL", DueDate: "2026-06-01", OpenCents: cents}
 }
 
 // TestLedgerSelectionBounds: a selection takes maxLedgerInvoices invoices and refuses the
@@ -74,13 +71,13 @@ func TestLedgerSelectionBounds(t *testing.T) {
 // folded) is analyzed in byte order, as analyze_portfolio is given it: the account's name
 // is that of the customer's first invoice by id in byte order.
 func TestLedgerSelectionOrder(t *testing.T) {
-	named := func(id, customer, name string) ledger.StoredInvoice {
+	named := func(id, customer, name string) ledger.Unsettled {
 		inv := openInvoice(id, customer, 1000)
 		inv.CustomerName = name
 		return inv
 	}
 	// en_US order: "a", "B", "ç" — byte order: "B", "a", "ç".
-	stream := []ledger.StoredInvoice{named("a", "c", "Second"), named("B", "c", "First"), named("ç", "c", "Third")}
+	stream := []ledger.Unsettled{named("a", "c", "Second"), named("B", "c", "First"), named("ç", "c", "Third")}
 	var sel ledgerSelection
 	var cents int64
 	for _, inv := range stream {

@@ -6,3 +6,6 @@ func Cursor(parts ...string) string { return encodeCursor(parts...) }
 
 // ListSQL is ListInvoices' query of a filter, for the test of its plan.
 var ListSQL = listSQL
+
+// ForAnalysisSQL is ForAnalysis's query, for the test of its plan.
+var ForAnalysisSQL = forAnalysisSQL

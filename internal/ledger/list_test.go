@@ -139,25 +139,46 @@ func TestListInvoices(t *testing.T) {
 }
 
 // TestForAnalysis: every invoice not settled, of the customers asked for,
-// ordered by customer and id, with dispute and promise; fn's error stops
-// the stream.
+// ordered by customer and id, each with its open amount, its open dispute's
+// reason (none once resolved) and its latest promise's date; fn's error
+// stops the stream.
 func TestForAnalysis(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		voided := inv("NF-5", "C-1", 100, "2026-12-01")
 		voided.Void = true
+		named := inv("NF-1", "C-2", 100, "2026-12-03")
+		named.CustomerName = "Cliente Dois"
+		usd := inv("NF-6", "C-3", 100, "2026-12-01")
+		usd.Currency = "USD"
 		must[ledger.UpsertCounts](t)(upsert(t, db, inv("NF-3", "C-2", 100, "2026-12-01"), inv("NF-2", "C-1", 100, "2026-12-01"),
-			inv("NF-1", "C-2", 100, "2026-12-01"), inv("NF-4", "C-1", 100, "2026-12-01"), voided, inv("NF-6", "C-3", 100, "2026-12-01")))
-		p := record(t, db, payment("r1", 100, "2026-12-01"))
-		must[[]ledger.Allocation](t)(allocate(db, p.ID, ledger.Planned{InvoiceID: "NF-4", AmountCents: 100}))
+			named, inv("NF-4", "C-1", 100, "2026-12-01"), voided, usd))
+		p := record(t, db, payment("r1", 130, "2026-12-01"))
+		must[[]ledger.Allocation](t)(allocate(db, p.ID, ledger.Planned{InvoiceID: "NF-4", AmountCents: 100}, ledger.Planned{InvoiceID: "NF-2", AmountCents: 30}))
 		must[ledger.Promise](t)(inTx(db, func(ctx context.Context, tx store.Tx) (ledger.Promise, error) {
 			return ledger.RecordPromise(ctx, tx, ledger.PromiseRecord{InvoiceID: "NF-1", AmountCents: 50, PromisedFor: "2026-12-09", Channel: "email"}, ana, t0)
 		}))
+		must[ledger.Dispute](t)(inTx(db, func(ctx context.Context, tx store.Tx) (ledger.Dispute, error) {
+			return ledger.OpenDispute(ctx, tx, "NF-3", ledger.DisputeWrongAmount, "", ana, t0)
+		}))
+		// NF-2 was disputed once: a resolved dispute is not an open one.
+		must[ledger.Dispute](t)(inTx(db, func(ctx context.Context, tx store.Tx) (ledger.Dispute, error) {
+			return ledger.OpenDispute(ctx, tx, "NF-2", ledger.DisputeNotReceived, "", ana, t0)
+		}))
+		must[ledger.Dispute](t)(inTx(db, func(ctx context.Context, tx store.Tx) (ledger.Dispute, error) {
+			return ledger.ResolveDispute(ctx, tx, "NF-2", ledger.OutcomeRejected, "", ana, t0)
+		}))
+		want := map[string]ledger.Unsettled{
+			"NF-1": {InvoiceID: "NF-1", CustomerID: "C-2", CustomerName: "Cliente Dois", Currency: "BRL", DueDate: "2026-12-03", OpenCents: 100, PromisedFor: "2026-12-09"},
+			"NF-2": {InvoiceID: "NF-2", CustomerID: "C-1", Currency: "BRL", DueDate: "2026-12-01", OpenCents: 70},
+			"NF-3": {InvoiceID: "NF-3", CustomerID: "C-2", Currency: "BRL", DueDate: "2026-12-01", OpenCents: 100, DisputeReason: ledger.DisputeWrongAmount},
+			"NF-6": {InvoiceID: "NF-6", CustomerID: "C-3", Currency: "USD", DueDate: "2026-12-01", OpenCents: 100},
+		}
 		walk := func(custs []string) ([]string, error) {
 			var ids []string
-			err := ledger.ForAnalysis(context.Background(), db, custs, func(inv ledger.StoredInvoice) error {
+			err := ledger.ForAnalysis(context.Background(), db, custs, func(inv ledger.Unsettled) error {
 				ids = append(ids, inv.CustomerID+"/"+inv.InvoiceID)
-				if inv.InvoiceID == "NF-1" && (inv.Promise == nil || inv.Promise.PromisedFor != "2026-12-09") {
-					t.Errorf("NF-1 without its promise: %+v", inv.Promise)
+				if d := cmp.Diff(want[inv.InvoiceID], inv); d != "" {
+					t.Errorf("%s (-want +got):\n%s", inv.InvoiceID, d)
 				}
 				return nil
 			})
@@ -171,7 +192,7 @@ func TestForAnalysis(t *testing.T) {
 		}
 		stop := errors.New("enough")
 		n := 0
-		err := ledger.ForAnalysis(context.Background(), db, nil, func(ledger.StoredInvoice) error { n++; return stop })
+		err := ledger.ForAnalysis(context.Background(), db, nil, func(ledger.Unsettled) error { n++; return stop })
 		if !errors.Is(err, stop) || n != 1 {
 			t.Errorf("a stopping fn: %v after %d", err, n)
 		}
