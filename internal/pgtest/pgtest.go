@@ -1,13 +1,21 @@
 // Package pgtest gives tests a real, throwaway PostgreSQL: one cluster per test binary,
 // started on first use, and a fresh database per test.
 //
-// When COBRANCA_TEST_DATABASE_URL is set, its server is used instead (the role must be allowed
-// to create databases and roles): .ci/run starts one cluster for the whole run and exports it,
-// so that no test binary pays for a cluster of its own. Otherwise the cluster is made with
-// initdb and run with postgres, found on PATH or under /usr/lib/postgresql/*/bin, as the
-// "postgres" OS user when the test runs as root, listening only on a unix socket in a
-// temporary directory that is removed at the end. When PostgreSQL is missing, tests are
-// skipped, except when CI=true, where that is a failure.
+// When COBRANCA_TEST_DATABASE_URL is set, its server is used (the role must be allowed to
+// create databases and roles): .ci/run starts one cluster for the whole run and exports it.
+// Otherwise every test binary of the machine's user shares one cluster too, made with initdb
+// and run with postgres (found on PATH or under /usr/lib/postgresql/*/bin, as the "postgres"
+// OS user when the test runs as root, durability off, listening only on a unix socket), in
+// a directory kept between runs: the first binary that needs it starts it, and the last one
+// to finish stops it (two lock files tell: see shared). `go test ./...` runs a few dozen
+// binaries, and a cluster each cost each one an initdb and its templates' migrations.
+// When PostgreSQL is missing, tests are skipped, except when CI=true, where that is a
+// failure.
+//
+// Clusters live on /dev/shm when it has room (a RAM file system; see Dir): each test creates
+// and drops a database of a few hundred files, and on this project's ext4 machines creating
+// files where many were just deleted cost the server most of its CPU time (a kernel scan of
+// recently deleted inodes: 86 of its 104 s in `go test -short ./...`).
 //
 // A test that stops the server uses a cluster of its own, Private, never the shared one.
 // Databases that start from the same state (migrated, say) are cloned from a template built
@@ -34,6 +42,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/url"
 	"os"
 	"os/exec"
@@ -57,17 +66,19 @@ type Cluster struct {
 	err  error
 	url  string // superuser URL of the maintenance database
 
-	dir      string              // temporary directory of a cluster we started
-	proc     *exec.Cmd           // the postmaster we started, nil while stopped
+	dir      string              // temporary directory of a private cluster
+	proc     *exec.Cmd           // the private postmaster, nil while stopped
 	postgres string              // its binary
 	cred     *syscall.Credential // whom it runs as (nil: us)
-	private  bool                // never COBRANCA_TEST_DATABASE_URL's server
+	private  bool                // a cluster of this binary's own, never a shared one
+	users    *os.File            // the shared cluster's users lock, held shared while we use it
 
 	templates sync.Map // template names this Cluster has made or found built
 }
 
 // New returns a Cluster that starts on the first call to Database: the server named by
-// COBRANCA_TEST_DATABASE_URL when it is set, else a cluster of its own.
+// COBRANCA_TEST_DATABASE_URL when it is set, else the cluster shared by the user's test
+// binaries.
 func New() *Cluster { return &Cluster{} }
 
 // Private returns a Cluster that always starts a cluster of its own, even when
@@ -240,8 +251,12 @@ func (c *Cluster) admin(ctx context.Context, sql string) error {
 	return err
 }
 
-// Close stops the cluster and removes its files, if this Cluster started one.
+// Close stops a private cluster and removes its files; a binary leaving the shared cluster
+// stops it when it is the last one using it.
 func (c *Cluster) Close() {
+	if err := c.leave(); err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: leaving the shared cluster: %v\n", err)
+	}
 	_ = c.stopProc()
 	if c.dir != "" {
 		_ = os.RemoveAll(c.dir)
@@ -257,11 +272,6 @@ func (c *Cluster) start() error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "pgtest-")
-	if err != nil {
-		return err
-	}
-	c.dir = dir
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		// PostgreSQL refuses to run as root.
@@ -272,42 +282,259 @@ func (c *Cluster) start() error {
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		if err := os.Chown(dir, uid, gid); err != nil {
-			return err
-		}
-	}
-	data := filepath.Join(dir, "data")
-	cmd := exec.Command(initdb, "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("initdb: %v\n%s", err, out)
 	}
 	c.postgres, c.cred = postgres, cred
-	c.url = "postgres://postgres@/postgres?host=" + url.QueryEscape(dir) + "&port=5432&sslmode=disable"
+	if !c.private {
+		return c.shared(initdb)
+	}
+	dir, err := os.MkdirTemp(Dir(), "pgtest-")
+	if err != nil {
+		return err
+	}
+	c.dir = dir
+	if err := c.initdb(initdb, dir); err != nil {
+		return err
+	}
+	c.url = socketURL(dir)
 	return c.launch()
 }
 
-// launch starts the postmaster on the cluster's data directory and waits until it answers.
-func (c *Cluster) launch() error {
-	logFile, err := os.OpenFile(filepath.Join(c.dir, "postgres.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+// socketURL is the superuser URL of the maintenance database of the cluster listening in dir.
+func socketURL(dir string) string {
+	return "postgres://postgres@/postgres?host=" + url.QueryEscape(dir) + "&port=5432&sslmode=disable"
+}
+
+// initdb makes a cluster in dir/data, dir being ours (and the postgres user's, when root).
+func (c *Cluster) initdb(initdb, dir string) error {
+	if c.cred != nil {
+		if err := os.Chown(dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+			return err
+		}
+	}
+	cmd := exec.Command(initdb, "-D", filepath.Join(dir, "data"), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("initdb: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// Dir is where clusters are made: PGTEST_DIR when it is set, else /dev/shm when it is a
+// directory we may write with at least 1 GiB free (a container's default 64 MiB is not
+// enough), else the temporary directory.
+func Dir() string {
+	if d := os.Getenv("PGTEST_DIR"); d != "" {
+		return d
+	}
+	var st syscall.Statfs_t
+	if syscall.Statfs("/dev/shm", &st) == nil && st.Bavail*uint64(st.Bsize) >= 1<<30 && syscall.Access("/dev/shm", 2 /* W_OK */) == nil {
+		return "/dev/shm"
+	}
+	return os.TempDir()
+}
+
+// shared joins the cluster every test binary of this user shares, starting it if it is not
+// running. Two lock files beside it say who uses it: a binary holds users.lock shared while
+// it does, and takes state.lock exclusively to start the server or to stop it (Close): so a
+// binary that finds the server running may count on it until it lets users.lock go, and the
+// last binary out (the one that can take users.lock exclusively) stops it.
+func (c *Cluster) shared(initdb string) error {
+	dir := filepath.Join(Dir(), fmt.Sprintf("cobranca-pgtest-%d-%s", os.Getuid(), shortHash(c.postgres)))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	state, err := lock(filepath.Join(dir, "state.lock"), syscall.LOCK_EX)
+	if err != nil {
+		return err
+	}
+	defer state.Close() // releases the lock
+	c.users, err = lock(filepath.Join(dir, "users.lock"), syscall.LOCK_SH)
+	if err != nil {
+		return err
+	}
+	c.url = socketURL(dir)
+	if c.ping() == nil {
+		return nil
+	}
+	// Not running (never started, stopped by the last binary out, or left by a crash): start
+	// it, on the files of before when they are whole.
+	data := filepath.Join(dir, "data")
+	if !isFile(filepath.Join(data, "PG_VERSION")) {
+		if err := os.RemoveAll(data); err != nil {
+			return err
+		}
+		if err := c.initdb(initdb, dir); err != nil {
+			return err
+		}
+	}
+	if err := c.run(dir, false); err != nil {
+		return err
+	}
+	// No binary uses the server yet: the databases of the tests of a binary that died
+	// before its cleanups are dropped, and old templates once they add up.
+	return c.sweep()
+}
+
+// sweep drops, on a shared server no binary is using yet, the test databases a crashed binary
+// left, and every template once there are more than maxTemplates (each migration change names
+// a new one).
+func (c *Cluster) sweep() error {
+	const maxTemplates = 8
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	var tests, templates []string
+	rows, err := conn.Query(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'cobranca\_%'`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return err
+		}
+		if strings.HasPrefix(name, "cobranca_template_") {
+			templates = append(templates, name)
+		} else {
+			tests = append(tests, name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(templates) > maxTemplates {
+		tests = append(tests, templates...)
+	}
+	for _, name := range tests {
+		if _, err := conn.Exec(ctx, "DROP DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// leave lets the shared server go, stopping it when no other binary uses it.
+func (c *Cluster) leave() error {
+	if c.users == nil {
+		return nil
+	}
+	dir := filepath.Dir(c.users.Name())
+	state, err := lock(filepath.Join(dir, "state.lock"), syscall.LOCK_EX)
+	if err != nil {
+		return err
+	}
+	defer state.Close()
+	// Under state.lock no binary can join: if users.lock is ours alone, we are the last out.
+	last := syscall.Flock(int(c.users.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+	defer func() { c.users.Close(); c.users = nil }()
+	if !last {
+		return nil
+	}
+	return stopServer(filepath.Join(dir, "data"))
+}
+
+// stopServer asks the postmaster of data to shut down (fast: clients are disconnected) and
+// waits until it has: until it removed its postmaster.pid, which it does last.
+func stopServer(data string) error {
+	pidFile := filepath.Join(data, "postmaster.pid")
+	b, err := os.ReadFile(pidFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		return fmt.Errorf("%s: %w", pidFile, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGINT); err != nil {
+		return nil // gone already (the pid file of a crash)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(pidFile); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+	}
+	_ = syscall.Kill(pid, syscall.SIGQUIT)
+	return errors.New("postgres did not stop within 30 s: sent an immediate shutdown")
+}
+
+// lock opens (creating) path and takes how (syscall.LOCK_SH or LOCK_EX) on it, waiting.
+func lock(path string, how int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return f, nil
+}
+
+func shortHash(s string) string {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return strconv.FormatUint(uint64(h.Sum32()), 36)
+}
+
+func (c *Cluster) ping() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	return conn.Ping(ctx)
+}
+
+// launch starts the private cluster's postmaster on its data directory and waits until it
+// answers.
+func (c *Cluster) launch() error { return c.run(c.dir, true) }
+
+// run starts the postmaster of dir/data and waits until it answers. A private one is this
+// binary's child, and dies with it; a shared one outlives the binary that started it, in a
+// session of its own.
+func (c *Cluster) run(dir string, private bool) error {
+	logFile, err := os.OpenFile(filepath.Join(dir, "postgres.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
-	// Unix socket only; durability off: the cluster lives as long as the test binary.
-	c.proc = exec.Command(c.postgres, "-D", filepath.Join(c.dir, "data"), "-k", c.dir, "-p", "5432",
+	// Unix socket only; durability off: the cluster holds only throwaway test databases.
+	proc := exec.Command(c.postgres, "-D", filepath.Join(dir, "data"), "-k", dir, "-p", "5432",
 		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "shared_buffers=64MB")
-	c.proc.Dir = c.dir
-	c.proc.Stdout, c.proc.Stderr = logFile, logFile
-	// Pdeathsig: should the test binary die, the postmaster does an immediate shutdown.
-	c.proc.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGQUIT}
-	if err := c.proc.Start(); err != nil {
+		"-c", "full_page_writes=off", "-c", "max_connections=500", "-c", "shared_buffers=128MB")
+	proc.Dir = dir
+	proc.Stdout, proc.Stderr = logFile, logFile
+	proc.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setsid: true}
+	if private {
+		// Pdeathsig: should the test binary die, the postmaster does an immediate shutdown.
+		proc.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGQUIT}
+	}
+	if err := proc.Start(); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
+	if private {
+		c.proc = proc
+	} else {
+		go proc.Wait() // reaps it, should it stop while this binary lives
+	}
 	if err := c.waitReady(60 * time.Second); err != nil {
-		log, _ := os.ReadFile(filepath.Join(c.dir, "postgres.log"))
+		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
 		return fmt.Errorf("%w\n%s", err, log)
 	}
 	return nil
@@ -316,13 +543,13 @@ func (c *Cluster) launch() error {
 // Stop shuts the server down (fast shutdown: every client is disconnected) and keeps its
 // files, so that a test sees its database go away; Start brings it back. Only for a Cluster
 // of the test's own (pgtest.Private() in the test): stopping a shared server would break the
-// tests running beside it, so Stop on the server named by COBRANCA_TEST_DATABASE_URL fails
-// the test.
+// tests running beside it (in this binary and others), so Stop on a shared server fails the
+// test.
 func (c *Cluster) Stop(t testing.TB) {
 	t.Helper()
 	c.ensure(t)
 	if c.proc == nil {
-		t.Fatal("pgtest: Stop on the shared server of COBRANCA_TEST_DATABASE_URL: a test that stops PostgreSQL uses pgtest.Private()")
+		t.Fatal("pgtest: Stop on a shared server: a test that stops PostgreSQL uses pgtest.Private()")
 	}
 	if err := c.stopProc(); err != nil {
 		t.Fatalf("pgtest: stop: %v", err)

@@ -1,11 +1,19 @@
 package pgtest_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -208,3 +216,176 @@ type fatalTB struct {
 func (f *fatalTB) Fatalf(format string, args ...any) { f.failed = true; panic(f) }
 func (f *fatalTB) Fatal(args ...any)                 { f.failed = true; panic(f) }
 func (f *fatalTB) Errorf(format string, args ...any) { f.failed = true }
+
+// TestSharedClusterLifetime: test binaries share one cluster (each child here is this binary
+// run again, as go test runs packages' binaries side by side): the second finds the server
+// the first started, the server outlives the first while the second uses it, and the last
+// one out stops it. The next one starts it again on the same files, and, since no binary used
+// it, drops the databases of a binary that died before its cleanups.
+func TestSharedClusterLifetime(t *testing.T) {
+	if os.Getenv("PGTEST_CHILD") != "" {
+		sharedChild(t)
+		return
+	}
+	if os.Getenv("COBRANCA_TEST_DATABASE_URL") != "" {
+		t.Setenv("COBRANCA_TEST_DATABASE_URL", "")
+	}
+	// Not t.TempDir, whose parent only we may enter: as root, the postgres user runs the
+	// server in a directory below base.
+	base, err := os.MkdirTemp("", "pgtest-shared-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PGTEST_DIR", base)
+	type child struct {
+		cmd  *exec.Cmd
+		dir  string // its files: url (written when it has a database), release (we write)
+		done chan error
+	}
+	start := func(crash bool) *child {
+		c := &child{dir: t.TempDir(), done: make(chan error, 1)}
+		c.cmd = exec.Command(os.Args[0], "-test.run", "^TestSharedClusterLifetime$", "-test.count", "1")
+		c.cmd.Env = append(os.Environ(), "CI=true", "PGTEST_CHILD="+c.dir, "PGTEST_CRASH="+strconv.FormatBool(crash))
+		var out bytes.Buffer
+		c.cmd.Stdout, c.cmd.Stderr = &out, &out
+		if err := c.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			err := c.cmd.Wait()
+			if err != nil {
+				err = fmt.Errorf("%w\n%s", err, out.String())
+			}
+			c.done <- err
+		}()
+		return c
+	}
+	waitURL := func(c *child) string {
+		for range 600 {
+			if b, err := os.ReadFile(filepath.Join(c.dir, "url")); err == nil && len(b) > 0 {
+				return string(b)
+			}
+			select {
+			case err := <-c.done:
+				if b, rerr := os.ReadFile(filepath.Join(c.dir, "url")); rerr == nil && len(b) > 0 {
+					c.done <- err // for whoever waits on it next
+					return string(b)
+				}
+				t.Fatalf("child ended before its database: %v", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		t.Fatal("child made no database in 30 s")
+		return ""
+	}
+	finish := func(c *child) {
+		if err := os.WriteFile(filepath.Join(c.dir, "release"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-c.done; err != nil {
+			t.Fatalf("child: %v", err)
+		}
+	}
+	up := func(u string) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, maintenanceOf(t, u))
+		if err != nil {
+			return false
+		}
+		conn.Close(ctx)
+		return true
+	}
+	exists := func(u, db string) bool {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, maintenanceOf(t, u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_database WHERE datname = $1", db).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+
+	a := start(false)
+	urlA := waitURL(a)
+	b := start(false)
+	urlB := waitURL(b)
+	if hostOf(t, urlA) != hostOf(t, urlB) || !strings.HasPrefix(hostOf(t, urlA), base) {
+		t.Fatalf("two binaries got servers %s and %s; want one, below %s", hostOf(t, urlA), hostOf(t, urlB), base)
+	}
+	finish(a)
+	if !up(urlB) {
+		t.Fatal("the server stopped when the first binary left, while the second used it")
+	}
+	finish(b)
+	if up(urlB) {
+		t.Fatal("the server still runs after the last binary left")
+	}
+	// A binary that dies keeps its database (no cleanup ran) and leaves the server running
+	// with no user; the next binary uses it; once the last one out stopped it, the next start
+	// drops the dead binary's database.
+	d := start(true)
+	urlD := waitURL(d)
+	if err := <-d.done; err == nil {
+		t.Fatal("the crashing child exited 0")
+	}
+	e := start(false)
+	waitURL(e)
+	finish(e)
+	f := start(false)
+	urlF := waitURL(f)
+	if exists(urlF, dbOf(t, urlD)) {
+		t.Errorf("database %s of a dead binary survived a restart of the shared server", dbOf(t, urlD))
+	}
+	finish(f)
+}
+
+// sharedChild is one test binary of TestSharedClusterLifetime: it joins the shared cluster,
+// makes a database, says its URL, and waits to be released (or dies, without cleanups).
+func sharedChild(t *testing.T) {
+	dir := os.Getenv("PGTEST_CHILD")
+	c := pgtest.New()
+	t.Cleanup(c.Close) // after the database's own cleanup, which runs first
+	u := c.Database(t)
+	if err := os.WriteFile(filepath.Join(dir, "url.tmp"), []byte(u), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "url.tmp"), filepath.Join(dir, "url")); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("PGTEST_CRASH") == "true" {
+		os.Exit(3)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "release")); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func hostOf(t *testing.T, u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Query().Get("host")
+}
+
+func dbOf(t *testing.T, u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(p.Path, "/")
+}
+
+func maintenanceOf(t *testing.T, u string) string { return maintenance(t, u) }
