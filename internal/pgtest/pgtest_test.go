@@ -232,7 +232,7 @@ func TestSharedClusterLifetime(t *testing.T) {
 	}
 	// Not t.TempDir, whose parent only we may enter: as root, the postgres user runs the
 	// server in a directory below base.
-	base, err := os.MkdirTemp("", "pgtest-shared-")
+	base, err := os.MkdirTemp(pgtest.Dir(), "pgtest-shared-")
 	if err != nil {
 		t.Fatal(err)
 	}
