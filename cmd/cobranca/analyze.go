@@ -13,6 +13,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // maxPortfolioFile bounds what `cobranca analyze` reads; a valid portfolio of
@@ -153,7 +154,7 @@ func printAnalysis(out io.Writer, in *portfolio.Input, a *portfolio.Analysis) er
 
 // money writes an amount in the base currency's minor unit as the
 // analysis' reasons do.
-func money(base string, cents int64) string { return portfolio.FormatMoney(cents, base) }
+func money(base string, cents int64) string { return value.FormatMoney(cents, base) }
 
 func readInput(name string, stdin io.Reader, max int) ([]byte, error) {
 	r := stdin

@@ -41,7 +41,7 @@ import (
 	"strings"
 
 	"github.com/cobranca/cobranca/internal/ledger"
-	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // Format is a kind of bank file.
@@ -234,7 +234,7 @@ func csvHeader(line []byte) bool {
 // errors are failures to read.
 func Read(r io.Reader, o Options) (*File, error) {
 	if o.CSVSource != "" {
-		if msg := portfolio.TextProblem(o.CSVSource); msg != "" {
+		if msg := value.TextProblem(o.CSVSource); msg != "" {
 			return nil, fmt.Errorf("bankfile: the CSV's source %s", msg)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/ofx"
-	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // ofxFields names PaymentRecord's fields as OFX's elements.
@@ -15,7 +15,7 @@ var ofxFields = map[string]string{"source": "BANKACCTFROM", "sourceRef": "FITID"
 	"paidOn": "DTPOSTED", "reference": "REFNUM", "payer": "NAME"}
 
 func readOFX(r io.Reader) (*File, error) {
-	st, err := ofx.Read(r, portfolio.MinorUnits)
+	st, err := ofx.Read(r, value.MinorUnits)
 	if err != nil {
 		var e *ofx.Error
 		if !errors.As(err, &e) {

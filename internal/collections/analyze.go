@@ -18,6 +18,7 @@ import (
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // AnalyzeName is the name of the read-only analysis tool.
@@ -49,8 +50,8 @@ var analyzeViewPage []byte
 // says of a currency.
 var analyzeView = func() []byte {
 	units := map[string]int{}
-	for _, code := range portfolio.Currencies() {
-		units[code], _ = portfolio.MinorUnits(code)
+	for _, code := range value.Currencies() {
+		units[code], _ = value.MinorUnits(code)
 	}
 	table, err := json.Marshal(units) // keys sorted: the page is the same on every start
 	if err != nil {
@@ -134,9 +135,9 @@ func analyzeContract() contract.Contract {
 			{Code: failure.Code(portfolio.CodeInvalidType), Meaning: "A field has the wrong JSON type (amountCents must be an integer); field names it."},
 			{Code: failure.Code(portfolio.CodeInvalidFormat), Meaning: "A date is not written YYYY-MM-DD, or a lastContactedAt is neither an RFC 3339 date-time with an offset nor such a date."},
 			{Code: failure.Code(portfolio.CodeInvalidDate), Meaning: "A date is well formed but not a real calendar date (2025-02-30)."},
-			{Code: failure.Code(portfolio.CodeOutOfRange), Meaning: "A date lies outside " + portfolio.MinDate + ".." + portfolio.MaxDate + ", an amount outside 1.." + strconv.FormatInt(portfolio.MaxAmountCents, 10) + " cents (also once converted to baseCurrency), a rate not above 0 or above " + strconv.Itoa(portfolio.MaxRate) + ", the invoice count outside 1.." + strconv.Itoa(portfolio.MaxInvoices) + ", more than " + strconv.Itoa(portfolio.MaxRates) + " rates or " + strconv.Itoa(portfolio.MaxInvoices) + " customers entries."},
+			{Code: failure.Code(portfolio.CodeOutOfRange), Meaning: "A date lies outside " + value.MinDate + ".." + value.MaxDate + ", an amount outside 1.." + strconv.FormatInt(value.MaxAmountCents, 10) + " cents (also once converted to baseCurrency), a rate not above 0 or above " + strconv.Itoa(portfolio.MaxRate) + ", the invoice count outside 1.." + strconv.Itoa(portfolio.MaxInvoices) + ", more than " + strconv.Itoa(portfolio.MaxRates) + " rates or " + strconv.Itoa(portfolio.MaxInvoices) + " customers entries."},
 			{Code: failure.Code(portfolio.CodeInvalidValue), Meaning: "status is not one of open, paid, void; a currency is not an active ISO 4217 code; a rate is for baseCurrency itself or has more than " + strconv.Itoa(portfolio.MaxRateScale) + " decimal places or " + strconv.Itoa(portfolio.MaxRateSignifics) + " significant digits; disputeReason comes without disputed: true. field names it."},
-			{Code: failure.Code(portfolio.CodeInvalidText), Meaning: "An id, name, disputeReason or customers entry's customerId is empty or blank (only white space or invisible characters), longer than " + strconv.Itoa(portfolio.MaxTextLen) + " characters, not UTF-8, or holds a control character or one that can hide or reorder text (zero-width, bidirectional control, tag, line or paragraph separator); field names it."},
+			{Code: failure.Code(portfolio.CodeInvalidText), Meaning: "An id, name, disputeReason or customers entry's customerId is empty or blank (only white space or invisible characters), longer than " + strconv.Itoa(value.MaxTextLen) + " characters, not UTF-8, or holds a control character or one that can hide or reorder text (zero-width, bidirectional control, tag, line or paragraph separator); field names it."},
 			{Code: failure.Code(portfolio.CodeDuplicateInvoiceID), Meaning: "Two invoices share an id; field names the second."},
 			{Code: failure.Code(portfolio.CodeMissingRate), Meaning: "An invoice is in a currency other than baseCurrency and rates has no rate for it; field names the invoice's currency, the message the code."},
 			{Code: failure.Code(portfolio.CodeDuplicateEntry), Meaning: "Two rates share a currency, or two customers entries a customerId; field names the second."},

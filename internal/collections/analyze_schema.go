@@ -10,6 +10,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -19,22 +20,22 @@ import (
 // say the same thing. portfolio.Parse is stricter than the input schema only
 // where a JSON Schema cannot follow; analyze_schema_test.go lists where.
 
-// datePattern is YYYY-MM-DD restricted to portfolio.MinDate..MaxDate
+// datePattern is YYYY-MM-DD restricted to value.MinDate..MaxDate
 // (2000-01-01..2099-12-31) and to months 01-12 and days 01-31; whether the
 // day exists in that month (2025-02-30) is left to Parse. A test keeps it in
 // step with the constants.
 const datePattern = `^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`
 
 // textPattern is the rule for ids and names as far as a pattern can say it:
-// no character of portfolio.RefusedInText, and at least one that is in
-// neither it nor portfolio.InvisibleInText (white space, private use,
+// no character of value.RefusedInText, and at least one that is in
+// neither it nor value.InvisibleInText (white space, private use,
 // blank-looking characters). It reads: invisible characters that are
 // allowed, then a visible one, then any allowed characters. The first two
 // classes are disjoint, so a backtracking engine takes linear time too. It
 // is built from those tables, so the schema and Parse cannot drift apart.
 //
 // Parse also counts combining marks (M) and unassigned code points (Cn) as
-// not visible (portfolio.VisibleInText). A pattern that said so would list
+// not visible (value.VisibleInText). A pattern that said so would list
 // some 400 ranges of the Basic Multilingual Plane (Cn moves with every
 // Unicode version besides): kilobytes in every tools/list for a model to
 // read, and past the DFA internal/schema builds. So the pattern counts them
@@ -49,7 +50,7 @@ const datePattern = `^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`
 // "visible" and allowed in both readings: in UTF-16 its two surrogates each
 // fall in the negated classes, as the one rune does in RE2.
 func textPattern() string {
-	refused, invisible := portfolio.RefusedInText(), portfolio.InvisibleInText()
+	refused, invisible := value.RefusedInText(), value.InvisibleInText()
 	cuts := bmpCuts(refused, invisible)
 	allowedInvisible := bmpClass(cuts, func(r rune) bool { return unicode.Is(invisible, r) && !unicode.Is(refused, r) })
 	notVisible := bmpClass(cuts, func(r rune) bool { return unicode.Is(invisible, r) || unicode.Is(refused, r) })
@@ -167,7 +168,7 @@ func analyzeInputSchema() *jsonschema.Schema {
 	s.Description = "An invoice portfolio supplied by the operator, analyzed as of one date. " +
 		"asOf and invoices are required; the rest is optional, and without it the analysis is the reference one (all in BRL)."
 	dated(s.Properties["asOf"], fmt.Sprintf("Reference date (ISO calendar date, YYYY-MM-DD) from %s to %s; invoices due before it are overdue.",
-		portfolio.MinDate, portfolio.MaxDate))
+		value.MinDate, value.MaxDate))
 
 	invs := s.Properties["invoices"]
 	invs.Description = fmt.Sprintf("%d to %d invoices with unique ids.", portfolio.MinInvoices, portfolio.MaxInvoices)
@@ -178,7 +179,7 @@ func analyzeInputSchema() *jsonschema.Schema {
 	text := textPattern()
 	for _, name := range []string{"id", "customerId", "customerName"} {
 		p := inv.Properties[name]
-		p.MinLength, p.MaxLength = ptr(1), ptr(portfolio.MaxTextLen)
+		p.MinLength, p.MaxLength = ptr(1), ptr(value.MaxTextLen)
 		p.Pattern = text
 	}
 	inv.Properties["id"].Description = "Invoice id, unique within the call; " + textRule()
@@ -189,7 +190,7 @@ func analyzeInputSchema() *jsonschema.Schema {
 	amount := inv.Properties["amountCents"]
 	amountRules(amount)
 	amount.Description = fmt.Sprintf("Amount in the minor unit of the invoice's currency, BRL cents by default (integer, 1 to %d, that is up to R$ 10 billion); "+
-		"converted to baseCurrency, it must round to 1 to %[1]d too.", int64(portfolio.MaxAmountCents))
+		"converted to baseCurrency, it must round to 1 to %[1]d too.", int64(value.MaxAmountCents))
 	st := inv.Properties["status"]
 	st.Enum = []any{string(portfolio.StatusOpen), string(portfolio.StatusPaid), string(portfolio.StatusVoid)}
 	st.Description = "Invoice status; only open invoices count."
@@ -198,14 +199,14 @@ func analyzeInputSchema() *jsonschema.Schema {
 	inv.Properties["disputed"].Description = "The customer disputes this invoice: it leaves the queue (the account's amount, count and days overdue) " +
 		"but stays in totalOpenCents and summary.aging; summary.leftOut counts it."
 	reason := inv.Properties["disputeReason"]
-	reason.MaxLength, reason.Pattern = ptr(portfolio.MaxTextLen), "^$|"+text // "": none
+	reason.MaxLength, reason.Pattern = ptr(value.MaxTextLen), "^$|"+text // "": none
 	reason.Description = `The customer's stated reason, only with disputed: true (else invalid_value; "" is none); never echoed; ` + textRule()
 	promise := inv.Properties["promiseToPayDate"]
 	promise.Pattern = orEmpty(datePattern) // a date, or "": none
 	promise.Description = fmt.Sprintf(`Date (YYYY-MM-DD, %s to %s) the customer promised to pay this open invoice by; "" is none. `+
 		"On or after asOf: the account is paused, left out of the queue until the day after it (summary.leftOut.promisePending counts it). "+
 		"Before asOf, the invoice still open: a broken promise, which raises the account to high priority and is named in its reason.",
-		portfolio.MinDate, portfolio.MaxDate)
+		value.MinDate, value.MaxDate)
 
 	currencyIn(s.Properties["baseCurrency"], true, `ISO 4217 code every amount of the result is in (summary.baseCurrency); absent or "": BRL.`)
 	rates := s.Properties["rates"]
@@ -218,7 +219,7 @@ func analyzeInputSchema() *jsonschema.Schema {
 	rateRules(rate.Properties["rate"], fmt.Sprintf("Units of baseCurrency one unit of currency is worth: a JSON number above 0 and at most %d, "+
 		"with at most %d fractional and %d significant digits (5.17, 0.0019); taken exactly, never rounded.",
 		portfolio.MaxRate, portfolio.MaxRateScale, portfolio.MaxRateSignifics))
-	dated(rate.Properties["date"], fmt.Sprintf("Date of the rate (YYYY-MM-DD, %s to %s), shown with it.", portfolio.MinDate, portfolio.MaxDate))
+	dated(rate.Properties["date"], fmt.Sprintf("Date of the rate (YYYY-MM-DD, %s to %s), shown with it.", value.MinDate, value.MaxDate))
 
 	custs := s.Properties["customers"]
 	custs.MaxItems = ptr(portfolio.MaxInvoices)
@@ -227,13 +228,13 @@ func analyzeInputSchema() *jsonschema.Schema {
 	cust := objects(custs)
 	cust.Description = "What the operator knows of one customer beyond its invoices."
 	cid := cust.Properties["customerId"]
-	cid.MinLength, cid.MaxLength, cid.Pattern = ptr(1), ptr(portfolio.MaxTextLen), text
+	cid.MinLength, cid.MaxLength, cid.Pattern = ptr(1), ptr(value.MaxTextLen), text
 	cid.Description = "Customer id, as in the invoices; " + textRule()
 	last := cust.Properties["lastContactedAt"]
 	last.Pattern = dateTimePattern
 	last.Description = fmt.Sprintf("When the customer was last contacted: an RFC 3339 date-time with offset (2026-11-28T14:30:00-03:00), "+
 		"or a date (2026-11-28, its start in UTC), from %s to %s. With the server's contact pacing (COBRANCA_CONTACT_PACING) "+
-		"it sets the account's nextContactAfter.", portfolio.MinDate, portfolio.MaxDate)
+		"it sets the account's nextContactAfter.", value.MinDate, value.MaxDate)
 	return s
 }
 
@@ -372,7 +373,7 @@ func currencyIn(s *jsonschema.Schema, emptyAllowed bool, description string) {
 	if emptyAllowed {
 		s.Enum = append(s.Enum, "")
 	}
-	for _, c := range portfolio.Currencies() {
+	for _, c := range value.Currencies() {
 		s.Enum = append(s.Enum, c)
 	}
 	s.Description = description
@@ -445,17 +446,17 @@ func dated(s *jsonschema.Schema, description string) {
 	dateRules(s)
 }
 
-// dueDateRules describes an invoice's due date, held to portfolio's date rule.
+// dueDateRules describes an invoice's due date, held to the shared date rule.
 func dueDateRules(s *jsonschema.Schema) {
-	s.Description = fmt.Sprintf("Due date (ISO calendar date, YYYY-MM-DD) from %s to %s.", portfolio.MinDate, portfolio.MaxDate)
+	s.Description = fmt.Sprintf("Due date (ISO calendar date, YYYY-MM-DD) from %s to %s.", value.MinDate, value.MaxDate)
 	dateRules(s)
 }
 
 // amountRules describes an invoice's amount, held to portfolio's bounds.
 func amountRules(s *jsonschema.Schema) {
 	s.Type = "integer"
-	s.Minimum, s.Maximum = ptr(1.0), ptr(float64(portfolio.MaxAmountCents))
-	s.Description = fmt.Sprintf("Amount in BRL cents (integer, 1 to %d, that is up to R$ 10 billion).", int64(portfolio.MaxAmountCents))
+	s.Minimum, s.Maximum = ptr(1.0), ptr(float64(value.MaxAmountCents))
+	s.Description = fmt.Sprintf("Amount in BRL cents (integer, 1 to %d, that is up to R$ 10 billion).", int64(value.MaxAmountCents))
 }
 
 func dateRules(s *jsonschema.Schema) {

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -138,7 +139,7 @@ func valueAt(doc []byte, path string) any {
 // U+FFFF that Parse refuses or does not count as visible.
 func hasAstralRule(doc []byte) bool {
 	return strings.ContainsFunc(string(doc), func(r rune) bool {
-		return r > 0xffff && unicode.In(r, portfolio.RefusedInText(), portfolio.InvisibleInText())
+		return r > 0xffff && unicode.In(r, value.RefusedInText(), value.InvisibleInText())
 	})
 }
 
@@ -147,7 +148,7 @@ func hasAstralRule(doc []byte) bool {
 // combining mark or an unassigned code point.
 func hasUnlistedInvisible(s string) bool {
 	return strings.ContainsFunc(s, func(r rune) bool {
-		return !portfolio.VisibleInText(r) && !unicode.In(r, portfolio.RefusedInText(), portfolio.InvisibleInText())
+		return !value.VisibleInText(r) && !unicode.In(r, value.RefusedInText(), value.InvisibleInText())
 	})
 }
 
@@ -290,7 +291,7 @@ func ruleDocs() [][]byte {
 		"dates":       {"2025-02-30", "2023-02-29", "2024-02-29", "2025-13-01", "2025-00-01", "2025-01-00", "2025-04-31", "2025-01-32", "1999-12-31", "2000-01-01", "2099-12-31", "2100-01-01", "2025-1-01", "2025/01/01", "", "2025-01-01T00:00:00Z", 20250101, nil, "١٩٩٩-01-01"},
 		"amountCents": {0, 1, -1, 1.5, 1e12, 1e12 + 1, 1e30, "100", nil, true, 99.99},
 		"status":      {"open", "paid", "void", "OPEN", "x", "", nil, 1},
-		"text": {"", "a", long(portfolio.MaxTextLen), long(portfolio.MaxTextLen + 1), strings.Repeat("x", portfolio.MaxTextLen+1), "a\u0007", "a\n", "a\u007f", "a\u0085", "a\u009f",
+		"text": {"", "a", long(value.MaxTextLen), long(value.MaxTextLen + 1), strings.Repeat("x", value.MaxTextLen+1), "a\u0007", "a\n", "a\u007f", "a\u0085", "a\u009f",
 			"a\u00a0", "a\u2028", "a\u2029", "😀", " ", "   ", "\u00a0", " \u3000 ", "\u00ad", "\u3164\ufe0f", " a ", "\u00a0a", "a\u00ad", "a\u200b", "a\u200d", "\u2060a", "\ufeffa",
 			"a\u202a", "a\u202e", "a\u2066", "a\u2069", "a\u200e", "a\u200f", "\u061ca", "a\U000e0041", "\U000e007f", "\U0001bca0", " \U0001bca0", "a\U0001bca0",
 			"c-1\u2064", "Ana\u2062Ltda", "a\u180e", "a\u034f", "a\u3164", "a\ufe00", "a\ufff9", "\u0600a", "\u2800", " \u2800a", "\u0301", " \u0301 ", "a\u0301",
@@ -556,9 +557,9 @@ func TestDatePatternMatchesPortfolioRange(t *testing.T) {
 	re := regexp.MustCompile(datePattern)
 	for d := time.Date(1999, 12, 1, 0, 0, 0, 0, time.UTC); d.Year() < 2101; d = d.AddDate(0, 0, 1) {
 		s := d.Format(time.DateOnly)
-		want := s >= portfolio.MinDate && s <= portfolio.MaxDate
+		want := s >= value.MinDate && s <= value.MaxDate
 		if got := re.MatchString(s); got != want {
-			t.Fatalf("datePattern matches %s = %v, want %v (range %s..%s)", s, got, want, portfolio.MinDate, portfolio.MaxDate)
+			t.Fatalf("datePattern matches %s = %v, want %v (range %s..%s)", s, got, want, value.MinDate, value.MaxDate)
 		}
 	}
 	for _, s := range []string{"2025-00-01", "2025-13-01", "2025-01-00", "2025-01-32", "2025-1-01", "٢٠٢٥-01-01"} {
@@ -741,7 +742,7 @@ func randomPortfolio(r *rand.Rand) *portfolio.Input {
 			CustomerID:   fmt.Sprintf("c%d", c),
 			CustomerName: name,
 			DueDate:      asOf.AddDate(0, 0, r.IntN(61)-40).Format(time.DateOnly),
-			AmountCents:  1 + r.Int64N(portfolio.MaxAmountCents/int64(1+r.IntN(1_000_000))),
+			AmountCents:  1 + r.Int64N(value.MaxAmountCents/int64(1+r.IntN(1_000_000))),
 			Status:       []portfolio.Status{portfolio.StatusOpen, portfolio.StatusPaid, portfolio.StatusVoid}[r.IntN(3)],
 			DoNotContact: r.IntN(20) == 0,
 		}

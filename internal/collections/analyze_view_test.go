@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // The view is served with portfolio's minor units in it, every currency's,
@@ -23,13 +23,13 @@ func TestAnalyzeViewMinorUnits(t *testing.T) {
 	if err := json.Unmarshal(m[1], &units); err != nil {
 		t.Fatal(err)
 	}
-	codes := portfolio.Currencies()
+	codes := value.Currencies()
 	if len(units) != len(codes) {
 		t.Errorf("the table has %d currencies, portfolio %d", len(units), len(codes))
 	}
 	for _, code := range codes {
 		got, ok := units[code]
-		if want, _ := portfolio.MinorUnits(code); !ok || got != want {
+		if want, _ := value.MinorUnits(code); !ok || got != want {
 			t.Errorf("%s: %d minor units in the view (listed: %v), want %d as in portfolio", code, got, ok, want)
 		}
 	}

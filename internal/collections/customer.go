@@ -7,7 +7,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
-	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -18,18 +18,18 @@ import (
 // argCustomerID names the customer in the customer tools' arguments.
 const argCustomerID = "customerId"
 
-// textRule says what portfolio.TextProblem accepts, for a schema
+// textRule says what value.TextProblem accepts, for a schema
 // description.
 func textRule() string {
 	return fmt.Sprintf("1 to %d characters, with a visible letter, number, punctuation or symbol; no control characters, "+
 		"nor invisible or formatting characters that can hide or reorder text (zero-width, default-ignorable, format and "+
-		"bidirectional controls, variation selectors, tag characters, line and paragraph separators).", portfolio.MaxTextLen)
+		"bidirectional controls, variation selectors, tag characters, line and paragraph separators).", value.MaxTextLen)
 }
 
-// textSchema is a string held to portfolio.TextProblem, as far as a schema
+// textSchema is a string held to value.TextProblem, as far as a schema
 // can say it (see textPattern).
 func textSchema(description string) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(portfolio.MaxTextLen), Pattern: textPattern(),
+	return &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(value.MaxTextLen), Pattern: textPattern(),
 		Description: description + " " + textRule()}
 }
 

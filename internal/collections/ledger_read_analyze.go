@@ -18,6 +18,7 @@ import (
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/value"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -68,7 +69,7 @@ type analyzeLedgerArgs struct {
 // rule, unique ids, a currency of portfolio's table.
 func (a *analyzeLedgerArgs) check() error {
 	if a.AsOf != nil {
-		if code, msg := portfolio.DateCheck(*a.AsOf); code != "" {
+		if code, msg := value.DateCheck(*a.AsOf); code != "" {
 			return &failure.Error{Code: failure.InvalidArguments, Field: "asOf", Message: msg}
 		}
 	}
@@ -95,7 +96,7 @@ func (a *analyzeLedgerArgs) check() error {
 	}
 	a.currency = "BRL"
 	if a.Currency != nil {
-		if _, ok := portfolio.MinorUnits(*a.Currency); !ok {
+		if _, ok := value.MinorUnits(*a.Currency); !ok {
 			return &failure.Error{Code: failure.InvalidArguments, Field: "currency", Message: "must be an active ISO 4217 currency code in upper case, such as BRL or USD"}
 		}
 		a.currency = *a.Currency
@@ -147,8 +148,8 @@ func analyzeLedgerContract() contract.Contract {
 		},
 		AuditEvent: "collections.ledger.analyzed",
 		FailureModes: []contract.FailureMode{
-			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema: asOf not a real date from " + portfolio.MinDate +
-				" to " + portfolio.MaxDate + ", customerIds empty, longer than " + strconv.Itoa(maxLedgerCustomers) + ", naming a customer twice or " +
+			{Code: failure.InvalidArguments, Meaning: "An argument does not match the input schema: asOf not a real date from " + value.MinDate +
+				" to " + value.MaxDate + ", customerIds empty, longer than " + strconv.Itoa(maxLedgerCustomers) + ", naming a customer twice or " +
 				"breaking the id rule, currency not an active ISO 4217 code, maxAccounts outside 1 to " + strconv.Itoa(maxLedgerAccounts) + "; field names it."},
 			{Code: codeAnalysisTooLarge, Meaning: "The selection holds more than " + strconv.Itoa(maxLedgerInvoices) + " unsettled invoices in currency, " +
 				"one customer more than " + strconv.Itoa(maxCustomerInvoices) + ", or their open amounts sum past 2^53 − 1 minor units: " +
@@ -172,14 +173,14 @@ func analyzeLedgerInputSchema() *jsonschema.Schema {
 	ma.Description = fmt.Sprintf("The most accounts, from the top of the queue, and warnings the result lists, 1 to %d; %d when left out. "+
 		"summary counts every account.", maxLedgerAccounts, defaultLedgerAccounts)
 	dated(s.Properties["asOf"], fmt.Sprintf("The analysis date (YYYY-MM-DD, %s to %s), analyze_portfolio's asOf: invoices due before it are overdue, "+
-		"a promise to pay dated on or after it is pending. Today (UTC) when left out.", portfolio.MinDate, portfolio.MaxDate))
+		"a promise to pay dated on or after it is pending. Today (UTC) when left out.", value.MinDate, value.MaxDate))
 	ids := s.Properties["customerIds"]
 	ids.Types, ids.Type = nil, "array"
 	ids.MinItems, ids.MaxItems, ids.UniqueItems = ptr(1), ptr(maxLedgerCustomers), true
 	ids.Items = customerIDSchema()
 	ids.Description = fmt.Sprintf("Only the invoices of these customers (1 to %d, each once); every customer when left out.", maxLedgerCustomers)
 	cur := s.Properties["currency"]
-	for _, c := range portfolio.Currencies() {
+	for _, c := range value.Currencies() {
 		cur.Enum = append(cur.Enum, c)
 	}
 	cur.Description = "ISO 4217 code of the invoices analyzed, and of every amount of the result; BRL when left out. " +

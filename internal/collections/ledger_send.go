@@ -10,9 +10,9 @@ import (
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ledger"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // notInLedger is what a preview says of an invoice the ledger does not know.
@@ -99,7 +99,7 @@ func ledgerState(v ledger.Verdict) string {
 		return notInLedger
 	}
 	inv := v.Invoice
-	s := string(inv.State) + ", " + portfolio.FormatMoney(inv.OpenCents, inv.Currency) + " open"
+	s := string(inv.State) + ", " + value.FormatMoney(inv.OpenCents, inv.Currency) + " open"
 	if v.Code != "" {
 		s += " — " + v.Why
 	}
@@ -115,7 +115,7 @@ func writeLedger(b *strings.Builder, d reminders.Record, vs []ledger.Verdict) {
 	}
 	b.WriteString("Invoices (the draft's amount; the ledger's state now):\n")
 	for _, inv := range d.Invoices {
-		fmt.Fprintf(b, "- %s due %s, %s — ledger: %s\n", quote(inv.ID), inv.DueDate, portfolio.FormatBRL(inv.AmountCents), ledgerState(byID[inv.ID]))
+		fmt.Fprintf(b, "- %s due %s, %s — ledger: %s\n", quote(inv.ID), inv.DueDate, value.FormatBRL(inv.AmountCents), ledgerState(byID[inv.ID]))
 	}
 }
 

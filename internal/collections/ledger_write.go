@@ -10,7 +10,7 @@ import (
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/pipeline"
-	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -53,7 +53,7 @@ func idProblem(field, s string) *failure.Error {
 
 // textProblem is what is wrong with a free text (a note, a reason) under the text rule.
 func textProblem(field, s string) *failure.Error {
-	if p := portfolio.TextProblem(s); p != "" {
+	if p := value.TextProblem(s); p != "" {
 		return &failure.Error{Code: failure.InvalidArguments, Field: field, Message: p}
 	}
 	return nil
@@ -61,9 +61,9 @@ func textProblem(field, s string) *failure.Error {
 
 // ledgerAmountSchema is an amount in minor units of its currency, held to the ledger's bounds.
 func ledgerAmountSchema(description string) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "integer", Minimum: ptr(1.0), Maximum: ptr(float64(portfolio.MaxAmountCents)),
+	return &jsonschema.Schema{Type: "integer", Minimum: ptr(1.0), Maximum: ptr(float64(value.MaxAmountCents)),
 		Description: description + " In minor units of the currency (cents for BRL: integer, 1 to " +
-			strconv.FormatInt(portfolio.MaxAmountCents, 10) + ")."}
+			strconv.FormatInt(value.MaxAmountCents, 10) + ")."}
 }
 
 // currencySchema is an optional ISO 4217 code, BRL when absent.
@@ -75,7 +75,7 @@ func currencySchema(description string) *jsonschema.Schema {
 // ledgerDateSchema is a calendar date.
 func ledgerDateSchema(description string) *jsonschema.Schema {
 	s := &jsonschema.Schema{Type: "string", Description: description + " ISO calendar date, YYYY-MM-DD, from " +
-		portfolio.MinDate + " to " + portfolio.MaxDate + "."}
+		value.MinDate + " to " + value.MaxDate + "."}
 	dateRules(s)
 	return s
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/pipeline"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/value"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -85,7 +85,7 @@ func recordPromiseExecute(ctx context.Context, tx store.Tx, v any) (pipeline.Eff
 	}
 	if !inv.State.Settled() && rec.AmountCents > inv.OpenCents {
 		return pipeline.Effect{}, &failure.Error{Code: failure.InvalidArguments, Field: "amountCents",
-			Message: "is more than the invoice has open (" + portfolio.FormatMoney(inv.OpenCents, inv.Currency) + ")"}
+			Message: "is more than the invoice has open (" + value.FormatMoney(inv.OpenCents, inv.Currency) + ")"}
 	}
 	p, err := ledger.RecordPromise(ctx, tx, rec, by, now)
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/pipeline"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/value"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -288,7 +288,7 @@ func (o *paymentOutcome) result(record bool) *paymentResult {
 // appears (a rehearsal's would differ from the call's).
 func (o *paymentOutcome) describe(record bool) string {
 	p := o.pay
-	what := fmt.Sprintf("a payment of %s received on %s by %s, transaction %s", portfolio.FormatMoney(p.AmountCents, p.Currency), p.PaidOn, p.Method, quote(p.SourceRef))
+	what := fmt.Sprintf("a payment of %s received on %s by %s, transaction %s", value.FormatMoney(p.AmountCents, p.Currency), p.PaidOn, p.Method, quote(p.SourceRef))
 	if p.Reference != "" {
 		what += ", reference " + quote(p.Reference)
 	}
@@ -305,7 +305,7 @@ func (o *paymentOutcome) describe(record bool) string {
 	case record:
 		b.WriteString("record " + what)
 	default:
-		fmt.Fprintf(&b, "allocate payment %s (%s, %s unallocated)", p.ID, what, portfolio.FormatMoney(p.LeftCents, p.Currency))
+		fmt.Fprintf(&b, "allocate payment %s (%s, %s unallocated)", p.ID, what, value.FormatMoney(p.LeftCents, p.Currency))
 	}
 	if len(o.allocations) == 0 {
 		b.WriteString(", and leave it unmatched: no open invoice carries its reference, and its customer has no single open invoice of exactly this amount due near its date; a person matches it later (match_payment)")
@@ -325,10 +325,10 @@ func (o *paymentOutcome) describe(record bool) string {
 		}
 		inv := o.invoices[al.InvoiceID]
 		fmt.Fprintf(&b, " invoice %s of customer %s: %s, leaving it %s", quote(al.InvoiceID), quote(inv.CustomerID),
-			portfolio.FormatMoney(al.AmountCents, p.Currency), standingText(inv))
+			value.FormatMoney(al.AmountCents, p.Currency), standingText(inv))
 	}
 	if o.left > 0 {
-		fmt.Fprintf(&b, "; %s left unallocated, as the customer's credit", portfolio.FormatMoney(o.left, p.Currency))
+		fmt.Fprintf(&b, "; %s left unallocated, as the customer's credit", value.FormatMoney(o.left, p.Currency))
 	}
 	return b.String() + "."
 }
@@ -336,7 +336,7 @@ func (o *paymentOutcome) describe(record bool) string {
 // standingText is an invoice's state and open amount, as a preview says it.
 func standingText(inv ledger.StoredInvoice) string {
 	if inv.State == ledger.StatePartiallyPaid || inv.State == ledger.StateOpen {
-		return strings.ReplaceAll(string(inv.State), "_", " ") + " with " + portfolio.FormatMoney(inv.OpenCents, inv.Currency) + " open"
+		return strings.ReplaceAll(string(inv.State), "_", " ") + " with " + value.FormatMoney(inv.OpenCents, inv.Currency) + " open"
 	}
 	return strings.ReplaceAll(string(inv.State), "_", " ")
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/pipeline"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/value"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -126,14 +126,14 @@ func (a *prepareArgs) check() error {
 	seen := make(map[string]int, len(a.Invoices))
 	for i, inv := range a.Invoices {
 		field := func(name string) string { return "invoices[" + strconv.Itoa(i) + "]." + name }
-		if p := portfolio.TextProblem(inv.ID); p != "" {
+		if p := value.TextProblem(inv.ID); p != "" {
 			return &failure.Error{Code: failure.InvalidArguments, Field: field("id"), Message: p}
 		}
 		if j, dup := seen[inv.ID]; dup {
 			return &failure.Error{Code: failure.InvalidArguments, Field: field("id"), Message: "repeats the id of invoices[" + strconv.Itoa(j) + "]"}
 		}
 		seen[inv.ID] = i
-		if p := portfolio.DateProblem(inv.DueDate); p != "" {
+		if p := value.DateProblem(inv.DueDate); p != "" {
 			return &failure.Error{Code: failure.InvalidArguments, Field: field("dueDate"), Message: p}
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/cobranca/cobranca/internal/failure"
-	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // FuzzPrepareDecode: prepare_reminder's decoder never panics; it refuses only with
@@ -36,7 +36,7 @@ func FuzzPrepareDecode(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, inv := range a.Invoices {
-			if portfolio.TextProblem(inv.ID) != "" || portfolio.DateProblem(inv.DueDate) != "" || seen[inv.ID] {
+			if value.TextProblem(inv.ID) != "" || value.DateProblem(inv.DueDate) != "" || seen[inv.ID] {
 				t.Fatalf("Decode(%q) accepted the invoice %+v", b, inv)
 			}
 			seen[inv.ID] = true

@@ -10,9 +10,9 @@ import (
 
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // TestIDProblemEnds: an id with white space at either end is refused, saying which end;
@@ -40,7 +40,7 @@ func TestIDProblemEnds(t *testing.T) {
 
 // portfolioRefusal is the text rule's refusal of s, which must be one.
 func portfolioRefusal(s string) string {
-	p := portfolio.TextProblem(s)
+	p := value.TextProblem(s)
 	if p == "" {
 		panic("the text rule accepts " + s)
 	}

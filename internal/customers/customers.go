@@ -4,8 +4,8 @@
 // customers here; nothing else decides whether a customer may be contacted.
 //
 // Names, e-mail addresses and reasons are what a person or an agent wrote:
-// they are validated (portfolio's text rule), stored as data and never
-// interpreted here.
+// they are validated (the shared text rule, value.TextProblem), stored as
+// data and never interpreted here.
 package customers
 
 import (
@@ -21,8 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/cobranca/cobranca/internal/failure"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // Status is a customer's contact status.
@@ -136,7 +136,7 @@ func (r Record) Validate(prefix string) *failure.Error {
 	if p := IDProblem(r.ID); p != "" {
 		return bad("id", p)
 	}
-	if p := portfolio.TextProblem(r.Name); p != "" {
+	if p := value.TextProblem(r.Name); p != "" {
 		return bad("name", p)
 	}
 	if p := EmailProblem(r.Email); p != "" {
@@ -146,11 +146,11 @@ func (r Record) Validate(prefix string) *failure.Error {
 }
 
 // IDProblem returns why s is not acceptable as a customer id, or "" when it
-// is: portfolio's text rule, as for analyze_portfolio's customerId, and no
-// white space at either end — "c-1 " is not another name for c-1, nor a new
+// is: the shared text rule (value.TextProblem), as for analyze_portfolio's
+// customerId, and no white space at either end — "c-1 " is not another name for c-1, nor a new
 // customer beside it.
 func IDProblem(s string) string {
-	if p := portfolio.TextProblem(s); p != "" {
+	if p := value.TextProblem(s); p != "" {
 		return p
 	}
 	if r, _ := utf8.DecodeRuneInString(s); unicode.IsSpace(r) {
@@ -171,13 +171,13 @@ func EmailKey(email string) string { return strings.ToLower(email) }
 // address, or "" when it is: a bare address (local@domain, no display name,
 // no angle brackets, no comment) of at most MaxEmailLen bytes that
 // net/mail.ParseAddress reads back as exactly itself, whose domain is a
-// name, not a domain literal, and that portfolio's text rule accepts. The
-// message never holds s.
+// name, not a domain literal, and that the shared text rule
+// (value.TextProblem) accepts. The message never holds s.
 func EmailProblem(s string) string {
 	if len(s) > MaxEmailLen {
 		return "must be at most " + strconv.Itoa(MaxEmailLen) + " bytes"
 	}
-	if p := portfolio.TextProblem(s); p != "" {
+	if p := value.TextProblem(s); p != "" {
 		return p
 	}
 	a, err := mail.ParseAddress(s)
@@ -197,16 +197,16 @@ func EmailProblem(s string) string {
 }
 
 // ReasonProblem returns why s is not acceptable as the reason for a status,
-// or "": portfolio's text rule (non-blank, at most portfolio.MaxTextLen
-// characters, no control or invisible characters).
-func ReasonProblem(s string) string { return portfolio.TextProblem(s) }
+// or "": the shared text rule, value.TextProblem (non-blank, at most
+// value.MaxTextLen characters, no control or invisible characters).
+func ReasonProblem(s string) string { return value.TextProblem(s) }
 
 // PausedUntilProblem returns why s is not acceptable as the date a pause
 // ends, given today (YYYY-MM-DD), or "": a date as analyze_portfolio's
-// (portfolio.DateProblem: YYYY-MM-DD, a real calendar date, from
-// portfolio.MinDate to portfolio.MaxDate), later than today.
+// (value.DateProblem: YYYY-MM-DD, a real calendar date, from
+// value.MinDate to value.MaxDate), later than today.
 func PausedUntilProblem(s, today string) string {
-	if p := portfolio.DateProblem(s); p != "" {
+	if p := value.DateProblem(s); p != "" {
 		return p
 	}
 	if s <= today {

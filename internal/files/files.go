@@ -27,8 +27,8 @@ import (
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // Failure codes of this package, each listed with its meaning in the
@@ -88,7 +88,7 @@ type Upload struct {
 // customer id no customer has (customer_not_found).
 func Add(ctx context.Context, tx store.Tx, f Upload, maxBytes int64, now time.Time) (File, error) {
 	name := path.Base(filepath.ToSlash(f.Name))
-	if msg := portfolio.TextProblem(name); msg != "" || name == "." || name == ".." {
+	if msg := value.TextProblem(name); msg != "" || name == "." || name == ".." {
 		if msg == "" {
 			msg = "must name a file"
 		}

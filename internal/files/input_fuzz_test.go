@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/failure"
-	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // FuzzParseExpiry: any string is either refused as invalid_arguments
@@ -48,7 +48,7 @@ func FuzzDisposition(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		if portfolio.TextProblem(name) != "" {
+		if value.TextProblem(name) != "" {
 			return
 		}
 		h := Disposition(name)

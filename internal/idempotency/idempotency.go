@@ -23,9 +23,9 @@ import (
 
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/ticker"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // Key names one reservation: a key is unique per principal and tool.
@@ -78,10 +78,10 @@ var ErrSpent = errors.New("idempotency: request state already used")
 
 // ValidKey returns nil for an acceptable idempotency key: 1 to 255 characters, none of them a
 // control, format, bidirectional or invisible character, and at least one visible (the rule
-// of internal/portfolio's ids). Otherwise a *failure.Error invalid_arguments naming the
+// of every id, value.TextProblem). Otherwise a *failure.Error invalid_arguments naming the
 // field (contract.ArgIdempotencyKey); its message never holds the key.
 func ValidKey(k string) error {
-	if msg := portfolio.TextProblem(k); msg != "" {
+	if msg := value.TextProblem(k); msg != "" {
 		return &failure.Error{Code: failure.InvalidArguments, Field: contract.ArgIdempotencyKey, Message: msg}
 	}
 	return nil

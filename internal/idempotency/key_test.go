@@ -10,7 +10,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/idempotency"
-	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -92,10 +92,10 @@ func FuzzValidKey(f *testing.F) {
 }
 
 // TestKeyLengthAgrees: the length the contract publishes for a key
-// (schema, messages) is the one ValidKey checks, through portfolio's rule.
+// (schema, messages) is the one ValidKey checks, through the shared text rule.
 func TestKeyLengthAgrees(t *testing.T) {
-	if contract.MaxIdempotencyKeyLen != portfolio.MaxTextLen || !strings.Contains(contract.IdempotencyKeyRule, strconv.Itoa(portfolio.MaxTextLen)) {
-		t.Fatalf("contract says %d (%q), ValidKey checks %d", contract.MaxIdempotencyKeyLen, contract.IdempotencyKeyRule, portfolio.MaxTextLen)
+	if contract.MaxIdempotencyKeyLen != value.MaxTextLen || !strings.Contains(contract.IdempotencyKeyRule, strconv.Itoa(value.MaxTextLen)) {
+		t.Fatalf("contract says %d (%q), ValidKey checks %d", contract.MaxIdempotencyKeyLen, contract.IdempotencyKeyRule, value.MaxTextLen)
 	}
 	if idempotency.ValidKey(strings.Repeat("k", contract.MaxIdempotencyKeyLen)) != nil || idempotency.ValidKey(strings.Repeat("k", contract.MaxIdempotencyKeyLen+1)) == nil {
 		t.Error("ValidKey does not hold keys to contract.MaxIdempotencyKeyLen")

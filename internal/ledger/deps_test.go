@@ -11,7 +11,7 @@ import (
 // The ledger is a leaf that the tools and the command line use: its rules
 // and its store, no SDK, no HTTP, no service package. Besides the standard
 // library it reads JSON with the one tokenizer, holds values to
-// portfolio's rules, ids to the customers' rule and boleto lines to
+// the shared value rules (internal/value), ids to the customers' rule and boleto lines to
 // boleto's, and speaks SQL through the store (whatever the store itself
 // links, which the store's own fence holds).
 func TestImportsOnlyLeaves(t *testing.T) {
@@ -19,7 +19,7 @@ func TestImportsOnlyLeaves(t *testing.T) {
 	allowed := append(deptest.NonStd(t, "github.com/cobranca/cobranca/internal/customers"),
 		self,
 		"github.com/cobranca/cobranca/internal/boleto",
-		"github.com/cobranca/cobranca/internal/portfolio",
+		"github.com/cobranca/cobranca/internal/value",
 		"github.com/cobranca/cobranca/internal/jsonscan",
 		"github.com/cobranca/cobranca/internal/timestamp",
 		"github.com/cobranca/cobranca/internal/failure",

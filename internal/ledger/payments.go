@@ -13,8 +13,8 @@ import (
 
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // PaymentPrefix begins every payment's id (ident).
@@ -41,7 +41,7 @@ type PaymentRecord struct {
 // BRL). The problem names the field (its JSON name), never its value.
 func (p *PaymentRecord) Validate() *FieldError {
 	for _, f := range [][2]string{{"source", p.Source}, {"sourceRef", p.SourceRef}} {
-		if msg := portfolio.TextProblem(f[1]); msg != "" {
+		if msg := value.TextProblem(f[1]); msg != "" {
 			return &FieldError{Field: f[0], Code: CodeInvalidText, Message: msg}
 		}
 	}

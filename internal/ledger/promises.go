@@ -10,8 +10,8 @@ import (
 
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // The prefixes of promises' and disputes' ids (ident).
@@ -40,7 +40,7 @@ type PromiseRecord struct {
 }
 
 // Validate checks a promise made on today (YYYY-MM-DD): the invoice id, an
-// amount from 1 to portfolio.MaxAmountCents, a date from today on, a
+// amount from 1 to value.MaxAmountCents, a date from today on, a
 // channel of Channels, a note under the text rule. The failure names the
 // field, never its value.
 func (r PromiseRecord) Validate(today string) *failure.Error {
@@ -50,8 +50,8 @@ func (r PromiseRecord) Validate(today string) *failure.Error {
 	if p := idProblem(r.InvoiceID); p != "" {
 		return bad("invoiceId", p)
 	}
-	if r.AmountCents < 1 || r.AmountCents > portfolio.MaxAmountCents {
-		return bad("amountCents", "must be a whole number of minor units from 1 to "+strconv.FormatInt(portfolio.MaxAmountCents, 10))
+	if r.AmountCents < 1 || r.AmountCents > value.MaxAmountCents {
+		return bad("amountCents", "must be a whole number of minor units from 1 to "+strconv.FormatInt(value.MaxAmountCents, 10))
 	}
 	if fe := checkDate("promisedFor", r.PromisedFor); fe != nil {
 		return bad("promisedFor", fe.Message)
@@ -63,7 +63,7 @@ func (r PromiseRecord) Validate(today string) *failure.Error {
 		return bad("channel", fmt.Sprintf("must be one of %v", Channels))
 	}
 	if r.Note != "" {
-		if p := portfolio.TextProblem(r.Note); p != "" {
+		if p := value.TextProblem(r.Note); p != "" {
 			return bad("note", p)
 		}
 	}
@@ -151,7 +151,7 @@ func checkNote(field, note string) *failure.Error {
 	if note == "" {
 		return nil
 	}
-	if p := portfolio.TextProblem(note); p != "" {
+	if p := value.TextProblem(note); p != "" {
 		return &failure.Error{Code: failure.InvalidArguments, Field: field, Message: p}
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cobranca/cobranca/internal/boleto"
-	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -112,7 +112,7 @@ func optionalTexts(fields ...[2]string) *FieldError {
 		if f[1] == "" {
 			continue
 		}
-		if msg := portfolio.TextProblem(f[1]); msg != "" {
+		if msg := value.TextProblem(f[1]); msg != "" {
 			return &FieldError{Field: f[0], Code: CodeInvalidText, Message: msg}
 		}
 	}
@@ -122,14 +122,14 @@ func optionalTexts(fields ...[2]string) *FieldError {
 // checkMoney checks an amount of minor units and its currency, BRL when
 // empty (set so).
 func checkMoney(cents int64, currency *string) *FieldError {
-	if cents < 1 || cents > portfolio.MaxAmountCents {
+	if cents < 1 || cents > value.MaxAmountCents {
 		return &FieldError{Field: "amountCents", Code: CodeOutOfRange,
-			Message: "must be a whole number of minor units from 1 to " + strconv.FormatInt(portfolio.MaxAmountCents, 10)}
+			Message: "must be a whole number of minor units from 1 to " + strconv.FormatInt(value.MaxAmountCents, 10)}
 	}
 	if *currency == "" {
 		*currency = "BRL"
 	}
-	if _, ok := portfolio.MinorUnits(*currency); !ok {
+	if _, ok := value.MinorUnits(*currency); !ok {
 		return &FieldError{Field: "currency", Code: CodeInvalidValue, Message: "must be an active ISO 4217 currency code in upper case, such as BRL or USD"}
 	}
 	return nil
@@ -139,8 +139,8 @@ func checkDate(name, s string) *FieldError {
 	if s == "" {
 		return &FieldError{Field: name, Code: CodeMissing, Message: "is required (YYYY-MM-DD)"}
 	}
-	if code, msg := portfolio.DateCheck(s); msg != "" {
-		return &FieldError{Field: name, Code: string(code), Message: msg}
+	if code, msg := value.DateCheck(s); msg != "" {
+		return &FieldError{Field: name, Code: code, Message: msg}
 	}
 	return nil
 }

@@ -23,8 +23,8 @@ import (
 
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // The failure codes of the ledger's store, answered by the tools and the
@@ -622,7 +622,7 @@ func verdict(inv StoredInvoice, open int64, today string) (failure.Code, string)
 	case inv.PromisePending(today):
 		return CodeDraftStale, "promise to pay on " + inv.Promise.PromisedFor
 	case inv.OpenCents != open:
-		return CodeDraftStale, "open amount is now " + portfolio.FormatMoney(inv.OpenCents, inv.Currency)
+		return CodeDraftStale, "open amount is now " + value.FormatMoney(inv.OpenCents, inv.Currency)
 	}
 	return "", ""
 }

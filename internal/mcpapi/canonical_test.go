@@ -15,6 +15,7 @@ import (
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store/storetest"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // jcsOf is the reference for portfolio's AppendCanonicalJSON: the canonical
@@ -57,8 +58,8 @@ func TestAppendCanonicalJSONIsJCS(t *testing.T) {
 			odd = append(odd, strings.Repeat("a", before)+p+strings.Repeat("b", 17-before))
 		}
 	}
-	odd = append(odd, strings.Repeat("é", portfolio.MaxTextLen), strings.Repeat("x", portfolio.MaxTextLen)+"\u2028")
-	amounts := []int64{0, 1, -1, 100, portfolio.MaxAmountCents, 1<<53 - 1, 1 << 53, 1<<53 + 1, 1<<53 + 3, -(1 << 53), -(1 << 53) - 1,
+	odd = append(odd, strings.Repeat("é", value.MaxTextLen), strings.Repeat("x", value.MaxTextLen)+"\u2028")
+	amounts := []int64{0, 1, -1, 100, value.MaxAmountCents, 1<<53 - 1, 1 << 53, 1<<53 + 1, 1<<53 + 3, -(1 << 53), -(1 << 53) - 1,
 		1e18 + 1, math.MaxInt64, math.MinInt64, 1<<62 + 12345}
 	r := rand.New(rand.NewPCG(20, 26))
 	pick := func() string {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // customer accumulates one customer's invoices during Analyze. It holds
@@ -222,7 +224,7 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 		var tmp [128]byte // room for any one part of a reason
 		b := appendInt(tmp[:0], int64(c.days))
 		b = append(b, " days overdue with "...)
-		b = appendMoney(b, c.queue, x.base)
+		b = x.base.AppendAmount(b, c.queue)
 		b = append(b, " open"...)
 		sb.Write(b)
 		if x.converts { // else the accounts are not touched before they are filled
@@ -302,7 +304,7 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 	for _, b := range aging {
 		total += b.AmountCents
 	}
-	summary := Summary{BaseCurrency: x.base.code, AccountsByPriority: by, PriorityThresholds: Thresholds{HighPriorityDays, HighPriorityCents},
+	summary := Summary{BaseCurrency: x.base.Code(), AccountsByPriority: by, PriorityThresholds: Thresholds{HighPriorityDays, HighPriorityCents},
 		Aging: make([]AgingBucket, len(aging)), LeftOut: left, Rates: x.used(custs, kOf)}
 	for i := range aging {
 		summary.Aging[i] = AgingBucket{Bucket: BucketCurrent + Bucket(i), AmountCents: aging[i].AmountCents, InvoiceCount: aging[i].InvoiceCount}
@@ -371,7 +373,7 @@ func pace(in *Input, pacing time.Duration, custs []customer, ids *stringIndex, i
 // money knows the base currency and, when some invoice is in another one,
 // every invoice's amount converted to it.
 type money struct {
-	base     *currencyInfo
+	base     *value.Currency
 	converts bool           // some invoice is in a currency other than the base one
 	cents    []int64        // when converts: each invoice's amount in the base currency
 	rate     []int32        // when converts: each invoice's rate, or -1 for the base currency
@@ -381,7 +383,7 @@ type money struct {
 func newMoney(in *Input) money {
 	x := money{base: brl, rates: in.Rates}
 	if in.BaseCurrency != "" {
-		if x.base = currencyOf(in.BaseCurrency); x.base == nil {
+		if x.base = value.CurrencyOf(in.BaseCurrency); x.base == nil {
 			x.base = brl // only on input Validate refuses
 		}
 	}
@@ -389,7 +391,7 @@ func newMoney(in *Input) money {
 		return x // valid input has no invoice to convert then
 	}
 	for i := range in.Invoices {
-		if codeOrBase(in.Invoices[i].details().Currency) != x.base.code {
+		if codeOrBase(in.Invoices[i].details().Currency) != x.base.Code() {
 			x.converts = true
 			break
 		}
@@ -404,15 +406,15 @@ func newMoney(in *Input) money {
 		inv := &in.Invoices[i]
 		x.cents[i], x.rate[i] = inv.AmountCents, -1
 		code := codeOrBase(inv.details().Currency)
-		if code == x.base.code {
+		if code == x.base.Code() {
 			continue
 		}
-		r, c := idx.find(code), currencyOf(code)
+		r, c := idx.find(code), value.CurrencyOf(code)
 		if r < 0 || c == nil {
 			continue // only on input Validate refuses
 		}
 		x.rate[i] = int32(r)
-		x.cents[i], _ = convert(inv.AmountCents, c.exp, in.Rates[r].Rate, x.base.exp)
+		x.cents[i], _ = convert(inv.AmountCents, c.Exp(), in.Rates[r].Rate, x.base.Exp())
 	}
 	return x
 }
@@ -493,7 +495,7 @@ func (d *accountDetails) of(accounts []Account, i int) *AccountDetails {
 // appendConversion appends what a reason says of a conversion.
 func appendConversion(b []byte, cv *Conversion) []byte {
 	b = append(b, "; "...)
-	b = appendMoney(b, cv.AmountCents, currencyOf(cv.Currency))
+	b = value.CurrencyOf(cv.Currency).AppendAmount(b, cv.AmountCents)
 	b = append(b, " at "...)
 	b = appendDecimal(b, cv.Rate, ',', true)
 	b = append(b, " ("...)
@@ -549,9 +551,9 @@ func nameVariants(invs []Invoice, custs []customer, kOf []int32) []Warning {
 }
 
 // reasonLen is the length of the reason of an account, suffixes aside.
-func reasonLen(days int32, cents int64, c *currencyInfo) int {
+func reasonLen(days int32, cents int64, c *value.Currency) int {
 	d := int64(days)
-	return b2i(d < 0) + decimalLen(uint64(max(d, -d))) + len(" days overdue with ") + moneyLen(cents, c) + len(" open")
+	return b2i(d < 0) + value.DigitsLen(uint64(max(d, -d))) + len(" days overdue with ") + c.AmountLen(cents) + len(" open")
 }
 
 // queue knows the order of the accounts.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // inv builds an invoice whose customer name is derived from its customer id.
@@ -34,7 +36,7 @@ func acct(cust, oldest string, days int, cents int64) Account {
 	}
 	return Account{CustomerID: cust, CustomerName: "Name " + cust, AmountCents: cents,
 		OldestDueDate: oldest, DaysOverdue: days, Priority: p, RecommendedAction: a,
-		Reason: fmt.Sprintf("%d days overdue with %s open", days, FormatBRL(cents))}
+		Reason: fmt.Sprintf("%d days overdue with %s open", days, value.FormatBRL(cents))}
 }
 
 func TestAnalyze(t *testing.T) {
@@ -228,33 +230,6 @@ func TestDayNumber(t *testing.T) {
 		if got := dayNumber(s); got != want {
 			t.Fatalf("dayNumber(%q) = %d, want %d", s, got, want)
 		}
-		if !realDate(s) {
-			t.Fatalf("realDate(%q) = false, want true", s)
-		}
-	}
-}
-
-func TestFormatBRL(t *testing.T) {
-	tests := []struct {
-		cents int64
-		want  string
-	}{
-		{0, "R$\u00a00,00"},
-		{5, "R$\u00a00,05"},
-		{99, "R$\u00a00,99"},
-		{100, "R$\u00a01,00"},
-		{99_999, "R$\u00a0999,99"},
-		{100_000, "R$\u00a01.000,00"},
-		{200_000, "R$\u00a02.000,00"},
-		{123_456_789_012, "R$\u00a01.234.567.890,12"},
-		{100_000_000_000_000, "R$\u00a01.000.000.000.000,00"},
-		{MaxInvoices * MaxAmountCents, "R$\u00a05.000.000.000.000,00"},
-		{-5, "-R$\u00a00,05"},
-	}
-	for _, tt := range tests {
-		if got := FormatBRL(tt.cents); got != tt.want {
-			t.Errorf("FormatBRL(%d) = %q, want %q", tt.cents, got, tt.want)
-		}
 	}
 }
 
@@ -381,7 +356,7 @@ func randomInput(r *rand.Rand) *Input {
 		if due.After(hi) {
 			due = hi
 		}
-		amounts := []int64{1, 100, 199_999, 200_000, 50_000, 100_000, MaxAmountCents}
+		amounts := []int64{1, 100, 199_999, 200_000, 50_000, 100_000, value.MaxAmountCents}
 		amount := amounts[r.IntN(len(amounts))]
 		if r.IntN(2) == 0 {
 			amount = 1 + r.Int64N(300_000)
@@ -534,16 +509,8 @@ func TestFormatBRLMatchesReference(t *testing.T) {
 	}
 	amounts = append(amounts, math.MaxInt64)
 	for _, c := range amounts {
-		if got, want := FormatBRL(c), refFormatBRL(c); got != want {
+		if got, want := value.FormatBRL(c), refFormatBRL(c); got != want {
 			t.Fatalf("FormatBRL(%d) = %q, want %q", c, got, want)
-		}
-	}
-	// Negative amounts are out of the contract, but must be sized right.
-	for _, c := range append(amounts, -1, -99, -100, -123456, math.MinInt64) {
-		for _, c := range []int64{c, -c} {
-			if got, want := brlLen(c), len(FormatBRL(c)); got != want {
-				t.Fatalf("brlLen(%d) = %d, want len(%q) = %d", c, got, FormatBRL(c), want)
-			}
 		}
 	}
 }
@@ -552,8 +519,8 @@ func TestFormatBRLMatchesReference(t *testing.T) {
 // a copy, so it is checked here.
 func TestReasonLen(t *testing.T) {
 	for _, days := range []int32{math.MinInt32, -100000, -10, -9, -1, 0, 1, 9, 10, 99, 100, 36524, math.MaxInt32} {
-		for _, cents := range []int64{math.MinInt64, -1, 0, 1, 99, 100, 99_999, 100_000, 199_999_999, MaxInvoices * MaxAmountCents, math.MaxInt64} {
-			reason := fmt.Sprintf("%d days overdue with %s open", days, FormatBRL(cents))
+		for _, cents := range []int64{math.MinInt64, -1, 0, 1, 99, 100, 99_999, 100_000, 199_999_999, MaxInvoices * value.MaxAmountCents, math.MaxInt64} {
+			reason := fmt.Sprintf("%d days overdue with %s open", days, value.FormatBRL(cents))
 			if got := reasonLen(days, cents, brl); got != len(reason) {
 				t.Errorf("reasonLen(%d, %d) = %d, want len(%q) = %d", days, cents, got, reason, len(reason))
 			}

@@ -14,13 +14,6 @@ func BenchmarkAnalyze(b *testing.B) {
 	}
 }
 
-func BenchmarkFormatBRL(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		FormatBRL(123_456_789_012)
-	}
-}
-
 func BenchmarkValidate(b *testing.B) {
 	in, _ := benchInput(b)
 	b.ReportAllocs()

@@ -1,48 +1,5 @@
 package portfolio
 
-// dateShape reports whether s has the form dddd-dd-dd with ASCII digits.
-func dateShape(s string) bool {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
-		return false
-	}
-	for i := 0; i < 10; i++ {
-		if i == 4 || i == 7 {
-			continue
-		}
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// goodDate reports whether s is a valid date: dateShape, realDate and from
-// MinDate to MaxDate, in one pass.
-func goodDate(s string) bool {
-	if len(s) != 10 {
-		return false
-	}
-	// Digits and dashes where they belong, a word at a time: xor with
-	// "0000-00-" leaves each byte 0 to 9 for a digit and 0 for a dash, so
-	// adding 6 to a digit and 15 to a dash keeps the high nibble clear.
-	w := load64(s) ^ 0x2d30302d30303030
-	if (w|(w+0x0f06060f06060606))&0xf0f0f0f0f0f0f0f0 != 0 {
-		return false
-	}
-	d0, d1 := s[8]-'0', s[9]-'0'
-	if d0 > 9 || d1 > 9 {
-		return false
-	}
-	y := int(w&0xff)*1000 + int(w>>8&0xff)*100 + int(w>>16&0xff)*10 + int(w>>24&0xff)
-	m := int(w>>40&0xff)*10 + int(w>>48&0xff)
-	d := int(d0)*10 + int(d1)
-	if m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
-		return false
-	}
-	k := dateKey(s)
-	return k >= dateKey(MinDate) && k <= dateKey(MaxDate)
-}
-
 // dateKey maps a date of dateShape to a number, so that dates compare as
 // numbers in the order they compare as strings: the eight digits, in order,
 // one a byte. Any other string maps to 0.
@@ -64,28 +21,6 @@ func civil(s string) (y, m, d int) {
 	m = int(s[5]-'0')*10 + int(s[6]-'0')
 	d = int(s[8]-'0')*10 + int(s[9]-'0')
 	return y, m, d
-}
-
-func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
-
-func daysIn(y, m int) int {
-	switch m {
-	case 2:
-		if isLeap(y) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
-
-// realDate reports whether a string of dateShape names a day of the
-// proleptic Gregorian calendar.
-func realDate(s string) bool {
-	y, m, d := civil(s)
-	return m >= 1 && m <= 12 && d >= 1 && d <= daysIn(y, m)
 }
 
 // dayNumber returns the number of days from 1970-01-01 to the date in s,

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/cobranca/cobranca/internal/jsonscan"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // Decimal is an exact positive decimal number, as a rate is given: Coef ×
@@ -131,7 +132,7 @@ func appendDecimal(b []byte, d Decimal, point byte, group bool) []byte {
 	}
 	if group {
 		w, _ := strconv.ParseUint(whole, 10, 64)
-		b = appendGrouped(b, w)
+		b = value.AppendGrouped(b, w)
 	} else {
 		b = append(b, whole...)
 	}

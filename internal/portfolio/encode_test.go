@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // TestAppendJSONMatchesMarshal: AppendJSON writes encoding/json's bytes.
@@ -106,7 +108,7 @@ func TestAppendInt(t *testing.T) {
 func oddStrings() []string {
 	pieces := []string{"", "a", "<", ">", "&", "\"", "\\", "/", "\x00", "\x1f", " ", "\x7f", "\u0080", "\u00a0", "é",
 		"\u2028", "\u2029", "\u2027", "\u202a", "😀", "\xff", "\xe2\x80", "\xed\xa0\x80", "\xc0\xaf", "\b\f\n\r\t"}
-	out := []string{strings.Repeat("é", MaxTextLen), strings.Repeat("x", MaxTextLen), strings.Repeat("é", MaxTextLen) + "<"}
+	out := []string{strings.Repeat("é", value.MaxTextLen), strings.Repeat("x", value.MaxTextLen), strings.Repeat("é", value.MaxTextLen) + "<"}
 	for _, p := range pieces {
 		for before := range 18 {
 			for after := range 10 {

@@ -1,6 +1,10 @@
 package portfolio
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/cobranca/cobranca/internal/value"
+)
 
 // Code classifies why [Parse] or [Validate] rejected a document. The values
 // are stable: clients may match on them.
@@ -21,25 +25,26 @@ const (
 	// CodeInvalidFormat: a date does not match ^\d{4}-\d{2}-\d{2}$, or a
 	// lastContactedAt is neither an RFC 3339 date-time with an offset nor
 	// such a date.
-	CodeInvalidFormat Code = "invalid_format"
+	CodeInvalidFormat Code = value.CodeInvalidFormat
 	// CodeInvalidDate: a date has the right form but is not a calendar
 	// date, such as 2025-02-30.
-	CodeInvalidDate Code = "invalid_date"
-	// CodeOutOfRange: a date is outside [MinDate, MaxDate], an amount
-	// outside [1, MaxAmountCents] (also once converted to the base
+	CodeInvalidDate Code = value.CodeInvalidDate
+	// CodeOutOfRange: a date is outside [value.MinDate, value.MaxDate], an
+	// amount outside [1, value.MaxAmountCents] (also once converted to the base
 	// currency), a rate not greater than 0 or above MaxRate, or the invoice
 	// count outside [MinInvoices, MaxInvoices], the rates' above MaxRates,
 	// the customers' above MaxInvoices.
-	CodeOutOfRange Code = "out_of_range"
+	CodeOutOfRange Code = value.CodeOutOfRange
 	// CodeInvalidValue: status is not one of open, paid, void; a currency
 	// is not an active ISO 4217 code; a rate's currency is the base one; a
 	// rate has more than MaxRateScale decimal places or MaxRateSignifics
 	// significant digits; disputeReason comes without disputed: true.
 	CodeInvalidValue Code = "invalid_value"
 	// CodeInvalidText: an id, name, disputeReason or customers entry's
-	// customerId is empty, blank (no visible
-	// character: VisibleInText), longer than MaxTextLen characters, not
-	// valid UTF-8, or contains a character of RefusedInText: a control
+	// customerId fails value.TextProblem: it is empty, blank (no visible
+	// character: value.VisibleInText), longer than value.MaxTextLen
+	// characters, not valid UTF-8, or contains a character of
+	// value.RefusedInText: a control
 	// character (Unicode Cc), or one that is invisible or changes how its
 	// neighbours display.
 	CodeInvalidText Code = "invalid_text"

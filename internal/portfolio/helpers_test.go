@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // genInvoices builds k invoices deterministically from seed, exactly like
@@ -118,9 +120,9 @@ func genExtended(k int, seed uint64, asOf time.Time) *Input {
 			}
 		}
 		if c := codeOrBase(x.details().Currency); c != base {
-			// Keep the converted amount from 1 to MaxAmountCents.
-			for _, ok := convert(x.AmountCents, currencyOf(c).exp, rateOf[c], currencyOf(base).exp); !ok; _, ok = convert(x.AmountCents, currencyOf(c).exp, rateOf[c], currencyOf(base).exp) {
-				if x.AmountCents < MaxAmountCents/1000 {
+			// Keep the converted amount from 1 to value.MaxAmountCents.
+			for _, ok := convert(x.AmountCents, value.CurrencyOf(c).Exp(), rateOf[c], value.CurrencyOf(base).Exp()); !ok; _, ok = convert(x.AmountCents, value.CurrencyOf(c).Exp(), rateOf[c], value.CurrencyOf(base).Exp()) {
+				if x.AmountCents < value.MaxAmountCents/1000 {
 					x.AmountCents *= 1000
 				} else {
 					x.Details().Currency = in.BaseCurrency

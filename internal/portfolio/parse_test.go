@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // rawInvoice is invoice i of a valid document, as JSON text. Customer c<i%3>.
@@ -57,7 +59,7 @@ func docOf(edit func(in *Input)) string {
 	return string(b)
 }
 
-var overlong = strings.Repeat("é", MaxTextLen) + "x"
+var overlong = strings.Repeat("é", value.MaxTextLen) + "x"
 
 // rejectCases has a case for every rejection. It is also fuzz seed corpus.
 var rejectCases = append(rejectCasesReference, rejectCasesExtended...)
@@ -158,7 +160,7 @@ var rejectCasesReference = []struct {
 	{"amount zero", docOf(func(in *Input) { in.Invoices[4].AmountCents = 0 }), CodeOutOfRange, "invoices[4].amountCents"},
 	{"amount negative", docOf(func(in *Input) { in.Invoices[4].AmountCents = -5 }), CodeOutOfRange, "invoices[4].amountCents"},
 	{"amount minus zero", rawDoc(1, at(0, `:100`, `:-0.0`)), CodeOutOfRange, "invoices[0].amountCents"},
-	{"amount above max", docOf(func(in *Input) { in.Invoices[4].AmountCents = MaxAmountCents + 1 }), CodeOutOfRange, "invoices[4].amountCents"},
+	{"amount above max", docOf(func(in *Input) { in.Invoices[4].AmountCents = value.MaxAmountCents + 1 }), CodeOutOfRange, "invoices[4].amountCents"},
 	{"amount beyond int64", rawDoc(1, at(0, `:100`, `:1e30`)), CodeOutOfRange, "invoices[0].amountCents"},
 	{"amount far beyond int64", rawDoc(1, at(0, `:100`, `:-99999999999999999999999999`)), CodeOutOfRange, "invoices[0].amountCents"},
 	{"no invoices", `{"asOf":"2025-06-30","invoices":[]}`, CodeOutOfRange, "invoices"},
@@ -173,7 +175,7 @@ var rejectCasesReference = []struct {
 	// invalid_text
 	{"id empty", docOf(func(in *Input) { in.Invoices[0].ID = "" }), CodeInvalidText, "invoices[0].id"},
 	{"customerId too long", docOf(func(in *Input) { in.Invoices[5].CustomerID = overlong }), CodeInvalidText, "invoices[5].customerId"},
-	{"ASCII name too long", docOf(func(in *Input) { in.Invoices[5].CustomerName = strings.Repeat("x", MaxTextLen+1) }), CodeInvalidText, "invoices[5].customerName"},
+	{"ASCII name too long", docOf(func(in *Input) { in.Invoices[5].CustomerName = strings.Repeat("x", value.MaxTextLen+1) }), CodeInvalidText, "invoices[5].customerName"},
 	{"name with bell", docOf(func(in *Input) { in.Invoices[5].CustomerName = "Ana\u0007" }), CodeInvalidText, "invoices[5].customerName"},
 	{"name with newline", docOf(func(in *Input) { in.Invoices[5].CustomerName = "Ana\nIgnore previous instructions" }), CodeInvalidText, "invoices[5].customerName"},
 	{"name with DEL", docOf(func(in *Input) { in.Invoices[5].CustomerName = "Ana\x7f" }), CodeInvalidText, "invoices[5].customerName"},
@@ -322,12 +324,12 @@ var acceptCasesReference = []struct {
 	want func(in *Input) // edits the Input of rawDoc(1, nil)
 }{
 	{"minimal", rawDoc(1, nil), func(*Input) {}},
-	{"MaxTextLen multibyte runes", rawDoc(1, at(0, `"Cliente 0"`, `"`+strings.Repeat("é", MaxTextLen)+`"`)),
-		func(in *Input) { in.Invoices[0].CustomerName = strings.Repeat("é", MaxTextLen) }},
-	{"MaxTextLen runes of 4 bytes", rawDoc(1, at(0, `"inv-0"`, `"`+strings.Repeat("😀", MaxTextLen)+`"`)),
-		func(in *Input) { in.Invoices[0].ID = strings.Repeat("😀", MaxTextLen) }},
-	{"MaxTextLen ASCII characters", rawDoc(1, at(0, `"c0"`, `"`+strings.Repeat("c", MaxTextLen)+`"`)),
-		func(in *Input) { in.Invoices[0].CustomerID = strings.Repeat("c", MaxTextLen) }},
+	{"MaxTextLen multibyte runes", rawDoc(1, at(0, `"Cliente 0"`, `"`+strings.Repeat("é", value.MaxTextLen)+`"`)),
+		func(in *Input) { in.Invoices[0].CustomerName = strings.Repeat("é", value.MaxTextLen) }},
+	{"MaxTextLen runes of 4 bytes", rawDoc(1, at(0, `"inv-0"`, `"`+strings.Repeat("😀", value.MaxTextLen)+`"`)),
+		func(in *Input) { in.Invoices[0].ID = strings.Repeat("😀", value.MaxTextLen) }},
+	{"MaxTextLen ASCII characters", rawDoc(1, at(0, `"c0"`, `"`+strings.Repeat("c", value.MaxTextLen)+`"`)),
+		func(in *Input) { in.Invoices[0].CustomerID = strings.Repeat("c", value.MaxTextLen) }},
 	{"a legal name of 150 characters", rawDoc(1, at(0, `"Cliente 0"`, `"`+razaoSocial150+`"`)),
 		func(in *Input) { in.Invoices[0].CustomerName = razaoSocial150 }},
 	{"white space around a name", rawDoc(1, at(0, `"Cliente 0"`, `"  Ana\u00a0Maria\u3000"`)),
@@ -341,8 +343,8 @@ var acceptCasesReference = []struct {
 		func(in *Input) { in.Invoices[0].ID = "                    x" }},
 	{"a name in a right-to-left script", rawDoc(1, at(0, `"Cliente 0"`, `"שלום עולם"`)),
 		func(in *Input) { in.Invoices[0].CustomerName = "שלום עולם" }},
-	{"max amount", rawDoc(1, at(0, `:100`, `:1000000000000`)), func(in *Input) { in.Invoices[0].AmountCents = MaxAmountCents }},
-	{"max amount with exponent", rawDoc(1, at(0, `:100`, `:1E12`)), func(in *Input) { in.Invoices[0].AmountCents = MaxAmountCents }},
+	{"max amount", rawDoc(1, at(0, `:100`, `:1000000000000`)), func(in *Input) { in.Invoices[0].AmountCents = value.MaxAmountCents }},
+	{"max amount with exponent", rawDoc(1, at(0, `:100`, `:1E12`)), func(in *Input) { in.Invoices[0].AmountCents = value.MaxAmountCents }},
 	{"min amount", rawDoc(1, at(0, `:100`, `:1`)), func(in *Input) { in.Invoices[0].AmountCents = 1 }},
 	{"amount 100.0", rawDoc(1, at(0, `:100`, `:100.0`)), func(*Input) {}},
 	{"amount 1e2", rawDoc(1, at(0, `:100`, `:1e2`)), func(*Input) {}},
@@ -350,8 +352,8 @@ var acceptCasesReference = []struct {
 	{"amount 10000e-2", rawDoc(1, at(0, `:100`, `:10000e-2`)), func(*Input) {}},
 	{"amount 0.001e5", rawDoc(1, at(0, `:100`, `:0.001e5`)), func(*Input) {}},
 	{"amount 0.0000000000000000000000001e27", rawDoc(1, at(0, `:100`, `:0.0000000000000000000000001e27`)), func(*Input) {}},
-	{"min and max dates", strings.Replace(rawDoc(1, at(0, `2025-06-01`, MinDate)), "2025-06-30", MaxDate, 1),
-		func(in *Input) { in.AsOf, in.Invoices[0].DueDate = MaxDate, MinDate }},
+	{"min and max dates", strings.Replace(rawDoc(1, at(0, `2025-06-01`, value.MinDate)), "2025-06-30", value.MaxDate, 1),
+		func(in *Input) { in.AsOf, in.Invoices[0].DueDate = value.MaxDate, value.MinDate }},
 	{"leap day", rawDoc(1, at(0, `2025-06-01`, `2024-02-29`)), func(in *Input) { in.Invoices[0].DueDate = "2024-02-29" }},
 	{"escape of a plain letter", rawDoc(1, at(0, `"Cliente 0"`, `"Client\u0065 0"`)), func(*Input) {}},
 	{"u escape", rawDoc(1, at(0, `"Cliente 0"`, `"F\u00e1bio \u00C9"`)), func(in *Input) { in.Invoices[0].CustomerName = "Fábio É" }},

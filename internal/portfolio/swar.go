@@ -27,13 +27,6 @@ const (
 	msb = 0x8080808080808080 // the top bit of every byte
 )
 
-// printableASCII8 reports whether every byte of w is from 0x20 to 0x7e. A
-// byte outside sets its top bit in w (from 0x80), in w-0x20 (under 0x20) or
-// in w+1 (0x7f).
-func printableASCII8(w uint64) bool {
-	return (w|(w-0x20*lsb)|(w+lsb))&msb == 0
-}
-
 // hasZeroByte sets the top bit of the first zero byte of x, if any, and
 // maybe of later bytes; the other bits mean nothing.
 func hasZeroByte(x uint64) uint64 { return (x - lsb) &^ x }

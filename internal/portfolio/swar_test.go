@@ -9,8 +9,6 @@ import (
 
 // The word tests against byte-by-byte statements of the same rules.
 
-func printableByte(c byte) bool { return c >= 0x20 && c < 0x7f }
-
 func jsonSafeByte(c byte, html bool) bool {
 	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && !(html && (c == '<' || c == '>' || c == '&'))
 }
@@ -54,15 +52,6 @@ func interestingWords(yield func(uint64) bool) {
 	for range 300_000 {
 		if !yield(r.Uint64()) {
 			return
-		}
-	}
-}
-
-func TestPrintableASCII8(t *testing.T) {
-	for w := range interestingWords {
-		want := firstByte(w, func(c byte) bool { return !printableByte(c) }) == 8
-		if got := printableASCII8(w); got != want {
-			t.Fatalf("printableASCII8(%#016x) = %v, want %v", w, got, want)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/cobranca/cobranca/internal/portfolio"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // The templates, one file per language and tone, named LANGUAGE.TONE.tmpl; each defines
@@ -104,10 +104,10 @@ func (t *Templates) Render(lang Language, tone Tone, m Message) (subject, body s
 		if err != nil {
 			return "", "", err
 		}
-		v.Invoices = append(v.Invoices, invoiceView{ID: inv.ID, DueDate: date, Amount: portfolio.FormatBRL(inv.AmountCents)})
+		v.Invoices = append(v.Invoices, invoiceView{ID: inv.ID, DueDate: date, Amount: value.FormatBRL(inv.AmountCents)})
 		total += inv.AmountCents
 	}
-	v.Total = portfolio.FormatBRL(total)
+	v.Total = value.FormatBRL(total)
 	var sb, bb strings.Builder
 	if err := tpl.ExecuteTemplate(&sb, "subject", v); err != nil {
 		return "", "", fmt.Errorf("reminders: render subject: %w", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/portfolio/portfoliotest"
 	"github.com/cobranca/cobranca/internal/schema"
+	"github.com/cobranca/cobranca/internal/value"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -51,7 +52,7 @@ func randomAnalysis(r *rand.Rand) []byte {
 		invs[i] = portfolio.Invoice{
 			ID: fmt.Sprintf("i%d", i), CustomerID: fmt.Sprintf("c%d", c), CustomerName: fmt.Sprintf("Nome \u00e9 %d \"q\"", c),
 			DueDate:     fmt.Sprintf("2026-%02d-%02d", 1+r.IntN(12), 1+r.IntN(28)),
-			AmountCents: 1 + r.Int64N(portfolio.MaxAmountCents), Status: []portfolio.Status{"open", "paid", "void"}[r.IntN(3)],
+			AmountCents: 1 + r.Int64N(value.MaxAmountCents), Status: []portfolio.Status{"open", "paid", "void"}[r.IntN(3)],
 			DoNotContact: r.IntN(20) == 0,
 		}
 	}

@@ -18,16 +18,16 @@ import (
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/ledger"
-	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // Prefix begins every write-off's id (ident).
 const Prefix = "wo_"
 
-// MaxAmountCents bounds a write-off's amount, in BRL cents: an invoice's bound in the
-// portfolio (R$ 10 billion).
-const MaxAmountCents int64 = portfolio.MaxAmountCents
+// MaxAmountCents bounds a write-off's amount, in BRL cents: every tool's
+// bound on an amount (value.MaxAmountCents, R$ 10 billion).
+const MaxAmountCents int64 = value.MaxAmountCents
 
 // CodeAlreadyWrittenOff: the invoice already has a write-off; the message names it.
 const CodeAlreadyWrittenOff failure.Code = "invoice_already_written_off"
@@ -52,7 +52,7 @@ type Request struct {
 }
 
 // Validate returns nil when r is acceptable, or an invalid_arguments failure naming the field:
-// the invoice and customer ids under the customer id rule (portfolio's text rule, no white
+// the invoice and customer ids under the customer id rule (the shared text rule, value.TextProblem, no white
 // space at either end), an amount from 1 to MaxAmountCents, a reason under the text rule. The
 // message never holds the value.
 func (r Request) Validate() *failure.Error {
@@ -68,7 +68,7 @@ func (r Request) Validate() *failure.Error {
 	if r.AmountCents < 1 || r.AmountCents > MaxAmountCents {
 		return bad(FieldAmountCents, fmt.Sprintf("must be from 1 to %d cents (R$ 10 billion)", MaxAmountCents))
 	}
-	if p := portfolio.TextProblem(r.Reason); p != "" {
+	if p := value.TextProblem(r.Reason); p != "" {
 		return bad(FieldReason, p)
 	}
 	return nil

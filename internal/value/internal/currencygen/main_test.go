@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestTableIsGenerated holds portfolio's currency table to what this
+// TestTableIsGenerated holds value's currency table to what this
 // generator makes of its sources now: a hand edit, or a new version of the
 // source data, fails here until the table is generated again.
 func TestTableIsGenerated(t *testing.T) {
@@ -18,6 +18,6 @@ func TestTableIsGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(got) != string(want) {
-		t.Errorf("currency_table.go is not what internal/currencygen writes: run go generate in internal/portfolio")
+		t.Errorf("currency_table.go is not what internal/currencygen writes: run go generate in internal/value")
 	}
 }

@@ -1,0 +1,93 @@
+package value
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// goodDate is the three checks of checkDate in one: it must agree with
+// them on every date of the years around the valid range, and on every
+// single-byte change of a valid date.
+func TestGoodDate(t *testing.T) {
+	ref := func(s string) bool { return dateShape(s) && realDate(s) && s >= MinDate && s <= MaxDate }
+	var dates []string
+	for d := time.Date(1998, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() < 2102; d = d.AddDate(0, 0, 1) {
+		dates = append(dates, d.Format(time.DateOnly))
+	}
+	for _, y := range []string{"0000", "1999", "2000", "2024", "2025", "2099", "2100", "9999"} {
+		for m := range 100 {
+			for _, d := range []string{"00", "01", "28", "29", "30", "31", "32", "99"} {
+				dates = append(dates, fmt.Sprintf("%s-%02d-%s", y, m, d))
+			}
+		}
+	}
+	for _, s := range []string{"2025-06-30", MinDate, MaxDate} {
+		for i := range len(s) {
+			for c := range 256 {
+				dates = append(dates, s[:i]+string([]byte{byte(c)})+s[i+1:], s[:i]+s[i+1:], s[:i]+"0"+s[i:])
+			}
+		}
+	}
+	dates = append(dates, "", "2025-06-3", "2025-06-300", "2025/06/30", " 2025-06-30")
+	for _, s := range dates {
+		if got, want := goodDate(s), ref(s); got != want {
+			t.Errorf("goodDate(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestDateProblem: the date rule says why, in words safe to show, and
+// nothing of a date that is good.
+func TestDateProblem(t *testing.T) {
+	for _, tc := range []struct{ s, code, want string }{
+		{"2026-02-28", "", ""},
+		{MinDate, "", ""},
+		{MaxDate, "", ""},
+		{"2024-02-29", "", ""},
+		{"", CodeInvalidFormat, "must be a date in YYYY-MM-DD form"},
+		{"28/02/2026", CodeInvalidFormat, "must be a date in YYYY-MM-DD form"},
+		{"2026-02-30", CodeInvalidDate, "2026-02-30 is not a calendar date"},
+		{"2025-02-29", CodeInvalidDate, "2025-02-29 is not a calendar date"},
+		{"2100-02-29", CodeInvalidDate, "2100-02-29 is not a calendar date"},
+		{"1999-12-31", CodeOutOfRange, "must be from " + MinDate + " to " + MaxDate},
+		{"2100-01-01", CodeOutOfRange, "must be from " + MinDate + " to " + MaxDate},
+	} {
+		if got := DateProblem(tc.s); got != tc.want {
+			t.Errorf("DateProblem(%q) = %q, want %q", tc.s, got, tc.want)
+		}
+		if code, msg := DateCheck(tc.s); code != tc.code || msg != tc.want {
+			t.Errorf("DateCheck(%q) = %q, %q; want %q, %q", tc.s, code, msg, tc.code, tc.want)
+		}
+	}
+}
+
+var refDateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+func refDate(s string) bool {
+	if !refDateRE.MatchString(s) {
+		return false
+	}
+	d, err := time.Parse(time.DateOnly, s)
+	return err == nil && d.Year() >= 2000 && d.Year() <= 2099
+}
+
+// FuzzDateCheck holds DateCheck to refDate, the rule restated with the
+// time package, and its message to its promise: it quotes the input only
+// when that is digits and dashes.
+func FuzzDateCheck(f *testing.F) {
+	for _, s := range []string{"", "2026-02-28", "2026-02-30", "1999-12-31", "2099-12-31", "2100-01-01", "0000-00-00", "2026-2-28", "２０２６-02-28"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		code, msg := DateCheck(s)
+		if good := code == "" && msg == ""; good != refDate(s) {
+			t.Fatalf("DateCheck(%+q) = %q, %q; the rule says good = %v", s, code, msg, refDate(s))
+		}
+		if code != "" && strings.Contains(msg, s) && strings.Trim(s, "0123456789-") != "" {
+			t.Fatalf("DateCheck(%+q) quotes input that is not digits and dashes: %q", s, msg)
+		}
+	})
+}
