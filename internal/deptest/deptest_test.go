@@ -23,3 +23,13 @@ func TestDisallowedCanFail(t *testing.T) {
 		t.Errorf("Disallowed(failurex, failure) = %q, want failurex: an exact entry is not a prefix", got)
 	}
 }
+
+// TestImportersCanFail: the check sees who imports a real package, and
+// only who imports it directly.
+func TestImportersCanFail(t *testing.T) {
+	const failure = "github.com/cobranca/cobranca/internal/failure"
+	got := Importers(t, failure, "github.com/cobranca/cobranca/internal/...")
+	if !slices.Contains(got, "github.com/cobranca/cobranca/internal/mcpapi") || slices.Contains(got, failure) {
+		t.Errorf("Importers(failure) = %q, want mcpapi among them and not failure itself", got)
+	}
+}
