@@ -14,13 +14,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	bojanz "github.com/bojanz/currency"
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/cobranca/cobranca/internal/timestamp"
+	"github.com/cobranca/cobranca/internal/value/valuetest"
 )
 
 // FuzzValidate feeds arbitrary bytes to Parse. Parse must not panic; a
@@ -174,7 +174,7 @@ func recheck(data []byte) (*Input, string) {
 		return nil, "missing or null top-level field"
 	}
 	in := &Input{AsOf: *doc.AsOf}
-	if !refDate(in.AsOf) {
+	if !valuetest.Date(in.AsOf) {
 		return nil, "bad asOf"
 	}
 	if n := len(*doc.Invoices); n < 1 || n > 500 {
@@ -190,11 +190,11 @@ func recheck(data []byte) (*Input, string) {
 			if strings.ContainsRune(s, utf8.RuneError) && surrogateEscape.Match(data) {
 				return nil, unsure
 			}
-			if why := refText(s); why != "" {
+			if why := valuetest.Text(s); why != "" {
 				return nil, why
 			}
 		}
-		if !refDate(*x.DueDate) {
+		if !valuetest.Date(*x.DueDate) {
 			return nil, "bad dueDate"
 		}
 		raw := string(*x.AmountCents)
@@ -222,10 +222,10 @@ func recheck(data []byte) (*Input, string) {
 		if dt.DisputeReason != "" && !dt.Disputed {
 			return nil, "disputeReason without disputed"
 		}
-		if why := refText(dt.DisputeReason); dt.DisputeReason != "" && why != "" {
+		if why := valuetest.Text(dt.DisputeReason); dt.DisputeReason != "" && why != "" {
 			return nil, why
 		}
-		if dt.PromiseToPayDate != "" && !refDate(dt.PromiseToPayDate) {
+		if dt.PromiseToPayDate != "" && !valuetest.Date(dt.PromiseToPayDate) {
 			return nil, "bad promiseToPayDate"
 		}
 		in.Invoices = append(in.Invoices, Invoice{ID: *x.ID, CustomerID: *x.CustomerID, CustomerName: *x.CustomerName,
@@ -255,7 +255,7 @@ func recheck(data []byte) (*Input, string) {
 		if why != "" {
 			return nil, why
 		}
-		if !refDate(*r.Date) {
+		if !valuetest.Date(*r.Date) {
 			return nil, "bad rate date"
 		}
 		if _, ok := rates[*r.Currency]; ok {
@@ -278,10 +278,10 @@ func recheck(data []byte) (*Input, string) {
 		if strings.ContainsRune(*c.CustomerID, utf8.RuneError) && surrogateEscape.Match(data) {
 			return nil, unsure
 		}
-		if why := refText(*c.CustomerID); why != "" {
+		if why := valuetest.Text(*c.CustomerID); why != "" {
 			return nil, why
 		}
-		if !refDate(*c.LastContactedAt) {
+		if !valuetest.Date(*c.LastContactedAt) {
 			t, err := timestamp.Parse(*c.LastContactedAt)
 			if err != nil || t.UTC().Year() < 2000 || t.UTC().Year() > 2099 {
 				return nil, "bad lastContactedAt"
@@ -338,58 +338,6 @@ func refRateValue(raw string) (Decimal, string) {
 
 const unsure = "unsure"
 
-// refText is the rule for ids and names, restated from the issue and the
-// probe that set it rather than from the package's tables: 1 to 255
-// characters; no character that is invisible or changes how its
-// neighbours display (refRefused); and at least one visible character
-// (refVisible).
-func refText(s string) string {
-	if n := utf8.RuneCountInString(s); n < 1 || n > 255 {
-		return "text length"
-	}
-	if strings.ContainsFunc(s, refRefused) {
-		return "refused character in text"
-	}
-	if !strings.ContainsFunc(s, refVisible) {
-		return "blank text"
-	}
-	return ""
-}
-
-// refRefused reports whether r is refused anywhere in an id or name: a
-// control character (Cc), a line or paragraph separator, a bidirectional
-// control, a default-ignorable code point, or any other format character
-// (Cf, the prepended concatenation marks included).
-func refRefused(r rune) bool {
-	return unicode.Is(unicode.Cc, r) ||
-		r == 0x2028 || r == 0x2029 || // line and paragraph separators
-		unicode.Is(unicode.Bidi_Control, r) || // bidirectional controls and marks
-		refDefaultIgnorable(r) ||
-		unicode.Is(unicode.Cf, r)
-}
-
-// refDefaultIgnorable is Unicode's Default_Ignorable_Code_Point, derived as
-// DerivedCoreProperties.txt says it is.
-func refDefaultIgnorable(r rune) bool {
-	if !unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Cf, unicode.Variation_Selector) {
-		return false
-	}
-	return !unicode.Is(unicode.White_Space, r) && !(r >= 0xFFF9 && r <= 0xFFFB) && !(r >= 0x13430 && r <= 0x1343F) &&
-		!unicode.Is(unicode.Prepended_Concatenation_Mark, r)
-}
-
-// refVisible reports whether a person sees r: a letter, number,
-// punctuation or symbol (L, N, P, S) that is not one of the characters
-// that look blank (the Hangul fillers, the braille pattern blank, the
-// musical symbol null notehead).
-func refVisible(r rune) bool {
-	switch r {
-	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x1D159:
-		return false
-	}
-	return unicode.In(r, unicode.L, unicode.N, unicode.P, unicode.S)
-}
-
 var numberRE = regexp.MustCompile(`^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$`)
 
 // refAmount reports whether raw, a JSON number, is an integer from 1 to
@@ -412,16 +360,6 @@ func refAmount(raw string) (int64, bool) {
 }
 
 var surrogateEscape = regexp.MustCompile(`\\[uU][dD][89a-fA-F]`)
-
-var refDateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-
-func refDate(s string) bool {
-	if !refDateRE.MatchString(s) {
-		return false
-	}
-	d, err := time.Parse(time.DateOnly, s)
-	return err == nil && d.Year() >= 2000 && d.Year() <= 2099
-}
 
 // checkKeys walks data's tokens and checks that the document object and
 // each invoice object use exactly the schema's keys, once each. It reports

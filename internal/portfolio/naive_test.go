@@ -6,26 +6,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cobranca/cobranca/internal/value/valuetest"
 )
 
 // This file restates issue 15's rules naively, from the issue and
 // docs/api notes rather than from the package's code: maps, big.Rat,
 // the time package and fmt. Analyze is held to it over random extended
 // portfolios (TestAnalyzeExtendedMatchesNaive).
-
-// naiveExp is ISO 4217's minor unit, as the standard lists it: 0, 3 and 4
-// for these, 2 for every other active code with a minor unit.
-func naiveExp(code string) int {
-	switch code {
-	case "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF", "XOF", "XPF":
-		return 0
-	case "BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND":
-		return 3
-	case "CLF", "UYW":
-		return 4
-	}
-	return 2
-}
 
 // naiveSymbol is the pt-BR symbol CLDR gives the currencies the tests use.
 var naiveSymbol = map[string]string{"BRL": "R$", "USD": "US$", "EUR": "€", "GBP": "£", "JPY": "JP¥", "CAD": "CA$",
@@ -39,7 +27,7 @@ func naiveRat(d Decimal) *big.Rat {
 // naiveConvert is amount × rate × 10^(exp(to) − exp(from)), rounded half up.
 func naiveConvert(amount int64, from string, rate Decimal, to string) int64 {
 	v := new(big.Rat).Mul(big.NewRat(amount, 1), naiveRat(rate))
-	shift := naiveExp(to) - naiveExp(from)
+	shift := valuetest.Exp(to) - valuetest.Exp(from)
 	p := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(max(shift, -shift))), nil))
 	if shift >= 0 {
 		v.Mul(v, p)
@@ -63,7 +51,7 @@ func naiveGroup(whole string) string {
 
 // naiveMoney formats an amount of minor units of code as pt-BR does.
 func naiveMoney(amount int64, code string) string {
-	e := naiveExp(code)
+	e := valuetest.Exp(code)
 	p := int64(1)
 	for range e {
 		p *= 10

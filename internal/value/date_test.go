@@ -2,10 +2,11 @@ package value
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cobranca/cobranca/internal/value/valuetest"
 )
 
 // goodDate is the three checks of checkDate in one: it must agree with
@@ -64,17 +65,7 @@ func TestDateProblem(t *testing.T) {
 	}
 }
 
-var refDateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-
-func refDate(s string) bool {
-	if !refDateRE.MatchString(s) {
-		return false
-	}
-	d, err := time.Parse(time.DateOnly, s)
-	return err == nil && d.Year() >= 2000 && d.Year() <= 2099
-}
-
-// FuzzDateCheck holds DateCheck to refDate, the rule restated with the
+// FuzzDateCheck holds DateCheck to valuetest.Date, the rule restated with the
 // time package, and its message to its promise: it quotes the input only
 // when that is digits and dashes.
 func FuzzDateCheck(f *testing.F) {
@@ -83,8 +74,8 @@ func FuzzDateCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		code, msg := DateCheck(s)
-		if good := code == "" && msg == ""; good != refDate(s) {
-			t.Fatalf("DateCheck(%+q) = %q, %q; the rule says good = %v", s, code, msg, refDate(s))
+		if good := code == "" && msg == ""; good != valuetest.Date(s) {
+			t.Fatalf("DateCheck(%+q) = %q, %q; the rule says good = %v", s, code, msg, valuetest.Date(s))
 		}
 		if code != "" && strings.Contains(msg, s) && strings.Trim(s, "0123456789-") != "" {
 			t.Fatalf("DateCheck(%+q) quotes input that is not digits and dashes: %q", s, msg)

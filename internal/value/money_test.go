@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/cobranca/cobranca/internal/value/valuetest"
 )
 
 // TestFormatMoneyExported: the exported formatter writes amounts as the reasons do,
@@ -125,23 +127,9 @@ func TestAmountLen(t *testing.T) {
 	}
 }
 
-// naiveExp is ISO 4217's minor unit, as the standard lists it: 0, 3 and 4
-// for these, 2 for every other active code with a minor unit.
-func naiveExp(code string) int {
-	switch code {
-	case "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF", "XOF", "XPF":
-		return 0
-	case "BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND":
-		return 3
-	case "CLF", "UYW":
-		return 4
-	}
-	return 2
-}
-
 // TestCurrencyTable spot-checks the generated table against ISO 4217's
 // minor units and CLDR's pt-BR symbols, and checks it whole against
-// naiveExp, the standard's exceptions to 2 written out.
+// valuetest.Exp, the standard's exceptions to 2 written out.
 func TestCurrencyTable(t *testing.T) {
 	spot := []struct {
 		code   string
@@ -168,8 +156,8 @@ func TestCurrencyTable(t *testing.T) {
 	}
 	for i := range currencies {
 		c := &currencies[i]
-		if int(c.exp) != naiveExp(c.code) {
-			t.Errorf("%s: exponent %d, ISO 4217 says %d", c.code, c.exp, naiveExp(c.code))
+		if int(c.exp) != valuetest.Exp(c.code) {
+			t.Errorf("%s: exponent %d, ISO 4217 says %d", c.code, c.exp, valuetest.Exp(c.code))
 		}
 		if i > 0 && currencies[i-1].code >= c.code || len(c.code) != 3 || strings.ToUpper(c.code) != c.code || c.symbol == "" {
 			t.Errorf("entry %d %+v: codes must be three upper-case letters, in order, with a symbol", i, c)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/cobranca/cobranca/internal/value/valuetest"
 )
 
 // refTextProblem is TextProblem without its word-at-a-time fast path: one
@@ -74,7 +76,8 @@ func TestTextProblem(t *testing.T) {
 
 // TestTextTables holds the tables to their definitions, for every
 // character: refusedInText to the rule as the issue and the probe state it
-// (refRefused), and VisibleInText, with invisibleInText, to refVisible;
+// (valuetest.Refused), and VisibleInText, with invisibleInText, to
+// valuetest.Visible;
 // invisibleInText holds no letter, number, punctuation or symbol but the
 // blank-looking ones, and with refusedInText, the combining marks and the
 // unassigned code points it is all that is not visible. And it checks that
@@ -83,23 +86,23 @@ func TestTextProblem(t *testing.T) {
 func TestTextTables(t *testing.T) {
 	var refused, visible int
 	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if got, want := unicode.Is(refusedInText, r), refRefused(r); got != want {
+		if got, want := unicode.Is(refusedInText, r), valuetest.Refused(r); got != want {
 			t.Errorf("unicode.Is(refusedInText, %U) = %v, want %v", r, got, want)
 		}
-		if got, want := VisibleInText(r), refVisible(r); got != want {
+		if got, want := VisibleInText(r), valuetest.Visible(r); got != want {
 			t.Errorf("VisibleInText(%U) = %v, want %v", r, got, want)
 		}
 		unlisted := unicode.In(r, unicode.M, unicode.Cn, unicode.Cs) // Cs: never in valid UTF-8
-		if got, want := unicode.Is(invisibleInText, r), !refVisible(r) && !refRefused(r) && !unlisted; got != want && !(got && refRefused(r)) {
+		if got, want := unicode.Is(invisibleInText, r), !valuetest.Visible(r) && !valuetest.Refused(r) && !unlisted; got != want && !(got && valuetest.Refused(r)) {
 			t.Errorf("unicode.Is(invisibleInText, %U) = %v, want %v", r, got, want)
 		}
 		if r > 0x9f && r < firstRefusedAbove && r != softHyphen && unicode.Is(refusedInText, r) {
 			t.Errorf("%U is refused, below firstRefusedAbove %U", r, firstRefusedAbove)
 		}
-		refused += b2i(refRefused(r))
-		visible += b2i(refVisible(r))
+		refused += b2i(valuetest.Refused(r))
+		visible += b2i(valuetest.Visible(r))
 	}
-	if !refRefused(softHyphen) {
+	if !valuetest.Refused(softHyphen) {
 		t.Errorf("softHyphen %U is not refused", softHyphen)
 	}
 	if refused < 4000 || visible < 100000 {
@@ -135,60 +138,8 @@ func TestBidiControlsRefused(t *testing.T) {
 	}
 }
 
-// refText is the rule for ids and names, restated from the issue and the
-// probe that set it rather than from the package's tables: 1 to 255
-// characters; no character that is invisible or changes how its
-// neighbours display (refRefused); and at least one visible character
-// (refVisible).
-func refText(s string) string {
-	if n := utf8.RuneCountInString(s); n < 1 || n > 255 {
-		return "text length"
-	}
-	if strings.ContainsFunc(s, refRefused) {
-		return "refused character in text"
-	}
-	if !strings.ContainsFunc(s, refVisible) {
-		return "blank text"
-	}
-	return ""
-}
-
-// refRefused reports whether r is refused anywhere in an id or name: a
-// control character (Cc), a line or paragraph separator, a bidirectional
-// control, a default-ignorable code point, or any other format character
-// (Cf, the prepended concatenation marks included).
-func refRefused(r rune) bool {
-	return unicode.Is(unicode.Cc, r) ||
-		r == 0x2028 || r == 0x2029 || // line and paragraph separators
-		unicode.Is(unicode.Bidi_Control, r) || // bidirectional controls and marks
-		refDefaultIgnorable(r) ||
-		unicode.Is(unicode.Cf, r)
-}
-
-// refDefaultIgnorable is Unicode's Default_Ignorable_Code_Point, derived as
-// DerivedCoreProperties.txt says it is.
-func refDefaultIgnorable(r rune) bool {
-	if !unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Cf, unicode.Variation_Selector) {
-		return false
-	}
-	return !unicode.Is(unicode.White_Space, r) && !(r >= 0xFFF9 && r <= 0xFFFB) && !(r >= 0x13430 && r <= 0x1343F) &&
-		!unicode.Is(unicode.Prepended_Concatenation_Mark, r)
-}
-
-// refVisible reports whether a person sees r: a letter, number,
-// punctuation or symbol (L, N, P, S) that is not one of the characters
-// that look blank (the Hangul fillers, the braille pattern blank, the
-// musical symbol null notehead).
-func refVisible(r rune) bool {
-	switch r {
-	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x1D159:
-		return false
-	}
-	return unicode.In(r, unicode.L, unicode.N, unicode.P, unicode.S)
-}
-
 // FuzzTextProblem holds TextProblem to refTextProblem, one rune at a time,
-// and its verdict to refText, the rule restated from the issue: it
+// and its verdict to valuetest.Text, the rule restated from the issue: it
 // accepts exactly the valid UTF-8 the restatement accepts.
 func FuzzTextProblem(f *testing.F) {
 	for _, s := range []string{"", "a", " ", "Cliente 1", "é" + strings.Repeat("x", 300), "a\u200bb", "\u3164", "\xff", "a\u202e", "\U000e0041x"} {
@@ -199,7 +150,7 @@ func FuzzTextProblem(f *testing.F) {
 		if want := refTextProblem(s); got != want {
 			t.Fatalf("TextProblem(%+q) = %q, want %q", s, got, want)
 		}
-		want := refText(s)
+		want := valuetest.Text(s)
 		if !utf8.ValidString(s) {
 			want = "not UTF-8" // the rule speaks of characters; JSON brings only valid ones
 		}
