@@ -1,8 +1,8 @@
 package portfolio
 
-// dateKey maps a date of dateShape to a number, so that dates compare as
-// numbers in the order they compare as strings: the eight digits, in order,
-// one a byte. Any other string maps to 0.
+// dateKey maps a date of the form YYYY-MM-DD to a number, so that dates
+// compare as numbers in the order they compare as strings: the eight
+// digits, in order, one a byte. Any other string maps to 0.
 func dateKey(s string) uint64 {
 	if len(s) != 10 {
 		return 0
@@ -11,8 +11,8 @@ func dateKey(s string) uint64 {
 		uint64(s[5])<<24 | uint64(s[6])<<16 | uint64(s[8])<<8 | uint64(s[9])
 }
 
-// civil splits a string of dateShape into year, month and day. It does not
-// check the shape; callers do.
+// civil splits a string of the form YYYY-MM-DD into year, month and day.
+// It does not check the form; callers do.
 func civil(s string) (y, m, d int) {
 	if len(s) < 10 {
 		return 0, 0, 0
