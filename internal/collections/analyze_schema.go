@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf16"
 
@@ -49,14 +50,17 @@ const datePattern = `^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`
 // Parse; every such character lies outside every class here, so it is
 // "visible" and allowed in both readings: in UTF-16 its two surrogates each
 // fall in the negated classes, as the one rune does in RE2.
-func textPattern() string {
+//
+// It is computed once: walking the tables is costly, and every Tools call (each
+// server start, each test's tool set) asks for it once per text field.
+var textPattern = sync.OnceValue(func() string {
 	refused, invisible := value.RefusedInText(), value.InvisibleInText()
 	cuts := bmpCuts(refused, invisible)
 	allowedInvisible := bmpClass(cuts, func(r rune) bool { return unicode.Is(invisible, r) && !unicode.Is(refused, r) })
 	notVisible := bmpClass(cuts, func(r rune) bool { return unicode.Is(invisible, r) || unicode.Is(refused, r) })
 	notAllowed := bmpClass(cuts, func(r rune) bool { return unicode.Is(refused, r) })
 	return "^[" + allowedInvisible + "]*[^" + notVisible + "][^" + notAllowed + "]*$"
-}
+})
 
 // bmpCuts returns, in order, the characters of U+0000-U+10000 at which
 // membership of the tables' characters can change, the surrogates' ends
