@@ -6,8 +6,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -40,15 +42,7 @@ func Fixtures(pg *pgtest.Cluster) []Fixture {
 		{
 			Dialect:     store.SQLite,
 			NewDatabase: func(t testing.TB) string { return filepath.Join(t.TempDir(), sqlite.FileName) },
-			Open: func(t testing.TB, where string) store.DB {
-				t.Helper()
-				db, err := sqlite.Open(context.Background(), where, quiet())
-				if err != nil {
-					t.Fatalf("sqlite.Open: %v", err)
-				}
-				t.Cleanup(func() { db.Close() })
-				return db
-			},
+			Open:        openSQLite,
 		},
 		{
 			Dialect:     store.Postgres,
@@ -74,12 +68,56 @@ func (f Fixture) Migrated(t testing.TB) store.DB {
 	if f.pg != nil {
 		return f.Open(t, MigratedPostgres(t, f.pg))
 	}
-	db := f.Open(t, f.NewDatabase(t))
+	return migratedSQLite(t, f.NewDatabase(t), f.Open)
+}
+
+// migratedSQLite writes a copy of the migrated SQLite template at path, opens it with open and
+// runs Migrate (which finds nothing to do): the cost of migrating once per test binary, not per
+// test, while a test still sees what Migrate leaves.
+func migratedSQLite(t testing.TB, path string, open func(t testing.TB, where string) store.DB) store.DB {
+	t.Helper()
+	tpl, err := sqliteTemplate()
+	if err != nil {
+		t.Fatalf("the migrated SQLite template: %v", err)
+	}
+	if err := os.WriteFile(path, tpl, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := open(t, path)
 	if _, err := db.Migrate(context.Background()); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
 	return db
 }
+
+// sqliteTemplate is the file of a SQLite database migrated once per test binary, read after
+// Close has folded the write-ahead log into it.
+var sqliteTemplate = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "storetest-sqlite-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	path := filepath.Join(dir, sqlite.FileName)
+	db, err := sqlite.Open(ctx, path, quiet())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	for _, side := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(path + side); err == nil {
+			return nil, fmt.Errorf("%s%s left after Close: the file alone is not the database", sqlite.FileName, side)
+		}
+	}
+	return os.ReadFile(path)
+})
 
 // MigratedPostgres returns the superuser URL of a fresh PostgreSQL database on pg, migrated
 // (River's migrations and ours) with the serving role cobranca_app granted what they grant
@@ -192,15 +230,17 @@ func AppRoleAndOwner(t testing.TB, pg *pgtest.Cluster) (app, owner *postgres.DB)
 // directory, closed when the test ends.
 func SQLite(t testing.TB) *sqlite.DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName), quiet())
+	return migratedSQLite(t, filepath.Join(t.TempDir(), sqlite.FileName), openSQLite).(*sqlite.DB)
+}
+
+// openSQLite opens the SQLite database at where, closed when the test ends.
+func openSQLite(t testing.TB, where string) store.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), where, quiet())
 	if err != nil {
 		t.Fatalf("sqlite.Open: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
 	return db
 }
 
