@@ -27,6 +27,7 @@ import (
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 const (
@@ -595,7 +596,10 @@ func TestGetBulkSend(t *testing.T) {
 // TestBulkTenThousand: a filter that selects 10 001 open drafts is refused bulk_too_large on
 // filter; one that selects 10 000 (one customer each) is dry-run, approved and queued in one
 // call, within the call's transaction, each draft queued once under its own outbox entry.
+// A test of scale: TestBulkLimitInMemory checks the limit and the preview's bound in the fast
+// tier, TestBulkRoundTrip one entry per draft.
 func TestBulkTenThousand(t *testing.T) {
+	tier.Volume(t)
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		e := newSendEnv(t, db)
 		ctx := context.Background()
