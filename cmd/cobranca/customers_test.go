@@ -27,6 +27,7 @@ func TestCustomersImport(t *testing.T) {
 			dir := t.TempDir()
 			environ := []string{"COBRANCA_DATA_DIR=" + dir}
 			if dialect == "postgres" {
+				// An empty database: `cobranca migrate` migrating PostgreSQL is checked here.
 				environ = append(environ, "COBRANCA_DATABASE_URL="+pg.Database(t))
 			}
 			stdin := ""

@@ -200,6 +200,7 @@ func TestContractsListFilesTool(t *testing.T) {
 // stored, byte for byte, with no token; the same call again answers the
 // same link.
 func TestServeDownloadLink(t *testing.T) {
+	t.Parallel() // waits on PostgreSQL; reads no audit chain (see eachStore)
 	eachStore(t, testServeDownloadLink)
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/pgtest"
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 // healthcheckRun runs `cobranca healthcheck args…` and returns its stdout, stderr and error.
@@ -133,8 +134,10 @@ func TestLocalHealthURL(t *testing.T) {
 // TestHealthcheckServe: the check of a real `cobranca serve`, found through COBRANCA_ADDR as
 // in the container, is healthy while its PostgreSQL answers and unhealthy (the store is
 // unavailable) once the database is gone: what the container's HEALTHCHECK reports is whether
-// it can serve.
+// it can serve. End-to-end: it stops a PostgreSQL server; TestHealthcheck checks the command's
+// answers and internal/server's TestReadyz the 503 of a store that does not answer.
 func TestHealthcheckServe(t *testing.T) {
+	tier.EndToEnd(t)
 	pg := pgtest.Private() // stopped below
 	t.Cleanup(pg.Close)
 	addr := freeAddr(t)

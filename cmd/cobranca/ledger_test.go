@@ -21,6 +21,7 @@ import (
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
 // ledgerCLI runs cobranca commands on a migrated store of dialect, as the
@@ -34,7 +35,7 @@ type ledgerCLI struct {
 func newLedgerCLI(t testing.TB, dialect string) *ledgerCLI {
 	c := &ledgerCLI{t: t, environ: []string{"COBRANCA_DATA_DIR=" + t.TempDir()}}
 	if dialect == "postgres" {
-		c.environ = append(c.environ, "COBRANCA_DATABASE_URL="+pg.Database(t))
+		c.environ = append(c.environ, "COBRANCA_DATABASE_URL="+storetest.MigratedPostgres(t, pg)) // see eachStore
 	}
 	if _, _, err := c.run("migrate"); err != nil {
 		t.Fatal(err)
@@ -390,6 +391,7 @@ func isCode(err error, code failure.Code) bool {
 // changed on an invoice with payments), the last of its file, leaves
 // nothing of the file, and is named by its line.
 func TestInvoicesImportAllOrNothing(t *testing.T) {
+	t.Parallel() // waits on PostgreSQL; reads no audit chain (see eachStore)
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		t.Run(dialect, func(t *testing.T) {
 			c := newLedgerCLI(t, dialect)
@@ -424,6 +426,7 @@ func TestInvoicesImportAllOrNothing(t *testing.T) {
 // by reference, by amount of the customer's one invoice in the window, and
 // unmatched when ambiguous or nothing fits.
 func TestPaymentsMatching(t *testing.T) {
+	t.Parallel() // waits on PostgreSQL; reads no audit chain (see eachStore)
 	type inv struct {
 		id, customer  string
 		cents         int64

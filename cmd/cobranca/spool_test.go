@@ -19,6 +19,7 @@ import (
 	"github.com/cobranca/cobranca/internal/config"
 	"github.com/cobranca/cobranca/internal/keyfile"
 	"github.com/cobranca/cobranca/internal/pgtest"
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 type bearer string
@@ -32,8 +33,10 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestServeKeepsEventsWhileDatabaseDown runs `cobranca serve` on PostgreSQL, stops the
 // database mid-test and starts it again: the analyze_portfolio calls made while it is down are
 // answered, their events wait in the data directory's spool, and once the database is back
-// they are in the chain, in the order of the calls, and `audit verify` says OK.
+// they are in the chain, in the order of the calls, and `audit verify` says OK. End-to-end: it
+// stops a PostgreSQL server; auditlog's TestSpoolWhileStoreDown checks the spool's rules.
 func TestServeKeepsEventsWhileDatabaseDown(t *testing.T) {
+	tier.EndToEnd(t)
 	own := pgtest.Private() // stopped below: not shared with other tests
 	t.Cleanup(own.Close)
 	dbURL := own.Database(t)
