@@ -137,6 +137,7 @@ const writeOffBody = `{"invoiceId":"NF-1001","customerId":"C-1","amountCents":12
 // person_lacks_role; no token 401; a foreign Host or Origin 403; bad JSON 400, another content
 // type 415. Nothing refused is stored; every refusal that reached the pipeline is audited.
 func TestAdminWriteOffAPI(t *testing.T) {
+	t.Parallel() // waits on SMTP and PostgreSQL; seals no audit chain
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		e := newAdminEnv(t, db, false)
 		resp, body := e.send(t, http.MethodPost, server.AdminWriteOffsPath, bearerJSON(e.controller(t)), writeOffBody)
@@ -256,6 +257,7 @@ func TestAdminContracts(t *testing.T) {
 // written off; and each MCP call of it is audited, rejected unknown_tool. It cannot be served as
 // a prompt either.
 func TestWriteOffUnknownOverMCP(t *testing.T) {
+	t.Parallel() // waits on SMTP and PostgreSQL; seals no audit chain
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		calls := 0
 		for _, p := range paths {

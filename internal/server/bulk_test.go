@@ -28,6 +28,7 @@ import (
 // then answers how many it queued; get_bulk_send's counts reach sent, and the SMTP server
 // received each message once.
 func TestBulkSendOverHTTP(t *testing.T) {
+	t.Parallel() // waits on SMTP and PostgreSQL; seals no audit chain
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
 		s := newSendServer(t, db, outbox.Config{Workers: 8, PollInterval: 10 * time.Millisecond})

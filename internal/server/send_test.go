@@ -40,6 +40,7 @@ import (
 // answer gave; the draft becomes sent; email.external.sent is audited once; a repeat gets the
 // stored answer and sends nothing.
 func TestSendReminderOverHTTP(t *testing.T) {
+	t.Parallel() // waits on SMTP and PostgreSQL; seals no audit chain
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		ctx := context.Background()
 		s := newSendServer(t, db, outbox.Config{})

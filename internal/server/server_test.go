@@ -634,8 +634,9 @@ func TestMetricsEndpoint(t *testing.T) {
 
 // TestDebug: the debug listener serves the runtime's profiles, bounded in
 // time, and nothing registers them on the public routes or on
-// http.DefaultServeMux.
+// http.DefaultServeMux. In parallel: it waits two seconds on the profile and the trace.
 func TestDebug(t *testing.T) {
+	t.Parallel()
 	dbg := httptest.NewServer(server.Debug())
 	defer dbg.Close()
 	get := func(path string) (int, []byte) {
