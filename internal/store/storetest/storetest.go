@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -80,7 +81,8 @@ func migratedSQLite(t testing.TB, path string, open func(t testing.TB, where str
 	if err != nil {
 		t.Fatalf("the migrated SQLite template: %v", err)
 	}
-	if err := os.WriteFile(path, tpl, 0o600); err != nil {
+	// Chmod as well: WriteFile's mode is what the umask leaves of 0600, as sqlite.Open's is not.
+	if err := errors.Join(os.WriteFile(path, tpl, 0o600), os.Chmod(path, 0o600)); err != nil {
 		t.Fatal(err)
 	}
 	db := open(t, path)
