@@ -202,7 +202,11 @@ func TestInputSchemaAgreesWithParse(t *testing.T) {
 	docs = append(docs, ruleDocs()...)
 	r := rand.New(rand.NewPCG(3, 5))
 	base := ruleDocs()
-	for range 20000 {
+	n := 20000 // a property over random documents: the fast tier checks it over fewer
+	if testing.Short() {
+		n = 4000
+	}
+	for range n {
 		docs = append(docs, mutate(r, base[r.IntN(len(base))]))
 	}
 	var accepted, rejectedBoth, stricter int
@@ -576,7 +580,11 @@ func TestOutputSchemaValidatesAnalyze(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(8, 13))
 	var listed, warned, converted, paced, factors3, unfactored int
-	for range 2000 {
+	n := 2000 // a property over random portfolios: the fast tier checks it over fewer
+	if testing.Short() {
+		n = 400
+	}
+	for range n {
 		in := randomPortfolio(r)
 		if err := portfolio.Validate(in); err != nil {
 			t.Fatalf("randomPortfolio is invalid: %v", err)
