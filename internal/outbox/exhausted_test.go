@@ -60,7 +60,7 @@ func TestDeliveredAfterTimeout(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		own := &owner{}
 		o := run(t, db, outbox.Config{Sender: lateSender{}, From: "cobranca@cobranca.test", Owner: own,
-			PollInterval: 50 * time.Millisecond, MaxAttempts: 1, RescueAfter: 4 * time.Second}) // the send is cut off at 2 s
+			PollInterval: 50 * time.Millisecond, MaxAttempts: 1, RescueAfter: time.Second}) // the send is cut off at 500 ms
 		e, err := enqueue(t, db, o, msg, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -139,6 +139,10 @@ type Config struct {
 	// beforeSend and afterSend, set by the tests only (export_test.go), run around the send:
 	// the crash tests stop the worker there.
 	beforeSend, afterSend func(ID)
+	// retryAfter, set by the tests only (export_test.go), replaces River's retry schedule
+	// (about a second before the first retry): the fast tier checks that a 4xx is retried,
+	// not how long River waits.
+	retryAfter time.Duration
 }
 
 // DefaultWorkers is how many messages one process sends at once unless Config says otherwise
@@ -241,6 +245,9 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 		// rescuer takes the job for lost and sends the message a second time.
 		rc.JobTimeout = min(rc.JobTimeout, cfg.RescueAfter/2)
 	}
+	if cfg.retryAfter > 0 {
+		rc.RetryPolicy = fixedRetry(cfg.retryAfter)
+	}
 	if cfg.PollInterval > 0 {
 		rc.FetchCooldown = min(cfg.PollInterval, fetchCooldown) // River wants it no longer
 	}
@@ -254,6 +261,11 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	o.w = w
 	return o, nil
 }
+
+// fixedRetry is a retry schedule of one fixed delay (Config.retryAfter, the tests').
+type fixedRetry time.Duration
+
+func (d fixedRetry) NextRetry(*rivertype.JobRow) time.Time { return time.Now().Add(time.Duration(d)) }
 
 func cmp[T int | time.Duration](v, def T) T {
 	if v > 0 {

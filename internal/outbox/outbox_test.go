@@ -159,8 +159,10 @@ func TestDelivery(t *testing.T) {
 		s := smtptest.New(t)
 		own := &owner{}
 		var logs syncBuffer
-		o := run(t, db, outbox.Config{Sender: smtpSender(t, s), From: "cobranca@cobranca.test", Owner: own,
-			PollInterval: 50 * time.Millisecond, MaxAttempts: 5, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+		cfg := outbox.Config{Sender: smtpSender(t, s), From: "cobranca@cobranca.test", Owner: own,
+			PollInterval: 50 * time.Millisecond, MaxAttempts: 5, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
+		outbox.SetRetryAfter(&cfg, 50*time.Millisecond) // TestDepthAndUndeliverable waits River's own schedule
+		o := run(t, db, cfg)
 
 		// Rolled back: nothing is sent.
 		rolledBack := errors.New("the effect failed")
@@ -188,7 +190,6 @@ func TestDelivery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// River's first retry comes after about a second.
 		waitFor(t, "the retried message", func() bool { st, _ := jobState(t, db, id2.ID); return st == "completed" })
 		if got := s.Messages(); len(got) != 2 || got[1].MessageID != id2.MessageID {
 			t.Fatalf("after a 4xx and a retry, received %+v, want the second message once", got)

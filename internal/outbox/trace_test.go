@@ -33,8 +33,10 @@ func TestDeliveryTraced(t *testing.T) {
 		}
 		s := smtptest.New(t)
 		own := &owner{}
-		o, err := outbox.New(db, outbox.Config{Driver: outboxtest.Driver(t, db), Sender: smtpSender(t, s), From: "cobranca@cobranca.test", Owner: own,
-			PollInterval: 50 * time.Millisecond, MaxAttempts: 5, Tracing: tr.Provider()})
+		cfg := outbox.Config{Driver: outboxtest.Driver(t, db), Sender: smtpSender(t, s), From: "cobranca@cobranca.test", Owner: own,
+			PollInterval: 50 * time.Millisecond, MaxAttempts: 5, Tracing: tr.Provider()}
+		outbox.SetRetryAfter(&cfg, 50*time.Millisecond)
+		o, err := outbox.New(db, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
