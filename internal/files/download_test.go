@@ -75,13 +75,18 @@ func readSlowly(r io.Reader, limit int) ([]byte, error) {
 	return out, nil
 }
 
-// TestSlowDownload: a client reading a 3 MiB file at about 1.6 MB/s over a
-// real socket takes several times the server's write timeout and still gets
-// every byte; the download is audited allowed, and nothing else.
+// TestSlowDownload: a client reading a 3 MiB file (1 MiB under -short) at
+// about 1.6 MB/s over a real socket takes several times the server's write
+// timeout and still gets every byte; the download is audited allowed, and
+// nothing else.
 func TestSlowDownload(t *testing.T) {
+	size := 3<<20 + 17
+	if testing.Short() {
+		size = 1<<20 + 17 // 650 ms: still twice the write timeout
+	}
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		e := newLinkEnvWith(t, db, slowServer(files.DefaultIdle, 0), newKey)
-		f := add(t, db, files.Upload{Name: "boleto.pdf", Content: randomBytes(3<<20 + 17), CreatedBy: "ana"})
+		f := add(t, db, files.Upload{Name: "boleto.pdf", Content: randomBytes(size), CreatedBy: "ana"})
 		link := e.create(t, f.ID, t0.Add(time.Hour))
 
 		resp, err := slowClient().Get(link.URL)
@@ -121,7 +126,7 @@ func TestIncompleteDownload(t *testing.T) {
 			body.Close()
 		}},
 		// 3 MiB at 100 MB/s is 30 ms: the transfer's deadline is Idle
-		// (1 s) and 30 ms from its start, which this client's 2 s misses.
+		// (400 ms) and 30 ms from its start, which this client's 2 s misses.
 		{"reads below the minimum rate", 100e6, func(t *testing.T, _ *linkEnv, _ store.DB, body io.ReadCloser) {
 			if _, err := readSlowly(body, -1); err == nil {
 				t.Error("the whole file was read below the minimum rate")
@@ -131,7 +136,7 @@ func TestIncompleteDownload(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			storetest.Each(t, pg, func(t *testing.T, db store.DB) {
-				e := newLinkEnvWith(t, db, slowServer(time.Second, tc.minRate), newKey)
+				e := newLinkEnvWith(t, db, slowServer(400*time.Millisecond, tc.minRate), newKey)
 				f := add(t, db, files.Upload{Name: "boleto.pdf", Content: randomBytes(3 << 20), CreatedBy: "ana"})
 				link := e.create(t, f.ID, t0.Add(time.Hour))
 				resp, err := slowClient().Get(link.URL)
