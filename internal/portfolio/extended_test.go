@@ -15,7 +15,11 @@ import (
 func TestAnalyzeExtendedMatchesNaive(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 15))
 	pacings := []time.Duration{0, 0, time.Nanosecond, 36 * time.Hour, 3 * 24 * time.Hour, 30 * 24 * time.Hour}
-	for i := range 1500 {
+	n := 1500
+	if testing.Short() {
+		n = 200 // the first 200 of the same seeded cases
+	}
+	for i := range n {
 		asOf := time.Date(2001+r.IntN(98), time.Month(1+r.IntN(12)), 1+r.IntN(28), 0, 0, 0, 0, time.UTC)
 		in := genExtended(1+r.IntN(60), uint64(i), asOf)
 		if err := Validate(in); err != nil {
@@ -36,7 +40,11 @@ func TestAnalyzeExtendedMatchesNaive(t *testing.T) {
 // account's conversions to no more than its amount.
 func TestSummaryTotals(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 23))
-	for i := range 2000 {
+	n := 2000
+	if testing.Short() {
+		n = 200 // the first 200 of the same seeded cases
+	}
+	for i := range n {
 		in := genExtended(1+r.IntN(MaxInvoices), uint64(1_000_000+i), time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC).AddDate(0, 0, r.IntN(400)))
 		a := AnalyzeWith(in, Options{ContactPacing: 72 * time.Hour})
 		var sum int64
@@ -106,7 +114,11 @@ func TestAppendJSONMatchesMarshalExtended(t *testing.T) {
 // encoding/json does, compact and indented.
 func TestParseMatchesStdlibExtended(t *testing.T) {
 	r := rand.New(rand.NewPCG(18, 5))
-	for i := range 500 {
+	n := 500
+	if testing.Short() {
+		n = 100 // the first 100 of the same seeded cases
+	}
+	for i := range n {
 		in := genExtended(1+r.IntN(80), uint64(3_000_000+i), time.Date(2030, 1, 1+r.IntN(300), 0, 0, 0, 0, time.UTC))
 		var data []byte
 		var err error
