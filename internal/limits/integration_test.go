@@ -32,6 +32,7 @@ import (
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/postgres"
+	"github.com/cobranca/cobranca/internal/tier"
 )
 
 var pg = pgtest.New()
@@ -240,8 +241,12 @@ func TestTierBudgetInPipeline(t *testing.T) {
 }
 
 // TestPostgreSQLStopped: with the database gone mid-test, analyze goes on
-// under the local limiter, and a medium-tier call fails closed.
+// under the local limiter, and a medium-tier call fails closed. End-to-end:
+// it starts a PostgreSQL server of its own and stops it; the fast tier
+// checks the same rules on a store that fails (TestStoreDown,
+// TestEdgeStoreDown).
 func TestPostgreSQLStopped(t *testing.T) {
+	tier.EndToEnd(t)
 	down := pgtest.Private() // a cluster of its own, to stop
 	defer down.Close()
 	db := openStore(t, down.Database(quietCleanup{t}))
