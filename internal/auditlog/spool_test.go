@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/postgres"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -66,18 +65,23 @@ func requestIDs(t *testing.T, l *Log) ([]string, []Event) {
 // (Keep returns nil) and kept in the spool; once the spool is full the rest are counted; when
 // PostgreSQL is back, RunSpool appends them in order, then a gap event with the count and the
 // times of the first and last lost, and the chain verifies.
+//
+// It stops the package's own cluster (pg, private): a top-level test that does not call
+// t.Parallel runs alone, the parallel ones waiting until every sequential one is done, so no
+// other test sees the server down. Starting a cluster of its own cost an initdb.
 func TestSpoolWhileStoreDown(t *testing.T) {
 	ctx := context.Background()
-	own := pgtest.Private() // stopped below: not the shared cluster
-	t.Cleanup(own.Close)
-	db, err := postgres.Open(ctx, own.Database(t), nil)
+	db, err := postgres.Open(ctx, storetest.MigratedPostgres(t, pg), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	down := false
+	t.Cleanup(func() { // the tests after this one need the server back, even when this one failed
+		if down {
+			pg.Start(t)
+		}
+	})
 	s := openSpool(t, filepath.Join(t.TempDir(), SpoolFileName), SpoolOptions{MaxBytes: MinSpoolMaxBytes})
 	l := spoolLog(t, db, s)
 	runCtx, stop := context.WithCancel(ctx)
@@ -103,7 +107,8 @@ func TestSpoolWhileStoreDown(t *testing.T) {
 		t.Fatalf("spool holds %d records with the store up, want 0", s.Len())
 	}
 
-	own.Stop(t)
+	pg.Stop(t)
+	down = true
 	for i := 2; i < 5; i++ {
 		if err := keep(i); err != nil {
 			t.Fatalf("Keep() with the store down = %v, want the event spooled", err)
@@ -135,7 +140,8 @@ func TestSpoolWhileStoreDown(t *testing.T) {
 	want = append(want, LostEvent)
 	t.Logf("%d events spooled, %d lost", s.Len(), lost)
 
-	own.Start(t)
+	pg.Start(t)
+	down = false
 	deadline := time.Now().Add(20 * time.Second)
 	for s.Len() > 0 || s.hasLost() {
 		if time.Now().After(deadline) {
