@@ -49,7 +49,9 @@ func TestDepthAndUndeliverable(t *testing.T) {
 			t.Errorf("ReadDepth(limit 2) = %+v, want 2 counted", got)
 		}
 		// Delivered: one refused for good, one deferred, one sent.
-		o := run(t, db, outbox.Config{Sender: smtpSender(t, s), From: "cobranca@cobranca.test", PollInterval: 50 * time.Millisecond})
+		cfg := outbox.Config{Sender: smtpSender(t, s), From: "cobranca@cobranca.test", PollInterval: 50 * time.Millisecond}
+		outbox.SetRetryAfter(&cfg, 500*time.Millisecond) // River's first is about a second: long enough to be seen either way
+		o := run(t, db, cfg)
 		var seen outbox.Depth
 		waitFor(t, "one undeliverable, one sent, one waiting for its retry", func() bool {
 			if d := depth(100); d.Retrying > 0 {

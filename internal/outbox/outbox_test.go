@@ -161,7 +161,7 @@ func TestDelivery(t *testing.T) {
 		var logs syncBuffer
 		cfg := outbox.Config{Sender: smtpSender(t, s), From: "cobranca@cobranca.test", Owner: own,
 			PollInterval: 50 * time.Millisecond, MaxAttempts: 5, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}
-		outbox.SetRetryAfter(&cfg, 50*time.Millisecond) // TestDepthAndUndeliverable waits River's own schedule
+		outbox.SetRetryAfter(&cfg, 50*time.Millisecond)
 		o := run(t, db, cfg)
 
 		// Rolled back: nothing is sent.
