@@ -31,7 +31,7 @@ const killedBulk = 1000
 // counted and logged: at least once, by design.
 func TestBulkDeliveryKilled(t *testing.T) {
 	tier.EndToEnd(t)
-	eachStore(t, testBulkDeliveryKilled)
+	eachStoreAtOnce(t, testBulkDeliveryKilled)
 }
 
 func testBulkDeliveryKilled(t *testing.T, db []string) {

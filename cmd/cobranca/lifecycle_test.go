@@ -222,7 +222,7 @@ func TestServeSIGTERMDrainDelay(t *testing.T) {
 // new process on the same store delivers the rest: every draft sent, each message once.
 func TestServeSIGTERMBulk(t *testing.T) {
 	tier.EndToEnd(t)
-	eachStore(t, testServeSIGTERMBulk)
+	eachStoreAtOnce(t, testServeSIGTERMBulk)
 }
 
 func testServeSIGTERMBulk(t *testing.T, db []string) {

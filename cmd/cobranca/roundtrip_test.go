@@ -59,7 +59,7 @@ const browserBudget = 2 * time.Minute
 // the agent's retry is approval_rejected.
 func TestCriticalRoundTrip(t *testing.T) {
 	tier.EndToEnd(t)
-	eachStore(t, testCriticalRoundTrip)
+	eachStoreAtOnce(t, testCriticalRoundTrip)
 }
 
 // roundTrip is a running `cobranca serve` with what the round trip needs around it.

@@ -120,6 +120,17 @@ func eachStore(t *testing.T, f func(t *testing.T, db []string)) {
 	t.Run("postgres", func(t *testing.T) { f(t, []string{"COBRANCA_DATABASE_URL=" + storetest.MigratedPostgres(t, pg)}) })
 }
 
+// eachStoreAtOnce is eachStore with the two subtests side by side: for end-to-end tests that
+// mostly wait on their serve processes. Only the PostgreSQL one uses the cluster, so nothing
+// holds its sealer back.
+func eachStoreAtOnce(t *testing.T, f func(t *testing.T, db []string)) {
+	t.Helper()
+	eachStore(t, func(t *testing.T, db []string) {
+		t.Parallel()
+		f(t, db)
+	})
+}
+
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
