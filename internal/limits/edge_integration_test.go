@@ -131,7 +131,7 @@ func TestOneLimitAcrossReplicasWithOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, tok := devAuth(t)
-	lim := limits.Limit{Rate: 20, Period: time.Second, Burst: 10}
+	lim := floodLimit
 	opts := limits.Options{Policies: limits.Policies{Principal: lim, Origin: limits.Limit{Rate: 100_000, Period: time.Second, Burst: 100_000}}, Replicas: 3,
 		StoreTimeout: 10 * time.Second} // every decision must reach the store, as in TestOneLimitAcrossReplicas
 	type rep struct {

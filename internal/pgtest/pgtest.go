@@ -411,7 +411,12 @@ func (c *Cluster) sweep() error {
 		tests = append(tests, templates...)
 	}
 	for _, name := range tests {
-		if _, err := conn.Exec(ctx, "DROP DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		id := pgx.Identifier{name}.Sanitize()
+		// A template cannot be dropped until it is no longer one.
+		if _, err := conn.Exec(ctx, "ALTER DATABASE "+id+" WITH IS_TEMPLATE false"); err != nil {
+			return err
+		}
+		if _, err := conn.Exec(ctx, "DROP DATABASE "+id+" WITH (FORCE)"); err != nil {
 			return err
 		}
 	}

@@ -345,6 +345,9 @@ func TestSharedClusterLifetime(t *testing.T) {
 	if exists(urlF, dbOf(t, urlD)) {
 		t.Errorf("database %s of a dead binary survived a restart of the shared server", dbOf(t, urlD))
 	}
+	if exists(urlF, "cobranca_template_lifetime_0") {
+		t.Error("nine templates survived a restart of the shared server; want them dropped past eight")
+	}
 	finish(f)
 }
 
@@ -362,6 +365,10 @@ func sharedChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	if os.Getenv("PGTEST_CRASH") == "true" {
+		// More templates than the sweep keeps, as many migration changes would leave.
+		for i := range 9 {
+			c.Template(t, fmt.Sprintf("lifetime_%d", i), func(context.Context, string) error { return nil })
+		}
 		os.Exit(3)
 	}
 	for {
