@@ -9,8 +9,9 @@
 // a directory kept between runs: the first binary that needs it starts it, and the last one
 // to finish stops it (two lock files tell: see shared). `go test ./...` runs a few dozen
 // binaries, and a cluster each cost each one an initdb and its templates' migrations.
-// When PostgreSQL is missing, tests are skipped, except when CI=true, where that is a
-// failure.
+// When PostgreSQL is not installed, tests are skipped, except when CI=true, where that is a
+// failure; an installed PostgreSQL that fails to start fails the test everywhere (a skip
+// would hide a broken cluster behind green runs).
 //
 // Clusters live on /dev/shm when it has room (a RAM file system; see Dir): each test creates
 // and drops a database of a few hundred files, and on this project's ext4 machines creating
@@ -202,16 +203,34 @@ func (c *Cluster) Exec(t testing.TB, sql string) {
 	}
 }
 
-// ensure starts the cluster on first use; without PostgreSQL it skips the test, or fails it
-// when CI=true.
+// errNotInstalled is why a cluster cannot start on a machine without PostgreSQL.
+var errNotInstalled = errors.New("PostgreSQL is not installed")
+
+// ensure starts the cluster on first use; a failure to start skips or fails the test as
+// startFailure says.
 func (c *Cluster) ensure(t testing.TB) {
 	t.Helper()
 	c.once.Do(func() { c.err = c.start() })
-	if c.err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL is required when CI=true: %v", c.err)
-		}
-		t.Skipf("PostgreSQL not available: %v", c.err)
+	if c.err == nil {
+		return
+	}
+	if skip, msg := startFailure(c.err, os.Getenv("CI") == "true"); skip {
+		t.Skip(msg)
+	} else {
+		t.Fatal(msg)
+	}
+}
+
+// startFailure is what a test does when the cluster did not start with err: skip it when
+// PostgreSQL is not installed, unless ci (CI=true); fail it otherwise.
+func startFailure(err error, ci bool) (skip bool, msg string) {
+	switch {
+	case errors.Is(err, errNotInstalled) && !ci:
+		return true, "pgtest: " + err.Error()
+	case errors.Is(err, errNotInstalled):
+		return false, "pgtest: PostgreSQL is required when CI=true: " + err.Error()
+	default:
+		return false, "pgtest: PostgreSQL is installed but did not start: " + err.Error()
 	}
 }
 
@@ -277,7 +296,7 @@ func (c *Cluster) start() error {
 		// PostgreSQL refuses to run as root.
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			return fmt.Errorf("running as root and no postgres user: %w", err)
+			return fmt.Errorf("%w for root: running as root and no postgres user: %w", errNotInstalled, err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
@@ -630,7 +649,7 @@ func binaries() (initdb, postgres string, err error) {
 			return i, p, nil
 		}
 	}
-	return "", "", errors.New("initdb and postgres not found on PATH nor in /usr/lib/postgresql/*/bin")
+	return "", "", fmt.Errorf("%w: initdb and postgres not found on PATH nor in /usr/lib/postgresql/*/bin", errNotInstalled)
 }
 
 func versionOf(binDir string) int {
