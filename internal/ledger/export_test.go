@@ -9,3 +9,11 @@ var ListSQL = listSQL
 
 // ForAnalysisSQL is ForAnalysis's query, for the test of its plan.
 var ForAnalysisSQL = forAnalysisSQL
+
+// CandidateSQL is matching's query of its candidates, for the test of its
+// plan.
+var CandidateSQL = candidateSQL
+
+// RecordedSQL is matching's query of the recorded references, for the
+// test of its plan.
+var RecordedSQL = recordedSQL

@@ -128,7 +128,7 @@ type Candidate struct {
 	Currency   string
 	DueDate    string // YYYY-MM-DD
 	OpenCents  int64
-	References []string // the payment references the customer was given: PIX txid, nosso número, boleto line, free reference
+	References []string // the payment references the customer was given: PIX txid, nosso número, boleto line, free reference, the txids of reminders' PIX codes
 }
 
 // Payment is what matching reads of a payment.

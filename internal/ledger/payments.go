@@ -429,7 +429,8 @@ func refused(invoiceID string, why error) *failure.Error {
 }
 
 // AutoMatch allocates what the payment has left by Match over the open
-// invoices of its currency that carry its reference, else of its customer,
+// invoices of its currency that carry its reference (their own, or one
+// recorded by AddReference), else of its customer,
 // locking the payment, then the invoices (in id order). RuleNone allocates
 // nothing.
 func AutoMatch(ctx context.Context, tx store.Tx, paymentID string, by Actor, now time.Time) (Rule, []Allocation, error) {
@@ -471,33 +472,40 @@ func matchAll(ctx context.Context, tx store.Tx, ps []*StoredPayment, by Actor, n
 	if len(refs) == 0 && len(custs) == 0 {
 		return rules, c, nil
 	}
-	// The candidates, locked in id order by one statement: the invoices not
-	// settled that carry one of the references or belong to one of the
-	// customers. Each reference column's index answers its part.
+	// The candidates, locked in id order by one statement (candidateSQL),
+	// then the references recorded on them that the payments quote.
 	d := tx.Dialect()
-	in := func(col, ph string) string {
-		return `SELECT id FROM ledger_invoice WHERE ` + col + ` <> '' AND ` + store.InList(d, col, ph)
-	}
-	sql := `SELECT ` + plainInvoiceColumns + ` FROM ledger_invoice WHERE state IN ('open', 'partially_paid') AND id IN (` +
-		in("pix_txid", "$1") + ` UNION ` + in("our_number", "$1") + ` UNION ` + in("boleto_line", "$1") + ` UNION ` + in("reference", "$1") +
-		` UNION SELECT id FROM ledger_invoice WHERE state IN ('open', 'partially_paid') AND ` + store.InList(d, "customer_id", "$2") +
-		`) ORDER BY id` + forUpdate(d, "")
-	byRef := map[string][]*StoredInvoice{}
-	byCust := map[string][]*StoredInvoice{}
-	err := scanRows(ctx, tx, sql, []any{jsonList(sortedUnique(refs)), jsonList(sortedUnique(custs))}, func(r store.Rows) error {
+	refList := jsonList(sortedUnique(refs))
+	var invs []*StoredInvoice
+	err := scanRows(ctx, tx, candidateSQL(d), []any{refList, jsonList(sortedUnique(custs))}, func(r store.Rows) error {
 		inv, err := scanPlainInvoice(r)
-		if err != nil {
-			return err
-		}
-		ptr := &inv
-		for _, ref := range references(inv) {
-			byRef[ref] = append(byRef[ref], ptr)
-		}
-		byCust[inv.CustomerID] = append(byCust[inv.CustomerID], ptr)
-		return nil
+		invs = append(invs, &inv)
+		return err
 	})
 	if err != nil {
 		return nil, c, err
+	}
+	recorded := map[string][]string{}
+	if len(refs) > 0 && len(invs) > 0 {
+		err := scanRows(ctx, tx, recordedSQL(d), []any{refList}, func(r store.Rows) error {
+			var id, ref string
+			err := r.Scan(&id, &ref)
+			recorded[id] = append(recorded[id], ref)
+			return err
+		})
+		if err != nil {
+			return nil, c, err
+		}
+	}
+	refsOf := make(map[*StoredInvoice][]string, len(invs))
+	byRef := map[string][]*StoredInvoice{}
+	byCust := map[string][]*StoredInvoice{}
+	for _, inv := range invs {
+		refsOf[inv] = references(*inv, recorded[inv.InvoiceID]...)
+		for _, ref := range refsOf[inv] {
+			byRef[ref] = append(byRef[ref], inv)
+		}
+		byCust[inv.CustomerID] = append(byCust[inv.CustomerID], inv)
 	}
 	at := micros(now.UnixMicro())
 	for i, p := range ps {
@@ -515,7 +523,7 @@ func matchAll(ctx context.Context, tx store.Tx, ps []*StoredPayment, by Actor, n
 				}
 				byID[inv.InvoiceID] = inv
 				cands = append(cands, Candidate{InvoiceID: inv.InvoiceID, CustomerID: inv.CustomerID, Currency: inv.Currency,
-					DueDate: inv.DueDate, OpenCents: inv.OpenCents, References: references(*inv)})
+					DueDate: inv.DueDate, OpenCents: inv.OpenCents, References: refsOf[inv]})
 			}
 		}
 		rule, plan := Match(Payment{AmountCents: p.AmountCents, Currency: p.Currency, PaidOn: p.PaidOn, Reference: p.Reference,
@@ -532,11 +540,46 @@ func matchAll(ctx context.Context, tx store.Tx, ps []*StoredPayment, by Actor, n
 	return rules, c, nil
 }
 
-// references are the payment references an invoice's customer was given.
-func references(inv StoredInvoice) []string {
+// candidateSQL reads, locked in id order, the invoices not settled that
+// carry one of the references of the JSON list $1 (their own, or recorded
+// by AddReference) or belong to one of the customers of $2. Each
+// reference column's index answers its part, ledger_reference's the
+// recorded ones, and the primary key the ids they find (anyOf).
+func candidateSQL(d store.Dialect) string {
+	in := func(col string) string {
+		return `SELECT id FROM ledger_invoice WHERE ` + col + ` <> '' AND ` + anyOf(d, col, "$1")
+	}
+	ids := in("pix_txid") + ` UNION ` + in("our_number") + ` UNION ` + in("boleto_line") + ` UNION ` + in("reference") +
+		` UNION SELECT invoice_id FROM ledger_reference WHERE ` + anyOf(d, "reference", "$1") +
+		` UNION SELECT id FROM ledger_invoice WHERE state IN ('open', 'partially_paid') AND ` + anyOf(d, "customer_id", "$2")
+	found := `id IN (` + ids + `)`
+	if d == store.Postgres {
+		found = `id = ANY (ARRAY(` + ids + `))`
+	}
+	return `SELECT ` + plainInvoiceColumns + ` FROM ledger_invoice WHERE state IN ('open', 'partially_paid') AND ` + found +
+		` ORDER BY id` + forUpdate(d, "")
+}
+
+// anyOf is store.InList, but on PostgreSQL an array's = ANY, which its
+// planner takes for a few values, where it takes the rows of
+// jsonb_array_elements_text for 100 (the default of a function's rows)
+// and, 100 for every list of a statement, prefers reading whole tables
+// of tens of thousands of invoices to as many index lookups. A list is
+// what one import's payments quote: a few, or thousands looked up in an
+// index.
+func anyOf(d store.Dialect, column, placeholder string) string {
+	if d == store.Postgres {
+		return column + " = ANY (ARRAY(SELECT jsonb_array_elements_text(" + placeholder + "::jsonb)))"
+	}
+	return store.InList(d, column, placeholder)
+}
+
+// references are the payment references an invoice's customer was given:
+// the invoice's own, then recorded ones (AddReference), each once.
+func references(inv StoredInvoice, recorded ...string) []string {
 	var out []string
-	for _, r := range []string{inv.PixTxID, inv.OurNumber, inv.BoletoLine, inv.Reference} {
-		if r != "" {
+	for _, r := range append([]string{inv.PixTxID, inv.OurNumber, inv.BoletoLine, inv.Reference}, recorded...) {
+		if r != "" && !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -123,6 +124,25 @@ func restate(t *testing.T, q store.Querier) (want, got map[string]cacheRow) {
 	return want, got
 }
 
+// byUncarriedReference lists the allocations by the reference rule whose
+// payment quotes a reference its invoice does not carry, neither as its
+// own nor recorded (ledger_reference): none ever.
+func byUncarriedReference(t *testing.T, q store.Querier) []string {
+	t.Helper()
+	var bad []string
+	each(t, q, `SELECT a.payment_id, a.invoice_id, p.reference FROM ledger_allocation a
+ JOIN ledger_payment p ON p.id = a.payment_id JOIN ledger_invoice i ON i.id = a.invoice_id
+ WHERE a.rule = 'reference' AND p.reference NOT IN (i.pix_txid, i.our_number, i.boleto_line, i.reference)
+ AND NOT EXISTS (SELECT 1 FROM ledger_reference r WHERE r.invoice_id = a.invoice_id AND r.reference = p.reference)`, nil,
+		func(r store.Rows) error {
+			var p, i, ref string
+			err := r.Scan(&p, &i, &ref)
+			bad = append(bad, p+" → "+i+" by "+ref)
+			return err
+		})
+	return bad
+}
+
 func each(t testing.TB, q store.Querier, sql string, args []any, fn func(store.Rows) error) {
 	t.Helper()
 	rows, err := q.Query(context.Background(), sql, args...)
@@ -141,11 +161,14 @@ func each(t testing.TB, q store.Querier, sql string, args []any, fn func(store.R
 }
 
 // TestCacheAgainstRestatement: over random histories of invoices upserted
-// and upserted again (amounts, voids, dates), payments imported and
-// matched, allocations by hand, write-offs before and after their
-// invoices, promises and disputes, the cache of every invoice and payment
-// equals what the records restate, after every step, on both stores. A
-// refused step changes nothing.
+// and upserted again (amounts, voids, dates), reminders' txids recorded on
+// them, payments imported and matched (by their own references, by
+// recorded ones, by amount), allocations by hand, write-offs before and
+// after their invoices, promises and disputes, the cache of every invoice
+// and payment equals what the records restate, and every allocation by
+// the reference rule went to an invoice that carries the payment's
+// reference, after every step, on both stores. A refused step changes
+// nothing.
 func TestCacheAgainstRestatement(t *testing.T) {
 	steps := 150
 	if testing.Short() {
@@ -174,7 +197,7 @@ func TestCacheAgainstRestatement(t *testing.T) {
 			var what string
 			var err error
 			before, _ := restate(t, db)
-			switch k := rnd.IntN(10); {
+			switch k := rnd.IntN(11); {
 			case k < 3: // upsert a few invoices, new or changed
 				n := 1 + rnd.IntN(3)
 				var batch []ledger.InvoiceRecord
@@ -212,9 +235,12 @@ func TestCacheAgainstRestatement(t *testing.T) {
 				for range 1 + rnd.IntN(3) {
 					id := ids[rnd.IntN(len(ids))]
 					p := payment(fmt.Sprintf("P%d", rnd.IntN(400)), amounts[rnd.IntN(len(amounts))], "2026-12-05")
-					if rnd.IntN(2) == 0 {
+					switch rnd.IntN(3) {
+					case 0:
 						p.Reference = "REF" + id[3:]
-					} else {
+					case 1: // a reminder's txid, recorded or not
+						p.Reference = fmt.Sprintf("TX%d", rnd.IntN(4))
+					default:
 						p.CustomerID = customerOf(id)
 					}
 					ps = append(ps, p)
@@ -254,6 +280,13 @@ func TestCacheAgainstRestatement(t *testing.T) {
 					return ledger.RecordPromise(ctx, tx, ledger.PromiseRecord{InvoiceID: id, AmountCents: 100,
 						PromisedFor: fmt.Sprintf("2026-12-%02d", 10+rnd.IntN(10)), Channel: "phone"}, ana, now)
 				})
+			case k < 10: // a reminder's txid recorded on invoices, some unknown to the ledger
+				batch := []string{ids[rnd.IntN(len(ids))], ids[rnd.IntN(len(ids))], ids[rnd.IntN(len(ids))]}[:1+rnd.IntN(3)]
+				ref := fmt.Sprintf("TX%d", rnd.IntN(4))
+				what = fmt.Sprintf("reference %s on %v", ref, batch)
+				_, err = inTx(db, func(ctx context.Context, tx store.Tx) (struct{}, error) {
+					return struct{}{}, ledger.AddReference(ctx, tx, batch, ref, ledger.SourceReminder, fmt.Sprintf("d_%d", step), now)
+				})
 			default: // a dispute opened or resolved
 				id := ids[rnd.IntN(len(ids))]
 				if rnd.IntN(2) == 0 {
@@ -272,6 +305,9 @@ func TestCacheAgainstRestatement(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Fatalf("step %d (%s, %v): the cache differs from the records (-restated +cached):\n%s", step, what, err, diff)
 			}
+			if bad := byUncarriedReference(t, db); len(bad) > 0 {
+				t.Fatalf("step %d (%s): allocations by a reference their invoice does not carry: %v", step, what, bad)
+			}
 			if err != nil {
 				refused[fmt.Sprint(code(err))]++
 				if diff := cmp.Diff(before, want); diff != "" {
@@ -283,6 +319,19 @@ func TestCacheAgainstRestatement(t *testing.T) {
 			}
 		}
 		t.Logf("refusals: %v", refused)
+		rules := map[string]int{}
+		each(t, db, `SELECT rule FROM ledger_allocation`, nil, func(r store.Rows) error {
+			var rule string
+			err := r.Scan(&rule)
+			rules[rule]++
+			return err
+		})
+		var recorded int
+		each(t, db, `SELECT count(*) FROM ledger_allocation a JOIN ledger_payment p ON p.id = a.payment_id
+ JOIN ledger_reference r ON r.invoice_id = a.invoice_id AND r.reference = p.reference WHERE a.rule = 'reference'`, nil, func(r store.Rows) error {
+			return r.Scan(&recorded)
+		})
+		t.Logf("allocations by rule: %v, %d of them by a recorded reference", rules, recorded)
 		states := map[string]int{}
 		want, _ := restate(t, db)
 		for _, c := range want {
@@ -292,16 +341,10 @@ func TestCacheAgainstRestatement(t *testing.T) {
 	})
 }
 
-// TestServingRoleGrants: on PostgreSQL the serving role may write only
-// what serving writes: read and insert every ledger table, update the
-// invoices, a payment's left_cents and a dispute's resolution, nothing
-// else; never delete or truncate. Every other test of the store runs as
-// that role, so what serving needs is granted; this one holds the grants
-// to no more, and shows the refusals. SQLite, which has no roles, refuses
-// deletes of every ledger table and edits of allocations and promises
-// itself.
-func TestServingRoleGrants(t *testing.T) {
-	app, owner := storetest.AppRoleAndOwner(t, pg)
+// ledgerGrants are the serving role's privileges on the ledger's tables,
+// and the columns it may update where it may update only some.
+func ledgerGrants(t *testing.T, owner store.Querier) map[string][]string {
+	t.Helper()
 	got := map[string][]string{}
 	each(t, owner, `SELECT table_name, privilege_type FROM information_schema.table_privileges
 WHERE grantee = 'cobranca_app' AND table_name LIKE 'ledger%' ORDER BY table_name, privilege_type`, nil, func(r store.Rows) error {
@@ -310,14 +353,29 @@ WHERE grantee = 'cobranca_app' AND table_name LIKE 'ledger%' ORDER BY table_name
 		got[table] = append(got[table], priv)
 		return err
 	})
+	// Every column of ledger_invoice, whose rows the role updates whole.
 	each(t, owner, `SELECT table_name, column_name FROM information_schema.column_privileges
-WHERE grantee = 'cobranca_app' AND privilege_type = 'UPDATE' AND table_name IN ('ledger_payment', 'ledger_dispute')
+WHERE grantee = 'cobranca_app' AND privilege_type = 'UPDATE' AND table_name LIKE 'ledger%' AND table_name <> 'ledger_invoice'
 ORDER BY table_name, column_name`, nil, func(r store.Rows) error {
 		var table, col string
 		err := r.Scan(&table, &col)
 		got[table+" columns"] = append(got[table+" columns"], col)
 		return err
 	})
+	return got
+}
+
+// TestServingRoleGrants: on PostgreSQL the serving role may write only
+// what serving writes: read and insert every ledger table, update the
+// invoices, a payment's left_cents and a dispute's resolution, nothing
+// else; never delete or truncate. Every other test of the store runs as
+// that role, so what serving needs is granted; this one holds the grants
+// to no more (one grant more, on a table or a column, fails it), and shows
+// the refusals. SQLite, which has no roles, refuses deletes of every
+// ledger table and edits of allocations, promises and recorded references
+// itself.
+func TestServingRoleGrants(t *testing.T) {
+	app, owner := storetest.AppRoleAndOwner(t, pg)
 	want := map[string][]string{
 		"ledger_invoice":         {"INSERT", "SELECT", "UPDATE"},
 		"ledger_payment":         {"INSERT", "SELECT"},
@@ -326,9 +384,31 @@ ORDER BY table_name, column_name`, nil, func(r store.Rows) error {
 		"ledger_promise":         {"INSERT", "SELECT"},
 		"ledger_dispute":         {"INSERT", "SELECT"},
 		"ledger_dispute columns": {"outcome", "resolution_note", "resolved_at", "resolved_by", "resolved_by_actor"},
+		"ledger_reference":       {"INSERT", "SELECT"},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, ledgerGrants(t, owner)); diff != "" {
 		t.Errorf("the serving role's grants on the ledger (-want +got):\n%s", diff)
+	}
+	// The comparison sees one grant more, each in a transaction rolled back.
+	errRollback := errors.New("rolled back")
+	for _, grant := range []string{
+		`GRANT UPDATE (source_id) ON ledger_reference TO cobranca_app`,
+		`GRANT DELETE ON ledger_reference TO cobranca_app`,
+		`GRANT UPDATE (amount_cents) ON ledger_allocation TO cobranca_app`,
+		`GRANT TRUNCATE ON ledger_invoice TO cobranca_app`,
+	} {
+		err := owner.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+			if _, err := tx.Exec(ctx, grant); err != nil {
+				return err
+			}
+			if cmp.Equal(want, ledgerGrants(t, tx)) {
+				t.Errorf("after %s the grants compare equal to what serving needs", grant)
+			}
+			return errRollback
+		})
+		if !errors.Is(err, errRollback) {
+			t.Fatalf("%s: %v", grant, err)
+		}
 	}
 
 	for _, tt := range []struct {
@@ -340,10 +420,12 @@ ORDER BY table_name, column_name`, nil, func(r store.Rows) error {
 			`DELETE FROM ledger_invoice`, `DELETE FROM ledger_payment`, `DELETE FROM ledger_allocation`, `DELETE FROM ledger_promise`,
 			`DELETE FROM ledger_dispute`, `TRUNCATE ledger_allocation`, `UPDATE ledger_payment SET amount_cents = 1`,
 			`UPDATE ledger_allocation SET amount_cents = 1`, `UPDATE ledger_promise SET amount_cents = 1`, `UPDATE ledger_dispute SET reason = 'other'`,
+			`DELETE FROM ledger_reference`, `TRUNCATE ledger_reference`, `UPDATE ledger_reference SET source_id = 'd_other'`,
 		}},
 		{"sqlite", storetest.SQLite(t), []string{
 			`DELETE FROM ledger_invoice`, `DELETE FROM ledger_payment`, `DELETE FROM ledger_allocation`, `DELETE FROM ledger_promise`,
 			`DELETE FROM ledger_dispute`, `UPDATE ledger_allocation SET amount_cents = 1`, `UPDATE ledger_promise SET amount_cents = 1`,
+			`DELETE FROM ledger_reference`, `UPDATE ledger_reference SET source_id = 'd_other'`,
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -357,13 +439,16 @@ ORDER BY table_name, column_name`, nil, func(r store.Rows) error {
 			must[ledger.Dispute](t)(inTx(db, func(ctx context.Context, tx store.Tx) (ledger.Dispute, error) {
 				return ledger.OpenDispute(ctx, tx, "NF-1", ledger.DisputePricing, "", ana, t0)
 			}))
+			if err := addReference(db, []string{"NF-1"}, "TX1", ledger.SourceReminder, "d_1"); err != nil {
+				t.Fatal(err)
+			}
 			for _, sql := range tt.sql {
 				if _, err := db.Exec(context.Background(), sql); err == nil ||
 					!strings.Contains(err.Error(), "permission denied") && !strings.Contains(err.Error(), "the ledger keeps its records") {
 					t.Errorf("%s = %v, want it refused", sql, err)
 				}
 			}
-			for _, table := range []string{"ledger_invoice", "ledger_payment", "ledger_allocation", "ledger_promise", "ledger_dispute"} {
+			for _, table := range []string{"ledger_invoice", "ledger_payment", "ledger_allocation", "ledger_promise", "ledger_dispute", "ledger_reference"} {
 				if n := storetest.Count(t, db, table); n != 1 {
 					t.Errorf("%s holds %d rows after the refused statements, want 1", table, n)
 				}
