@@ -139,7 +139,7 @@ func approvalsDecide(ctx context.Context, e env, fs *flagSet, args []string, app
 	if err != nil {
 		return err
 	}
-	tools, err := productTools(cfg.Config)
+	tools, err := productTools(cfg)
 	if err != nil {
 		return err
 	}

@@ -148,7 +148,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	tools, err := servedTools(collectionSettings(cfg.Config), links, mailer)
+	tools, err := servedTools(collectionSettings(cfg), links, mailer)
 	if err != nil {
 		return err
 	}

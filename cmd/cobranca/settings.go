@@ -16,6 +16,7 @@ import (
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pix"
 )
 
 // settings is the configuration (plain values, internal/config) and the
@@ -24,13 +25,15 @@ type settings struct {
 	config.Config
 	auth   auth.Config
 	limits limits.Options
+	// pix is the PIX receiving account (COBRANCA_PIX_*), checked; nil: none.
+	pix *pix.Merchant
 }
 
 // loadSettings is how every command reads the environment: config.Load's
 // problems and those of the rules that belong to a service (the rate-limit
 // spec syntax, token verification, the audit spool's least bound, the
-// download links' public URL) are reported together, each naming its
-// variable.
+// download links' public URL, the PIX account) are reported together, each
+// naming its variable.
 func loadSettings(environ []string) (settings, error) {
 	cfg, err := config.Load(environ)
 	errs := []error{err}
@@ -102,7 +105,43 @@ func loadSettings(environ []string) (settings, error) {
 	if cfg.AuditSpoolMax != 0 && cfg.AuditSpoolMax < auditlog.MinSpoolMaxBytes {
 		errs = append(errs, fmt.Errorf("%s: must be a size of at least %dKiB, like 64MiB or 1GiB", config.VarAuditSpoolMax, auditlog.MinSpoolMaxBytes>>10))
 	}
+	s.pix, err = pixMerchant(cfg)
+	errs = append(errs, err)
 	return s, errors.Join(errs...)
+}
+
+// pixMerchant is the PIX receiving account of cfg, checked with the BR Code's rules: nil
+// without COBRANCA_PIX_KEY. A key without its name and city, or a name or city without a key
+// (where it would do nothing), is refused too: the operator meant an account.
+func pixMerchant(cfg config.Config) (*pix.Merchant, error) {
+	if cfg.PixKey == "" {
+		var errs []error
+		for _, v := range []struct{ name, value string }{{config.VarPixName, cfg.PixMerchantName}, {config.VarPixCity, cfg.PixMerchantCity}} {
+			if v.value != "" {
+				errs = append(errs, fmt.Errorf("%s: set without %s, where it does nothing: set the key, or unset it", v.name, config.VarPixKey))
+			}
+		}
+		return nil, errors.Join(errs...)
+	}
+	var errs []error
+	for _, v := range []struct{ name, value string }{{config.VarPixName, cfg.PixMerchantName}, {config.VarPixCity, cfg.PixMerchantCity}} {
+		if v.value == "" {
+			errs = append(errs, fmt.Errorf("%s: required with %s: the payer's bank app shows it before paying", v.name, config.VarPixKey))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	m, err := pix.NewMerchant(cfg.PixKey, cfg.PixMerchantName, cfg.PixMerchantCity)
+	var fe *pix.FieldError
+	if errors.As(err, &fe) {
+		name := map[string]string{"key": config.VarPixKey, "name": config.VarPixName, "city": config.VarPixCity}[fe.Field]
+		return nil, fmt.Errorf("%s: %s", name, fe.Message)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", config.VarPixKey, err)
+	}
+	return &m, nil
 }
 
 // checkDevelopmentReach refuses development mode (no COBRANCA_ISSUER: the

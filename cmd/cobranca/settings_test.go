@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/contract/contracttest"
 	"github.com/cobranca/cobranca/internal/limits"
+	"github.com/cobranca/cobranca/internal/pix"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -204,5 +207,54 @@ func TestSettingsErrors(t *testing.T) {
 		if err != nil && strings.Count(err.Error(), "COBRANCA_AUDIT_SPOOL_MAX") != 1 {
 			t.Errorf("COBRANCA_AUDIT_SPOOL_MAX=%s: error names it %d times, want once:\n%v", tt.spool, strings.Count(err.Error(), "COBRANCA_AUDIT_SPOOL_MAX"), err)
 		}
+	}
+}
+
+// TestSettingsPix: the PIX account is checked with the BR Code's rules at start, and what is
+// wrong stops it naming the variable; a checked account reaches the collections tools.
+func TestSettingsPix(t *testing.T) {
+	const key, name, city = "COBRANCA_PIX_KEY=", "COBRANCA_PIX_MERCHANT_NAME=", "COBRANCA_PIX_MERCHANT_CITY="
+	s, err := loadSettings([]string{key + "12.ABC.345/01DE-35", name + "Fulano de Tal", city + "SAO PAULO"})
+	if err != nil {
+		t.Fatalf("loadSettings with a valid PIX account: %v", err)
+	}
+	want := &pix.Merchant{Key: pix.Key{Kind: pix.KindCNPJ, Value: "12ABC34501DE35"}, Name: "Fulano de Tal", City: "SAO PAULO"}
+	if diff := cmp.Diff(want, collectionSettings(s).Pix); diff != "" {
+		t.Errorf("collectionSettings(...).Pix (-want +got):\n%s", diff)
+	}
+	if s, err := loadSettings(nil); err != nil || collectionSettings(s).Pix != nil {
+		t.Errorf("loadSettings(nil): Pix %v, %v; want none", collectionSettings(s).Pix, err)
+	}
+	for _, tt := range []struct {
+		env  []string
+		want []string // each error, naming its variable
+	}{
+		{[]string{key + "123.456.789-00", name + "Fulano", city + "RIO"}, []string{"COBRANCA_PIX_KEY: looks like a CPF"}},
+		{[]string{key + "fulano", name + "Fulano", city + "RIO"}, []string{"COBRANCA_PIX_KEY: is none of the five kinds"}},
+		{[]string{key + "+5511987654321", name + "Fulano de Tal Comércio", city + "RIO"}, []string{"COBRANCA_PIX_MERCHANT_NAME: holds a character"}},
+		{[]string{key + "+5511987654321", name + "Fulano", city + "SAO PAULO CAPITAL"}, []string{"COBRANCA_PIX_MERCHANT_CITY: has 17 characters"}},
+		{[]string{key + "+5511987654321"}, []string{"COBRANCA_PIX_MERCHANT_NAME: required with COBRANCA_PIX_KEY", "COBRANCA_PIX_MERCHANT_CITY: required with COBRANCA_PIX_KEY"}},
+		{[]string{name + "Fulano", city + "RIO"}, []string{"COBRANCA_PIX_MERCHANT_NAME: set without COBRANCA_PIX_KEY", "COBRANCA_PIX_MERCHANT_CITY: set without COBRANCA_PIX_KEY"}},
+		{[]string{key + "x", "COBRANCA_RATE_ORIGIN=lots"}, []string{"COBRANCA_RATE_ORIGIN:", "COBRANCA_PIX_MERCHANT_NAME: required"}},
+	} {
+		_, err := loadSettings(tt.env)
+		if err == nil {
+			t.Errorf("loadSettings(%q) = nil, want %q", tt.env, tt.want)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("loadSettings(%q) = %v; want it to say %q", tt.env, err, w)
+			}
+		}
+	}
+	// serve itself refuses an invalid key, before it opens anything.
+	dir := t.TempDir()
+	err = run(t.Context(), []string{"serve"}, []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=127.0.0.1:0", key + "11.222.333/0001-82", name + "Fulano", city + "RIO"}, nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "COBRANCA_PIX_KEY: looks like a CNPJ") {
+		t.Errorf("serve with an invalid PIX key = %v, want a refusal naming COBRANCA_PIX_KEY", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("serve wrote %d files in the data directory before refusing", len(entries))
 	}
 }

@@ -44,8 +44,8 @@ func servedTools(set collections.Settings, links *files.Links, mail *outbox.Outb
 }
 
 // collectionSettings are the collections tools' settings of cfg.
-func collectionSettings(cfg config.Config) collections.Settings {
-	return collections.Settings{ContactPacing: cfg.ContactPacing, LedgerRequired: cfg.LedgerRequired}
+func collectionSettings(cfg settings) collections.Settings {
+	return collections.Settings{ContactPacing: cfg.ContactPacing, LedgerRequired: cfg.LedgerRequired, Pix: cfg.pix}
 }
 
 // requestStateRing is the key ring of request states: COBRANCA_REQUEST_STATE_KEYS,
@@ -57,8 +57,8 @@ func requestStateRing(cfg config.Config) (*reqstate.Ring, error) {
 // productTools are the tools the server serves, with the download links
 // of its configuration: their contracts, for the commands that read them
 // (no outbox: nothing here sends).
-func productTools(cfg config.Config) ([]pipeline.Tool, error) {
-	links, err := downloadLinks(cfg)
+func productTools(cfg settings) ([]pipeline.Tool, error) {
+	links, err := downloadLinks(cfg.Config)
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func writeOff(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	tools, err := productTools(cfg.Config)
+	tools, err := productTools(cfg)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/pix"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/value"
@@ -35,6 +36,9 @@ type Settings struct {
 	// receivables ledger knows; prepare_reminder refuses another, and the sends refuse (or a
 	// bulk skips) a draft naming one, whose payment could not be checked.
 	LedgerRequired bool
+	// Pix is the operator's PIX receiving account (COBRANCA_PIX_*): with it, a reminder in BRL
+	// carries a BR Code for its open amount. nil: no PIX codes.
+	Pix *pix.Merchant
 }
 
 // AnalyzeView is the URI of the analysis' result view (an MCP Apps

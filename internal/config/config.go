@@ -198,6 +198,10 @@ type Config struct {
 	// LedgerRequired is COBRANCA_LEDGER_REQUIRED=true: a reminder may name only invoices the
 	// receivables ledger knows, so that every send can check that they are still owed.
 	LedgerRequired bool
+	// PixKey, PixMerchantName and PixMerchantCity are the operator's PIX receiving account as
+	// written (COBRANCA_PIX_*); cmd/cobranca checks them with the BR Code's rules (internal/pix).
+	// No key: reminders carry no PIX code.
+	PixKey, PixMerchantName, PixMerchantCity string
 
 	// read is each variable's value as Load read it (set, else the default), in the table's
 	// order: what LogValue logs.
@@ -241,6 +245,9 @@ const (
 	// VarContactPacing is also the default of `cobranca analyze --pacing`.
 	VarContactPacing  = "COBRANCA_CONTACT_PACING"
 	VarLedgerRequired = "COBRANCA_LEDGER_REQUIRED"
+	VarPixKey         = "COBRANCA_PIX_KEY"
+	VarPixName        = "COBRANCA_PIX_MERCHANT_NAME"
+	VarPixCity        = "COBRANCA_PIX_MERCHANT_CITY"
 )
 
 // The values of OTEL_TRACES_SAMPLER cobranca takes: the OpenTelemetry
@@ -756,6 +763,9 @@ var variables = []variable{
 		c.LedgerRequired = v == "true"
 		return nil
 	}},
+	{VarPixKey, "", optional, shown, "The PIX key payments go to: every reminder in BRL then carries a PIX code (copia-e-cola and QR) for its open amount, with a txid that names the draft so the payment matches its invoices. One of the five kinds: CPF or CNPJ (numeric or alphanumeric, punctuation allowed: `12.ABC.345/01DE-35`; check digits verified), e-mail (at most 77 characters), phone `+55` DDD number, or the random key (UUID). Needs COBRANCA_PIX_MERCHANT_NAME and COBRANCA_PIX_MERCHANT_CITY. Unset: no PIX codes. An invalid key stops the start.", asWritten(func(c *Config) *string { return &c.PixKey })},
+	{VarPixName, "", optional, shown, "The receiving account's name, as the payer's bank app shows it before paying: 1 to 25 characters of printable ASCII (no accents), no space at either end. Only with COBRANCA_PIX_KEY.", asWritten(func(c *Config) *string { return &c.PixMerchantName })},
+	{VarPixCity, "", optional, shown, "The receiving account's city (`SAO PAULO`): 1 to 15 characters of printable ASCII (no accents), no space at either end. Only with COBRANCA_PIX_KEY.", asWritten(func(c *Config) *string { return &c.PixMerchantCity })},
 }
 
 // MaxContactPacing bounds COBRANCA_CONTACT_PACING.

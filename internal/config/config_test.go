@@ -709,3 +709,18 @@ func TestLedgerRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestPixAccount: the PIX receiving account is kept as written, unchecked — the BR Code's rules
+// are internal/pix's, applied by cmd/cobranca — and is empty unless set.
+func TestPixAccount(t *testing.T) {
+	c, err := Load([]string{VarPixKey + "=12.ABC.345/01DE-35", VarPixName + "=Fulano de Tal", VarPixCity + "=SAO PAULO"})
+	if err != nil || c.PixKey != "12.ABC.345/01DE-35" || c.PixMerchantName != "Fulano de Tal" || c.PixMerchantCity != "SAO PAULO" {
+		t.Errorf("Load = %q, %q, %q, %v; want the account as written", c.PixKey, c.PixMerchantName, c.PixMerchantCity, err)
+	}
+	if c, err := Load([]string{VarPixKey + "=not a key"}); err != nil || c.PixKey != "not a key" {
+		t.Errorf("Load(%s=not a key) = %q, %v; want it kept for cmd/cobranca to judge", VarPixKey, c.PixKey, err)
+	}
+	if c, err := Load(nil); err != nil || c.PixKey != "" || c.PixMerchantName != "" || c.PixMerchantCity != "" {
+		t.Errorf("Load(nil) = %q, %q, %q, %v; want no account", c.PixKey, c.PixMerchantName, c.PixMerchantCity, err)
+	}
+}
