@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -216,6 +217,18 @@ func domainOf(from string) string { return from[strings.LastIndexByte(from, '@')
 // Compose builds the e-mail of entry id, enqueued at created with args a, as the worker sends
 // it from from (a bare address; its domain is the Message-ID's right-hand side). The
 // throughput benchmark sends the same messages to an SMTP server directly with it.
+//
+// A message without HTML is one text/plain part, as before HTML existed. With HTML it is
+// multipart/alternative, the text first and the HTML last (the one a client prefers, RFC 2046
+// §5.1.4). With Related parts go-mail writes multipart/related whose first part, its root, is
+// that multipart/alternative, and each image after it: base64, Content-Disposition inline,
+// Content-ID <ContentID> (RFC 2387: the cid: URLs of the root name its siblings):
+//
+//	multipart/related
+//	├── multipart/alternative
+//	│   ├── text/plain; charset=UTF-8 (quoted-printable)
+//	│   └── text/html; charset=UTF-8 (quoted-printable)
+//	└── image/png; name="…" (base64, inline, Content-ID: <…>)
 func Compose(from string, id ID, a Args, created time.Time) (*mail.Msg, error) {
 	m := mail.NewMsg()
 	if err := m.From(from); err != nil {
@@ -228,5 +241,15 @@ func Compose(from string, id ID, a Args, created time.Time) (*mail.Msg, error) {
 	m.SetMessageIDWithValue(MessageID(id, a.Token, domainOf(from)))
 	m.SetDateWithValue(created)
 	m.SetBodyString(mail.TypeTextPlain, a.Text)
+	if a.HTML == "" {
+		return m, nil
+	}
+	m.AddAlternativeString(mail.TypeTextHTML, a.HTML)
+	for _, p := range a.Related {
+		if err := m.EmbedReader(p.Name, bytes.NewReader(p.Data), mail.WithFileContentID("<"+p.ContentID+">"),
+			mail.WithFileContentType(mail.ContentType(p.ContentType))); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }

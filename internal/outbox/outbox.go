@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,17 +47,38 @@ type Message struct {
 	To      string // one bare address: someone@example.com
 	Subject string
 	Text    string // the plain-text body
+	// HTML, when not "", is the same message as HTML: it is sent as multipart/alternative,
+	// the text first. "" sends the text alone, as text/plain.
+	HTML string `json:",omitempty"`
+	// Related are the images the HTML shows inline, each named in it by cid:ContentID
+	// (multipart/related); only with HTML.
+	Related []Part `json:",omitempty"`
 	// Ref names what the message is about, e.g. a reminder draft's id: the owner told of a
 	// permanent failure (Owner) finds it by Ref.
 	Ref string
 }
 
-// Limits of a message's fields, in bytes.
+// Part is an image a message's HTML shows inline: <img src="cid:ContentID">.
+type Part struct {
+	ContentID   string // dot-atom@dot-atom (RFC 2392), without the angle brackets
+	ContentType string // image/png, image/jpeg or image/gif
+	Name        string // the file name a mail client offers to save it as
+	Data        []byte
+}
+
+// Limits of a message's fields, in bytes (Related in parts).
 const (
-	MaxSubject = 998 // RFC 5322's line limit
-	MaxText    = 256 << 10
-	MaxRef     = 200
+	MaxSubject   = 998 // RFC 5322's line limit
+	MaxText      = 256 << 10
+	MaxRef       = 200
+	MaxRelated   = 4
+	MaxPart      = 64 << 10
+	MaxPartName  = 100
+	MaxContentID = 200
 )
+
+// relatedTypes are the content types an inline part may have: images every mail client shows.
+var relatedTypes = []string{"image/png", "image/jpeg", "image/gif"}
 
 // Validate reports the first field of m that cannot be sent, as invalid_arguments naming it.
 func (m *Message) Validate() error {
@@ -74,12 +96,73 @@ func (m *Message) Validate() error {
 		return bad("subject", "must be one line")
 	case len(m.Text) > MaxText:
 		return bad("text", "must be at most "+strconv.Itoa(MaxText)+" bytes")
+	case len(m.HTML) > MaxText:
+		return bad("html", "must be at most "+strconv.Itoa(MaxText)+" bytes")
+	case len(m.Related) > 0 && m.HTML == "":
+		return bad("related", "inline parts need an HTML body that shows them")
+	case len(m.Related) > MaxRelated:
+		return bad("related", "must hold at most "+strconv.Itoa(MaxRelated)+" parts")
 	case m.Ref == "":
 		return bad("ref", "must not be empty")
 	case len(m.Ref) > MaxRef:
 		return bad("ref", "must be at most "+strconv.Itoa(MaxRef)+" bytes")
 	}
+	seen := make(map[string]bool, len(m.Related))
+	for i, p := range m.Related {
+		field := "related[" + strconv.Itoa(i) + "]."
+		switch {
+		case !contentID(p.ContentID):
+			return bad(field+"contentId", "must be dot-atom@dot-atom of letters, digits, '-' and '_' (RFC 2392), like qr@example, at most "+strconv.Itoa(MaxContentID)+" bytes")
+		case seen[strings.ToLower(p.ContentID)]:
+			return bad(field+"contentId", "names another part of the message too")
+		case !strings.Contains(m.HTML, "cid:"+p.ContentID):
+			return bad(field+"contentId", "is not named by the HTML (cid:"+p.ContentID+")")
+		case !slices.Contains(relatedTypes, p.ContentType):
+			return bad(field+"contentType", "must be one of "+strings.Join(relatedTypes, ", "))
+		case !partName(p.Name):
+			return bad(field+"name", "must be 1 to "+strconv.Itoa(MaxPartName)+" of A-Z a-z 0-9 . _ -, not starting with a dot")
+		case len(p.Data) == 0:
+			return bad(field+"data", "must not be empty")
+		case len(p.Data) > MaxPart:
+			return bad(field+"data", "must be at most "+strconv.Itoa(MaxPart)+" bytes")
+		}
+		seen[strings.ToLower(p.ContentID)] = true
+	}
 	return nil
+}
+
+// contentID reports whether s is a Content-ID without its angle brackets, as dot-atom@dot-atom
+// (RFC 2392's cid refers to RFC 5322's msg-id) of the characters that need no escaping in a
+// cid: URL nor in HTML: letters, digits, '-' and '_' (a subset of RFC 5322's atext).
+func contentID(s string) bool {
+	left, right, ok := strings.Cut(s, "@")
+	return ok && len(s) <= MaxContentID && dotAtom(left) && dotAtom(right)
+}
+
+// dotAtom reports whether s is atoms of letters, digits, '-' and '_', joined by single dots.
+func dotAtom(s string) bool {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// partName reports whether s is a plain file name, written as it is in the part's headers.
+func partName(s string) bool {
+	if s == "" || len(s) > MaxPartName || s[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckAddress reports whether s is one bare e-mail address (name@example.com): no display
