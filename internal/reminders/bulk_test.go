@@ -34,10 +34,11 @@ func TestGreetsByName(t *testing.T) {
 			if got := reminders.GreetsByName(name); got != (want == tc.named) {
 				t.Errorf("GreetsByName(%q) = %v", name, got)
 			}
-			_, body, err := tpl.Render(tc.lang, tc.tone, reminders.Message{Name: name, Invoices: []reminders.Invoice{inv1}})
+			r, err := tpl.Render(tc.lang, tc.tone, reminders.Message{Name: name, Invoices: []reminders.Invoice{inv1}})
 			if err != nil {
 				t.Fatal(err)
 			}
+			body := r.Text
 			if !strings.HasPrefix(body, want) {
 				t.Errorf("%s.%s, name %q: body starts %q, want %q", tc.lang, tc.tone, name, body[:min(len(body), 40)], want)
 			}

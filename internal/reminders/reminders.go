@@ -24,6 +24,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/ident"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // Tone is how firmly a reminder is worded.
@@ -80,6 +81,9 @@ type Invoice struct {
 	ID          string `json:"id"`
 	DueDate     string `json:"dueDate"` // YYYY-MM-DD
 	AmountCents int64  `json:"amountCents"`
+	// BoletoLine is the invoice's boleto's linha digitável, 47 digits ("" when it has none):
+	// the reminder prints it as banks do.
+	BoletoLine string `json:"boletoLine,omitempty"`
 }
 
 // Request is what Prepare writes a draft from; the caller validated it.
@@ -91,6 +95,11 @@ type Request struct {
 	Invoices       []Invoice // any order; at least one
 	CreatedBy      string    // the subject who asked for the draft
 	CreatedByActor string    // the agent acting on CreatedBy's behalf; "" for a person
+	// Currency is the ISO 4217 code of the invoices' amounts; "" is BRL.
+	Currency string
+	// PixCode, when not nil, makes the PIX code (BR Code) that pays the draft, from its txid
+	// (TxIDFor the draft's id) and its total: the draft carries it. nil: no PIX code.
+	PixCode func(txid string, amountCents int64) (string, error)
 }
 
 // Recipient is whom a draft is written to: the name it greets (rendered as data) and the
@@ -110,7 +119,10 @@ type Record struct {
 	Language     Language
 	State        State
 	Subject      string
-	Body         string
+	Body         string // the text/plain part (Rendered.Text)
+	HTML         string // the HTML part; "" for a draft written before reminders had one
+	Currency     string // ISO 4217 code of its amounts (BRL for a draft written before drafts had one)
+	Pix          *Pix   // the PIX code the draft carries; nil when none
 	InvoiceCount int
 	TotalCents   int64
 	// Invoices are the invoices the draft is about, as it was written: sorted by id.
@@ -147,6 +159,21 @@ const IDPrefix = "d_"
 
 // ValidID reports whether s has the shape of a draft id.
 func ValidID(s string) bool { return ident.Valid(IDPrefix, s) }
+
+// TxIDFor is the PIX txid of the draft id: the first 25 of the 26 base32 characters after
+// "d_", upper-cased (a txid is at most 25 letters and digits). It names the draft: 125 of the
+// id's 128 random bits, and the database refuses two drafts with one txid. For a string that
+// is not a draft id it is the first 25 letters and digits after the prefix, upper-cased.
+func TxIDFor(draftID string) string {
+	rest := strings.TrimPrefix(draftID, IDPrefix)
+	var b strings.Builder
+	for i := 0; i < len(rest) && b.Len() < 25; i++ {
+		if c := rest[i]; 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			b.WriteByte(c)
+		}
+	}
+	return strings.ToUpper(b.String())
+}
 
 // invoiceSet is the normalized form of a set of invoices: sorted by id, as JSON, and that
 // JSON's SHA-256, the natural key.
@@ -189,24 +216,43 @@ func Prepare(ctx context.Context, q store.Querier, templates *Templates, r Reque
 	if err != nil {
 		return Record{}, false, err
 	}
-	subject, body, err := templates.Render(r.Language, r.Tone, Message{Name: r.To.Name, Invoices: r.Invoices})
+	currency := r.Currency
+	if currency == "" {
+		currency = value.BaseCurrency
+	}
+	id := ident.New(IDPrefix)
+	var pix *Pix
+	if r.PixCode != nil {
+		txid := TxIDFor(id)
+		code, err := r.PixCode(txid, set.total)
+		if err != nil {
+			return Record{}, false, fmt.Errorf("reminders: PIX code: %w", err)
+		}
+		pix = &Pix{Code: code, TxID: txid, AmountCents: set.total}
+	}
+	out, err := templates.Render(r.Language, r.Tone, Message{Name: r.To.Name, Currency: currency, Invoices: r.Invoices, Pix: pix})
 	if err != nil {
 		return Record{}, false, err
 	}
 	at := now.UnixMicro()
 	rec = Record{
-		ID: ident.New(IDPrefix), CustomerID: r.CustomerID, To: r.To, Tone: r.Tone, Language: r.Language, State: Draft,
-		Subject: subject, Body: body, InvoiceCount: len(r.Invoices), TotalCents: set.total, Invoices: set.invoices,
+		ID: id, CustomerID: r.CustomerID, To: r.To, Tone: r.Tone, Language: r.Language, State: Draft,
+		Subject: out.Subject, Body: out.Text, HTML: out.HTML, Currency: currency, Pix: pix,
+		InvoiceCount: len(r.Invoices), TotalCents: set.total, Invoices: set.invoices,
 		CreatedBy: r.CreatedBy, CreatedByActor: r.CreatedByActor, CreatedAt: time.UnixMicro(at).UTC(), UpdatedAt: time.UnixMicro(at).UTC(),
+	}
+	var stored Pix
+	if pix != nil {
+		stored = *pix
 	}
 	n, err := q.Exec(ctx, `INSERT INTO reminder_draft (id, customer_id, recipient_name, recipient_email, tone, language,
     invoices, invoice_set_hash, invoice_count, total_cents, subject, body, state, created_by, created_by_actor,
-    created_at, updated_at, earliest_due_date)
-VALUES ($1, $2, $15, $16, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $17)
+    created_at, updated_at, earliest_due_date, html, currency, pix_code, pix_txid, pix_amount_cents)
+VALUES ($1, $2, $15, $16, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $17, $18, $19, $20, $21, $22)
 ON CONFLICT (customer_id, invoice_set_hash, tone) WHERE state = 'draft' DO NOTHING`,
 		rec.ID, rec.CustomerID, string(rec.Tone), string(rec.Language), string(set.json), set.hash[:],
 		int64(rec.InvoiceCount), rec.TotalCents, rec.Subject, rec.Body, string(Draft), rec.CreatedBy, rec.CreatedByActor, at,
-		rec.To.Name, rec.To.Email, set.earliestDue)
+		rec.To.Name, rec.To.Email, set.earliestDue, rec.HTML, rec.Currency, stored.Code, stored.TxID, stored.AmountCents)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("reminders: insert draft: %w", err)
 	}
@@ -226,17 +272,21 @@ WHERE customer_id = $1 AND invoice_set_hash = $2 AND tone = $3 AND state = 'draf
 const recordColumns = `id, customer_id, recipient_name, recipient_email, tone, language, state, subject, body, invoice_count, total_cents,
     created_by, created_by_actor, created_at, updated_at, COALESCE(outbox_id, 0), COALESCE(message_id, ''), COALESCE(queued_by, ''),
     COALESCE(queued_by_actor, ''), COALESCE(approval_id, ''), COALESCE(queued_at, 0), COALESCE(delivered_at, 0), COALESCE(failed_at, 0),
-    COALESCE(failure_reason, ''), invoices`
+    COALESCE(failure_reason, ''), invoices, html, currency, pix_code, pix_txid, pix_amount_cents`
 
 func scanRecord(row store.Row) (Record, error) {
 	var r Record
 	var s Sending
+	var p Pix
 	var tone, lang, state, invoices string
 	var count, created, updated, queued, delivered, failed int64
 	if err := row.Scan(&r.ID, &r.CustomerID, &r.To.Name, &r.To.Email, &tone, &lang, &state, &r.Subject, &r.Body, &count, &r.TotalCents,
 		&r.CreatedBy, &r.CreatedByActor, &created, &updated, &s.OutboxID, &s.MessageID, &s.QueuedBy, &s.QueuedByActor, &s.ApprovalID,
-		&queued, &delivered, &failed, &s.FailureReason, &invoices); err != nil {
+		&queued, &delivered, &failed, &s.FailureReason, &invoices, &r.HTML, &r.Currency, &p.Code, &p.TxID, &p.AmountCents); err != nil {
 		return Record{}, err
+	}
+	if p.Code != "" {
+		r.Pix = &p
 	}
 	if err := json.Unmarshal([]byte(invoices), &r.Invoices); err != nil {
 		return Record{}, fmt.Errorf("draft %s: its invoices: %w", r.ID, err)

@@ -29,11 +29,11 @@ func TestRenderGolden(t *testing.T) {
 		for _, tone := range reminders.Tones() {
 			name := string(lang) + "." + string(tone)
 			t.Run(name, func(t *testing.T) {
-				subject, body, err := tpl.Render(lang, tone, m)
+				r, err := tpl.Render(lang, tone, m)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := "Subject: " + subject + "\n\n" + body
+				got := "Subject: " + r.Subject + "\n\n" + r.Text
 				path := filepath.Join("testdata", name+".golden")
 				if *update {
 					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -67,10 +67,11 @@ func TestRenderOne(t *testing.T) {
 		{reminders.English, reminders.Friendly, "Friendly reminder: 1 open invoice totaling R$\u00a02.000,00", "- Invoice NF-1, due Feb 28, 2026: R$\u00a02.000,00\n"},
 		{reminders.English, reminders.Firm, "Payment required: 1 open invoice totaling R$\u00a02.000,00", "the invoice below as unpaid"},
 	} {
-		subject, body, err := tpl.Render(tc.lang, tc.tone, m)
+		r, err := tpl.Render(tc.lang, tc.tone, m)
 		if err != nil {
 			t.Fatal(err)
 		}
+		subject, body := r.Subject, r.Text
 		if subject != tc.subject || !strings.Contains(body, tc.bodyHave) {
 			t.Errorf("Render(%s, %s) = %q, %q; want subject %q and a body with %q", tc.lang, tc.tone, subject, body, tc.subject, tc.bodyHave)
 		}
@@ -96,18 +97,20 @@ func TestRenderCustomerTextIsData(t *testing.T) {
 	} {
 		for _, lang := range reminders.Languages() {
 			for _, tone := range reminders.Tones() {
-				wantSubject, wantBody, err := tpl.Render(lang, tone, message(placeholder))
+				want, err := tpl.Render(lang, tone, message(placeholder))
 				if err != nil {
 					t.Fatal(err)
 				}
+				wantSubject, wantBody := want.Subject, want.Text
 				if strings.Count(wantBody, placeholder) != 2 {
 					t.Fatalf("Render(%s, %s): the body holds the name and the invoice id %d times, want 2", lang, tone, strings.Count(wantBody, placeholder))
 				}
 				wantBody = strings.ReplaceAll(wantBody, placeholder, text)
-				subject, body, err := tpl.Render(lang, tone, message(text))
+				got, err := tpl.Render(lang, tone, message(text))
 				if err != nil {
 					t.Fatalf("Render(%s, %s) of %q: %v", lang, tone, text, err)
 				}
+				subject, body := got.Subject, got.Text
 				if subject != wantSubject || body != wantBody {
 					t.Errorf("Render(%s, %s) of %q = %q, %q; want %q, %q", lang, tone, text, subject, body, wantSubject, wantBody)
 				}
@@ -122,12 +125,12 @@ func TestParseTemplatesComplete(t *testing.T) {
 	tpl := templates(t)
 	for _, lang := range reminders.Languages() {
 		for _, tone := range reminders.Tones() {
-			if _, _, err := tpl.Render(lang, tone, reminders.Message{Name: "x", Invoices: []reminders.Invoice{{ID: "1", DueDate: "2026-01-01", AmountCents: 1}}}); err != nil {
+			if _, err := tpl.Render(lang, tone, reminders.Message{Name: "x", Invoices: []reminders.Invoice{{ID: "1", DueDate: "2026-01-01", AmountCents: 1}}}); err != nil {
 				t.Errorf("Render(%s, %s): %v", lang, tone, err)
 			}
 		}
 	}
-	if _, _, err := tpl.Render("fr", reminders.Friendly, reminders.Message{}); err == nil {
+	if _, err := tpl.Render("fr", reminders.Friendly, reminders.Message{}); err == nil {
 		t.Error("Render(fr) succeeded; want an error: there is no French template")
 	}
 }
