@@ -13,24 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/makiuchi-d/gozxing"
-	"github.com/makiuchi-d/gozxing/qrcode"
+	"github.com/cobranca/cobranca/internal/pix/qrtest"
 )
-
-// scan reads a QR code from img the way a scanner does, with zxing's
-// detector (no pure-barcode shortcut).
-func scan(t *testing.T, img image.Image) string {
-	t.Helper()
-	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := qrcode.NewQRCodeReader().Decode(bmp, nil)
-	if err != nil {
-		t.Fatalf("gozxing: %v", err)
-	}
-	return res.GetText()
-}
 
 // testCodes are codes of every kind of key, at the longest (a 77-character
 // e-mail, 25-character name and txid, the largest amount) and the shortest.
@@ -69,7 +53,7 @@ func TestQRPNGDecodesBack(t *testing.T) {
 		if err != nil {
 			t.Fatalf("QRPNG(%q) is not a PNG: %v", code, err)
 		}
-		if got := scan(t, img); got != code {
+		if got := qrtest.Scan(t, img); got != code {
 			t.Errorf("QRPNG(%q) scans as %q", code, got)
 		}
 		// 5 pixels a module, the symbol and its 4-module quiet zone on each side.
@@ -133,7 +117,7 @@ func TestQRSVG(t *testing.T) {
 		if strings.Join(elems, " ") != "svg path" {
 			t.Fatalf("QRSVG(%q) has the elements %v, want svg path", code, elems)
 		}
-		if got := scan(t, rasterize(t, side, d)); got != code {
+		if got := qrtest.Scan(t, rasterize(t, side, d)); got != code {
 			t.Errorf("QRSVG(%q) scans as %q", code, got)
 		}
 	}

@@ -11,12 +11,17 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
 	"io"
 	"log"
 	"mime"
+	"mime/multipart"
 	"mime/quotedprintable"
 	"net"
 	"net/mail"
+	"net/textproto"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +40,17 @@ type Message struct {
 
 	MessageID string // the Message-Id header, as written (with its angle brackets)
 	Subject   string // decoded (RFC 2047)
-	Body      string // the text body, quoted-printable decoded, white space trimmed
+	Body      string // the text body (a multipart message's text/plain part), decoded, white space trimmed
+	HTML      string // a multipart message's text/html part, decoded; "" when none
+	// Inline are the parts an HTML part names by cid:, by Content-ID (without angle
+	// brackets), decoded.
+	Inline map[string]InlinePart
+}
+
+// InlinePart is an inline part of a message: an image its HTML shows.
+type InlinePart struct {
+	ContentType string
+	Data        []byte
 }
 
 // Replies a test can queue with Refuse: a transient and a permanent refusal, as a real
@@ -206,22 +221,87 @@ func (ss *session) Data(r io.Reader) error {
 
 // parse fills the fields read from m.Raw.
 func (m *Message) parse() error {
-	msg, err := mail.ReadMessage(bytes.NewReader(m.Raw))
+	p, err := Parse(m.Raw)
 	if err != nil {
 		return err
 	}
-	var body io.Reader = msg.Body
-	if strings.EqualFold(msg.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
-		body = quotedprintable.NewReader(body)
-	}
-	text, err := io.ReadAll(body)
+	p.From, p.To, p.Raw, p.TLS = m.From, m.To, m.Raw, m.TLS
+	*m = p
+	return nil
+}
+
+// Parse reads a raw message (as received, or a .eml file) with the standard library alone:
+// its headers, and its body — a text/plain body, or a MIME tree (multipart/alternative,
+// multipart/related, multipart/mixed) whose text/plain, text/html and inline parts it takes,
+// each decoded from its Content-Transfer-Encoding.
+func Parse(raw []byte) (Message, error) {
+	msg, err := mail.ReadMessage(bytes.NewReader(raw))
 	if err != nil {
-		return err
+		return Message{}, err
 	}
-	m.MessageID = msg.Header.Get("Message-Id")
+	m := Message{Raw: raw, MessageID: msg.Header.Get("Message-Id")}
 	if m.Subject, err = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject")); err != nil {
+		return Message{}, err
+	}
+	ct := msg.Header.Get("Content-Type")
+	if ct == "" {
+		ct = "text/plain"
+	}
+	if err := m.part(textproto.MIMEHeader(msg.Header), ct, msg.Body, 0); err != nil {
+		return Message{}, err
+	}
+	m.Body = strings.TrimSpace(m.Body)
+	return m, nil
+}
+
+// part reads one part of a MIME tree, depth levels down, into m.
+func (m *Message) part(h textproto.MIMEHeader, contentType string, body io.Reader, depth int) error {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return fmt.Errorf("Content-Type %q: %w", contentType, err)
+	}
+	if strings.HasPrefix(mt, "multipart/") {
+		if depth > 8 {
+			return errors.New("MIME tree deeper than 8")
+		}
+		mr := multipart.NewReader(body, params["boundary"])
+		for {
+			p, err := mr.NextRawPart()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			ct := p.Header.Get("Content-Type")
+			if ct == "" {
+				ct = "text/plain"
+			}
+			if err := m.part(p.Header, ct, p, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	switch strings.ToLower(h.Get("Content-Transfer-Encoding")) {
+	case "quoted-printable":
+		body = quotedprintable.NewReader(body)
+	case "base64":
+		body = base64.NewDecoder(base64.StdEncoding, body) // it skips line breaks
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
 		return err
 	}
-	m.Body = strings.TrimSpace(string(text))
+	switch id := strings.Trim(h.Get("Content-Id"), "<>"); {
+	case mt == "text/plain" && m.Body == "":
+		m.Body = string(b)
+	case mt == "text/html" && m.HTML == "":
+		m.HTML = string(b)
+	case id != "":
+		if m.Inline == nil {
+			m.Inline = map[string]InlinePart{}
+		}
+		m.Inline[id] = InlinePart{ContentType: mt, Data: b}
+	}
 	return nil
 }

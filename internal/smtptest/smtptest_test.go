@@ -1,6 +1,7 @@
 package smtptest_test
 
 import (
+	"bytes"
 	"errors"
 	"net/smtp"
 	"net/textproto"
@@ -126,5 +127,29 @@ func TestLatency(t *testing.T) {
 		if got := s.Messages(); len(got) != 1 {
 			t.Errorf("latency %v: %d messages recorded, want 1", tc.latency, len(got))
 		}
+	}
+}
+
+// A reminder's MIME tree: multipart/alternative holding the text and a multipart/related of
+// the HTML and its inline image; each part decoded from its transfer encoding.
+func TestParseMultipart(t *testing.T) {
+	msg := "Message-Id: <2.outbox@cobranca.test>\r\nSubject: =?UTF-8?q?Lembrete_amig=C3=A1vel?=\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/alternative; boundary=alt\r\n\r\n" +
+		"--alt\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nOl=C3=A1, Ana\r\n" +
+		"--alt\r\nContent-Type: multipart/related; boundary=rel\r\n\r\n" +
+		"--rel\r\nContent-Type: text/html; charset=UTF-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n<p>Ol=C3=A1</p><img src=3D\"cid:qr@x\">\r\n" +
+		"--rel\r\nContent-Type: image/png\r\nContent-Id: <qr@x>\r\nContent-Transfer-Encoding: base64\r\n\r\niVBO\r\nRw==\r\n" +
+		"--rel--\r\n--alt--\r\n"
+	m, err := smtptest.Parse([]byte(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := m.Inline["qr@x"]
+	if m.Subject != "Lembrete amigável" || m.Body != "Olá, Ana" || m.HTML != `<p>Olá</p><img src="cid:qr@x">` ||
+		img.ContentType != "image/png" || !bytes.Equal(img.Data, []byte{0x89, 'P', 'N', 'G'}) {
+		t.Errorf("Parse = %q / %q / %q / %+v", m.Subject, m.Body, m.HTML, m.Inline)
+	}
+	if _, err := smtptest.Parse([]byte("Subject: x\r\nContent-Type: multipart/mixed\r\n\r\nbody")); err == nil {
+		t.Error("a multipart message without a boundary parsed")
 	}
 }
