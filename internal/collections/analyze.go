@@ -82,7 +82,7 @@ func Tools(s Settings) ([]pipeline.Tool, error) {
 		{analyzeContract(), pipeline.Tool{Decode: analyzeDecode, Run: analyzeRun(portfolio.Options{ContactPacing: s.ContactPacing}), FastOutput: true, View: analyzeView}},
 		{getCustomerContract(), pipeline.Tool{Decode: getCustomerDecode, Read: getCustomerRead}},
 		{listDraftsContract(), pipeline.Tool{Decode: listDraftsDecode, Read: listDrafts}},
-		{prepareReminderContract(), pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl, s.LedgerRequired)}},
+		{prepareReminderContract(), pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl, s)}},
 		{setContactStatusContract(), pipeline.Tool{Decode: setContactStatusDecode, Preview: setContactStatusPreview, Execute: setContactStatusExecute}},
 		{getBulkSendContract(), pipeline.Tool{Decode: pipeline.Strict[getBulkSendArgs](), Read: getBulkSendRead}},
 		// The ledger's reads (ledger_read*.go).

@@ -193,9 +193,13 @@ func planBulk(ctx context.Context, q store.Querier, a *bulkArgs, today string, r
 		if slices.ContainsFunc(verdicts[d.ID], func(v ledger.Verdict) bool { return !v.Known }) {
 			p.unchecked++
 		}
-		subject, body := sha256.Sum256([]byte(d.Subject)), sha256.Sum256([]byte(d.Body))
+		subject, body, html := sha256.Sum256([]byte(d.Subject)), sha256.Sum256([]byte(d.Body)), sha256.Sum256([]byte(d.HTML))
+		var code string
+		if d.Pix != nil {
+			code = d.Pix.Code
+		}
 		field(h, "send", d.ID, d.CustomerID, d.To.Name, d.To.Email, string(d.Language), string(d.Tone),
-			hex.EncodeToString(subject[:]), hex.EncodeToString(body[:]))
+			hex.EncodeToString(subject[:]), hex.EncodeToString(body[:]), hex.EncodeToString(html[:]), code)
 	}
 	p.hash = hex.EncodeToString(h.Sum(nil))
 	return p, nil
@@ -414,6 +418,7 @@ func (p *bulkPlan) describe(samples []sampleMessage, estimate time.Duration, rul
 			for line := range strings.Lines(m.PreviewText) {
 				b.WriteString("   | " + strings.TrimRight(line, "\r\n") + "\n")
 			}
+			writePix(&b, "   ", m.draft)
 		}
 	}
 	b.WriteString("Side effects:\n")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -76,6 +77,10 @@ type sampleMessage struct {
 	To          string `json:"to"`
 	Subject     string `json:"subject"`
 	PreviewText string `json:"previewText"`
+	// Pix is the message's PIX code; absent when it carries none.
+	Pix *pixAnswer `json:"pix,omitempty"`
+	// draft is the sample's draft: the preview in words says its PIX code.
+	draft reminders.Record
 }
 
 // planAnswer is what both of bulk_send_reminders' answers say of the plan.
@@ -141,7 +146,7 @@ func (bt bulkTool) estimate(n int) (time.Duration, string) {
 func samples(p *bulkPlan) []sampleMessage {
 	out := []sampleMessage{}
 	for _, d := range p.send[:min(len(p.send), maxSamples)] {
-		out = append(out, sampleMessage{To: d.To.Email, Subject: d.Subject, PreviewText: preview(d.Body)})
+		out = append(out, sampleMessage{To: d.To.Email, Subject: d.Subject, PreviewText: preview(d.Body), Pix: pixOf(d), draft: d})
 	}
 	return out
 }
@@ -235,7 +240,9 @@ func (bt bulkTool) execute(ctx context.Context, tx store.Tx, v any) (pipeline.Ef
 		chunk := p.send[start:min(start+step, n)]
 		ms := make([]outbox.Message, len(chunk))
 		for i, d := range chunk {
-			ms[i] = outbox.Message{To: d.To.Email, Subject: d.Subject, Text: d.Body, Ref: d.ID}
+			if ms[i], err = reminderMessage(d); err != nil {
+				return pipeline.Effect{}, fmt.Errorf("bulk_send_reminders: %w", err)
+			}
 		}
 		es, err := bt.mail.EnqueueMany(ctx, tx, ms)
 		if err != nil {
@@ -270,7 +277,7 @@ var bulkPermissions = []string{"reminders:send"}
 func bulkSendContract() contract.Contract {
 	return contract.Contract{
 		Name:            BulkSendName,
-		ContractVersion: "1.1.0",
+		ContractVersion: "1.2.0",
 		Title:           "Send many reminder drafts by e-mail",
 		Description: "Use when many reminder drafts should go to their customers at once: named by draftIds, or chosen by a filter " +
 			"(customerIds, minDaysOverdue, tone) among the open drafts; at most " + strconv.Itoa(reminders.MaxBulk) + ". A dry run is mandatory: " +
@@ -370,6 +377,8 @@ func bulkOutputSchema() *jsonschema.Schema {
 	sm.Items.Properties["to"].Description = "The draft's recipient."
 	sm.Items.Properties["subject"].Description = "The draft's subject."
 	sm.Items.Properties["previewText"].Description = fmt.Sprintf("The start of the draft's body: its first %d characters, and \"…\" when more follow.", previewRunes)
+	pixAnswerRules(sm.Items.Properties["pix"])
+	sm.Items.Required = slices.DeleteFunc(sm.Items.Required, func(n string) bool { return n == "pix" })
 	w := p["warnings"]
 	w.Types, w.Type = nil, "array"
 	w.Description = "What a person should know before sending, in counts, never names or addresses: recipients greeted with the fallback " +

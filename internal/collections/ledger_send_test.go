@@ -369,7 +369,12 @@ func TestPrepareReminderFromLedger(t *testing.T) {
 // requireLedger serves e's tools again as COBRANCA_LEDGER_REQUIRED=true does.
 func (e *sendEnv) requireLedger(t *testing.T) {
 	t.Helper()
-	set := collections.Settings{LedgerRequired: true}
+	e.serve(t, collections.Settings{LedgerRequired: true})
+}
+
+// serve serves e's tools again under the settings set.
+func (e *sendEnv) serve(t *testing.T, set collections.Settings) {
+	t.Helper()
 	tools, err := collections.Tools(set)
 	if err != nil {
 		t.Fatal(err)

@@ -80,7 +80,7 @@ func (e *env) ledgerInvoice(t testing.TB, id string) ledger.StoredInvoice {
 func (e *env) ledgerCounts(t testing.TB) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	for _, table := range []string{"ledger_invoice", "ledger_payment", "ledger_allocation", "ledger_promise", "ledger_dispute"} {
+	for _, table := range []string{"ledger_invoice", "ledger_payment", "ledger_allocation", "ledger_promise", "ledger_dispute", "ledger_reference"} {
 		out[table] = storetest.Count(t, e.db, table)
 	}
 	return out

@@ -39,7 +39,7 @@ func listDraftsDecode(b []byte) (any, int, error) { return checked(b, (*listDraf
 func listDraftsContract() contract.Contract {
 	return contract.Contract{
 		Name:            ListDraftsName,
-		ContractVersion: "1.0.0",
+		ContractVersion: "1.1.0",
 		Title:           "List reminder drafts",
 		Description: "Use to see which reminder drafts exist: newest first, optionally for one customer and in one state, " +
 			"a page at a time (pass nextCursor back as cursor for the next page). Items carry the subject and totals, " +
@@ -114,6 +114,8 @@ type draftItem struct {
 	Subject      string `json:"subject"`
 	InvoiceCount int    `json:"invoiceCount"`
 	TotalCents   int64  `json:"totalCents"`
+	Currency     string `json:"currency"`
+	PixTxID      string `json:"pixTxid"`
 	CreatedAt    string `json:"createdAt"`
 	sending
 }
@@ -183,7 +185,7 @@ func listDrafts(ctx context.Context, q store.Querier, v any) (pipeline.Effect, e
 		}
 		out.Drafts = append(out.Drafts, draftItem{
 			ID: r.ID, CustomerID: r.CustomerID, State: string(r.State), Tone: string(r.Tone), Language: string(r.Language),
-			Subject: r.Subject, InvoiceCount: r.InvoiceCount, TotalCents: r.TotalCents,
+			Subject: r.Subject, InvoiceCount: r.InvoiceCount, TotalCents: r.TotalCents, Currency: draftCurrency(r), PixTxID: pixTxID(r),
 			CreatedAt: r.CreatedAt.Format(time.RFC3339Nano), sending: sendingOf(r),
 		})
 	}
@@ -292,7 +294,10 @@ func listDraftsOutputSchema() *jsonschema.Schema {
 	d.Properties["invoiceCount"].Minimum = ptr(1.0)
 	d.Properties["invoiceCount"].Description = "How many invoices the reminder lists."
 	d.Properties["totalCents"].Minimum = ptr(1.0)
-	d.Properties["totalCents"].Description = "Their total, in BRL cents."
+	d.Properties["totalCents"].Description = "Their total, in minor units of currency."
+	currencyRules(d.Properties["currency"], "The currency the draft states its amounts in (ISO 4217): BRL, unless its invoices are in another.")
+	d.Properties["pixTxid"].Pattern = "^([A-Z0-9]{1,25})?$"
+	d.Properties["pixTxid"].Description = "The txid of the draft's PIX code — what a payment carrying it quotes, and what the ledger matches it by; empty when the draft carries no code."
 	d.Properties["createdAt"].Format = "date-time"
 	d.Properties["createdAt"].Description = "When the draft was written (RFC 3339, UTC)."
 	sendingRules(d, "Present once the draft was sent (queued, sent, undeliverable). ")

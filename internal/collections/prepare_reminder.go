@@ -27,11 +27,12 @@ const PrepareReminderName = "collections.prepare_reminder"
 // previewRunes is how much of a draft's body its answer shows.
 const previewRunes = 200
 
-// prepareReminderExecute is prepare_reminder's Execute, writing with tpl; with required
-// (COBRANCA_LEDGER_REQUIRED), only about invoices the ledger knows.
-func prepareReminderExecute(tpl *reminders.Templates, required bool) pipeline.Execute {
+// prepareReminderExecute is prepare_reminder's Execute, writing with tpl under the settings s:
+// with s.LedgerRequired (COBRANCA_LEDGER_REQUIRED), only about invoices the ledger knows; with
+// s.Pix, a PIX code in every draft in reais.
+func prepareReminderExecute(tpl *reminders.Templates, s Settings) pipeline.Execute {
 	return func(ctx context.Context, tx store.Tx, v any) (pipeline.Effect, error) {
-		return prepareReminder(ctx, tx, tpl, v.(*prepareArgs), required)
+		return prepareReminder(ctx, tx, tpl, v.(*prepareArgs), s)
 	}
 }
 
@@ -41,14 +42,16 @@ func prepareReminderDecode(b []byte) (any, int, error) { return checked(b, (*pre
 func prepareReminderContract() contract.Contract {
 	return contract.Contract{
 		Name:            PrepareReminderName,
-		ContractVersion: "2.0.0",
+		ContractVersion: "2.1.0",
 		Title:           "Prepare a payment reminder draft",
 		Description: "Use to write a payment reminder for one customer about some of their open invoices (1 to " +
 			strconv.Itoa(reminders.MaxInvoices) + "), in a friendly or firm tone, in Brazilian Portuguese (default) or English. " +
 			"Name the invoices by their ids in the receivables ledger (invoiceIds: due dates and open amounts come from the ledger), " +
 			"or supply them (invoices). An invoice the ledger says is paid, void or written off is refused; one it does not know is " +
 			"answered in notInLedger (its payment cannot be checked when the reminder is sent), or refused where the server requires " +
-			"the ledger. " +
+			"the ledger. When the server has a PIX key, a draft in reais carries a PIX code (copia-e-cola and QR code) for its total, " +
+			"whose txid names the draft and becomes a payment reference of its invoices in the ledger, so the payment matches itself; " +
+			"an invoice's boleto line, when the ledger has one, is printed too. " +
 			"It stores the customer's name and e-mail address (overwriting the stored ones) and a draft addressed to them " +
 			"(subject and body from the server's templates) for a person to review; it never sends anything. It refuses a " +
 			"customer who asked not to be contacted or whose contact is paused, and any e-mail address that such a customer " +
@@ -63,6 +66,7 @@ func prepareReminderContract() contract.Contract {
 				"Creates the customer (contactable), or overwrites its stored name and e-mail address with the ones given (the old ones are not kept); never its contact status.",
 				"When the name or e-mail address changes, discards the customer's open reminder drafts written to the old ones (draftsDiscarded).",
 				"Stores a reminder draft (state draft) for the customer and invoices, addressed to the name and e-mail address given; nothing is sent.",
+				"With a PIX code, records its txid as a payment reference of the draft's invoices the ledger knows (a payment carrying it is matched to them).",
 			},
 			Destructive: true, // the customer's stored name and e-mail address are overwritten
 			OnRepeat: "The same idempotencyKey with the same arguments returns the first answer and changes nothing again. " +
@@ -89,15 +93,22 @@ func prepareReminderContract() contract.Contract {
 // prepareArgs are prepare_reminder's arguments (idempotencyKey is the pipeline's): invoices,
 // or invoiceIds naming them in the ledger.
 type prepareArgs struct {
-	Customer   prepareCustomer     `json:"customer"`
-	Invoices   []reminders.Invoice `json:"invoices,omitempty"`
-	InvoiceIDs []string            `json:"invoiceIds,omitempty"`
-	Tone       string              `json:"tone"`
-	Language   *string             `json:"language,omitempty"`
+	Customer   prepareCustomer   `json:"customer"`
+	Invoices   []suppliedInvoice `json:"invoices,omitempty"`
+	InvoiceIDs []string          `json:"invoiceIds,omitempty"`
+	Tone       string            `json:"tone"`
+	Language   *string           `json:"language,omitempty"`
 }
 
 // argInvoiceIDs names the ledger's invoices in prepare_reminder's arguments.
 const argInvoiceIDs = "invoiceIds"
+
+// suppliedInvoice is an invoice the caller supplies, instead of naming one in the ledger.
+type suppliedInvoice struct {
+	ID          string `json:"id"`
+	DueDate     string `json:"dueDate"` // YYYY-MM-DD
+	AmountCents int64  `json:"amountCents"`
+}
 
 // prepareCustomer is whom the reminder is for.
 type prepareCustomer struct {
@@ -165,6 +176,11 @@ type prepareResult struct {
 	// DraftsDiscarded counts the customer's open drafts to its old name or e-mail address,
 	// discarded because this call changed them.
 	DraftsDiscarded int64 `json:"draftsDiscarded"`
+	// Pix is the draft's PIX code; absent when it carries none.
+	Pix *pixAnswer `json:"pix,omitempty"`
+	// Warnings say what the person should know before sending it (a draft without a PIX code
+	// because of its currency).
+	Warnings []string `json:"warnings"`
 }
 
 // prepareReminder runs in the pipeline's transaction. The customer and every customer with
@@ -178,14 +194,14 @@ type prepareResult struct {
 // draft is. Not covered: a draft written for c-2 before c-1, with the same address, is set to
 // do_not_contact stays open — set_contact_status discards the drafts of the customer it is set
 // on; a sender must check the recipient's address again when it sends.
-func prepareReminder(ctx context.Context, tx store.Tx, tpl *reminders.Templates, a *prepareArgs, required bool) (pipeline.Effect, error) {
+func prepareReminder(ctx context.Context, tx store.Tx, tpl *reminders.Templates, a *prepareArgs, s Settings) (pipeline.Effect, error) {
 	now := pipeline.Now(ctx)
 	r := a.record()
 	cust, changed, err := writeCustomer(ctx, tx, r, now)
 	if err != nil {
 		return pipeline.Effect{}, err
 	}
-	invoices, unknown, err := a.ledgerInvoices(ctx, tx, required)
+	invoices, currency, unknown, err := a.ledgerInvoices(ctx, tx, s.LedgerRequired)
 	if err != nil {
 		return pipeline.Effect{}, err
 	}
@@ -197,13 +213,29 @@ func prepareReminder(ctx context.Context, tx store.Tx, tpl *reminders.Templates,
 			return pipeline.Effect{}, err
 		}
 	}
-	req := reminders.Request{CustomerID: cust.ID, To: to, Tone: reminders.Tone(a.Tone), Language: a.language(), Invoices: invoices}
+	req := reminders.Request{CustomerID: cust.ID, To: to, Tone: reminders.Tone(a.Tone), Language: a.language(), Invoices: invoices,
+		Currency: currency, PixCode: pixCharge(s.Pix, currency)}
 	if pr := pipeline.PrincipalFrom(ctx); pr != nil {
 		req.CreatedBy, req.CreatedByActor = pr.Subject, pr.Actor
 	}
 	d, created, err := reminders.Prepare(ctx, tx, tpl, req, now)
 	if err != nil {
 		return pipeline.Effect{}, err
+	}
+	if created && d.Pix != nil {
+		// The code's txid becomes a payment reference of the draft's invoices the ledger
+		// knows: a payment carrying it matches them (payments import, record_payment).
+		ids := make([]string, len(d.Invoices))
+		for i, inv := range d.Invoices {
+			ids[i] = inv.ID
+		}
+		if err := ledger.AddReference(ctx, tx, ids, d.Pix.TxID, ledger.SourceReminder, d.ID, now); err != nil {
+			return pipeline.Effect{}, err
+		}
+	}
+	warnings := []string{}
+	if w := pixWarning(d); w != "" {
+		warnings = append(warnings, w)
 	}
 	summary := fmt.Sprintf("Reminder draft prepared for 1 customer and %d invoice(s); nothing was sent.", d.InvoiceCount)
 	if !created {
@@ -217,7 +249,7 @@ func prepareReminder(ctx context.Context, tx store.Tx, tpl *reminders.Templates,
 	}
 	return pipeline.Effect{
 		Structured: &prepareResult{DraftID: d.ID, State: string(d.State), Language: string(d.Language), Subject: d.Subject,
-			Preview: preview(d.Body), Created: created, NotInLedger: unknown, DraftsDiscarded: discarded},
+			Preview: preview(d.Body), Created: created, NotInLedger: unknown, DraftsDiscarded: discarded, Pix: pixOf(d), Warnings: warnings},
 		Summary: summary,
 		Details: map[string]int64{"invoiceCount": int64(len(invoices)), "draftsCreated": b2i(created),
 			"customersWritten": b2i(changed), "draftsDiscarded": discarded},
@@ -226,11 +258,13 @@ func prepareReminder(ctx context.Context, tx store.Tx, tpl *reminders.Templates,
 }
 
 // ledgerInvoices are the draft's invoices, as the ledger has them now (one read of it): for
-// invoiceIds, each one's due date and open amount; the invoices supplied, as given. It refuses
-// an invoice the ledger says is settled (paid, void, written off) or holds for another
-// customer; one it does not know when invoiceIds names it or with required, else answers it
-// in unknown (sorted as given).
-func (a *prepareArgs) ledgerInvoices(ctx context.Context, q store.Querier, required bool) (invs []reminders.Invoice, unknown []string, err error) {
+// invoiceIds, each one's due date, open amount and currency; the invoices supplied, as given
+// (in reais). Each one the ledger knows brings its boleto's linha digitável, when it has one.
+// It refuses an invoice the ledger says is settled (paid, void, written off) or holds for
+// another customer, invoiceIds in more than one currency, and an invoice the ledger does not
+// know when invoiceIds names it or with required; else it answers it in unknown (sorted as
+// given).
+func (a *prepareArgs) ledgerInvoices(ctx context.Context, q store.Querier, required bool) (invs []reminders.Invoice, currency string, unknown []string, err error) {
 	byID := len(a.InvoiceIDs) > 0
 	ids, field := a.InvoiceIDs, func(i int) string { return argInvoiceIDs + "[" + strconv.Itoa(i) + "]" }
 	if !byID {
@@ -241,9 +275,9 @@ func (a *prepareArgs) ledgerInvoices(ctx context.Context, q store.Querier, requi
 	}
 	stored, err := ledger.GetInvoices(ctx, q, ids)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	unknown = []string{}
+	currency, unknown = value.BaseCurrency, []string{}
 	for i, id := range ids {
 		inv, known := stored[id]
 		switch {
@@ -252,26 +286,29 @@ func (a *prepareArgs) ledgerInvoices(ctx context.Context, q store.Querier, requi
 			if !byID {
 				msg = "names an invoice the receivables ledger does not know, and the server requires the ledger (COBRANCA_LEDGER_REQUIRED) so that its payment can be checked; nothing was done"
 			}
-			return nil, nil, &failure.Error{Code: ledger.CodeInvoiceNotFound, Field: field(i), Message: msg}
+			return nil, "", nil, &failure.Error{Code: ledger.CodeInvoiceNotFound, Field: field(i), Message: msg}
 		case !known:
 			unknown = append(unknown, id)
+			invs = append(invs, reminders.Invoice{ID: id, DueDate: a.Invoices[i].DueDate, AmountCents: a.Invoices[i].AmountCents})
 			continue
 		case inv.CustomerID != a.Customer.ID:
-			return nil, nil, &failure.Error{Code: failure.InvalidArguments, Field: field(i), Message: "names an invoice the receivables ledger holds for another customer than customer.id"}
+			return nil, "", nil, &failure.Error{Code: failure.InvalidArguments, Field: field(i), Message: "names an invoice the receivables ledger holds for another customer than customer.id"}
 		case inv.State.Settled():
-			return nil, nil, &failure.Error{Code: ledger.CodeInvoiceSettled, Field: field(i), Message: "names an invoice the receivables ledger says is " +
+			return nil, "", nil, &failure.Error{Code: ledger.CodeInvoiceSettled, Field: field(i), Message: "names an invoice the receivables ledger says is " +
 				strings.ReplaceAll(string(inv.State), "_", " ") + ": it is not chased; nothing was done"}
-		case byID && inv.Currency != "BRL":
-			return nil, nil, &failure.Error{Code: failure.InvalidArguments, Field: field(i), Message: "names an invoice in " + inv.Currency + ": a reminder states amounts in BRL"}
+		case byID && i == 0:
+			currency = inv.Currency
+		case byID && inv.Currency != currency:
+			return nil, "", nil, &failure.Error{Code: failure.InvalidArguments, Field: field(i), Message: "names an invoice in " + inv.Currency +
+				", and " + field(0) + " one in " + currency + ": a reminder states its amounts in one currency"}
 		}
-		if byID {
-			invs = append(invs, reminders.Invoice{ID: id, DueDate: inv.DueDate, AmountCents: inv.OpenCents})
+		r := reminders.Invoice{ID: id, DueDate: inv.DueDate, AmountCents: inv.OpenCents, BoletoLine: inv.BoletoLine}
+		if !byID {
+			r.DueDate, r.AmountCents = a.Invoices[i].DueDate, a.Invoices[i].AmountCents
 		}
+		invs = append(invs, r)
 	}
-	if !byID {
-		invs = a.Invoices
-	}
-	return invs, unknown, nil
+	return invs, currency, unknown, nil
 }
 
 // writeCustomer locks the customer r names and those with its e-mail address until tx ends,
@@ -383,7 +420,7 @@ func prepareInputSchema() *jsonschema.Schema {
 	lang := s.Properties["language"]
 	lang.Enum = enum(reminders.Languages())
 	lang.Default = json.RawMessage(strconv.Quote(string(reminders.Languages()[0])))
-	lang.Description = "pt-BR (the default: dates dd/mm/yyyy) or en; amounts are in BRL as pt-BR writes them (R$ 1.234,56) in both."
+	lang.Description = "pt-BR (the default: dates dd/mm/yyyy) or en; amounts are written as pt-BR writes them (R$ 1.234,56) in both."
 	return s
 }
 
@@ -407,5 +444,10 @@ func prepareOutputSchema() *jsonschema.Schema {
 	dd := s.Properties["draftsDiscarded"]
 	dd.Minimum = ptr(0.0)
 	dd.Description = "How many of the customer's open drafts, written to its old name or e-mail address, this call discarded because it changed them; 0 when it changed neither."
+	pixAnswerRules(s.Properties["pix"])
+	s.Required = slices.DeleteFunc(s.Required, func(n string) bool { return n == "pix" })
+	w := s.Properties["warnings"]
+	w.Types, w.Type = nil, "array"
+	w.Description = "What to know before sending the draft, in words: a draft in another currency than BRL carries no PIX code. Empty when nothing."
 	return s
 }

@@ -56,7 +56,7 @@ func SendTools(s Settings, mail *outbox.Outbox) ([]pipeline.Tool, error) {
 func sendReminderContract() contract.Contract {
 	return contract.Contract{
 		Name:            SendReminderName,
-		ContractVersion: "2.0.0",
+		ContractVersion: "2.1.0",
 		Title:           "Send a reminder draft by e-mail",
 		Description: "Use when a reminder draft (prepare_reminder's draftId, still a draft) should go to its customer by e-mail. " +
 			"A person approves this exact call first, out of band: the call answers with the approval's URL (a URL-mode elicitation, " +
@@ -65,6 +65,8 @@ func sendReminderContract() contract.Contract {
 			"refused, also at the moment it is sent, when the customer or any customer with the same e-mail address asked not to be " +
 			"contacted or is paused, and when the receivables ledger says an invoice of the draft is no longer owed as the draft says: " +
 			"paid, void or written off (invoice_settled); disputed, under a pending promise to pay, or with another open amount (draft_stale). " +
+			"The message has a plain-text and an HTML part; a draft with a PIX code carries it as copia-e-cola text and as a QR code, " +
+			"and the approval's preview shows its amount, txid and code (the approval page draws the QR). " +
 			"The approval's preview shows each invoice's ledger state; an invoice the ledger does not know is marked so (its payment cannot " +
 			"be checked), and refused where the server requires the ledger (COBRANCA_LEDGER_REQUIRED).",
 		Category:      "communication",
@@ -215,10 +217,14 @@ func previewSend(ctx context.Context, q store.Querier, a *sendArgs, required boo
 		"(no customer with this address is do_not_contact or paused; both are checked again when it is sent).\n",
 		d.ID, quote(d.To.Name), quote(d.To.Email), quote(c.ID), inEffectText(c, today))
 	writeLedger(&b, d, vs)
+	writePix(&b, "", d)
 	fmt.Fprintf(&b, "Subject: %s\n", quote(d.Subject))
 	b.WriteString("Body:\n")
 	for line := range strings.Lines(d.Body) {
 		b.WriteString("| " + strings.TrimRight(line, "\r\n") + "\n")
+	}
+	if d.HTML != "" {
+		b.WriteString("The message also has an HTML part: the same text, laid out" + map[bool]string{true: ", with the QR code drawn from the copia-e-cola string", false: ""}[d.Pix != nil] + ".\n")
 	}
 	return b.String(), nil
 }
@@ -242,7 +248,11 @@ func sendReminderExecute(mail *outbox.Outbox, required bool) pipeline.Execute {
 		if err != nil {
 			return pipeline.Effect{}, err
 		}
-		e, err := mail.Enqueue(ctx, tx, outbox.Message{To: d.To.Email, Subject: d.Subject, Text: d.Body, Ref: d.ID})
+		m, err := reminderMessage(d)
+		if err != nil {
+			return pipeline.Effect{}, fmt.Errorf("send_reminder: %w", err)
+		}
+		e, err := mail.Enqueue(ctx, tx, m)
 		if err != nil {
 			// A stored draft the outbox refuses is the server's fault, not the caller's
 			// argument: never answered as invalid_arguments (not wrapped).

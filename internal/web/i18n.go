@@ -24,6 +24,8 @@ type texts struct {
 	BackToApproval                             string
 	// LedgerNow heads what the receivables ledger says now of the call's invoices.
 	LedgerNow string
+	// PixQR captions the QR code of a PIX code in the preview.
+	PixQR string
 	// The write-off page.
 	WriteOffTitle, WriteOffIntro, WriteOffSubmit       string
 	InvoiceID, CustomerID, AmountCents, Reason         string
@@ -64,6 +66,7 @@ var english = texts{
 	SignedInAs:  "Signed in as", AgentFor: "an agent:", SignOut: "Sign out", SignInAgain: "Sign in",
 	BackToApproval: "Back to the approval",
 	LedgerNow:      "The invoices in the receivables ledger, as of now",
+	PixQR:          "The PIX QR code the message carries: the copia-e-cola string above, as the customer scans it",
 	WriteOffTitle:  "Write off an invoice",
 	WriteOffIntro: "Record that the invoice's debt will not be collected. Only a person with the write-off role does this, " +
 		"and the write-off is permanent and audited: an invoice is written off once.",
@@ -116,6 +119,7 @@ var portuguese = texts{
 	SignedInAs:  "Conectado como", AgentFor: "um agente:", SignOut: "Sair", SignInAgain: "Entrar",
 	BackToApproval: "Voltar à aprovação",
 	LedgerNow:      "As faturas no razão de recebíveis, agora",
+	PixQR:          "O QR Code PIX que a mensagem leva: o copia-e-cola acima, como o cliente o lê",
 	WriteOffTitle:  "Baixar uma fatura como perda",
 	WriteOffIntro: "Registre que a dívida da fatura não será cobrada. Só uma pessoa com o papel de baixa faz isso, " +
 		"e a baixa é permanente e auditada: uma fatura é baixada uma única vez.",

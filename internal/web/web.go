@@ -29,6 +29,7 @@ import (
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
+	"github.com/cobranca/cobranca/internal/pix"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/signin"
 )
@@ -185,7 +186,10 @@ type pageData struct {
 	// signed-in identity can neither decide the call nor is the person it was asked for.
 	Withheld bool
 	// Ledger is what the receivables ledger says now of the call's invoices ("" when nothing).
-	Ledger  string
+	Ledger string
+	// QR draws each PIX code (BR Code) the preview carries as a QR code, in the preview's
+	// order: the approver sees the very code the customer will scan.
+	QR      []template.HTML
 	Refusal *refusal
 	// WriteOff is the write-off page's form (and, once done, the write-off).
 	WriteOff *writeOffForm
@@ -318,6 +322,12 @@ func (p *Pages) show(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !d.Withheld {
+		if d.QR, err = qrCodes(a.Preview); err != nil {
+			p.internal(w, r, err)
+			return
+		}
+	}
 	p.render(w, r, http.StatusOK, d)
 }
 
@@ -377,4 +387,24 @@ func (p *Pages) internal(w http.ResponseWriter, r *http.Request, err error) {
 	ref := request.From(r.Context()).ID
 	p.log.ErrorContext(r.Context(), "page failed", slog.String("ref", ref), slog.Any("err", err))
 	p.refuse(w, r, http.StatusInternalServerError, &failure.Error{Code: failure.Internal, Message: fmt.Sprintf("internal error (ref %s)", ref)})
+}
+
+// qrCodes draws the PIX codes in preview, each once, as inline SVG: markup, not a fetch, so the pages'
+// Content-Security-Policy (default-src 'none') stands. pix.QRSVG writes it from the code's
+// modules alone; no text of the preview reaches it but the code, whose CRC pix.Codes checked.
+func qrCodes(preview string) ([]template.HTML, error) {
+	var out []template.HTML
+	seen := map[string]bool{}
+	for _, code := range pix.Codes(preview) {
+		if seen[code] { // the preview shows it twice: its PIX line and the body's
+			continue
+		}
+		seen[code] = true
+		svg, err := pix.QRSVG(code)
+		if err != nil {
+			return nil, fmt.Errorf("web: draw the PIX code: %w", err)
+		}
+		out = append(out, template.HTML(svg)) //nolint:gosec // our own SVG, drawn from the code's modules
+	}
+	return out, nil
 }

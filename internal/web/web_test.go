@@ -47,6 +47,7 @@ func TestPages(t *testing.T) {
 		t.Run("refusals of a sign-in", func(t *testing.T) { signinRefusals(t, e) })
 		t.Run("step-up", func(t *testing.T) { stepUp(t, e) })
 		t.Run("the ledger as of now", func(t *testing.T) { ledgerNow(t, e) })
+		t.Run("a PIX code drawn as a QR code", func(t *testing.T) { pixQR(t, e) })
 		t.Run("a sign-in dated in the future", func(t *testing.T) { futureAuthTime(t, e) })
 		t.Run("idle session", func(t *testing.T) { idle(t, e) }) // moves the clock on: last
 	})
@@ -507,5 +508,31 @@ func ledgerNow(t *testing.T, e *env) {
 	bot := e.browser(t)
 	if bp := bot.open(t, "/approvals/"+a.ID, agent("carla")); strings.Contains(bp.body, "NF-1") || strings.Contains(bp.body, `id="ledger"`) {
 		t.Errorf("an agent's page shows the ledger:\n%s", bp.body)
+	}
+}
+
+// BACEN's example BR Code (Manual de Padrões para Iniciação do Pix), and the same with its
+// CRC broken: the page draws a QR for the first only.
+const (
+	pixCode   = "00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D"
+	pixBroken = "00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3E"
+)
+
+func pixQR(t *testing.T, e *env) {
+	preview := "Send draft d_x by e-mail.\nPIX copia-e-cola: " + pixCode + "\nNot a code: " + pixBroken + "\n| " + pixCode + "\n"
+	a, err := e.approvals.Create(context.Background(), e.db, tool, sha256.Sum256([]byte(t.Name())), preview,
+		[]string{"sends one e-mail to the customer"}, approval.Requester{Subject: "ana", Client: "collector-bot", Actor: "collector-bot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.browser(t).open(t, "/approvals/"+a.ID, person("bruno", mfa))
+	if n := strings.Count(p.body, `<figure class="qr"><svg`); n != 1 || !strings.Contains(p.body, "The PIX QR code the message carries") {
+		t.Fatalf("the page draws %d QR codes, want 1 (the valid code, once, not the broken one):\n%s", n, p.body)
+	}
+	if strings.Contains(p.body, "<script") {
+		t.Errorf("the page carries a script:\n%s", p.body)
+	}
+	if bp := e.browser(t).open(t, "/approvals/"+a.ID, agent("carla")); strings.Contains(bp.body, "<svg") {
+		t.Errorf("an agent's page draws the code:\n%s", bp.body)
 	}
 }

@@ -29,7 +29,13 @@ func Ring(t testing.TB) *reqstate.Ring {
 // effects) are served only when opts has one (WithStore).
 func Product(t testing.TB, opts pipeline.Options) *pipeline.Pipeline {
 	t.Helper()
-	all, err := collections.Tools(collections.Settings{})
+	return ProductWith(t, collections.Settings{}, opts)
+}
+
+// ProductWith is Product with the product's tools under the settings s (a PIX key, say).
+func ProductWith(t testing.TB, s collections.Settings, opts pipeline.Options) *pipeline.Pipeline {
+	t.Helper()
+	all, err := collections.Tools(s)
 	if err != nil {
 		t.Fatal(err)
 	}
