@@ -57,6 +57,7 @@ import (
 	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
+	"github.com/cobranca/cobranca/internal/pix"
 	"github.com/cobranca/cobranca/internal/portfolio"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/server"
@@ -330,7 +331,12 @@ func newCompatServer(t *testing.T) *compatServer {
 		t.Fatal(err)
 	}
 	tools := append(append(sendTools, fileTools...), pipelinetest.Effectful(medium, nil), pipelinetest.Effectful(high, nil))
-	pipe := pipelinetest.Product(t, pipelinetest.WithStore(t, db, pipeline.Options{Logger: log, Auditor: pipeline.NewAuditor(alog, digest),
+	// The operator's PIX receiving account: every reminder in reais carries a PIX code.
+	merchant, err := pix.NewMerchant(journeyPixKey, "Cobranca Jornada Ltda", "SAO PAULO")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe := pipelinetest.ProductWith(t, collections.Settings{Pix: &merchant}, pipelinetest.WithStore(t, db, pipeline.Options{Logger: log, Auditor: pipeline.NewAuditor(alog, digest),
 		Tools: tools, Approvals: approvals, PublicURL: base}))
 	h, err := mcpapi.New(mcpapi.Options{Logger: log, Scopes: a, Pipeline: pipe})
 	if err != nil {

@@ -3,13 +3,17 @@ package clients_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/ledger"
+	"github.com/cobranca/cobranca/internal/pix/qrtest"
 	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/smtptest"
 )
 
 // The journey's ledger leg (issue 26): an invoice recorded in the ledger,
@@ -89,6 +93,8 @@ func (s *compatServer) checkLedgerJourney(t *testing.T, rep report, revision str
 		}
 		if msgs := s.received(t, "eva@example.com"); len(msgs) != 1 || msgs[0].Subject != d.Subject {
 			t.Errorf("the SMTP server received %+v for eva@example.com; want the friendly draft once", msgs)
+		} else {
+			checkPixMessage(t, msgs[0], d)
 		}
 	}
 
@@ -136,5 +142,29 @@ func (s *compatServer) checkLedgerJourney(t *testing.T, rep report, revision str
 	}
 	if toEva > 1 {
 		t.Errorf("the SMTP server received %d messages for eva@example.com, want at most the friendly one", toEva)
+	}
+}
+
+// journeyPixKey is the compatibility server's PIX key: an e-mail key.
+const journeyPixKey = "pix@cobranca.example"
+
+// checkPixMessage holds a sent reminder to its PIX code: the QR image its HTML shows decodes
+// to the draft's code, which asks for the draft's amount (the ledger's open amount), carries
+// the draft's txid and pays the server's key; the text part carries the same code.
+func checkPixMessage(t *testing.T, m smtptest.Message, d reminders.Record) {
+	t.Helper()
+	if d.Pix == nil {
+		t.Fatalf("draft %s carries no PIX code; want one (the server has a PIX key)", d.ID)
+	}
+	img, ok := m.Inline[reminders.QRContentID]
+	if !ok || !strings.Contains(m.HTML, "cid:"+reminders.QRContentID) {
+		t.Fatalf("the message's HTML part shows no inline QR image (parts %v)", slices.Collect(maps.Keys(m.Inline)))
+	}
+	got := qrtest.Decode(t, img.Data)
+	amount := fmt.Sprintf("%d.%02d", ledgerCents/100, ledgerCents%100)
+	if got != d.Pix.Code || !strings.Contains(m.Body, got) || d.Pix.AmountCents != ledgerCents ||
+		!strings.Contains(got, fmt.Sprintf("54%02d%s", len(amount), amount)) || !strings.Contains(got, fmt.Sprintf("05%02d%s", len(d.Pix.TxID), d.Pix.TxID)) ||
+		!strings.Contains(got, journeyPixKey) {
+		t.Errorf("the QR image decodes to %q; want the draft's code %q, in the text part too, for %s with txid %s", got, d.Pix.Code, amount, d.Pix.TxID)
 	}
 }
