@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
 	"image/png"
 	"io"
 	"mime"
@@ -24,6 +22,7 @@ import (
 	gomail "github.com/wneessen/go-mail"
 
 	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/pix"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
@@ -122,24 +121,14 @@ func (n node) shape() string {
 // text is a text part's body as the sender wrote it: quoted-printable carries line ends as CRLF.
 func text(b []byte) string { return strings.ReplaceAll(string(b), "\r\n", "\n") }
 
-// qrPNG is a small real PNG: what a reminder's QR code is, for the outbox.
+// qrPNG is a reminder's QR code, as internal/pix draws it (BACEN's example BR Code).
 func qrPNG(t testing.TB) []byte {
 	t.Helper()
-	img := image.NewGray(image.Rect(0, 0, 29, 29))
-	for y := range 29 {
-		for x := range 29 {
-			if (x/3+y/3)%2 == 0 {
-				img.SetGray(x, y, color.Gray{})
-			} else {
-				img.SetGray(x, y, color.Gray{Y: 255})
-			}
-		}
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
+	b, err := pix.QRPNG("00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D")
+	if err != nil {
 		t.Fatal(err)
 	}
-	return b.Bytes()
+	return b
 }
 
 // htmlMessage is a reminder as the outbox gets it: text, HTML, and the QR code the HTML shows.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"image"
-	"image/color"
 	"image/png"
 	"maps"
 	"net/http"
@@ -22,35 +21,12 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/cobranca/cobranca/internal/browsertest"
+	"github.com/cobranca/cobranca/internal/pix"
 	"github.com/cobranca/cobranca/internal/reminders"
 )
 
 // markupName is a customer name that runs a script if it is ever read as markup.
 const markupName = `<img src=x onerror="document.title='pwned'">`
-
-// qrStandIn is a small real PNG, a QR code's size and look, standing in for the reminder's
-// QR code (internal/pix draws the real one; the browser only has to show an inline PNG).
-func qrStandIn(t *testing.T) []byte {
-	t.Helper()
-	const modules, px = 29, 5
-	img := image.NewGray(image.Rect(0, 0, (modules+8)*px, (modules+8)*px))
-	for y := range img.Bounds().Dy() {
-		for x := range img.Bounds().Dx() {
-			mx, my := x/px-4, y/px-4
-			dark := mx >= 0 && my >= 0 && mx < modules && my < modules && (mx*7+my*13+mx*my)%3 == 0
-			if dark {
-				img.SetGray(x, y, color.Gray{})
-			} else {
-				img.SetGray(x, y, color.Gray{Y: 255})
-			}
-		}
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 // browserRequest is one request of the browser's tab: its URL, and what started it (the document's
 // parser, a script, or "other": the browser itself, as its request for the site's icon).
@@ -106,12 +82,19 @@ func (s *scripts) listen(ev any) {
 // client shows it (the cid: URL of the QR code replaced by the image's data: URL): the browser
 // requests nothing but the page itself, no script runs (the title stays the subject, no image
 // but the QR code, no element with an event handler), the name shows as the literal text, and
-// the QR code is drawn. The screenshots are the test's artifacts (go test -artifacts keeps
+// the QR code is drawn (internal/pix's real PNG of the message's code). The screenshots are the test's artifacts (go test -artifacts keeps
 // them): reminder-LANGUAGE.TONE.png. A control page with the same name written unescaped
 // shows that this browser runs such a script, so the checks above can fail.
 func TestHTMLInBrowser(t *testing.T) {
 	tpl := templates(t)
-	qr := qrStandIn(t)
+	qr, err := pix.QRPNG(bacenCode) // the code pixMessage carries
+	if err != nil {
+		t.Fatal(err)
+	}
+	qrSize, err := png.DecodeConfig(bytes.NewReader(qr))
+	if err != nil {
+		t.Fatal(err)
+	}
 	dataURL := "data:image/png;base64," + base64.StdEncoding.EncodeToString(qr)
 	pages := map[string]string{}
 	subjects := map[string]string{}
@@ -194,8 +177,8 @@ func TestHTMLInBrowser(t *testing.T) {
 			if got.Title != subjects[path] {
 				t.Errorf("title = %q, want the subject %q (a script changed it?)", got.Title, subjects[path])
 			}
-			if !slices.Equal(got.Images, []string{"data:image/png;base64,"}) || got.QRWidth != 185 {
-				t.Errorf("images = %q, the first %d px wide; want the QR code alone, drawn (185 px)", got.Images, got.QRWidth)
+			if !slices.Equal(got.Images, []string{"data:image/png;base64,"}) || got.QRWidth != qrSize.Width {
+				t.Errorf("images = %q, the first %d px wide; want the QR code alone, drawn (%d px)", got.Images, got.QRWidth, qrSize.Width)
 			}
 			if got.Scripts != 0 || len(got.Handlers) != 0 {
 				t.Errorf("%d scripts and event handlers %q on the page, want none", got.Scripts, got.Handlers)
