@@ -92,3 +92,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Lines of three banks that verify, with what they encode.
+func TestParseValid(t *testing.T) {
+	for _, c := range []struct {
+		line, bank string
+		factor     int
+		cents      int64
+	}{
+		{bbLine, "001", 3737, 100},
+		{"23793.38128 60007.827136 61793.000003 1 11350000002599", "237", 1135, 2599},
+		{"34191.09008 00123.456782 90123.456783 3 11040000150000", "341", 1104, 150000},
+	} {
+		l, err := Parse(c.line)
+		if err != nil || l.Bank != c.bank || l.Currency != "9" || l.DueFactor != c.factor || l.AmountCents != c.cents || l.Formatted() != c.line {
+			t.Errorf("Parse(%q) = %+v, %v; want bank %s, factor %d, %d cents", c.line, l, err, c.bank, c.factor, c.cents)
+		}
+	}
+}
