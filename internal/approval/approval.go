@@ -71,8 +71,22 @@ var ErrDecided = errors.New("approval: already decided or expired")
 
 // Store keeps actions. It holds no connection: every method takes the handle to work in.
 type Store struct {
-	ttl time.Duration
-	now func() time.Time
+	ttl     time.Duration
+	now     func() time.Time
+	created Hook
+}
+
+// Hook is told of each pending action Create records, in the transaction that records it:
+// what it enqueues exists exactly when the action does, and its error undoes the action
+// (internal/notify queues the approvers' notification so).
+type Hook func(ctx context.Context, tx store.Tx, a *Action) error
+
+// OnCreate sets the hook Create calls. Set it before the Store is used: it is not guarded.
+func (s *Store) OnCreate(h Hook) { s.created = h }
+
+// inTx is the handle that runs transactions: a store.DB.
+type inTx interface {
+	InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error
 }
 
 // New returns a Store whose actions live ttl, on the clock now (time.Now when nil).
@@ -92,8 +106,39 @@ const columns = `id, tool, args_digest, preview, side_effects, requested_by, req
 created_at, expires_at, state, COALESCE(approver, ''), COALESCE(approver_acr, ''), COALESCE(approver_auth_time, 0),
 COALESCE(decided_at, 0), COALESCE(executed_at, 0)`
 
-// Create records a pending action for the call and returns it.
+// Create records a pending action for the call and returns it. With a hook (OnCreate), q must
+// be a transaction or a handle that runs them (a store.DB): the action and the hook's work
+// commit together.
 func (s *Store) Create(ctx context.Context, q store.Querier, tool string, digest [sha256.Size]byte, preview string, effects []string, r Requester) (*Action, error) {
+	if s.created == nil {
+		return s.create(ctx, q, tool, digest, preview, effects, r)
+	}
+	run := func(ctx context.Context, tx store.Tx) (*Action, error) {
+		a, err := s.create(ctx, tx, tool, digest, preview, effects, r)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.created(ctx, tx, a); err != nil {
+			return nil, fmt.Errorf("approval: create: %w", err)
+		}
+		return a, nil
+	}
+	switch q := q.(type) {
+	case store.Tx:
+		return run(ctx, q)
+	case inTx:
+		var a *Action
+		err := q.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			var err error
+			a, err = run(ctx, tx)
+			return err
+		})
+		return a, err
+	}
+	return nil, fmt.Errorf("approval: create: %T runs no transaction, and the hook needs one", q)
+}
+
+func (s *Store) create(ctx context.Context, q store.Querier, tool string, digest [sha256.Size]byte, preview string, effects []string, r Requester) (*Action, error) {
 	if effects == nil {
 		effects = []string{}
 	}

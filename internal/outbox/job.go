@@ -23,6 +23,9 @@ import (
 type Args struct {
 	Message
 	Token string `json:"token,omitempty"`
+	// Once, set by EnqueueOnce only (to and ref), is the entry's unique key: River adds no
+	// second entry with the same one while it holds the first.
+	Once string `json:"once,omitempty" river:"unique"`
 }
 
 // Kind names the job in River's table.

@@ -218,6 +218,10 @@ type Config struct {
 	// with the SMTP send (smtp.send) and the store's work under it. Nil: no
 	// tracing.
 	Tracing trace.TracerProvider
+	// Jobs are other kinds of job the outbox's River client works besides e-mail, each in a
+	// queue of its own (internal/notify's webhook deliveries and digests): one client, one
+	// leader and one set of River's maintenance per process.
+	Jobs []Job
 
 	// beforeSend and afterSend, set by the tests only (export_test.go), run around the send:
 	// the crash tests stop the worker there.
@@ -263,7 +267,7 @@ func RiverDriver[TDriver riverdriver.Driver[TTx], TTx any](d TDriver, tx func(co
 
 // queue is the part of River's client the outbox uses, whatever the driver's transaction type.
 type queue interface {
-	insertTx(ctx context.Context, tx store.Tx, args Args, opts *river.InsertOpts) (int64, error)
+	insertTx(ctx context.Context, tx store.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 	// insertManyTx inserts jobs in one statement and returns what River made of them, in
 	// no promised order.
 	insertManyTx(ctx context.Context, tx store.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
@@ -312,8 +316,20 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	if err := river.AddWorkerSafely(workers, w); err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
+	queues := map[string]river.QueueConfig{queueName: {MaxWorkers: cmp(cfg.Workers, DefaultWorkers)}}
+	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domainOf(cfg.From), workers: cmp(cfg.Workers, DefaultWorkers),
+		stopTimeout: cmp(cfg.StopTimeout, time.Minute), log: cfg.Logger}
+	for _, j := range cfg.Jobs {
+		if _, dup := queues[j.Queue]; dup || j.Queue == "" || j.add == nil {
+			return nil, fmt.Errorf("outbox: job queue %q is empty, taken, or not made by NewJob", j.Queue)
+		}
+		queues[j.Queue] = river.QueueConfig{MaxWorkers: cmp(j.Workers, 1)}
+		if err := j.add(workers, o); err != nil {
+			return nil, fmt.Errorf("outbox: job queue %s: %w", j.Queue, err)
+		}
+	}
 	rc := &river.Config{
-		Queues:               map[string]river.QueueConfig{queueName: {MaxWorkers: cmp(cfg.Workers, DefaultWorkers)}},
+		Queues:               queues,
 		Workers:              workers,
 		Logger:               cfg.Logger,
 		MaxAttempts:          cfg.MaxAttempts,
@@ -334,8 +350,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	if cfg.PollInterval > 0 {
 		rc.FetchCooldown = min(cfg.PollInterval, fetchCooldown) // River wants it no longer
 	}
-	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domainOf(cfg.From), workers: cmp(cfg.Workers, DefaultWorkers), cooldown: rc.FetchCooldown,
-		stopTimeout: cmp(cfg.StopTimeout, time.Minute), log: cfg.Logger}
+	o.cooldown = rc.FetchCooldown
 	q, err := cfg.Driver.queue(rc)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
@@ -373,11 +388,67 @@ func (o *Outbox) Enqueue(ctx context.Context, tx store.Tx, m Message) (Entry, er
 		return Entry{}, err
 	}
 	a := Args{Message: m, Token: ident.New("")} // 128 random bits: see MessageID
-	id, err := o.q.insertTx(ctx, tx, a, &river.InsertOpts{Queue: queueName, MaxAttempts: o.maxAttempts})
+	r, err := o.q.insertTx(ctx, tx, a, &river.InsertOpts{Queue: queueName, MaxAttempts: o.maxAttempts})
 	if err != nil {
 		return Entry{}, fmt.Errorf("outbox: enqueue: %w", err)
 	}
-	return Entry{ID: ID(id), MessageID: "<" + MessageID(ID(id), a.Token, o.domain) + ">"}, nil
+	return Entry{ID: ID(r.Job.ID), MessageID: "<" + MessageID(ID(r.Job.ID), a.Token, o.domain) + ">"}, nil
+}
+
+// EnqueueOnce is Enqueue for a message that must go once whoever asks for it: a message to
+// m.To about m.Ref is added only if River holds none yet (River's unique jobs, by those two
+// fields; it keeps a delivered entry a day, its completed-job retention). A second call
+// returns the first's entry, with again set. internal/notify tells each approver of an
+// approval so, whichever replica or retry asks.
+func (o *Outbox) EnqueueOnce(ctx context.Context, tx store.Tx, m Message) (e Entry, again bool, err error) {
+	if err := m.Validate(); err != nil {
+		return Entry{}, false, err
+	}
+	a := Args{Message: m, Token: ident.New(""), Once: m.To + " " + m.Ref}
+	r, err := o.q.insertTx(ctx, tx, a, &river.InsertOpts{Queue: queueName, MaxAttempts: o.maxAttempts,
+		UniqueOpts: river.UniqueOpts{ByArgs: true}})
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("outbox: enqueue: %w", err)
+	}
+	if r.UniqueSkippedAsDuplicate {
+		var first Args
+		if err := json.Unmarshal(r.Job.EncodedArgs, &first); err != nil {
+			return Entry{}, false, fmt.Errorf("outbox: enqueue: read the first entry: %w", err)
+		}
+		a.Token = first.Token
+	}
+	return Entry{ID: ID(r.Job.ID), MessageID: "<" + MessageID(ID(r.Job.ID), a.Token, o.domain) + ">"}, r.UniqueSkippedAsDuplicate, nil
+}
+
+// Job is a kind of job besides e-mail that the outbox's River client works (Config.Jobs), in
+// a queue of its own; NewJob makes one.
+type Job struct {
+	Queue   string
+	Workers int // how many of its jobs one process works at once (default 1)
+	add     func(*river.Workers, *Outbox) error
+}
+
+// NewJob is the Job of args T, worked by work in queue, workers at once per process. work is
+// handed the outbox, to enqueue messages or jobs from; its error is River's: nil completes
+// the job, river.JobCancel gives it up, any other is retried with River's backoff.
+func NewJob[T river.JobArgs](queue string, workers int, work func(ctx context.Context, o *Outbox, job *river.Job[T]) error) Job {
+	return Job{Queue: queue, Workers: workers, add: func(ws *river.Workers, o *Outbox) error {
+		return river.AddWorkerSafely(ws, river.WorkFunc(func(ctx context.Context, job *river.Job[T]) error { return work(ctx, o, job) }))
+	}}
+}
+
+// Insert adds a job of a Job's kind inside tx: it runs if and only if tx commits. With
+// opts.UniqueOpts set, a job River already holds under the same unique key is not added
+// again: again reports it, and id is the first's.
+func (o *Outbox) Insert(ctx context.Context, tx store.Tx, args river.JobArgs, opts *river.InsertOpts) (id int64, again bool, err error) {
+	if opts == nil || opts.Queue == "" || opts.Queue == queueName {
+		return 0, false, errors.New("outbox: insert: a job goes in its Job's queue, not e-mail's")
+	}
+	r, err := o.q.insertTx(ctx, tx, args, opts)
+	if err != nil {
+		return 0, false, fmt.Errorf("outbox: insert %s: %w", args.Kind(), err)
+	}
+	return r.Job.ID, r.UniqueSkippedAsDuplicate, nil
 }
 
 // EnqueueMany adds ms to the outbox inside tx, in one statement (River's InsertManyTx), and
@@ -516,16 +587,12 @@ type riverQueue[TDriver riverdriver.Driver[TTx], TTx any] struct {
 	tx func(context.Context, store.Tx) (TTx, error)
 }
 
-func (q riverQueue[TDriver, TTx]) insertTx(ctx context.Context, tx store.Tx, args Args, opts *river.InsertOpts) (int64, error) {
+func (q riverQueue[TDriver, TTx]) insertTx(ctx context.Context, tx store.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
 	t, err := q.tx(ctx, tx)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	r, err := q.InsertTx(ctx, t, args, opts)
-	if err != nil {
-		return 0, err
-	}
-	return r.Job.ID, nil
+	return q.InsertTx(ctx, t, args, opts)
 }
 
 func (q riverQueue[TDriver, TTx]) insertManyTx(ctx context.Context, tx store.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
