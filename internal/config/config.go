@@ -162,6 +162,23 @@ type Config struct {
 	// MailRescueAfter is how long a message may be in the sending before
 	// it counts as lost (its process died) and is sent again.
 	MailRescueAfter time.Duration
+	// ApproverEmails are the addresses told, through the outbox, when an approval waits, as
+	// written one by one (bare addresses: the outbox's rule, checked by cmd/cobranca); none:
+	// no e-mail.
+	ApproverEmails []string
+	// ApprovalWebhookURL is where a JSON notification is posted when an approval waits (a
+	// Slack, Teams or Google Chat incoming webhook); empty: none. Secret: such URLs carry
+	// their credential in the path.
+	ApprovalWebhookURL string
+	// ApprovalWebhookSecret keys the HMAC-SHA256 signature of each post; required with the
+	// URL. Secret.
+	ApprovalWebhookSecret string
+	// ApprovalDigestAfter is how many approvals a digest window notifies one by one; those
+	// created after them in the window are told in one digest at its end.
+	ApprovalDigestAfter int
+	// ApprovalDigestWindow is the length of a digest window (windows are aligned to the
+	// clock: 10m windows start at :00, :10, …).
+	ApprovalDigestWindow time.Duration
 
 	// OTLPEndpoint is the base URL of the OpenTelemetry collector that
 	// receives traces over OTLP/HTTP (spans go to its /v1/traces); empty
@@ -248,6 +265,9 @@ const (
 	VarPixKey         = "COBRANCA_PIX_KEY"
 	VarPixName        = "COBRANCA_PIX_MERCHANT_NAME"
 	VarPixCity        = "COBRANCA_PIX_MERCHANT_CITY"
+	VarApproverEmails = "COBRANCA_APPROVER_EMAILS"
+	VarWebhookURL     = "COBRANCA_APPROVAL_WEBHOOK_URL"
+	VarWebhookSecret  = "COBRANCA_APPROVAL_WEBHOOK_SECRET"
 )
 
 // The values of OTEL_TRACES_SAMPLER cobranca takes: the OpenTelemetry
@@ -675,6 +695,38 @@ var variables = []variable{
 	{VarMailFrom, "", required, shown, "The address e-mail is sent from (`cobranca@example.com`, bare); its domain ends every Message-ID. Required in production; development default: `cobranca@localhost`.", asWritten(func(c *Config) *string { return &c.MailFrom })},
 	{"COBRANCA_MAIL_WORKERS", "16", optional, shown, "How many messages this process sends at once, each on an SMTP connection of its own: lower it to what the mail server accepts from one client (all replicas together send REPLICAS times as many). See \"E-mail delivery\".", intIn(1, 256, func(c *Config) *int { return &c.MailWorkers })},
 	{"COBRANCA_MAIL_RESCUE_AFTER", "1h", optional, shown, "How long a message may stay in the sending before it counts as lost — its process died between taking it and recording it — and is sent again, under the same Message-ID (one send is also cut off after half as long, or after 1m if that is less, so that it is recorded before it could count as lost). A duration from 1s to 24h. See \"E-mail delivery\".", durationIn(time.Second, 24*time.Hour, "must be a duration from 1s to 24h, like 10m", func(c *Config) *time.Duration { return &c.MailRescueAfter })},
+	{VarApproverEmails, "", optional, shown, "Who is told by e-mail, through the outbox, when a critical call's approval waits: bare addresses separated by commas (`ana@example.com,rui@example.com`). The message carries the approval's link, tool, requester, times and counts, never customer data. Unset: no e-mail. See \"Approvers told\".", func(c *Config, v string) error {
+		list, err := splitList(v, func(string) error { return nil })
+		if len(list) == 0 {
+			return errors.New("names no address: unset it, or list bare addresses separated by commas")
+		}
+		if len(list) > 50 {
+			return errors.New("must list at most 50 addresses: use a mailing list for more")
+		}
+		c.ApproverEmails = list
+		return err
+	}},
+	{VarWebhookURL, "", optional, secret, "Where a JSON notification (`{\"text\": …}`, what Slack, Microsoft Teams and Google Chat incoming webhooks accept) is posted when an approval waits, signed with COBRANCA_APPROVAL_WEBHOOK_SECRET. An `https://` URL (`http://` only in development). Never logged: such URLs carry their credential. Unset: no webhook. See \"Approvers told\".", func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.Fragment != "" {
+			// The value is not quoted: its path may be the webhook's credential.
+			return errors.New("must be an https:// URL without user info or fragment")
+		}
+		if u.Scheme == "http" && c.Production() { // COBRANCA_ENV is applied first
+			return errors.New("must be https:// in production")
+		}
+		c.ApprovalWebhookURL = v
+		return nil
+	}},
+	{VarWebhookSecret, "", optional, secret, "Key (at least 32 bytes) of the HMAC-SHA256 signature of every webhook post: header `X-Cobranca-Signature: sha256=<hex>` over `<X-Cobranca-Timestamp>.<body>`. Required with COBRANCA_APPROVAL_WEBHOOK_URL. Never logged.", func(c *Config, v string) error {
+		if len(v) < 32 {
+			return errors.New("must be at least 32 bytes")
+		}
+		c.ApprovalWebhookSecret = v
+		return nil
+	}},
+	{"COBRANCA_APPROVAL_DIGEST_AFTER", "10", optional, shown, "How many approvals of one digest window (COBRANCA_APPROVAL_DIGEST_WINDOW) the approvers are told of one by one; those created after them in the window are told together, in one digest at the window's end. A whole number from 1 to 1000.", intIn(1, 1000, func(c *Config) *int { return &c.ApprovalDigestAfter })},
+	{"COBRANCA_APPROVAL_DIGEST_WINDOW", "10m", optional, shown, "The length of a digest window, aligned to the clock (`10m`: windows start at :00, :10, :20…). A duration from 1m to 1h, shorter than COBRANCA_APPROVAL_TTL is best: a digest comes at its window's end.", durationIn(time.Minute, time.Hour, "must be a duration from 1m to 1h, like 10m", func(c *Config) *time.Duration { return &c.ApprovalDigestWindow })},
 	{VarOTLPEndpoint, "", optional, secretURL, "Base URL of the OpenTelemetry collector that receives traces over OTLP/HTTP (protobuf), e.g. `http://otel-collector:4318`: spans go to its `/v1/traces`. Unset: no tracing, at no cost. See \"Tracing\".", func(c *Config, v string) error {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
@@ -857,6 +909,13 @@ func Load(environ []string) (Config, error) {
 			continue
 		}
 		errs = append(errs, fmt.Errorf("%s: unknown variable (see docs/configuration.md)", k))
+	}
+	// A webhook post unsigned would be one anybody could forge; a key alone does nothing.
+	switch {
+	case given[VarWebhookURL] != "" && given[VarWebhookSecret] == "":
+		errs = append(errs, fmt.Errorf("%s: required with %s: every post is signed with it", VarWebhookSecret, VarWebhookURL))
+	case given[VarWebhookURL] == "" && given[VarWebhookSecret] != "":
+		errs = append(errs, fmt.Errorf("%s: set without %s, where it does nothing: set the URL, or unset it", VarWebhookSecret, VarWebhookURL))
 	}
 	if c.Production() {
 		errs = append(errs, missing...)

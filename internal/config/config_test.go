@@ -32,6 +32,7 @@ func TestLoadDefaults(t *testing.T) {
 		RateLimits:       RateSpecs{Principal: "600/1m,burst=60", Origin: "1200/1m,burst=120", Write: "60/1m,burst=10", Critical: "10/1h,burst=3"},
 		RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true,
 		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, ApprovalTTL: 15 * time.Minute, MaxFileBytes: 20 << 20, RolesClaim: "roles", MailWorkers: 16, MailRescueAfter: time.Hour,
+		ApprovalDigestAfter: 10, ApprovalDigestWindow: 10 * time.Minute,
 		ServiceName: "cobranca", TraceSampler: SamplerParentOn, TraceSamplerArg: 1, OTLPTimeout: 10 * time.Second, OTLPCompression: CompressionNone}
 	if diff := cmp.Diff(want, c, cmpopts.IgnoreUnexported(Config{})); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
@@ -722,5 +723,57 @@ func TestPixAccount(t *testing.T) {
 	}
 	if c, err := Load(nil); err != nil || c.PixKey != "" || c.PixMerchantName != "" || c.PixMerchantCity != "" {
 		t.Errorf("Load(nil) = %q, %q, %q, %v; want no account", c.PixKey, c.PixMerchantName, c.PixMerchantCity, err)
+	}
+}
+
+// TestApproverNotifications: the addresses, the webhook and its key, the digest's settings;
+// the webhook URL and key are secrets; a URL without a key (posts anyone could forge) or a key
+// without a URL is refused, and so is http:// in production.
+func TestApproverNotifications(t *testing.T) {
+	const key = "webhookkeywebhookkeywebhookkey-32"
+	const hook = "https://hooks.slack.com/services/T000/B000/slacksecret99"
+	c, err := Load([]string{"COBRANCA_APPROVER_EMAILS= ana@financeiro.test, rui@financeiro.test", VarWebhookURL + "=" + hook, VarWebhookSecret + "=" + key,
+		"COBRANCA_APPROVAL_DIGEST_AFTER=3", "COBRANCA_APPROVAL_DIGEST_WINDOW=5m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"ana@financeiro.test", "rui@financeiro.test"}, c.ApproverEmails); diff != "" {
+		t.Errorf("ApproverEmails (-want +got):\n%s", diff)
+	}
+	if c.ApprovalWebhookURL != hook || c.ApprovalWebhookSecret != key || c.ApprovalDigestAfter != 3 || c.ApprovalDigestWindow != 5*time.Minute {
+		t.Errorf("Load = %q, %q, %d, %v", c.ApprovalWebhookURL, c.ApprovalWebhookSecret, c.ApprovalDigestAfter, c.ApprovalDigestWindow)
+	}
+	var b strings.Builder
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
+	for _, secret := range []string{"slacksecret99", "webhookkey"} {
+		if strings.Contains(b.String(), secret) {
+			t.Errorf("log line contains %q:\n%s", secret, b.String())
+		}
+	}
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{VarWebhookURL + "=" + hook}, VarWebhookSecret + ": required with " + VarWebhookURL},
+		{[]string{VarWebhookSecret + "=" + key}, VarWebhookSecret + ": set without " + VarWebhookURL},
+		{[]string{VarWebhookURL + "=" + hook, VarWebhookSecret + "=short"}, VarWebhookSecret + ": must be at least 32 bytes"},
+		{[]string{VarWebhookURL + "=hooks.slack.com/services/x", VarWebhookSecret + "=" + key}, VarWebhookURL + ": must be an https:// URL"},
+		{[]string{VarWebhookURL + "=https://user:pw@hooks.example/x", VarWebhookSecret + "=" + key}, VarWebhookURL + ": must be an https:// URL"},
+		{[]string{"COBRANCA_ENV=production", VarWebhookURL + "=http://hooks.example/x", VarWebhookSecret + "=" + key}, VarWebhookURL + ": must be https:// in production"},
+		{[]string{VarApproverEmails + "=, ,"}, VarApproverEmails + ": names no address"},
+		{[]string{VarApproverEmails + "=" + strings.Repeat("a@b.test,", 51)}, VarApproverEmails + ": must list at most 50"},
+		{[]string{"COBRANCA_APPROVAL_DIGEST_AFTER=0"}, "COBRANCA_APPROVAL_DIGEST_AFTER: must be a whole number from 1 to 1000"},
+		{[]string{"COBRANCA_APPROVAL_DIGEST_WINDOW=30s"}, "COBRANCA_APPROVAL_DIGEST_WINDOW: must be a duration from 1m to 1h"},
+	} {
+		_, err := Load(tc.env)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Load(%q) = %v, want %q", tc.env, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "slacksecret99") {
+			t.Errorf("Load(%q)'s error quotes the webhook URL: %v", tc.env, err)
+		}
+	}
+	if c, err := Load(nil); err != nil || c.ApproverEmails != nil || c.ApprovalWebhookURL != "" {
+		t.Errorf("Load(unset) = %v, %q, %v; want no one told", c.ApproverEmails, c.ApprovalWebhookURL, err)
 	}
 }
