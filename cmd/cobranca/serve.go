@@ -23,6 +23,7 @@ import (
 	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/metrics"
+	"github.com/cobranca/cobranca/internal/notify"
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/outbox/queue"
 	"github.com/cobranca/cobranca/internal/pipeline"
@@ -134,9 +135,23 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 	// new message; those being sent finish, within shutdownTimeout), waited for after the
 	// HTTP server has drained. What it has not sent waits in the store for another replica or
 	// the next start, and so does what a call in flight enqueues meanwhile.
-	mailer, err := newOutbox(db, cfg.Config, log, traces.Provider())
+	// Approvers are told of each pending approval (COBRANCA_APPROVER_EMAILS, _WEBHOOK_URL): the
+	// notifications' jobs run on the outbox's River client, the hook in each approval's
+	// transaction.
+	approvals, err := approval.New(cfg.ApprovalTTL, nil)
 	if err != nil {
 		return err
+	}
+	notifier, err := newNotifier(db, approvals, cfg.Config, log)
+	if err != nil {
+		return err
+	}
+	mailer, err := newOutbox(db, cfg.Config, log, traces.Provider(), notifier.Jobs()...)
+	if err != nil {
+		return err
+	}
+	if notifier.Enabled() {
+		approvals.OnCreate(notifier.Hook(mailer))
 	}
 	stopOutbox := bg.run(ctx, "outbox", shutdownTimeout+taskStopTimeout, func(ctx context.Context) {
 		if err := mailer.Run(ctx); err != nil {
@@ -163,10 +178,6 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 	// Expired idempotency keys and spent request-state nonces are deleted by
 	// every replica (an idempotent DELETE); the reaper stops with the server.
 	bg.run(ctx, "idempotency reaper", 0, func(ctx context.Context) { keys.RunReaper(ctx, db, time.Minute, log) })
-	approvals, err := approval.New(cfg.ApprovalTTL, nil)
-	if err != nil {
-		return err
-	}
 	pipe, err := pipeline.New(pipeline.Options{Tools: tools, Logger: log, Auditor: pipeline.NewAuditor(alog, digest),
 		Limits: limiter, Metrics: m, DB: db, Keys: keys, States: states, StepUp: cfg.StepUpACR,
 		Approvals: approvals, PublicURL: cfg.Public()})
@@ -360,7 +371,7 @@ func registerServerMetrics(m *metrics.Metrics, h *mcpapi.Handler, l *limits.Limi
 
 // newOutbox builds the e-mail outbox: SMTP when COBRANCA_SMTP_URL is set, else .eml files in
 // COBRANCA_DATA_DIR/outbox (development; production requires the URL).
-func newOutbox(db store.DB, cfg config.Config, log *slog.Logger, tracing trace.TracerProvider) (*outbox.Outbox, error) {
+func newOutbox(db store.DB, cfg config.Config, log *slog.Logger, tracing trace.TracerProvider, jobs ...outbox.Job) (*outbox.Outbox, error) {
 	var sender outbox.Sender = outbox.Dir{Path: filepath.Join(cfg.DataDir, "outbox")}
 	if cfg.SMTPURL != "" {
 		smtp, err := outbox.NewSMTP(cfg.SMTPURL, nil)
@@ -379,7 +390,19 @@ func newOutbox(db store.DB, cfg config.Config, log *slog.Logger, tracing trace.T
 	}
 	// Reminder drafts hear what became of their messages (sent, undeliverable).
 	return outbox.New(db, outbox.Config{Driver: driver, Sender: sender, From: from, Owner: reminders.Delivery{}, Workers: cfg.MailWorkers, RescueAfter: cfg.MailRescueAfter,
-		StopTimeout: shutdownTimeout, Logger: log, Tracing: tracing})
+		StopTimeout: shutdownTimeout, Logger: log, Tracing: tracing, Jobs: jobs})
+}
+
+// newNotifier is what tells the approvers of a pending approval, from the configuration; its
+// errors name the variable.
+func newNotifier(db store.DB, approvals *approval.Store, cfg config.Config, log *slog.Logger) (*notify.Notifier, error) {
+	n, err := notify.New(notify.Config{DB: db, Approvals: approvals, PublicURL: cfg.Public(), Emails: cfg.ApproverEmails,
+		WebhookURL: cfg.ApprovalWebhookURL, WebhookSecret: []byte(cfg.ApprovalWebhookSecret),
+		DigestAfter: cfg.ApprovalDigestAfter, DigestWindow: cfg.ApprovalDigestWindow, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("approver notifications (%s, %s): %w", config.VarApproverEmails, config.VarWebhookURL, err)
+	}
+	return n, nil
 }
 
 // webClientID is the pages' OIDC client: COBRANCA_OIDC_CLIENT_ID (required in production), or
