@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,5 +167,25 @@ func TestNewRefuses(t *testing.T) {
 	n, err := notify.New(notify.Config{DB: db, Approvals: s, PublicURL: "https://cobranca.test"})
 	if err != nil || n.Enabled() {
 		t.Errorf("New(no e-mail, no webhook) = %v, enabled %v; want valid and off", err, n != nil && n.Enabled())
+	}
+}
+
+// TestNoticeFields is a tripwire: a notification is built from these fields only, none of
+// which can hold customer data. A field added to Notice must be one that cannot either (never
+// the preview, the arguments, a customer's or an invoice's anything); add it here once it is
+// known not to.
+func TestNoticeFields(t *testing.T) {
+	var got []string
+	typ := reflect.TypeFor[notify.Notice]()
+	for i := range typ.NumField() {
+		got = append(got, typ.Field(i).Name+" "+typ.Field(i).Type.String())
+	}
+	want := []string{"Approval string", "Tool string", "Requester approval.Requester", "Created time.Time", "Expires time.Time",
+		"Digest bool", "From time.Time", "To time.Time", "Told int64", "Folded int64", "Waiting int64", "Link string"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Notice's fields (-want +got):\n%s", diff)
+	}
+	if n := reflect.TypeFor[approval.Requester]().NumField(); n != 3 {
+		t.Errorf("approval.Requester has %d fields, want 3 (subject, client, actor): a new one is quoted in notifications", n)
 	}
 }
