@@ -248,20 +248,45 @@ func getInvoiceOutputSchema() *jsonschema.Schema {
 	return s
 }
 
-func getInvoiceRead(ctx context.Context, q store.Querier, v any) (pipeline.Effect, error) {
-	a := v.(*getInvoiceArgs)
-	inv, err := ledger.GetInvoice(ctx, q, a.InvoiceID)
+// InvoiceView is an invoice of the ledger and what became of it, as
+// get_invoice reads it: the invoice with its open dispute and latest
+// promise, every allocation to it (oldest first), and the reminders sent
+// naming it (the latest queued first, at most contactsShown, from the
+// customer's latest contactsScanned sends).
+type InvoiceView struct {
+	Invoice     ledger.StoredInvoice
+	Allocations []ledger.Allocation
+	Contacts    []reminders.Record
+}
+
+// ReadInvoice is get_invoice's read of the invoice id, for the tool and
+// the console alike: an unknown id is ledger.ErrInvoiceNotFound.
+func ReadInvoice(ctx context.Context, q store.Querier, id string) (InvoiceView, error) {
+	inv, err := ledger.GetInvoice(ctx, q, id)
 	if err != nil {
-		return pipeline.Effect{}, ledgerFailure(err, argInvoiceID)
+		return InvoiceView{}, err
 	}
 	allocs, err := ledger.Allocations(ctx, q, inv.InvoiceID)
 	if err != nil {
-		return pipeline.Effect{}, err
+		return InvoiceView{}, err
 	}
 	sends, err := reminders.SendsNaming(ctx, q, inv.CustomerID, inv.InvoiceID, contactsScanned, contactsShown)
 	if err != nil {
+		return InvoiceView{}, err
+	}
+	return InvoiceView{Invoice: inv, Allocations: allocs, Contacts: sends}, nil
+}
+
+func getInvoiceRead(ctx context.Context, q store.Querier, v any) (pipeline.Effect, error) {
+	a := v.(*getInvoiceArgs)
+	view, err := ReadInvoice(ctx, q, a.InvoiceID)
+	if errors.Is(err, ledger.ErrInvoiceNotFound) {
+		return pipeline.Effect{}, ledgerFailure(err, argInvoiceID)
+	}
+	if err != nil {
 		return pipeline.Effect{}, err
 	}
+	inv, allocs, sends := view.Invoice, view.Allocations, view.Contacts
 	today := customers.Today(pipeline.Now(ctx))
 	out := getInvoiceResult{
 		InvoiceID: inv.InvoiceID, CustomerID: inv.CustomerID, CustomerName: inv.CustomerName, AmountCents: inv.AmountCents,

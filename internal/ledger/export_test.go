@@ -1,5 +1,7 @@
 package ledger
 
+import "github.com/cobranca/cobranca/internal/store"
+
 // Cursor is the cursor of a list's page ending at parts (for benchmarks
 // that start deep in a list).
 func Cursor(parts ...string) string { return encodeCursor(parts...) }
@@ -12,7 +14,7 @@ var ForAnalysisSQL = forAnalysisSQL
 
 // CandidateSQL is matching's query of its candidates, for the test of its
 // plan.
-var CandidateSQL = candidateSQL
+func CandidateSQL(d store.Dialect) string { return candidateSQL(d, true) }
 
 // RecordedSQL is matching's query of the recorded references, for the
 // test of its plan.

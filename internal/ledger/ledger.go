@@ -172,47 +172,31 @@ func Match(p Payment, candidates []Candidate) (Rule, []Planned) {
 	if p.LeftCents <= 0 {
 		return RuleNone, nil
 	}
-	if p.Reference != "" {
-		var refd []Candidate
-		for _, c := range candidates {
-			if c.Currency == p.Currency && c.OpenCents > 0 && slices.Contains(c.References, p.Reference) {
-				refd = append(refd, c)
-			}
-		}
-		if len(refd) > 0 {
-			slices.SortStableFunc(refd, func(a, b Candidate) int {
-				return cmp.Or(cmp.Compare(a.DueDate, b.DueDate), cmp.Compare(a.InvoiceID, b.InvoiceID))
-			})
-			left := p.LeftCents
-			var plan []Planned
-			for _, c := range refd {
-				if left == 0 {
-					break
-				}
-				n := min(left, c.OpenCents)
-				plan = append(plan, Planned{InvoiceID: c.InvoiceID, AmountCents: n})
-				left -= n
-			}
-			return RuleReference, plan
+	var refd []Candidate
+	for _, c := range candidates {
+		if carriesReference(p, c) {
+			refd = append(refd, c)
 		}
 	}
-	if p.CustomerID == "" || p.PaidOn == "" {
-		return RuleNone, nil
-	}
-	paid, err := time.Parse(time.DateOnly, p.PaidOn)
-	if err != nil {
-		return RuleNone, nil
+	if len(refd) > 0 {
+		slices.SortStableFunc(refd, func(a, b Candidate) int {
+			return cmp.Or(cmp.Compare(a.DueDate, b.DueDate), cmp.Compare(a.InvoiceID, b.InvoiceID))
+		})
+		left := p.LeftCents
+		var plan []Planned
+		for _, c := range refd {
+			if left == 0 {
+				break
+			}
+			n := min(left, c.OpenCents)
+			plan = append(plan, Planned{InvoiceID: c.InvoiceID, AmountCents: n})
+			left -= n
+		}
+		return RuleReference, plan
 	}
 	var found *Candidate
 	for i, c := range candidates {
-		if c.CustomerID != p.CustomerID || c.Currency != p.Currency || c.OpenCents != p.LeftCents {
-			continue
-		}
-		due, err := time.Parse(time.DateOnly, c.DueDate)
-		if err != nil {
-			continue
-		}
-		if paid.Before(due.AddDate(0, 0, -Window.Before)) || paid.After(due.AddDate(0, 0, Window.After)) {
+		if !fitsAmount(p, c) {
 			continue
 		}
 		if found != nil {
@@ -224,6 +208,47 @@ func Match(p Payment, candidates []Candidate) (Rule, []Planned) {
 		return RuleNone, nil
 	}
 	return RuleAmount, []Planned{{InvoiceID: found.InvoiceID, AmountCents: found.OpenCents}}
+}
+
+// Fit is the rule of Match that c alone satisfies for p: RuleReference
+// when it carries p's reference, RuleAmount when its open amount, customer
+// and due date fit p, else RuleNone. Match takes the reference's
+// invoices, or the one amount fit; a person choosing among candidates
+// (Suggest) sees each one's fit by the same tests.
+func Fit(p Payment, c Candidate) Rule {
+	switch {
+	case p.LeftCents <= 0:
+		return RuleNone
+	case carriesReference(p, c):
+		return RuleReference
+	case fitsAmount(p, c):
+		return RuleAmount
+	}
+	return RuleNone
+}
+
+// carriesReference reports whether c is an open invoice of p's currency
+// that carries p's reference.
+func carriesReference(p Payment, c Candidate) bool {
+	return p.Reference != "" && c.Currency == p.Currency && c.OpenCents > 0 && slices.Contains(c.References, p.Reference)
+}
+
+// fitsAmount reports whether c is an invoice of p's customer and currency
+// whose open amount is what p has left and whose due date is within
+// Window of p's date.
+func fitsAmount(p Payment, c Candidate) bool {
+	if p.CustomerID == "" || p.PaidOn == "" || c.CustomerID != p.CustomerID || c.Currency != p.Currency || c.OpenCents != p.LeftCents {
+		return false
+	}
+	paid, err := time.Parse(time.DateOnly, p.PaidOn)
+	if err != nil {
+		return false
+	}
+	due, err := time.Parse(time.DateOnly, c.DueDate)
+	if err != nil {
+		return false
+	}
+	return !paid.Before(due.AddDate(0, 0, -Window.Before)) && !paid.After(due.AddDate(0, 0, Window.After))
 }
 
 // DisputeReason is why a customer disputes an invoice, from a fixed list.

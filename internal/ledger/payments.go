@@ -307,7 +307,7 @@ func Allocations(ctx context.Context, q store.Querier, invoiceID string) ([]Allo
 func lockPayment(ctx context.Context, tx store.Tx, id string) (StoredPayment, error) {
 	p, err := scanPayment(tx.QueryRow(ctx, `SELECT `+paymentColumns+` FROM ledger_payment WHERE id = $1`+forUpdate(tx.Dialect(), ""), id))
 	if errors.Is(err, store.ErrNoRows) {
-		return StoredPayment{}, &failure.Error{Code: CodePaymentNotFound, Field: "paymentId", Message: "the ledger has no payment " + id, Err: ErrPaymentNotFound}
+		return StoredPayment{}, paymentNotFound(id)
 	}
 	if err != nil {
 		return StoredPayment{}, err
@@ -315,6 +315,11 @@ func lockPayment(ctx context.Context, tx store.Tx, id string) (StoredPayment, er
 	ps := []StoredPayment{p}
 	err = withAllocations(ctx, tx, ps)
 	return ps[0], err
+}
+
+// paymentNotFound is the failure of a payment id the ledger does not have.
+func paymentNotFound(id string) *failure.Error {
+	return &failure.Error{Code: CodePaymentNotFound, Field: "paymentId", Message: "the ledger has no payment " + id, Err: ErrPaymentNotFound}
 }
 
 // ledgerChange is allocations about to be written, and the payments and
@@ -472,62 +477,14 @@ func matchAll(ctx context.Context, tx store.Tx, ps []*StoredPayment, by Actor, n
 	if len(refs) == 0 && len(custs) == 0 {
 		return rules, c, nil
 	}
-	// The candidates, locked in id order by one statement (candidateSQL),
-	// then the references recorded on them that the payments quote.
-	d := tx.Dialect()
-	refList := jsonList(sortedUnique(refs))
-	var invs []*StoredInvoice
-	err := scanRows(ctx, tx, candidateSQL(d), []any{refList, jsonList(sortedUnique(custs))}, func(r store.Rows) error {
-		inv, err := scanPlainInvoice(r)
-		invs = append(invs, &inv)
-		return err
-	})
+	pool, err := readCandidates(ctx, tx, refs, custs, true, 0)
 	if err != nil {
 		return nil, c, err
 	}
-	recorded := map[string][]string{}
-	if len(refs) > 0 && len(invs) > 0 {
-		err := scanRows(ctx, tx, recordedSQL(d), []any{refList}, func(r store.Rows) error {
-			var id, ref string
-			err := r.Scan(&id, &ref)
-			recorded[id] = append(recorded[id], ref)
-			return err
-		})
-		if err != nil {
-			return nil, c, err
-		}
-	}
-	refsOf := make(map[*StoredInvoice][]string, len(invs))
-	byRef := map[string][]*StoredInvoice{}
-	byCust := map[string][]*StoredInvoice{}
-	for _, inv := range invs {
-		refsOf[inv] = references(*inv, recorded[inv.InvoiceID]...)
-		for _, ref := range refsOf[inv] {
-			byRef[ref] = append(byRef[ref], inv)
-		}
-		byCust[inv.CustomerID] = append(byCust[inv.CustomerID], inv)
-	}
 	at := micros(now.UnixMicro())
 	for i, p := range ps {
-		seen := map[*StoredInvoice]bool{}
-		var cands []Candidate
-		byID := map[string]*StoredInvoice{}
-		for _, list := range [][]*StoredInvoice{byRef[p.Reference], byCust[p.CustomerID]} {
-			for _, inv := range list {
-				if seen[inv] {
-					continue
-				}
-				seen[inv] = true
-				if inv.State.Settled() || slices.ContainsFunc(p.Allocations, func(a Allocation) bool { return a.InvoiceID == inv.InvoiceID }) {
-					continue
-				}
-				byID[inv.InvoiceID] = inv
-				cands = append(cands, Candidate{InvoiceID: inv.InvoiceID, CustomerID: inv.CustomerID, Currency: inv.Currency,
-					DueDate: inv.DueDate, OpenCents: inv.OpenCents, References: refsOf[inv]})
-			}
-		}
-		rule, plan := Match(Payment{AmountCents: p.AmountCents, Currency: p.Currency, PaidOn: p.PaidOn, Reference: p.Reference,
-			CustomerID: p.CustomerID, LeftCents: p.LeftCents}, cands)
+		cands, byID := pool.of(p)
+		rule, plan := Match(p.matching(), cands)
 		rules[i] = rule
 		for _, pl := range plan {
 			inv := byID[pl.InvoiceID]
@@ -540,12 +497,94 @@ func matchAll(ctx context.Context, tx store.Tx, ps []*StoredPayment, by Actor, n
 	return rules, c, nil
 }
 
-// candidateSQL reads, locked in id order, the invoices not settled that
-// carry one of the references of the JSON list $1 (their own, or recorded
-// by AddReference) or belong to one of the customers of $2. Each
-// reference column's index answers its part, ledger_reference's the
+// candidatePool is what matching reads of the candidates of some
+// payments: the invoices not settled that carry one of their references
+// or belong to one of their customers, and the references of each.
+type candidatePool struct {
+	refsOf map[*StoredInvoice][]string
+	byRef  map[string][]*StoredInvoice
+	byCust map[string][]*StoredInvoice
+}
+
+// readCandidates reads the candidates of the payments quoting refs or
+// naming custs (candidateSQL: locked in id order when lock, at most limit
+// of them when limit > 0), then the references recorded on them that the
+// payments quote.
+func readCandidates(ctx context.Context, q store.Querier, refs, custs []string, lock bool, limit int) (candidatePool, error) {
+	pool := candidatePool{refsOf: map[*StoredInvoice][]string{}, byRef: map[string][]*StoredInvoice{}, byCust: map[string][]*StoredInvoice{}}
+	d := dialect(q)
+	refList := jsonList(sortedUnique(refs))
+	sql, args := candidateSQL(d, lock), []any{refList, jsonList(sortedUnique(custs))}
+	if limit > 0 {
+		sql += ` LIMIT $3`
+		args = append(args, limit)
+	}
+	var invs []*StoredInvoice
+	err := scanRows(ctx, q, sql, args, func(r store.Rows) error {
+		inv, err := scanPlainInvoice(r)
+		invs = append(invs, &inv)
+		return err
+	})
+	if err != nil {
+		return pool, err
+	}
+	recorded := map[string][]string{}
+	if len(refs) > 0 && len(invs) > 0 {
+		err := scanRows(ctx, q, recordedSQL(d), []any{refList}, func(r store.Rows) error {
+			var id, ref string
+			err := r.Scan(&id, &ref)
+			recorded[id] = append(recorded[id], ref)
+			return err
+		})
+		if err != nil {
+			return pool, err
+		}
+	}
+	for _, inv := range invs {
+		pool.refsOf[inv] = references(*inv, recorded[inv.InvoiceID]...)
+		for _, ref := range pool.refsOf[inv] {
+			pool.byRef[ref] = append(pool.byRef[ref], inv)
+		}
+		pool.byCust[inv.CustomerID] = append(pool.byCust[inv.CustomerID], inv)
+	}
+	return pool, nil
+}
+
+// of is p's candidates in the pool, those carrying its reference first,
+// then its customer's: not settled, and not already paid by p. byID finds
+// each one's invoice.
+func (pool candidatePool) of(p *StoredPayment) (cands []Candidate, byID map[string]*StoredInvoice) {
+	seen := map[*StoredInvoice]bool{}
+	byID = map[string]*StoredInvoice{}
+	for _, list := range [][]*StoredInvoice{pool.byRef[p.Reference], pool.byCust[p.CustomerID]} {
+		for _, inv := range list {
+			if seen[inv] {
+				continue
+			}
+			seen[inv] = true
+			if inv.State.Settled() || slices.ContainsFunc(p.Allocations, func(a Allocation) bool { return a.InvoiceID == inv.InvoiceID }) {
+				continue
+			}
+			byID[inv.InvoiceID] = inv
+			cands = append(cands, Candidate{InvoiceID: inv.InvoiceID, CustomerID: inv.CustomerID, Currency: inv.Currency,
+				DueDate: inv.DueDate, OpenCents: inv.OpenCents, References: pool.refsOf[inv]})
+		}
+	}
+	return cands, byID
+}
+
+// matching is what Match reads of p.
+func (p *StoredPayment) matching() Payment {
+	return Payment{AmountCents: p.AmountCents, Currency: p.Currency, PaidOn: p.PaidOn, Reference: p.Reference,
+		CustomerID: p.CustomerID, LeftCents: p.LeftCents}
+}
+
+// candidateSQL reads, in id order, the invoices not settled that carry
+// one of the references of the JSON list $1 (their own, or recorded by
+// AddReference) or belong to one of the customers of $2, locked when lock.
+// Each reference column's index answers its part, ledger_reference's the
 // recorded ones, and the primary key the ids they find (anyOf).
-func candidateSQL(d store.Dialect) string {
+func candidateSQL(d store.Dialect, lock bool) string {
 	in := func(col string) string {
 		return `SELECT id FROM ledger_invoice WHERE ` + col + ` <> '' AND ` + anyOf(d, col, "$1")
 	}
@@ -556,8 +595,11 @@ func candidateSQL(d store.Dialect) string {
 	if d == store.Postgres {
 		found = `id = ANY (ARRAY(` + ids + `))`
 	}
-	return `SELECT ` + plainInvoiceColumns + ` FROM ledger_invoice WHERE state IN ('open', 'partially_paid') AND ` + found +
-		` ORDER BY id` + forUpdate(d, "")
+	sql := `SELECT ` + plainInvoiceColumns + ` FROM ledger_invoice WHERE state IN ('open', 'partially_paid') AND ` + found + ` ORDER BY id`
+	if lock {
+		sql += forUpdate(d, "")
+	}
+	return sql
 }
 
 // anyOf is store.InList, but on PostgreSQL an array's = ANY, which its
