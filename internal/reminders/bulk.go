@@ -182,39 +182,17 @@ func GetBulk(ctx context.Context, q store.Querier, id string) (BulkStatus, error
 	if !ValidBulkID(id) {
 		return BulkStatus{}, ErrBulkNotFound
 	}
-	var s BulkStatus
-	var total, skipped, created int64
-	err := q.QueryRow(ctx, `SELECT id, requested_by, requested_actor, COALESCE(approval_id, ''), plan_hash, total, skipped, created_at
-FROM bulk_send WHERE id = $1`, id).Scan(&s.ID, &s.By, &s.Actor, &s.ApprovalID, &s.PlanHash, &total, &skipped, &created)
+	s, err := scanBulk(q.QueryRow(ctx, `SELECT `+bulkColumns+` FROM bulk_send WHERE id = $1`, id))
 	switch {
 	case errors.Is(err, store.ErrNoRows):
 		return BulkStatus{}, ErrBulkNotFound
 	case err != nil:
 		return BulkStatus{}, fmt.Errorf("reminders: get bulk: %w", err)
 	}
-	s.Total, s.Skipped, s.CreatedAt = int(total), int(skipped), time.UnixMicro(created).UTC()
-	rows, err := q.Query(ctx, `SELECT state, COUNT(*) FROM reminder_draft WHERE bulk_id = $1 GROUP BY state`, id)
-	if err != nil {
-		return BulkStatus{}, fmt.Errorf("reminders: count bulk: %w", err)
+	bulks := []BulkStatus{s}
+	if err := countBulks(ctx, q, bulks); err != nil {
+		return BulkStatus{}, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var state string
-		var n int64
-		if err := rows.Scan(&state, &n); err != nil {
-			return BulkStatus{}, fmt.Errorf("reminders: count bulk: %w", err)
-		}
-		switch State(state) {
-		case Queued:
-			s.Queued = int(n)
-		case Sent:
-			s.Sent = int(n)
-		case Undeliverable:
-			s.Undeliverable = int(n)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return BulkStatus{}, fmt.Errorf("reminders: count bulk: %w", err)
-	}
+	s = bulks[0]
 	return s, nil
 }
