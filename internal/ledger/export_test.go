@@ -19,3 +19,10 @@ func CandidateSQL(d store.Dialect) string { return candidateSQL(d, true) }
 // RecordedSQL is matching's query of the recorded references, for the
 // test of its plan.
 var RecordedSQL = recordedSQL
+
+// UnmatchedSQL is ListUnmatched's query, for the test of its plan.
+var UnmatchedSQL = unmatchedSQL
+
+// SuggestSQL is Suggest's query of a customer's candidates, for the test
+// of its plan.
+var SuggestSQL = candidatePageSQL

@@ -507,17 +507,16 @@ type candidatePool struct {
 }
 
 // readCandidates reads the candidates of the payments quoting refs or
-// naming custs (candidateSQL: locked in id order when lock, at most limit
-// of them when limit > 0), then the references recorded on them that the
-// payments quote.
+// naming custs (candidateSQL, locked in id order when lock; or the first
+// limit of them, unlocked, when limit > 0: candidatePageSQL), then the
+// references recorded on them that the payments quote.
 func readCandidates(ctx context.Context, q store.Querier, refs, custs []string, lock bool, limit int) (candidatePool, error) {
 	pool := candidatePool{refsOf: map[*StoredInvoice][]string{}, byRef: map[string][]*StoredInvoice{}, byCust: map[string][]*StoredInvoice{}}
 	d := dialect(q)
 	refList := jsonList(sortedUnique(refs))
 	sql, args := candidateSQL(d, lock), []any{refList, jsonList(sortedUnique(custs))}
 	if limit > 0 {
-		sql += ` LIMIT $3`
-		args = append(args, limit)
+		sql, args = candidatePageSQL(d), append(args, limit)
 	}
 	var invs []*StoredInvoice
 	err := scanRows(ctx, q, sql, args, func(r store.Rows) error {
@@ -601,6 +600,9 @@ func candidateSQL(d store.Dialect, lock bool) string {
 	}
 	return sql
 }
+
+// candidatePageSQL is candidateSQL unlocked, the first $3 of them.
+func candidatePageSQL(d store.Dialect) string { return candidateSQL(d, false) + ` LIMIT $3` }
 
 // anyOf is store.InList, but on PostgreSQL an array's = ANY, which its
 // planner takes for a few values, where it takes the rows of
@@ -705,6 +707,25 @@ func checkLimit(limit int) *failure.Error {
 	return nil
 }
 
+// unmatchedSQL is ListUnmatched's query: ledger_payment_left, from after.
+func unmatchedSQL(after string, limit int) (string, []any, *failure.Error) {
+	sql := `SELECT ` + paymentColumns + ` FROM ledger_payment WHERE left_cents > 0`
+	args := []any{limit + 1}
+	if after != "" {
+		parts, fe := decodeCursor(after, 2)
+		if fe != nil {
+			return "", nil, fe
+		}
+		at, err := strconv.ParseInt(parts[0], 10, 64)
+		if err != nil {
+			return "", nil, &failure.Error{Code: failure.InvalidArguments, Field: "after", Message: "is not a cursor this list returned"}
+		}
+		sql += ` AND (created_at, id) > ($2, $3)`
+		args = append(args, at, parts[1])
+	}
+	return sql + ` ORDER BY created_at, id LIMIT $1`, args, nil
+}
+
 // ListUnmatched returns a page of the payments with something left
 // (unmatched, or credit), oldest first, with their allocations, and the
 // cursor of the next page ("" at the end).
@@ -712,21 +733,10 @@ func ListUnmatched(ctx context.Context, q store.Querier, after string, limit int
 	if fe := checkLimit(limit); fe != nil {
 		return nil, "", fe
 	}
-	sql := `SELECT ` + paymentColumns + ` FROM ledger_payment WHERE left_cents > 0`
-	args := []any{limit + 1}
-	if after != "" {
-		parts, fe := decodeCursor(after, 2)
-		if fe != nil {
-			return nil, "", fe
-		}
-		at, err := strconv.ParseInt(parts[0], 10, 64)
-		if err != nil {
-			return nil, "", &failure.Error{Code: failure.InvalidArguments, Field: "after", Message: "is not a cursor this list returned"}
-		}
-		sql += ` AND (created_at, id) > ($2, $3)`
-		args = append(args, at, parts[1])
+	sql, args, fe := unmatchedSQL(after, limit)
+	if fe != nil {
+		return nil, "", fe
 	}
-	sql += ` ORDER BY created_at, id LIMIT $1`
 	err = scanRows(ctx, q, sql, args, func(r store.Rows) error {
 		p, err := scanPayment(r)
 		page = append(page, p)

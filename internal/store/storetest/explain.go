@@ -69,3 +69,25 @@ func ExplainPG(tb testing.TB, q store.Querier, sql string, args ...any) (PlanNod
 	}
 	return doc[0].Plan, out
 }
+
+// Outline is the plan as one line per node, indented by depth: its type, then the index it
+// reads or the table it scans (for a log, and docs/benchmarks.md).
+func (n PlanNode) Outline() string {
+	var b strings.Builder
+	var walk func(PlanNode, int)
+	walk = func(m PlanNode, depth int) {
+		b.WriteString(strings.Repeat("  ", depth) + m.Type)
+		switch {
+		case m.Index != "":
+			b.WriteString(" using " + m.Index)
+		case m.Relation != "":
+			b.WriteString(" on " + m.Relation)
+		}
+		b.WriteString("\n")
+		for _, c := range m.Plans {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	return b.String()
+}
