@@ -2,7 +2,6 @@ package ledger_test
 
 import (
 	"context"
-	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -27,9 +26,9 @@ func plan(tb testing.TB, db store.DB, f ledger.ListFilter) (index string, sorts 
 		lines, index, sorts = sqlitePlan(tb, db, sql, args)
 		text = strings.Join(lines, "\n")
 	} else {
-		var root node
-		root, text = pgPlan(tb, db, sql, args)
-		root.walk(func(n node) {
+		var root storetest.PlanNode
+		root, text = storetest.ExplainPG(tb, db, sql, args...)
+		root.Walk(func(n storetest.PlanNode) {
 			if strings.Contains(n.Type, "Sort") {
 				sorts = true
 			}
@@ -63,38 +62,6 @@ func sqlitePlan(tb testing.TB, db store.Querier, sql string, args []any) (lines 
 }
 
 var usingIndex = regexp.MustCompile(`USING (?:COVERING )?INDEX (\S+)`)
-
-// pgPlan is PostgreSQL's EXPLAIN (FORMAT JSON) of sql: its root node, and
-// the plan as PostgreSQL wrote it.
-func pgPlan(tb testing.TB, db store.Querier, sql string, args []any) (node, string) {
-	tb.Helper()
-	var out string
-	if err := db.QueryRow(context.Background(), `EXPLAIN (FORMAT JSON) `+sql, args...).Scan(&out); err != nil {
-		tb.Fatal(err)
-	}
-	var doc []struct{ Plan node }
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc) != 1 {
-		tb.Fatalf("EXPLAIN: %v\n%s", err, out)
-	}
-	return doc[0].Plan, out
-}
-
-// node is a node of a PostgreSQL plan.
-type node struct {
-	Type     string  `json:"Node Type"`
-	Index    string  `json:"Index Name"`
-	Relation string  `json:"Relation Name"`
-	Cost     float64 `json:"Total Cost"`
-	Plans    []node
-}
-
-// walk calls fn with n and every node under it, depth first.
-func (n node) walk(fn func(node)) {
-	fn(n)
-	for _, c := range n.Plans {
-		c.walk(fn)
-	}
-}
 
 // TestListInvoicesPlan: on both stores every usual list_invoices page
 // reads the index it was made for, in the list's order, without sorting
@@ -167,7 +134,7 @@ func TestForAnalysisPlan(t *testing.T) {
 				t.Fatal(err)
 			}
 			jitAbove = jitAbove * float64(n) / 60_000 // the read's cost grows with the invoices it reads
-			if root, out := pgPlan(t, db, sql, args); root.Cost >= jitAbove {
+			if root, out := storetest.ExplainPG(t, db, sql, args...); root.Cost >= jitAbove {
 				t.Errorf("the plan costs %.0f, at least %.0f (jit_above_cost for %d invoices):\n%s", root.Cost, jitAbove, n, out)
 			}
 		})
@@ -223,9 +190,9 @@ func TestMatchPlan(t *testing.T) {
 					}
 					text = strings.Join(lines, "\n")
 				} else {
-					var root node
-					root, text = pgPlan(t, db, q.sql, q.args)
-					root.walk(func(n node) {
+					var root storetest.PlanNode
+					root, text = storetest.ExplainPG(t, db, q.sql, q.args...)
+					root.Walk(func(n storetest.PlanNode) {
 						if n.Type == "Seq Scan" && strings.HasPrefix(n.Relation, "ledger_") {
 							full = append(full, n.Type+" on "+n.Relation)
 						}

@@ -34,7 +34,7 @@ func fillSending(tb testing.TB, db store.DB) {
 SELECT 'C-' || g, 'Loja ' || g, 'contas' || g || '@loja.example', 'contas' || g || '@loja.example', 1, 1 FROM generate_series(0, 19999) g`,
 		`INSERT INTO bulk_send (id, requested_by, plan_hash, total, skipped, created_at)
 SELECT 'b_' || translate(lpad(g::text, 26, '0'), '0123456789', 'abcdefghij'), 'ana', repeat('ab', 32), 20, 0, g
-FROM generate_series(1, ` + itoa(volumeBulks) + `) g`,
+FROM generate_series(1, ` + strconv.Itoa(volumeBulks) + `) g`,
 		`INSERT INTO reminder_draft (id, customer_id, recipient_name, recipient_email, tone, language, invoices, invoice_set_hash,
  invoice_count, total_cents, subject, body, state, created_by, created_at, updated_at, earliest_due_date,
  outbox_id, message_id, queued_by, queued_at, delivered_at, failed_at, failure_reason, bulk_id)
@@ -44,8 +44,8 @@ SELECT 'd_' || translate(lpad(g::text, 26, '0'), '0123456789', 'abcdefghij'), 'C
  CASE WHEN s.state <> 'draft' THEN 'ana' END, CASE WHEN s.state <> 'draft' THEN g END,
  CASE WHEN s.state = 'sent' THEN g END, CASE WHEN s.state = 'undeliverable' THEN g END,
  CASE WHEN s.state = 'undeliverable' THEN 'smtp: mailbox unavailable (reply 550 5.1.1)' END,
- CASE WHEN s.state <> 'draft' AND g <= 20 * ` + itoa(volumeBulks) + ` THEN 'b_' || translate(lpad(((g + 19) / 20)::text, 26, '0'), '0123456789', 'abcdefghij') END
-FROM generate_series(1, ` + itoa(volumeDrafts) + `) g,
+ CASE WHEN s.state <> 'draft' AND g <= 20 * ` + strconv.Itoa(volumeBulks) + ` THEN 'b_' || translate(lpad(((g + 19) / 20)::text, 26, '0'), '0123456789', 'abcdefghij') END
+FROM generate_series(1, ` + strconv.Itoa(volumeDrafts) + `) g,
  LATERAL (SELECT CASE WHEN g % 100 = 0 THEN 'undeliverable' WHEN g % 10 = 1 THEN 'draft' WHEN g % 10 = 2 THEN 'queued' ELSE 'sent' END AS state) s`,
 		`ANALYZE`,
 	} {
@@ -54,8 +54,6 @@ FROM generate_series(1, ` + itoa(volumeDrafts) + `) g,
 		}
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // letterID is fillSending's id of g with prefix: g's 26 digits, padded
 // with zeros, in the letters a–j.
