@@ -93,9 +93,12 @@ func AnalyzeWith(in *Input, o Options) Analysis {
 	idOf := func(k int32) string { return invs[custs[k].first].CustomerID }
 	asOfKey := dateKey(in.AsOf)
 	asOf := dayNumber(in.AsOf)
-	// The aging buckets begin at these due dates (days past due 1, 31,
-	// 61, 91): keys[0] is asOf's, and a due date from it on is current.
-	keys := [4]uint64{asOfKey, dayKey(asOf - 30), dayKey(asOf - 60), dayKey(asOf - 90)}
+	// The aging buckets begin at these due dates (value.AgingBucketStarts
+	// days past due): keys[0] is asOf's, and a due date from it on is current.
+	var keys [4]uint64
+	for i, start := range value.AgingBucketStarts {
+		keys[i] = dayKey(asOf - (start - 1))
+	}
 	var aging [5]AgingBucket
 	x := newMoney(in)
 	variants := false
@@ -321,27 +324,20 @@ const brokenSuffix = "; broken promise to pay of "
 const conversionLen = len("; ") + 8 + 27 + len(" at ") + 27 + len(" (2006-01-02)")
 
 // bucketOfKey returns the aging bucket, as an index, of a due date's key:
-// keys holds, in decreasing order, the keys of the first days past due 1,
-// 31, 61 and 91, and the bucket is how many of them come after due.
+// keys holds, in decreasing order, the keys of the first days past due of
+// the buckets after current, and the bucket is how many of them come after
+// due (value.AgingBucket's rule, on keys; TestBucketOfKeyIsTheRule holds
+// them together).
 // Without branches: due dates are in no order, so branches would be
 // mispredicted about as often as not.
 func bucketOfKey(due uint64, keys *[4]uint64) int {
 	return b2i(due < keys[0]) + b2i(due < keys[1]) + b2i(due < keys[2]) + b2i(due < keys[3])
 }
 
-// bucketOfDays returns the aging bucket of a number of days past due.
+// bucketOfDays returns the aging bucket of a number of days past due: the
+// one rule, value.AgingBucket.
 func bucketOfDays(days int) Bucket {
-	switch {
-	case days <= 0:
-		return BucketCurrent
-	case days <= 30:
-		return Bucket1To30
-	case days <= 60:
-		return Bucket31To60
-	case days <= 90:
-		return Bucket61To90
-	}
-	return BucketOver90
+	return BucketCurrent + Bucket(value.AgingBucket(days))
 }
 
 // appendDateKey appends the date of a dateKey in YYYY-MM-DD form.

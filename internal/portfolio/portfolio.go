@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/cobranca/cobranca/internal/value"
 )
 
 // Status is the state of an invoice.
@@ -196,7 +198,8 @@ const (
 	BucketOver90
 )
 
-var bucketNames = []string{BucketCurrent: "current", Bucket1To30: "1-30", Bucket31To60: "31-60", Bucket61To90: "61-90", BucketOver90: "90+"}
+// bucketNames are value.AgingBucketNames, from BucketCurrent on.
+var bucketNames = append([]string{""}, value.AgingBucketNames[:]...)
 
 // Known reports whether b is one of the constants.
 func (b Bucket) Known() bool { return enumKnown(bucketNames, uint8(b)) }
