@@ -250,6 +250,12 @@ func (c *Stacked) draw(legend bool) template.HTML {
 	if slot < 6 {
 		barW = slot - min(1, slot/4) // thin bars: a hairline between them
 	}
+	// Values are written over the bars only where each fits over its own: otherwise the
+	// grid and each bar's title tell them (and the page's table).
+	values := n <= maxValueLabels
+	for j := range n {
+		values = values && textWidth(c.format(c.total(j)))+4 <= slot
+	}
 	for j := range n {
 		x := left + float64(j)*slot + (slot-barW)/2
 		total := c.total(j)
@@ -270,7 +276,7 @@ func (c *Stacked) draw(legend bool) template.HTML {
 			}
 			b.WriteString(`/>`)
 		}
-		if n <= maxValueLabels {
+		if values {
 			b.WriteString(`<text x="` + num(x+barW/2) + `" y="` + num(y-5) + `" text-anchor="middle" fill="` + textColor + `">` + esc(c.format(total)) + `</text>`)
 		}
 		b.WriteString(`</g>`)
