@@ -384,3 +384,24 @@ func FuzzSVG(f *testing.F) {
 		wellFormed(t, []byte(svg))
 	})
 }
+
+// BenchmarkSVG: the week of hours, 168 bars of four tiers, and the aging's five bars.
+func BenchmarkSVG(b *testing.B) {
+	h, a := hourly(), aging()
+	b.Run("hourly", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := h.SVG(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("aging", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := a.SVG(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
