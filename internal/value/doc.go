@@ -10,7 +10,9 @@
 //   - money: amounts in minor units up to [MaxAmountCents], ISO 4217
 //     currencies with their minor units ([CurrencyOf], [MinorUnits],
 //     [Currencies]) and how pt-BR writes an amount ([FormatMoney],
-//     [FormatBRL]).
+//     [FormatBRL]);
+//   - aging: the buckets of days past due that the portfolio analysis and
+//     the ledger's chart both use ([AgingBucket], [AgingBucketNames]).
 //
 // It is a leaf: it imports only the standard library (a test enforces it),
 // and does no I/O. Every message it returns is safe to show a caller: it
