@@ -51,6 +51,8 @@ type worker struct {
 	cfg Config
 	db  store.DB
 	q   queue
+	// content is cfg.Owner when it gives the bodies of FromOwner messages, else nil.
+	content ContentOwner
 	// undeliverable counts the messages this process gave up on (permanent).
 	undeliverable atomic.Int64
 	tracer        trace.Tracer // nil: no tracing
@@ -107,9 +109,27 @@ func (w *worker) send(ctx context.Context, msg *mail.Msg) error {
 
 func (w *worker) work(ctx context.Context, job *river.Job[Args]) error {
 	id := ID(job.ID)
-	msg, err := w.message(id, job.Args, job.CreatedAt)
+	a := job.Args
+	if a.FromOwner {
+		c, err := w.body(ctx, a.Ref)
+		switch {
+		case errors.Is(err, ErrNoContent):
+			return w.permanent(ctx, id, a.Ref, "the message's body is gone (its owner has none for it)", err)
+		case err != nil && job.Attempt >= job.MaxAttempts:
+			return w.permanent(ctx, id, a.Ref, "the message's body could not be read in "+attempts(job.MaxAttempts), err)
+		case err != nil:
+			// Transient: the store could not be read. River retries with its backoff.
+			w.cfg.Logger.WarnContext(ctx, "outbox: reading the message's body failed, will retry", "entry", int64(id), "attempt", job.Attempt, "error", err.Error())
+			return err
+		}
+		if err := c.Validate(); err != nil {
+			return w.permanent(ctx, id, a.Ref, "the message cannot be built", err)
+		}
+		a.Text, a.HTML, a.Related = c.Text, c.HTML, c.Related
+	}
+	msg, err := w.message(id, a, job.CreatedAt)
 	if err != nil {
-		return w.permanent(ctx, id, job.Args.Ref, "the message cannot be built", err)
+		return w.permanent(ctx, id, a.Ref, "the message cannot be built", err)
 	}
 	if w.cfg.beforeSend != nil {
 		w.cfg.beforeSend(id)
@@ -135,6 +155,21 @@ func (w *worker) work(ctx context.Context, job *river.Job[Args]) error {
 		return err
 	}
 	return w.delivered(ctx, job)
+}
+
+// body reads the body of a FromOwner message about ref from the outbox's owner, with the store
+// and outside any transaction: one read that holds no lock while the message is sent.
+func (w *worker) body(ctx context.Context, ref string) (Content, error) {
+	if w.content == nil {
+		// Enqueued by a process whose Owner gave bodies, worked by one whose does not: the
+		// wiring of this one is wrong, and a fixed deploy delivers it.
+		return Content{}, errors.New("outbox: the message's body comes from its owner, but the outbox's Owner does not give bodies (ContentOwner)")
+	}
+	c, err := w.content.Content(ctx, w.db, ref)
+	if err != nil {
+		return Content{}, fmt.Errorf("outbox: the message's body: %w", err)
+	}
+	return c, nil
 }
 
 // attempts says n attempts in words.

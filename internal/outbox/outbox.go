@@ -14,6 +14,11 @@
 // and before River recorded the job's completion sends it again when the job is rescued. The
 // Message-ID is made from the entry's id and a random token and stays the same on every attempt, so a receiver
 // (or the relay) can drop the duplicate.
+//
+// A message may leave its body with its owner (Message.FromOwner): the entry then holds only
+// what names it, and the worker asks the owner (a ContentOwner) for the body when it sends it,
+// so that enqueueing thousands of reminders does not copy every body into the queue inside the
+// transaction that approves them.
 package outbox
 
 import (
@@ -56,7 +61,35 @@ type Message struct {
 	// Ref names what the message is about, e.g. a reminder draft's id: the owner told of a
 	// permanent failure (Owner) finds it by Ref.
 	Ref string
+	// FromOwner says the body (Text, HTML, Related) is not stored with the entry: the worker
+	// asks the outbox's Owner, a ContentOwner, for the body of Ref when it builds the message
+	// to deliver it. A body the owner keeps unchanged (a reminder draft's) need not be copied
+	// into the queue in the transaction that enqueues it: a bulk send of thousands of drafts
+	// would write each body twice there. Text, HTML and Related must be empty.
+	FromOwner bool `json:"fromOwner,omitempty"`
 }
+
+// Content is the body of a FromOwner message, as its owner gives it (ContentOwner), checked as
+// a Message's body is (Validate).
+type Content struct {
+	Text    string
+	HTML    string
+	Related []Part
+}
+
+// ContentOwner is what an outbox's Owner (Config.Owner) also is when it keeps the bodies of
+// FromOwner messages. Content returns the
+// body of the message about ref, read with q (the store, outside any transaction), or an error
+// wrapping ErrNoContent when it has none: the message is then undeliverable and the owner told
+// so. Any other error is taken as transient and the entry retried. The body must be the same
+// on every call for one ref: a retried entry is sent again under the same Message-ID.
+type ContentOwner interface {
+	Content(ctx context.Context, q store.Querier, ref string) (Content, error)
+}
+
+// ErrNoContent is what a ContentOwner's Content wraps when it has no body for ref: a failure no
+// retry mends.
+var ErrNoContent = errors.New("outbox: the owner has no body for the message")
 
 // Part is an image a message's HTML shows inline: <img src="cid:ContentID">.
 type Part struct {
@@ -94,28 +127,48 @@ func (m *Message) Validate() error {
 		return bad("subject", "must be at most "+strconv.Itoa(MaxSubject)+" bytes")
 	case strings.ContainsAny(m.Subject, "\r\n"):
 		return bad("subject", "must be one line")
-	case len(m.Text) > MaxText:
-		return bad("text", "must be at most "+strconv.Itoa(MaxText)+" bytes")
-	case len(m.HTML) > MaxText:
-		return bad("html", "must be at most "+strconv.Itoa(MaxText)+" bytes")
-	case len(m.Related) > 0 && m.HTML == "":
-		return bad("related", "inline parts need an HTML body that shows them")
-	case len(m.Related) > MaxRelated:
-		return bad("related", "must hold at most "+strconv.Itoa(MaxRelated)+" parts")
 	case m.Ref == "":
 		return bad("ref", "must not be empty")
 	case len(m.Ref) > MaxRef:
 		return bad("ref", "must be at most "+strconv.Itoa(MaxRef)+" bytes")
+	case m.FromOwner && m.Text != "":
+		return bad("text", "must be empty when the owner gives the body (fromOwner)")
+	case m.FromOwner && m.HTML != "":
+		return bad("html", "must be empty when the owner gives the body (fromOwner)")
+	case m.FromOwner && len(m.Related) > 0:
+		return bad("related", "must be empty when the owner gives the body (fromOwner)")
 	}
-	seen := make(map[string]bool, len(m.Related))
-	for i, p := range m.Related {
+	return checkBody(m.Text, m.HTML, m.Related)
+}
+
+// Validate reports the first field of c that cannot be sent, as invalid_arguments naming it:
+// the checks of a Message's body.
+func (c *Content) Validate() error { return checkBody(c.Text, c.HTML, c.Related) }
+
+// checkBody reports the first field of a message's body that cannot be sent.
+func checkBody(text, html string, related []Part) error {
+	bad := func(field, msg string) error {
+		return &failure.Error{Code: failure.InvalidArguments, Field: field, Message: msg}
+	}
+	switch {
+	case len(text) > MaxText:
+		return bad("text", "must be at most "+strconv.Itoa(MaxText)+" bytes")
+	case len(html) > MaxText:
+		return bad("html", "must be at most "+strconv.Itoa(MaxText)+" bytes")
+	case len(related) > 0 && html == "":
+		return bad("related", "inline parts need an HTML body that shows them")
+	case len(related) > MaxRelated:
+		return bad("related", "must hold at most "+strconv.Itoa(MaxRelated)+" parts")
+	}
+	seen := make(map[string]bool, len(related))
+	for i, p := range related {
 		field := "related[" + strconv.Itoa(i) + "]."
 		switch {
 		case !contentID(p.ContentID):
 			return bad(field+"contentId", "must be dot-atom@dot-atom of letters, digits, '-' and '_' (RFC 2392), like qr@example, at most "+strconv.Itoa(MaxContentID)+" bytes")
 		case seen[strings.ToLower(p.ContentID)]:
 			return bad(field+"contentId", "names another part of the message too")
-		case !strings.Contains(m.HTML, "cid:"+p.ContentID):
+		case !strings.Contains(html, "cid:"+p.ContentID):
 			return bad(field+"contentId", "is not named by the HTML (cid:"+p.ContentID+")")
 		case !slices.Contains(relatedTypes, p.ContentType):
 			return bad(field+"contentType", "must be one of "+strings.Join(relatedTypes, ", "))
@@ -310,6 +363,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	}
 	workers := river.NewWorkers()
 	w := &worker{cfg: cfg, db: db}
+	w.content, _ = cfg.Owner.(ContentOwner)
 	if cfg.Tracing != nil {
 		w.tracer = cfg.Tracing.Tracer(telemetry.ScopeName)
 	}
@@ -382,9 +436,24 @@ type Entry struct {
 	MessageID string
 }
 
+// errNoContentOwner refuses a FromOwner message to an outbox whose Owner would not give its body:
+// a fault of the program's wiring, not of the message.
+var errNoContentOwner = errors.New("outbox: enqueue: the message's body comes from its owner (FromOwner), but the outbox's Owner does not give bodies (ContentOwner)")
+
+// check validates m and that the outbox can deliver it.
+func (o *Outbox) check(m *Message) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if m.FromOwner && o.w.content == nil {
+		return errNoContentOwner
+	}
+	return nil
+}
+
 // Enqueue adds m to the outbox inside tx: it is delivered if and only if tx commits.
 func (o *Outbox) Enqueue(ctx context.Context, tx store.Tx, m Message) (Entry, error) {
-	if err := m.Validate(); err != nil {
+	if err := o.check(&m); err != nil {
 		return Entry{}, err
 	}
 	a := Args{Message: m, Token: ident.New("")} // 128 random bits: see MessageID
@@ -401,7 +470,7 @@ func (o *Outbox) Enqueue(ctx context.Context, tx store.Tx, m Message) (Entry, er
 // returns the first's entry, with again set. internal/notify tells each approver of an
 // approval so, whichever replica or retry asks.
 func (o *Outbox) EnqueueOnce(ctx context.Context, tx store.Tx, m Message) (e Entry, again bool, err error) {
-	if err := m.Validate(); err != nil {
+	if err := o.check(&m); err != nil {
 		return Entry{}, false, err
 	}
 	a := Args{Message: m, Token: ident.New(""), Once: m.To + " " + m.Ref}
@@ -459,7 +528,7 @@ func (o *Outbox) EnqueueMany(ctx context.Context, tx store.Tx, ms []Message) ([]
 	params := make([]river.InsertManyParams, len(ms))
 	byToken := make(map[string]int, len(ms))
 	for i := range ms {
-		if err := ms[i].Validate(); err != nil {
+		if err := o.check(&ms[i]); err != nil {
 			return nil, fmt.Errorf("outbox: message %d: %w", i, err)
 		}
 		a := Args{Message: ms[i], Token: ident.New("")}
