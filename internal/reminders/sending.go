@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/pix"
 	"github.com/cobranca/cobranca/internal/store"
 )
 
@@ -76,7 +78,8 @@ func nullable(s string) any {
 }
 
 // Delivery is the outbox's owner of reminder messages (internal/outbox.Owner): it records on
-// the draft an entry's Ref names what became of its message. It changes only a draft queued
+// the draft an entry's Ref names what became of its message, and gives the body of a message
+// enqueued without one (internal/outbox.ContentOwner: Content). It changes only a draft queued
 // under that entry, so a report that comes twice (a retried job) changes nothing the second
 // time.
 type Delivery struct{}
@@ -101,6 +104,39 @@ WHERE id = $1 AND outbox_id = $2 AND state = 'queued'`, ref, entry, string(Undel
 		return fmt.Errorf("reminders: mark undeliverable: %w", err)
 	}
 	return nil
+}
+
+// Content gives the outbox the body of the message about the draft ref (internal/outbox's
+// ContentOwner, for a message enqueued FromOwner): its text and HTML parts as stored, and, when
+// it carries a PIX code and has HTML, the code's QR image, which the HTML shows inline under
+// QRContentID, drawn again from the stored code (the same code gives the same image). A
+// draft's parts never change once written (the serving role may not update them) and a draft
+// is never deleted, so what is read at delivery is what the person approved, on every attempt.
+// One read by primary key, of the three columns the message needs; no draft ref wraps
+// outbox.ErrNoContent.
+func (Delivery) Content(ctx context.Context, q store.Querier, ref string) (outbox.Content, error) {
+	if !ValidID(ref) {
+		return outbox.Content{}, fmt.Errorf("reminders: draft %q: %w", ref, outbox.ErrNoContent)
+	}
+	var c outbox.Content
+	var code string
+	err := q.QueryRow(ctx, `SELECT body, html, pix_code FROM reminder_draft WHERE id = $1`, ref).Scan(&c.Text, &c.HTML, &code)
+	switch {
+	case errors.Is(err, store.ErrNoRows):
+		return outbox.Content{}, fmt.Errorf("reminders: draft %s: %w", ref, outbox.ErrNoContent)
+	case err != nil:
+		return outbox.Content{}, fmt.Errorf("reminders: draft %s's message: %w", ref, err)
+	}
+	if code == "" || c.HTML == "" {
+		return c, nil
+	}
+	png, err := pix.QRPNG(code)
+	if err != nil {
+		// The stored code will not draw on a later attempt either: no retry mends it.
+		return outbox.Content{}, fmt.Errorf("reminders: draft %s: its QR code: %v: %w", ref, err, outbox.ErrNoContent)
+	}
+	c.Related = []outbox.Part{{ContentID: QRContentID, ContentType: "image/png", Name: "pix-qr.png", Data: png}}
+	return c, nil
 }
 
 // The failure codes of sending a draft, each listed in the contract of the tool that answers it.
