@@ -193,13 +193,11 @@ func planBulk(ctx context.Context, q store.Querier, a *bulkArgs, today string, r
 		if slices.ContainsFunc(verdicts[d.ID], func(v ledger.Verdict) bool { return !v.Known }) {
 			p.unchecked++
 		}
-		subject, body, html := sha256.Sum256([]byte(d.Subject)), sha256.Sum256([]byte(d.Body)), sha256.Sum256([]byte(d.HTML))
-		var code string
-		if d.Pix != nil {
-			code = d.Pix.Code
-		}
+		// The HTML part is rendered from what the text part and the code say, and, like them,
+		// never changes once the draft is written: the plan reads it not (reminders.Select).
+		subject, body := sha256.Sum256([]byte(d.Subject)), sha256.Sum256([]byte(d.Body))
 		field(h, "send", d.ID, d.CustomerID, d.To.Name, d.To.Email, string(d.Language), string(d.Tone),
-			hex.EncodeToString(subject[:]), hex.EncodeToString(body[:]), hex.EncodeToString(html[:]), code)
+			hex.EncodeToString(subject[:]), hex.EncodeToString(body[:]), pixTxID(d), pixCode(d))
 	}
 	p.hash = hex.EncodeToString(h.Sum(nil))
 	return p, nil

@@ -240,9 +240,7 @@ func (bt bulkTool) execute(ctx context.Context, tx store.Tx, v any) (pipeline.Ef
 		chunk := p.send[start:min(start+step, n)]
 		ms := make([]outbox.Message, len(chunk))
 		for i, d := range chunk {
-			if ms[i], err = reminderMessage(d); err != nil {
-				return pipeline.Effect{}, fmt.Errorf("bulk_send_reminders: %w", err)
-			}
+			ms[i] = reminderMessage(d)
 		}
 		es, err := bt.mail.EnqueueMany(ctx, tx, ms)
 		if err != nil {

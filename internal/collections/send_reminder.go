@@ -248,11 +248,7 @@ func sendReminderExecute(mail *outbox.Outbox, required bool) pipeline.Execute {
 		if err != nil {
 			return pipeline.Effect{}, err
 		}
-		m, err := reminderMessage(d)
-		if err != nil {
-			return pipeline.Effect{}, fmt.Errorf("send_reminder: %w", err)
-		}
-		e, err := mail.Enqueue(ctx, tx, m)
+		e, err := mail.Enqueue(ctx, tx, reminderMessage(d))
 		if err != nil {
 			// A stored draft the outbox refuses is the server's fault, not the caller's
 			// argument: never answered as invalid_arguments (not wrapped).

@@ -79,7 +79,7 @@ func Select(ctx context.Context, q store.Querier, sel Selection, forUpdate bool,
 			where = append(where, "tone = "+arg(string(sel.Tone)))
 		}
 	}
-	sql := `SELECT ` + recordColumns + ` FROM reminder_draft WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id LIMIT ` + arg(int64(limit))
+	sql := `SELECT ` + listColumns + ` FROM reminder_draft WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id LIMIT ` + arg(int64(limit))
 	if forUpdate && d == store.Postgres {
 		sql += ` FOR UPDATE`
 	}

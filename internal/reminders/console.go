@@ -67,7 +67,7 @@ func ListSending(ctx context.Context, q store.Querier, f SendingFilter) (page []
 // names the partial index's predicate, which the state implies only by
 // the table's CHECK, which planners do not read.
 func sendingSQL(f SendingFilter) (string, []any) {
-	sql := `SELECT ` + recordColumns + ` FROM reminder_draft WHERE state = $1 AND queued_at IS NOT NULL`
+	sql := `SELECT ` + listColumns + ` FROM reminder_draft WHERE state = $1 AND queued_at IS NOT NULL`
 	args := []any{string(f.State), int64(f.Limit + 1)}
 	if f.After != nil {
 		sql += ` AND (queued_at, id) < ($3, $4)`

@@ -51,6 +51,6 @@ WHERE customer_id = $1 AND state IN ('queued', 'sent', 'undeliverable') ORDER BY
 	if err != nil {
 		return nil, fmt.Errorf("reminders: sends naming an invoice: %w", err)
 	}
-	return queryRecords(ctx, q, "sends naming an invoice", `SELECT `+recordColumns+` FROM reminder_draft
+	return queryRecords(ctx, q, "sends naming an invoice", `SELECT `+listColumns+` FROM reminder_draft
 WHERE `+store.InList(d, "id", "$1")+` ORDER BY queued_at DESC, id DESC`, string(list))
 }

@@ -69,12 +69,17 @@ func TestPreparePix(t *testing.T) {
 				return reminders.Select(ctx, db, reminders.Selection{IDs: []string{rec.ID}}, false, 10)
 			},
 		}
+		readsHTML := map[string]bool{"Get": true, "Sends": true}
 		check := func(when string, want reminders.Record) {
 			t.Helper()
 			for name, read := range reads {
 				got, err := read()
 				if err != nil || len(got) != 1 {
 					t.Fatalf("%s %s = %d records, %v; want the draft", when, name, len(got), err)
+				}
+				want := want
+				if !readsHTML[name] {
+					want.HTML = "" // the reads of many drafts leave the HTML part out
 				}
 				if diff := cmp.Diff(want, got[0]); diff != "" {
 					t.Errorf("%s %s (-prepared +read):\n%s", when, name, diff)

@@ -120,7 +120,7 @@ type Record struct {
 	State        State
 	Subject      string
 	Body         string // the text/plain part (Rendered.Text)
-	HTML         string // the HTML part; "" for a draft written before reminders had one
+	HTML         string // the HTML part; "" for a draft written before reminders had one, and as read by Select, List, ListSending and SendsNaming (Get reads it)
 	Currency     string // ISO 4217 code of its amounts (BRL for a draft written before drafts had one)
 	Pix          *Pix   // the PIX code the draft carries; nil when none
 	InvoiceCount int
@@ -268,6 +268,11 @@ WHERE customer_id = $1 AND invoice_set_hash = $2 AND tone = $3 AND state = 'draf
 	return rec, false, nil
 }
 
+// listColumns are recordColumns reading ” for the HTML part: the reads of many drafts (a bulk
+// send's plan, the listings) never show it — a sender reads it by id (Get) — and over 10 000
+// drafts it is some 40 MB. Record.HTML is "" in what they return.
+var listColumns = strings.Replace(recordColumns, ", html,", ", '',", 1)
+
 // recordColumns are the columns scanRecord reads, in its order.
 const recordColumns = `id, customer_id, recipient_name, recipient_email, tone, language, state, subject, body, invoice_count, total_cents,
     created_by, created_by_actor, created_at, updated_at, COALESCE(outbox_id, 0), COALESCE(message_id, ''), COALESCE(queued_by, ''),
@@ -399,7 +404,7 @@ func List(ctx context.Context, q store.Querier, f Filter) ([]Record, error) {
 	case f.After != nil:
 		where = append(where, "(created_at, id) < ("+arg(f.After.CreatedAt)+", "+arg(f.After.ID)+")")
 	}
-	sql := `SELECT ` + recordColumns + ` FROM reminder_draft`
+	sql := `SELECT ` + listColumns + ` FROM reminder_draft`
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
