@@ -197,19 +197,7 @@ func (s *Store) List(ctx context.Context, q store.Querier, since time.Time, limi
 	if err != nil {
 		return nil, fmt.Errorf("approval: list: %w", err)
 	}
-	defer rows.Close()
-	var out []*Action
-	for rows.Next() {
-		a, err := s.scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("approval: list: %w", err)
-	}
-	return out, nil
+	return s.collect(rows)
 }
 
 // Decide approves (or rejects) the pending action id as ap, in tx. An action that is not
