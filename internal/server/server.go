@@ -58,7 +58,8 @@ type Deps struct {
 	// Web serves the pages for people (internal/web): sign-in (GET /signin, GET
 	// /signin/callback, POST /signout) and the approval page (GET and POST
 	// /approvals/{id}). A session cookie, not a bearer token, is their credential;
-	// their forms are checked for cross-site posts and CSRF tokens there. Nil: no pages.
+	// their forms are checked for cross-site posts and CSRF tokens there. And the console
+	// (GET /console and below; its forms, POST below /console). Nil: no pages.
 	Web http.Handler
 	// Admin runs the forbidden tools for people: the admin API (POST /admin/write-offs, GET
 	// /admin/contracts), with a person's bearer token or, through Sessions, a signed-in
@@ -149,6 +150,11 @@ func Routes(d Deps) http.Handler {
 		r.Method(http.MethodPost, signin.SignOutPath, pages)
 		r.Method(http.MethodGet, web.ApprovalPattern, pages)
 		r.Method(http.MethodPost, web.ApprovalPattern, pages)
+		// The console: its pages (GET) and, under it, its forms (POST, checked like the
+		// approval's: same-site, the session's CSRF token).
+		r.Method(http.MethodGet, web.ConsolePath, pages)
+		r.Method(http.MethodGet, web.ConsolePath+"/*", pages)
+		r.Method(http.MethodPost, web.ConsolePath+"/*", pages)
 	}
 
 	bearer := bearerGuard(d)

@@ -802,6 +802,7 @@ func TestPagesRoutes(t *testing.T) {
 	for _, tc := range []struct{ method, path string }{
 		{http.MethodGet, "/signin"}, {http.MethodGet, "/signin/callback"}, {http.MethodPost, "/signout"},
 		{http.MethodGet, "/approvals/a_x"}, {http.MethodPost, "/approvals/a_x"},
+		{http.MethodGet, "/console"}, {http.MethodGet, "/console/tools"}, {http.MethodPost, "/console/ledger/match"},
 	} {
 		if status, body := do(with.URL, tc.method, tc.path); status != http.StatusOK || body != tc.method+" "+tc.path {
 			t.Errorf("%s %s = %d %q, want the pages' handler", tc.method, tc.path, status, body)
@@ -812,6 +813,7 @@ func TestPagesRoutes(t *testing.T) {
 	}
 	for _, tc := range []struct{ method, path string }{
 		{http.MethodPost, "/signin"}, {http.MethodGet, "/signout"}, {http.MethodDelete, "/approvals/a_x"}, {http.MethodGet, "/approvals/a_x/y"},
+		{http.MethodPost, "/console"}, {http.MethodGet, "/consoles"},
 	} {
 		if status, body := do(with.URL, tc.method, tc.path); status == http.StatusOK {
 			t.Errorf("%s %s = %d %q, want no route", tc.method, tc.path, status, body)

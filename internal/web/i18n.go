@@ -4,6 +4,7 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/signin"
@@ -31,7 +32,26 @@ type texts struct {
 	InvoiceID, CustomerID, AmountCents, Reason         string
 	WrittenOff, WriteOffID, WrittenOffBy, WrittenOffAt string
 	AnotherWriteOff, BackToWriteOff                    string
-	States                                             map[approval.State]string
+	// The layout.
+	SkipToMain, Language, ConsoleNav, JustNow string
+	// The console's pages.
+	InboxTitle, ToolsTitle, HealthTitle string
+	// The approvals inbox.
+	PendingHeading, PendingCaption, Waiting, Summary, Open, Decide string
+	EffectsCount, LinesCount, NonePending                          string
+	Pages, FirstPage, NextPage                                     string
+	DecidedHeading, DecidedCaption, DecidedAt, NoneDecided         string
+	// The tools page.
+	ToolsIntro, ToolsCaption, WhatItDoes, WhoApproves, StepUpHeading, Yes, No string
+	Tiers, TierRules                                                          map[contract.Risk]string
+	Confirmations                                                             map[contract.Confirmation]string
+	BudgetsHeading, BudgetsIntro, BudgetsCaption, Budget, Allowance, SpentBy  string
+	BudgetPrincipal, BudgetOrigin, BudgetWrite, BudgetCritical, Off, Burst    string
+	// The health page.
+	HealthIntro, HealthCaption, Metric, Value                         string
+	RateLimitedNow, ApprovalsPendingNow, ApprovalOldestAge            string
+	OutboxQueuedNow, OutboxRetryingNow, AuditUnsealedNow, AuditLagNow string
+	States                                                            map[approval.State]string
 	// Codes says, for each refusal a page shows, what happened; a code without an entry
 	// shows Unknown.
 	Codes   map[failure.Code]string
@@ -73,6 +93,36 @@ var english = texts{
 	WriteOffSubmit: "Write off", InvoiceID: "Invoice id", CustomerID: "Customer id", AmountCents: "Amount (BRL cents)",
 	Reason: "Reason", WrittenOff: "Invoice written off", WriteOffID: "Write-off", WrittenOffBy: "Written off by",
 	WrittenOffAt: "Recorded at", AnotherWriteOff: "Write off another invoice", BackToWriteOff: "Back to the write-off form",
+	SkipToMain: "Skip to the content", Language: "Language", ConsoleNav: "Console", JustNow: "less than a minute",
+	InboxTitle: "Approvals", ToolsTitle: "Tools", HealthTitle: "Health",
+	PendingHeading: "Waiting for a decision", PendingCaption: "Calls agents asked for, waiting for a person, oldest first",
+	Waiting: "Waiting", Summary: "What it does", Open: "View", Decide: "Review and decide",
+	EffectsCount: "side effects", LinesCount: "lines of preview", NonePending: "No call waits for a decision.",
+	Pages: "Pages", FirstPage: "First page", NextPage: "Next page",
+	DecidedHeading: "Decided recently", DecidedCaption: "Calls decided in the last 7 days, the latest first", DecidedAt: "Decided at",
+	NoneDecided:  "No call was decided in the last 7 days.",
+	ToolsIntro:   "What each tool the agents call may do, by risk tier: who approves it, and what it spends of the budgets.",
+	ToolsCaption: "Tools", WhatItDoes: "What it may do", WhoApproves: "Who approves", StepUpHeading: "Recent strong sign-in", Yes: "required", No: "no",
+	Tiers: map[contract.Risk]string{contract.Low: "Low risk", contract.Medium: "Medium risk", contract.High: "High risk",
+		contract.Critical: "Critical", contract.Forbidden: "Forbidden to agents"},
+	TierRules: map[contract.Risk]string{
+		contract.Low:       "Reads, with no lasting effect: an agent runs them alone.",
+		contract.Medium:    "Narrow internal changes: the client may ask its user to confirm.",
+		contract.High:      "Relevant changes: the client asks its user to confirm each call.",
+		contract.Critical:  "External effects, money: a person holding the role approves the exact call on the approval page, after a recent strong sign-in.",
+		contract.Forbidden: "Never visible to an agent: only a person holding the role runs them, on the console or the command line.",
+	},
+	Confirmations: map[contract.Confirmation]string{contract.ConfirmNone: "nobody: the agent runs it", contract.ConfirmAdvised: "the client's user, if the client asks",
+		contract.ConfirmInBand: "the client's user, in the chat", contract.ConfirmOutOfBand: "a person, on the approval page", contract.ConfirmHumanOnly: "a person runs it"},
+	BudgetsHeading: "Budgets", BudgetsIntro: "Each call spends one unit of every budget its tier spends; a call over a budget is refused until the budget refills.",
+	BudgetsCaption: "The rate limits and the tiers that spend them", Budget: "Budget", Allowance: "Allowance", SpentBy: "Spent by",
+	BudgetPrincipal: "Requests per person and client", BudgetOrigin: "Requests per network address", BudgetWrite: "Changes per person and client",
+	BudgetCritical: "Approvals asked for per person and client", Off: "no limit", Burst: "bursts up to",
+	HealthIntro:   "What waits now, read from the store (the operator metrics).",
+	HealthCaption: "Operator metrics", Metric: "Metric", Value: "Value",
+	RateLimitedNow: "Requests refused for a rate limit by this server, recently", ApprovalsPendingNow: "Approvals waiting for a decision",
+	ApprovalOldestAge: "The oldest has waited", OutboxQueuedNow: "Messages in the outbox not sent yet", OutboxRetryingNow: "Of them, waiting for a retry",
+	AuditUnsealedNow: "Audit events not in the hash chain yet", AuditLagNow: "The oldest of them has waited",
 	States: map[approval.State]string{approval.Pending: "waiting for a decision", approval.Approved: "approved (waiting for the agent's retry)",
 		approval.Rejected: "rejected", approval.Executed: "approved and executed", approval.Expired: "expired"},
 	Codes: map[failure.Code]string{
@@ -99,6 +149,8 @@ var english = texts{
 		failure.RequestInProgress:              "This form is still being processed. Wait a moment and send it again.",
 		failure.RateLimited:                    "Too many requests. Wait a moment and try again.",
 		codeNotFound:                           "There is no such page.",
+		CodeConsoleAgent:                       "The console is for people: an agent's session sees nothing of it. Sign in as yourself.",
+		CodeConsoleRole:                        "You hold none of the console's roles (viewer, operator, approver, write-off): ask for one, or sign in as a person who holds one.",
 	},
 	Unknown: "The request was refused.",
 }
@@ -127,6 +179,36 @@ var portuguese = texts{
 	AmountCents: "Valor (centavos de real)", Reason: "Motivo", WrittenOff: "Fatura baixada", WriteOffID: "Baixa",
 	WrittenOffBy: "Baixada por", WrittenOffAt: "Registrada em", AnotherWriteOff: "Baixar outra fatura",
 	BackToWriteOff: "Voltar ao formulário de baixa",
+	SkipToMain:     "Pular para o conteúdo", Language: "Idioma", ConsoleNav: "Console", JustNow: "menos de um minuto",
+	InboxTitle: "Aprovações", ToolsTitle: "Ferramentas", HealthTitle: "Saúde",
+	PendingHeading: "Aguardando decisão", PendingCaption: "Chamadas pedidas por agentes, aguardando uma pessoa, as mais antigas primeiro",
+	Waiting: "Aguardando há", Summary: "O que faz", Open: "Ver", Decide: "Revisar e decidir",
+	EffectsCount: "efeitos colaterais", LinesCount: "linhas de prévia", NonePending: "Nenhuma chamada aguarda decisão.",
+	Pages: "Páginas", FirstPage: "Primeira página", NextPage: "Próxima página",
+	DecidedHeading: "Decididas recentemente", DecidedCaption: "Chamadas decididas nos últimos 7 dias, as mais recentes primeiro", DecidedAt: "Decidida em",
+	NoneDecided:  "Nenhuma chamada foi decidida nos últimos 7 dias.",
+	ToolsIntro:   "O que cada ferramenta que os agentes chamam pode fazer, por nível de risco: quem a aprova e quanto ela gasta dos limites.",
+	ToolsCaption: "Ferramentas", WhatItDoes: "O que pode fazer", WhoApproves: "Quem aprova", StepUpHeading: "Login recente e forte", Yes: "exigido", No: "não",
+	Tiers: map[contract.Risk]string{contract.Low: "Risco baixo", contract.Medium: "Risco médio", contract.High: "Risco alto",
+		contract.Critical: "Crítico", contract.Forbidden: "Proibido a agentes"},
+	TierRules: map[contract.Risk]string{
+		contract.Low:       "Leituras, sem efeito duradouro: um agente as executa sozinho.",
+		contract.Medium:    "Mudanças internas restritas: o cliente pode pedir confirmação ao usuário.",
+		contract.High:      "Mudanças relevantes: o cliente pede confirmação ao usuário a cada chamada.",
+		contract.Critical:  "Efeitos externos, dinheiro: uma pessoa com o papel aprova exatamente a chamada na página de aprovação, após um login recente e forte.",
+		contract.Forbidden: "Nunca visíveis a um agente: só uma pessoa com o papel as executa, no console ou na linha de comando.",
+	},
+	Confirmations: map[contract.Confirmation]string{contract.ConfirmNone: "ninguém: o agente a executa", contract.ConfirmAdvised: "o usuário do cliente, se o cliente pedir",
+		contract.ConfirmInBand: "o usuário do cliente, na conversa", contract.ConfirmOutOfBand: "uma pessoa, na página de aprovação", contract.ConfirmHumanOnly: "uma pessoa a executa"},
+	BudgetsHeading: "Limites", BudgetsIntro: "Cada chamada gasta uma unidade de cada limite que o seu nível gasta; uma chamada além de um limite é recusada até ele se recompor.",
+	BudgetsCaption: "Os limites de taxa e os níveis que os gastam", Budget: "Limite", Allowance: "Quantidade", SpentBy: "Gasto por",
+	BudgetPrincipal: "Requisições por pessoa e cliente", BudgetOrigin: "Requisições por endereço de rede", BudgetWrite: "Mudanças por pessoa e cliente",
+	BudgetCritical: "Aprovações pedidas por pessoa e cliente", Off: "sem limite", Burst: "rajadas de até",
+	HealthIntro:   "O que aguarda agora, lido do banco de dados (as métricas de operação).",
+	HealthCaption: "Métricas de operação", Metric: "Métrica", Value: "Valor",
+	RateLimitedNow: "Requisições recusadas por limite de taxa neste servidor, recentemente", ApprovalsPendingNow: "Aprovações aguardando decisão",
+	ApprovalOldestAge: "A mais antiga aguarda há", OutboxQueuedNow: "Mensagens na fila de saída ainda não enviadas", OutboxRetryingNow: "Delas, aguardando nova tentativa",
+	AuditUnsealedNow: "Eventos de auditoria ainda fora da cadeia de hashes", AuditLagNow: "O mais antigo deles aguarda há",
 	States: map[approval.State]string{approval.Pending: "aguardando decisão", approval.Approved: "aprovada (aguardando a nova tentativa do agente)",
 		approval.Rejected: "rejeitada", approval.Executed: "aprovada e executada", approval.Expired: "expirada"},
 	Codes: map[failure.Code]string{
@@ -153,6 +235,8 @@ var portuguese = texts{
 		failure.RequestInProgress:              "Este formulário ainda está sendo processado. Aguarde um momento e envie de novo.",
 		failure.RateLimited:                    "Requisições demais. Aguarde um momento e tente de novo.",
 		codeNotFound:                           "Esta página não existe.",
+		CodeConsoleAgent:                       "O console é para pessoas: a sessão de um agente não vê nada dele. Entre com a sua própria identidade.",
+		CodeConsoleRole:                        "Você não tem nenhum dos papéis do console (leitura, operação, aprovação, baixa): peça um, ou entre como uma pessoa que tenha um.",
 	},
 	Unknown: "A requisição foi recusada.",
 }

@@ -27,8 +27,10 @@ import (
 
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
+	"github.com/cobranca/cobranca/internal/limits"
 	"github.com/cobranca/cobranca/internal/pix"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/signin"
@@ -46,10 +48,15 @@ var css string
 //go:embed page.html
 var pageHTML string
 
-var tmpl = template.Must(template.New("").Funcs(template.FuncMap{
-	"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+// layout is the pages' templates (page.html), never executed itself: the other pages execute
+// tmpl, its copy, and each console page a copy with its content (consoleTemplates).
+var layout = template.Must(template.New("").Funcs(template.FuncMap{
+	"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	// seconds is n seconds, for texts.Age.
+	"seconds": func(n int) time.Duration { return time.Duration(n) * time.Second },
 }).Parse(pageHTML))
+
+var tmpl = template.Must(layout.Clone())
 
 // Config is what the pages need.
 type Config struct {
@@ -67,6 +74,13 @@ type Config struct {
 	// about ("" when it is about none): the page reads it each time it is shown, beside the
 	// preview written when the call was asked for.
 	Ledger func(ctx context.Context, a *approval.Action) (string, error)
+	// Tools lists the contracts of the tools served over MCP, for the console's tools page
+	// (with Admin's forbidden ones); nil with a nil Admin: no tools page.
+	Tools func() []*contract.Contract
+	// Budgets are the rate limits the tools page says each call spends; nil: not shown.
+	Budgets *limits.Policies
+	// Health reads the operator metrics for the console's health page; nil: no such page.
+	Health HealthReader
 	Logger *slog.Logger
 }
 
@@ -78,6 +92,11 @@ type Pages struct {
 	// writeOffTool is Config.WriteOffTool.
 	writeOffTool string
 	ledger       func(ctx context.Context, a *approval.Action) (string, error)
+	tools        func() []*contract.Contract
+	budgets      *limits.Policies
+	health       HealthReader
+	refusals     signin.Refusals
+	console      []*consolePage
 	clock        func() time.Time
 	log          *slog.Logger
 	csp          string
@@ -92,7 +111,8 @@ func New(cfg Config) (*Pages, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Pages{decider: cfg.Decider, admin: cfg.Admin, writeOffTool: cfg.WriteOffTool, ledger: cfg.Ledger, clock: cfg.Signin.Now, log: cfg.Logger}
+	p := &Pages{decider: cfg.Decider, admin: cfg.Admin, writeOffTool: cfg.WriteOffTool, ledger: cfg.Ledger, tools: cfg.Tools,
+		budgets: cfg.Budgets, health: cfg.Health, refusals: cfg.Signin.Refusals, clock: cfg.Signin.Now, log: cfg.Logger}
 	cfg.Signin.Refuse = p.refuse
 	if cfg.Signin.Logger == nil {
 		cfg.Signin.Logger = cfg.Logger
@@ -113,6 +133,14 @@ func New(cfg Config) (*Pages, error) {
 		mux.HandleFunc("GET "+WriteOffsPath, p.showWriteOff)
 		mux.HandleFunc("POST "+WriteOffsPath, p.runWriteOff)
 	}
+	p.console = p.consolePages(cfg)
+	for _, cp := range p.console {
+		mux.HandleFunc("GET "+cp.path, p.serveConsole(cp))
+	}
+	// Any other path under the console, a page not built yet among them, is no page.
+	mux.HandleFunc(ConsolePath+"/", func(w http.ResponseWriter, r *http.Request) {
+		p.refuse(w, r, http.StatusNotFound, &failure.Error{Code: codeNotFound, Message: "no such page"})
+	})
 	p.mux = mux
 	return p, nil
 }
@@ -139,7 +167,7 @@ func origin(s string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-// ServeHTTP serves signin's paths, ApprovalPattern and WriteOffsPath, with the security headers on every answer.
+// ServeHTTP serves signin's paths, ApprovalPattern, WriteOffsPath and ConsolePaths, with the security headers on every answer.
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", p.csp)
@@ -193,6 +221,10 @@ type pageData struct {
 	Refusal *refusal
 	// WriteOff is the write-off page's form (and, once done, the write-off).
 	WriteOff *writeOffForm
+	// Console is a console page's header (navigation), View the page's own data, which its
+	// template ("content") reads.
+	Console *consoleData
+	View    any
 }
 
 // newPage starts a page for r in its language.
@@ -212,8 +244,13 @@ func newPage(r *http.Request, title func(*texts) string) *pageData {
 }
 
 func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, d *pageData) {
+	p.renderWith(w, r, tmpl, status, d)
+}
+
+// renderWith renders d with t: the layout with a console page's content, or the others'.
+func (p *Pages) renderWith(w http.ResponseWriter, r *http.Request, t *template.Template, status int, d *pageData) {
 	var b bytes.Buffer
-	if err := tmpl.ExecuteTemplate(&b, "page", d); err != nil {
+	if err := t.ExecuteTemplate(&b, "page", d); err != nil {
 		p.log.ErrorContext(r.Context(), "page failed to render", slog.Any("err", err))
 		http.Error(w, "internal error (ref "+request.From(r.Context()).ID+")", http.StatusInternalServerError)
 		return
