@@ -4,14 +4,17 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/idempotency"
+	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/metrics"
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/web"
 )
 
 // The operator metrics read from the store: what waits for people (approvals), for the mail
@@ -107,4 +110,75 @@ func registerOperatorMetrics(m *metrics.Metrics, db store.DB, approvals *approva
 	m.Sampled(operatorMetricsTTL, operatorMetricsTimeout, now, read, operatorSamples[:]...)
 	m.CounterFunc(metricOutboxUndeliverable, "Messages this process's delivery workers gave up on: refused for good by the mail server (5xx), or deferred on every attempt; each is recorded on its reminder draft (undeliverable).",
 		func() float64 { return float64(mailer.Undeliverable()) })
+}
+
+// refusalWindow is how far back the console's health page counts rate-limit refusals.
+const refusalWindow = time.Hour
+
+// recentRefusals counts the requests this replica refused for a rate limit (429 at the HTTP
+// level) in the last refusalWindow, a minute at a time (60 counters, whatever the traffic),
+// and passes each on to next (the metrics' counter by policy).
+type recentRefusals struct {
+	next mcpapi.RefusalCounter
+	now  func() time.Time
+	mu   sync.Mutex
+	// count[i] is what was refused in the minute minute[i] (minutes since 1970), the minute
+	// m being at i = m % len.
+	count, minute [refusalWindow / time.Minute]int64
+}
+
+func (c *recentRefusals) Refused(policy string) {
+	if c.next != nil {
+		c.next.Refused(policy)
+	}
+	m := c.now().Unix() / 60
+	i := m % int64(len(c.count))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.minute[i] != m {
+		c.minute[i], c.count[i] = m, 0
+	}
+	c.count[i]++
+}
+
+// Recent is how many were refused in the last refusalWindow (this minute included).
+func (c *recentRefusals) Recent() int64 {
+	m := c.now().Unix() / 60
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for i, at := range c.minute {
+		if at > m-int64(len(c.minute)) && at <= m {
+			n += c.count[i]
+		}
+	}
+	return n
+}
+
+// consoleHealth reads the console's health page (web.HealthReader): the operator metrics'
+// store reads, and the refusals this replica counted recently.
+type consoleHealth struct {
+	db        store.DB
+	approvals *approval.Store
+	alog      *auditlog.Log
+	refusals  *recentRefusals
+}
+
+func (h *consoleHealth) ReadHealth(ctx context.Context) (web.Health, error) {
+	out := web.Health{RateLimited: h.refusals.Recent(), RateLimitedWindow: refusalWindow}
+	var err error
+	if out.ApprovalsPending, out.ApprovalOldest, err = h.approvals.Pending(ctx, h.db, operatorCountCap); err != nil {
+		return out, err
+	}
+	d, err := outbox.ReadDepth(ctx, h.db, operatorCountCap)
+	if err != nil {
+		return out, err
+	}
+	out.OutboxQueued, out.OutboxRetrying = d.Queued, d.Retrying
+	lag, err := h.alog.Lag(ctx, operatorCountCap)
+	if err != nil {
+		return out, err
+	}
+	out.AuditUnsealed, out.AuditOldestUnsealed = lag.Unsealed, lag.Oldest
+	return out, nil
 }

@@ -124,7 +124,9 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 	defer func() { stopRefusals(); <-refusalsDone }()
 
 	m := metrics.New()
-	limiter, releaseLimiter, err := newLimiter(ctx, db, cfg, log, mcpapi.NewEdgeRefusalAuditor(alog, log, m))
+	// The console's health page says how many requests were refused recently.
+	refused := &recentRefusals{next: m, now: time.Now}
+	limiter, releaseLimiter, err := newLimiter(ctx, db, cfg, log, mcpapi.NewEdgeRefusalAuditor(alog, log, refused))
 	if err != nil {
 		return err
 	}
@@ -193,7 +195,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 	var authServer http.Handler
 	if authn.DevMode() {
 		as, err := authserver.New(authserver.Options{Auth: authn, DB: db, Scopes: contract.Scopes(mcpHandler.Contracts()),
-			StepUpACR: cfg.StepUpACR, Roles: contract.Roles(slices.Concat(mcpHandler.Contracts(), pipe.AdminContracts())), Logger: log,
+			StepUpACR: cfg.StepUpACR, Roles: consoleRoles(mcpHandler.Contracts(), pipe.AdminContracts()), Logger: log,
 			TrustedProxyHeader: cfg.TrustedProxyHeader})
 		if err != nil {
 			return err
@@ -209,7 +211,10 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 		Ledger: func(ctx context.Context, a *approval.Action) (string, error) {
 			return collections.ApprovalLedger(ctx, db, a.Tool, a.Preview, time.Now())
 		},
-		Logger: log,
+		Tools:   mcpHandler.Contracts,
+		Budgets: &cfg.limits.Policies,
+		Health:  &consoleHealth{db: db, approvals: approvals, alog: alog, refusals: refused},
+		Logger:  log,
 	})
 	if err != nil {
 		return fmt.Errorf("the approval page: %w", err)
@@ -412,4 +417,17 @@ func webClientID(cfg config.Config) string {
 		return cfg.OIDCClientID
 	}
 	return auth.DevWebClientID
+}
+
+// consoleRoles are the roles the development sign-in page fills in: every role the contracts
+// name, and the console's.
+func consoleRoles(contracts ...[]*contract.Contract) []string {
+	roles := contract.Roles(slices.Concat(contracts...))
+	for _, r := range web.Roles {
+		if !slices.Contains(roles, r) {
+			roles = append(roles, r)
+		}
+	}
+	slices.Sort(roles)
+	return roles
 }

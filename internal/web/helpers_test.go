@@ -78,7 +78,29 @@ type env struct {
 	issuerDown atomic.Bool
 	// ledger is what the pages' Ledger says of an approval of tool now (nil: nothing).
 	ledger atomic.Pointer[string]
+	// health is what the console's health page reads.
+	health fakeHealth
 }
+
+// fakeHealth is the health page's HealthReader: what it holds, or its error.
+type fakeHealth struct {
+	h   atomic.Pointer[web.Health]
+	err atomic.Pointer[error]
+}
+
+func (f *fakeHealth) ReadHealth(context.Context) (web.Health, error) {
+	if err := f.err.Load(); err != nil {
+		return web.Health{}, *err
+	}
+	if h := f.h.Load(); h != nil {
+		return *h, nil
+	}
+	return web.Health{}, nil
+}
+
+// budgets are the rate limits the tools page shows.
+var budgets = limits.Policies{Principal: limits.Limit{Rate: 1200, Period: time.Minute, Burst: 100},
+	Write: limits.Limit{Rate: 30, Period: time.Minute, Burst: 5}, Critical: limits.Limit{Rate: 10, Period: time.Hour, Burst: 3}}
 
 // newEnv starts the environment; each of configure may change the pages' sign-in settings.
 func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Config)) *env {
@@ -164,7 +186,9 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 		}
 		return "", nil
 	}
-	pages, err := web.New(web.Config{Signin: sc, Decider: decider, Admin: admin, WriteOffTool: collections.WriteOffName, Ledger: ledgerNow, Logger: log})
+	served := func() []*contract.Contract { return []*contract.Contract{critical, &self} }
+	pages, err := web.New(web.Config{Signin: sc, Decider: decider, Admin: admin, WriteOffTool: collections.WriteOffName, Ledger: ledgerNow,
+		Tools: served, Budgets: &budgets, Health: &e.health, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,6 +331,11 @@ func (b *browser) get(t *testing.T, path string) page {
 // person, agent: how the developer fills the development sign-in page.
 func person(subject, acr string) func(url.Values) {
 	return func(v url.Values) { v.Set("subject", subject); v.Set("kind", "person"); v.Set("acr", acr) }
+}
+
+// personWith is a person signed in with roles (the sign-in page's roles field).
+func personWith(subject, acr string, roles ...string) func(url.Values) {
+	return func(v url.Values) { person(subject, acr)(v); v.Set("roles", strings.Join(roles, " ")) }
 }
 
 func agent(subject string) func(url.Values) {
