@@ -74,8 +74,12 @@ func (t *texts) Age(d time.Duration) string {
 	}
 	days, hours, mins := int64(d/(24*time.Hour)), int64(d/time.Hour)%24, int64(d/time.Minute)%60
 	switch {
+	case days > 0 && hours == 0:
+		return strconv.FormatInt(days, 10) + " d"
 	case days > 0:
 		return strconv.FormatInt(days, 10) + " d " + strconv.FormatInt(hours, 10) + " h"
+	case hours > 0 && mins == 0:
+		return strconv.FormatInt(hours, 10) + " h"
 	case hours > 0:
 		return strconv.FormatInt(hours, 10) + " h " + strconv.FormatInt(mins, 10) + " min"
 	}

@@ -45,12 +45,12 @@ func TestFormats(t *testing.T) {
 		t.Errorf("en.Date(%v) = %q, want 2026-12-01 22:05 BRT", at, got)
 	}
 	for d, want := range map[time.Duration]string{30 * time.Second: "less than a minute", 12 * time.Minute: "12 min",
-		3*time.Hour + 5*time.Minute: "3 h 5 min", 52 * time.Hour: "2 d 4 h"} {
+		3*time.Hour + 5*time.Minute: "3 h 5 min", 52 * time.Hour: "2 d 4 h", time.Hour: "1 h", 48 * time.Hour: "2 d"} {
 		if got := en.Age(d); got != want {
 			t.Errorf("en.Age(%v) = %q, want %q", d, got, want)
 		}
 	}
-	if got := pt.Limit(limits.Limit{Rate: 1200, Period: time.Hour, Burst: 50}); got != "1.200 / 1 h 0 min, rajadas de até 50" {
+	if got := pt.Limit(limits.Limit{Rate: 1200, Period: time.Hour, Burst: 50}); got != "1.200 / 1 h, rajadas de até 50" {
 		t.Errorf("pt.Limit = %q", got)
 	}
 	if got := en.Limit(limits.Limit{}); got != "no limit" {
@@ -100,7 +100,9 @@ func FuzzCursor(f *testing.F) {
 
 // TestGrants: who may do what in the console (roles.go's table), and nothing for an agent.
 func TestGrants(t *testing.T) {
-	person := func(roles ...string) *auth.Principal { return &auth.Principal{Subject: "p", Kind: auth.KindHuman, Roles: roles} }
+	person := func(roles ...string) *auth.Principal {
+		return &auth.Principal{Subject: "p", Kind: auth.KindHuman, Roles: roles}
+	}
 	for _, tc := range []struct {
 		pr   *auth.Principal
 		want []permission

@@ -136,7 +136,11 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 	critical.StepUpAuth.MaxAgeSeconds = 300
 	self := *contracttest.New(selfTool, contract.Critical, scope)
 	self.RequesterMayApprove = true
-	contracts := map[string]*contract.Contract{tool: critical, selfTool: &self}
+	// The console's approvers decide send_reminder's calls, as the real contract says.
+	send := contracttest.New(collections.SendReminderName, contract.Critical, scope)
+	send.ApproverRoles = []string{web.RoleApprover}
+	send.StepUpAuth.MaxAgeSeconds = 300
+	contracts := map[string]*contract.Contract{tool: critical, selfTool: &self, send.Name: send}
 	alog, digest := pipelinetest.AuditLog(t, db)
 	// The forbidden tools' pipeline, on the store: the write-off page runs write_off_invoice.
 	keys, err := idempotency.New(db.Dialect(), time.Hour, e.clock.Now)
@@ -186,7 +190,7 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 		}
 		return "", nil
 	}
-	served := func() []*contract.Contract { return []*contract.Contract{critical, &self} }
+	served := func() []*contract.Contract { return []*contract.Contract{critical, &self, send} }
 	pages, err := web.New(web.Config{Signin: sc, Decider: decider, Admin: admin, WriteOffTool: collections.WriteOffName, Ledger: ledgerNow,
 		Tools: served, Budgets: &budgets, Health: &e.health, Logger: log})
 	if err != nil {

@@ -97,12 +97,12 @@ var english = texts{
 	InboxTitle: "Approvals", ToolsTitle: "Tools", HealthTitle: "Health",
 	PendingHeading: "Waiting for a decision", PendingCaption: "Calls agents asked for, waiting for a person, oldest first",
 	Waiting: "Waiting", Summary: "What it does", Open: "View", Decide: "Review and decide",
-	EffectsCount: "side effects", LinesCount: "lines of preview", NonePending: "No call waits for a decision.",
+	EffectsCount: "side effects", LinesCount: "preview lines", NonePending: "No call waits for a decision.",
 	Pages: "Pages", FirstPage: "First page", NextPage: "Next page",
 	DecidedHeading: "Decided recently", DecidedCaption: "Calls decided in the last 7 days, the latest first", DecidedAt: "Decided at",
 	NoneDecided:  "No call was decided in the last 7 days.",
 	ToolsIntro:   "What each tool the agents call may do, by risk tier: who approves it, and what it spends of the budgets.",
-	ToolsCaption: "Tools", WhatItDoes: "What it may do", WhoApproves: "Who approves", StepUpHeading: "Recent strong sign-in", Yes: "required", No: "no",
+	ToolsCaption: "Tools", WhatItDoes: "What it may do", WhoApproves: "Who approves or runs it", StepUpHeading: "Recent strong sign-in", Yes: "required", No: "no",
 	Tiers: map[contract.Risk]string{contract.Low: "Low risk", contract.Medium: "Medium risk", contract.High: "High risk",
 		contract.Critical: "Critical", contract.Forbidden: "Forbidden to agents"},
 	TierRules: map[contract.Risk]string{
@@ -188,7 +188,7 @@ var portuguese = texts{
 	DecidedHeading: "Decididas recentemente", DecidedCaption: "Chamadas decididas nos últimos 7 dias, as mais recentes primeiro", DecidedAt: "Decidida em",
 	NoneDecided:  "Nenhuma chamada foi decidida nos últimos 7 dias.",
 	ToolsIntro:   "O que cada ferramenta que os agentes chamam pode fazer, por nível de risco: quem a aprova e quanto ela gasta dos limites.",
-	ToolsCaption: "Ferramentas", WhatItDoes: "O que pode fazer", WhoApproves: "Quem aprova", StepUpHeading: "Login recente e forte", Yes: "exigido", No: "não",
+	ToolsCaption: "Ferramentas", WhatItDoes: "O que pode fazer", WhoApproves: "Quem aprova ou executa", StepUpHeading: "Login recente e forte", Yes: "exigido", No: "não",
 	Tiers: map[contract.Risk]string{contract.Low: "Risco baixo", contract.Medium: "Risco médio", contract.High: "Risco alto",
 		contract.Critical: "Crítico", contract.Forbidden: "Proibido a agentes"},
 	TierRules: map[contract.Risk]string{
