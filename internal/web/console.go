@@ -129,19 +129,7 @@ func (p *Pages) serveConsole(cp *consolePage) http.HandlerFunc {
 				Message: "the console needs one of the roles " + strings.Join(Roles, ", ")})
 			return
 		}
-		d.Console = &consoleData{}
-		for _, role := range Roles {
-			if pr.HasAnyRole([]string{role}) {
-				d.Console.Roles = append(d.Console.Roles, role)
-			}
-		}
-		for _, other := range p.console {
-			href := other.path
-			if lang := r.URL.Query().Get("lang"); lang != "" {
-				href += "?" + url.Values{"lang": {d.Lang}}.Encode()
-			}
-			d.Console.Nav = append(d.Console.Nav, navLink{Name: other.name(d.T), Href: href, Current: other == cp})
-		}
+		d.Console = p.consoleHeader(r, d, cp)
 		if err := cp.read(r.Context(), r, d); err != nil {
 			if fe, ok := failure.As(err); ok {
 				d.Console = nil
@@ -154,6 +142,30 @@ func (p *Pages) serveConsole(cp *consolePage) http.HandlerFunc {
 		}
 		p.renderWith(w, r, cp.tmpl, http.StatusOK, d)
 	}
+}
+
+// consoleHeader is the console's header for page d (current: the console page it is, nil for
+// another page), or nil when the signed-in person may not read the console: the approval and
+// write-off pages show it too, so that whoever works in the console finds the way back.
+func (p *Pages) consoleHeader(r *http.Request, d *pageData, current *consolePage) *consoleData {
+	pr := d.Session.Principal
+	if !may(pr, readConsole) {
+		return nil
+	}
+	c := &consoleData{}
+	for _, role := range Roles {
+		if pr.HasAnyRole([]string{role}) {
+			c.Roles = append(c.Roles, role)
+		}
+	}
+	for _, cp := range p.console {
+		href := cp.path
+		if r.URL.Query().Get("lang") != "" {
+			href += "?" + url.Values{"lang": {d.Lang}}.Encode()
+		}
+		c.Nav = append(c.Nav, navLink{Name: cp.name(d.T), Href: href, Current: cp == current})
+	}
+	return c
 }
 
 // refuseConsole refuses page cp (403) and counts the refusal for the audit log.

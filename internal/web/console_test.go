@@ -62,6 +62,13 @@ func consoleRoles(t *testing.T, e *env) {
 	if s := e.state(t, a.ID); s != approval.Pending {
 		t.Errorf("after the viewer's forged approval the call is %s, want pending", s)
 	}
+	// The approval page leads back to the console, for who reads it.
+	if ap := b.get(t, "/approvals/"+a.ID); !strings.Contains(ap.body, `<nav class="console" aria-label="Console"><ul><li><a href="/console">Approvals</a>`) {
+		t.Errorf("the approval page shows the viewer no way back to the console:\n%s", ap.body)
+	}
+	if ap := e.browser(t).open(t, "/approvals/"+a.ID, person("edu", mfa)); ap.resp.StatusCode != http.StatusOK || strings.Contains(ap.body, `class="console"`) {
+		t.Errorf("the approval page shows the console to a person without its roles (%d):\n%s", ap.resp.StatusCode, ap.body)
+	}
 	// A form the console has not got is no page.
 	refused(t, "a POST to a console form that does not exist", b.do(t, http.MethodPost, web.ConsolePath+"/ledger/match",
 		url.Values{"csrf": {csrf}}, b.sameSite()), http.StatusNotFound, "not_found")

@@ -343,6 +343,7 @@ func (p *Pages) show(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Session, d.Action = sess, a
+	d.Console = p.consoleHeader(r, d, nil)
 	if su, ok := p.decider.StepUpFor(a.Tool); ok {
 		d.StepUp = su.Message()
 	}

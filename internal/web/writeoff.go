@@ -93,6 +93,7 @@ func (p *Pages) showWriteOff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Session, d.WriteOff, d.StepUp = sess, &writeOffForm{Key: newKey()}, stepUpText(p.admin, c.Name)
+	d.Console = p.consoleHeader(r, d, nil)
 	p.render(w, r, http.StatusOK, d)
 }
 
@@ -128,6 +129,7 @@ func (p *Pages) runWriteOff(w http.ResponseWriter, r *http.Request) {
 	pr.Scopes = append(slices.Clone(pr.Scopes), c.Permissions...)
 	res := p.admin.Admin(r.Context(), pipeline.Call{Principal: &pr, RequestID: info.ID, Tool: c.Name, Args: args})
 	d.Session, d.WriteOff, d.StepUp = sess, f, stepUpText(p.admin, c.Name)
+	d.Console = p.consoleHeader(r, d, nil)
 	switch res.Kind {
 	case pipeline.Complete:
 		var done writeoffs.Result
