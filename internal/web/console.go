@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"embed"
-
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -19,7 +18,8 @@ import (
 	"github.com/cobranca/cobranca/internal/request"
 )
 
-// The console's routes: the finance team's pages, each a GET (internal/server lists them).
+// The console's routes: the finance team's pages, each a GET (internal/server sends every
+// path under ConsolePath here).
 const (
 	ConsolePath = "/console" // the approvals inbox: the console's first page
 	ToolsPath   = "/console/tools"
@@ -99,15 +99,6 @@ var consoleTemplates = func() map[string]*template.Template {
 	}
 	return out
 }()
-
-// ConsolePaths are the console's routes the pages serve (GET), for internal/server's table.
-func (p *Pages) ConsolePaths() []string {
-	var out []string
-	for _, cp := range p.console {
-		out = append(out, cp.path)
-	}
-	return out
-}
 
 // serveConsole serves a console page: to a signed-in person holding a console role, else a
 // refusal (an agent's session sees nothing of it).

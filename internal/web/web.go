@@ -167,7 +167,7 @@ func origin(s string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-// ServeHTTP serves signin's paths, ApprovalPattern, WriteOffsPath and ConsolePaths, with the security headers on every answer.
+// ServeHTTP serves signin's paths, ApprovalPattern, WriteOffsPath and the console, with the security headers on every answer.
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", p.csp)
