@@ -40,6 +40,9 @@ type Log struct {
 	// spool keeps low-tier events while the store is down (Keep); nil: none.
 	spool *Spool
 
+	// trailScan is the most events a trail page looks at (TrailScan; less in tests).
+	trailScan int
+
 	// queue feeds RunWriter's group commits while writerUp is set.
 	queue    chan pending
 	writerUp atomic.Bool
@@ -70,26 +73,35 @@ func New(db DB, key []byte, opts Options) (*Log, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	l := &Log{db: db, q: queriesFor(db.Dialect()), now: opts.Now, logger: opts.Logger, spool: opts.Spool,
-		kick: make(chan struct{}, 1), queue: make(chan pending, maxBatch)}
+		kick: make(chan struct{}, 1), queue: make(chan pending, maxBatch), trailScan: TrailScan}
+	if err := l.setKeys(key, opts.OldKeys); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// setKeys makes key the key l seals under and checks MACs under, and the old keys others it
+// checks MACs under.
+func (l *Log) setKeys(key []byte, oldKeys [][]byte) error {
 	if key != nil {
 		k, err := deriveMACKey(key)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		l.macKey, l.keyID = k, KeyID(key)
 		l.verifyKeys = map[string][]byte{l.keyID: k}
 	}
-	for _, old := range opts.OldKeys {
+	for _, old := range oldKeys {
 		if l.macKey == nil {
-			return nil, errors.New("audit log: old audit keys without a current one")
+			return errors.New("audit log: old audit keys without a current one")
 		}
 		k, err := deriveMACKey(old)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		l.verifyKeys[KeyID(old)] = k
 	}
-	return l, nil
+	return nil
 }
 
 // KeyID names an audit key in the events sealed under it (audit_event.key_id): 16 hex digits

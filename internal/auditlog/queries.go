@@ -22,8 +22,9 @@ type queries struct {
 	candidates string
 	sealLock   string // empty on SQLite, where the write transaction is the lock
 	// events selects sealed events by seq (inner join); chain selects every seal with its
-	// event, if any (outer join), for Verify.
-	events, chain string
+	// event, if any (outer join), for Verify; chainSelect is chain without its ORDER BY, for
+	// Export to add its conditions to.
+	events, chain, chainSelect string
 	// unsealed counts the committed events past the chain head's cursor that have no seal
 	// yet, at most the last argument, with the time of the oldest (µs, 0 when none): the
 	// candidates' range, read by Lag.
@@ -122,9 +123,8 @@ LIMIT $3) u`,
 			events: `SELECT s.seq, ` + contentCols + `
 FROM audit_seal s JOIN audit_event e ON e.id = s.event_id
 WHERE s.seq > $1 ORDER BY s.seq LIMIT $2`,
-			chain: `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(` + timeUS + `, 0), ` + coalesced + `, coalesce(e.details::text, '{}'), e.nonce, e.mac, coalesce(e.key_id, '')
-FROM audit_seal s LEFT JOIN audit_event e ON e.id = s.event_id
-ORDER BY s.seq`,
+			chainSelect: chainPG,
+			chain:       chainPG + "\nORDER BY s.seq",
 		}
 	}
 	const contentCols = `e.occurred_at, ` + columns + `, e.details`
@@ -146,8 +146,15 @@ LIMIT $2) u`,
 		events: `SELECT s.seq, ` + contentCols + `
 FROM audit_seal s JOIN audit_event e ON e.id = s.event_id
 WHERE s.seq > $1 ORDER BY s.seq LIMIT $2`,
-		chain: `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(e.occurred_at, 0), ` + coalesced + `, coalesce(e.details, '{}'), e.nonce, e.mac, coalesce(e.key_id, '')
-FROM audit_seal s LEFT JOIN audit_event e ON e.id = s.event_id
-ORDER BY s.seq`,
+		chainSelect: chainSQLite,
+		chain:       chainSQLite + "\nORDER BY s.seq",
 	}
 }
+
+// chainPG and chainSQLite select every seal with its event, if any (outer join).
+const (
+	chainPG = `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce((extract(epoch FROM e.occurred_at) * 1000000)::bigint, 0), ` + coalesced + `, coalesce(e.details::text, '{}'), e.nonce, e.mac, coalesce(e.key_id, '')
+FROM audit_seal s LEFT JOIN audit_event e ON e.id = s.event_id`
+	chainSQLite = `SELECT s.seq, s.alg, s.prev_hash, s.hash, coalesce(e.id, 0), coalesce(e.occurred_at, 0), ` + coalesced + `, coalesce(e.details, '{}'), e.nonce, e.mac, coalesce(e.key_id, '')
+FROM audit_seal s LEFT JOIN audit_event e ON e.id = s.event_id`
+)

@@ -39,6 +39,8 @@ const (
 	// (KeyRetiredEvent): forged with a leaked old key, or written by a replica not yet
 	// given the new one.
 	RetiredKey Kind = "retired_key"
+	// Malformed: a line of an export (VerifyFile) is not what an export holds there.
+	Malformed Kind = "malformed"
 )
 
 // Problem is the first thing wrong with the chain.
@@ -46,9 +48,15 @@ type Problem struct {
 	Seq    int64
 	Kind   Kind
 	Detail string
+	// Line is the line of an export (VerifyFile) that holds the problem, counting from 1;
+	// 0 for a problem of the database's chain.
+	Line int
 }
 
 func (p *Problem) Error() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("audit export broken at line %d (seq %d): %s: %s", p.Line, p.Seq, p.Kind, p.Detail)
+	}
 	return fmt.Sprintf("audit chain broken at seq %d: %s: %s", p.Seq, p.Kind, p.Detail)
 }
 
@@ -82,8 +90,11 @@ type Head struct {
 // followed by how many were unauthenticated and whether the MACs were not checked, or
 // "FAIL seq <n>: <kind>: <detail>".
 func (r Report) String() string {
-	if r.Problem != nil {
-		return fmt.Sprintf("FAIL seq %d: %s: %s", r.Problem.Seq, r.Problem.Kind, r.Problem.Detail)
+	if p := r.Problem; p != nil {
+		if p.Line > 0 {
+			return fmt.Sprintf("FAIL line %d (seq %d): %s: %s", p.Line, p.Seq, p.Kind, p.Detail)
+		}
+		return fmt.Sprintf("FAIL seq %d: %s: %s", p.Seq, p.Kind, p.Detail)
 	}
 	s := fmt.Sprintf("OK %d events, head %d %s", r.Count, r.Head.Seq, hex.EncodeToString(r.Head.Hash))
 	if r.Unauthenticated > 0 {
@@ -115,6 +126,8 @@ type link struct {
 	ev         Event
 	nonce, mac []byte // nil for an event written before MACs
 	keyID      string // "" for an event written before key ids
+	line       int    // the line of an export that holds it (VerifyFile); 0 in the database
+	after      int64  // in an export, the seq of the line before, as the line says
 }
 
 // Verify seals what can be sealed, then walks the whole chain from seq 1 and reports the first
@@ -143,17 +156,7 @@ func (l *Log) Verify(ctx context.Context, checkpoints ...Checkpoint) (Report, er
 		return k, true, nil
 	}
 
-	want := make(map[int64][]byte, len(checkpoints))
-	for _, c := range checkpoints {
-		want[c.Seq] = c.Hash
-	}
-	rep := Report{Head: Head{Hash: genesis[:]}, MACsChecked: l.macKey != nil}
-	if rep.MACsChecked {
-		rep.Keys = map[string]int64{}
-	}
-	ks := keyState{retired: map[string]int64{}}
-	var authenticated int64 // the seq of the first event with a MAC, 0 before it
-	var before []byte       // the hash two back, for telling an insertion from a removal
+	w := l.newWalker(checkpoints)
 	for {
 		k, ok, err := next()
 		if err != nil {
@@ -162,62 +165,14 @@ func (l *Log) Verify(ctx context.Context, checkpoints ...Checkpoint) (Report, er
 		if !ok {
 			break
 		}
-		if p := check(rep.Head, before, k); p != nil {
-			if p.Kind == "" {
-				// A broken link or hash: read the rest to tell a reordering from the rest.
-				rest := []link{k}
-				for {
-					r, ok, err := next()
-					if err != nil {
-						return Report{}, fmt.Errorf("audit verify: %w", err)
-					}
-					if !ok {
-						break
-					}
-					rest = append(rest, r)
-				}
-				classify(p, rest)
-			}
-			if p.Kind == Inserted {
-				// The last event counted as verified is the one that was inserted.
-				rep.Count--
-				rep.Head = Head{Seq: rep.Head.Seq - 1, Hash: before}
-			}
-			rep.Problem = p
-			return rep, nil
+		if err := w.step(k, next); err != nil {
+			return Report{}, fmt.Errorf("audit verify: %w", err)
 		}
-		if rep.MACsChecked {
-			id, p := l.checkMAC(k, authenticated, &ks)
-			if p != nil {
-				rep.Problem = p
-				return rep, nil
-			}
-			switch {
-			case k.mac == nil:
-				rep.Unauthenticated++
-			case authenticated == 0:
-				authenticated = k.seq
-			}
-			if id != "" {
-				rep.Keys[id]++
-			}
-			if retired, ok := strings.CutPrefix(k.ev.Tool, keyObject); ok && k.ev.Name == KeyRetiredEvent && k.mac != nil && retired != id {
-				if _, ok := ks.retired[retired]; !ok {
-					ks.retired[retired] = k.seq
-				}
-			}
+		if w.rep.Problem != nil {
+			return w.rep, nil
 		}
-		if h, ok := want[k.seq]; ok && !bytes.Equal(h, k.hash) {
-			rep.Problem = &Problem{Seq: k.seq, Kind: Rebuilt, Detail: fmt.Sprintf("hash %x differs from the signed checkpoint's %x: the chain was recomputed", k.hash, h)}
-			return rep, nil
-		}
-		if k.ev.Name == LostEvent {
-			rep.Lost += k.ev.Details["lostCount"]
-		}
-		before = rep.Head.Hash
-		rep.Count++
-		rep.Head = Head{Seq: k.seq, Hash: k.hash}
 	}
+	rep := w.rep
 	for _, c := range checkpoints {
 		if c.Seq > rep.Head.Seq {
 			rep.Problem = &Problem{Seq: rep.Head.Seq + 1, Kind: Missing, Detail: fmt.Sprintf("the chain ends at seq %d but a signed checkpoint has seq %d", rep.Head.Seq, c.Seq)}
@@ -225,6 +180,104 @@ func (l *Log) Verify(ctx context.Context, checkpoints ...Checkpoint) (Report, er
 		}
 	}
 	return rep, nil
+}
+
+// walker checks a chain link by link, in order: Verify over the database, VerifyFile over an
+// export. One walk, so that both name the same problems the same way.
+type walker struct {
+	l             *Log
+	rep           Report
+	ks            keyState
+	want          map[int64][]byte // the checkpoints' hashes by seq
+	authenticated int64            // the seq of the first event with a MAC, 0 before it
+	before        []byte           // the hash two back, for telling an insertion from a removal
+	headLine      int              // the line of the head, in a file
+	checkpoints   int              // checkpoints whose seq the walk met, and matched
+}
+
+func (l *Log) newWalker(checkpoints []Checkpoint) *walker {
+	w := &walker{l: l, rep: Report{Head: Head{Hash: genesis[:]}, MACsChecked: l.macKey != nil},
+		ks: keyState{retired: map[string]int64{}}, want: make(map[int64][]byte, len(checkpoints))}
+	for _, c := range checkpoints {
+		w.want[c.Seq] = c.Hash
+	}
+	if w.rep.MACsChecked {
+		w.rep.Keys = map[string]int64{}
+	}
+	return w
+}
+
+// step checks k, the link after the walk's head, and sets w.rep.Problem when it does not
+// verify; next reads the links after k, which telling a reordering from the rest needs.
+func (w *walker) step(k link, next func() (link, bool, error)) error {
+	rep := &w.rep
+	fail := func(p *Problem) {
+		if p.Line == 0 {
+			p.Line = k.line
+		}
+		rep.Problem = p
+	}
+	if p := check(rep.Head, w.before, k); p != nil {
+		if p.Kind == "" {
+			// A broken link or hash: read the rest to tell a reordering from the rest.
+			rest := []link{k}
+			for {
+				r, ok, err := next()
+				if err != nil {
+					return err
+				}
+				if !ok {
+					break
+				}
+				rest = append(rest, r)
+			}
+			classify(p, rest)
+		}
+		if p.Kind == Inserted {
+			// The last event counted as verified is the one that was inserted.
+			rep.Count--
+			rep.Head = Head{Seq: rep.Head.Seq - 1, Hash: w.before}
+			p.Line = w.headLine
+		}
+		fail(p)
+		return nil
+	}
+	if rep.MACsChecked {
+		id, p := w.l.checkMAC(k, w.authenticated, &w.ks)
+		if p != nil {
+			fail(p)
+			return nil
+		}
+		switch {
+		case k.mac == nil:
+			rep.Unauthenticated++
+		case w.authenticated == 0:
+			w.authenticated = k.seq
+		}
+		if id != "" {
+			rep.Keys[id]++
+		}
+		if retired, ok := strings.CutPrefix(k.ev.Tool, keyObject); ok && k.ev.Name == KeyRetiredEvent && k.mac != nil && retired != id {
+			if _, ok := w.ks.retired[retired]; !ok {
+				w.ks.retired[retired] = k.seq
+			}
+		}
+	}
+	if h, ok := w.want[k.seq]; ok {
+		if !bytes.Equal(h, k.hash) {
+			fail(&Problem{Seq: k.seq, Kind: Rebuilt, Detail: fmt.Sprintf("hash %x differs from the signed checkpoint's %x: the chain was recomputed", k.hash, h)})
+			return nil
+		}
+		w.checkpoints++
+	}
+	if k.ev.Name == LostEvent {
+		rep.Lost += k.ev.Details["lostCount"]
+	}
+	w.before = rep.Head.Hash
+	rep.Count++
+	rep.Head = Head{Seq: k.seq, Hash: k.hash}
+	w.headLine = k.line
+	return nil
 }
 
 // check verifies one link against the head before it. A problem with an empty Kind is a broken
@@ -254,7 +307,8 @@ type keyState struct {
 	// legacy is the key id that verified the first event written before key ids, which
 	// every such event must then verify under; "" until one is met.
 	legacy string
-	// retired holds each retired key id with the seq of its KeyRetiredEvent.
+	// retired holds each retired key id with the seq of its KeyRetiredEvent: the events
+	// after it must not be under that key.
 	retired map[string]int64
 }
 
@@ -304,7 +358,7 @@ func (l *Log) checkMAC(k link, authenticated int64, ks *keyState) (string, *Prob
 		}
 		return "", &Problem{Seq: k.seq, Kind: Forged, Detail: detail}
 	}
-	if at, ok := ks.retired[id]; ok {
+	if at, ok := ks.retired[id]; ok && k.seq > at {
 		return "", &Problem{Seq: k.seq, Kind: RetiredKey, Detail: fmt.Sprintf("sealed under key %s, retired at seq %d: forged with the old key, or a replica still runs with it", id, at)}
 	}
 	return id, nil
