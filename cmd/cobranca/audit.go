@@ -48,6 +48,7 @@ func auditVerify(ctx context.Context, e env, fs *flagSet, args []string) error {
 	var files repeated
 	fs.Var(&files, "checkpoint", "a signed checkpoint the chain must still contain (repeatable)")
 	pubkey := fs.String("pubkey", "", "PEM public key that signed the checkpoints (default: the signing key file, which must exist)")
+	file := fs.String("file", "", "check this export (made by audit export) offline, instead of the database's chain")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -79,6 +80,9 @@ func auditVerify(ctx context.Context, e env, fs *flagSet, args []string) error {
 			}
 			cps = append(cps, cp)
 		}
+	}
+	if *file != "" {
+		return auditVerifyFile(e, *file, cfg, cps)
 	}
 	// The MACs are checked under the server's audit key, never one minted here.
 	key, err := auditKey(cfg.Config, false)
