@@ -437,3 +437,60 @@ func FuzzVerifyFile(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkExportVerify measures an export of 10 000 sealed events and its offline check,
+// per event.
+func BenchmarkExportVerify(b *testing.B) {
+	const n = 10_000
+	for _, f := range storetest.Fixtures(pg) {
+		b.Run(string(f.Dialect), func(b *testing.B) {
+			db := f.Migrated(b)
+			l := newLog(b, db)
+			ctx := context.Background()
+			wctx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { l.RunWriter(wctx); close(done) }()
+			for !l.writerUp.Load() {
+				time.Sleep(time.Millisecond)
+			}
+			errs := make(chan error, 16)
+			for w := range 16 {
+				go func() {
+					var err error
+					for i := w; i < n && err == nil; i += 16 {
+						err = l.Record(ctx, variedEvent(i))
+					}
+					errs <- err
+				}()
+			}
+			for range 16 {
+				if err := <-errs; err != nil {
+					b.Fatal(err)
+				}
+			}
+			stop()
+			<-done
+			if _, err := l.Seal(ctx); err != nil {
+				b.Fatal(err)
+			}
+			file := exportAll(b, l)
+			b.Run("export", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					exportAll(b, l)
+				}
+				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
+				b.ReportMetric(float64(len(file))/n, "bytes/event")
+			})
+			b.Run("verify", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if rep := verifyExport(b, l, file, testKey); rep.Problem != nil || rep.Count != n {
+						b.Fatalf("VerifyFile = %v", rep)
+					}
+				}
+				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
+			})
+		})
+	}
+}

@@ -141,7 +141,8 @@ func (l *Log) Trail(ctx context.Context, f TrailFilter, after string, limit int)
 		}
 		c = &cur
 	}
-	sql, args := trailSQL(l.db.Dialect(), f, c, limit+1, l.trailScan)
+	d := l.db.Dialect()
+	sql, args := trailSQL(d, f, c, limit+1, l.trailScan)
 	rows, err := l.db.Query(ctx, sql, args...)
 	if err != nil {
 		return TrailPage{}, fmt.Errorf("audit trail: %w", err)
@@ -149,23 +150,18 @@ func (l *Log) Trail(ctx context.Context, f TrailFilter, after string, limit int)
 	defer rows.Close()
 	var page TrailPage
 	var last trailCursor
-	edge := false // the last row read is the window's last
 	for rows.Next() {
 		var ev Event
-		var id, timeUS, durUS, serverUS, hit, n int64
+		var id, timeUS, durUS, serverUS int64
 		var outcome, details string
 		err := rows.Scan(&id, &timeUS, &ev.Seq, &ev.Name, &ev.Tool, &ev.Risk, &ev.Subject, &ev.Actor, &ev.ClientID,
-			&ev.ACR, &ev.RequestID, &outcome, &ev.FailureCode, &ev.ArgsDigest, &ev.ResultDigest, &durUS, &serverUS, &details, &hit, &n)
+			&ev.ACR, &ev.RequestID, &outcome, &ev.FailureCode, &ev.ArgsDigest, &ev.ResultDigest, &durUS, &serverUS, &details)
 		if err != nil {
 			return TrailPage{}, fmt.Errorf("audit trail: %w", err)
 		}
-		if hit == 1 && len(page.Events) == limit {
+		if len(page.Events) == limit {
 			page.Next = last.String()
 			break
-		}
-		last, edge = trailCursor{timeUS: timeUS, id: id}, n == int64(l.trailScan)
-		if hit == 0 {
-			continue // the window's last event, there only to say where the window ends
 		}
 		setTimes(&ev, timeUS, durUS, serverUS)
 		ev.Outcome = Outcome(outcome)
@@ -173,12 +169,23 @@ func (l *Log) Trail(ctx context.Context, f TrailFilter, after string, limit int)
 			return TrailPage{}, fmt.Errorf("audit trail: event %d: %w", id, err)
 		}
 		page.Events = append(page.Events, ev)
+		last = trailCursor{timeUS: timeUS, id: id}
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return TrailPage{}, fmt.Errorf("audit trail: %w", err)
 	}
-	if edge && page.Next == "" {
-		page.Next = last.String() // the window ended before the page filled
+	if page.Next == "" && f.picks() {
+		// Short of a full page: did the window end before the trail did, and where? Only
+		// then is the window walked again, to its last event.
+		sql, args := trailEdgeSQL(d, f, c, l.trailScan)
+		switch err := l.db.QueryRow(ctx, sql, args...).Scan(&last.id, &last.timeUS); {
+		case errors.Is(err, store.ErrNoRows): // the window reached the end of the trail
+		case err != nil:
+			return TrailPage{}, fmt.Errorf("audit trail: %w", err)
+		default:
+			page.Next = last.String()
+		}
 	}
 	if page.Next != "" {
 		page.Through = time.UnixMicro(last.timeUS).UTC()
@@ -186,14 +193,13 @@ func (l *Log) Trail(ctx context.Context, f TrailFilter, after string, limit int)
 	return page, nil
 }
 
-// trailSQL is the query of a trail page: up to limit events f picks older than c (nil: from
-// the newest), with their seal's seq (0: none yet), whether f picks each (1, else 0) and its
-// place in the window (0: no window). The index on occurred_at serves the order: on SQLite it
-// holds the row id; on PostgreSQL an incremental sort orders the events of one microsecond by
-// id. A filter on content looks at a window of the scan newest events (within the time
-// range); the window's last event comes with the page even when f does not pick it, so that
-// the page knows where the window ended.
-func trailSQL(d store.Dialect, f TrailFilter, c *trailCursor, limit, scan int) (string, []any) {
+// Trail's SQL. The index on occurred_at serves the page's order: on SQLite it holds the row
+// id; on PostgreSQL an incremental sort orders the events of one microsecond by id. A filter
+// on content applies to a window: the scan newest events older than the cursor within the
+// time range.
+
+// trailWindow is the window's conditions and arguments, the arguments numbered from 1.
+func trailWindow(d store.Dialect, f TrailFilter, c *trailCursor) ([]string, []any) {
 	var conds []string
 	var args []any
 	if c != nil {
@@ -201,28 +207,42 @@ func trailSQL(d store.Dialect, f TrailFilter, c *trailCursor, limit, scan int) (
 		args = append(args, timeArg(d, time.UnixMicro(c.timeUS)), c.id)
 		conds = append(conds, "e.occurred_at <= $1", "(e.occurred_at < $1 OR e.id < $2)")
 	}
-	conds, args = TrailFilter{Since: f.Since, Until: f.Until}.conditions(d, conds, args)
+	return TrailFilter{Since: f.Since, Until: f.Until}.conditions(d, conds, args)
+}
+
+const trailOrder = "\nORDER BY e.occurred_at DESC, e.id DESC"
+
+// trailSQL is the query of a trail page: up to limit events f picks older than c (nil: from
+// the newest), with their seal's seq (0: none yet), within the window of scan events.
+func trailSQL(d store.Dialect, f TrailFilter, c *trailCursor, limit, scan int) (string, []any) {
+	conds, args := trailWindow(d, f, c)
 	timeUS, details := "w.occurred_at", "w.details"
 	if d == store.Postgres {
 		timeUS, details = "(extract(epoch FROM w.occurred_at) * 1000000)::bigint", "w.details::text"
 	}
-	const order = " ORDER BY e.occurred_at DESC, e.id DESC"
-	inner := "SELECT e.*, 0 AS n FROM audit_event e" + where(conds) + order
-	hit, outer := "1", ""
+	inner := "SELECT e.* FROM audit_event e" + where(conds) + trailOrder
+	var picks []string
 	if f.picks() {
 		args = append(args, int64(scan))
-		w := "$" + strconv.Itoa(len(args))
-		inner = "SELECT e.*, row_number() OVER (" + order + ") AS n FROM audit_event e" + where(conds) + order + " LIMIT " + w
-		var picks []string
+		inner += " LIMIT $" + strconv.Itoa(len(args))
 		picks, args = TrailFilter{Tool: f.Tool, Risk: f.Risk, Outcome: f.Outcome, Subject: f.Subject, Actor: f.Actor, ClientID: f.ClientID}.conditions(d, nil, args)
-		p := strings.ReplaceAll(strings.Join(picks, " AND "), "e.", "w.")
-		hit = "CASE WHEN " + p + " THEN 1 ELSE 0 END"
-		outer = "\nWHERE " + p + " OR w.n = " + w
 	}
 	args = append(args, int64(limit))
 	return "SELECT w.id, " + timeUS + ", coalesce((SELECT s.seq FROM audit_seal s WHERE s.event_id = w.id), 0), " +
-		strings.ReplaceAll(columns, "e.", "w.") + ", " + details + ", " + hit + ", w.n\nFROM (" + inner + ") w" + outer +
-		"\nORDER BY w.occurred_at DESC, w.id DESC LIMIT $" + strconv.Itoa(len(args)), args
+		strings.ReplaceAll(columns, "e.", "w.") + ", " + details + "\nFROM (" + inner + ") w" +
+		strings.ReplaceAll(where(picks), "e.", "w.") + "\nORDER BY w.occurred_at DESC, w.id DESC LIMIT $" + strconv.Itoa(len(args)), args
+}
+
+// trailEdgeSQL reads the last event of a full window after c: its id and time.
+func trailEdgeSQL(d store.Dialect, f TrailFilter, c *trailCursor, scan int) (string, []any) {
+	conds, args := trailWindow(d, f, c)
+	timeUS := "e.occurred_at"
+	if d == store.Postgres {
+		timeUS = "(extract(epoch FROM e.occurred_at) * 1000000)::bigint"
+	}
+	args = append(args, int64(scan-1))
+	return "SELECT e.id, " + timeUS + " FROM audit_event e" + where(conds) + trailOrder +
+		" LIMIT 1 OFFSET $" + strconv.Itoa(len(args)), args
 }
 
 func where(conds []string) string {
