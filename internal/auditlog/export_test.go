@@ -35,7 +35,7 @@ func export(t testing.TB, l *Log, f TrailFilter) []byte {
 	return buf.Bytes()
 }
 
-func verifyExport(t testing.TB, _ *Log, file []byte, key []byte, cps ...Checkpoint) FileReport {
+func verifyExport(t testing.TB, file []byte, key []byte, cps ...Checkpoint) FileReport {
 	t.Helper()
 	rep, err := VerifyFile(bytes.NewReader(file), key, nil, cps...)
 	if err != nil {
@@ -89,7 +89,7 @@ func TestExportVerifyRoundTrip(t *testing.T) {
 		}
 		// The whole chain: every event line is the event the store holds.
 		file := exportAll(t, l)
-		rep := verifyExport(t, l, file, testKey, cp)
+		rep := verifyExport(t, file, testKey, cp)
 		if rep.Problem != nil || rep.Count != n || rep.First != 1 || rep.Head.Seq != n || rep.Checkpoints != 1 || !rep.MACsChecked {
 			t.Fatalf("VerifyFile(whole chain) = %+v", rep)
 		}
@@ -120,7 +120,7 @@ func TestExportVerifyRoundTrip(t *testing.T) {
 		// A time window: the stretch of the chain from the first event at or after since
 		// to the last before until.
 		since, until := events[9].Time, events[20].Time
-		rep = verifyExport(t, l, export(t, l, TrailFilter{Since: since, Until: until}), testKey, cp)
+		rep = verifyExport(t, export(t, l, TrailFilter{Since: since, Until: until}), testKey, cp)
 		if rep.Problem != nil || rep.First != 10 || rep.Head.Seq != 20 || rep.Count != 11 || rep.Outside != 1 {
 			t.Errorf("VerifyFile(window) = %+v, want seq 10 to 20, the checkpoint outside", rep)
 		}
@@ -134,13 +134,13 @@ func TestExportVerifyRoundTrip(t *testing.T) {
 			}
 		}
 		file = export(t, l, pick)
-		rep = verifyExport(t, l, file, testKey)
+		rep = verifyExport(t, file, testKey)
 		if rep.Problem != nil || !rep.Gaps || rep.Count != int64(len(want)) || rep.First != want[0] || rep.Head.Seq != want[len(want)-1] {
 			t.Errorf("VerifyFile(filter) = %+v, want the %d events %v", rep, len(want), want)
 		}
 
 		// Nothing in the window: a header and an end line, which verify.
-		rep = verifyExport(t, l, export(t, l, TrailFilter{Since: time.Now().Add(24 * time.Hour)}), testKey)
+		rep = verifyExport(t, export(t, l, TrailFilter{Since: time.Now().Add(24 * time.Hour)}), testKey)
 		if rep.Problem != nil || rep.Count != 0 || rep.Lines != 2 {
 			t.Errorf("VerifyFile(empty window) = %+v", rep)
 		}
@@ -339,7 +339,7 @@ func TestVerifyFileTamper(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lines, cp := exportLines(t)
-			if rep := verifyExport(t, nil, []byte(strings.Join(lines, "\n")+"\n"), testKey, cp); rep.Problem != nil {
+			if rep := verifyExport(t, []byte(strings.Join(lines, "\n")+"\n"), testKey, cp); rep.Problem != nil {
 				t.Fatalf("VerifyFile(untouched) = %v", rep)
 			}
 			key := testKey
@@ -350,7 +350,7 @@ func TestVerifyFileTamper(t *testing.T) {
 			if tt.wantKind != Malformed || tt.wantLine < 7 {
 				file += "\n"
 			}
-			rep := verifyExport(t, nil, []byte(file), key)
+			rep := verifyExport(t, []byte(file), key)
 			if p := rep.Problem; p == nil || p.Line != tt.wantLine || p.Seq != tt.wantSeq || p.Kind != tt.wantKind {
 				t.Errorf("VerifyFile() = %v; want a problem on line %d (seq %d): %s", rep, tt.wantLine, tt.wantSeq, tt.wantKind)
 			}
@@ -367,7 +367,7 @@ func TestVerifyFileCheckpoint(t *testing.T) {
 	lines, cp := exportLines(t)
 	other := cp
 	other.Hash = bytes.Repeat([]byte{7}, 32)
-	rep := verifyExport(t, nil, []byte(strings.Join(lines, "\n")+"\n"), testKey, other)
+	rep := verifyExport(t, []byte(strings.Join(lines, "\n")+"\n"), testKey, other)
 	if p := rep.Problem; p == nil || p.Line != 11 || p.Seq != 10 || p.Kind != Rebuilt {
 		t.Errorf("VerifyFile(another checkpoint) = %v, want line 11 (seq 10): rebuilt", rep)
 	}
@@ -448,7 +448,7 @@ func TestExportGolden(t *testing.T) {
 	if diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n")); diff != "" {
 		t.Errorf("Export() differs from %s (-want +got); run with -update if the change is meant:\n%s", path, diff)
 	}
-	if rep := verifyExport(t, nil, want, testKey); rep.Problem != nil || rep.Count != 4 {
+	if rep := verifyExport(t, want, testKey); rep.Problem != nil || rep.Count != 4 {
 		t.Errorf("VerifyFile(%s) = %v", path, rep)
 	}
 }
@@ -525,7 +525,7 @@ func BenchmarkExportVerify(b *testing.B) {
 			b.Run("verify", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if rep := verifyExport(b, l, file, testKey); rep.Problem != nil || rep.Count != n {
+					if rep := verifyExport(b, file, testKey); rep.Problem != nil || rep.Count != n {
 						b.Fatalf("VerifyFile = %v", rep)
 					}
 				}

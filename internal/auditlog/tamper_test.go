@@ -153,7 +153,7 @@ func TestTamperDetected(t *testing.T) {
 					t.Errorf("Verify().Count = %d, want %d verified before the problem", rep.Count, tt.wantSeq-1)
 				}
 				// An export of the tampered chain fails offline where Verify failed.
-				fileRep := verifyExport(t, l, exportAll(t, l), testKey)
+				fileRep := verifyExport(t, exportAll(t, l), testKey)
 				if p := fileRep.Problem; p == nil || p.Seq != tt.wantSeq || p.Kind != tt.wantKind || p.Line < 2 {
 					t.Errorf("VerifyFile(export) = %v, want a problem at seq %d: %s, on its line", fileRep, tt.wantSeq, tt.wantKind)
 				}
