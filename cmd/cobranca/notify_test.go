@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/mcpapi"
@@ -55,26 +53,13 @@ func TestServeApproversTold(t *testing.T) {
 		}
 	}()
 	agent := strings.TrimSpace(mustRun(t, environ, "token", "--sub", "alice", "--scope", "reminders:write reminders:send collections:read", "--agent", "ledger-copilot"))
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	sess, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer(agent)}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	res, err := sess.CallTool(t.Context(), &mcp.CallToolParams{Name: collections.PrepareReminderName, Arguments: map[string]any{
+	a := connectAgent(t, addr, agent)
+	draft := a.fields("prepare_reminder", a.call(collections.PrepareReminderName, map[string]any{
 		"customer": map[string]any{"id": "c-77", "name": "Padaria Pão Quente", "email": "padaria@cliente.example"},
 		"invoices": []any{map[string]any{"id": "NF-000042", "dueDate": "2026-11-01", "amountCents": 987654}},
 		"tone":     "friendly", "idempotencyKey": "prepare-1",
-	}})
-	if err != nil || res.IsError {
-		t.Fatalf("prepare_reminder = %+v, %v", res, err)
-	}
-	draft := res.StructuredContent.(map[string]any)["draftId"].(string)
-	res, err = sess.CallTool(t.Context(), &mcp.CallToolParams{Name: collections.SendReminderName, Arguments: map[string]any{"draftId": draft, "idempotencyKey": "send-1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}))["draftId"].(string)
+	res := a.call(collections.SendReminderName, map[string]any{"draftId": draft, "idempotencyKey": "send-1"})
 	var detail failure.Detail
 	raw, _ := json.Marshal(res.Meta[mcpapi.ErrorMetaKey])
 	if err := json.Unmarshal(raw, &detail); err != nil || detail.Code != failure.ApprovalRequired {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -56,29 +55,8 @@ func TestServePixRoundTrip(t *testing.T) {
 	}()
 	agent := strings.TrimSpace(cli("token", "--sub", "alice", "--scope", "reminders:write reminders:send collections:read", "--agent", "ledger-copilot"))
 	person := strings.TrimSpace(cli("token", "--sub", "bruno", "--acr", "urn:mfa", "--role", collections.ApproverRole))
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	sess, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer(agent)}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	call := func(tool string, args map[string]any) *mcp.CallToolResult {
-		t.Helper()
-		res, err := sess.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", tool, err)
-		}
-		return res
-	}
-	fields := func(what string, res *mcp.CallToolResult) map[string]any {
-		t.Helper()
-		m, ok := res.StructuredContent.(map[string]any)
-		if res.IsError || !ok {
-			t.Fatalf("%s = %+v, want a result", what, res)
-		}
-		return m
-	}
+	agentSess := connectAgent(t, addr, agent)
+	call, fields := agentSess.call, agentSess.fields
 	refusal := func(res *mcp.CallToolResult) failure.Detail {
 		t.Helper()
 		var d failure.Detail
@@ -118,6 +96,7 @@ func TestServePixRoundTrip(t *testing.T) {
 
 	eml := filepath.Join(dir, "outbox", strings.Trim(messageID, "<>")+".eml")
 	var raw []byte
+	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		if raw, err = os.ReadFile(eml); err == nil {
 			break

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,7 +15,6 @@ import (
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/mcpapi"
 	"github.com/cobranca/cobranca/internal/outbox"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestServeSendReminder: `cobranca serve` in development, on SQLite, serves
@@ -45,29 +43,8 @@ func TestServeSendReminder(t *testing.T) {
 	agent := strings.TrimSpace(cli("token", "--sub", "alice", "--scope", "reminders:write reminders:send collections:read", "--agent", "ledger-copilot"))
 	person := strings.TrimSpace(cli("token", "--sub", "bruno", "--acr", "urn:mfa", "--role", collections.ApproverRole))
 
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	sess, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer(agent)}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	call := func(tool string, args map[string]any) *mcp.CallToolResult {
-		t.Helper()
-		res, err := sess.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", tool, err)
-		}
-		return res
-	}
-	fields := func(what string, res *mcp.CallToolResult) map[string]any {
-		t.Helper()
-		m, ok := res.StructuredContent.(map[string]any)
-		if res.IsError || !ok {
-			t.Fatalf("%s = %+v, want a result", what, res)
-		}
-		return m
-	}
+	agentSess := connectAgent(t, addr, agent)
+	call, fields := agentSess.call, agentSess.fields
 	draft := fields("prepare_reminder", call(collections.PrepareReminderName, map[string]any{
 		"customer": map[string]any{"id": "c-1", "name": "Ana Ltda", "email": "ana@cliente.example"},
 		"invoices": []any{map[string]any{"id": "inv-1", "dueDate": "2026-11-01", "amountCents": 150000}},
