@@ -40,7 +40,7 @@ func chartLedger(t *testing.T, db store.DB) {
 	}
 	pay("p1", 6000, "2026-11-29", "BRL", ledger.Planned{InvoiceID: "NF-6", AmountCents: 6000}) // a Sunday: the week of 11-23
 	pay("p2", 3000, "2026-11-30", "BRL", ledger.Planned{InvoiceID: "NF-7", AmountCents: 3000}) // a Monday: the week of 11-30
-	pay("p3", 4000, "2026-11-16", "BRL")                                                         // not matched: not collected
+	pay("p3", 4000, "2026-11-16", "BRL")                                                       // not matched: not collected
 	pay("p4", 1500, "2026-11-15", "BRL", ledger.Planned{InvoiceID: "NF-1", AmountCents: 1500}) // before the first week
 	pay("p5", 500, "2026-12-01", "USD", ledger.Planned{InvoiceID: "NF-USD", AmountCents: 500})
 	pay("p6", 1000, "2026-12-07", "BRL", ledger.Planned{InvoiceID: "NF-3", AmountCents: 1000}) // after today's week
