@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/browsertest"
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -149,6 +150,10 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Every page, for axe-core: a pending approval shows its buttons.
 	pending := e.ask(t, collections.SendReminderName)
+	// The health page's charts, with bars to draw.
+	insertCall(t, e.db, e.clock.Now().Add(-3*time.Hour), "low", auditlog.Allowed)
+	insertCall(t, e.db, e.clock.Now().Add(-50*time.Hour), "critical", auditlog.Denied)
+	seedLedger(t, e, e.clock.Now().In(time.FixedZone("BRT", -3*60*60)))
 	dir := t.ArtifactDir()
 	for _, lang := range []string{"en", "pt-BR"} {
 		for name, path := range map[string]string{"inbox": web.ConsolePath, "tools": web.ToolsPath, "health": web.HealthPath,

@@ -36,15 +36,21 @@ type healthView struct {
 	// ApprovalAge and AuditLag are how long the oldest pending approval and the oldest
 	// unsealed event have waited (0: none).
 	ApprovalAge, AuditLag time.Duration
+	// Charts are the page's charts (Config.Charts).
+	Charts *chartsView
 }
 
 // readHealth reads the health page.
 func (p *Pages) readHealth(ctx context.Context, _ *http.Request, d *pageData) error {
+	charts, err := p.readCharts(ctx, d.T)
+	if err != nil {
+		return err
+	}
 	h, err := p.health.ReadHealth(ctx)
 	if err != nil {
 		return err
 	}
-	v := &healthView{Health: h}
+	v := &healthView{Health: h, Charts: charts}
 	now := p.now()
 	if !h.ApprovalOldest.IsZero() {
 		v.ApprovalAge = max(now.Sub(h.ApprovalOldest), 0)

@@ -8,6 +8,7 @@ import (
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/signin"
+	"github.com/cobranca/cobranca/internal/value"
 	"github.com/cobranca/cobranca/internal/writeoffs"
 )
 
@@ -52,6 +53,8 @@ type texts struct {
 	RateLimitedNow, ApprovalsPendingNow, ApprovalOldestAge            string
 	OutboxQueuedNow, OutboxRetryingNow, AuditUnsealedNow, AuditLagNow string
 	States                                                            map[approval.State]string
+	// The health page's charts.
+	Charts chartTexts
 	// Codes says, for each refusal a page shows, what happened; a code without an entry
 	// shows Unknown.
 	Codes   map[failure.Code]string
@@ -123,6 +126,7 @@ var english = texts{
 	RateLimitedNow: "Requests refused for a rate limit by this server, recently", ApprovalsPendingNow: "Approvals waiting for a decision",
 	ApprovalOldestAge: "The oldest has waited", OutboxQueuedNow: "Messages in the outbox not sent yet", OutboxRetryingNow: "Of them, waiting for a retry",
 	AuditUnsealedNow: "Audit events not in the hash chain yet", AuditLagNow: "The oldest of them has waited",
+	Charts: chartsEnglish,
 	States: map[approval.State]string{approval.Pending: "waiting for a decision", approval.Approved: "approved (waiting for the agent's retry)",
 		approval.Rejected: "rejected", approval.Executed: "approved and executed", approval.Expired: "expired"},
 	Codes: map[failure.Code]string{
@@ -209,6 +213,7 @@ var portuguese = texts{
 	RateLimitedNow: "Requisições recusadas por limite de taxa neste servidor, recentemente", ApprovalsPendingNow: "Aprovações aguardando decisão",
 	ApprovalOldestAge: "A mais antiga aguarda há", OutboxQueuedNow: "Mensagens na fila de saída ainda não enviadas", OutboxRetryingNow: "Delas, aguardando nova tentativa",
 	AuditUnsealedNow: "Eventos de auditoria ainda fora da cadeia de hashes", AuditLagNow: "O mais antigo deles aguarda há",
+	Charts: chartsPortuguese,
 	States: map[approval.State]string{approval.Pending: "aguardando decisão", approval.Approved: "aprovada (aguardando a nova tentativa do agente)",
 		approval.Rejected: "rejeitada", approval.Executed: "aprovada e executada", approval.Expired: "expirada"},
 	Codes: map[failure.Code]string{
@@ -239,4 +244,44 @@ var portuguese = texts{
 		CodeConsoleRole:                        "Você não tem nenhum dos papéis do console (leitura, operação, aprovação, baixa): peça um, ou entre como uma pessoa que tenha um.",
 	},
 	Unknown: "A requisição foi recusada.",
+}
+
+// chartTexts are the health page's charts' words.
+type chartTexts struct {
+	Heading, AsOf, Scrolls, Hour, Total, NoCalls              string
+	CallsByTier, CallsByOutcome, CallsDesc                    string
+	Outcomes                                                  [7]string // outcomeGroups'
+	LedgerHeading, OpenByAging, OpenByAgingDesc, Bucket       string
+	OpenAmount, Invoices                                      string
+	Buckets                                                   [len(value.AgingBucketNames)]string
+	CashPerWeek, CashPerWeekDesc, WeekOf, Collected, Payments string
+	NoCash                                                    string
+}
+
+var chartsEnglish = chartTexts{
+	Heading: "Tool calls", AsOf: "as of", Scrolls: "The chart scrolls sideways on a narrow screen; the table below it holds the same numbers.",
+	Hour: "Hour", Total: "Total", NoCalls: "No tool call in the last 7 days.",
+	CallsByTier: "Tool calls per hour, last 7 days, by risk tier", CallsByOutcome: "Tool calls per hour, last 7 days, by outcome",
+	CallsDesc:     "A bar per hour in Brasília time, the current hour last; the table below lists each hour with calls.",
+	Outcomes:      [7]string{"Allowed", "Awaiting approval", "Rejected arguments", "Denied", "Rate limited", "Failed", "Other"},
+	LedgerHeading: "Receivables", OpenByAging: "Open amount by aging", Bucket: "Aging",
+	OpenByAgingDesc: "The open amount of the unsettled invoices, by days past due.",
+	OpenAmount:      "Open amount", Invoices: "Invoices",
+	Buckets:     [len(value.AgingBucketNames)]string{"Not due", "1–30 days", "31–60 days", "61–90 days", "Over 90 days"},
+	CashPerWeek: "Cash collected per week, last 12 weeks", CashPerWeekDesc: "What was allocated to invoices, by the week the payment was made (Monday to Sunday).",
+	WeekOf: "Week of", Collected: "Collected", Payments: "Payments", NoCash: "No cash collected in the last 12 weeks.",
+}
+
+var chartsPortuguese = chartTexts{
+	Heading: "Chamadas de ferramentas", AsOf: "posição de", Scrolls: "O gráfico rola para o lado numa tela estreita; a tabela abaixo dele tem os mesmos números.",
+	Hour: "Hora", Total: "Total", NoCalls: "Nenhuma chamada de ferramenta nos últimos 7 dias.",
+	CallsByTier: "Chamadas de ferramentas por hora, últimos 7 dias, por nível de risco", CallsByOutcome: "Chamadas de ferramentas por hora, últimos 7 dias, por resultado",
+	CallsDesc:     "Uma barra por hora, no horário de Brasília, a hora atual por último; a tabela abaixo lista cada hora com chamadas.",
+	Outcomes:      [7]string{"Permitidas", "Aguardando aprovação", "Argumentos recusados", "Negadas", "Limite de taxa", "Falharam", "Outras"},
+	LedgerHeading: "Contas a receber", OpenByAging: "Valor em aberto por vencimento", Bucket: "Vencimento",
+	OpenByAgingDesc: "O valor em aberto das faturas não quitadas, por dias de atraso.",
+	OpenAmount:      "Valor em aberto", Invoices: "Faturas",
+	Buckets:     [len(value.AgingBucketNames)]string{"A vencer", "1–30 dias", "31–60 dias", "61–90 dias", "Mais de 90 dias"},
+	CashPerWeek: "Recebido por semana, últimas 12 semanas", CashPerWeekDesc: "O que foi alocado a faturas, pela semana em que o pagamento foi feito (segunda a domingo).",
+	WeekOf: "Semana de", Collected: "Recebido", Payments: "Pagamentos", NoCash: "Nada recebido nas últimas 12 semanas.",
 }

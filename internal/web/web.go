@@ -81,6 +81,8 @@ type Config struct {
 	Budgets *limits.Policies
 	// Health reads the operator metrics for the console's health page; nil: no such page.
 	Health HealthReader
+	// Charts, with Health, draws the health page's charts; nil: none.
+	Charts *Charts
 	Logger *slog.Logger
 }
 
@@ -95,6 +97,8 @@ type Pages struct {
 	tools        func() []*contract.Contract
 	budgets      *limits.Policies
 	health       HealthReader
+	charts       Charts
+	ledgerMemo   ledgerMemo
 	refusals     signin.Refusals
 	console      []*consolePage
 	clock        func() time.Time
@@ -122,6 +126,9 @@ func New(cfg Config) (*Pages, error) {
 		return nil, err
 	}
 	p.rp = rp
+	if cfg.Charts != nil {
+		p.charts = *cfg.Charts
+	}
 	p.csp = csp(cfg.Signin.Issuer, cfg.Signin.PublicURL)
 	mux := http.NewServeMux()
 	mux.Handle("GET "+signin.SignInPath, rp.SignIn())

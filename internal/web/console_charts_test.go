@@ -1,0 +1,175 @@
+package web_test
+
+import (
+	"context"
+	"crypto/rand"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/ledger"
+	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
+	"github.com/cobranca/cobranca/internal/web"
+)
+
+// insertCall writes the audit event of a tool call of a tier and outcome at a time of the
+// test's choosing, as the store's owner can (the serving role cannot choose occurred_at).
+func insertCall(t *testing.T, db store.DB, at time.Time, risk string, outcome auditlog.Outcome) {
+	t.Helper()
+	nonce := make([]byte, 16)
+	rand.Read(nonce)
+	sql := `INSERT INTO audit_event (occurred_at, event, tool, risk, outcome, server_time, nonce, mac)
+VALUES (to_timestamp($1::bigint / 1000000.0), 'e', 't', $2, $3, $1, $4, $5)`
+	if db.Dialect() == store.SQLite {
+		sql = strings.Replace(sql, "to_timestamp($1::bigint / 1000000.0)", "$1", 1)
+	}
+	if _, err := db.Exec(context.Background(), sql, at.UnixMicro(), risk, string(outcome), nonce, make([]byte, 32)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// seedLedger writes invoices in three aging buckets as of today (Brasília) and one payment
+// made today, partly paying one of them.
+func seedLedger(t *testing.T, e *env, today time.Time) {
+	t.Helper()
+	day := func(d int) string { return today.AddDate(0, 0, d).Format(time.DateOnly) }
+	ctx, now, by := context.Background(), e.clock.Now(), ledger.Actor{Subject: "test"}
+	if err := e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		if _, err := ledger.UpsertInvoices(ctx, tx, []ledger.InvoiceRecord{
+			{InvoiceID: "NF-A", CustomerID: "C-1", Currency: "BRL", AmountCents: 10000, DueDate: day(10)},    // not due
+			{InvoiceID: "NF-B", CustomerID: "C-1", Currency: "BRL", AmountCents: 5000, DueDate: day(-5)},     // 1–30
+			{InvoiceID: "NF-C", CustomerID: "C-2", Currency: "BRL", AmountCents: 123456, DueDate: day(-100)}, // over 90
+		}, now); err != nil {
+			return err
+		}
+		p, _, err := ledger.RecordPayment(ctx, tx, ledger.PaymentRecord{Source: "agent", SourceRef: "p1", AmountCents: 3000, Currency: "BRL", PaidOn: day(0),
+			Method: ledger.MethodPIX}, by, now)
+		if err != nil {
+			return err
+		}
+		_, err = ledger.Allocate(ctx, tx, p.ID, []ledger.Planned{{InvoiceID: "NF-B", AmountCents: 3000}}, by, now)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rowOf is the HTML of the table row headed name, within the part of body after marker.
+func rowOf(body, marker, name string) string {
+	_, after, _ := strings.Cut(body, marker)
+	re := regexp.MustCompile(`<tr><th scope="row">` + regexp.QuoteMeta(name) + `</th>(.*?)</tr>`)
+	if m := re.FindStringSubmatch(after); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func cell(label, v string) string { return `<td data-label="` + label + `" class="num">` + v + `</td>` }
+
+// TestConsoleCharts: the health page draws the calls per hour by tier and by outcome, the open
+// amount by aging and the cash collected per week, each with a table of the same numbers in
+// the reader's language; the ledger's numbers are a minute old at most, and say when they
+// were read.
+func TestConsoleCharts(t *testing.T) {
+	// The store's owner: the serving role cannot choose an event's time (insertCall).
+	for _, f := range storetest.Fixtures(pg) {
+		t.Run(string(f.Dialect), func(t *testing.T) {
+			t.Parallel()
+			consoleCharts(t, f.Migrated(t))
+		})
+	}
+}
+
+func consoleCharts(t *testing.T, db store.DB) {
+	{
+		e := newEnv(t, db, false)
+		now := e.clock.Now()
+		hour := now.UTC().Truncate(time.Hour).Add(-2 * time.Hour)
+		for range 3 {
+			insertCall(t, db, hour.Add(time.Minute), "low", auditlog.Allowed)
+		}
+		insertCall(t, db, hour.Add(59*time.Minute), "critical", auditlog.Denied)
+		insertCall(t, db, hour.Add(-30*time.Hour), "high", auditlog.RateLimited)
+		insertCall(t, db, now.Add(-8*24*time.Hour), "low", auditlog.Allowed) // before the 7 days
+		insertCall(t, db, hour, "", auditlog.Denied)                         // no tier: no tool call
+		brt := time.FixedZone("BRT", -3*60*60)
+		today := now.In(brt)
+		seedLedger(t, e, today)
+
+		b := e.browser(t)
+		b.open(t, web.HealthPath, viewer)
+		monday := today.AddDate(0, 0, -((int(today.Weekday()) + 6) % 7))
+		for _, tc := range []struct {
+			lang string
+			want map[[3]string]string // {marker, row, ""} → the row's cells
+		}{
+			{"en", map[[3]string]string{
+				{`id="calls-tier"`, hour.In(brt).Format("2006-01-02 15:04 MST")}:                      cell("Low risk", "3") + cell("High risk", "0") + cell("Critical", "1") + cell("Total", "4"),
+				{`id="calls-tier"`, hour.Add(-30 * time.Hour).In(brt).Format("2006-01-02 15:04 MST")}: cell("Low risk", "0") + cell("High risk", "1") + cell("Critical", "0") + cell("Total", "1"),
+				{`id="calls-outcome"`, hour.In(brt).Format("2006-01-02 15:04 MST")}:                   cell("Allowed", "3") + cell("Denied", "1") + cell("Rate limited", "0") + cell("Total", "4"),
+				{`id="aging-brl"`, "Not due"}:                                                         cell("Open amount", "R$ 100.00") + cell("Invoices", "1"),
+				{`id="aging-brl"`, "1–30 days"}:                                                       cell("Open amount", "R$ 20.00") + cell("Invoices", "1"),
+				{`id="aging-brl"`, "31–60 days"}:                                                      cell("Open amount", "R$ 0.00") + cell("Invoices", "0"),
+				{`id="aging-brl"`, "Over 90 days"}:                                                    cell("Open amount", "R$ 1,234.56") + cell("Invoices", "1"),
+				{`id="cash-brl"`, monday.Format("Jan 2")}:                                             cell("Collected", "R$ 30.00") + cell("Payments", "1"),
+			}},
+			{"pt-BR", map[[3]string]string{
+				{`id="calls-tier"`, hour.In(brt).Format("02/01/2006 15:04")}:    cell("Risco baixo", "3") + cell("Risco alto", "0") + cell("Crítico", "1") + cell("Total", "4"),
+				{`id="calls-outcome"`, hour.In(brt).Format("02/01/2006 15:04")}: cell("Permitidas", "3") + cell("Negadas", "1") + cell("Limite de taxa", "0") + cell("Total", "4"),
+				{`id="aging-brl"`, "A vencer"}:                                  cell("Valor em aberto", "R$ 100,00") + cell("Faturas", "1"),
+				{`id="aging-brl"`, "Mais de 90 dias"}:                           cell("Valor em aberto", "R$ 1.234,56") + cell("Faturas", "1"),
+				{`id="cash-brl"`, monday.Format("02/01")}:                       cell("Recebido", "R$ 30,00") + cell("Pagamentos", "1"),
+			}},
+		} {
+			p := b.get(t, web.HealthPath+"?lang="+tc.lang)
+			if p.resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s: the health page = %d:\n%s", tc.lang, p.resp.StatusCode, p.body)
+			}
+			for k, want := range tc.want {
+				if got := rowOf(p.body, k[0], k[1]); got != want {
+					t.Errorf("%s: the row %q of %s = %q, want %q", tc.lang, k[1], k[0], got, want)
+				}
+			}
+			// Each chart is an SVG image, before its table.
+			for _, id := range []string{"calls-tier", "calls-outcome", "aging-brl", "cash-brl"} {
+				_, fig, _ := strings.Cut(p.body, `id="`+id+`"`)
+				svg, table := strings.Index(fig, `<svg `), strings.Index(fig, `<table class="rows">`)
+				if svg < 0 || table < svg || !strings.Contains(fig[svg:table], `role="img"`) {
+					t.Errorf("%s: %s has no SVG chart before its table:\n%s", tc.lang, id, p.body)
+				}
+			}
+			// The two calls tables list only the hour with calls in the last 7 days: 2 rows.
+			_, calls, _ := strings.Cut(p.body, `id="calls-tier"`)
+			calls, _, _ = strings.Cut(calls, `id="calls-outcome"`)
+			if n := strings.Count(calls, `<tr><th scope="row">`); n != 2 {
+				t.Errorf("%s: the calls by tier table has %d rows, want the 2 hours with calls:\n%s", tc.lang, n, calls)
+			}
+		}
+
+		// The ledger's numbers are memoized for a minute: an invoice recorded now shows a
+		// minute later, and the page says as of when.
+		p := b.get(t, web.HealthPath+"?lang=pt-BR")
+		asOf := regexp.MustCompile(`posição de <time datetime="[^"]+">([^<]+)</time>`).FindStringSubmatch(p.body)
+		if asOf == nil || asOf[1] != today.Format("02/01/2006 15:04") {
+			t.Errorf("the page says as of %q, want %s", asOf, today.Format("02/01/2006 15:04"))
+		}
+		if err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+			_, err := ledger.UpsertInvoices(ctx, tx, []ledger.InvoiceRecord{{InvoiceID: "NF-D", CustomerID: "C-3", Currency: "BRL", AmountCents: 100, DueDate: today.Format(time.DateOnly)}}, e.clock.Now())
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(30 * time.Second)
+		if got, want := rowOf(b.get(t, web.HealthPath).body, `id="aging-brl"`, "Not due"), cell("Open amount", "R$ 100.00")+cell("Invoices", "1"); got != want {
+			t.Errorf("30 s later, not due = %q, want the memoized %q", got, want)
+		}
+		e.clock.Advance(31 * time.Second)
+		if got, want := rowOf(b.get(t, web.HealthPath).body, `id="aging-brl"`, "Not due"), cell("Open amount", "R$ 101.00")+cell("Invoices", "2"); got != want {
+			t.Errorf("a minute later, not due = %q, want %q", got, want)
+		}
+	}
+}
