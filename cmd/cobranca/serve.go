@@ -214,6 +214,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 		Tools:   mcpHandler.Contracts,
 		Budgets: &cfg.limits.Policies,
 		Health:  &consoleHealth{db: db, approvals: approvals, alog: alog, refusals: refused},
+		Charts:  &web.Charts{Calls: auditlog.NewCallsCache(alog, time.Now, 0), Ledger: db},
 		Logger:  log,
 	})
 	if err != nil {
