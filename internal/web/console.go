@@ -24,6 +24,10 @@ const (
 	ConsolePath = "/console" // the approvals inbox: the console's first page
 	ToolsPath   = "/console/tools"
 	HealthPath  = "/console/health"
+	// CustomersPath lists the customers; CustomerPath (?id=) shows one with its messages.
+	CustomersPath = "/console/customers"
+	CustomerPath  = "/console/customers/detail"
+	OutboxPath    = "/console/outbox"
 )
 
 // The console's refusals.
@@ -56,6 +60,9 @@ type consolePage struct {
 	// sets d.View, what the page's template reads.
 	read func(ctx context.Context, r *http.Request, d *pageData) error
 	tmpl *template.Template
+	// under is the path of the page in the navigation this one is part of (a customer's page
+	// is under the customers'): it is not in the navigation itself; "" for a page that is.
+	under string
 }
 
 // consoleData is what the layout shows around a console page.
@@ -81,6 +88,13 @@ func (p *Pages) consolePages(cfg Config) []*consolePage {
 	if cfg.Health != nil {
 		pages = append(pages, &consolePage{path: HealthPath, file: "console_health.html", name: func(t *texts) string { return t.HealthTitle }, read: p.readHealth})
 	}
+	if cfg.Customers != nil {
+		pages = append(pages, &consolePage{path: CustomersPath, file: "console_customers.html", name: func(t *texts) string { return t.Messages.CustomersTitle }, read: p.readCustomers},
+			&consolePage{path: CustomerPath, file: "console_customer.html", name: func(t *texts) string { return t.Messages.CustomerTitle }, read: p.readCustomer, under: CustomersPath})
+	}
+	if cfg.Outbox != nil {
+		pages = append(pages, &consolePage{path: OutboxPath, file: "console_outbox.html", name: func(t *texts) string { return t.Messages.OutboxTitle }, read: p.readOutbox})
+	}
 	for _, cp := range pages {
 		cp.tmpl = consoleTemplates[cp.file]
 	}
@@ -105,6 +119,7 @@ var consoleTemplates = func() map[string]*template.Template {
 func (p *Pages) serveConsole(cp *consolePage) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		d := newPage(r, cp.name)
+		keepQuery(r, d)
 		sess, ok := p.signedIn(w, r, d.Here)
 		if !ok {
 			return
@@ -150,11 +165,14 @@ func (p *Pages) consoleHeader(r *http.Request, d *pageData, current *consolePage
 		}
 	}
 	for _, cp := range p.console {
+		if cp.under != "" {
+			continue
+		}
 		href := cp.path
 		if r.URL.Query().Get("lang") != "" {
 			href += "?" + url.Values{"lang": {d.Lang}}.Encode()
 		}
-		c.Nav = append(c.Nav, navLink{Name: cp.name(d.T), Href: href, Current: cp == current})
+		c.Nav = append(c.Nav, navLink{Name: cp.name(d.T), Href: href, Current: cp == current || current != nil && current.under == cp.path})
 	}
 	return c
 }

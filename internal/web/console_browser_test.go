@@ -114,8 +114,8 @@ type violation struct {
 // development authorization server (a password only), finds the pending send_reminder in the
 // console's inbox, follows it to the approval page, approves, is sent to step up, and
 // approves; then axe-core, injected into each page, finds no serious or critical violation on
-// the inbox, tools, health, approval and write-off pages in either language, and each page
-// is kept as a screenshot at 1280×800 and 390×844 (t.ArtifactDir; go test -artifacts).
+// the inbox, tools, health, approval, write-off, customers, customer and outbox pages in
+// either language, and each page is kept as a screenshot at 1280×800 and 390×844 (t.ArtifactDir; go test -artifacts).
 func TestConsoleInBrowser(t *testing.T) {
 	axe := axeScript(t)
 	b := tab{t: t, ctx: browsertest.New(t, 3*time.Minute)}
@@ -154,11 +154,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	insertCall(t, e.db, e.clock.Now().Add(-3*time.Hour), "low", auditlog.Allowed)
 	insertCall(t, e.db, e.clock.Now().Add(-50*time.Hour), "critical", auditlog.Denied)
 	seedLedger(t, e, e.clock.Now().In(time.FixedZone("BRT", -3*60*60)))
+	writeMessages(t, e) // customers, drafts, sends and a bulk send, for their pages
 	dir := t.ArtifactDir()
 	for _, lang := range []string{"en", "pt-BR"} {
 		for name, path := range map[string]string{"inbox": web.ConsolePath, "tools": web.ToolsPath, "health": web.HealthPath,
-			"approval": "/approvals/" + pending.ID, "write-off": web.WriteOffsPath} {
-			url := e.base + path + "?lang=" + lang
+			"approval": "/approvals/" + pending.ID, "write-off": web.WriteOffsPath,
+			"customers": web.CustomersPath, "customer": web.CustomerPath + "?id=C-1", "outbox": web.OutboxPath + "?state=undeliverable"} {
+			sep := "?"
+			if strings.Contains(path, "?") {
+				sep = "&"
+			}
+			url := e.base + path + sep + "lang=" + lang
 			b.do("open "+url, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("main")))
 			if loc := b.location(); loc != url {
 				t.Fatalf("%s: the browser is at %s", url, loc)

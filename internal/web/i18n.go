@@ -55,6 +55,8 @@ type texts struct {
 	States                                                            map[approval.State]string
 	// The health page's charts.
 	Charts chartTexts
+	// Messages are the customers and outbox pages' words (customers_i18n.go).
+	Messages messagesTexts
 	// Codes says, for each refusal a page shows, what happened; a code without an entry
 	// shows Unknown.
 	Codes   map[failure.Code]string
@@ -129,6 +131,7 @@ var english = texts{
 	Charts: chartsEnglish,
 	States: map[approval.State]string{approval.Pending: "waiting for a decision", approval.Approved: "approved (waiting for the agent's retry)",
 		approval.Rejected: "rejected", approval.Executed: "approved and executed", approval.Expired: "expired"},
+	Messages: messagesEnglish,
 	Codes: map[failure.Code]string{
 		approval.CodeApproverIsAgent:           "An agent cannot approve or reject a call: only a person can. Sign in as yourself.",
 		approval.CodeApproverIsRequester:       "You asked for this call (through your agent): another person must decide it.",
@@ -216,6 +219,7 @@ var portuguese = texts{
 	Charts: chartsPortuguese,
 	States: map[approval.State]string{approval.Pending: "aguardando decisão", approval.Approved: "aprovada (aguardando a nova tentativa do agente)",
 		approval.Rejected: "rejeitada", approval.Executed: "aprovada e executada", approval.Expired: "expirada"},
+	Messages: messagesPortuguese,
 	Codes: map[failure.Code]string{
 		approval.CodeApproverIsAgent:           "Um agente não pode aprovar nem rejeitar uma chamada: só uma pessoa pode. Entre com a sua própria identidade.",
 		approval.CodeApproverIsRequester:       "Você pediu esta chamada (por meio do seu agente): outra pessoa deve decidi-la.",

@@ -34,6 +34,7 @@ import (
 	"github.com/cobranca/cobranca/internal/pix"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/signin"
+	"github.com/cobranca/cobranca/internal/store"
 )
 
 // ApprovalPattern is the approval page's route (GET shows it, POST decides).
@@ -83,7 +84,11 @@ type Config struct {
 	Health HealthReader
 	// Charts, with Health, draws the health page's charts; nil: none.
 	Charts *Charts
-	Logger *slog.Logger
+	// Customers is the store the console's customers pages read (customers, their drafts and
+	// sends); Outbox, the one its outbox page reads (the sent drafts, the bulk sends, the
+	// outbox's depth). nil: no such page.
+	Customers, Outbox store.Querier
+	Logger            *slog.Logger
 }
 
 // Pages serves the pages.
@@ -99,6 +104,8 @@ type Pages struct {
 	health       HealthReader
 	charts       Charts
 	ledgerMemo   ledgerMemo
+	customers    store.Querier
+	outbox       store.Querier
 	refusals     signin.Refusals
 	console      []*consolePage
 	clock        func() time.Time
@@ -116,7 +123,7 @@ func New(cfg Config) (*Pages, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Pages{decider: cfg.Decider, admin: cfg.Admin, writeOffTool: cfg.WriteOffTool, ledger: cfg.Ledger, tools: cfg.Tools,
-		budgets: cfg.Budgets, health: cfg.Health, refusals: cfg.Signin.Refusals, clock: cfg.Signin.Now, log: cfg.Logger}
+		budgets: cfg.Budgets, health: cfg.Health, customers: cfg.Customers, outbox: cfg.Outbox, refusals: cfg.Signin.Refusals, clock: cfg.Signin.Now, log: cfg.Logger}
 	cfg.Signin.Refuse = p.refuse
 	if cfg.Signin.Logger == nil {
 		cfg.Signin.Logger = cfg.Logger
