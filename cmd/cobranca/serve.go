@@ -215,7 +215,10 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 		Budgets: &cfg.limits.Policies,
 		Health:  &consoleHealth{db: db, approvals: approvals, alog: alog, refusals: refused},
 		Charts:  &web.Charts{Calls: auditlog.NewCallsCache(alog, time.Now, 0), Ledger: db},
-		Logger:  log,
+		// The customers and outbox pages read the store.
+		Customers: db,
+		Outbox:    db,
+		Logger:    log,
 	})
 	if err != nil {
 		return fmt.Errorf("the approval page: %w", err)
