@@ -218,6 +218,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 		// The customers and outbox pages read the store.
 		Customers: db,
 		Outbox:    db,
+		Audit:     alog,
 		Logger:    log,
 	})
 	if err != nil {

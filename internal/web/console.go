@@ -95,6 +95,9 @@ func (p *Pages) consolePages(cfg Config) []*consolePage {
 	if cfg.Outbox != nil {
 		pages = append(pages, &consolePage{path: OutboxPath, file: "console_outbox.html", name: func(t *texts) string { return t.Messages.OutboxTitle }, read: p.readOutbox})
 	}
+	if cfg.Audit != nil {
+		pages = append(pages, &consolePage{path: AuditPath, file: "console_audit.html", name: func(t *texts) string { return t.AuditTitle }, read: p.readAudit})
+	}
 	for _, cp := range pages {
 		cp.tmpl = consoleTemplates[cp.file]
 	}

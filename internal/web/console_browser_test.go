@@ -113,8 +113,8 @@ type violation struct {
 // TestConsoleInBrowser (issue 29): in headless Chromium, an approver signs in through the
 // development authorization server (a password only), finds the pending send_reminder in the
 // console's inbox, follows it to the approval page, approves, is sent to step up, and
-// approves; then axe-core, injected into each page, finds no serious or critical violation on
-// the inbox, tools, health, approval, write-off, customers, customer and outbox pages in
+// approves, and finds the approval's event in the audit trail; then axe-core, injected into each page, finds no serious or critical violation on
+// the inbox, tools, health, audit, approval, write-off, customers, customer and outbox pages in
 // either language, and each page is kept as a screenshot at 1280×800 and 390×844 (t.ArtifactDir; go test -artifacts).
 func TestConsoleInBrowser(t *testing.T) {
 	axe := axeScript(t)
@@ -148,6 +148,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("after approving the page says %q and the store %s, want approved", state, e.state(t, send.ID))
 	}
 
+	// The trail shows the approval's audit event, bruno's.
+	b.do("open the audit trail", chromedp.Navigate(e.base+web.AuditPath+"?subject=bruno"), chromedp.WaitReady(chromedp.CSS("main")))
+	if row := b.text(`#main table tbody tr`); !strings.Contains(row, approval.EventApproved) || !strings.Contains(row, send.ID) || !strings.Contains(row, "allowed") {
+		t.Errorf("the trail's newest event of bruno = %q, want %s of %s, allowed", row, approval.EventApproved, send.ID)
+	}
+
 	// Every page, for axe-core: a pending approval shows its buttons.
 	pending := e.ask(t, collections.SendReminderName)
 	// The health page's charts, with bars to draw.
@@ -157,7 +163,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	writeMessages(t, e) // customers, drafts, sends and a bulk send, for their pages
 	dir := t.ArtifactDir()
 	for _, lang := range []string{"en", "pt-BR"} {
-		for name, path := range map[string]string{"inbox": web.ConsolePath, "tools": web.ToolsPath, "health": web.HealthPath,
+		for name, path := range map[string]string{"inbox": web.ConsolePath, "tools": web.ToolsPath, "health": web.HealthPath, "audit": web.AuditPath,
 			"approval": "/approvals/" + pending.ID, "write-off": web.WriteOffsPath,
 			"customers": web.CustomersPath, "customer": web.CustomerPath + "?id=C-1", "outbox": web.OutboxPath + "?state=undeliverable"} {
 			sep := "?"

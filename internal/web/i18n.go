@@ -52,11 +52,17 @@ type texts struct {
 	HealthIntro, HealthCaption, Metric, Value                         string
 	RateLimitedNow, ApprovalsPendingNow, ApprovalOldestAge            string
 	OutboxQueuedNow, OutboxRetryingNow, AuditUnsealedNow, AuditLagNow string
-	States                                                            map[approval.State]string
 	// The health page's charts.
 	Charts chartTexts
 	// Messages are the customers and outbox pages' words (customers_i18n.go).
 	Messages messagesTexts
+	// The audit trail.
+	AuditTitle, AuditIntro, ChainHeading, ChainSealed, ChainVerified, ChainBroken string
+	VerifyChain, VerifyNote, FiltersHeading, Tier, Outcome, Person, Agent         string
+	AnyOption, Since, Until, ApplyFilters, ExportLink, ExportNote                 string
+	EventsHeading, EventsCaption, When, Event, Who, Seq, RequestID, Unsealed      string
+	NoEvents, SearchedBack                                                        string
+	States                                                                        map[approval.State]string
 	// Codes says, for each refusal a page shows, what happened; a code without an entry
 	// shows Unknown.
 	Codes   map[failure.Code]string
@@ -128,7 +134,16 @@ var english = texts{
 	RateLimitedNow: "Requests refused for a rate limit by this server, recently", ApprovalsPendingNow: "Approvals waiting for a decision",
 	ApprovalOldestAge: "The oldest has waited", OutboxQueuedNow: "Messages in the outbox not sent yet", OutboxRetryingNow: "Of them, waiting for a retry",
 	AuditUnsealedNow: "Audit events not in the hash chain yet", AuditLagNow: "The oldest of them has waited",
-	Charts: chartsEnglish,
+	Charts:     chartsEnglish,
+	AuditTitle: "Audit trail", AuditIntro: "Every tool call, decision and console action, newest first. The events hold no customer data: arguments and results are digests.",
+	ChainHeading: "The hash chain", ChainSealed: "Every event is in the hash chain.", ChainVerified: "The chain verified", ChainBroken: "The chain is broken",
+	VerifyChain: "Verify the chain", VerifyNote: "Walks the whole chain, checking each event's hash and MAC: it may take a while. Audited.",
+	FiltersHeading: "Filters", Tier: "Risk tier", Outcome: "Outcome", Person: "Person", Agent: "Agent",
+	AnyOption: "any", Since: "From (Brasília time)", Until: "Before (Brasília time)", ApplyFilters: "Filter",
+	ExportLink: "Export as JSON Lines", ExportNote: "The sealed events these filters pick, a file that cobranca audit verify --file checks offline.",
+	EventsHeading: "Events", EventsCaption: "Audit events, newest first", When: "When", Event: "Event", Who: "Who", Seq: "Seq",
+	RequestID: "request", Unsealed: "not sealed yet", NoEvents: "No event matches these filters.",
+	SearchedBack: "This page searched back to",
 	States: map[approval.State]string{approval.Pending: "waiting for a decision", approval.Approved: "approved (waiting for the agent's retry)",
 		approval.Rejected: "rejected", approval.Executed: "approved and executed", approval.Expired: "expired"},
 	Messages: messagesEnglish,
@@ -216,7 +231,16 @@ var portuguese = texts{
 	RateLimitedNow: "Requisições recusadas por limite de taxa neste servidor, recentemente", ApprovalsPendingNow: "Aprovações aguardando decisão",
 	ApprovalOldestAge: "A mais antiga aguarda há", OutboxQueuedNow: "Mensagens na fila de saída ainda não enviadas", OutboxRetryingNow: "Delas, aguardando nova tentativa",
 	AuditUnsealedNow: "Eventos de auditoria ainda fora da cadeia de hashes", AuditLagNow: "O mais antigo deles aguarda há",
-	Charts: chartsPortuguese,
+	Charts:     chartsPortuguese,
+	AuditTitle: "Trilha de auditoria", AuditIntro: "Cada chamada de ferramenta, decisão e ação do console, das mais recentes às mais antigas. Os eventos não guardam dados de clientes: argumentos e resultados são resumos criptográficos.",
+	ChainHeading: "A cadeia de hashes", ChainSealed: "Todos os eventos estão na cadeia de hashes.", ChainVerified: "A cadeia foi verificada", ChainBroken: "A cadeia está quebrada",
+	VerifyChain: "Verificar a cadeia", VerifyNote: "Percorre a cadeia inteira, conferindo o hash e o MAC de cada evento: pode demorar. Auditado.",
+	FiltersHeading: "Filtros", Tier: "Nível de risco", Outcome: "Resultado", Person: "Pessoa", Agent: "Agente",
+	AnyOption: "qualquer", Since: "A partir de (horário de Brasília)", Until: "Antes de (horário de Brasília)", ApplyFilters: "Filtrar",
+	ExportLink: "Exportar em JSON Lines", ExportNote: "Os eventos selados que estes filtros escolhem, um arquivo que cobranca audit verify --file confere offline.",
+	EventsHeading: "Eventos", EventsCaption: "Eventos de auditoria, dos mais recentes aos mais antigos", When: "Quando", Event: "Evento", Who: "Quem", Seq: "Seq",
+	RequestID: "requisição", Unsealed: "ainda não selado", NoEvents: "Nenhum evento corresponde a estes filtros.",
+	SearchedBack: "Esta página buscou até",
 	States: map[approval.State]string{approval.Pending: "aguardando decisão", approval.Approved: "aprovada (aguardando a nova tentativa do agente)",
 		approval.Rejected: "rejeitada", approval.Executed: "aprovada e executada", approval.Expired: "expirada"},
 	Messages: messagesPortuguese,

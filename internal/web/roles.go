@@ -37,6 +37,8 @@ const (
 	decideApprovals permission = "decide_approvals"
 	// writeOff: write an invoice off (the write-off page; the contract's adminRoles decide).
 	writeOff permission = "write_off"
+	// verifyAudit: verify the audit chain from the trail page (it walks the whole chain).
+	verifyAudit permission = "verify_audit"
 )
 
 // grants is the one rule of who may do what in the console: each role and what it grants.
@@ -46,9 +48,9 @@ const (
 // same roles).
 var grants = map[string][]permission{
 	RoleViewer:   {readConsole},
-	RoleOperator: {readConsole, readBodies, matchPayments, importFiles},
-	RoleApprover: {readConsole, readBodies, decideApprovals},
-	RoleWriteOff: {readConsole, readBodies, writeOff},
+	RoleOperator: {readConsole, readBodies, matchPayments, importFiles, verifyAudit},
+	RoleApprover: {readConsole, readBodies, decideApprovals, verifyAudit},
+	RoleWriteOff: {readConsole, readBodies, writeOff, verifyAudit},
 }
 
 // may reports whether pr may do what needs perm: a person holding a role that grants it.

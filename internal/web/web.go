@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
@@ -88,7 +89,10 @@ type Config struct {
 	// sends); Outbox, the one its outbox page reads (the sent drafts, the bulk sends, the
 	// outbox's depth). nil: no such page.
 	Customers, Outbox store.Querier
-	Logger            *slog.Logger
+	// Audit is the audit log the console's trail page reads, verifies and exports; nil: no
+	// such page.
+	Audit  *auditlog.Log
+	Logger *slog.Logger
 }
 
 // Pages serves the pages.
@@ -106,6 +110,7 @@ type Pages struct {
 	ledgerMemo   ledgerMemo
 	customers    store.Querier
 	outbox       store.Querier
+	audit        *auditlog.Log
 	refusals     signin.Refusals
 	console      []*consolePage
 	clock        func() time.Time
@@ -123,7 +128,7 @@ func New(cfg Config) (*Pages, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Pages{decider: cfg.Decider, admin: cfg.Admin, writeOffTool: cfg.WriteOffTool, ledger: cfg.Ledger, tools: cfg.Tools,
-		budgets: cfg.Budgets, health: cfg.Health, customers: cfg.Customers, outbox: cfg.Outbox, refusals: cfg.Signin.Refusals, clock: cfg.Signin.Now, log: cfg.Logger}
+		budgets: cfg.Budgets, health: cfg.Health, customers: cfg.Customers, outbox: cfg.Outbox, audit: cfg.Audit, refusals: cfg.Signin.Refusals, clock: cfg.Signin.Now, log: cfg.Logger}
 	cfg.Signin.Refuse = p.refuse
 	if cfg.Signin.Logger == nil {
 		cfg.Signin.Logger = cfg.Logger
@@ -150,6 +155,10 @@ func New(cfg Config) (*Pages, error) {
 	p.console = p.consolePages(cfg)
 	for _, cp := range p.console {
 		mux.HandleFunc("GET "+cp.path, p.serveConsole(cp))
+	}
+	if cfg.Audit != nil {
+		mux.HandleFunc("POST "+AuditPath, p.verifyAuditChain)
+		mux.HandleFunc("GET "+AuditExportPath, p.exportAudit)
 	}
 	// Any other path under the console, a page not built yet among them, is no page.
 	mux.HandleFunc(ConsolePath+"/", func(w http.ResponseWriter, r *http.Request) {
