@@ -152,3 +152,40 @@ func TestConsoleAudit(t *testing.T) {
 		refused(t, "an agent's export", ag.get(t, web.AuditExportPath), http.StatusForbidden, string(web.CodeConsoleAgent))
 	})
 }
+
+// TestConsoleAuditScanBound: a filter on a rare value stops a page at the trail's scan bound
+// (auditlog.TrailScan): the page says how far back it searched and links to the next, which
+// finds the older event.
+func TestConsoleAuditScanBound(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		e := newEnv(t, db, false)
+		ctx := context.Background()
+		err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			if err := e.alog.Append(ctx, tx, auditlog.Event{Name: "collections.portfolio.analyzed", Subject: "rare", Outcome: auditlog.Allowed}); err != nil {
+				return err
+			}
+			for range auditlog.TrailScan {
+				if err := e.alog.Append(ctx, tx, auditlog.Event{Name: "collections.portfolio.analyzed", Subject: "common", Outcome: auditlog.Allowed}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := e.browser(t)
+		b.open(t, web.AuditPath, viewer)
+		p := b.get(t, web.AuditPath+"?subject=rare")
+		next := regexp.MustCompile(`<a href="([^"]*)" rel="next">`).FindStringSubmatch(p.body)
+		if p.resp.StatusCode != http.StatusOK || !strings.Contains(p.body, "This page searched back to <time") || next == nil ||
+			strings.Contains(p.body, `<td data-label="Event">`) {
+			t.Fatalf("the page of a rare subject = %d, want no event, how far it searched and a next page:\n%s", p.resp.StatusCode, p.body)
+		}
+		older := b.get(t, html.UnescapeString(next[1]))
+		if n := strings.Count(older.body, `<td data-label="Event">`); older.resp.StatusCode != http.StatusOK || n != 1 ||
+			!strings.Contains(older.body, "rare") || !strings.Contains(older.body, ">First page<") {
+			t.Errorf("the next page = %d with %d events, want rare's:\n%s", older.resp.StatusCode, n, older.body)
+		}
+	})
+}
