@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
@@ -221,10 +222,10 @@ func (p *Pages) admitConsole(w http.ResponseWriter, r *http.Request, sess *signi
 	case pr.IsAgent():
 		fe = &failure.Error{Code: CodeConsoleAgent, Message: "an agent's session sees nothing of the console: sign in as a person"}
 	case !may(pr, readConsole):
-		fe = &failure.Error{Code: CodeConsoleRole, Message: "the console needs one of the roles " + fmt.Sprint(Roles)}
+		fe = &failure.Error{Code: CodeConsoleRole, Message: "the console needs one of the roles " + strings.Join(Roles, ", ")}
 	case !may(pr, perm):
 		fe = &failure.Error{Code: CodeConsoleRole, Message: "verifying the audit chain needs one of the roles " +
-			fmt.Sprint([]string{RoleOperator, RoleApprover, RoleWriteOff})}
+			strings.Join([]string{RoleOperator, RoleApprover, RoleWriteOff}, ", ")}
 	default:
 		return true
 	}

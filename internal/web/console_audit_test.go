@@ -146,6 +146,26 @@ func TestConsoleAudit(t *testing.T) {
 		}
 		refused(t, "an export with a bad filter", ab.get(t, web.AuditExportPath+"?outcome=won"), http.StatusBadRequest, string(failure.InvalidArguments))
 
+		// A changed event: the verification says where the chain broke. (On SQLite, whose
+		// append-only triggers the test's connection may drop; PostgreSQL's app role cannot
+		// change the log at all, and auditlog's tamper tests cover both.)
+		if db.Dialect() == store.SQLite {
+			for _, s := range []string{"DROP TRIGGER audit_event_no_update", `UPDATE audit_event SET subject = 'mallory' WHERE subject = 'davi'`} {
+				if _, err := db.Exec(ctx, s); err != nil {
+					t.Fatalf("%s: %v", s, err)
+				}
+			}
+			ap = ab.get(t, web.AuditPath)
+			v = ab.do(t, http.MethodPost, web.AuditPath, url.Values{"csrf": {html.UnescapeString(csrfRE.FindStringSubmatch(ap.body)[1])}}, ab.sameSite())
+			if v.resp.StatusCode != http.StatusOK || !strings.Contains(v.body, "The chain is broken") || !strings.Contains(v.body, "FAIL seq 3: altered") {
+				t.Errorf("verifying a changed chain = %d, want the break named:\n%s", v.resp.StatusCode, v.body)
+			}
+			var brokenAt int64
+			if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM audit_event WHERE event = $1 AND details LIKE '%"brokenAt":3%'`, web.EventAuditVerified).Scan(&brokenAt); err != nil || brokenAt != 1 {
+				t.Errorf("the verification of the changed chain audited with brokenAt 3: %d, %v", brokenAt, err)
+			}
+		}
+
 		// An agent sees nothing of it, the export neither.
 		ag := e.browser(t)
 		refused(t, "an agent's trail", ag.open(t, web.AuditPath, agent("collector-bot")), http.StatusForbidden, string(web.CodeConsoleAgent))
