@@ -208,6 +208,9 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 		Decider:      newDecider(approvals, db, authn, alog, cfg.Config, tools),
 		Admin:        pipe,
 		WriteOffTool: collections.WriteOffName,
+		Runner:       pipe,
+		// The payments page matches a payment as the tool does.
+		MatchPaymentTool: collections.MatchPaymentName,
 		Ledger: func(ctx context.Context, a *approval.Action) (string, error) {
 			return collections.ApprovalLedger(ctx, db, a.Tool, a.Preview, time.Now())
 		},

@@ -98,6 +98,7 @@ func (p *Pages) consolePages(cfg Config) []*consolePage {
 	if cfg.Audit != nil {
 		pages = append(pages, &consolePage{path: AuditPath, file: "console_audit.html", name: func(t *texts) string { return t.AuditTitle }, read: p.readAudit})
 	}
+	pages = append(pages, p.ledgerPages()...)
 	for _, cp := range pages {
 		cp.tmpl = consoleTemplates[cp.file]
 	}
@@ -142,7 +143,11 @@ func (p *Pages) serveConsole(cp *consolePage) http.HandlerFunc {
 		if err := cp.read(r.Context(), r, d); err != nil {
 			if fe, ok := failure.As(err); ok {
 				d.Console = nil
-				d.Refusal = p.refusalOf(d, failure.HTTPStatus(fe.Code), fe)
+				status := failure.HTTPStatus(fe.Code)
+				if fe.Code == codeNotFound {
+					status = http.StatusNotFound
+				}
+				d.Refusal = p.refusalOf(d, status, fe)
 				p.render(w, r, d.Refusal.Status, d)
 				return
 			}

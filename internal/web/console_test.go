@@ -70,9 +70,9 @@ func consoleRoles(t *testing.T, e *env) {
 		t.Errorf("the approval page shows the console to a person without its roles (%d):\n%s", ap.resp.StatusCode, ap.body)
 	}
 	// A form the console has not got is no page.
-	refused(t, "a POST to a console form that does not exist", b.do(t, http.MethodPost, web.ConsolePath+"/ledger/match",
+	refused(t, "a POST to a console form that does not exist", b.do(t, http.MethodPost, web.ConsolePath+"/nothing/here",
 		url.Values{"csrf": {csrf}}, b.sameSite()), http.StatusNotFound, "not_found")
-	refused(t, "a console page not built", b.get(t, web.ConsolePath+"/ledger"), http.StatusNotFound, "not_found")
+	refused(t, "a console page not built", b.get(t, web.ConsolePath+"/nothing"), http.StatusNotFound, "not_found")
 
 	ap := e.browser(t).open(t, web.ConsolePath, approver)
 	if ap.resp.StatusCode != http.StatusOK || !strings.Contains(ap.body, `class="button primary" href="/approvals/`+a.ID+`"`) {

@@ -67,6 +67,8 @@ type texts struct {
 	// shows Unknown.
 	Codes   map[failure.Code]string
 	Unknown string
+	// Ledger is the ledger and payments pages' words (i18n_ledger.go).
+	Ledger ledgerTexts
 }
 
 // supported are the pages' languages, the default first.
@@ -175,6 +177,7 @@ var english = texts{
 		CodeConsoleRole:                        "You hold none of the console's roles (viewer, operator, approver, write-off): ask for one, or sign in as a person who holds one.",
 	},
 	Unknown: "The request was refused.",
+	Ledger:  ledgerEnglish,
 }
 
 var portuguese = texts{
@@ -272,6 +275,7 @@ var portuguese = texts{
 		CodeConsoleRole:                        "Você não tem nenhum dos papéis do console (leitura, operação, aprovação, baixa): peça um, ou entre como uma pessoa que tenha um.",
 	},
 	Unknown: "A requisição foi recusada.",
+	Ledger:  ledgerPortuguese,
 }
 
 // chartTexts are the health page's charts' words.

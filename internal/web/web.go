@@ -81,6 +81,10 @@ type Config struct {
 	Tools func() []*contract.Contract
 	// Budgets are the rate limits the tools page says each call spends; nil: not shown.
 	Budgets *limits.Policies
+	// Runner runs MatchPaymentTool (collections.match_payment) for the console's payments
+	// page, as a call of the tool; nil: the page offers no matching.
+	Runner           Runner
+	MatchPaymentTool string
 	// Health reads the operator metrics for the console's health page; nil: no such page.
 	Health HealthReader
 	// Charts, with Health, draws the health page's charts; nil: none.
@@ -111,6 +115,8 @@ type Pages struct {
 	customers    store.Querier
 	outbox       store.Querier
 	audit        *auditlog.Log
+	runner       Runner
+	matchTool    string
 	refusals     signin.Refusals
 	console      []*consolePage
 	clock        func() time.Time
@@ -128,7 +134,7 @@ func New(cfg Config) (*Pages, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Pages{decider: cfg.Decider, admin: cfg.Admin, writeOffTool: cfg.WriteOffTool, ledger: cfg.Ledger, tools: cfg.Tools,
-		budgets: cfg.Budgets, health: cfg.Health, customers: cfg.Customers, outbox: cfg.Outbox, audit: cfg.Audit, refusals: cfg.Signin.Refusals, clock: cfg.Signin.Now, log: cfg.Logger}
+		budgets: cfg.Budgets, health: cfg.Health, customers: cfg.Customers, outbox: cfg.Outbox, audit: cfg.Audit, runner: cfg.Runner, matchTool: cfg.MatchPaymentTool, refusals: cfg.Signin.Refusals, clock: cfg.Signin.Now, log: cfg.Logger}
 	cfg.Signin.Refuse = p.refuse
 	if cfg.Signin.Logger == nil {
 		cfg.Signin.Logger = cfg.Logger
@@ -160,6 +166,7 @@ func New(cfg Config) (*Pages, error) {
 		mux.HandleFunc("POST "+AuditPath, p.verifyAuditChain)
 		mux.HandleFunc("GET "+AuditExportPath, p.exportAudit)
 	}
+	mux.HandleFunc("POST "+MatchPath, p.runMatch)
 	// Any other path under the console, a page not built yet among them, is no page.
 	mux.HandleFunc(ConsolePath+"/", func(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, http.StatusNotFound, &failure.Error{Code: codeNotFound, Message: "no such page"})
