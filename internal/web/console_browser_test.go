@@ -17,6 +17,7 @@ import (
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/browsertest"
 	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/cobranca/cobranca/internal/web"
 )
@@ -114,14 +115,17 @@ type violation struct {
 // development authorization server (a password only), finds the pending send_reminder in the
 // console's inbox, follows it to the approval page, approves, is sent to step up, and
 // approves, and finds the approval's event in the audit trail; then axe-core, injected into each page, finds no serious or critical violation on
-// the inbox, tools, health, audit, approval, write-off, customers, customer and outbox pages in
-// either language, and each page is kept as a screenshot at 1280×800 and 390×844 (t.ArtifactDir; go test -artifacts).
+// the inbox, tools, health, audit, approval, write-off, customers, customer, outbox, ledger,
+// invoice and payments pages in either language, and each page is kept as a screenshot at
+// 1280×800 and 390×844 (t.ArtifactDir; go test -artifacts); last, the approver, an operator
+// too, matches an unmatched payment in one click and sees the invoice paid.
 func TestConsoleInBrowser(t *testing.T) {
 	axe := axeScript(t)
 	b := tab{t: t, ctx: browsertest.New(t, 3*time.Minute)}
 	e := newEnv(t, storetest.SQLite(t), false)
 	send := e.ask(t, collections.SendReminderName)
-	roles := strings.Join([]string{web.RoleApprover, web.RoleWriteOff}, " ")
+	roles := strings.Join([]string{web.RoleApprover, web.RoleWriteOff, web.RoleOperator}, " ")
+	ledgerSeeded := seedConsoleLedger(t, e)
 
 	b.do("open the console", chromedp.Navigate(e.base+web.ConsolePath))
 	b.signIn(e.base, "bruno", "urn:cobranca:password", roles)
@@ -165,7 +169,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	for _, lang := range []string{"en", "pt-BR"} {
 		for name, path := range map[string]string{"inbox": web.ConsolePath, "tools": web.ToolsPath, "health": web.HealthPath, "audit": web.AuditPath,
 			"approval": "/approvals/" + pending.ID, "write-off": web.WriteOffsPath,
-			"customers": web.CustomersPath, "customer": web.CustomerPath + "?id=C-1", "outbox": web.OutboxPath + "?state=undeliverable"} {
+			"customers": web.CustomersPath, "customer": web.CustomerPath + "?id=C-1", "outbox": web.OutboxPath + "?state=undeliverable",
+			"ledger": web.LedgerPath, "invoice": web.InvoicePath + "?id=NF-B1", "payments": web.PaymentsPath} {
 			sep := "?"
 			if strings.Contains(path, "?") {
 				sep = "&"
@@ -204,5 +209,24 @@ func TestConsoleInBrowser(t *testing.T) {
 				}
 			}
 		}
+	}
+
+	browserMatch(t, b, e, ledgerSeeded)
+}
+
+// browserMatch: the operator (bruno holds the role) matches the unmatched payment to NF-A1
+// with its one-click form on the payments page, and lands on the invoice, paid.
+func browserMatch(t *testing.T, b tab, e *env, f ledgerFixture) {
+	t.Helper()
+	b.do("open the payments", chromedp.Navigate(e.base+web.PaymentsPath), chromedp.WaitReady(chromedp.CSS("main")))
+	button := `form[action="` + web.MatchPath + `"]:has(input[name="invoiceId"][value="NF-A1"]) button`
+	if status := b.submit(button); status != http.StatusOK {
+		t.Fatalf("matching %s to NF-A1 answered %d", f.payment, status)
+	}
+	if loc := b.location(); loc != e.base+web.InvoicePath+"?id=NF-A1" {
+		t.Errorf("after the match the browser is at %s, want NF-A1's page", loc)
+	}
+	if state := b.text("#invoice-state"); state != "paid" || invoiceState(t, e, "NF-A1") != ledger.StatePaid {
+		t.Errorf("after the match NF-A1's page says %q and the ledger %s, want paid", state, invoiceState(t, e, "NF-A1"))
 	}
 }
