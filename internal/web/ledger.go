@@ -87,43 +87,54 @@ func queryParam(field, msg string) *failure.Error {
 	return &failure.Error{Code: failure.InvalidArguments, Field: field, Message: msg}
 }
 
-// readLedger reads the invoices page: ?customer= ?state= (repeated) ?overdue= (days)
-// ?disputed=yes|no ?promise=1 ?after= (the next page's cursor).
-func (p *Pages) readLedger(ctx context.Context, r *http.Request, d *pageData) error {
-	q := r.URL.Query()
-	v := &ledgerView{Filter: ledgerFilter{Customer: q.Get("customer"), Overdue: q.Get("overdue"), Disputed: q.Get("disputed"), States: q["state"]}}
-	f := ledger.ListFilter{CustomerID: v.Filter.Customer, Today: p.today(), After: q.Get("after"), Limit: ledgerPageSize}
+// parseLedgerFilter reads the invoices page's query: ?customer= ?state= (repeated)
+// ?overdue= (days) ?disputed=yes|no ?promise=1 ?after= (the next page's cursor, which
+// ledger.ListInvoices checks); a bad one is refused naming it.
+func parseLedgerFilter(q url.Values, today string) (ledger.ListFilter, ledgerFilter, *failure.Error) {
+	lf := ledgerFilter{Customer: q.Get("customer"), Overdue: q.Get("overdue"), Disputed: q.Get("disputed"), States: q["state"]}
+	f := ledger.ListFilter{CustomerID: lf.Customer, Today: today, After: q.Get("after"), Limit: ledgerPageSize}
 	if len(f.CustomerID) > maxIDLength {
-		return queryParam("customer", "must be a customer id of at most "+strconv.Itoa(maxIDLength)+" characters")
+		return f, lf, queryParam("customer", "must be a customer id of at most "+strconv.Itoa(maxIDLength)+" characters")
 	}
-	for _, s := range v.Filter.States {
+	for _, s := range lf.States {
 		if !slices.Contains(ledger.States, ledger.State(s)) {
-			return queryParam("state", "must each be one of open, partially_paid, paid, void, written_off")
+			return f, lf, queryParam("state", "must each be one of open, partially_paid, paid, void, written_off")
 		}
 		f.States = append(f.States, ledger.State(s))
 	}
-	if v.Filter.Overdue != "" {
-		n, err := strconv.Atoi(v.Filter.Overdue)
+	if lf.Overdue != "" {
+		n, err := strconv.Atoi(lf.Overdue)
 		if err != nil || n < 0 || n > 36500 {
-			return queryParam("overdue", "must be a number of days from 0 to 36500")
+			return f, lf, queryParam("overdue", "must be a number of days from 0 to 36500")
 		}
 		f.MinDaysOverdue = n
 	}
-	switch v.Filter.Disputed {
+	switch lf.Disputed {
 	case "":
 	case "yes", "no":
-		disputed := v.Filter.Disputed == "yes"
+		disputed := lf.Disputed == "yes"
 		f.Disputed = &disputed
 	default:
-		return queryParam("disputed", `must be "yes" or "no"`)
+		return f, lf, queryParam("disputed", `must be "yes" or "no"`)
 	}
 	switch q.Get("promise") {
 	case "":
 	case "1":
-		f.PromisePending, v.Filter.Promise = true, true
+		f.PromisePending, lf.Promise = true, true
 	default:
-		return queryParam("promise", `must be "1" (only invoices under a promise to pay)`)
+		return f, lf, queryParam("promise", `must be "1" (only invoices under a promise to pay)`)
 	}
+	return f, lf, nil
+}
+
+// readLedger reads the invoices page (parseLedgerFilter), 50 invoices at a time.
+func (p *Pages) readLedger(ctx context.Context, r *http.Request, d *pageData) error {
+	q := r.URL.Query()
+	f, lf, fe := parseLedgerFilter(q, p.today())
+	if fe != nil {
+		return fe
+	}
+	v := &ledgerView{Filter: lf}
 	for _, s := range ledger.States {
 		v.StateOptions = append(v.StateOptions, stateOption{Value: s, Selected: slices.Contains(f.States, s)})
 	}
