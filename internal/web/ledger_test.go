@@ -141,9 +141,19 @@ func ledgerRoles(t *testing.T, e *env, f ledgerFixture) {
 		refused(t, "a person without a console role on "+path, e.browser(t).open(t, path, person("edu", mfa)), http.StatusForbidden, string(web.CodeConsoleRole))
 		bot := e.browser(t).open(t, path, agent("collector-bot"))
 		refused(t, "an agent on "+path, bot, http.StatusForbidden, string(web.CodeConsoleAgent))
-		if strings.Contains(bot.body, "NF-A1") && path != web.InvoicePath+"?id=NF-A1" {
+		if strings.Contains(bot.body, "Açaí") {
 			t.Errorf("the agent's refusal on %s shows the ledger:\n%s", path, bot.body)
 		}
+	}
+	// An agent's session posting the match form, with its own CSRF token, is refused too.
+	bot := e.browser(t)
+	bot.open(t, web.PaymentsPath, agent("collector-bot"))
+	// The console shows an agent nothing; the approval page shows it its session's token.
+	botCSRF := html.UnescapeString(csrfRE.FindStringSubmatch(bot.get(t, "/approvals/"+e.ask(t, tool).ID).body)[1])
+	refused(t, "an agent's match", bot.do(t, http.MethodPost, web.MatchPath, url.Values{"csrf": {botCSRF}, "paymentId": {f.payment},
+		"invoiceId": {"NF-A1"}, "amountCents": {"15000"}, "idempotencyKey": {"form_bot"}}, bot.sameSite()), http.StatusForbidden, string(web.CodeConsoleAgent))
+	if st := invoiceState(t, e, "NF-A1"); st != ledger.StateOpen {
+		t.Errorf("after the agent's match NF-A1 is %s, want open", st)
 	}
 }
 
