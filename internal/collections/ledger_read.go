@@ -35,10 +35,6 @@ const (
 	maxLedgerLimit     = 200
 	// maxAllocationsShown bounds the allocations get_invoice lists.
 	maxAllocationsShown = 200
-	// contactsShown bounds the contacts get_invoice lists, found among the
-	// customer's latest contactsScanned sends.
-	contactsShown   = 20
-	contactsScanned = 1000
 	// maxLedgerCursorLen bounds a cursor of the ledger's listings, as text.
 	maxLedgerCursorLen = 1024
 )
@@ -241,45 +237,16 @@ func getInvoiceOutputSchema() *jsonschema.Schema {
 	d.Properties["openedAt"].Description = "When it was opened (RFC 3339, UTC)."
 
 	c := recentSendsSchema()
-	c.MaxItems = ptr(contactsShown)
+	c.MaxItems = ptr(reminders.ContactsShown)
 	c.Description = fmt.Sprintf("The reminders sent to its customer (states queued, sent, undeliverable) that list this invoice, the latest queued first: "+
-		"at most %d, from the customer's latest %d sends; empty when none.", contactsShown, contactsScanned)
+		"at most %d, from the customer's latest %d sends; empty when none.", reminders.ContactsShown, reminders.ContactsScanned)
 	p["contacts"] = c
 	return s
 }
 
-// InvoiceView is an invoice of the ledger and what became of it, as
-// get_invoice reads it: the invoice with its open dispute and latest
-// promise, every allocation to it (oldest first), and the reminders sent
-// naming it (the latest queued first, at most contactsShown, from the
-// customer's latest contactsScanned sends).
-type InvoiceView struct {
-	Invoice     ledger.StoredInvoice
-	Allocations []ledger.Allocation
-	Contacts    []reminders.Record
-}
-
-// ReadInvoice is get_invoice's read of the invoice id, for the tool and
-// the console alike: an unknown id is ledger.ErrInvoiceNotFound.
-func ReadInvoice(ctx context.Context, q store.Querier, id string) (InvoiceView, error) {
-	inv, err := ledger.GetInvoice(ctx, q, id)
-	if err != nil {
-		return InvoiceView{}, err
-	}
-	allocs, err := ledger.Allocations(ctx, q, inv.InvoiceID)
-	if err != nil {
-		return InvoiceView{}, err
-	}
-	sends, err := reminders.SendsNaming(ctx, q, inv.CustomerID, inv.InvoiceID, contactsScanned, contactsShown)
-	if err != nil {
-		return InvoiceView{}, err
-	}
-	return InvoiceView{Invoice: inv, Allocations: allocs, Contacts: sends}, nil
-}
-
 func getInvoiceRead(ctx context.Context, q store.Querier, v any) (pipeline.Effect, error) {
 	a := v.(*getInvoiceArgs)
-	view, err := ReadInvoice(ctx, q, a.InvoiceID)
+	view, err := reminders.ReadInvoice(ctx, q, a.InvoiceID)
 	if errors.Is(err, ledger.ErrInvoiceNotFound) {
 		return pipeline.Effect{}, ledgerFailure(err, argInvoiceID)
 	}

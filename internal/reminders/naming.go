@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/store"
 )
 
@@ -53,4 +54,39 @@ WHERE customer_id = $1 AND state IN ('queued', 'sent', 'undeliverable') ORDER BY
 	}
 	return queryRecords(ctx, q, "sends naming an invoice", `SELECT `+listColumns+` FROM reminder_draft
 WHERE `+store.InList(d, "id", "$1")+` ORDER BY queued_at DESC, id DESC`, string(list))
+}
+
+// The bounds of ReadInvoice's contacts: at most ContactsShown reminders naming the invoice,
+// found among the customer's latest ContactsScanned sends.
+const (
+	ContactsShown   = 20
+	ContactsScanned = 1000
+)
+
+// InvoiceView is an invoice of the ledger and what became of it, as get_invoice and the
+// console read it: the invoice with its open dispute and latest promise, every allocation to
+// it (oldest first), and the reminders sent naming it (the latest queued first, at most
+// ContactsShown, from the customer's latest ContactsScanned sends).
+type InvoiceView struct {
+	Invoice     ledger.StoredInvoice
+	Allocations []ledger.Allocation
+	Contacts    []Record
+}
+
+// ReadInvoice reads the invoice id and what became of it, for the tool and the console alike:
+// an unknown id is ledger.ErrInvoiceNotFound.
+func ReadInvoice(ctx context.Context, q store.Querier, id string) (InvoiceView, error) {
+	inv, err := ledger.GetInvoice(ctx, q, id)
+	if err != nil {
+		return InvoiceView{}, err
+	}
+	allocs, err := ledger.Allocations(ctx, q, inv.InvoiceID)
+	if err != nil {
+		return InvoiceView{}, err
+	}
+	sends, err := SendsNaming(ctx, q, inv.CustomerID, inv.InvoiceID, ContactsScanned, ContactsShown)
+	if err != nil {
+		return InvoiceView{}, err
+	}
+	return InvoiceView{Invoice: inv, Allocations: allocs, Contacts: sends}, nil
 }

@@ -12,11 +12,11 @@ import (
 
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
-	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/pipeline"
+	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/request"
 	"github.com/cobranca/cobranca/internal/signin"
 )
@@ -188,7 +188,7 @@ func linkWith(r *http.Request, path string, q url.Values) string {
 }
 
 type invoiceView struct {
-	collections.InvoiceView
+	reminders.InvoiceView
 	Overdue, PromisePending bool
 	// Bodies: the reader may read messages to customers (their subjects here).
 	Bodies bool
@@ -200,7 +200,7 @@ func (p *Pages) readInvoice(ctx context.Context, r *http.Request, d *pageData) e
 	if id == "" || len(id) > maxIDLength {
 		return queryParam("id", "must be an invoice id of 1 to "+strconv.Itoa(maxIDLength)+" characters")
 	}
-	view, err := collections.ReadInvoice(ctx, p.decider.DB, id)
+	view, err := reminders.ReadInvoice(ctx, p.decider.DB, id)
 	if errors.Is(err, ledger.ErrInvoiceNotFound) {
 		return &failure.Error{Code: codeNotFound, Field: "id", Message: "names no invoice in the ledger"}
 	}
