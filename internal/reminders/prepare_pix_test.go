@@ -69,7 +69,7 @@ func TestPreparePix(t *testing.T) {
 				return reminders.Select(ctx, db, reminders.Selection{IDs: []string{rec.ID}}, false, 10)
 			},
 		}
-		readsHTML := map[string]bool{"Get": true, "Sends": true}
+		readsHTML := map[string]bool{"Get": true}
 		check := func(when string, want reminders.Record) {
 			t.Helper()
 			for name, read := range reads {

@@ -120,7 +120,7 @@ type Record struct {
 	State        State
 	Subject      string
 	Body         string // the text/plain part (Rendered.Text)
-	HTML         string // the HTML part; "" for a draft written before reminders had one, and as read by Select, List, ListSending and SendsNaming (Get reads it)
+	HTML         string // the HTML part; "" for a draft written before reminders had one, and as read by Select, List, Sends, ListSending and SendsNaming (Get reads it)
 	Currency     string // ISO 4217 code of its amounts (BRL for a draft written before drafts had one)
 	Pix          *Pix   // the PIX code the draft carries; nil when none
 	InvoiceCount int

@@ -157,6 +157,6 @@ const (
 // Sends returns the customer's drafts that were sent (queued, sent, undeliverable), the latest
 // queued first, at most limit.
 func Sends(ctx context.Context, q store.Querier, customerID string, limit int) ([]Record, error) {
-	return queryRecords(ctx, q, "sends", `SELECT `+recordColumns+` FROM reminder_draft
+	return queryRecords(ctx, q, "sends", `SELECT `+listColumns+` FROM reminder_draft
 WHERE customer_id = $1 AND state IN ('queued', 'sent', 'undeliverable') ORDER BY queued_at DESC, id DESC LIMIT $2`, customerID, int64(limit))
 }
