@@ -231,7 +231,7 @@ func (c *Calendar) backward(y, i, n int) Date {
 
 // BusinessDaysBetween counts the business days in (from, to]: the days after
 // from up to and including to. When to is before from it is minus the count
-// in (to, from].
+// in (to, from]. Its cost grows with the number of years between them.
 func (c *Calendar) BusinessDaysBetween(from, to Date) int {
 	if to.Before(from) {
 		return -c.BusinessDaysBetween(to, from)

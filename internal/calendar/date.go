@@ -28,15 +28,14 @@ func DateOf(t time.Time, loc *time.Location) Date {
 // The error is an *Error without a Field: the caller knows which argument
 // it parsed and sets it.
 func ParseDate(s string) (Date, error) {
-	bad := &Error{Message: "want a calendar date written YYYY-MM-DD"}
 	if len(s) != len("2006-01-02") || s[4] != '-' || s[7] != '-' {
-		return Date{}, bad
+		return Date{}, &Error{Message: "want a calendar date written YYYY-MM-DD"}
 	}
 	y, ok1 := digits(s[0:4])
 	m, ok2 := digits(s[5:7])
 	d, ok3 := digits(s[8:10])
 	if !ok1 || !ok2 || !ok3 {
-		return Date{}, bad
+		return Date{}, &Error{Message: "want a calendar date written YYYY-MM-DD"}
 	}
 	if m < 1 || m > 12 {
 		return Date{}, &Error{Message: "the month must be 01 to 12"}

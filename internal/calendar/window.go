@@ -136,13 +136,9 @@ func dayOrder(d time.Weekday) int { return (int(d) + 6) % 7 }
 // loadZone loads an IANA zone by name. "Local" is refused: it is this
 // server's zone, which the caller neither knows nor chose.
 func loadZone(name string) (*time.Location, error) {
-	bad := &Error{"window.zone", "want an IANA time zone name such as America/Sao_Paulo"}
-	if name == "Local" {
-		return nil, bad
-	}
 	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, bad
+	if err != nil || name == "Local" {
+		return nil, &Error{"window.zone", "want an IANA time zone name such as America/Sao_Paulo"}
 	}
 	return loc, nil
 }
