@@ -105,9 +105,8 @@ func ParseWindow(zone, open, close string, days []string) (Window, error) {
 	if len(days) > 0 {
 		w.Days = make([]time.Weekday, 0, len(days))
 		for i, s := range days {
-			k := slices.IndexFunc(dayNames, func(n dayName) bool {
-				return n.name == asciiLower(s)
-			})
+			name := asciiLower(s)
+			k := slices.IndexFunc(dayNames, func(n dayName) bool { return n.name == name })
 			if k < 0 {
 				return Window{}, &Error{"window.days", fmt.Sprintf("day %d is not one of mon, tue, wed, thu, fri, sat, sun", i+1)}
 			}
@@ -115,7 +114,10 @@ func ParseWindow(zone, open, close string, days []string) (Window, error) {
 		}
 		slices.SortFunc(w.Days, func(a, b time.Weekday) int { return dayOrder(a) - dayOrder(b) })
 	}
-	return w, w.Validate()
+	if err := w.Validate(); err != nil {
+		return Window{}, err
+	}
+	return w, nil
 }
 
 // asciiLower lowers A to Z only: strings.EqualFold would also take "ſat"

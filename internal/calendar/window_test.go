@@ -58,8 +58,8 @@ func TestParseWindow(t *testing.T) {
 			continue
 		}
 		var e *Error
-		if !errors.As(err, &e) || e.Field != tc.want || e.Message == "" {
-			t.Errorf("ParseWindow(%q, %q, %q, %q) = %v; want an *Error on %s", tc.zone, tc.open, tc.close, tc.days, err, tc.want)
+		if !errors.As(err, &e) || e.Field != tc.want || e.Message == "" || w.Zone != nil || w.Days != nil {
+			t.Errorf("ParseWindow(%q, %q, %q, %q) = %s, %v; want the zero Window and an *Error on %s", tc.zone, tc.open, tc.close, tc.days, w, err, tc.want)
 		}
 	}
 }
