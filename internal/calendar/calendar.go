@@ -33,7 +33,8 @@ import (
 //     holidays closes every branch on them, CMN Resolução 4.880/2020 makes
 //     the days of that calendar non-business days for financial operations,
 //     and ANBIMA's list of national holidays (the days on which bank reserves
-//     do not move, which the market counts business days by) has all four.
+//     do not move, which the market counts business days by:
+//     https://www.anbima.com.br/feriados/feriados.asp) has all four.
 //     rickar's package has Good Friday, Corpus Christi and Carnival Tuesday
 //     only; Monday is added.
 //
