@@ -198,13 +198,17 @@ func origin(s string) string {
 }
 
 // ServeHTTP serves signin's paths, ApprovalPattern, WriteOffsPath and the console, with the security headers on every answer.
+// The referrer policy is same-origin, not no-referrer: under no-referrer a browser sends a
+// form's POST with "Origin: null" (Fetch's origin serialization), which the Origin guard in
+// front of /admin refuses (the write-off form); same-origin still sends no referrer to another
+// site, as the development sign-in page does (authserver).
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", p.csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	p.mux.ServeHTTP(w, r)
 }
 

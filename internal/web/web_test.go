@@ -174,7 +174,7 @@ func languages(t *testing.T, e *env) {
 	sum := sha256.Sum256([]byte(style[1]))
 	wantCSP := "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 	for k, want := range map[string]string{"Content-Security-Policy": wantCSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
-		"Referrer-Policy": "no-referrer", "Content-Type": "text/html; charset=utf-8", "X-Frame-Options": "DENY"} {
+		"Referrer-Policy": "same-origin", "Content-Type": "text/html; charset=utf-8", "X-Frame-Options": "DENY"} {
 		if got := h.Get(k); got != want {
 			t.Errorf("%s = %q, want %q", k, got, want)
 		}
