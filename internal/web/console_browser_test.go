@@ -1,16 +1,28 @@
 package web_test
 
 import (
+	"bufio"
+	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	"github.com/cobranca/cobranca/internal/approval"
@@ -90,19 +102,196 @@ func (b tab) location() string {
 	return loc
 }
 
-// signIn fills the development sign-in page, shown now, as a person with acr and roles.
+// signIn fills the development sign-in page, shown now, as a person with acr and roles, and
+// expects the page it leads to.
 func (b tab) signIn(base, subject, acr, roles string) {
+	b.t.Helper()
+	if status := b.signInAs(base, "person", subject, acr, roles); status != http.StatusOK {
+		b.t.Fatalf("browser: signing in as %s answered %d", subject, status)
+	}
+}
+
+// signInAs fills the development sign-in page, shown now, as kind ("person" or "agent": the
+// client then acts for subject, the act claim) with acr and roles, and returns the status of
+// the page it leads to.
+func (b tab) signInAs(base, kind, subject, acr, roles string) int64 {
 	b.t.Helper()
 	b.do("wait for the sign-in page", chromedp.WaitVisible(chromedp.CSS(signInSubject)))
 	if loc := b.location(); !strings.HasPrefix(loc, base+"/oauth/authorize?") {
 		b.t.Fatalf("browser: at %s, want the development sign-in page", loc)
 	}
-	b.do("sign in as "+subject, chromedp.SetValue(chromedp.CSS(signInSubject), subject),
-		chromedp.Click(chromedp.CSS(`input[name="kind"][value="person"]`)),
+	b.do("sign in as "+kind+" "+subject, chromedp.SetValue(chromedp.CSS(signInSubject), subject),
+		chromedp.Click(chromedp.CSS(`input[name="kind"][value="`+kind+`"]`)),
 		chromedp.SetValue(chromedp.CSS(signInACR), acr), chromedp.SetValue(chromedp.CSS(signInRoles), roles))
-	if status := b.submit(signInSubmit); status != http.StatusOK {
-		b.t.Fatalf("browser: signing in as %s answered %d", subject, status)
+	return b.submit(signInSubmit)
+}
+
+// open navigates to url and returns the status of the page that answers.
+func (b tab) open(url string) int64 {
+	b.t.Helper()
+	resp, err := chromedp.RunResponse(b.ctx, chromedp.Navigate(url))
+	if err != nil {
+		b.t.Fatalf("browser: open %s: %v", url, err)
 	}
+	if loc := b.location(); loc != url {
+		b.t.Fatalf("browser: opening %s went to %s", url, loc)
+	}
+	return resp.Status
+}
+
+// refusalCode is the code the refusal page shows ("" when the page is none).
+func (b tab) refusalCode() string {
+	b.t.Helper()
+	code, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.querySelector("#main .refusal code")?.textContent ?? ""`))
+	if err != nil {
+		b.t.Fatalf("browser: the refusal's code: %v", err)
+	}
+	return code
+}
+
+// actionsJS lists the page's actions: each form that posts (but the header's sign-out) as its
+// path and its buttons ("name=value text").
+const actionsJS = `JSON.stringify([...document.forms]
+	.filter(f => f.method === "post" && new URL(f.action).pathname !== "/signout")
+	.map(f => new URL(f.action).pathname + ": " + [...f.querySelectorAll("button, input[type=submit]")]
+		.map(b => (b.name ? b.name + "=" + b.value + " " : "") + b.textContent.trim()).join(" | ")))`
+
+// actions are the actions the page offers (actionsJS).
+func (b tab) actions() []string {
+	b.t.Helper()
+	raw, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](actionsJS))
+	if err != nil {
+		b.t.Fatalf("browser: the page's actions: %v", err)
+	}
+	var out []string
+	if err := json.Unmarshal([]byte(raw), &out); err != nil {
+		b.t.Fatalf("browser: the page's actions %s: %v", raw, err)
+	}
+	return out
+}
+
+// forgeJS builds a form in the page posting the fields, and the session's own CSRF token (the
+// header's sign-out form holds it), to an action, and submits it, as a person's own script
+// would: the request is the page's, same-site, with the session's cookie and token.
+const forgeJS = `((action, fields) => {
+	const f = document.createElement("form");
+	f.method = "post";
+	f.action = action;
+	fields.csrf = document.querySelector('form[action="/signout"] input[name="csrf"]').value;
+	for (const [name, value] of Object.entries(fields)) {
+		const i = document.createElement("input");
+		i.type = "hidden";
+		i.name = name;
+		i.value = value;
+		f.append(i);
+	}
+	document.body.append(f);
+	f.submit();
+})(%s, %s)`
+
+// forge posts fields to action from the page shown now (forgeJS) and returns the status of
+// the answer.
+func (b tab) forge(action string, fields map[string]string) int64 {
+	b.t.Helper()
+	a, err := json.Marshal(action)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	f, err := json.Marshal(fields)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	resp, err := chromedp.RunResponse(b.ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(forgeJS, a, f)))
+	if err != nil {
+		b.t.Fatalf("browser: a form posted to %s: %v", action, err)
+	}
+	return resp.Status
+}
+
+// screenshots is where the browser tests write the screenshots the role pages (docs/roles)
+// show; from the repository's root: go test ./internal/web -run 'InBrowser$' -screenshots
+// "$PWD/docs/img/console" (docs/console.md, Screenshots).
+var screenshots = flag.String("screenshots", "", "write the role pages' screenshots (PNG, 1280×800) to this folder")
+
+// The browser tests' viewport: a finance team's laptop, the size of the docs' screenshots.
+const viewWidth, viewHeight = 1280, 800
+
+// newTab starts a browser for t (browsertest.New) with the viewport the docs show.
+func newTab(t *testing.T, timeout time.Duration) tab {
+	t.Helper()
+	b := tab{t: t, ctx: browsertest.New(t, timeout)}
+	b.do("viewport", chromedp.EmulateViewport(viewWidth, viewHeight))
+	return b
+}
+
+// docShots are the screenshots the role pages (docs/roles) show: the browser tests, given
+// -screenshots, write each as <name>.png (tab.shoot), and docs/img/console holds them.
+var docShots = []string{
+	"approver-inbox", "approver-approval", "approver-approved", "approver-trail",
+	"operator-payments", "operator-matched", "operator-verified",
+	"write-off-form", "write-off-done",
+	"viewer-inbox", "viewer-ledger", "viewer-invoice", "viewer-customer", "viewer-outbox", "viewer-audit", "viewer-health",
+	"viewer-ledger-pt-BR",
+}
+
+// shoot writes what the viewport shows as name.png to the -screenshots folder, when given;
+// name must be one the role pages show (docShots).
+func (b tab) shoot(name string) {
+	b.t.Helper()
+	if !slices.Contains(docShots, name) {
+		b.t.Fatalf("screenshot %s is not among the role pages' (docShots)", name)
+	}
+	if *screenshots == "" {
+		return
+	}
+	b.do("viewport", chromedp.EmulateViewport(viewWidth, viewHeight))
+	shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Fatalf("browser: screenshot %s: %v", name, err)
+	}
+	if shot, err = shrink(shot); err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(*screenshots, name+".png"), shot, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// shotColors is how many colours a committed screenshot keeps.
+const shotColors = 96
+
+// shrink redraws a screenshot (PNG) in its shotColors most frequent colours, each pixel the
+// nearest of them, undithered: a page is a few colours and the antialiasing between them, so
+// the text stays crisp and the file is a third of the size or less.
+func shrink(shot []byte) ([]byte, error) {
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		return nil, err
+	}
+	r := img.Bounds()
+	counts := map[color.RGBA]int{}
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			counts[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)]++
+		}
+	}
+	colors := slices.SortedFunc(maps.Keys(counts), func(a, b color.RGBA) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(uint32(a.R)<<24|uint32(a.G)<<16|uint32(a.B)<<8|uint32(a.A), uint32(b.R)<<24|uint32(b.G)<<16|uint32(b.B)<<8|uint32(b.A))
+	})
+	pal := make(color.Palette, 0, shotColors)
+	for _, c := range colors[:min(len(colors), shotColors)] {
+		pal = append(pal, c)
+	}
+	out := image.NewPaletted(r, pal)
+	draw.Draw(out, r, img, r.Min, draw.Src)
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&buf, out); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // violation is an axe-core violation, as much of it as a failure needs.
@@ -111,19 +300,54 @@ type violation struct {
 	Nodes            []struct{ Target []any }
 }
 
+// namedPath is a page of the console, by the name its screenshots take.
+type namedPath struct{ name, path string }
+
+// consolePaths are the console's pages, each with data to show once the test's fixtures are
+// written (seedConsoleLedger, seedLedger, writeMessages): the customer C-1, the undeliverable
+// sends, the invoice NF-B1.
+var consolePaths = []namedPath{{"inbox", web.ConsolePath}, {"tools", web.ToolsPath}, {"health", web.HealthPath}, {"audit", web.AuditPath},
+	{"customers", web.CustomersPath}, {"customer", web.CustomerPath + "?id=C-1"}, {"outbox", web.OutboxPath + "?state=undeliverable"},
+	{"ledger", web.LedgerPath}, {"invoice", web.InvoicePath + "?id=NF-B1"}, {"payments", web.PaymentsPath}}
+
+// sendPreview is a send_reminder's preview as the tool writes it, for the pages to show.
+const sendPreview = `send the reminder draft drf_01JDOCS by e-mail, once, to "Padaria São João" at "financeiro@padaria.example" — customer "C-1", contact status in effect: contactable.
+Invoices (the draft's amount; the ledger's state now):
+- "NF-1001" due 2026-11-20, R$ 1.234,56 — ledger: open
+Subject: "Fatura NF-1001 em aberto"
+Body:
+| Olá, equipe da Padaria São João,
+| a fatura NF-1001, de R$ 1.234,56, venceu em 20/11/2026.
+| Se já pagou, desconsidere este lembrete.`
+
+// askSend records a pending send_reminder, asked by ana through her collector-bot.
+func askSend(t *testing.T, e *env) *approval.Action {
+	t.Helper()
+	a, err := e.approvals.Create(context.Background(), e.db, collections.SendReminderName, sha256.Sum256([]byte(t.Name())), sendPreview,
+		[]string{"sends one e-mail to the customer"}, approval.Requester{Subject: "ana", Client: "collector-bot", Actor: "collector-bot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // TestConsoleInBrowser (issue 29): in headless Chromium, an approver signs in through the
 // development authorization server (a password only), finds the pending send_reminder in the
 // console's inbox, follows it to the approval page, approves, is sent to step up, and
-// approves, and finds the approval's event in the audit trail; then axe-core, injected into each page, finds no serious or critical violation on
-// the inbox, tools, health, audit, approval, write-off, customers, customer, outbox, ledger,
-// invoice and payments pages in either language, and each page is kept as a screenshot at
-// 1280×800 and 390×844 (t.ArtifactDir; go test -artifacts); last, the approver, an operator
-// too, matches an unmatched payment in one click and sees the invoice paid.
+// approves, and finds the approval's event in the audit trail; exports the trail from its
+// page, and the file verifies offline as `cobranca audit verify --file` checks it (a copy with
+// one byte changed does not); verifies the chain from the page; then axe-core, injected into
+// each page, finds no serious or critical violation on the inbox, tools, health, audit,
+// approval, write-off, customers, customer, outbox, ledger, invoice and payments pages in
+// either language, and each page is kept as a screenshot at 1280×800 and 390×844
+// (t.ArtifactDir; go test -artifacts); last, the approver, an operator too, matches an
+// unmatched payment in one click and sees the invoice paid, and, holding the write-off role
+// too, writes an invoice off from the write-off page.
 func TestConsoleInBrowser(t *testing.T) {
 	axe := axeScript(t)
-	b := tab{t: t, ctx: browsertest.New(t, 3*time.Minute)}
+	b := newTab(t, 4*time.Minute)
 	e := newEnv(t, storetest.SQLite(t), false)
-	send := e.ask(t, collections.SendReminderName)
+	send := askSend(t, e)
 	roles := strings.Join([]string{web.RoleApprover, web.RoleWriteOff, web.RoleOperator}, " ")
 	ledgerSeeded := seedConsoleLedger(t, e)
 
@@ -136,7 +360,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !strings.Contains(row, collections.SendReminderName) || !strings.Contains(row, "ana") || !strings.Contains(row, "collector-bot") {
 		t.Errorf("the inbox's first row = %q, want the pending send_reminder asked by ana's collector-bot", row)
 	}
+	b.shoot("approver-inbox")
 	b.do("follow the approval", chromedp.Click(chromedp.CSS(`a.primary[href="/approvals/`+send.ID+`"]`)), chromedp.WaitVisible(chromedp.CSS(approveButton)))
+	if acts := b.actions(); len(acts) != 1 || !strings.Contains(acts[0], "decision=approve") || !strings.Contains(acts[0], "decision=reject") {
+		t.Errorf("the approver's approval page offers %q, want its approve and reject", acts)
+	}
+	b.shoot("approver-approval")
 	if status := b.submit(approveButton); status != http.StatusOK {
 		t.Fatalf("approving with a password only answered %d, want the step-up sign-in", status)
 	}
@@ -151,34 +380,35 @@ func TestConsoleInBrowser(t *testing.T) {
 	if state := b.text(".state"); !strings.HasPrefix(state, "approved") || e.state(t, send.ID) != approval.Approved {
 		t.Fatalf("after approving the page says %q and the store %s, want approved", state, e.state(t, send.ID))
 	}
+	b.shoot("approver-approved")
 
 	// The trail shows the approval's audit event, bruno's.
-	b.do("open the audit trail", chromedp.Navigate(e.base+web.AuditPath+"?subject=bruno"), chromedp.WaitReady(chromedp.CSS("main")))
+	b.open(e.base + web.AuditPath + "?subject=bruno")
 	if row := b.text(`#main table tbody tr`); !strings.Contains(row, approval.EventApproved) || !strings.Contains(row, send.ID) || !strings.Contains(row, "allowed") {
 		t.Errorf("the trail's newest event of bruno = %q, want %s of %s, allowed", row, approval.EventApproved, send.ID)
 	}
+	b.shoot("approver-trail")
+	browserExport(t, b, e, send)
+	browserVerify(t, b, e)
 
 	// Every page, for axe-core: a pending approval shows its buttons.
-	pending := e.ask(t, collections.SendReminderName)
+	pending := askSend(t, e)
 	// The health page's charts, with bars to draw.
 	insertCall(t, e.db, e.clock.Now().Add(-3*time.Hour), "low", auditlog.Allowed)
 	insertCall(t, e.db, e.clock.Now().Add(-50*time.Hour), "critical", auditlog.Denied)
 	seedLedger(t, e, e.clock.Now().In(time.FixedZone("BRT", -3*60*60)))
 	writeMessages(t, e) // customers, drafts, sends and a bulk send, for their pages
 	dir := t.ArtifactDir()
+	pages := append(slices.Clone(consolePaths), namedPath{"approval", "/approvals/" + pending.ID}, namedPath{"write-off", web.WriteOffsPath})
 	for _, lang := range []string{"en", "pt-BR"} {
-		for name, path := range map[string]string{"inbox": web.ConsolePath, "tools": web.ToolsPath, "health": web.HealthPath, "audit": web.AuditPath,
-			"approval": "/approvals/" + pending.ID, "write-off": web.WriteOffsPath,
-			"customers": web.CustomersPath, "customer": web.CustomerPath + "?id=C-1", "outbox": web.OutboxPath + "?state=undeliverable",
-			"ledger": web.LedgerPath, "invoice": web.InvoicePath + "?id=NF-B1", "payments": web.PaymentsPath} {
+		for _, p := range pages {
 			sep := "?"
-			if strings.Contains(path, "?") {
+			if strings.Contains(p.path, "?") {
 				sep = "&"
 			}
-			url := e.base + path + sep + "lang=" + lang
-			b.do("open "+url, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("main")))
-			if loc := b.location(); loc != url {
-				t.Fatalf("%s: the browser is at %s", url, loc)
+			url := e.base + p.path + sep + "lang=" + lang
+			if status := b.open(url); status != http.StatusOK {
+				t.Errorf("%s: %d, want 200", url, status)
 			}
 			b.do("inject axe-core", chromedp.Evaluate[chromedp.Void](axe))
 			for _, size := range [][2]int64{{1280, 800}, {390, 844}} {
@@ -203,22 +433,97 @@ func TestConsoleInBrowser(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: screenshot: %v", url, err)
 				}
-				file := filepath.Join(dir, fmt.Sprintf("%s-%s-%dx%d.png", name, lang, size[0], size[1]))
+				file := filepath.Join(dir, fmt.Sprintf("%s-%s-%dx%d.png", p.name, lang, size[0], size[1]))
 				if err := os.WriteFile(file, shot, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 	}
+	b.do("viewport", chromedp.EmulateViewport(viewWidth, viewHeight))
 
 	browserMatch(t, b, e, ledgerSeeded)
+	browserWriteOff(t, b, e)
+}
+
+// browserExport: on the trail page (bruno's events, with the approval's), the approver clicks
+// Export; the file the browser downloads verifies offline as `cobranca audit verify --file`
+// verifies one (auditlog.VerifyFile with the audit key) and holds the approval's event; a
+// copy with one byte of that event changed is refused, naming its line.
+func browserExport(t *testing.T, b tab, e *env, send *approval.Action) {
+	t.Helper()
+	// The export holds the sealed events: the sealer (auditlog.Log.RunSealer) does this in
+	// the server.
+	if _, err := e.alog.Seal(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	progress := chromedp.Events(b.ctx, cdpbrowser.DownloadProgress)
+	b.do("export the trail", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+			Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: new(true)})
+		return err
+	}), chromedp.Click(chromedp.CSS(`a[download][href^="`+web.AuditExportPath+`?"]`)))
+	var file string
+	for ev, err := range progress {
+		if err != nil {
+			t.Fatalf("browser: waiting for the export's download: %v", err)
+		}
+		if ev.State == cdpbrowser.DownloadProgressStateCanceled {
+			t.Fatalf("browser: the export's download was canceled")
+		}
+		if ev.State == cdpbrowser.DownloadProgressStateCompleted {
+			file = filepath.Join(dir, ev.GUID)
+			break
+		}
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := auditlog.VerifyFile(bufio.NewReader(bytes.NewReader(data)), e.auditKey, nil)
+	if err != nil || rep.Problem != nil || rep.Count < 1 || !rep.MACsChecked {
+		t.Fatalf("the downloaded export verifies as %v, %v:\n%s", rep, err, data)
+	}
+	// The approval's event, and in it bruno: one byte of it changed is caught.
+	at := bytes.Index(data, []byte(`"event":"`+approval.EventApproved+`"`))
+	name := bytes.Index(data[max(at, 0):], []byte(`"subject":"bruno"`))
+	if at < 0 || name < 0 || !bytes.Contains(data, []byte(send.ID)) {
+		t.Fatalf("the export holds no %s of bruno's for %s:\n%s", approval.EventApproved, send.ID, data)
+	}
+	flipped := slices.Clone(data)
+	i := at + name + len(`"subject":"brun`)
+	flipped[i] = 'a' // bruno → bruna
+	line := bytes.Count(data[:i], []byte("\n")) + 1
+	bad, err := auditlog.VerifyFile(bufio.NewReader(bytes.NewReader(flipped)), e.auditKey, nil)
+	if err != nil || bad.Problem == nil || bad.Problem.Line != line || bad.Problem.Kind != auditlog.Altered {
+		t.Errorf("the export with line %d changed verifies as %v, %v; want altered at line %d", line, bad, err, line)
+	}
+}
+
+// browserVerify: the approver verifies the audit chain from the trail page and reads the
+// report.
+func browserVerify(t *testing.T, b tab, e *env) {
+	t.Helper()
+	b.open(e.base + web.AuditPath)
+	if status := b.submit(`button[name="verify"]`); status != http.StatusOK {
+		t.Fatalf("verifying the chain answered %d", status)
+	}
+	if h, report := b.text(".verified h3"), b.text(".verified .report"); h != "The chain verified" || !strings.HasPrefix(report, "OK ") {
+		t.Errorf("after verifying the page says %q: %q, want the chain verified", h, report)
+	}
+	if n := e.audited(t, web.EventAuditVerified, auditlog.Allowed); n != 1 {
+		t.Errorf("%d verifications audited, want 1", n)
+	}
+	b.shoot("operator-verified")
 }
 
 // browserMatch: the operator (bruno holds the role) matches the unmatched payment to NF-A1
 // with its one-click form on the payments page, and lands on the invoice, paid.
 func browserMatch(t *testing.T, b tab, e *env, f ledgerFixture) {
 	t.Helper()
-	b.do("open the payments", chromedp.Navigate(e.base+web.PaymentsPath), chromedp.WaitReady(chromedp.CSS("main")))
+	b.open(e.base + web.PaymentsPath)
+	b.shoot("operator-payments")
 	button := `form[action="` + web.MatchPath + `"]:has(input[name="invoiceId"][value="NF-A1"]) button`
 	if status := b.submit(button); status != http.StatusOK {
 		t.Fatalf("matching %s to NF-A1 answered %d", f.payment, status)
@@ -229,4 +534,22 @@ func browserMatch(t *testing.T, b tab, e *env, f ledgerFixture) {
 	if state := b.text("#invoice-state"); state != "paid" || invoiceState(t, e, "NF-A1") != ledger.StatePaid {
 		t.Errorf("after the match NF-A1's page says %q and the ledger %s, want paid", state, invoiceState(t, e, "NF-A1"))
 	}
+	b.shoot("operator-matched")
+}
+
+// browserWriteOff: bruno, holding the write-off role and stepped up, writes NF-C (C-2's, 100
+// days overdue) off from the write-off page, and the ledger closes it.
+func browserWriteOff(t *testing.T, b tab, e *env) {
+	t.Helper()
+	b.open(e.base + web.WriteOffsPath)
+	b.do("fill the write-off form", chromedp.SetValue(chromedp.CSS("#invoiceId"), "NF-C"), chromedp.SetValue(chromedp.CSS("#customerId"), "C-2"),
+		chromedp.SetValue(chromedp.CSS("#amountCents"), "123456"), chromedp.SetValue(chromedp.CSS("#reason"), "cliente em recuperação judicial"))
+	b.shoot("write-off-form")
+	if status := b.submit(`#main form button[type="submit"]`); status != http.StatusOK {
+		t.Fatalf("writing NF-C off answered %d", status)
+	}
+	if h := b.text("#written-off"); h != "Invoice written off" || invoiceState(t, e, "NF-C") != ledger.StateWrittenOff {
+		t.Errorf("after writing off the page says %q and the ledger %s, want written off", h, invoiceState(t, e, "NF-C"))
+	}
+	b.shoot("write-off-done")
 }
