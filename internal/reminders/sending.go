@@ -160,3 +160,31 @@ func Sends(ctx context.Context, q store.Querier, customerID string, limit int) (
 	return queryRecords(ctx, q, "sends", `SELECT `+listColumns+` FROM reminder_draft
 WHERE customer_id = $1 AND state IN ('queued', 'sent', 'undeliverable') ORDER BY queued_at DESC, id DESC LIMIT $2`, customerID, int64(limit))
 }
+
+// RecentMessages counts, by customer, the messages that count against a cap of messages per
+// customer since since: the drafts queued since then (queued, sent or undeliverable: each was
+// a message), and the drafts written since then and still open (each may become one). Drafts
+// discarded count for nothing. It reads reminder_draft_sending and reminder_draft_created.
+func RecentMessages(ctx context.Context, q store.Querier, since time.Time) (map[string]int, error) {
+	us := since.UnixMicro()
+	rows, err := q.Query(ctx, `SELECT customer_id, COUNT(*) FROM reminder_draft
+WHERE (state IN ('queued', 'sent', 'undeliverable') AND queued_at >= $1) OR (state = 'draft' AND created_at >= $1)
+GROUP BY customer_id`, us)
+	if err != nil {
+		return nil, fmt.Errorf("reminders: recent messages: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("reminders: recent messages: %w", err)
+		}
+		out[id] = int(n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reminders: recent messages: %w", err)
+	}
+	return out, nil
+}
