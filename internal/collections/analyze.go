@@ -75,7 +75,7 @@ func Tools(s Settings) ([]pipeline.Tool, error) {
 		return nil, err
 	}
 	var tools []pipeline.Tool
-	for _, t := range []struct {
+	for _, t := range append([]struct {
 		contract contract.Contract
 		logic    pipeline.Tool // all but the contract
 	}{
@@ -99,7 +99,7 @@ func Tools(s Settings) ([]pipeline.Tool, error) {
 		{resolveDisputeContract(), pipeline.Tool{Decode: resolveDisputeDecode, Execute: resolveDisputeExecute}},
 		// Forbidden: never served over MCP; the pipeline's Admin runs it for people.
 		{writeOffContract(), pipeline.Tool{Decode: writeOffDecode, Execute: writeOffExecute}},
-	} {
+	}, scheduleTools()...) { // the collection schedules' (schedule.go)
 		c, err := contract.Finish(t.contract)
 		if err != nil {
 			return nil, err
