@@ -141,13 +141,12 @@ func Plan(ctx context.Context, q store.Querier, s Schedule, date calendar.Date, 
 		return p, nil
 	}
 	p.BusinessDay = true
-	steps := make([]calendar.Date, 0, len(s.Steps)) // scratch
+	// stepOn is, for a due date, the latest step due on date (-1: none) and the step that
+	// falls on date exactly (-1: none).
 	stepOn := func(due calendar.Date) (catchUp, exact int) {
-		steps = steps[:0]
 		catchUp, exact = -1, -1
 		for k, st := range s.Steps {
 			d := cal.AddBusinessDays(due, st.Offset)
-			steps = append(steps, d)
 			if !d.After(date) {
 				catchUp = k
 			}
@@ -157,10 +156,6 @@ func Plan(ctx context.Context, q store.Querier, s Schedule, date calendar.Date, 
 		}
 		return catchUp, exact
 	}
-	cands, err := candidates(ctx, q, s, date, cal)
-	if err != nil {
-		return nil, err
-	}
 	type dueInfo struct{ catchUp, exact, late int }
 	byDue := map[string]dueInfo{}
 	type key struct {
@@ -168,15 +163,19 @@ func Plan(ctx context.Context, q store.Querier, s Schedule, date calendar.Date, 
 		step     int
 		currency string
 	}
-	groups := map[key][]candidate{}
+	type group struct {
+		to       reminders.Recipient
+		invoices []reminders.Invoice
+	}
+	groups := map[key]*group{}
 	var order []key
 	aud := s.Audience
-	for _, c := range cands {
+	err := candidates(ctx, q, s, date, cal, func(c *candidate) error {
 		info, ok := byDue[c.due]
 		if !ok {
 			due, err := calendar.ParseDate(c.due)
 			if err != nil {
-				return nil, fmt.Errorf("schedules: plan: invoice %s: due date: %w", c.id, err)
+				return fmt.Errorf("schedules: plan: invoice %s: due date: %w", c.id, err)
 			}
 			info.catchUp, info.exact = stepOn(due)
 			info.late = cal.BusinessDaysBetween(due, date)
@@ -189,14 +188,14 @@ func Plan(ctx context.Context, q store.Querier, s Schedule, date calendar.Date, 
 			step, amount = info.exact, c.amount
 		}
 		if step < 0 || c.had >= step {
-			continue // no step due, or it had this one or a later one
+			return nil // no step due, or it had this one or a later one
 		}
 		switch {
 		case aud.MinOpenCents != nil && amount < *aud.MinOpenCents,
 			aud.MaxOpenCents != nil && amount > *aud.MaxOpenCents,
 			aud.MinBusinessDaysLate != nil && info.late < *aud.MinBusinessDaysLate,
 			aud.MaxBusinessDaysLate != nil && info.late > *aud.MaxBusinessDaysLate:
-			continue // not the audience's
+			return nil // not the audience's
 		}
 		sk := &p.Skipped
 		switch {
@@ -221,26 +220,30 @@ func Plan(ctx context.Context, q store.Querier, s Schedule, date calendar.Date, 
 				sk.CustomerPaused++
 			default:
 				k := key{c.customerID, step, c.currency}
-				if _, seen := groups[k]; !seen {
+				g := groups[k]
+				if g == nil {
+					g = &group{to: reminders.Recipient{Name: c.name, Email: c.email}}
+					groups[k] = g
 					order = append(order, k)
 				}
-				groups[k] = append(groups[k], c)
+				g.invoices = append(g.invoices, reminders.Invoice{ID: c.id, DueDate: c.due, AmountCents: c.open, BoletoLine: c.boleto})
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	var msgs []Message
 	for _, k := range order {
 		g := groups[k]
-		slices.SortFunc(g, func(a, b candidate) int { return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.id, b.id)) })
+		slices.SortFunc(g.invoices, func(a, b reminders.Invoice) int {
+			return cmp.Or(cmp.Compare(a.DueDate, b.DueDate), cmp.Compare(a.ID, b.ID))
+		})
 		st := s.Steps[k.step]
-		for start := 0; start < len(g); start += reminders.MaxInvoices {
-			part := g[start:min(start+reminders.MaxInvoices, len(g))]
-			m := Message{CustomerID: k.customer, To: reminders.Recipient{Name: part[0].name, Email: part[0].email}, Step: k.step,
-				Tone: reminders.Tone(st.Tone), Language: reminders.Language(st.Language), Currency: k.currency}
-			for _, c := range part {
-				m.Invoices = append(m.Invoices, reminders.Invoice{ID: c.id, DueDate: c.due, AmountCents: c.open, BoletoLine: c.boleto})
-			}
-			msgs = append(msgs, m)
+		for part := range slices.Chunk(g.invoices, reminders.MaxInvoices) {
+			msgs = append(msgs, Message{CustomerID: k.customer, To: g.to, Step: k.step, Tone: reminders.Tone(st.Tone),
+				Language: reminders.Language(st.Language), Currency: k.currency, Invoices: part})
 		}
 	}
 	slices.SortFunc(msgs, func(a, b Message) int {
@@ -275,12 +278,12 @@ func Plan(ctx context.Context, q store.Querier, s Schedule, date calendar.Date, 
 	return p, nil
 }
 
-// candidates reads the invoices a plan of s on date may count, in one query over the ledger's
+// candidates streams to fn (the same *candidate, refilled) the invoices a plan of s on date may count, in one query over the ledger's
 // indexes: the unsettled ones due early enough for the first step (and, with an overdue
 // range, late enough for it), and the settled ones due on a date from which a step falls on
 // date exactly; each with its customer's contact record and the latest step of s it has had.
 // The bounds on due dates are generous (calendar days for business days); Plan decides exactly.
-func candidates(ctx context.Context, q store.Querier, s Schedule, date calendar.Date, cal *calendar.Calendar) ([]candidate, error) {
+func candidates(ctx context.Context, q store.Querier, s Schedule, date calendar.Date, cal *calendar.Calendar, fn func(*candidate) error) error {
 	d := dialectOf(q)
 	// The latest due date an unsettled invoice may have for its first step to be due.
 	upper := date
@@ -313,24 +316,25 @@ WHERE ((i.state IN ('open', 'partially_paid') AND i.due_date <= $2 AND i.due_dat
 	}
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, fmt.Errorf("schedules: plan: %w", err)
+		return fmt.Errorf("schedules: plan: %w", err)
 	}
 	defer rows.Close()
-	var out []candidate
+	var c candidate
 	for rows.Next() {
-		var c candidate
 		var had int64
 		if err := rows.Scan(&c.id, &c.customerID, &c.currency, &c.due, &c.boleto, &c.state, &c.amount, &c.open,
 			&c.disputed, &c.promisedFor, &c.known, &c.name, &c.email, &c.status, &c.pausedUntil, &had); err != nil {
-			return nil, fmt.Errorf("schedules: plan: %w", err)
+			return fmt.Errorf("schedules: plan: %w", err)
 		}
 		c.had = int(had)
-		out = append(out, c)
+		if err := fn(&c); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("schedules: plan: %w", err)
+		return fmt.Errorf("schedules: plan: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // exactDues are the due dates from which some step of s falls on date exactly: the settled
