@@ -281,6 +281,7 @@ type compatServer struct {
 	sendDraft   reminders.Record   // the draft the journey sends
 	bulkDrafts  []reminders.Record // the drafts it sends in one bulk
 	journey     string             // the journey's steps, as the scripts read them
+	scheduleID  string             // the schedule the journey previews and pauses
 }
 
 // exchange is one request to the server and the answer it got.

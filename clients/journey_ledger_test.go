@@ -110,7 +110,7 @@ func (s *compatServer) checkLedgerJourney(t *testing.T, rep report, revision str
 			allocs[0].(map[string]any)["invoiceId"] != ledgerInvoiceID || allocs[0].(map[string]any)["rule"] != string(ledger.RuleReference) {
 			t.Errorf("record_payment: %v; want a payment matched whole to %s by its reference", pay, ledgerInvoiceID)
 		}
-		if len(forms) != 2 || !strings.Contains(string(forms[1]), ledgerTxID) {
+		if len(forms) < 2 || !strings.Contains(string(forms[1]), ledgerTxID) {
 			t.Errorf("record_payment: confirmations shown %s; want a second one, naming the reference %s", forms, ledgerTxID)
 		}
 		if inv.State != ledger.StatePaid {

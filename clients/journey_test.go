@@ -36,7 +36,8 @@ import (
 // run's planHash (critical: approved out of band), and get_bulk_send of the
 // bulk the call answered; then the receivables ledger's leg
 // (journey_ledger_test.go): an invoice recorded, analyzed, cited by a draft
-// that is sent, paid, and not chased again.
+// that is sent, paid, and not chased again; then the collection schedules' leg
+// (journey_schedule_test.go).
 const (
 	jPrepare = iota
 	jPrepareAgain
@@ -57,6 +58,11 @@ const (
 	jLedgerSend
 	jLedgerPay
 	jLedgerSendAfter
+	jScheduleDryRun
+	jSchedule
+	jSchedulePreview
+	jSchedulePause
+	jScheduleGet
 	jSteps
 )
 
@@ -161,6 +167,7 @@ func (s *compatServer) journeySteps(t *testing.T) string {
 	steps[jBulkStatus] = journeyStep{Tool: collections.GetBulkSendName, Args: jsonOf(t, map[string]any{}),
 		From: map[string]journeyFrom{"bulkId": {Step: jBulk, Field: "bulkId"}}}
 	ledgerSteps(t, steps)
+	s.scheduleSteps(t, steps)
 	return string(jsonOf(t, steps))
 }
 
@@ -246,7 +253,7 @@ func (s *compatServer) checkJourney(t *testing.T, rep report, revision string, c
 	// 2026-07-28: no bulk id to ask about).
 	refusedCritical := revision == modernRevision && !ranHigh
 	for i, st := range rep.Journey {
-		if st == nil && (i != jStop && i != jLedgerPay || ranHigh) && (i != jBulkStatus || !refusedCritical) && (i != jLedgerSendAfter || confirmed) {
+		if st == nil && (i != jStop && i != jLedgerPay && i != jSchedule || ranHigh) && (i != jBulkStatus || !refusedCritical) && (i != jLedgerSendAfter || confirmed) {
 			t.Fatalf("journey step %d: not run", i)
 		}
 	}
@@ -306,6 +313,7 @@ func (s *compatServer) checkJourney(t *testing.T, rep report, revision string, c
 	s.checkSend(t, rep, revision, ranHigh)
 	s.checkBulk(t, rep, revision, ranHigh)
 	s.checkLedgerJourney(t, rep, revision, confirmed, ranHigh, elicitedIn(t, rep.JourneyElicited, "form"))
+	s.checkScheduleJourney(t, rep, confirmed, ranHigh)
 	c, err := customers.Get(context.Background(), s.db, journeyCustomerID)
 	if err != nil {
 		t.Fatal(err)
