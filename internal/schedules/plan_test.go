@@ -278,3 +278,33 @@ func TestStore(t *testing.T) {
 		}
 	})
 }
+
+// TestRecordTakenOnce: a step recorded with a draft still open cannot be recorded again;
+// once that draft is discarded it can.
+func TestRecordTakenOnce(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		s := create(t, db, valid)
+		var first reminders.Record
+		inTx(t, db, func(w world) {
+			w.customer("C1", customers.Contactable, "")
+			w.invoice("I1", "C1", 3, 1000, false)
+			first = w.draft("C1", "I1", now)
+			w.must(schedules.RecordTaken(w.ctx, w.tx, s.ID, day.String(), []schedules.Taken{{InvoiceID: "I1", Step: 0, DraftID: first.ID}}, now))
+		})
+		err := db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+			return schedules.RecordTaken(ctx, tx, s.ID, day.String(), []schedules.Taken{{InvoiceID: "I1", Step: 0, DraftID: first.ID}}, now)
+		})
+		if err == nil {
+			t.Errorf("RecordTaken of a step had by an open draft: nil, want refused")
+		}
+		inTx(t, db, func(w world) {
+			_, err := reminders.DiscardOpen(w.ctx, w.tx, "C1", now)
+			w.must(err)
+			second := w.draft("C1", "I1", now.Add(time.Minute))
+			w.must(schedules.RecordTaken(w.ctx, w.tx, s.ID, day.String(), []schedules.Taken{{InvoiceID: "I1", Step: 0, DraftID: second.ID}}, now))
+		})
+		if p := plan(t, db, s, day); len(p.Messages) != 0 {
+			t.Errorf("after the step was taken again: %v, want nothing due", messages(p))
+		}
+	})
+}

@@ -230,12 +230,18 @@ type Taken struct {
 // again over the old row.
 func RecordTaken(ctx context.Context, tx store.Tx, scheduleID string, date string, taken []Taken, now time.Time) error {
 	for _, t := range taken {
-		_, err := tx.Exec(ctx, `INSERT INTO schedule_step (schedule_id, invoice_id, step, draft_id, prepared_on, created_at)
+		n, err := tx.Exec(ctx, `INSERT INTO schedule_step (schedule_id, invoice_id, step, draft_id, prepared_on, created_at)
 VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (schedule_id, invoice_id, step) DO UPDATE SET draft_id = excluded.draft_id, prepared_on = excluded.prepared_on, created_at = excluded.created_at`,
+ON CONFLICT (schedule_id, invoice_id, step) DO UPDATE SET draft_id = excluded.draft_id, prepared_on = excluded.prepared_on, created_at = excluded.created_at
+WHERE schedule_step.draft_id IN (SELECT id FROM reminder_draft WHERE state = 'discarded')`,
 			scheduleID, t.InvoiceID, int64(t.Step), t.DraftID, date, now.UnixMicro())
 		if err != nil {
 			return fmt.Errorf("schedules: record taken: %w", err)
+		}
+		if n == 0 {
+			// The step is had, by a draft not discarded: a plan never proposes it, so a
+			// caller recording it again acts on a stale plan.
+			return fmt.Errorf("schedules: record taken: invoice %s already had step %d of schedule %s", t.InvoiceID, t.Step, scheduleID)
 		}
 	}
 	return nil
