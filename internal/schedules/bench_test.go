@@ -9,10 +9,10 @@ import (
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
-// seedSQL writes the benchmark's ledger in a few statements: the issue's 100 000 open invoices,
-// of 10 000 customers, due
-// over the 200 days before the plan's day (every 20th disputed, every 20th under a promise),
-// each row made by the database (generate_series on PostgreSQL, a recursive CTE on SQLite).
+// seedSQL writes the benchmark's ledger in a few statements: the issue's 100 000 open invoices
+// of 10 000 customers, due over the 200 days before the plan's day (every 20th disputed, every
+// 20th under a pending promise), each row made by the database (generate_series on PostgreSQL,
+// a recursive CTE on SQLite), then ANALYZE.
 var seedSQL = map[store.Dialect][]string{
 	store.Postgres: {
 		`INSERT INTO customer (id, name, email, email_key, created_at, updated_at)
