@@ -22,8 +22,8 @@ import (
 
 // TestServeApproversTold: `cobranca serve` with COBRANCA_APPROVER_EMAILS and a webhook tells
 // the approvers when an agent's send_reminder waits for approval — an e-mail per approver in
-// the outbox and one signed post — with the approval's link and none of the reminder's
-// customer data.
+// the outbox and one signed post — in Portuguese unless told otherwise, with the approval's
+// link and none of the reminder's customer data.
 func TestServeApproversTold(t *testing.T) {
 	const key = "webhook-key-webhook-key-webhook-key"
 	var mu sync.Mutex
@@ -97,8 +97,8 @@ func TestServeApproversTold(t *testing.T) {
 		t.Fatalf("%d e-mails and %d posts, want 2 and 1", len(mails), len(posts))
 	}
 	for _, m := range append(mails, posts...) {
-		if !strings.Contains(m, link) || !strings.Contains(m, collections.SendReminderName) || !strings.Contains(m, "alice") {
-			t.Errorf("notification %.400q: want the link %s, the tool and the requester", m, link)
+		if !strings.Contains(m, link) || !strings.Contains(m, collections.SendReminderName) || !strings.Contains(m, "alice") || !strings.Contains(m, "Aprovar ou rejeitar") {
+			t.Errorf("notification %.400q: want the link %s, the tool and the requester, in Portuguese", m, link)
 		}
 		for _, c := range customer {
 			if strings.Contains(m, c) {
@@ -110,5 +110,18 @@ func TestServeApproversTold(t *testing.T) {
 		if !strings.Contains(strings.Join(mails, "\n"), "To: <"+to+">") {
 			t.Errorf("no e-mail to %s among:\n%s", to, strings.Join(mails, "\n---\n"))
 		}
+	}
+}
+
+// TestServeRefusesNotifyLanguage: a language notifications are not written in stops serve,
+// naming the variable, before it opens anything.
+func TestServeRefusesNotifyLanguage(t *testing.T) {
+	dir := t.TempDir()
+	err := run(t.Context(), []string{"serve"}, []string{"COBRANCA_DATA_DIR=" + dir, "COBRANCA_ADDR=127.0.0.1:0", "COBRANCA_NOTIFY_LANGUAGE=es"}, nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "COBRANCA_NOTIFY_LANGUAGE: must be pt-BR or en") {
+		t.Errorf("serve with COBRANCA_NOTIFY_LANGUAGE=es = %v, want a refusal naming it", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("serve wrote %d files in the data directory before refusing", len(entries))
 	}
 }

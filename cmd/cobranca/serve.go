@@ -411,7 +411,8 @@ func newOutbox(db store.DB, cfg config.Config, log *slog.Logger, tracing trace.T
 func newNotifier(db store.DB, approvals *approval.Store, cfg config.Config, log *slog.Logger) (*notify.Notifier, error) {
 	n, err := notify.New(notify.Config{DB: db, Approvals: approvals, PublicURL: cfg.Public(), Emails: cfg.ApproverEmails,
 		WebhookURL: cfg.ApprovalWebhookURL, WebhookSecret: []byte(cfg.ApprovalWebhookSecret),
-		DigestAfter: cfg.ApprovalDigestAfter, DigestWindow: cfg.ApprovalDigestWindow, Logger: log})
+		DigestAfter: cfg.ApprovalDigestAfter, DigestWindow: cfg.ApprovalDigestWindow,
+		Language: notify.Language(cfg.NotifyLanguage), Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("approver notifications (%s, %s): %w", config.VarApproverEmails, config.VarWebhookURL, err)
 	}

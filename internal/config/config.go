@@ -179,6 +179,8 @@ type Config struct {
 	// ApprovalDigestWindow is the length of a digest window (windows are aligned to the
 	// clock: 10m windows start at :00, :10, …).
 	ApprovalDigestWindow time.Duration
+	// NotifyLanguage is the language of the approvers' notifications: "pt-BR" or "en".
+	NotifyLanguage string
 
 	// OTLPEndpoint is the base URL of the OpenTelemetry collector that
 	// receives traces over OTLP/HTTP (spans go to its /v1/traces); empty
@@ -268,6 +270,7 @@ const (
 	VarApproverEmails = "COBRANCA_APPROVER_EMAILS"
 	VarWebhookURL     = "COBRANCA_APPROVAL_WEBHOOK_URL"
 	VarWebhookSecret  = "COBRANCA_APPROVAL_WEBHOOK_SECRET"
+	VarNotifyLanguage = "COBRANCA_NOTIFY_LANGUAGE"
 )
 
 // The values of OTEL_TRACES_SAMPLER cobranca takes: the OpenTelemetry
@@ -727,6 +730,15 @@ var variables = []variable{
 	}},
 	{"COBRANCA_APPROVAL_DIGEST_AFTER", "10", optional, shown, "How many approvals of one digest window (COBRANCA_APPROVAL_DIGEST_WINDOW) the approvers are told of one by one; those created after them in the window are told together, in one digest at the window's end. A whole number from 1 to 1000.", intIn(1, 1000, func(c *Config) *int { return &c.ApprovalDigestAfter })},
 	{"COBRANCA_APPROVAL_DIGEST_WINDOW", "10m", optional, shown, "The length of a digest window, aligned to the clock (`10m`: windows start at :00, :10, :20…). A duration from 1m to 1h, shorter than COBRANCA_APPROVAL_TTL is best: a digest comes at its window's end.", durationIn(time.Minute, time.Hour, "must be a duration from 1m to 1h, like 10m", func(c *Config) *time.Duration { return &c.ApprovalDigestWindow })},
+	{VarNotifyLanguage, "pt-BR", optional, shown, "The language of the approvers' e-mails and webhook posts: `pt-BR` (Portuguese, times in Brasília's) or `en` (English, times in UTC). See \"Approvers told\".", func(c *Config, v string) error {
+		for _, lang := range []string{"pt-BR", "en"} {
+			if strings.EqualFold(v, lang) {
+				c.NotifyLanguage = lang
+				return nil
+			}
+		}
+		return errors.New("must be pt-BR or en")
+	}},
 	{VarOTLPEndpoint, "", optional, secretURL, "Base URL of the OpenTelemetry collector that receives traces over OTLP/HTTP (protobuf), e.g. `http://otel-collector:4318`: spans go to its `/v1/traces`. Unset: no tracing, at no cost. See \"Tracing\".", func(c *Config, v string) error {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {

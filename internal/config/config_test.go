@@ -32,7 +32,7 @@ func TestLoadDefaults(t *testing.T) {
 		RateLimits:       RateSpecs{Principal: "600/1m,burst=60", Origin: "1200/1m,burst=120", Write: "60/1m,burst=10", Critical: "10/1h,burst=3"},
 		RateStoreTimeout: 200 * time.Millisecond, Replicas: 1, AutoMigrate: true,
 		AuditSpoolMax: 64 << 20, FastPath: true, IdempotencyTTL: 24 * time.Hour, ApprovalTTL: 15 * time.Minute, MaxFileBytes: 20 << 20, RolesClaim: "roles", MailWorkers: 16, MailRescueAfter: time.Hour,
-		ApprovalDigestAfter: 10, ApprovalDigestWindow: 10 * time.Minute,
+		ApprovalDigestAfter: 10, ApprovalDigestWindow: 10 * time.Minute, NotifyLanguage: "pt-BR",
 		ServiceName: "cobranca", TraceSampler: SamplerParentOn, TraceSamplerArg: 1, OTLPTimeout: 10 * time.Second, OTLPCompression: CompressionNone}
 	if diff := cmp.Diff(want, c, cmpopts.IgnoreUnexported(Config{})); diff != "" {
 		t.Errorf("Load(defaults) (-want +got):\n%s", diff)
@@ -726,22 +726,26 @@ func TestPixAccount(t *testing.T) {
 	}
 }
 
-// TestApproverNotifications: the addresses, the webhook and its key, the digest's settings;
-// the webhook URL and key are secrets; a URL without a key (posts anyone could forge) or a key
-// without a URL is refused, and so is http:// in production.
+// TestApproverNotifications: the addresses, the webhook and its key, the digest's settings,
+// the language (Portuguese unless told); the webhook URL and key are secrets; a URL without a
+// key (posts anyone could forge) or a key without a URL is refused, and so is http:// in
+// production.
 func TestApproverNotifications(t *testing.T) {
 	const key = "webhookkeywebhookkeywebhookkey-32"
 	const hook = "https://hooks.slack.com/services/T000/B000/slacksecret99"
 	c, err := Load([]string{"COBRANCA_APPROVER_EMAILS= ana@financeiro.test, rui@financeiro.test", VarWebhookURL + "=" + hook, VarWebhookSecret + "=" + key,
-		"COBRANCA_APPROVAL_DIGEST_AFTER=3", "COBRANCA_APPROVAL_DIGEST_WINDOW=5m"})
+		"COBRANCA_APPROVAL_DIGEST_AFTER=3", "COBRANCA_APPROVAL_DIGEST_WINDOW=5m", VarNotifyLanguage + "=en"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"ana@financeiro.test", "rui@financeiro.test"}, c.ApproverEmails); diff != "" {
 		t.Errorf("ApproverEmails (-want +got):\n%s", diff)
 	}
-	if c.ApprovalWebhookURL != hook || c.ApprovalWebhookSecret != key || c.ApprovalDigestAfter != 3 || c.ApprovalDigestWindow != 5*time.Minute {
-		t.Errorf("Load = %q, %q, %d, %v", c.ApprovalWebhookURL, c.ApprovalWebhookSecret, c.ApprovalDigestAfter, c.ApprovalDigestWindow)
+	if c.ApprovalWebhookURL != hook || c.ApprovalWebhookSecret != key || c.ApprovalDigestAfter != 3 || c.ApprovalDigestWindow != 5*time.Minute || c.NotifyLanguage != "en" {
+		t.Errorf("Load = %q, %q, %d, %v, %q", c.ApprovalWebhookURL, c.ApprovalWebhookSecret, c.ApprovalDigestAfter, c.ApprovalDigestWindow, c.NotifyLanguage)
+	}
+	if c, err := Load([]string{VarNotifyLanguage + "=PT-br"}); err != nil || c.NotifyLanguage != "pt-BR" {
+		t.Errorf("Load(%s=PT-br) = %q, %v; want pt-BR (a tag's case does not matter)", VarNotifyLanguage, c.NotifyLanguage, err)
 	}
 	var b strings.Builder
 	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
@@ -764,6 +768,8 @@ func TestApproverNotifications(t *testing.T) {
 		{[]string{VarApproverEmails + "=" + strings.Repeat("a@b.test,", 51)}, VarApproverEmails + ": must list at most 50"},
 		{[]string{"COBRANCA_APPROVAL_DIGEST_AFTER=0"}, "COBRANCA_APPROVAL_DIGEST_AFTER: must be a whole number from 1 to 1000"},
 		{[]string{"COBRANCA_APPROVAL_DIGEST_WINDOW=30s"}, "COBRANCA_APPROVAL_DIGEST_WINDOW: must be a duration from 1m to 1h"},
+		{[]string{VarNotifyLanguage + "=pt"}, VarNotifyLanguage + ": must be pt-BR or en"},
+		{[]string{VarNotifyLanguage + "=en-US"}, VarNotifyLanguage + ": must be pt-BR or en"},
 	} {
 		_, err := Load(tc.env)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -773,7 +779,7 @@ func TestApproverNotifications(t *testing.T) {
 			t.Errorf("Load(%q)'s error quotes the webhook URL: %v", tc.env, err)
 		}
 	}
-	if c, err := Load(nil); err != nil || c.ApproverEmails != nil || c.ApprovalWebhookURL != "" {
-		t.Errorf("Load(unset) = %v, %q, %v; want no one told", c.ApproverEmails, c.ApprovalWebhookURL, err)
+	if c, err := Load(nil); err != nil || c.ApproverEmails != nil || c.ApprovalWebhookURL != "" || c.NotifyLanguage != "pt-BR" {
+		t.Errorf("Load(unset) = %v, %q, %q, %v; want no one told, in Portuguese", c.ApproverEmails, c.ApprovalWebhookURL, c.NotifyLanguage, err)
 	}
 }

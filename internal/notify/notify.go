@@ -1,6 +1,7 @@
 // Package notify tells the approvers when a critical call's approval waits: an e-mail through
 // the outbox to each approver (COBRANCA_APPROVER_EMAILS) and/or a signed JSON post to a chat's
-// incoming webhook (COBRANCA_APPROVAL_WEBHOOK_URL).
+// incoming webhook (COBRANCA_APPROVAL_WEBHOOK_URL), in Portuguese or English
+// (COBRANCA_NOTIFY_LANGUAGE).
 //
 // The story of one approval:
 //
@@ -80,6 +81,8 @@ type Config struct {
 	// at the window's end. DigestWindow is the window's length. Defaults: 10, 10 minutes.
 	DigestAfter  int
 	DigestWindow time.Duration
+	// Language is what the notifications are written in (default: DefaultLanguage).
+	Language Language
 	// Client posts to the webhook (default: DefaultTimeout, no redirects followed).
 	Client *http.Client
 	Now    func() time.Time
@@ -96,6 +99,7 @@ type Notifier struct {
 	secret    []byte
 	after     int
 	window    time.Duration
+	lang      Language
 	client    *http.Client
 	now       func() time.Time
 	log       *slog.Logger
@@ -139,17 +143,23 @@ func New(cfg Config) (*Notifier, error) {
 	if cfg.DigestWindow < 0 || cfg.DigestWindow > 0 && cfg.DigestWindow < time.Second {
 		errs = append(errs, bad("digestWindow", "must be at least a second (0: the default, 10m)"))
 	}
+	if _, ok := languages[cfg.Language]; !ok && cfg.Language != "" {
+		errs = append(errs, bad("language", "must be "+string(Portuguese)+" or "+string(English)))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	n := &Notifier{db: cfg.DB, approvals: cfg.Approvals, public: strings.TrimRight(cfg.PublicURL, "/"), emails: cfg.Emails,
 		hookURL: cfg.WebhookURL, secret: cfg.WebhookSecret, after: cfg.DigestAfter, window: cfg.DigestWindow,
-		client: cfg.Client, now: cfg.Now, log: cfg.Logger}
+		lang: cfg.Language, client: cfg.Client, now: cfg.Now, log: cfg.Logger}
 	if n.after == 0 {
 		n.after = DefaultDigestAfter
 	}
 	if n.window == 0 {
 		n.window = DefaultDigestWindow
+	}
+	if n.lang == "" {
+		n.lang = DefaultLanguage
 	}
 	if n.client == nil {
 		// A redirect would carry the signed post elsewhere: it counts as the receiver's refusal.
@@ -226,7 +236,7 @@ func count(ctx context.Context, q store.Querier, start, end time.Time, limit int
 // digest's): once each whoever asks again, River's unique jobs. The post is dropped past until
 // (zero: never).
 func (n *Notifier) queue(ctx context.Context, tx store.Tx, o *outbox.Outbox, ref string, nt Notice, until time.Time) error {
-	subject, text := nt.Mail()
+	subject, text := nt.Mail(n.lang)
 	for _, to := range n.emails {
 		if _, _, err := o.EnqueueOnce(ctx, tx, outbox.Message{To: to, Subject: subject, Text: text, Ref: ref}); err != nil {
 			return fmt.Errorf("notify: %w", err)
@@ -235,7 +245,7 @@ func (n *Notifier) queue(ctx context.Context, tx store.Tx, o *outbox.Outbox, ref
 	if n.hookURL == "" {
 		return nil
 	}
-	args := webhookArgs{Ref: ref, Text: nt.Chat()}
+	args := webhookArgs{Ref: ref, Text: nt.Chat(n.lang)}
 	if !until.IsZero() {
 		args.Until = until.Unix()
 	}

@@ -203,8 +203,15 @@ func leaks(text string) []string {
 // TestReplicas: three replicas on one PostgreSQL, each with its own River client, create
 // approvals in turn, and each of them asks again to notify every approval (a retry, a
 // replica's double): each approver gets exactly one e-mail per approval and the webhook
-// exactly one post, signed, and none of them holds a word of the preview's customer data.
+// exactly one post, signed, and none of them holds a word of the preview's customer data — in
+// each language.
 func TestReplicas(t *testing.T) {
+	for _, lang := range []notify.Language{notify.English, notify.Portuguese} {
+		t.Run(string(lang), func(t *testing.T) { testReplicas(t, lang) })
+	}
+}
+
+func testReplicas(t *testing.T, lang notify.Language) {
 	ctx := context.Background()
 	ownerURL := storetest.MigratedPostgres(t, pg)
 	login, password := "cobranca_test_notify_"+pgtest.RandomName(), pgtest.RandomName()
@@ -220,7 +227,7 @@ func TestReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		replicas = append(replicas, newReplica(t, db, mail, hook.URL, nil, notify.Config{}))
+		replicas = append(replicas, newReplica(t, db, mail, hook.URL, nil, notify.Config{Language: lang}))
 	}
 	const approvals = 6
 	var created []*approval.Action
@@ -285,7 +292,7 @@ func TestReplicas(t *testing.T) {
 
 // TestDigest: past the first DigestAfter approvals of a window, the others are told in one
 // digest at the window's end — one e-mail per approver and one post, saying how many — on
-// either store.
+// either store, in the default language, Portuguese.
 func TestDigest(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		// The last window that has ended: its digest is due at once.
@@ -315,12 +322,12 @@ func TestDigest(t *testing.T) {
 		posts, bad := hook.got()
 		var digests []string
 		for _, p := range posts {
-			if strings.Contains(p.Text, "more approvals") {
+			if strings.HasPrefix(p.Text, "Mais ") {
 				digests = append(digests, p.Text)
 			}
 		}
-		if len(digests) != 1 || !strings.HasPrefix(digests[0], "3 more approvals were asked for from "+stamp(start)+" to "+stamp(start.Add(10*time.Minute))+" (after the 2 told one by one)") ||
-			!strings.HasSuffix(digests[0], "Open the inbox: https://cobranca.test/console") {
+		if len(digests) != 1 || !strings.HasPrefix(digests[0], "Mais 3 aprovações foram pedidas de "+stamp(start)+" a "+stamp(start.Add(10*time.Minute))+" (além das 2 primeiras, avisadas uma a uma)") ||
+			!strings.HasSuffix(digests[0], "Abrir as aprovações: https://cobranca.test/console") {
 			t.Errorf("digest posts = %q, want one telling 3 more, linking the inbox", digests)
 		}
 		if len(bad) > 0 {
@@ -328,7 +335,7 @@ func TestDigest(t *testing.T) {
 		}
 		var digestMail, lastMail int
 		for _, m := range mail.Messages() {
-			if m.Subject == "[cobranca] 3 more approvals asked for" {
+			if m.Subject == "[cobranca] Mais 3 aprovações pedidas" {
 				digestMail++
 			}
 			if strings.Contains(m.Subject, last.ID) {
@@ -341,7 +348,10 @@ func TestDigest(t *testing.T) {
 	})
 }
 
-func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+// stamp is t as the Portuguese notifications write it.
+func stamp(t time.Time) string {
+	return t.In(time.FixedZone("BRT", -3*3600)).Format("02/01/2006 15:04") + " (horário de Brasília)"
+}
 
 // TestWebhookRetried: a receiver that fails (503) gets the post
 // again until it takes it, once; the approval was recorded whatever the webhook does. One
