@@ -1,6 +1,6 @@
 // Package chart draws the console's charts as SVG on the server: a bar chart (open amount by
-// aging bucket, cash collected per week) and a stacked bar chart (calls by tier and outcome per
-// hour). The browser runs no chart code.
+// aging bucket, cash collected per week) and a stacked bar chart (calls per hour by outcome,
+// drawn as small multiples: one per risk tier, on one scale). The browser runs no chart code.
 //
 // The SVG is written for the console's pages, whose Content-Security-Policy is default-src
 // 'none' with styles only by hash: so no <style> element, no style attribute, no script —
@@ -97,6 +97,10 @@ type Stacked struct {
 	Ticks       []string
 	Format      Format
 	Empty       string
+	// Max, when set, is the least the value axis reaches: charts compared side by side
+	// (small multiples) share one scale when each is given the largest of their bars.
+	// Finite, not negative.
+	Max float64
 }
 
 // SVG draws the chart, or says which field is wrong.
@@ -121,6 +125,9 @@ func (c *Stacked) SVG() (template.HTML, error) {
 func (c *Stacked) check(values string) error {
 	if strings.TrimSpace(c.Title) == "" {
 		return fmt.Errorf("chart: Title is required")
+	}
+	if math.IsNaN(c.Max) || math.IsInf(c.Max, 0) || c.Max < 0 {
+		return fmt.Errorf("chart: Max is %v, want a finite number, not negative", c.Max)
 	}
 	if len(c.Series) > len(Palette) {
 		return fmt.Errorf("chart: Series has %d entries; at most %d can be told apart", len(c.Series), len(Palette))
@@ -172,7 +179,7 @@ func (c *Stacked) format(v float64) string {
 // draw writes the SVG of a checked chart; legend says whether the series are named.
 func (c *Stacked) draw(legend bool) template.HTML {
 	n := len(c.Labels)
-	most := 0.0
+	most := c.Max
 	for j := range n {
 		most = max(most, c.total(j))
 	}

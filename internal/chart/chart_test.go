@@ -56,11 +56,12 @@ func weekly() *chart.Bars {
 	return c
 }
 
-// hourly is calls by tier per hour over 7 days, day ticks at each day's first hour.
+// hourly is one risk tier's calls by outcome per hour over 7 days, day ticks at each day's
+// first hour, on a scale shared with the other tiers' (Max).
 func hourly() *chart.Stacked {
-	c := &chart.Stacked{Title: "Chamadas por hora e nível de risco, 7 dias", Desc: "Chamadas de ferramentas por hora, empilhadas por nível de risco.", Format: count}
-	tiers := []string{"low", "medium", "high", "critical"}
-	for _, t := range tiers {
+	c := &chart.Stacked{Title: "Risco baixo: chamadas por hora, 7 dias, por resultado", Desc: "Chamadas de ferramentas por hora, empilhadas por resultado.", Format: count, Max: 60}
+	outcomes := []string{"Permitidas", "Aguardando aprovação", "Negadas", "Falharam"}
+	for _, t := range outcomes {
 		c.Series = append(c.Series, chart.Series{Name: t})
 	}
 	start := time.Date(2026, 11, 25, 13, 0, 0, 0, time.UTC)
@@ -225,6 +226,14 @@ func TestRefusesBadInput(t *testing.T) {
 			_, err := (&chart.Stacked{Title: "t", Labels: []string{"a"}, Series: []chart.Series{{Values: []float64{math.MaxFloat64}}, {Values: []float64{math.MaxFloat64}}}}).SVG()
 			return err
 		}, "Labels[0] sums past"},
+		{"NaN max", func() error {
+			_, err := (&chart.Stacked{Title: "t", Max: math.NaN()}).SVG()
+			return err
+		}, "Max is NaN"},
+		{"negative max", func() error {
+			_, err := (&chart.Stacked{Title: "t", Max: -1}).SVG()
+			return err
+		}, "Max is -1"},
 		{"too many series", func() error {
 			_, err := (&chart.Stacked{Title: "t", Series: make([]chart.Series, len(chart.Palette)+1)}).SVG()
 			return err
@@ -285,6 +294,54 @@ func TestBarHeights(t *testing.T) {
 	want := []float64{144, 54.7, 14.4, 0, 118.5}
 	if fmt.Sprint(heights) != fmt.Sprint(want) {
 		t.Errorf("bar heights = %v, want %v", heights, want)
+	}
+}
+
+// Small multiples share a scale: a chart given Max draws its bars against it, as the chart of
+// the largest bar draws its own; without it, a chart scales to its own tallest.
+func TestSharedScale(t *testing.T) {
+	small := func(most float64) *chart.Stacked {
+		return &chart.Stacked{Title: "t", Labels: []string{"a", "b"}, Max: most,
+			Series: []chart.Series{{Name: "x", Values: []float64{10, 15}}, {Name: "y", Values: []float64{0, 5}}}}
+	}
+	for _, tc := range []struct {
+		max  float64
+		want []float64 // the rects' heights, bottom layer first
+	}{
+		{0, []float64{90, 135, 45}}, // the grid tops at 20
+		{40, []float64{45, 67.5, 22.5}},
+		{15, []float64{90, 135, 45}}, // below the chart's own tallest: no effect
+	} {
+		svg, err := small(tc.max).SVG()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var heights []float64
+		d := xml.NewDecoder(strings.NewReader(string(svg)))
+		inBar := false
+		for {
+			tok, err := d.Token()
+			if err != nil {
+				break
+			}
+			switch tok := tok.(type) {
+			case xml.StartElement:
+				if tok.Name.Local == "g" && attr(tok, "class") == "bar" {
+					inBar = true
+				}
+				if inBar && tok.Name.Local == "rect" {
+					h, _ := strconv.ParseFloat(attr(tok, "height"), 64)
+					heights = append(heights, h)
+				}
+			case xml.EndElement:
+				if tok.Name.Local == "g" {
+					inBar = false
+				}
+			}
+		}
+		if fmt.Sprint(heights) != fmt.Sprint(tc.want) {
+			t.Errorf("Max %v: bar heights = %v, want %v", tc.max, heights, tc.want)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -162,8 +163,11 @@ func (p *Pages) readCharts(ctx context.Context, t *texts) (*chartsView, error) {
 	return v, nil
 }
 
-// callCharts draws the calls of the last 7 days, hour by hour (the current hour last): by
-// tier, and by outcome.
+// callCharts draws the calls of the last 7 days, hour by hour (the current hour last), by tier
+// and outcome as small multiples: a chart per risk tier with calls, each hour's bar stacked by
+// outcome. Every chart has the same outcomes in the same colors and one scale, so that a
+// reader compares the tiers at a glance; the tiers without calls draw nothing (no call at all:
+// one empty chart says so).
 func (p *Pages) callCharts(ctx context.Context, t *texts, now time.Time) ([]chartView, error) {
 	to := now.UTC().Truncate(time.Hour).Add(time.Hour)
 	from := to.Add(-callHours * time.Hour)
@@ -187,29 +191,35 @@ func (p *Pages) callCharts(ctx context.Context, t *texts, now time.Time) ([]char
 		}
 	}
 	slices.SortStableFunc(tiers[len(tierOrder):], func(a, b contract.Risk) int { return strings.Compare(string(a), string(b)) })
-	byTier := make([][]float64, len(tiers))
-	byOutcome := make([][]float64, len(outcomeGroups))
-	for i := range byTier {
-		byTier[i] = make([]float64, callHours)
+	// calls[tier][outcome group][hour]; the outcome groups with a call in any tier; the
+	// busiest hour of any tier.
+	calls := make([][][]float64, len(tiers))
+	for i := range calls {
+		calls[i] = make([][]float64, len(outcomeGroups))
+		for o := range calls[i] {
+			calls[i][o] = make([]float64, callHours)
+		}
 	}
-	for i := range byOutcome {
-		byOutcome[i] = make([]float64, callHours)
-	}
+	seen := make([]bool, len(outcomeGroups))
+	busiest := make([]float64, len(tiers)*callHours)
 	for _, c := range cells {
 		h := int(c.Hour.Sub(from) / time.Hour)
 		if h < 0 || h >= callHours {
 			continue
 		}
-		byTier[slices.Index(tiers, contract.Risk(c.Risk))][h] += float64(c.Count)
-		byOutcome[outcomeGroup(c.Outcome)][h] += float64(c.Count)
+		i, o := slices.Index(tiers, contract.Risk(c.Risk)), outcomeGroup(c.Outcome)
+		calls[i][o][h] += float64(c.Count)
+		busiest[i*callHours+h] += float64(c.Count)
+		seen[o] = true
 	}
 	w := &t.Charts
-	tierNames := make([]string, len(tiers))
-	for i, r := range tiers {
-		if tierNames[i] = t.Tiers[r]; tierNames[i] == "" {
-			tierNames[i] = string(r)
+	var names []string
+	for o, name := range w.Outcomes {
+		if seen[o] {
+			names = append(names, name)
 		}
 	}
+	most := slices.Max(busiest)
 	// Counts are whole: a grid line between two (a chart of 1 call has lines at ¼, ½, ¾) is
 	// left unlabelled.
 	count := func(v float64) string {
@@ -218,37 +228,56 @@ func (p *Pages) callCharts(ctx context.Context, t *texts, now time.Time) ([]char
 		}
 		return t.Count(int64(v))
 	}
-	tierChart, err := stackedView(t, "calls-tier", w.CallsByTier, w.CallsDesc, labels, ticks, tierNames, byTier, count)
-	if err != nil {
-		return nil, err
+	var views []chartView
+	for i, r := range tiers {
+		var series [][]float64
+		for o := range outcomeGroups {
+			if seen[o] {
+				series = append(series, calls[i][o])
+			}
+		}
+		if !slices.ContainsFunc(busiest[i*callHours:(i+1)*callHours], func(x float64) bool { return x != 0 }) {
+			continue
+		}
+		name, id := t.Tiers[r], "calls-"+string(r)
+		if !slices.Contains(tierOrder, r) {
+			// A tier the contracts do not name, read from the store: its name is shown
+			// escaped, never made an id.
+			name, id = string(r), "calls-other-"+strconv.Itoa(i-len(tierOrder)+1)
+		}
+		v, err := stackedView(t, id, name+w.CallsOfTier, w.CallsDesc, labels, ticks, names, series, count, most)
+		if err != nil {
+			return nil, err
+		}
+		views = append(views, v)
 	}
-	outcomeChart, err := stackedView(t, "calls-outcome", w.CallsByOutcome, w.CallsDesc, labels, ticks, w.Outcomes[:], byOutcome, count)
-	if err != nil {
-		return nil, err
+	if len(views) == 0 {
+		v, err := stackedView(t, "calls", w.Calls, w.CallsDesc, labels, ticks, nil, nil, count, 0)
+		if err != nil {
+			return nil, err
+		}
+		views = append(views, v)
 	}
-	return []chartView{tierChart, outcomeChart}, nil
+	return views, nil
 }
 
-// stackedView draws a stacked chart of the series (names, values by label) with no empty
-// series, and its table: a row per label with a value, a column per series and the total.
-func stackedView(t *texts, id, title, desc string, labels, ticks, names []string, values [][]float64, format chart.Format) (chartView, error) {
-	c := chart.Stacked{Title: title, Desc: desc, Labels: labels, Ticks: ticks, Format: format, Empty: t.Charts.NoCalls}
+// stackedView draws a stacked chart of the series (names, values by label) on a scale that
+// reaches most at least, and its table: a row per label with a value, a column per series and
+// the total.
+func stackedView(t *texts, id, title, desc string, labels, ticks, names []string, values [][]float64, format chart.Format, most float64) (chartView, error) {
+	c := chart.Stacked{Title: title, Desc: desc, Labels: labels, Ticks: ticks, Format: format, Empty: t.Charts.NoCalls, Max: most}
 	v := chartView{ID: id, Caption: title, Corner: t.Charts.Hour, Empty: t.Charts.NoCalls}
-	var kept [][]float64
 	for i, vs := range values {
-		if slices.ContainsFunc(vs, func(x float64) bool { return x != 0 }) {
-			c.Series = append(c.Series, chart.Series{Name: names[i], Values: vs})
-			v.Head = append(v.Head, names[i])
-			kept = append(kept, vs)
-		}
+		c.Series = append(c.Series, chart.Series{Name: names[i], Values: vs})
+		v.Head = append(v.Head, names[i])
 	}
-	if len(kept) > 0 {
+	if len(values) > 0 {
 		v.Head = append(v.Head, t.Charts.Total)
 	}
 	for j, label := range labels {
 		var total float64
 		row := chartRow{Name: label}
-		for _, vs := range kept {
+		for _, vs := range values {
 			total += vs[j]
 			row.Values = append(row.Values, format(vs[j]))
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func rowOf(body, marker, name string) string {
 
 func cell(label, v string) string { return `<td data-label="` + label + `" class="num">` + v + `</td>` }
 
-// TestConsoleCharts: the health page draws the calls per hour by tier and by outcome, the open
+// TestConsoleCharts: the health page draws the calls per hour by tier and outcome, the open
 // amount by aging and the cash collected per week, each with a table of the same numbers in
 // the reader's language; the ledger's numbers are a minute old at most, and say when they
 // were read.
@@ -81,6 +82,21 @@ func TestConsoleCharts(t *testing.T) {
 			t.Parallel()
 			consoleCharts(t, f.Migrated(t))
 		})
+	}
+}
+
+// TestConsoleChartsNoCalls: with no tool call in the last 7 days, the calls' place is one empty
+// chart saying so, with no table.
+func TestConsoleChartsNoCalls(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t), false)
+	b := e.browser(t)
+	b.open(t, web.HealthPath, viewer)
+	p := b.get(t, web.HealthPath+"?lang=en")
+	_, fig, _ := strings.Cut(p.body, `<figure class="chart" id="calls"`)
+	fig, _, _ = strings.Cut(fig, `<h2`)
+	if !strings.Contains(fig, `role="img"`) || !strings.Contains(fig, "No tool call in the last 7 days.") || strings.Contains(fig, "<table") ||
+		strings.Count(p.body, `<figure class="chart" id="calls`) != 1 {
+		t.Errorf("the calls charts with no call: want one empty chart saying so, no table:\n%s", p.body)
 	}
 }
 
@@ -108,9 +124,9 @@ func consoleCharts(t *testing.T, db store.DB) {
 			want map[[3]string]string // {marker, row, ""} → the row's cells
 		}{
 			{"en", map[[3]string]string{
-				{`id="calls-tier"`, hour.In(brt).Format("2006-01-02 15:04 MST")}:                      cell("Low risk", "3") + cell("High risk", "0") + cell("Critical", "1") + cell("Total", "4"),
-				{`id="calls-tier"`, hour.Add(-30 * time.Hour).In(brt).Format("2006-01-02 15:04 MST")}: cell("Low risk", "0") + cell("High risk", "1") + cell("Critical", "0") + cell("Total", "1"),
-				{`id="calls-outcome"`, hour.In(brt).Format("2006-01-02 15:04 MST")}:                   cell("Allowed", "3") + cell("Denied", "1") + cell("Rate limited", "0") + cell("Total", "4"),
+				{`id="calls-low"`, hour.In(brt).Format("2006-01-02 15:04 MST")}:                       cell("Allowed", "3") + cell("Denied", "0") + cell("Rate limited", "0") + cell("Total", "3"),
+				{`id="calls-high"`, hour.Add(-30 * time.Hour).In(brt).Format("2006-01-02 15:04 MST")}: cell("Allowed", "0") + cell("Denied", "0") + cell("Rate limited", "1") + cell("Total", "1"),
+				{`id="calls-critical"`, hour.In(brt).Format("2006-01-02 15:04 MST")}:                  cell("Allowed", "0") + cell("Denied", "1") + cell("Rate limited", "0") + cell("Total", "1"),
 				{`id="aging-brl"`, "Not due"}:                                                         cell("Open amount", "R$ 100.00") + cell("Invoices", "1"),
 				{`id="aging-brl"`, "1–30 days"}:                                                       cell("Open amount", "R$ 20.00") + cell("Invoices", "1"),
 				{`id="aging-brl"`, "31–60 days"}:                                                      cell("Open amount", "R$ 0.00") + cell("Invoices", "0"),
@@ -118,11 +134,11 @@ func consoleCharts(t *testing.T, db store.DB) {
 				{`id="cash-brl"`, monday.Format("Jan 2")}:                                             cell("Collected", "R$ 30.00") + cell("Payments", "1"),
 			}},
 			{"pt-BR", map[[3]string]string{
-				{`id="calls-tier"`, hour.In(brt).Format("02/01/2006 15:04")}:    cell("Risco baixo", "3") + cell("Risco alto", "0") + cell("Crítico", "1") + cell("Total", "4"),
-				{`id="calls-outcome"`, hour.In(brt).Format("02/01/2006 15:04")}: cell("Permitidas", "3") + cell("Negadas", "1") + cell("Limite de taxa", "0") + cell("Total", "4"),
-				{`id="aging-brl"`, "A vencer"}:                                  cell("Valor em aberto", "R$ 100,00") + cell("Faturas", "1"),
-				{`id="aging-brl"`, "Mais de 90 dias"}:                           cell("Valor em aberto", "R$ 1.234,56") + cell("Faturas", "1"),
-				{`id="cash-brl"`, monday.Format("02/01")}:                       cell("Recebido", "R$ 30,00") + cell("Pagamentos", "1"),
+				{`id="calls-low"`, hour.In(brt).Format("02/01/2006 15:04")}:      cell("Permitidas", "3") + cell("Negadas", "0") + cell("Limite de taxa", "0") + cell("Total", "3"),
+				{`id="calls-critical"`, hour.In(brt).Format("02/01/2006 15:04")}: cell("Permitidas", "0") + cell("Negadas", "1") + cell("Limite de taxa", "0") + cell("Total", "1"),
+				{`id="aging-brl"`, "A vencer"}:                                   cell("Valor em aberto", "R$ 100,00") + cell("Faturas", "1"),
+				{`id="aging-brl"`, "Mais de 90 dias"}:                            cell("Valor em aberto", "R$ 1.234,56") + cell("Faturas", "1"),
+				{`id="cash-brl"`, monday.Format("02/01")}:                        cell("Recebido", "R$ 30,00") + cell("Pagamentos", "1"),
 			}},
 		} {
 			p := b.get(t, web.HealthPath+"?lang="+tc.lang)
@@ -135,18 +151,33 @@ func consoleCharts(t *testing.T, db store.DB) {
 				}
 			}
 			// Each chart is an SVG image, before its table.
-			for _, id := range []string{"calls-tier", "calls-outcome", "aging-brl", "cash-brl"} {
+			for _, id := range []string{"calls-low", "calls-high", "calls-critical", "aging-brl", "cash-brl"} {
 				_, fig, _ := strings.Cut(p.body, `id="`+id+`"`)
 				svg, table := strings.Index(fig, `<svg `), strings.Index(fig, `<table class="rows">`)
 				if svg < 0 || table < svg || !strings.Contains(fig[svg:table], `role="img"`) {
 					t.Errorf("%s: %s has no SVG chart before its table:\n%s", tc.lang, id, p.body)
 				}
 			}
-			// The two calls tables list only the hour with calls in the last 7 days: 2 rows.
-			_, calls, _ := strings.Cut(p.body, `id="calls-tier"`)
-			calls, _, _ = strings.Cut(calls, `id="calls-outcome"`)
-			if n := strings.Count(calls, `<tr><th scope="row">`); n != 2 {
-				t.Errorf("%s: the calls by tier table has %d rows, want the 2 hours with calls:\n%s", tc.lang, n, calls)
+			// The calls by tier and outcome: a chart per tier with calls, least risky first,
+			// each on the scale of the busiest hour of any (3 calls: the grid tops at 3), its
+			// table listing only its hours with calls in the last 7 days.
+			figures := regexp.MustCompile(`<figure class="chart" id="(calls-[a-z-]+)"`).FindAllStringSubmatch(p.body, -1)
+			var ids []string
+			for _, f := range figures {
+				ids = append(ids, f[1])
+			}
+			if want := []string{"calls-low", "calls-high", "calls-critical"}; !slices.Equal(ids, want) {
+				t.Errorf("%s: the calls charts are %q, want %q", tc.lang, ids, want)
+			}
+			for _, id := range ids {
+				_, fig, _ := strings.Cut(p.body, `id="`+id+`"`)
+				fig, _, _ = strings.Cut(fig, `</table>`)
+				if !strings.Contains(fig, `text-anchor="end" fill="#4f5563">3</text>`) {
+					t.Errorf("%s: %s's scale does not reach 3, the busiest hour of any tier:\n%s", tc.lang, id, fig)
+				}
+				if n := strings.Count(fig, `<tr><th scope="row">`); n != 1 {
+					t.Errorf("%s: %s's table has %d rows, want the 1 hour with calls:\n%s", tc.lang, id, n, fig)
+				}
 			}
 		}
 

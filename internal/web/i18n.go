@@ -281,7 +281,7 @@ var portuguese = texts{
 // chartTexts are the health page's charts' words.
 type chartTexts struct {
 	Heading, AsOf, Scrolls, Hour, Total, NoCalls              string
-	CallsByTier, CallsByOutcome, CallsDesc                    string
+	Calls, CallsOfTier, CallsDesc, CallsTiers                 string
 	Outcomes                                                  [7]string // outcomeGroups'
 	LedgerHeading, OpenByAging, OpenByAgingDesc, Bucket       string
 	OpenAmount, Invoices                                      string
@@ -293,7 +293,8 @@ type chartTexts struct {
 var chartsEnglish = chartTexts{
 	Heading: "Tool calls", AsOf: "as of", Scrolls: "The chart scrolls sideways on a narrow screen; the table below it holds the same numbers.",
 	Hour: "Hour", Total: "Total", NoCalls: "No tool call in the last 7 days.",
-	CallsByTier: "Tool calls per hour, last 7 days, by risk tier", CallsByOutcome: "Tool calls per hour, last 7 days, by outcome",
+	Calls: "Tool calls per hour, last 7 days", CallsOfTier: ": tool calls per hour, last 7 days, by outcome",
+	CallsTiers:    "A chart per risk tier with calls, each hour's bar split by outcome; all on the same scale, with the same colors.",
 	CallsDesc:     "A bar per hour in Brasília time, the current hour last; the table below lists each hour with calls.",
 	Outcomes:      [7]string{"Allowed", "Awaiting approval", "Rejected arguments", "Denied", "Rate limited", "Failed", "Other"},
 	LedgerHeading: "Receivables", OpenByAging: "Open amount by aging", Bucket: "Aging",
@@ -307,7 +308,8 @@ var chartsEnglish = chartTexts{
 var chartsPortuguese = chartTexts{
 	Heading: "Chamadas de ferramentas", AsOf: "posição de", Scrolls: "O gráfico rola para o lado numa tela estreita; a tabela abaixo dele tem os mesmos números.",
 	Hour: "Hora", Total: "Total", NoCalls: "Nenhuma chamada de ferramenta nos últimos 7 dias.",
-	CallsByTier: "Chamadas de ferramentas por hora, últimos 7 dias, por nível de risco", CallsByOutcome: "Chamadas de ferramentas por hora, últimos 7 dias, por resultado",
+	Calls: "Chamadas de ferramentas por hora, últimos 7 dias", CallsOfTier: ": chamadas de ferramentas por hora, últimos 7 dias, por resultado",
+	CallsTiers:    "Um gráfico por nível de risco com chamadas, a barra de cada hora dividida por resultado; todos na mesma escala, com as mesmas cores.",
 	CallsDesc:     "Uma barra por hora, no horário de Brasília, a hora atual por último; a tabela abaixo lista cada hora com chamadas.",
 	Outcomes:      [7]string{"Permitidas", "Aguardando aprovação", "Argumentos recusados", "Negadas", "Limite de taxa", "Falharam", "Outras"},
 	LedgerHeading: "Contas a receber", OpenByAging: "Valor em aberto por vencimento", Bucket: "Vencimento",
