@@ -2,15 +2,9 @@ package outbox_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"image/png"
-	"io"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
-	"net/mail"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,99 +17,22 @@ import (
 
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/pix"
+	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
-// node is one MIME part as the standard library reads it back: its media type, the headers
-// that matter here, its body decoded (quoted-printable or base64), and its parts.
-type node struct {
-	Type        string // media type, lower case, no parameters
-	Charset     string
-	Disposition string // the Content-Disposition's type ("" when none)
-	ContentID   string
-	Body        []byte // decoded; nil for a multipart
-	Parts       []node
-}
-
-// readMessage parses an RFC 5322 message with net/mail and its MIME tree with mime/multipart,
-// decoding each leaf's Content-Transfer-Encoding: the standard library only, as a receiver
-// that knows nothing of go-mail.
-func readMessage(t *testing.T, raw []byte) (*mail.Message, node) {
+// readMessage parses an RFC 5322 message and its MIME tree with the standard library only, as
+// a receiver that knows nothing of go-mail (smtptest.Parse), and checks its MIME-Version.
+func readMessage(t *testing.T, raw []byte) smtptest.Message {
 	t.Helper()
-	m, err := mail.ReadMessage(bytes.NewReader(raw))
+	m, err := smtptest.Parse(raw)
 	if err != nil {
-		t.Fatalf("the message is not RFC 5322: %v\n%s", err, raw)
+		t.Fatalf("reading the message: %v\n%s", err, raw)
 	}
 	if v := m.Header.Get("Mime-Version"); v != "1.0" {
 		t.Errorf("MIME-Version = %q, want 1.0", v)
 	}
-	n, err := readPart(m.Header.Get("Content-Type"), m.Header.Get("Content-Transfer-Encoding"),
-		m.Header.Get("Content-Disposition"), m.Header.Get("Content-Id"), m.Body)
-	if err != nil {
-		t.Fatalf("reading the MIME tree: %v\n%s", err, raw)
-	}
-	return m, n
-}
-
-func readPart(ctype, cte, disposition, cid string, body io.Reader) (node, error) {
-	mt, params, err := mime.ParseMediaType(ctype)
-	if err != nil {
-		return node{}, fmt.Errorf("Content-Type %q: %w", ctype, err)
-	}
-	n := node{Type: mt, Charset: params["charset"], ContentID: cid}
-	if disposition != "" {
-		if n.Disposition, _, err = mime.ParseMediaType(disposition); err != nil {
-			return node{}, fmt.Errorf("Content-Disposition %q: %w", disposition, err)
-		}
-	}
-	if strings.HasPrefix(mt, "multipart/") {
-		if params["boundary"] == "" {
-			return node{}, fmt.Errorf("%s without a boundary", mt)
-		}
-		r := multipart.NewReader(body, params["boundary"])
-		for {
-			p, err := r.NextRawPart() // raw: the transfer encoding is decoded below, and checked
-			if err == io.EOF {
-				return n, nil
-			}
-			if err != nil {
-				return node{}, err
-			}
-			child, err := readPart(p.Header.Get("Content-Type"), p.Header.Get("Content-Transfer-Encoding"),
-				p.Header.Get("Content-Disposition"), p.Header.Get("Content-Id"), p)
-			if err != nil {
-				return node{}, err
-			}
-			n.Parts = append(n.Parts, child)
-		}
-	}
-	switch strings.ToLower(cte) {
-	case "quoted-printable":
-		body = quotedprintable.NewReader(body)
-	case "base64":
-		body = base64.NewDecoder(base64.StdEncoding, body)
-	case "", "7bit", "8bit":
-	default:
-		return node{}, fmt.Errorf("unknown Content-Transfer-Encoding %q", cte)
-	}
-	if n.Body, err = io.ReadAll(body); err != nil {
-		return node{}, fmt.Errorf("%s body: %w", mt, err)
-	}
-	return n, nil
-}
-
-// shape is the tree's media types, one a line, indented by depth.
-func (n node) shape() string {
-	var b strings.Builder
-	var walk func(n node, depth int)
-	walk = func(n node, depth int) {
-		b.WriteString(strings.Repeat("  ", depth) + n.Type + "\n")
-		for _, p := range n.Parts {
-			walk(p, depth+1)
-		}
-	}
-	walk(n, 0)
-	return b.String()
+	return m
 }
 
 // text is a text part's body as the sender wrote it: quoted-printable carries line ends as CRLF.
@@ -146,15 +63,15 @@ func htmlMessage(t testing.TB) outbox.Message {
 // checkHTMLMessage checks the tree a message of htmlMessage's is sent as: multipart/related
 // whose root is multipart/alternative (the text, then the HTML), and the image inline with
 // its Content-ID, every body the bytes given.
-func checkHTMLMessage(t *testing.T, want outbox.Message, root node) {
+func checkHTMLMessage(t *testing.T, want outbox.Message, root smtptest.Part) {
 	t.Helper()
 	const wantShape = "multipart/related\n  multipart/alternative\n    text/plain\n    text/html\n  image/png\n"
-	if got := root.shape(); got != wantShape {
+	if got := root.Shape(); got != wantShape {
 		t.Fatalf("MIME tree:\n%s\nwant:\n%s", got, wantShape)
 	}
 	alt, img := root.Parts[0], root.Parts[1]
 	plain, html := alt.Parts[0], alt.Parts[1]
-	for _, p := range []node{plain, html} {
+	for _, p := range []smtptest.Part{plain, html} {
 		if !strings.EqualFold(p.Charset, "utf-8") {
 			t.Errorf("%s charset = %q, want UTF-8", p.Type, p.Charset)
 		}
@@ -201,29 +118,28 @@ func TestComposeHTML(t *testing.T) {
 			t.Errorf("line %d is %d bytes long, more than RFC 5322 allows", i+1, len(line))
 		}
 	}
-	h, root := readMessage(t, b.Bytes())
-	dec := new(mime.WordDecoder)
-	if subject, err := dec.DecodeHeader(h.Header.Get("Subject")); err != nil || subject != want.Subject {
-		t.Errorf("Subject = %q (%v), want %q", subject, err, want.Subject)
+	got := readMessage(t, b.Bytes())
+	if got.Subject != want.Subject { // decoded from RFC 2047
+		t.Errorf("Subject = %q, want %q", got.Subject, want.Subject)
 	}
-	if got := h.Header.Get("Message-Id"); got != "<7.tok.outbox@cobranca.test>" {
-		t.Errorf("Message-ID = %q", got)
+	if got.MessageID != "<7.tok.outbox@cobranca.test>" {
+		t.Errorf("Message-ID = %q", got.MessageID)
 	}
-	checkHTMLMessage(t, want, root)
+	checkHTMLMessage(t, want, got.Tree)
 
 	// HTML without images: multipart/alternative alone.
 	noImage := want
 	noImage.Related = nil
-	m, err = outbox.Compose("cobranca@cobranca.test", 8, outbox.Args{Message: noImage}, time.Now())
+	c, err := outbox.Compose("cobranca@cobranca.test", 8, outbox.Args{Message: noImage}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.Reset()
-	if _, err := m.WriteTo(&b); err != nil {
+	if _, err := c.WriteTo(&b); err != nil {
 		t.Fatal(err)
 	}
-	_, root = readMessage(t, b.Bytes())
-	if got, want := root.shape(), "multipart/alternative\n  text/plain\n  text/html\n"; got != want {
+	root := readMessage(t, b.Bytes()).Tree
+	if got, want := root.Shape(), "multipart/alternative\n  text/plain\n  text/html\n"; got != want {
 		t.Errorf("HTML without images: MIME tree:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -266,9 +182,9 @@ func TestComposeTextOnlyAsBefore(t *testing.T) {
 	if got != want {
 		t.Errorf("a text-only message differs from before (-before +now):\n%s", cmp.Diff(want, got))
 	}
-	_, root := readMessage(t, []byte(got))
-	if root.shape() != "text/plain\n" || text(root.Body) != msg.Text {
-		t.Errorf("a text-only message is %s with %q, want text/plain with %q", root.shape(), root.Body, msg.Text)
+	root := readMessage(t, []byte(got)).Tree
+	if root.Shape() != "text/plain\n" || text(root.Body) != msg.Text {
+		t.Errorf("a text-only message is %s with %q, want text/plain with %q", root.Shape(), root.Body, msg.Text)
 	}
 	js, err := json.Marshal(a)
 	if err != nil {
@@ -305,11 +221,11 @@ func TestDirHTML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, root := readMessage(t, raw)
-	if got := h.Header.Get("Message-Id"); got != id.MessageID {
-		t.Errorf("Message-ID = %q, want %q", got, id.MessageID)
+	m := readMessage(t, raw)
+	if m.MessageID != id.MessageID {
+		t.Errorf("Message-ID = %q, want %q", m.MessageID, id.MessageID)
 	}
-	checkHTMLMessage(t, want, root)
+	checkHTMLMessage(t, want, m.Tree)
 }
 
 // TestValidateHTML: the HTML and its inline parts are checked before a message is queued, each
@@ -404,22 +320,22 @@ func FuzzCompose(f *testing.F) {
 		if _, err := c.WriteTo(&b); err != nil {
 			t.Fatal(err)
 		}
-		_, root := readMessage(t, b.Bytes())
+		root := readMessage(t, b.Bytes()).Tree
 		// Quoted-printable and go-mail carry a line end as CRLF: compare bodies with line ends
 		// made one.
 		norm := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n") }
-		var plain, htm node
+		var plain, htm smtptest.Part
 		switch {
 		case m.HTML == "":
 			plain = root
 		case len(m.Related) == 0:
-			if root.shape() != "multipart/alternative\n  text/plain\n  text/html\n" {
-				t.Fatalf("tree %s", root.shape())
+			if root.Shape() != "multipart/alternative\n  text/plain\n  text/html\n" {
+				t.Fatalf("tree %s", root.Shape())
 			}
 			plain, htm = root.Parts[0], root.Parts[1]
 		default:
-			if root.shape() != "multipart/related\n  multipart/alternative\n    text/plain\n    text/html\n  image/png\n" {
-				t.Fatalf("tree %s", root.shape())
+			if root.Shape() != "multipart/related\n  multipart/alternative\n    text/plain\n    text/html\n  image/png\n" {
+				t.Fatalf("tree %s", root.Shape())
 			}
 			plain, htm = root.Parts[0].Parts[0], root.Parts[0].Parts[1]
 			if img := root.Parts[1]; !bytes.Equal(img.Body, data) || img.ContentID != "<"+cid+">" {

@@ -38,13 +38,43 @@ type Message struct {
 	Raw  []byte
 	TLS  bool // the message came over TLS (STARTTLS or implicit)
 
-	MessageID string // the Message-Id header, as written (with its angle brackets)
-	Subject   string // decoded (RFC 2047)
-	Body      string // the text body (a multipart message's text/plain part), decoded, white space trimmed
-	HTML      string // a multipart message's text/html part, decoded; "" when none
+	Header    mail.Header // the message's header fields, as written
+	MessageID string      // the Message-Id header, as written (with its angle brackets)
+	Subject   string      // decoded (RFC 2047)
+	Body      string      // the text body (a multipart message's text/plain part), decoded, white space trimmed
+	HTML      string      // a multipart message's text/html part, decoded; "" when none
 	// Inline are the parts an HTML part names by cid:, by Content-ID (without angle
 	// brackets), decoded.
 	Inline map[string]InlinePart
+	// Tree is the whole MIME tree, for a test that checks the message's structure.
+	Tree Part
+}
+
+// Part is one part of a message's MIME tree as the standard library reads it back: its media
+// type, the header fields that matter to a reader, its body decoded from its
+// Content-Transfer-Encoding, and its parts.
+type Part struct {
+	Type        string // media type, lower case, no parameters
+	Charset     string
+	Disposition string // the Content-Disposition's type ("" when none)
+	ContentID   string // as written, with its angle brackets
+	Body        []byte // decoded; nil for a multipart
+	Parts       []Part
+}
+
+// Shape is the tree's media types, one a line, indented by depth: what a test compares to
+// check a message's structure at a glance.
+func (p Part) Shape() string {
+	var b strings.Builder
+	var walk func(p Part, depth int)
+	walk = func(p Part, depth int) {
+		b.WriteString(strings.Repeat("  ", depth) + p.Type + "\n")
+		for _, c := range p.Parts {
+			walk(c, depth+1)
+		}
+	}
+	walk(p, 0)
+	return b.String()
 }
 
 // InlinePart is an inline part of a message: an image its HTML shows.
@@ -230,78 +260,100 @@ func (m *Message) parse() error {
 	return nil
 }
 
-// Parse reads a raw message (as received, or a .eml file) with the standard library alone:
-// its headers, and its body — a text/plain body, or a MIME tree (multipart/alternative,
-// multipart/related, multipart/mixed) whose text/plain, text/html and inline parts it takes,
-// each decoded from its Content-Transfer-Encoding.
+// Parse reads a raw message (as received, or a .eml file) with the standard library alone, as
+// a receiver that knows nothing of the sender's library: its headers, and its body — a
+// text/plain body, or a MIME tree (multipart/alternative, multipart/related,
+// multipart/mixed) whose text/plain, text/html and inline parts it takes, each decoded from
+// its Content-Transfer-Encoding (an unknown one is an error).
 func Parse(raw []byte) (Message, error) {
 	msg, err := mail.ReadMessage(bytes.NewReader(raw))
 	if err != nil {
 		return Message{}, err
 	}
-	m := Message{Raw: raw, MessageID: msg.Header.Get("Message-Id")}
+	m := Message{Raw: raw, Header: msg.Header, MessageID: msg.Header.Get("Message-Id")}
 	if m.Subject, err = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject")); err != nil {
 		return Message{}, err
 	}
-	ct := msg.Header.Get("Content-Type")
-	if ct == "" {
-		ct = "text/plain"
-	}
-	if err := m.part(textproto.MIMEHeader(msg.Header), ct, msg.Body, 0); err != nil {
+	if m.Tree, err = readPart(textproto.MIMEHeader(msg.Header), msg.Body, 0); err != nil {
 		return Message{}, err
 	}
+	m.take(m.Tree)
 	m.Body = strings.TrimSpace(m.Body)
 	return m, nil
 }
 
-// part reads one part of a MIME tree, depth levels down, into m.
-func (m *Message) part(h textproto.MIMEHeader, contentType string, body io.Reader, depth int) error {
-	mt, params, err := mime.ParseMediaType(contentType)
+// readPart reads one part of a MIME tree, depth levels down.
+func readPart(h textproto.MIMEHeader, body io.Reader, depth int) (Part, error) {
+	ct := h.Get("Content-Type")
+	if ct == "" {
+		ct = "text/plain"
+	}
+	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return fmt.Errorf("Content-Type %q: %w", contentType, err)
+		return Part{}, fmt.Errorf("Content-Type %q: %w", ct, err)
+	}
+	p := Part{Type: mt, Charset: params["charset"], ContentID: h.Get("Content-Id")}
+	if d := h.Get("Content-Disposition"); d != "" {
+		if p.Disposition, _, err = mime.ParseMediaType(d); err != nil {
+			return Part{}, fmt.Errorf("Content-Disposition %q: %w", d, err)
+		}
 	}
 	if strings.HasPrefix(mt, "multipart/") {
 		if depth > 8 {
-			return errors.New("MIME tree deeper than 8")
+			return Part{}, errors.New("MIME tree deeper than 8")
+		}
+		if params["boundary"] == "" {
+			return Part{}, fmt.Errorf("%s without a boundary", mt)
 		}
 		mr := multipart.NewReader(body, params["boundary"])
 		for {
-			p, err := mr.NextRawPart()
+			raw, err := mr.NextRawPart() // raw: the transfer encoding is decoded below, and checked
 			if err == io.EOF {
-				return nil
+				return p, nil
 			}
 			if err != nil {
-				return err
+				return Part{}, err
 			}
-			ct := p.Header.Get("Content-Type")
-			if ct == "" {
-				ct = "text/plain"
+			child, err := readPart(raw.Header, raw, depth+1)
+			if err != nil {
+				return Part{}, err
 			}
-			if err := m.part(p.Header, ct, p, depth+1); err != nil {
-				return err
-			}
+			p.Parts = append(p.Parts, child)
 		}
 	}
-	switch strings.ToLower(h.Get("Content-Transfer-Encoding")) {
+	switch cte := strings.ToLower(h.Get("Content-Transfer-Encoding")); cte {
 	case "quoted-printable":
 		body = quotedprintable.NewReader(body)
 	case "base64":
 		body = base64.NewDecoder(base64.StdEncoding, body) // it skips line breaks
+	case "", "7bit", "8bit":
+	default:
+		return Part{}, fmt.Errorf("unknown Content-Transfer-Encoding %q", cte)
 	}
-	b, err := io.ReadAll(body)
-	if err != nil {
-		return err
+	if p.Body, err = io.ReadAll(body); err != nil {
+		return Part{}, fmt.Errorf("%s body: %w", mt, err)
 	}
-	switch id := strings.Trim(h.Get("Content-Id"), "<>"); {
-	case mt == "text/plain" && m.Body == "":
-		m.Body = string(b)
-	case mt == "text/html" && m.HTML == "":
-		m.HTML = string(b)
+	return p, nil
+}
+
+// take fills m's text, HTML and inline parts from the tree's leaves, in order: the first
+// text/plain and text/html, and every other part with a Content-ID.
+func (m *Message) take(p Part) {
+	if strings.HasPrefix(p.Type, "multipart/") {
+		for _, c := range p.Parts {
+			m.take(c)
+		}
+		return
+	}
+	switch id := strings.Trim(p.ContentID, "<>"); {
+	case p.Type == "text/plain" && m.Body == "":
+		m.Body = string(p.Body)
+	case p.Type == "text/html" && m.HTML == "":
+		m.HTML = string(p.Body)
 	case id != "":
 		if m.Inline == nil {
 			m.Inline = map[string]InlinePart{}
 		}
-		m.Inline[id] = InlinePart{ContentType: mt, Data: b}
+		m.Inline[id] = InlinePart{ContentType: p.Type, Data: p.Body}
 	}
-	return nil
 }

@@ -131,7 +131,8 @@ func TestLatency(t *testing.T) {
 }
 
 // A reminder's MIME tree: multipart/alternative holding the text and a multipart/related of
-// the HTML and its inline image; each part decoded from its transfer encoding.
+// the HTML and its inline image; each part decoded from its transfer encoding, the whole tree
+// kept. A multipart without a boundary or an unknown transfer encoding is refused.
 func TestParseMultipart(t *testing.T) {
 	msg := "Message-Id: <2.outbox@cobranca.test>\r\nSubject: =?UTF-8?q?Lembrete_amig=C3=A1vel?=\r\nMIME-Version: 1.0\r\n" +
 		"Content-Type: multipart/alternative; boundary=alt\r\n\r\n" +
@@ -149,7 +150,22 @@ func TestParseMultipart(t *testing.T) {
 		img.ContentType != "image/png" || !bytes.Equal(img.Data, []byte{0x89, 'P', 'N', 'G'}) {
 		t.Errorf("Parse = %q / %q / %q / %+v", m.Subject, m.Body, m.HTML, m.Inline)
 	}
-	if _, err := smtptest.Parse([]byte("Subject: x\r\nContent-Type: multipart/mixed\r\n\r\nbody")); err == nil {
-		t.Error("a multipart message without a boundary parsed")
+	if want := "multipart/alternative\n  text/plain\n  multipart/related\n    text/html\n    image/png\n"; m.Tree.Shape() != want {
+		t.Errorf("Tree.Shape() = %q, want %q", m.Tree.Shape(), want)
+	}
+	rel := m.Tree.Parts[1]
+	if png := rel.Parts[1]; png.ContentID != "<qr@x>" || !bytes.Equal(png.Body, img.Data) || m.Tree.Parts[0].Charset != "UTF-8" || rel.Body != nil {
+		t.Errorf("Tree = %+v: want the image's Content-ID as written and its bytes, the text's charset, no body for a multipart", m.Tree)
+	}
+	if m.Header.Get("Mime-Version") != "1.0" {
+		t.Errorf("Header = %v, want the message's fields", m.Header)
+	}
+	for _, bad := range []string{
+		"Subject: x\r\nContent-Type: multipart/mixed\r\n\r\nbody",
+		"Subject: x\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: x-uuencode\r\n\r\nbody",
+	} {
+		if _, err := smtptest.Parse([]byte(bad)); err == nil {
+			t.Errorf("Parse(%q) = nil error", bad)
+		}
 	}
 }
