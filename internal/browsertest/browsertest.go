@@ -1,6 +1,7 @@
 // Package browsertest gives a test a real, headless Chromium of its own (driven by chromedp
 // over the DevTools protocol), held to a hard time limit, that leaves a screenshot, the DOM
-// and the pages it went through when the test fails.
+// and the pages it went through when the test fails; and a Recorder of what its pages request
+// and report (exceptions, console calls, the browser's log), for the checks of every test.
 //
 // Chromium is Debian's `chromium` package (.ci/run installs it and exports
 // BROWSERTEST_CHROMIUM). Without it the test is skipped, saying why — except under CI=true,

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +173,59 @@ func TestDumpBlank(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "screenshot.png")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRecorder: a page's requests, who started them, its console calls, its uncaught
+// exception and the browser's log entry of a failed load are recorded, in order; which tell of
+// a script and which are problems.
+func TestRecorder(t *testing.T) {
+	tier.EndToEnd(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, `<!doctype html><title>r</title><link rel="icon" href="data:,"><p>page</p>`+
+			`<script>console.log("hello", 1); console.error("bad"); fetch("/missing"); setTimeout(() => { throw new Error("boom") });</script>`)
+	}))
+	t.Cleanup(srv.Close)
+	ctx := New(t, time.Minute)
+	rec, err := Record(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	// The exception and the failed fetch come after the load: wait for both.
+	for deadline := time.Now().Add(10 * time.Second); len(rec.Events(Event.Problem)) < 3 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	var reqs []string
+	for _, r := range rec.TakeRequests() {
+		reqs = append(reqs, r.Initiator+" "+strings.TrimPrefix(r.URL, srv.URL))
+	}
+	if want := []string{"other /", "script /missing"}; !slices.Equal(reqs, want) {
+		t.Errorf("requests = %q, want %q", reqs, want)
+	}
+	if again := rec.TakeRequests(); len(again) != 0 {
+		t.Errorf("TakeRequests again = %q, want none: taken once", again)
+	}
+	str := func(es []Event) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.String())
+		}
+		return out
+	}
+	scripts := str(rec.Events(Event.Script))
+	if len(scripts) != 3 || scripts[0] != `console.log: [{"type":"string","value":"hello"},{"type":"number","value":1,"description":"1"}]` ||
+		!strings.HasPrefix(scripts[1], `console.error: [{"type":"string","value":"bad"}]`) || !strings.Contains(scripts[2], "exception: Uncaught") || !strings.Contains(scripts[2], "boom") {
+		t.Errorf("script events = %q, want the two console calls and the exception", scripts)
+	}
+	problems := str(rec.Events(Event.Problem))
+	if len(problems) != 3 || !slices.ContainsFunc(problems, func(s string) bool { return strings.HasPrefix(s, "log error network: ") && strings.Contains(s, "404") }) {
+		t.Errorf("problems = %q, want the console error, the exception and the 404's log entry", problems)
 	}
 }

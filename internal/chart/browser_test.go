@@ -71,6 +71,10 @@ func TestChartsInBrowser(t *testing.T) {
 	}
 
 	ctx := browsertest.New(t, 2*time.Minute)
+	rec, err := browsertest.Record(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	inject := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: recordViolations})
 		return chromedp.Void{}, err
@@ -116,7 +120,19 @@ func TestChartsInBrowser(t *testing.T) {
 		if got.Fill != "rgb(31, 95, 191)" {
 			t.Errorf("the refused style's rect is filled %q, want its fill attribute's rgb(31, 95, 191)", got.Fill)
 		}
+		// The browser's own log says so too: what the recorder reads on the charts' pages.
+		if !slices.ContainsFunc(rec.Events(browsertest.Event.Problem), func(e browsertest.Event) bool {
+			return strings.Contains(e.Text, "Content Security Policy")
+		}) {
+			t.Errorf("the browser logged no CSP violation for the control: %v", rec.Events(browsertest.Event.Problem))
+		}
+		rec.TakeRequests()
 	})
+	defer func() {
+		if l := rec.Events(browsertest.Event.Script); len(l) != 0 {
+			t.Errorf("scripts ran or failed on the charts' pages: %q", l)
+		}
+	}()
 	for _, width := range []int64{1280, 390} {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 800)); err != nil {
 			t.Fatal(err)
@@ -126,6 +142,21 @@ func TestChartsInBrowser(t *testing.T) {
 				got := read(t, "/"+name)
 				if len(got.Violations) != 0 {
 					t.Errorf("CSP violations: %q", got.Violations)
+				}
+				// The chart loads nothing: the page is all the browser asked for (and the
+				// icon Chromium itself asks each new site for).
+				var page bool
+				for _, r := range rec.TakeRequests() {
+					switch {
+					case r.URL == srv.URL+"/"+name:
+						page = true
+					case r.URL == srv.URL+"/favicon.ico" && r.Initiator == "other":
+					default:
+						t.Errorf("the browser requested %s (initiator %s): the chart loads something", r.URL, r.Initiator)
+					}
+				}
+				if !page {
+					t.Errorf("no request for the page itself was recorded: the record of requests is blind")
 				}
 				if got.Width < float64(width)/3 || got.Width > float64(width) || got.Height <= 0 {
 					t.Errorf("the chart is drawn %.0f×%.0f px in a %d px window", got.Width, got.Height, width)

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/cobranca/cobranca/internal/browsertest"
@@ -27,55 +25,6 @@ import (
 
 // markupName is a customer name that runs a script if it is ever read as markup.
 const markupName = `<img src=x onerror="document.title='pwned'">`
-
-// browserRequest is one request of the browser's tab: its URL, and what started it (the document's
-// parser, a script, or "other": the browser itself, as its request for the site's icon).
-type browserRequest struct {
-	URL, Initiator string
-}
-
-// requests records every request the browser's tab makes, in order.
-type requests struct {
-	mu   sync.Mutex
-	urls []browserRequest
-}
-
-func (r *requests) listen(ev any) {
-	if ev, ok := ev.(*network.EventRequestWillBeSent); ok {
-		r.mu.Lock()
-		r.urls = append(r.urls, browserRequest{URL: ev.Request.URL, Initiator: string(ev.Initiator.Type)})
-		r.mu.Unlock()
-	}
-}
-
-func (r *requests) take() []browserRequest {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.urls
-	r.urls = nil
-	return out
-}
-
-// scripts records what tells of a script having run or failed on the page.
-type scripts struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (s *scripts) listen(ev any) {
-	var line string
-	switch ev := ev.(type) {
-	case *runtime.EventExceptionThrown:
-		line = "exception: " + ev.ExceptionDetails.Text
-	case *runtime.EventConsoleAPICalled:
-		line = "console." + string(ev.Type)
-	}
-	if line != "" {
-		s.mu.Lock()
-		s.list = append(s.list, line)
-		s.mu.Unlock()
-	}
-}
 
 // TestHTMLInBrowser: the HTML part of a reminder, each language and tone, with a PIX code and a
 // customer whose name is markup that would run a script, shown by headless Chromium as a mail
@@ -131,12 +80,8 @@ func TestHTMLInBrowser(t *testing.T) {
 	defer srv.Close()
 
 	ctx := browsertest.New(t, 2*time.Minute)
-	var reqs requests
-	var ran scripts
-	if err := chromedp.Listen(ctx, reqs.listen); err != nil {
-		t.Fatal(err)
-	}
-	if err := chromedp.Listen(ctx, ran.listen); err != nil {
+	rec, err := browsertest.Record(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	paths := slices.Sorted(maps.Keys(subjects))
@@ -197,7 +142,7 @@ func TestHTMLInBrowser(t *testing.T) {
 			// Only the page, the QR code's data: URL, and the icon Chromium itself asks each new
 			// site for (no document names it; a mail client shows no site icon).
 			var page bool
-			for _, r := range reqs.take() {
+			for _, r := range rec.TakeRequests() {
 				switch {
 				case r.URL == url:
 					page = true
@@ -228,7 +173,7 @@ func TestHTMLInBrowser(t *testing.T) {
 			t.Logf("screenshot: %s", file)
 		})
 	}
-	if l := ran.take(); len(l) != 0 {
+	if l := rec.Events(browsertest.Event.Script); len(l) != 0 {
 		t.Errorf("scripts ran or failed on the reminders' pages: %q", l)
 	}
 	servedMu.Lock()
@@ -243,12 +188,6 @@ func TestHTMLInBrowser(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`document.title === "pwned"`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 		t.Errorf("the control page's script did not run (%v): the checks above prove nothing", err)
 	}
-}
-
-func (s *scripts) take() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.list)
 }
 
 // colors counts the distinct colors of img, sampled every other pixel: a blank page has few.

@@ -15,12 +15,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/cobranca/cobranca/internal/auth"
@@ -202,15 +199,17 @@ func TestResultViewInBrowser(t *testing.T) {
 	var frames frameCancels
 	t.Cleanup(frames.cancel)
 	bctx := browsertest.New(t, 90*time.Second)
-	var seen problems
-	if err := chromedp.Listen(bctx, seen.listen); err != nil {
+	// Every uncaught exception, console error or warning and browser log error (a CSP
+	// violation is one) of the page, and of the view's frame from when viewFrame attaches.
+	seen, err := browsertest.Record(bctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := chromedp.Do(bctx, chromedp.Navigate(host.URL),
 		chromedp.Poll[chromedp.Void](`window.hostDone && window.hostDone.initialized`, chromedp.WithPollingTimeout(0))); err != nil {
 		t.Fatal(err)
 	}
-	view := viewFrame(t, bctx, &seen, &frames)
+	view := viewFrame(t, bctx, seen, &frames)
 	if err := chromedp.Do(view, chromedp.WaitVisible(chromedp.CSS(`body[data-state="rendered"] #accounts tbody tr`))); err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +282,7 @@ func TestResultViewInBrowser(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`window.hostDone && window.hostDone.initialized`, chromedp.WithPollingTimeout(0))); err != nil {
 		t.Fatal(err)
 	}
-	view = viewFrame(t, bctx, &seen, &frames)
+	view = viewFrame(t, bctx, seen, &frames)
 	if err := chromedp.Do(view, chromedp.WaitVisible(chromedp.CSS(`body[data-state="error"] #status`))); err != nil {
 		t.Fatal(err)
 	}
@@ -298,57 +297,22 @@ func TestResultViewInBrowser(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`window.hostDone && window.hostDone.initialized`, chromedp.WithPollingTimeout(0))); err != nil {
 		t.Fatal(err)
 	}
-	view = viewFrame(t, bctx, &seen, &frames)
+	view = viewFrame(t, bctx, seen, &frames)
 	if err := chromedp.Do(view, chromedp.WaitVisible(chromedp.CSS(`body[data-state="rendered"] #accounts tbody tr`))); err != nil {
 		t.Fatal(err)
 	}
 	if total := evaluate[string](t, view, `document.querySelectorAll("#summary strong")[1].textContent`); !strings.Contains(total, "HUF") || !strings.Contains(total, "1.234,56") {
 		t.Errorf("the total of 123456 minor units of HUF shows as %q, want HUF 1.234,56", total)
 	}
-	if p := seen.all(); len(p) > 0 {
-		t.Errorf("the browser reported problems:\n%s", strings.Join(p, "\n"))
+	if p := seen.Events(browsertest.Event.Problem); len(p) > 0 {
+		t.Errorf("the browser reported problems:\n%v", p)
 	}
-}
-
-// problems collects every uncaught exception, console error or warning
-// and browser log error (a CSP violation is one) of the targets it listens
-// to: the page, and the view's frame from when viewFrame attaches to it.
-type problems struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (p *problems) listen(ev any) {
-	var line string
-	switch ev := ev.(type) {
-	case *runtime.EventExceptionThrown:
-		line = "exception: " + ev.ExceptionDetails.Text + " " + mustMarshalAny(ev.ExceptionDetails.Exception)
-	case *runtime.EventConsoleAPICalled:
-		if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning {
-			line = fmt.Sprintf("console %s: %s", ev.Type, mustMarshalAny(ev.Args))
-		}
-	case *cdplog.EventEntryAdded:
-		if ev.Entry.Level == cdplog.EntryLevelError || ev.Entry.Level == cdplog.EntryLevelWarning {
-			line = fmt.Sprintf("log %s %s: %s", ev.Entry.Level, ev.Entry.Source, ev.Entry.Text)
-		}
-	}
-	if line != "" {
-		p.mu.Lock()
-		p.list = append(p.list, line)
-		p.mu.Unlock()
-	}
-}
-
-func (p *problems) all() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.list)
 }
 
 // viewFrame returns the context to run actions in the view's frame, which
 // Chromium runs in a process of its own (a sandboxed frame without
 // allow-same-origin is isolated): a target of its own, attached to.
-func viewFrame(t *testing.T, ctx context.Context, p *problems, cancels *frameCancels) context.Context {
+func viewFrame(t *testing.T, ctx context.Context, rec *browsertest.Recorder, cancels *frameCancels) context.Context {
 	t.Helper()
 	// Polled until the browser's deadline: the frame's target comes when
 	// Chromium has made its process, however long that takes.
@@ -359,7 +323,7 @@ func viewFrame(t *testing.T, ctx context.Context, p *problems, cancels *frameCan
 		}
 		for _, info := range infos {
 			if info.Type == "iframe" && !slices.Contains(cancels.ids, info.TargetID) {
-				fctx, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(info.TargetID), chromedp.WithListener(p.listen))
+				fctx, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(info.TargetID), chromedp.WithListener(rec.Listen))
 				cancels.ids = append(cancels.ids, info.TargetID)
 				cancels.funcs = append(cancels.funcs, cancel)
 				return fctx
@@ -534,11 +498,6 @@ func saveScreenshot(t *testing.T, shot []byte) {
 		}
 	}
 	t.Logf("screenshot (%dx%d) written to %s", b.Dx(), b.Dy(), strings.Join(paths, ", "))
-}
-
-func mustMarshalAny(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 func mustMarshal(t *testing.T, v any) []byte {
