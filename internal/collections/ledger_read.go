@@ -35,6 +35,9 @@ const (
 	maxLedgerLimit     = 200
 	// maxAllocationsShown bounds the allocations get_invoice lists.
 	maxAllocationsShown = 200
+	// maxReferencesShown bounds the payment references get_invoice lists: one a reminder
+	// with a PIX code, the latest the ones a customer pays.
+	maxReferencesShown = 50
 	// maxLedgerCursorLen bounds a cursor of the ledger's listings, as text.
 	maxLedgerCursorLen = 1024
 )
@@ -82,7 +85,19 @@ type getInvoiceResult struct {
 	Promise         *promiseItem     `json:"promise,omitempty"`
 	Dispute         *disputeItem     `json:"dispute,omitempty"`
 	Contacts        []sendRef        `json:"contacts"`
-	UpdatedAt       string           `json:"updatedAt"`
+	// PaymentReferences are the references recorded on it (ledger.RecordedReferences).
+	PaymentReferences     []paymentReferenceItem `json:"paymentReferences"`
+	PaymentReferenceCount int                    `json:"paymentReferenceCount"`
+	UpdatedAt             string                 `json:"updatedAt"`
+}
+
+// paymentReferenceItem is a reference recorded on the invoice: a payment quoting it pays the
+// invoice.
+type paymentReferenceItem struct {
+	Reference  string `json:"reference"`
+	Source     string `json:"source"`
+	DraftID    string `json:"draftId"`
+	RecordedAt string `json:"recordedAt"`
 }
 
 // allocationItem is one part of a payment allocated to the invoice.
@@ -119,11 +134,12 @@ type disputeItem struct {
 func getInvoiceContract() contract.Contract {
 	return contract.Contract{
 		Name:            GetInvoiceName,
-		ContractVersion: "1.0.0",
+		ContractVersion: "1.1.0",
 		Title:           "Get an invoice from the ledger",
 		Description: "Use before chasing an invoice, or to answer a customer about one: returns one invoice of the server's ledger with its " +
 			"state and open amount as derived from its payments and write-off (never typed in), the payments allocated to it, its latest " +
-			"promise to pay (and whether it is still pending), its open dispute, and the reminders sent to its customer that name it. Read-only.",
+			"promise to pay (and whether it is still pending), its open dispute, the reminders sent to its customer that name it, and the " +
+			"payment references its reminders gave (each PIX code's txid), which a payment may quote. Read-only.",
 		Category:     "collections",
 		RiskLevel:    contract.Low,
 		InputSchema:  getInvoiceInputSchema(),
@@ -241,6 +257,22 @@ func getInvoiceOutputSchema() *jsonschema.Schema {
 	c.Description = fmt.Sprintf("The reminders sent to its customer (states queued, sent, undeliverable) that list this invoice, the latest queued first: "+
 		"at most %d, from the customer's latest %d sends; empty when none.", reminders.ContactsShown, reminders.ContactsScanned)
 	p["contacts"] = c
+
+	refsSchema := p["paymentReferences"]
+	refsSchema.Types, refsSchema.Type = nil, "array"
+	refsSchema.MaxItems = ptr(maxReferencesShown)
+	refsSchema.Description = fmt.Sprintf("The payment references recorded on it, the latest first (at most %d: paymentReferenceCount says how many there are): "+
+		"each the txid of the PIX code a reminder naming it carried; a payment quoting one pays the invoice. Empty when none. Its own reference, "+
+		"as imported, is pixTxid, ourNumber, boletoLine or reference.", maxReferencesShown)
+	r := refsSchema.Items
+	sealObject(r)
+	r.Properties["reference"].Description = "The reference, exactly as a payment must quote it."
+	r.Properties["source"].Enum = []any{ledger.SourceReminder}
+	r.Properties["source"].Description = "What gave it: reminder (its PIX code's txid)."
+	r.Properties["draftId"].Description = "The reminder's draft id."
+	r.Properties["recordedAt"].Format = "date-time"
+	r.Properties["recordedAt"].Description = "When it was recorded (RFC 3339, UTC)."
+	atLeast(p["paymentReferenceCount"], 0.0, "How many payment references are recorded on it.")
 	return s
 }
 
@@ -253,6 +285,10 @@ func getInvoiceRead(ctx context.Context, q store.Querier, v any) (pipeline.Effec
 	if err != nil {
 		return pipeline.Effect{}, err
 	}
+	refs, err := ledger.RecordedReferences(ctx, q, a.InvoiceID)
+	if err != nil {
+		return pipeline.Effect{}, err
+	}
 	inv, allocs, sends := view.Invoice, view.Allocations, view.Contacts
 	today := customers.Today(pipeline.Now(ctx))
 	out := getInvoiceResult{
@@ -262,6 +298,12 @@ func getInvoiceRead(ctx context.Context, q store.Querier, v any) (pipeline.Effec
 		State: string(inv.State), OpenAmountCents: inv.OpenCents, PaidAmountCents: inv.PaidCents, WrittenOffCents: inv.WrittenOffCents,
 		Allocations: make([]allocationItem, 0, min(len(allocs), maxAllocationsShown)), AllocationCount: len(allocs),
 		Contacts: make([]sendRef, len(sends)), UpdatedAt: stamp(inv.UpdatedAt),
+		PaymentReferences: make([]paymentReferenceItem, 0, min(len(refs), maxReferencesShown)), PaymentReferenceCount: len(refs),
+	}
+	for i := len(refs) - 1; i >= 0 && len(out.PaymentReferences) < maxReferencesShown; i-- { // oldest first in the ledger
+		r := refs[i]
+		out.PaymentReferences = append(out.PaymentReferences, paymentReferenceItem{Reference: r.Reference, Source: r.Source, DraftID: r.SourceID,
+			RecordedAt: stamp(r.At)})
 	}
 	for _, al := range allocs[:min(len(allocs), maxAllocationsShown)] {
 		out.Allocations = append(out.Allocations, allocationItem{PaymentID: al.PaymentID, AmountCents: al.AmountCents, Rule: string(al.Rule),
@@ -281,7 +323,7 @@ func getInvoiceRead(ctx context.Context, q store.Querier, v any) (pipeline.Effec
 		Structured: &out,
 		Summary: fmt.Sprintf("Invoice found: state %s; %d allocation(s); %d reminder(s) sent naming it.",
 			inv.State, len(allocs), len(sends)),
-		Details: map[string]int64{"allocations": int64(len(allocs)), "contacts": int64(len(sends))},
+		Details: map[string]int64{"allocations": int64(len(allocs)), "contacts": int64(len(sends)), "paymentReferences": int64(len(refs))},
 	}, nil
 }
 

@@ -205,10 +205,18 @@ type invoiceOut struct {
 		DraftID string `json:"draftId"`
 		State   string `json:"state"`
 	} `json:"contacts"`
+	PaymentReferences []struct {
+		Reference  string `json:"reference"`
+		Source     string `json:"source"`
+		DraftID    string `json:"draftId"`
+		RecordedAt string `json:"recordedAt"`
+	} `json:"paymentReferences"`
+	PaymentReferenceCount int `json:"paymentReferenceCount"`
 }
 
-// TestGetInvoice: an invoice's derived state, its allocations, promise, dispute, and the
-// reminders sent naming it (not an open draft, not a send naming another invoice).
+// TestGetInvoice: an invoice's derived state, its allocations, promise, dispute, the
+// reminders sent naming it (not an open draft, not a send naming another invoice), and the
+// payment references recorded on it, the latest first, at most 50 of them, counted.
 func TestGetInvoice(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		f := seedLedger(t, e)
@@ -246,6 +254,34 @@ func TestGetInvoice(t *testing.T) {
 		e.advance(10 * 24 * time.Hour) // 2026-07-11: the promise's day is past
 		if seven := get("INV-7"); seven.Promise == nil || seven.Promise.Pending {
 			t.Errorf("INV-7 promise on 2026-07-11 = %+v, want no longer pending", seven.Promise)
+		}
+
+		if one.PaymentReferences == nil || len(one.PaymentReferences) != 0 || one.PaymentReferenceCount != 0 {
+			t.Errorf("INV-1 paymentReferences = %+v (%d), want an empty list before any is recorded", one.PaymentReferences, one.PaymentReferenceCount)
+		}
+		// 52 reminders' txids on INV-1, a minute apart: the latest 50 are listed, newest first.
+		start := e.clock()
+		for i := range 52 {
+			at := start.Add(time.Duration(i) * time.Minute)
+			if err := e.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+				return ledger.AddReference(ctx, tx, []string{"INV-1"}, fmt.Sprintf("TXREF%02d", i), ledger.SourceReminder, fmt.Sprintf("d_%02d", i), at)
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		one = get("INV-1")
+		if one.PaymentReferenceCount != 52 || len(one.PaymentReferences) != 50 {
+			t.Fatalf("INV-1: %d payment references listed, count %d; want 50 of 52", len(one.PaymentReferences), one.PaymentReferenceCount)
+		}
+		for i, r := range one.PaymentReferences {
+			n := 51 - i
+			if want := fmt.Sprintf("TXREF%02d", n); r.Reference != want || r.Source != "reminder" || r.DraftID != fmt.Sprintf("d_%02d", n) ||
+				r.RecordedAt != start.Add(time.Duration(n)*time.Minute).UTC().Format(time.RFC3339Nano) {
+				t.Errorf("INV-1 paymentReferences[%d] = %+v, want %s of d_%02d, recorded then", i, r, want, n)
+			}
+		}
+		if two := get("INV-2"); len(two.PaymentReferences) != 0 || two.PaymentReferenceCount != 0 {
+			t.Errorf("INV-2 paymentReferences = %+v: another invoice's references", two.PaymentReferences)
 		}
 
 		res := e.call(reader, collections.GetInvoiceName, map[string]any{"invoiceId": "INV-404"})

@@ -75,6 +75,12 @@ func TestPixReminder(t *testing.T) {
 			}) {
 				t.Errorf("invoice %s's recorded references %+v lack the draft's txid", id, refs)
 			}
+			// get_invoice lists it.
+			inv := decode[invoiceOut](t, e.call(reader, collections.GetInvoiceName, map[string]any{"invoiceId": id}))
+			if inv.PaymentReferenceCount != 1 || len(inv.PaymentReferences) != 1 || inv.PaymentReferences[0].Reference != got.Pix.TxID ||
+				inv.PaymentReferences[0].DraftID != got.DraftID || inv.PaymentReferences[0].Source != ledger.SourceReminder {
+				t.Errorf("get_invoice(%s).paymentReferences = %+v, want the draft's txid", id, inv.PaymentReferences)
+			}
 		}
 
 		// The preview states what the message carries; the message carries it.
