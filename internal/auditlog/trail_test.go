@@ -164,37 +164,13 @@ func FuzzTrailCursor(f *testing.F) {
 	})
 }
 
-// fillTrail inserts n events straight into audit_event, as an owner may: a week of calls, 20
-// tools over 4 tiers, 500 subjects, 7 agents on a third of the calls, 5 clients, 2% denied,
-// 0.5% failed and 0.1% rate limited; then ANALYZE, as autovacuum would. Their MACs are
-// random: the trail does not check them.
+// fillTrail inserts n events straight into audit_event, as an owner may, the last at
+// fixedTime (storetest.FillTrail: a week of calls, 20 tools over 4 tiers, 500 subjects, 7
+// agents on a third of the calls, 5 clients, 2% denied, 0.5% failed and 0.1% rate limited);
+// then ANALYZE, as autovacuum would. Their MACs are random: the trail does not check them.
 func fillTrail(tb testing.TB, db store.DB, n int) {
 	tb.Helper()
-	ctx := context.Background()
-	end := fixedTime
-	sql := `INSERT INTO audit_event (occurred_at, event, tool, risk, subject, actor, client_id, outcome, duration_us, details, server_time, nonce, mac)
-SELECT $2::timestamptz - ($1::bigint - i) * (604800000000 / $1::bigint) * interval '1 microsecond', 'collections.call',
-  'collections.tool_' || (i % 20), (ARRAY['low','medium','high','critical'])[1 + (i % 20) % 4], 'user-' || (i % 500),
-  CASE WHEN i % 3 = 0 THEN 'agent-' || (i % 7) ELSE '' END, 'client-' || (i % 5),
-  CASE WHEN i % 1000 = 0 THEN 'rate_limited' WHEN i % 200 = 0 THEN 'failed' WHEN i % 50 = 0 THEN 'denied' ELSE 'allowed' END,
-  i % 5000, '{}', 0, decode(md5(i::text), 'hex'), sha256(i::text::bytea)
-FROM generate_series(1, $1::bigint) i`
-	var args = []any{int64(n), end}
-	if db.Dialect() == store.SQLite {
-		sql = `WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < $1)
-INSERT INTO audit_event (occurred_at, event, tool, risk, subject, actor, client_id, outcome, duration_us, details, server_time, nonce, mac)
-SELECT $2 - ($1 - i) * (604800000000 / $1), 'collections.call',
-  'collections.tool_' || (i % 20), CASE (i % 20) % 4 WHEN 0 THEN 'low' WHEN 1 THEN 'medium' WHEN 2 THEN 'high' ELSE 'critical' END, 'user-' || (i % 500),
-  CASE WHEN i % 3 = 0 THEN 'agent-' || (i % 7) ELSE '' END, 'client-' || (i % 5),
-  CASE WHEN i % 1000 = 0 THEN 'rate_limited' WHEN i % 200 = 0 THEN 'failed' WHEN i % 50 = 0 THEN 'denied' ELSE 'allowed' END,
-  i % 5000, '{}', 0, randomblob(16), randomblob(32)
-FROM g`
-		args = []any{int64(n), end.UnixMicro()}
-	}
-	if _, err := db.Exec(ctx, sql, args...); err != nil {
-		tb.Fatalf("fill: %v", err)
-	}
-	if _, err := db.Exec(ctx, `ANALYZE audit_event`); err != nil {
+	if err := storetest.FillTrail(context.Background(), db, n, fixedTime); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -158,35 +158,10 @@ func BenchmarkImportPayments(b *testing.B) {
 	})
 }
 
-// fillSQL writes $1 invoices straight into ledger_invoice (far faster than
-// upserts, for a ledger of a million): 20 000 customers, due dates over
-// two years, 70% paid, 20% open, 10% partially paid, the cache
-// consistent with that.
-var fillSQL = map[store.Dialect]string{
-	store.Postgres: `INSERT INTO ledger_invoice (id, customer_id, amount_cents, currency, due_date, allocated_cents, state, open_cents, created_at, updated_at)
-SELECT 'B-' || lpad(g::text, 7, '0'), 'C-' || (g % 20000), 1000 + g % 5000, 'BRL', to_char(date '2025-01-01' + (g % 730), 'YYYY-MM-DD'),
- CASE WHEN g % 10 < 7 THEN 1000 + g % 5000 WHEN g % 10 < 9 THEN 0 ELSE 100 END,
- CASE WHEN g % 10 < 7 THEN 'paid' WHEN g % 10 < 9 THEN 'open' ELSE 'partially_paid' END,
- CASE WHEN g % 10 < 7 THEN 0 WHEN g % 10 < 9 THEN 1000 + g % 5000 ELSE 900 + g % 5000 END, 0, 0
-FROM generate_series(1, $1::int) g`,
-	store.SQLite: `WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < $1)
-INSERT INTO ledger_invoice (id, customer_id, amount_cents, currency, due_date, allocated_cents, state, open_cents, created_at, updated_at)
-SELECT printf('B-%07d', g), 'C-' || (g % 20000), 1000 + g % 5000, 'BRL', date('2025-01-01', '+' || (g % 730) || ' days'),
- CASE WHEN g % 10 < 7 THEN 1000 + g % 5000 WHEN g % 10 < 9 THEN 0 ELSE 100 END,
- CASE WHEN g % 10 < 7 THEN 'paid' WHEN g % 10 < 9 THEN 'open' ELSE 'partially_paid' END,
- CASE WHEN g % 10 < 7 THEN 0 WHEN g % 10 < 9 THEN 1000 + g % 5000 ELSE 900 + g % 5000 END, 0, 0
-FROM s`,
-}
-
-// fill writes n invoices (fillSQL) and the planner's statistics.
+// fill writes n invoices (storetest.FillInvoices) and the planner's statistics.
 func fill(tb testing.TB, db store.DB, n int) {
 	tb.Helper()
-	ctx := context.Background()
-	d, _ := store.DialectOf(db)
-	if _, err := db.Exec(ctx, fillSQL[d], n); err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := db.Exec(ctx, `ANALYZE`); err != nil {
+	if err := storetest.FillInvoices(context.Background(), db, n); err != nil {
 		tb.Fatal(err)
 	}
 }

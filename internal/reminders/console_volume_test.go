@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -23,35 +22,14 @@ const (
 	volumeBulks  = 10_000
 )
 
-// fillSending writes the store above straight into its tables (far faster
-// than Prepare and CreateBulk), then the planner's statistics. Ids are
-// made of g in the letters a–j, which ident's alphabet holds.
+// fillSending writes the store above straight into its tables
+// (storetest.FillSending: far faster than Prepare and CreateBulk), then
+// the planner's statistics. Ids are made of g in the letters a–j, which
+// ident's alphabet holds.
 func fillSending(tb testing.TB, db store.DB) {
 	tb.Helper()
-	ctx := context.Background()
-	for _, sql := range []string{
-		`INSERT INTO customer (id, name, email, email_key, created_at, updated_at)
-SELECT 'C-' || g, 'Loja ' || g, 'contas' || g || '@loja.example', 'contas' || g || '@loja.example', 1, 1 FROM generate_series(0, 19999) g`,
-		`INSERT INTO bulk_send (id, requested_by, plan_hash, total, skipped, created_at)
-SELECT 'b_' || translate(lpad(g::text, 26, '0'), '0123456789', 'abcdefghij'), 'ana', repeat('ab', 32), 20, 0, g
-FROM generate_series(1, ` + strconv.Itoa(volumeBulks) + `) g`,
-		`INSERT INTO reminder_draft (id, customer_id, recipient_name, recipient_email, tone, language, invoices, invoice_set_hash,
- invoice_count, total_cents, subject, body, state, created_by, created_at, updated_at, earliest_due_date,
- outbox_id, message_id, queued_by, queued_at, delivered_at, failed_at, failure_reason, bulk_id)
-SELECT 'd_' || translate(lpad(g::text, 26, '0'), '0123456789', 'abcdefghij'), 'C-' || (g % 20000), 'Loja', 'contas@loja.example',
- 'friendly', 'pt-BR', '[]', sha256(g::text::bytea), 1, 1000, 'Lembrete', 'Olá', s.state, 'ana', g, g, '2026-05-10',
- CASE WHEN s.state <> 'draft' THEN g END, CASE WHEN s.state <> 'draft' THEN '<m' || g || '@x>' END,
- CASE WHEN s.state <> 'draft' THEN 'ana' END, CASE WHEN s.state <> 'draft' THEN g END,
- CASE WHEN s.state = 'sent' THEN g END, CASE WHEN s.state = 'undeliverable' THEN g END,
- CASE WHEN s.state = 'undeliverable' THEN 'smtp: mailbox unavailable (reply 550 5.1.1)' END,
- CASE WHEN s.state <> 'draft' AND g <= 20 * ` + strconv.Itoa(volumeBulks) + ` THEN 'b_' || translate(lpad(((g + 19) / 20)::text, 26, '0'), '0123456789', 'abcdefghij') END
-FROM generate_series(1, ` + strconv.Itoa(volumeDrafts) + `) g,
- LATERAL (SELECT CASE WHEN g % 100 = 0 THEN 'undeliverable' WHEN g % 10 = 1 THEN 'draft' WHEN g % 10 = 2 THEN 'queued' ELSE 'sent' END AS state) s`,
-		`ANALYZE`,
-	} {
-		if _, err := db.Exec(ctx, sql); err != nil {
-			tb.Fatalf("%s: %v", sql, err)
-		}
+	if err := storetest.FillSending(context.Background(), db, volumeDrafts, volumeBulks); err != nil {
+		tb.Fatal(err)
 	}
 }
 
