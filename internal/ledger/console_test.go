@@ -2,9 +2,12 @@ package ledger_test
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/store"
@@ -24,24 +27,11 @@ const consoleInvoices = 1_000_000
 // invoice carries, each naming one of fill's customers.
 const consolePayments = 100_000
 
-// fillPayments writes n payments straight into ledger_payment (as fill
-// writes invoices), a reminder's reference recorded on one invoice in
-// four, and the planner's statistics.
+// fillPayments writes n payments (storetest.FillPayments) and the
+// planner's statistics.
 func fillPayments(tb testing.TB, db store.DB, n int) {
 	tb.Helper()
-	ctx := context.Background()
-	if _, err := db.Exec(ctx, `INSERT INTO ledger_reference (invoice_id, reference, source, source_id, created_at)
- SELECT id, 'TX' || substr(id, 3), 'reminder', 'd_' || id, 0 FROM ledger_invoice WHERE amount_cents % 4 = 0`); err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := db.Exec(ctx, `INSERT INTO ledger_payment (id, source, source_ref, amount_cents, currency, paid_on, method, reference,
- customer_id, left_cents, recorded_by, created_at)
-SELECT 'pay_' || lpad(g::text, 7, '0'), 'bench', 'r' || g, 1000 + g % 5000, 'BRL', '2026-06-01', 'pix',
- CASE WHEN g % 2 = 0 THEN 'REF' || g ELSE '' END, 'C-' || (g % 20000), CASE WHEN g % 4 = 0 THEN 0 ELSE 1000 + g % 5000 END, 'ana', g
-FROM generate_series(1, $1::int) g`, n); err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := db.Exec(ctx, `ANALYZE`); err != nil {
+	if err := storetest.FillPayments(context.Background(), db, n); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -72,10 +62,32 @@ func unmatchedMid(tb testing.TB, db store.DB) string {
 	return ledger.Cursor(strconv.FormatInt(at, 10), id)
 }
 
-// suggestArgs are Suggest's arguments of a customer's candidates: no
-// reference, one customer, a page.
-func suggestArgs() []any {
-	return []any{`[]`, `["C-777"]`, ledger.MaxSuggestions + 1}
+// suggestPage is a page of payments as the console's payments page
+// reads them (paymentsPageSize: 20), after after.
+func suggestPage(tb testing.TB, db store.DB, after string) []ledger.StoredPayment {
+	tb.Helper()
+	page, _, err := ledger.ListUnmatched(context.Background(), db, after, 20)
+	if err != nil || len(page) != 20 {
+		tb.Fatalf("ListUnmatched = %d payments, %v; want 20", len(page), err)
+	}
+	return page
+}
+
+// suggestArgs are the arguments of Suggest's two queries for page: the
+// JSON lists of its references, and of its customers with a page's size.
+func suggestArgs(page []ledger.StoredPayment) (refs, custs []any) {
+	var rs, cs []string
+	for _, p := range page {
+		if p.Reference != "" {
+			rs = append(rs, p.Reference)
+		}
+		if p.CustomerID != "" {
+			cs = append(cs, p.CustomerID)
+		}
+	}
+	r, _ := json.Marshal(rs)
+	c, _ := json.Marshal(cs)
+	return []any{string(r), `[]`}, []any{string(c), ledger.MaxSuggestions + 1}
 }
 
 // TestConsolePlans: over 1 000 000 invoices and 100 000 payments on
@@ -103,10 +115,33 @@ func TestConsolePlans(t *testing.T) {
 			t.Errorf("unmatched %s page: the plan reads %v, sorts %v; want ledger_payment_left alone, no sort:\n%s", name, idx, root.Sorts(), text)
 		}
 	}
-	root, text := storetest.ExplainPG(t, db, ledger.SuggestSQL(store.Postgres), suggestArgs()...)
-	t.Logf("suggest:\n%s", root.Outline())
-	if seq := root.SeqScans("ledger_"); len(seq) > 0 || !contains(root.Indexes(), "ledger_invoice_unsettled") {
-		t.Errorf("suggest: the plan reads %v whole, indexes %v; want ledger_invoice_unsettled and no table whole:\n%s", seq, root.Indexes(), text)
+	for name, after := range map[string]string{"first": "", "deep": unmatchedMid(t, db)} {
+		page := suggestPage(t, db, after)
+		refs, custs := suggestArgs(page)
+		root, text := storetest.ExplainPG(t, db, ledger.SuggestSQL(store.Postgres), refs...)
+		t.Logf("suggest, %s page, the references' invoices:\n%s", name, root.Outline())
+		if seq := root.SeqScans("ledger_"); len(seq) > 0 || !contains(root.Indexes(), "ledger_reference_reference") {
+			t.Errorf("suggest, %s page: the references' plan reads %v whole, indexes %v; want ledger_reference_reference and no table whole:\n%s", name, seq, root.Indexes(), text)
+		}
+		root, text = storetest.ExplainPG(t, db, ledger.CustomerPagesSQL(store.Postgres), custs...)
+		t.Logf("suggest, %s page, the customers' pages:\n%s", name, root.Outline())
+		if seq := root.SeqScans("ledger_"); len(seq) > 0 || !contains(root.Indexes(), "ledger_invoice_unsettled") {
+			t.Errorf("suggest, %s page: the customers' plan reads %v whole, indexes %v; want ledger_invoice_unsettled and no table whole:\n%s", name, seq, root.Indexes(), text)
+		}
+		// The page's offers read together are each payment's read alone.
+		offers, err := ledger.Suggest(context.Background(), db, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range page {
+			alone, err := ledger.Suggest(context.Background(), db, page[i:i+1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(alone[0], offers[i]); diff != "" {
+				t.Errorf("%s page, payment %s: Suggest(page) differs from Suggest alone (-alone +page):\n%s", name, p.ID, diff)
+			}
+		}
 	}
 }
 
@@ -117,10 +152,7 @@ func BenchmarkConsoleReads(b *testing.B) {
 	db := consoleLedger(b)
 	ctx := context.Background()
 	invMid, payMid := midCursor(b, db, consoleInvoices), unmatchedMid(b, db)
-	var suggestID string // an unmatched payment of a customer with open invoices, and no reference
-	if err := db.QueryRow(ctx, `SELECT id FROM ledger_payment WHERE left_cents > 0 AND reference = '' AND customer_id = 'C-777' LIMIT 1`).Scan(&suggestID); err != nil {
-		b.Fatal(err)
-	}
+	first, deep := suggestPage(b, db, ""), suggestPage(b, db, payMid)
 	type read struct {
 		name string
 		fn   func() (int, error)
@@ -144,9 +176,17 @@ func BenchmarkConsoleReads(b *testing.B) {
 			page, _, err := ledger.ListUnmatched(ctx, db, payMid, 50)
 			return len(page), err
 		}},
-		read{"suggest", func() (int, error) {
-			_, s, _, err := ledger.Suggest(ctx, db, suggestID)
-			return len(s), err
+		read{"suggest_first", func() (int, error) {
+			offers, err := ledger.Suggest(ctx, db, first)
+			return len(offers), err
+		}},
+		read{"suggest_deep", func() (int, error) {
+			offers, err := ledger.Suggest(ctx, db, deep)
+			return len(offers), err
+		}},
+		read{"suggest_one", func() (int, error) {
+			offers, err := ledger.Suggest(ctx, db, first[:1])
+			return len(offers), err
 		}},
 		read{"invoice", func() (int, error) {
 			inv, err := ledger.GetInvoice(ctx, db, "B-0500000")

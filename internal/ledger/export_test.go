@@ -23,6 +23,10 @@ var RecordedSQL = recordedSQL
 // UnmatchedSQL is ListUnmatched's query, for the test of its plan.
 var UnmatchedSQL = unmatchedSQL
 
-// SuggestSQL is Suggest's query of a customer's candidates, for the test
-// of its plan.
-var SuggestSQL = candidatePageSQL
+// SuggestSQL is Suggest's query of the invoices carrying a page's
+// references, for the test of its plan.
+func SuggestSQL(d store.Dialect) string { return candidateSQL(d, false) }
+
+// CustomerPagesSQL is Suggest's query of a page of each customer's
+// candidates, for the test of its plan.
+var CustomerPagesSQL = customerPagesSQL

@@ -477,13 +477,13 @@ func matchAll(ctx context.Context, tx store.Tx, ps []*StoredPayment, by Actor, n
 	if len(refs) == 0 && len(custs) == 0 {
 		return rules, c, nil
 	}
-	pool, err := readCandidates(ctx, tx, refs, custs, true, 0)
+	pool, err := readCandidates(ctx, tx, refs, custs, true)
 	if err != nil {
 		return nil, c, err
 	}
 	at := micros(now.UnixMicro())
 	for i, p := range ps {
-		cands, byID := pool.of(p)
+		cands, byID := pool.of(p, pool.byRef[p.Reference], pool.byCust[p.CustomerID])
 		rule, plan := Match(p.matching(), cands)
 		rules[i] = rule
 		for _, pl := range plan {
@@ -507,17 +507,26 @@ type candidatePool struct {
 }
 
 // readCandidates reads the candidates of the payments quoting refs or
-// naming custs (candidateSQL, locked in id order when lock; or the first
-// limit of them, unlocked, when limit > 0: candidatePageSQL), then the
+// naming custs (candidateSQL, locked in id order when lock), then the
 // references recorded on them that the payments quote.
-func readCandidates(ctx context.Context, q store.Querier, refs, custs []string, lock bool, limit int) (candidatePool, error) {
-	pool := candidatePool{refsOf: map[*StoredInvoice][]string{}, byRef: map[string][]*StoredInvoice{}, byCust: map[string][]*StoredInvoice{}}
+func readCandidates(ctx context.Context, q store.Querier, refs, custs []string, lock bool) (candidatePool, error) {
 	d := dialect(q)
 	refList := jsonList(sortedUnique(refs))
-	sql, args := candidateSQL(d, lock), []any{refList, jsonList(sortedUnique(custs))}
-	if limit > 0 {
-		sql, args = candidatePageSQL(d), append(args, limit)
-	}
+	return readPool(ctx, q, candidateSQL(d, lock), []any{refList, jsonList(sortedUnique(custs))}, refList)
+}
+
+// readCustomerPages reads the first limit candidates of each of custs, in
+// id order (customerPagesSQL): the references they carry are their own.
+func readCustomerPages(ctx context.Context, q store.Querier, custs []string, limit int) (candidatePool, error) {
+	return readPool(ctx, q, customerPagesSQL(dialect(q)), []any{jsonList(sortedUnique(custs)), limit}, "")
+}
+
+// readPool reads the invoices sql selects (plainInvoiceColumns) into a
+// pool, with the references of the JSON list refList recorded on them
+// ("": none read).
+func readPool(ctx context.Context, q store.Querier, sql string, args []any, refList string) (candidatePool, error) {
+	pool := candidatePool{refsOf: map[*StoredInvoice][]string{}, byRef: map[string][]*StoredInvoice{}, byCust: map[string][]*StoredInvoice{}}
+	d := dialect(q)
 	var invs []*StoredInvoice
 	err := scanRows(ctx, q, sql, args, func(r store.Rows) error {
 		inv, err := scanPlainInvoice(r)
@@ -528,7 +537,7 @@ func readCandidates(ctx context.Context, q store.Querier, refs, custs []string, 
 		return pool, err
 	}
 	recorded := map[string][]string{}
-	if len(refs) > 0 && len(invs) > 0 {
+	if refList != "" && refList != "[]" && len(invs) > 0 {
 		err := scanRows(ctx, q, recordedSQL(d), []any{refList}, func(r store.Rows) error {
 			var id, ref string
 			err := r.Scan(&id, &ref)
@@ -549,13 +558,13 @@ func readCandidates(ctx context.Context, q store.Querier, refs, custs []string, 
 	return pool, nil
 }
 
-// of is p's candidates in the pool, those carrying its reference first,
-// then its customer's: not settled, and not already paid by p. byID finds
-// each one's invoice.
-func (pool candidatePool) of(p *StoredPayment) (cands []Candidate, byID map[string]*StoredInvoice) {
+// of is p's candidates in the pool's lists (of its reference first, then
+// of its customer), each once: not settled, and not already paid by p.
+// byID finds each one's invoice.
+func (pool candidatePool) of(p *StoredPayment, lists ...[]*StoredInvoice) (cands []Candidate, byID map[string]*StoredInvoice) {
 	seen := map[*StoredInvoice]bool{}
 	byID = map[string]*StoredInvoice{}
-	for _, list := range [][]*StoredInvoice{pool.byRef[p.Reference], pool.byCust[p.CustomerID]} {
+	for _, list := range lists {
 		for _, inv := range list {
 			if seen[inv] {
 				continue
@@ -601,8 +610,27 @@ func candidateSQL(d store.Dialect, lock bool) string {
 	return sql
 }
 
-// candidatePageSQL is candidateSQL unlocked, the first $3 of them.
-func candidatePageSQL(d store.Dialect) string { return candidateSQL(d, false) + ` LIMIT $3` }
+// customerPagesSQL reads, for each customer of the JSON list $1, its
+// first $2 invoices not settled in id order: a range of
+// ledger_invoice_unsettled per customer, however many invoices each has.
+func customerPagesSQL(d store.Dialect) string {
+	page := `SELECT id FROM ledger_invoice WHERE state IN ('open', 'partially_paid') AND customer_id = c.value ORDER BY id LIMIT $2`
+	if d == store.Postgres {
+		return `SELECT i.* FROM jsonb_array_elements_text($1::jsonb) c(value)
+ CROSS JOIN LATERAL (SELECT ` + plainInvoiceColumns + ` FROM ledger_invoice WHERE state IN ('open', 'partially_paid') AND customer_id = c.value
+ ORDER BY id LIMIT $2) i`
+	}
+	return `SELECT ` + prefixed("i.", plainInvoiceColumns) + ` FROM json_each($1) c JOIN ledger_invoice i ON i.id IN (` + page + `)`
+}
+
+// prefixed is the comma-separated columns cols, each qualified with p.
+func prefixed(p, cols string) string {
+	out := strings.Split(cols, ",")
+	for i, c := range out {
+		out[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(out, ", ")
+}
 
 // anyOf is store.InList, but on PostgreSQL an array's = ANY, which its
 // planner takes for a few values, where it takes the rows of
@@ -748,10 +776,16 @@ func ListUnmatched(ctx context.Context, q store.Querier, after string, limit int
 	if len(page) > limit {
 		page = page[:limit]
 		last := page[limit-1]
-		next = encodeCursor(strconv.FormatInt(last.CreatedAt.UnixMicro(), 10), last.ID)
+		next = PaymentCursor(last)
 	}
 	if err := withAllocations(ctx, q, page); err != nil {
 		return nil, "", err
 	}
 	return page, next, nil
+}
+
+// PaymentCursor is the cursor of ListUnmatched's page that ends at p: the
+// next page starts after it.
+func PaymentCursor(p StoredPayment) string {
+	return encodeCursor(strconv.FormatInt(p.CreatedAt.UnixMicro(), 10), p.ID)
 }

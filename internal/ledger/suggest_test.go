@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,6 +15,21 @@ import (
 	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
+// suggestOne is Suggest's offer for the payment id alone, as GetPayment
+// reads it.
+func suggestOne(t testing.TB, db store.Querier, id string) ledger.Offer {
+	t.Helper()
+	p, err := ledger.GetPayment(context.Background(), db, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offers, err := ledger.Suggest(context.Background(), db, []ledger.StoredPayment{p})
+	if err != nil || len(offers) != 1 {
+		t.Fatalf("Suggest(%s) = %d offers, %v; want one", id, len(offers), err)
+	}
+	return offers[0]
+}
+
 // TestSuggest: the invoices offered for a payment are matching's
 // candidates (its reference's, then its customer's; none settled, of
 // another currency, or already paid by it), each with Match's rule for it
@@ -20,7 +37,6 @@ import (
 // with what a click allocates.
 func TestSuggest(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
-		ctx := context.Background()
 		ref := inv("NF-R", "C-9", 9000, "2026-12-20") // another customer's, carrying the reference
 		ref.PixTxID = "TXS1"
 		fit := inv("NF-F", "C-1", 2500, "2026-12-10") // the amount fit
@@ -44,45 +60,43 @@ func TestSuggest(t *testing.T) {
 			Fit    ledger.Rule
 			Amount int64
 		}
-		suggest := func(id string) ([]row, bool, error) {
+		suggest := func(id string) ([]row, bool) {
 			t.Helper()
-			_, got, more, err := ledger.Suggest(ctx, db, id)
+			o := suggestOne(t, db, id)
 			var rows []row
-			for _, s := range got {
+			for _, s := range o.Suggestions {
 				rows = append(rows, row{s.Invoice.InvoiceID, s.Fit, s.AmountCents})
 			}
-			return rows, more, err
+			return rows, o.More
 		}
-		rows, more, err := suggest(sp.ID)
+		rows, more := suggest(sp.ID)
 		want := []row{{"NF-R", ledger.RuleReference, 2500}, {"NF-F", ledger.RuleAmount, 2500}, {"NF-L", ledger.RuleNone, 2500}, {"NF-B", ledger.RuleNone, 2500}}
-		if err != nil || more || !cmp.Equal(rows, want) {
-			t.Errorf("Suggest = %v, more %v, %v; want %v", rows, more, err, want)
+		if more || !cmp.Equal(rows, want) {
+			t.Errorf("Suggest = %v, more %v; want %v", rows, more, want)
 		}
 
 		// Part of it allocated to NF-F: the rest is offered, NF-F no more.
 		if _, err := allocate(db, sp.ID, ledger.Planned{InvoiceID: "NF-F", AmountCents: 1000}); err != nil {
 			t.Fatal(err)
 		}
-		rows, _, err = suggest(sp.ID)
+		rows, _ = suggest(sp.ID)
 		want = []row{{"NF-R", ledger.RuleReference, 1500}, {"NF-L", ledger.RuleNone, 1500}, {"NF-B", ledger.RuleNone, 1500}}
-		if err != nil || !cmp.Equal(rows, want) {
-			t.Errorf("after a part: Suggest = %v, %v; want %v", rows, err, want)
+		if !cmp.Equal(rows, want) {
+			t.Errorf("after a part: Suggest = %v; want %v", rows, want)
 		}
 		// Nothing left: nothing offered.
 		if _, err := allocate(db, sp.ID, ledger.Planned{InvoiceID: "NF-B", AmountCents: 1500}); err != nil {
 			t.Fatal(err)
 		}
-		if rows, _, err := suggest(sp.ID); err != nil || len(rows) != 0 {
-			t.Errorf("spent: Suggest = %v, %v; want none", rows, err)
+		if rows, _ := suggest(sp.ID); len(rows) != 0 {
+			t.Errorf("spent: Suggest = %v; want none", rows)
 		}
 		// Neither reference nor customer: no candidate.
-		if rows, _, err := suggest(record(t, db, payment("s2", 700, "2026-12-05")).ID); err != nil || len(rows) != 0 {
-			t.Errorf("anonymous: Suggest = %v, %v; want none", rows, err)
+		if rows, _ := suggest(record(t, db, payment("s2", 700, "2026-12-05")).ID); len(rows) != 0 {
+			t.Errorf("anonymous: Suggest = %v; want none", rows)
 		}
-		if _, _, _, err := ledger.Suggest(ctx, db, "pay_nope"); !is(err, ledger.CodePaymentNotFound) {
-			t.Errorf("Suggest(unknown) = %v; want %s", err, ledger.CodePaymentNotFound)
-		} else if _, field := code(err); field != "paymentId" {
-			t.Errorf("Suggest(unknown) names %q; want paymentId", field)
+		if offers, err := ledger.Suggest(context.Background(), db, nil); err != nil || len(offers) != 0 {
+			t.Errorf("Suggest(no payment) = %v, %v; want nothing", offers, err)
 		}
 	})
 }
@@ -101,9 +115,85 @@ func TestSuggestBounded(t *testing.T) {
 		must[ledger.UpsertCounts](t)(upsert(t, db, recs...))
 		p := payment("b1", 50, "2026-12-05")
 		p.Reference, p.CustomerID = "REF-LAST", "C-1"
-		_, got, more, err := ledger.Suggest(context.Background(), db, record(t, db, p).ID)
-		if err != nil || !more || len(got) != ledger.MaxSuggestions+1 || got[0].Invoice.InvoiceID != recs[len(recs)-1].InvoiceID || got[0].Fit != ledger.RuleReference {
-			t.Fatalf("Suggest = %d suggestions, first %+v, more %v, %v; want %d, the reference's first, more", len(got), got[0].Invoice.InvoiceID, more, err, ledger.MaxSuggestions+1)
+		o := suggestOne(t, db, record(t, db, p).ID)
+		if got := o.Suggestions; !o.More || len(got) != ledger.MaxSuggestions+1 || got[0].Invoice.InvoiceID != recs[len(recs)-1].InvoiceID || got[0].Fit != ledger.RuleReference {
+			t.Fatalf("Suggest = %d suggestions, first %+v, more %v; want %d, the reference's first, more", len(got), got[0].Invoice.InvoiceID, o.More, ledger.MaxSuggestions+1)
+		}
+	})
+}
+
+// TestSuggestPage: the offers for a page of payments, read together, are
+// each payment's offer read alone: two payments of a customer with more
+// invoices than a page each get the page and more; a payment's customer's
+// invoice carrying another payment's reference is not its own past its
+// customer's page; a spent payment gets nothing; a reference two payments
+// quote is offered to both.
+func TestSuggestPage(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		var recs []ledger.InvoiceRecord
+		for i := range ledger.MaxSuggestions + 5 {
+			recs = append(recs, inv(fmt.Sprintf("NF-%03d", i), "C-1", 100+int64(i), "2026-12-10"))
+		}
+		recs[len(recs)-1].Reference = "REF-C1" // C-1's, past its page
+		shared := inv("NF-S", "C-2", 700, "2026-12-01")
+		shared.OurNumber = "NN9"
+		small := inv("NF-T", "C-3", 300, "2026-12-02")
+		must[ledger.UpsertCounts](t)(upsert(t, db, append(recs, shared, small)...))
+		var ids []string
+		for i, f := range []func(*ledger.PaymentRecord){
+			func(p *ledger.PaymentRecord) { p.CustomerID = "C-1" },
+			func(p *ledger.PaymentRecord) { p.CustomerID, p.Reference = "C-1", "NN9" },
+			func(p *ledger.PaymentRecord) { p.CustomerID, p.Reference = "C-3", "REF-C1" },
+			func(p *ledger.PaymentRecord) { p.Reference = "NN9" },
+			func(p *ledger.PaymentRecord) { p.CustomerID = "C-3" }, // spent below
+			func(p *ledger.PaymentRecord) {},
+		} {
+			p := payment(fmt.Sprint("pg", i), 300, "2026-12-05")
+			f(&p)
+			ids = append(ids, record(t, db, p).ID)
+		}
+		if _, err := allocate(db, ids[4], ledger.Planned{InvoiceID: "NF-T", AmountCents: 300}); err != nil {
+			t.Fatal(err)
+		}
+		page, _, err := ledger.ListUnmatched(context.Background(), db, "", 50)
+		if err != nil || len(page) != 5 {
+			t.Fatalf("ListUnmatched = %d payments, %v; want the 5 with something left", len(page), err)
+		}
+		spent, err := ledger.GetPayment(context.Background(), db, ids[4])
+		if err != nil {
+			t.Fatal(err)
+		}
+		page = append(page, spent)
+		offers, err := ledger.Suggest(context.Background(), db, page)
+		if err != nil || len(offers) != len(page) {
+			t.Fatalf("Suggest(page) = %d offers, %v; want %d", len(offers), err, len(page))
+		}
+		of := map[string]ledger.Offer{}
+		for i, p := range page {
+			of[p.ID] = offers[i]
+			if diff := cmp.Diff(suggestOne(t, db, p.ID), offers[i]); diff != "" {
+				t.Errorf("payment %s (%s, %q): Suggest(page) differs from Suggest alone (-alone +page):\n%s", p.ID, p.CustomerID, p.Reference, diff)
+			}
+		}
+		first, second := of[ids[0]], of[ids[1]]
+		if !first.More || !second.More || len(first.Suggestions) != ledger.MaxSuggestions || second.Suggestions[0].Invoice.InvoiceID != "NF-S" {
+			t.Errorf("C-1's payments: more %v, %v, %d suggestions; want more for both, %d, NF-S first for the second", first.More, second.More,
+				len(first.Suggestions), ledger.MaxSuggestions)
+		}
+		if got := of[ids[2]].Suggestions; len(got) != 1 || got[0].Invoice.InvoiceID != recs[len(recs)-1].InvoiceID {
+			t.Errorf("C-3's payment quoting C-1's reference: %+v, want that invoice alone (C-3's NF-T is paid)", got)
+		}
+		if got := of[ids[4]].Suggestions; len(got) != 0 {
+			t.Errorf("the spent payment: %d suggestions, want none", len(got))
+		}
+		// SQLite reads a page of each customer's from its index too (PostgreSQL's plan is
+		// TestConsolePlans', at scale).
+		if d, _ := store.DialectOf(db); d == store.SQLite {
+			lines, _, _ := sqlitePlan(t, db, ledger.CustomerPagesSQL(d), []any{`["C-1","C-3"]`, ledger.MaxSuggestions + 1})
+			plan := strings.Join(lines, "\n")
+			if !strings.Contains(plan, "ledger_invoice_unsettled") || regexp.MustCompile(`SCAN (i|ledger_invoice)\b`).MatchString(plan) {
+				t.Errorf("the customers' pages on SQLite: the plan reads no ledger_invoice_unsettled, or the table whole:\n%s", plan)
+			}
 		}
 	})
 }

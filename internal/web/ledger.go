@@ -243,15 +243,15 @@ func (p *Pages) readPayments(ctx context.Context, r *http.Request, d *pageData) 
 	if err != nil {
 		return err
 	}
+	offers, err := ledger.Suggest(ctx, p.decider.DB, page)
+	if err != nil {
+		return err
+	}
 	v := &paymentsView{MayMatch: p.runner != nil && p.matchTool != "" && may(d.Session.Principal, matchPayments),
 		MatchAction: withLang(r, MatchPath)}
-	for _, pay := range page {
-		_, sugg, more, err := ledger.Suggest(ctx, p.decider.DB, pay.ID)
-		if err != nil {
-			return err
-		}
-		row := paymentRow{StoredPayment: pay, More: more}
-		for _, s := range sugg {
+	for i, pay := range page {
+		row := paymentRow{StoredPayment: pay, More: offers[i].More}
+		for _, s := range offers[i].Suggestions {
 			sr := suggestionRow{Suggestion: s, PaymentID: pay.ID, Href: linkWith(r, InvoicePath, url.Values{"id": {s.Invoice.InvoiceID}})}
 			if v.MayMatch {
 				sr.Key = newKey()
