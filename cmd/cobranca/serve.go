@@ -227,6 +227,8 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 	if err != nil {
 		return fmt.Errorf("the approval page: %w", err)
 	}
+	// The health page's ledger charts are read here, in the background, never by a page.
+	bg.run(ctx, "console charts", 0, pages.RunCharts)
 	drain := server.NewDrain()
 	handler := server.Routes(server.Deps{
 		Logger:         log,

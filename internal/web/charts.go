@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
@@ -24,7 +23,8 @@ type Charts struct {
 	// Calls counts the tool calls per hour: one per process, so that the final hours are
 	// read from the store once.
 	Calls *auditlog.CallsCache
-	// Ledger is the store the ledger charts read; nil: no ledger charts.
+	// Ledger is the store the ledger charts read; nil: no ledger charts. They are read in
+	// the background, by Pages.RunCharts, which must run.
 	Ledger store.Querier
 }
 
@@ -32,42 +32,7 @@ type Charts struct {
 const (
 	callHours = 7 * 24 // the calls chart: the last 7 days, hour by hour
 	cashWeeks = 12     // the cash chart: the last 12 weeks
-	// ledgerMemoAge is how long the ledger charts' numbers are served from memory: reading
-	// every unsettled invoice took 96–154 ms at 1 000 000 invoices under load
-	// (docs/benchmarks.md), past the 50 ms a page may take; a chart a minute old is fine.
-	ledgerMemoAge = time.Minute
 )
-
-// ledgerMemo holds the ledger charts' last numbers, per process.
-type ledgerMemo struct {
-	mu    sync.Mutex
-	asOf  string // the day they are of (Brasília)
-	at    time.Time
-	aging []ledger.Aging
-	cash  []ledger.CashWeeks
-}
-
-// read returns the numbers of day asOf, read at most ledgerMemoAge ago, and when they were.
-func (m *ledgerMemo) read(ctx context.Context, q store.Querier, asOf string, now time.Time) ([]ledger.Aging, []ledger.CashWeeks, time.Time, error) {
-	m.mu.Lock()
-	if m.asOf == asOf && !m.at.After(now) && now.Sub(m.at) < ledgerMemoAge {
-		defer m.mu.Unlock()
-		return m.aging, m.cash, m.at, nil
-	}
-	m.mu.Unlock()
-	aging, err := ledger.OpenByAging(ctx, q, asOf)
-	if err != nil {
-		return nil, nil, time.Time{}, err
-	}
-	cash, err := ledger.CashCollected(ctx, q, asOf, cashWeeks)
-	if err != nil {
-		return nil, nil, time.Time{}, err
-	}
-	m.mu.Lock()
-	m.asOf, m.at, m.aging, m.cash = asOf, now, aging, cash
-	m.mu.Unlock()
-	return aging, cash, now, nil
-}
 
 // chartView is one chart and the table of its numbers.
 type chartView struct {
@@ -90,7 +55,7 @@ type chartRow struct {
 // chartsView is the health page's charts.
 type chartsView struct {
 	Calls []chartView
-	// Ledger are the ledger charts, as of LedgerAt (memoized: see ledgerMemoAge).
+	// Ledger are the ledger charts, as of LedgerAt (read in the background: ledgerMemo).
 	Ledger   []chartView
 	LedgerAt time.Time
 }
@@ -124,13 +89,13 @@ func (p *Pages) readCharts(ctx context.Context, t *texts) (*chartsView, error) {
 		}
 		v.Calls = calls
 	}
-	if p.charts.Ledger != nil {
-		asOf := now.In(brasilia).Format(time.DateOnly)
-		aging, cash, at, err := p.ledgerMemo.read(ctx, p.charts.Ledger, asOf, now)
+	if p.ledgerMemo != nil {
+		lc, err := p.ledgerMemo.charts(ctx, now)
 		if err != nil {
 			return nil, err
 		}
-		v.LedgerAt = at
+		aging, cash := lc.aging, lc.cash
+		v.LedgerAt = lc.at
 		for _, a := range aging {
 			c, err := agingChart(t, a)
 			if err != nil {

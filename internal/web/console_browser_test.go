@@ -397,6 +397,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	insertCall(t, e.db, e.clock.Now().Add(-3*time.Hour), "low", auditlog.Allowed)
 	insertCall(t, e.db, e.clock.Now().Add(-50*time.Hour), "critical", auditlog.Denied)
 	seedLedger(t, e, e.clock.Now().In(time.FixedZone("BRT", -3*60*60)))
+	// The ledger charts were read when the pages started: read again, with the ledger's bars.
+	hb := e.browser(t)
+	hb.open(t, web.HealthPath, viewer)
+	freshCharts(t, e, func() string { return hb.get(t, web.HealthPath).body })
 	writeMessages(t, e) // customers, drafts, sends and a bulk send, for their pages
 	dir := t.ArtifactDir()
 	pages := append(slices.Clone(consolePaths), namedPath{"approval", "/approvals/" + pending.ID}, namedPath{"write-off", web.WriteOffsPath})

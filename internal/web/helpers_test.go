@@ -106,7 +106,7 @@ var budgets = limits.Policies{Principal: limits.Limit{Rate: 1200, Period: time.M
 	Write: limits.Limit{Rate: 30, Period: time.Minute, Burst: 5}, Critical: limits.Limit{Rate: 10, Period: time.Hour, Burst: 3}}
 
 // newEnv starts the environment; each of configure may change the pages' sign-in settings.
-func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Config)) *env {
+func newEnv(t testing.TB, db store.DB, https bool, configure ...func(*signin.Config)) *env {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -209,6 +209,10 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 	if err != nil {
 		t.Fatal(err)
 	}
+	charts, stopCharts := context.WithCancel(context.Background())
+	chartsDone := make(chan struct{})
+	go func() { defer close(chartsDone); pages.RunCharts(charts) }()
+	t.Cleanup(func() { stopCharts(); <-chartsDone })
 	var h2 http.Handler = server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: 1 << 20, Auth: a, AuthServer: as, Web: pages,
 		Admin: admin, Sessions: pages})
 	routes.Store(&h2)
@@ -217,7 +221,7 @@ func newEnv(t *testing.T, db store.DB, https bool, configure ...func(*signin.Con
 }
 
 // ask records a pending approval of tool, asked by ana's collector-bot.
-func (e *env) ask(t *testing.T, name string) *approval.Action {
+func (e *env) ask(t testing.TB, name string) *approval.Action {
 	t.Helper()
 	a, err := e.approvals.Create(context.Background(), e.db, name, sha256.Sum256([]byte(t.Name())), preview,
 		[]string{"sends one e-mail to the customer"}, approval.Requester{Subject: "ana", Client: "collector-bot", Actor: "collector-bot"})
@@ -227,7 +231,7 @@ func (e *env) ask(t *testing.T, name string) *approval.Action {
 	return a
 }
 
-func (e *env) state(t *testing.T, id string) approval.State {
+func (e *env) state(t testing.TB, id string) approval.State {
 	t.Helper()
 	a, err := e.approvals.Get(context.Background(), e.db, id)
 	if err != nil {
@@ -236,7 +240,7 @@ func (e *env) state(t *testing.T, id string) approval.State {
 	return a.State
 }
 
-func (e *env) audited(t *testing.T, name string, outcome auditlog.Outcome) int {
+func (e *env) audited(t testing.TB, name string, outcome auditlog.Outcome) int {
 	t.Helper()
 	var n int64
 	if err := e.db.QueryRow(context.Background(), `SELECT COUNT(*) FROM audit_event WHERE event = $1 AND outcome = $2`, name, string(outcome)).Scan(&n); err != nil {
@@ -254,7 +258,7 @@ type browser struct {
 	hops []*http.Response
 }
 
-func (e *env) browser(t *testing.T) *browser {
+func (e *env) browser(t testing.TB) *browser {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -279,7 +283,7 @@ func (p page) location() string { return p.resp.Header.Get("Location") }
 
 // do sends one request (a form when form is not nil) and reads the answer; no redirect is
 // followed.
-func (b *browser) do(t *testing.T, method, target string, form url.Values, header map[string]string) page {
+func (b *browser) do(t testing.TB, method, target string, form url.Values, header map[string]string) page {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
@@ -325,7 +329,7 @@ func (b *browser) sameSite() map[string]string {
 
 // follow follows p's redirects with GETs, as a browser does, letting alter change each next
 // URL first; it returns the first answer that is no redirect.
-func (b *browser) follow(t *testing.T, p page, alter func(*url.URL)) page {
+func (b *browser) follow(t testing.TB, p page, alter func(*url.URL)) page {
 	t.Helper()
 	for i := 0; p.resp.StatusCode >= 300 && p.resp.StatusCode < 400; i++ {
 		if i == 10 {
@@ -340,7 +344,7 @@ func (b *browser) follow(t *testing.T, p page, alter func(*url.URL)) page {
 	return p
 }
 
-func (b *browser) get(t *testing.T, path string) page {
+func (b *browser) get(t testing.TB, path string) page {
 	t.Helper()
 	return b.follow(t, b.do(t, http.MethodGet, path, nil, nil), nil)
 }
@@ -362,7 +366,7 @@ func agent(subject string) func(url.Values) {
 // signIn takes the browser, which has just been sent to the development sign-in page (p),
 // through it as choose fills it, and back: it returns the answer after the callback's
 // redirects. alter may change each URL on the way back (the callback's, then the page's).
-func (b *browser) signIn(t *testing.T, p page, choose func(url.Values), alter func(*url.URL)) page {
+func (b *browser) signIn(t testing.TB, p page, choose func(url.Values), alter func(*url.URL)) page {
 	t.Helper()
 	if p.resp.StatusCode != http.StatusOK || p.url.Path != authserver.AuthorizePath {
 		t.Fatalf("at %s: %d, want the development sign-in page:\n%s", p.url, p.resp.StatusCode, p.body)
@@ -378,7 +382,7 @@ func (b *browser) signIn(t *testing.T, p page, choose func(url.Values), alter fu
 }
 
 // open signs in (as choose says) on the way to path, and returns the page it arrives at.
-func (b *browser) open(t *testing.T, path string, choose func(url.Values)) page {
+func (b *browser) open(t testing.TB, path string, choose func(url.Values)) page {
 	t.Helper()
 	return b.signIn(t, b.get(t, path), choose, nil)
 }
@@ -386,7 +390,7 @@ func (b *browser) open(t *testing.T, path string, choose func(url.Values)) page 
 var csrfRE = regexp.MustCompile(`<input type="hidden" name="csrf" value="([^"]*)">`)
 
 // parseForm reads the page's form as a browser submits it (authservertest.ParseForm).
-func parseForm(t *testing.T, body string) (string, url.Values) {
+func parseForm(t testing.TB, body string) (string, url.Values) {
 	t.Helper()
 	action, values, err := authservertest.ParseForm(body)
 	if err != nil {
@@ -396,7 +400,7 @@ func parseForm(t *testing.T, body string) (string, url.Values) {
 }
 
 // decide posts the approval page's form (as a browser, from that page) with decision.
-func (b *browser) decide(t *testing.T, p page, decision string) page {
+func (b *browser) decide(t testing.TB, p page, decision string) page {
 	t.Helper()
 	m := csrfRE.FindStringSubmatch(p.body)
 	if m == nil {
@@ -405,7 +409,7 @@ func (b *browser) decide(t *testing.T, p page, decision string) page {
 	return b.do(t, http.MethodPost, p.url.RequestURI(), url.Values{"csrf": {html.UnescapeString(m[1])}, "decision": {decision}}, b.sameSite())
 }
 
-func mustParse(t *testing.T, s string) *url.URL {
+func mustParse(t testing.TB, s string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(s)
 	if err != nil {
@@ -415,7 +419,7 @@ func mustParse(t *testing.T, s string) *url.URL {
 }
 
 // refused checks that p is the refusal page of code with status.
-func refused(t *testing.T, what string, p page, status int, code string) {
+func refused(t testing.TB, what string, p page, status int, code string) {
 	t.Helper()
 	if p.resp.StatusCode != status || !strings.Contains(p.body, "<code>"+code+"</code>") {
 		t.Errorf("%s: %d, want %d naming %s:\n%s", what, p.resp.StatusCode, status, code, p.body)

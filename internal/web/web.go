@@ -111,7 +111,7 @@ type Pages struct {
 	budgets      *limits.Policies
 	health       HealthReader
 	charts       Charts
-	ledgerMemo   ledgerMemo
+	ledgerMemo   *ledgerMemo // nil: no ledger charts
 	customers    store.Querier
 	outbox       store.Querier
 	audit        *auditlog.Log
@@ -146,6 +146,9 @@ func New(cfg Config) (*Pages, error) {
 	p.rp = rp
 	if cfg.Charts != nil {
 		p.charts = *cfg.Charts
+		if p.charts.Ledger != nil {
+			p.ledgerMemo = newLedgerMemo(p.charts.Ledger, p.now, p.log)
+		}
 	}
 	p.csp = csp(cfg.Signin.Issuer, cfg.Signin.PublicURL)
 	mux := http.NewServeMux()
