@@ -255,6 +255,12 @@ func where(conds []string) string {
 // trailCursor is the last event of a trail page: its time in Unix microseconds and its id.
 type trailCursor struct{ timeUS, id int64 }
 
+// TrailCursor is the cursor of Trail's page that ends at the event whose row id is id,
+// occurred at occurred: the next page starts after it.
+func TrailCursor(occurred time.Time, id int64) string {
+	return trailCursor{timeUS: occurred.UnixMicro(), id: id}.String()
+}
+
 // String is the cursor as Trail takes it: "<time µs>.<id>", both in base 36.
 func (c trailCursor) String() string {
 	return strconv.FormatInt(c.timeUS, 36) + "." + strconv.FormatInt(c.id, 36)

@@ -6,26 +6,8 @@ import (
 
 	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/store"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 )
-
-// fillPaymentsSQL gives each paid invoice of fillSQL's ledger (7 in 10) a payment made three
-// days after its due date and its allocation: 700 000 of each for a million invoices.
-var fillPaymentsSQL = map[store.Dialect][]string{
-	store.Postgres: {`INSERT INTO ledger_payment (id, source, source_ref, amount_cents, currency, paid_on, method, left_cents, recorded_by, created_at)
-SELECT 'P-' || lpad(g::text, 7, '0'), 'bench', 'r' || g, 1000 + g % 5000, 'BRL', to_char(date '2025-01-01' + (g % 730) + 3, 'YYYY-MM-DD'), 'pix', 0, 'bench', g
-FROM generate_series(1, $1::int) g WHERE g % 10 < 7`,
-		`INSERT INTO ledger_allocation (payment_id, invoice_id, amount_cents, rule, allocated_by, created_at)
-SELECT 'P-' || lpad(g::text, 7, '0'), 'B-' || lpad(g::text, 7, '0'), 1000 + g % 5000, 'reference', 'bench', g
-FROM generate_series(1, $1::int) g WHERE g % 10 < 7`},
-	store.SQLite: {`WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < $1)
-INSERT INTO ledger_payment (id, source, source_ref, amount_cents, currency, paid_on, method, left_cents, recorded_by, created_at)
-SELECT printf('P-%07d', g), 'bench', 'r' || g, 1000 + g % 5000, 'BRL', date('2025-01-01', '+' || (g % 730 + 3) || ' days'), 'pix', 0, 'bench', g
-FROM s WHERE g % 10 < 7`,
-		`WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < $1)
-INSERT INTO ledger_allocation (payment_id, invoice_id, amount_cents, rule, allocated_by, created_at)
-SELECT printf('P-%07d', g), printf('B-%07d', g), 1000 + g % 5000, 'reference', 'bench', g
-FROM s WHERE g % 10 < 7`},
-}
 
 // BenchmarkCharts: the console's two ledger charts over 1 000 000 invoices (300 000 of them
 // unsettled) and 700 000 payments with their allocations (the setup takes minutes: it runs
@@ -35,16 +17,10 @@ func BenchmarkCharts(b *testing.B) {
 	eachStore(b, func(b *testing.B, db store.DB) {
 		ctx := context.Background()
 		fill(b, db, n)
-		d, _ := store.DialectOf(db)
-		for _, sql := range fillPaymentsSQL[d] {
-			if _, err := db.Exec(ctx, sql, n); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if _, err := db.Exec(ctx, `ANALYZE`); err != nil {
+		if err := storetest.FillSettled(ctx, db, n); err != nil {
 			b.Fatal(err)
 		}
-		if d == store.Postgres {
+		if d, _ := store.DialectOf(db); d == store.Postgres {
 			// VACUUM sets the visibility map an index-only scan needs, as autovacuum would.
 			if _, err := db.Exec(ctx, `VACUUM ledger_invoice, ledger_payment, ledger_allocation`); err != nil {
 				b.Fatal(err)

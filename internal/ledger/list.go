@@ -47,10 +47,14 @@ func ListInvoices(ctx context.Context, q store.Querier, f ListFilter) (page []St
 	if len(page) > f.Limit {
 		page = page[:f.Limit]
 		last := page[f.Limit-1]
-		next = encodeCursor(last.DueDate, last.InvoiceID)
+		next = InvoiceCursor(last)
 	}
 	return page, next, nil
 }
+
+// InvoiceCursor is the cursor of ListInvoices' page that ends at inv: the
+// next page starts after it.
+func InvoiceCursor(inv StoredInvoice) string { return encodeCursor(inv.DueDate, inv.InvoiceID) }
 
 // listSQL is ListInvoices' query of f, checked. Its shape depends on which
 // filters are set and how many states, never on their values.

@@ -154,8 +154,12 @@ func (c *Cluster) Template(t testing.TB, name string, build func(ctx context.Con
 	return c.create(t, name)
 }
 
+// templateTimeout bounds a template's build: a store of scale (storetest.ConsoleVolume, a
+// million invoices) takes minutes on a machine shared with other builds.
+const templateTimeout = 15 * time.Minute
+
 func (c *Cluster) buildTemplate(name string, build func(ctx context.Context, url string) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), templateTimeout)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, c.url)
 	if err != nil {

@@ -2,9 +2,7 @@ package reminders_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/cobranca/cobranca/internal/reminders"
@@ -24,20 +22,12 @@ const (
 
 // fillSending writes the store above straight into its tables
 // (storetest.FillSending: far faster than Prepare and CreateBulk), then
-// the planner's statistics. Ids are made of g in the letters a–j, which
-// ident's alphabet holds.
+// the planner's statistics. Ids are storetest.FillID's.
 func fillSending(tb testing.TB, db store.DB) {
 	tb.Helper()
 	if err := storetest.FillSending(context.Background(), db, volumeDrafts, volumeBulks); err != nil {
 		tb.Fatal(err)
 	}
-}
-
-// letterID is fillSending's id of g with prefix: g's 26 digits, padded
-// with zeros, in the letters a–j.
-func letterID(prefix string, g int) string {
-	digits := fmt.Sprintf("%026d", g)
-	return prefix + strings.Map(func(r rune) rune { return 'a' + r - '0' }, digits)
 }
 
 func volumeStore(tb testing.TB) store.DB {
@@ -68,7 +58,7 @@ func sendingCases(tb testing.TB, db store.DB) map[string]reminders.SendingFilter
 }
 
 // bulkMid is the position half way down the bulk sends.
-var bulkMid = &reminders.BulkPosition{CreatedAt: volumeBulks / 2, ID: letterID(reminders.BulkIDPrefix, volumeBulks/2)}
+var bulkMid = &reminders.BulkPosition{CreatedAt: volumeBulks / 2, ID: storetest.FillID(reminders.BulkIDPrefix, volumeBulks/2)}
 
 // TestConsoleVolumePlans: over the store above, each page of the console's
 // outbox reads reminder_draft_sending, and each page of bulk sends

@@ -101,6 +101,9 @@ func (f *fakeHealth) ReadHealth(context.Context) (web.Health, error) {
 	return web.Health{}, nil
 }
 
+// testAuditKey is every env's audit key.
+var testAuditKey = []byte(strings.Repeat("a", auditlog.MinKeyLen))
+
 // budgets are the rate limits the tools page shows.
 var budgets = limits.Policies{Principal: limits.Limit{Rate: 1200, Period: time.Minute, Burst: 100},
 	Write: limits.Limit{Rate: 30, Period: time.Minute, Burst: 5}, Critical: limits.Limit{Rate: 10, Period: time.Hour, Burst: 3}}
@@ -144,7 +147,7 @@ func newEnv(t testing.TB, db store.DB, https bool, configure ...func(*signin.Con
 	send.ApproverRoles = []string{web.RoleApprover}
 	send.StepUpAuth.MaxAgeSeconds = 300
 	contracts := map[string]*contract.Contract{tool: critical, selfTool: &self, send.Name: send}
-	e.auditKey = []byte(strings.Repeat("a", auditlog.MinKeyLen))
+	e.auditKey = testAuditKey
 	alog, err := auditlog.New(db, e.auditKey, auditlog.Options{})
 	if err != nil {
 		t.Fatal(err)

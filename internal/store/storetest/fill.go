@@ -55,7 +55,7 @@ var fillPaymentsSQL = []string{
  SELECT id, 'TX' || substr(id, 3), 'reminder', 'd_' || id, 0 FROM ledger_invoice WHERE amount_cents % 4 = 0`,
 	`INSERT INTO ledger_payment (id, source, source_ref, amount_cents, currency, paid_on, method, reference,
  customer_id, left_cents, recorded_by, created_at)
-SELECT 'pay_' || lpad(g::text, 7, '0'), 'bench', 'r' || g, 1000 + g % 5000, 'BRL', '2026-06-01', 'pix',
+SELECT 'pay_' || lpad(g::text, 7, '0'), 'bench', 'u' || g, 1000 + g % 5000, 'BRL', '2026-06-01', 'pix',
  CASE WHEN g % 2 = 0 THEN 'REF' || g ELSE '' END, 'C-' || (g % 20000), CASE WHEN g % 4 = 0 THEN 0 ELSE 1000 + g % 5000 END, 'ana', g
 FROM generate_series(1, $1::int) g`,
 }
@@ -64,6 +64,33 @@ FROM generate_series(1, $1::int) g`,
 // PostgreSQL.
 func FillPayments(ctx context.Context, q store.Querier, n int) error {
 	return run(ctx, q, stmt{fillPaymentsSQL[0], nil}, stmt{fillPaymentsSQL[1], []any{n}})
+}
+
+// fillSettledSQL gives each paid invoice of FillInvoices's ledger (7 in 10) a payment made
+// three days after its due date (P-0000001 …, nothing left) and its allocation: 700 000 of
+// each for a million invoices.
+var fillSettledSQL = map[store.Dialect][]string{
+	store.Postgres: {`INSERT INTO ledger_payment (id, source, source_ref, amount_cents, currency, paid_on, method, left_cents, recorded_by, created_at)
+SELECT 'P-' || lpad(g::text, 7, '0'), 'bench', 'r' || g, 1000 + g % 5000, 'BRL', to_char(date '2025-01-01' + (g % 730) + 3, 'YYYY-MM-DD'), 'pix', 0, 'bench', g
+FROM generate_series(1, $1::int) g WHERE g % 10 < 7`,
+		`INSERT INTO ledger_allocation (payment_id, invoice_id, amount_cents, rule, allocated_by, created_at)
+SELECT 'P-' || lpad(g::text, 7, '0'), 'B-' || lpad(g::text, 7, '0'), 1000 + g % 5000, 'reference', 'bench', g
+FROM generate_series(1, $1::int) g WHERE g % 10 < 7`},
+	store.SQLite: {`WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < $1)
+INSERT INTO ledger_payment (id, source, source_ref, amount_cents, currency, paid_on, method, left_cents, recorded_by, created_at)
+SELECT printf('P-%07d', g), 'bench', 'r' || g, 1000 + g % 5000, 'BRL', date('2025-01-01', '+' || (g % 730 + 3) || ' days'), 'pix', 0, 'bench', g
+FROM s WHERE g % 10 < 7`,
+		`WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < $1)
+INSERT INTO ledger_allocation (payment_id, invoice_id, amount_cents, rule, allocated_by, created_at)
+SELECT printf('P-%07d', g), printf('B-%07d', g), 1000 + g % 5000, 'reference', 'bench', g
+FROM s WHERE g % 10 < 7`},
+}
+
+// FillSettled pays the paid invoices among FillInvoices's first n (fillSettledSQL), on either
+// store.
+func FillSettled(ctx context.Context, q store.Querier, n int) error {
+	d, _ := store.DialectOf(q)
+	return run(ctx, q, stmt{fillSettledSQL[d][0], []any{n}}, stmt{fillSettledSQL[d][1], []any{n}})
 }
 
 // fillTrailSQL writes $1 audit events ending at $2: a week of calls, 20 tools
@@ -100,28 +127,34 @@ func FillTrail(ctx context.Context, q store.Querier, n int, end time.Time) error
 }
 
 // fillSendingSQL writes, on PostgreSQL, FillInvoices's 20 000 customers (C-0 … C-19999),
-// then $1 bulk sends of 20 drafts (b_ + the number in the letters a–j, which ident's
-// alphabet holds), then $1 drafts (d_ + the same) with $2 bulk sends, one in a hundred
+// then $1 bulk sends of 20 drafts (FillID's ids), then $1 drafts (FillID's) with $2 bulk
+// sends, one in a hundred
 // undeliverable, one in ten open, one in ten queued, the rest sent; the first 20 × $2 sent
 // ones are the bulk sends'.
 var fillSendingSQL = []string{
 	`INSERT INTO customer (id, name, email, email_key, created_at, updated_at)
 SELECT 'C-' || g, 'Loja ' || g, 'contas' || g || '@loja.example', 'contas' || g || '@loja.example', 1, 1 FROM generate_series(0, 19999) g`,
 	`INSERT INTO bulk_send (id, requested_by, plan_hash, total, skipped, created_at)
-SELECT 'b_' || translate(lpad(g::text, 26, '0'), '0123456789', 'abcdefghij'), 'ana', repeat('ab', 32), 20, 0, g
+SELECT 'b_' || translate(lpad(g::text, 25, '0'), '0123456789', 'abcdefghij') || 'a', 'ana', repeat('ab', 32), 20, 0, g
 FROM generate_series(1, $1::int) g`,
 	`INSERT INTO reminder_draft (id, customer_id, recipient_name, recipient_email, tone, language, invoices, invoice_set_hash,
  invoice_count, total_cents, subject, body, state, created_by, created_at, updated_at, earliest_due_date,
  outbox_id, message_id, queued_by, queued_at, delivered_at, failed_at, failure_reason, bulk_id)
-SELECT 'd_' || translate(lpad(g::text, 26, '0'), '0123456789', 'abcdefghij'), 'C-' || (g % 20000), 'Loja', 'contas@loja.example',
+SELECT 'd_' || translate(lpad(g::text, 25, '0'), '0123456789', 'abcdefghij') || 'a', 'C-' || (g % 20000), 'Loja', 'contas@loja.example',
  'friendly', 'pt-BR', '[]', sha256(g::text::bytea), 1, 1000, 'Lembrete', 'Olá', s.state, 'ana', g, g, '2026-05-10',
  CASE WHEN s.state <> 'draft' THEN g END, CASE WHEN s.state <> 'draft' THEN '<m' || g || '@x>' END,
  CASE WHEN s.state <> 'draft' THEN 'ana' END, CASE WHEN s.state <> 'draft' THEN g END,
  CASE WHEN s.state = 'sent' THEN g END, CASE WHEN s.state = 'undeliverable' THEN g END,
  CASE WHEN s.state = 'undeliverable' THEN 'smtp: mailbox unavailable (reply 550 5.1.1)' END,
- CASE WHEN s.state <> 'draft' AND g <= 20 * $2::int THEN 'b_' || translate(lpad(((g + 19) / 20)::text, 26, '0'), '0123456789', 'abcdefghij') END
+ CASE WHEN s.state <> 'draft' AND g <= 20 * $2::int THEN 'b_' || translate(lpad(((g + 19) / 20)::text, 25, '0'), '0123456789', 'abcdefghij') || 'a' END
 FROM generate_series(1, $1::int) g,
  LATERAL (SELECT CASE WHEN g % 100 = 0 THEN 'undeliverable' WHEN g % 10 = 1 THEN 'draft' WHEN g % 10 = 2 THEN 'queued' ELSE 'sent' END AS state) s`,
+}
+
+// FillID is FillSending's id of row g with prefix (d_, b_): g's 25 digits in the letters a–j,
+// then a, which ident's alphabet holds and ident.Valid takes (its last character holds 3 bits).
+func FillID(prefix string, g int) string {
+	return prefix + strings.Map(func(r rune) rune { return 'a' + r - '0' }, fmt.Sprintf("%025d", g)) + "a"
 }
 
 // FillSending writes the outbox of scale (fillSendingSQL): customers, drafts drafts and bulks
@@ -154,24 +187,37 @@ const (
 	ConsoleInvoices = 1_000_000
 	ConsolePayments = 100_000
 	ConsoleEvents   = 100_000
-	ConsoleDrafts   = 300_000
-	ConsoleBulks    = 10_000
+	ConsoleDrafts   = 100_000
+	ConsoleBulks    = 5_000
 )
 
 // ConsoleEnd is when the console's store of scale ends: its audit events are the week before
 // it. A test of its pages sets its clock just after.
 var ConsoleEnd = time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
 
+// Step is what a caller of ConsoleVolume does to the store after the fills, in its template:
+// what a domain package does that storetest cannot (which imports none), such as sealing the
+// audit events. Its Name must say what Run does: it names the template.
+type Step struct {
+	Name string
+	Run  func(ctx context.Context, db store.DB) error
+}
+
 // ConsoleVolume returns a fresh PostgreSQL database on pg, migrated and filled with every
-// fill above at the Console sizes — ConsoleInvoices invoices, ConsolePayments payments,
-// ConsoleEvents audit events ending at ConsoleEnd, FillSending's outbox — as its owner. The
+// fill above at the Console sizes — ConsoleInvoices invoices, the paid ones' payments and
+// allocations, ConsolePayments payments more (unmatched, most of them), ConsoleEvents audit
+// events ending at ConsoleEnd, FillSending's outbox — then the steps then, as its owner. The
 // fills run once per server, into a template each call copies (pgtest.Cluster.Template),
 // named after the migrations and the fills, so a changed fill makes a template of its own.
-func ConsoleVolume(tb testing.TB, pg *pgtest.Cluster) *postgres.DB {
+func ConsoleVolume(tb testing.TB, pg *pgtest.Cluster, then ...Step) *postgres.DB {
 	tb.Helper()
 	h := sha256.New()
+	for _, s := range then {
+		h.Write([]byte("step " + s.Name + "\x00"))
+	}
 	h.Write([]byte(migratedTemplate()))
-	for _, s := range append([]string{fillInvoicesSQL[store.Postgres], fillTrailSQL[store.Postgres], ConsoleEnd.String()}, append(fillPaymentsSQL, fillSendingSQL...)...) {
+	parts := append([]string{fillInvoicesSQL[store.Postgres], fillTrailSQL[store.Postgres], ConsoleEnd.String()}, fillSettledSQL[store.Postgres]...)
+	for _, s := range append(parts, append(fillPaymentsSQL, fillSendingSQL...)...) {
 		h.Write([]byte(s + "\x00"))
 	}
 	for _, n := range []int{ConsoleInvoices, ConsolePayments, ConsoleEvents, ConsoleDrafts, ConsoleBulks} {
@@ -192,6 +238,9 @@ func ConsoleVolume(tb testing.TB, pg *pgtest.Cluster) *postgres.DB {
 		if err := FillInvoices(ctx, db, ConsoleInvoices); err != nil {
 			return err
 		}
+		if err := FillSettled(ctx, db, ConsoleInvoices); err != nil {
+			return err
+		}
 		if err := FillPayments(ctx, db, ConsolePayments); err != nil {
 			return err
 		}
@@ -200,6 +249,11 @@ func ConsoleVolume(tb testing.TB, pg *pgtest.Cluster) *postgres.DB {
 		}
 		if err := FillTrail(ctx, db, ConsoleEvents, ConsoleEnd); err != nil {
 			return err
+		}
+		for _, s := range then {
+			if err := s.Run(ctx, db); err != nil {
+				return fmt.Errorf("%s: %w", s.Name, err)
+			}
 		}
 		// The visibility map set, as autovacuum leaves a table of this age: index-only scans
 		// read no heap.
