@@ -206,9 +206,10 @@ type Step struct {
 // ConsoleVolume returns a fresh PostgreSQL database on pg, migrated and filled with every
 // fill above at the Console sizes — ConsoleInvoices invoices, the paid ones' payments and
 // allocations, ConsolePayments payments more (unmatched, most of them), ConsoleEvents audit
-// events ending at ConsoleEnd, FillSending's outbox — then the steps then, as its owner. The
-// fills run once per server, into a template each call copies (pgtest.Cluster.Template),
-// named after the migrations and the fills, so a changed fill makes a template of its own.
+// events ending at ConsoleEnd, FillSending's outbox — and after them each of then, as its
+// owner. The fills run once per server, into a template each call copies
+// (pgtest.Cluster.Template), named after the migrations, the fills and the steps' names, so a
+// changed fill makes a template of its own.
 func ConsoleVolume(tb testing.TB, pg *pgtest.Cluster, then ...Step) *postgres.DB {
 	tb.Helper()
 	h := sha256.New()
