@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/cobranca/cobranca/internal/bankfile"
@@ -17,20 +15,11 @@ import (
 	"github.com/cobranca/cobranca/internal/store"
 )
 
-// The audit events of the ledger's commands (adminEvent): counts only,
-// never an invoice's or a payment's content.
-const (
-	invoicesImportedEvent = "ledger.invoices.imported"
-	paymentsImportedEvent = "ledger.payments.imported"
-	paymentMatchedEvent   = "ledger.payment.matched" // as collections.match_payment's
-)
-
-// maxInvoiceRows bounds the invoices of one file of `invoices import`.
-const maxInvoiceRows = 100_000
-
-// maxImportFile bounds the bytes of one import file: 100 000 invoices with
-// every column filled are about 30 MB.
-const maxImportFile = 64 << 20
+// paymentMatchedEvent is the audit event of `payments match` (adminEvent), as
+// collections.match_payment's: counts only. The imports' are the ledger's
+// (ledger.EventInvoicesImported, ledger.EventPaymentsImported), which the
+// console's import page writes too.
+const paymentMatchedEvent = "ledger.payment.matched"
 
 // invoicesImport creates or updates the ledger's invoices of a CSV (with a
 // header) or JSON Lines file, all of them in one transaction or, when any
@@ -44,101 +33,48 @@ func invoicesImport(ctx context.Context, e env, fs *flagSet, args []string) erro
 	if len(paths) != 1 {
 		return fs.misuse("want one FILE, or - to read stdin")
 	}
-	data, err := readInput(paths[0], e.stdin, maxImportFile)
+	data, err := readInput(paths[0], e.stdin, ledger.MaxImportBytes)
 	if err != nil {
 		return err
 	}
-	recs, err := readInvoices(data)
-	var bad ledger.RowErrors
-	if err != nil && !errors.As(err, &bad) {
-		return err
+	file, bad := ledger.ReadInvoiceFile(data)
+	if bad != nil && !isFileRefusal(bad) {
+		return bad
 	}
 	return withAdmin(ctx, e, func(a admin) error {
 		if bad != nil { // someone tried, and nothing changed: audited rejected
-			return a.refused(ctx, invoicesImportedEvent, "", map[string]int64{"badRows": int64(len(bad))},
-				&failure.Error{Code: failure.InvalidArguments, Message: nothingImported(invoiceProblems(bad))})
+			return a.refused(ctx, ledger.EventInvoicesImported, "", badRows(bad), refusal(bad))
 		}
-		var n ledger.UpsertCounts
-		err := a.change(ctx, invoicesImportedEvent, func(ctx context.Context, tx store.Tx) (string, map[string]int64, error) {
+		var n ledger.InvoiceImport
+		err := a.change(ctx, ledger.EventInvoicesImported, func(ctx context.Context, tx store.Tx) (string, map[string]int64, error) {
 			var err error
-			if n, err = ledger.UpsertInvoices(ctx, tx, recs, a.now); err != nil {
-				var ie *ledger.IndexError
-				if errors.As(err, &ie) {
-					return "", nil, atRecord(ie, "line "+strconv.Itoa(invoiceLine(data, ie.Index)))
-				}
+			if n, err = file.Import(ctx, tx, a.now); err != nil {
 				return "", nil, err
 			}
-			return "", map[string]int64{"rows": int64(len(recs)), "created": int64(n.Created), "updated": int64(n.Updated), "unchanged": int64(n.Unchanged)}, nil
+			return "", n.Details(), nil
 		})
 		if err != nil {
 			return refusal(err)
 		}
 		if *asJSON {
-			return printJSON(e.stdout, map[string]int{"rows": len(recs), "created": n.Created, "updated": n.Updated, "unchanged": n.Unchanged})
+			return printJSON(e.stdout, map[string]int{"rows": n.Rows, "created": n.Created, "updated": n.Updated, "unchanged": n.Unchanged})
 		}
-		_, err = fmt.Fprintf(e.stdout, "imported %d invoice(s): %d created, %d updated, %d unchanged\n", len(recs), n.Created, n.Updated, n.Unchanged)
+		_, err = fmt.Fprintf(e.stdout, "imported %d invoice(s): %d created, %d updated, %d unchanged\n", n.Rows, n.Created, n.Updated, n.Unchanged)
 		return err
 	})
 }
 
-// readInvoices reads a file of invoices: JSON Lines when its first
-// character is an object's brace, else CSV with a header.
-func readInvoices(data []byte) ([]ledger.InvoiceRecord, error) {
-	if isJSONLines(data) {
-		return ledger.ReadInvoicesJSONL(bytes.NewReader(data), maxInvoiceRows)
-	}
-	return ledger.ReadInvoicesCSV(bytes.NewReader(data), maxInvoiceRows)
+// isFileRefusal reports whether err is an import file refused for its
+// problems (not a failure to read it).
+func isFileRefusal(err error) bool {
+	_, ok := errors.AsType[*ledger.FileError](err)
+	return ok
 }
 
-func isJSONLines(data []byte) bool {
-	data = bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
-	return len(data) > 0 && data[0] == '{'
-}
-
-// invoiceLine is the line of the i-th invoice of a file readInvoices took:
-// in JSON Lines its line; in CSV the line its row starts on (a quoted cell
-// may hold line breaks).
-func invoiceLine(data []byte, i int) int {
-	if isJSONLines(data) {
-		return i + 1
-	}
-	t, _ := ledger.OpenCSV(bytes.NewReader(data), ledger.InvoiceColumns, nil)
-	if t == nil { // cannot be: the file was read whole before
-		return 0
-	}
-	for n := 0; ; n++ {
-		row, line, _, stop := t.Next()
-		if row == nil && stop {
-			return 0
-		}
-		if n == i {
-			return line
-		}
-	}
-}
-
-// atRecord is the refusal of a record of an import, where the file has it.
-func atRecord(ie *ledger.IndexError, where string) *failure.Error {
-	msg := where + ": "
-	if ie.Err.Field != "" {
-		msg += ie.Err.Field + ": "
-	}
-	return &failure.Error{Code: ie.Err.Code, Message: nothingImported(msg + ie.Err.Message)}
-}
-
-// nothingImported is the message of a refused import file: every file is
-// all or nothing.
-func nothingImported(problems string) string { return "nothing imported: " + problems }
-
-// invoiceProblems lists a file of invoices' problems as bankfile.Error
-// lists a bank file's.
-func invoiceProblems(es ledger.RowErrors) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d problem(s) in the file of invoices", len(es))
-	for _, e := range es {
-		b.WriteString("\n  " + e.Error())
-	}
-	return b.String()
+// badRows are the details of an import file's refusal: how many problems.
+func badRows(err error) map[string]int64 {
+	fe, _ := errors.AsType[*ledger.FileError](err)
+	return map[string]int64{"badRows": int64(len(fe.Problems))}
 }
 
 // paymentsImport records the payments of a bank file (CNAB 240, OFX, a CSV)
@@ -168,39 +104,34 @@ func paymentsImport(ctx context.Context, e env, fs *flagSet, args []string) erro
 		r = f
 	}
 	file, err := bankfile.Read(r, bankfile.Options{CSVSource: *source})
-	var bad *bankfile.Error
-	if err != nil && !errors.As(err, &bad) {
+	bad, isBad := errors.AsType[*bankfile.Error](err)
+	if err != nil && !isBad {
 		return err
 	}
 	if file != nil && *source != "" && file.Format != bankfile.CSV {
 		return fs.misuse("--source names the system of a CSV of payments; this file is a %s", file.Format.Name())
 	}
 	return withAdmin(ctx, e, func(a admin) error {
-		if bad != nil {
-			return a.refused(ctx, paymentsImportedEvent, "", map[string]int64{"badRows": int64(len(bad.Problems))},
-				&failure.Error{Code: failure.InvalidArguments, Message: nothingImported(bad.Error())})
+		if isBad {
+			fe := bad.Refusal()
+			return a.refused(ctx, ledger.EventPaymentsImported, "", badRows(fe), refusal(fe))
 		}
-		var n ledger.ImportCounts
-		err := a.change(ctx, paymentsImportedEvent, func(ctx context.Context, tx store.Tx) (string, map[string]int64, error) {
+		var n bankfile.Import
+		err := a.change(ctx, ledger.EventPaymentsImported, func(ctx context.Context, tx store.Tx) (string, map[string]int64, error) {
 			var err error
-			if n, err = ledger.ImportPayments(ctx, tx, file.Payments, ledger.Actor{Subject: a.operator}, a.now); err != nil {
-				var ie *ledger.IndexError
-				if errors.As(err, &ie) && ie.Index >= 0 && ie.Index < len(file.Places) {
-					return "", nil, atRecord(ie, file.Places[ie.Index].String())
-				}
+			if n, err = file.Import(ctx, tx, ledger.Actor{Subject: a.operator}, a.now); err != nil {
 				return "", nil, err
 			}
-			return "", importDetails(n, file.Skipped), nil
+			return "", n.Details(), nil
 		})
 		if err != nil {
 			return refusal(err)
 		}
 		if *asJSON {
-			out := importDetails(n, file.Skipped)
 			return printJSON(e.stdout, struct {
 				Format bankfile.Format  `json:"format"`
 				Counts map[string]int64 `json:"counts"`
-			}{file.Format, out})
+			}{file.Format, n.Details()})
 		}
 		_, err = fmt.Fprintf(e.stdout, "read %d payment(s) from the %s (%d other record(s) skipped): %d new, %d already imported\n"+
 			"matched %d by reference and %d by amount, allocating %d (minor units); %d unmatched; %d left as credit\n",
@@ -210,14 +141,6 @@ func paymentsImport(ctx context.Context, e env, fs *flagSet, args []string) erro
 		}
 		return err
 	})
-}
-
-// importDetails are the counts of a payments import, for its audit event
-// and --json.
-func importDetails(n ledger.ImportCounts, skipped int) map[string]int64 {
-	return map[string]int64{"read": int64(n.Read), "new": int64(n.New), "duplicate": int64(n.Duplicate),
-		"matchedReference": int64(n.MatchedReference), "matchedAmount": int64(n.MatchedAmount), "unmatched": int64(n.Unmatched),
-		"allocatedCents": n.AllocatedCents, "creditCents": n.CreditCents, "skipped": int64(skipped)}
 }
 
 // paymentsMatch allocates a payment to invoices the operator names, as

@@ -86,15 +86,7 @@ type Place struct {
 	Transaction int
 }
 
-func (p Place) String() string {
-	switch {
-	case p.Line > 0:
-		return fmt.Sprintf("line %d", p.Line)
-	case p.Transaction > 0:
-		return fmt.Sprintf("transaction %d", p.Transaction)
-	}
-	return ""
-}
+func (p Place) String() string { return p.problem().Where() }
 
 // Options are the reader's choices.
 type Options struct {
@@ -114,16 +106,13 @@ type Problem struct {
 	Message string
 }
 
-func (p Problem) String() string {
-	var b strings.Builder
-	if at := p.Place.String(); at != "" {
-		b.WriteString(at + ": ")
-	}
-	if p.Field != "" {
-		b.WriteString(p.Field + ": ")
-	}
-	b.WriteString(p.Message)
-	return b.String()
+func (p Problem) String() string { return p.problem().String() }
+
+// problem is p as an import's problem.
+func (p Problem) problem() ledger.Problem {
+	q := p.Place.problem()
+	q.Field, q.Code, q.Message = p.Field, p.Code, p.Message
+	return q
 }
 
 // Error is a file refused whole: nothing of it may be imported.

@@ -167,11 +167,11 @@ type RowError struct {
 	Message string
 }
 
-func (e *RowError) Error() string {
-	if e.Column == "" {
-		return fmt.Sprintf("line %d: %s", e.Line, e.Message)
-	}
-	return fmt.Sprintf("line %d: %s: %s", e.Line, e.Column, e.Message)
+func (e *RowError) Error() string { return e.problem().String() }
+
+// problem is e as a Problem of an import file (its line is never 0).
+func (e *RowError) problem() Problem {
+	return Problem{Line: e.Line, Field: e.Column, Code: e.Code, Message: e.Message}
 }
 
 // RowErrors is every problem of a refused file, up to MaxRowErrors, in
