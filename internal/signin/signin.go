@@ -21,7 +21,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -539,9 +541,7 @@ const maxFormBytes = 8 << 10
 // (403), not_signed_in (401), csrf_token_invalid (403), each audited (Config.Refusals) as a
 // refusal of form, the form's route. The form is parsed (bounded).
 func (rp *RP) CheckForm(w http.ResponseWriter, r *http.Request, form string) (*Session, bool) {
-	if err := rp.cop.Check(r); err != nil {
-		rp.audit(r, EventFormRefused, form, CodeCrossOrigin)
-		rp.refuse(w, r, http.StatusForbidden, CodeCrossOrigin, "", "this form was sent from another site; open the page here and use its buttons", nil)
+	if !rp.sameSite(w, r, form) {
 		return nil, false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
@@ -549,6 +549,49 @@ func (rp *RP) CheckForm(w http.ResponseWriter, r *http.Request, form string) (*S
 		rp.refuse(w, r, http.StatusBadRequest, CodeInvalidRequest, "", "the form could not be read", err)
 		return nil, false
 	}
+	return rp.checkToken(w, r, form, r.PostFormValue("csrf"))
+}
+
+// maxTokenBytes bounds the csrf field of an upload: a token is far shorter.
+const maxTokenBytes = 1 << 10
+
+// CheckUpload checks a form post of files (multipart/form-data, its body bounded to max
+// bytes) as CheckForm checks a form, reading no more of the body than the field csrf, which
+// must be the form's first (a browser sends the fields in the form's order): nothing of a
+// file is read before the session and its token are. It returns the session and the form's
+// other fields, to read in turn, or answers the refusal and false.
+func (rp *RP) CheckUpload(w http.ResponseWriter, r *http.Request, form string, max int64) (*Session, *multipart.Reader, bool) {
+	if !rp.sameSite(w, r, form) {
+		return nil, nil, false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, max)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		rp.refuse(w, r, http.StatusBadRequest, CodeInvalidRequest, "", "the form could not be read: want multipart/form-data", err)
+		return nil, nil, false
+	}
+	var token string
+	if part, err := mr.NextPart(); err == nil && part.FormName() == "csrf" {
+		b, _ := io.ReadAll(io.LimitReader(part, maxTokenBytes))
+		token = string(b)
+	}
+	sess, ok := rp.checkToken(w, r, form, token)
+	return sess, mr, ok
+}
+
+// sameSite refuses (false) a form another site sent.
+func (rp *RP) sameSite(w http.ResponseWriter, r *http.Request, form string) bool {
+	if err := rp.cop.Check(r); err != nil {
+		rp.audit(r, EventFormRefused, form, CodeCrossOrigin)
+		rp.refuse(w, r, http.StatusForbidden, CodeCrossOrigin, "", "this form was sent from another site; open the page here and use its buttons", nil)
+		return false
+	}
+	return true
+}
+
+// checkToken returns the request's session when token is its CSRF token, else answers the
+// refusal and false.
+func (rp *RP) checkToken(w http.ResponseWriter, r *http.Request, form, token string) (*Session, bool) {
 	sess, err := rp.Session(r)
 	if err != nil {
 		rp.internal(w, r, err)
@@ -559,7 +602,7 @@ func (rp *RP) CheckForm(w http.ResponseWriter, r *http.Request, form string) (*S
 		rp.refuse(w, r, http.StatusUnauthorized, CodeNotSignedIn, "", "you are not signed in (or your session ended): sign in and try again", nil)
 		return nil, false
 	}
-	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(sess.CSRF)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(token), []byte(sess.CSRF)) != 1 {
 		rp.audit(r, EventFormRefused, form, CodeCSRFInvalid)
 		rp.refuse(w, r, http.StatusForbidden, CodeCSRFInvalid, "csrf", "is missing or not this session's: reload the page and try again", nil)
 		return nil, false
