@@ -222,7 +222,9 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 		Customers: db,
 		Outbox:    db,
 		Audit:     alog,
-		Logger:    log,
+		// The import page writes the ledger, as `cobranca invoices import` does.
+		Imports: db,
+		Logger:  log,
 	})
 	if err != nil {
 		return fmt.Errorf("the approval page: %w", err)

@@ -804,7 +804,7 @@ func TestPagesRoutes(t *testing.T) {
 		{http.MethodGet, "/signin"}, {http.MethodGet, "/signin/callback"}, {http.MethodPost, "/signout"},
 		{http.MethodGet, "/approvals/a_x"}, {http.MethodPost, "/approvals/a_x"},
 		{http.MethodGet, "/console"}, {http.MethodGet, "/console/tools"}, {http.MethodPost, "/console/ledger/match"},
-		{http.MethodGet, web.AuditExportPath}, {http.MethodPost, web.AuditPath},
+		{http.MethodGet, web.AuditExportPath}, {http.MethodPost, web.AuditPath}, {http.MethodPost, web.ImportPath},
 	} {
 		if status, body := do(with.URL, tc.method, tc.path); status != http.StatusOK || body != tc.method+" "+tc.path {
 			t.Errorf("%s %s = %d %q, want the pages' handler", tc.method, tc.path, status, body)
@@ -837,16 +837,17 @@ func TestPagesRoutes(t *testing.T) {
 	if fmt.Sprint(codes) != "[200 200 429]" {
 		t.Errorf("page reads = %v, want [200 200 429]: the per-origin budget", codes)
 	}
-	// The audit trail's export and verify spend it too (each reads much of the log).
+	// The audit trail's export and verify spend it too (each reads much of the log), and the
+	// import form.
 	lim2 := limits.New(limitssqlite.New(storetest.SQLite(t), time.Now), limits.Options{Policies: limits.Policies{Origin: two}, StoreTimeout: 10 * time.Second})
 	limited2 := httptest.NewServer(server.Routes(server.Deps{Logger: log, MCP: h, MaxBodyBytes: maxBody, Auth: a, Web: pages, Limits: lim2}))
 	defer limited2.Close()
 	codes = nil
-	for _, tc := range []struct{ method, path string }{{http.MethodGet, web.AuditExportPath}, {http.MethodPost, web.AuditPath}, {http.MethodGet, web.AuditExportPath}} {
+	for _, tc := range []struct{ method, path string }{{http.MethodGet, web.AuditExportPath}, {http.MethodPost, web.ImportPath}, {http.MethodPost, web.AuditPath}} {
 		status, _ := do(limited2.URL, tc.method, tc.path)
 		codes = append(codes, status)
 	}
 	if fmt.Sprint(codes) != "[200 200 429]" {
-		t.Errorf("audit export, verify, export = %v, want [200 200 429]: the per-origin budget", codes)
+		t.Errorf("audit export, import, verify = %v, want [200 200 429]: the per-origin budget", codes)
 	}
 }

@@ -99,6 +99,9 @@ func (p *Pages) consolePages(cfg Config) []*consolePage {
 		pages = append(pages, &consolePage{path: AuditPath, file: "console_audit.html", name: func(t *texts) string { return t.AuditTitle }, read: p.readAudit})
 	}
 	pages = append(pages, p.ledgerPages()...)
+	if cfg.Imports != nil && cfg.Audit != nil {
+		pages = append(pages, &consolePage{path: ImportPath, file: "console_import.html", name: func(t *texts) string { return t.Import.Title }, read: p.readImport})
+	}
 	for _, cp := range pages {
 		cp.tmpl = consoleTemplates[cp.file]
 	}

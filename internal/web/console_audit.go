@@ -203,9 +203,12 @@ func linkTo(r *http.Request, path string, q url.Values) string {
 }
 
 // auditPage is the trail's console page, nil when the console has none.
-func (p *Pages) auditPage() *consolePage {
+func (p *Pages) auditPage() *consolePage { return p.pageAt(AuditPath) }
+
+// pageAt is the console's page at path, nil when the console has none.
+func (p *Pages) pageAt(path string) *consolePage {
 	for _, cp := range p.console {
-		if cp.path == AuditPath {
+		if cp.path == path {
 			return cp
 		}
 	}
@@ -213,8 +216,8 @@ func (p *Pages) auditPage() *consolePage {
 }
 
 // admitConsole starts a console answer for r (not a page of the navigation: the trail's
-// verify and export): the signed-in person holding perm, else a refusal, audited as
-// EventConsoleRefused of route (false: answered).
+// verify and export, the import form): the signed-in person holding perm, else a refusal,
+// audited as EventConsoleRefused of route (false: answered).
 func (p *Pages) admitConsole(w http.ResponseWriter, r *http.Request, sess *signin.Session, perm permission, route string) bool {
 	pr := sess.Principal
 	var fe *failure.Error
@@ -223,6 +226,8 @@ func (p *Pages) admitConsole(w http.ResponseWriter, r *http.Request, sess *signi
 		fe = &failure.Error{Code: CodeConsoleAgent, Message: "an agent's session sees nothing of the console: sign in as a person"}
 	case !may(pr, readConsole):
 		fe = &failure.Error{Code: CodeConsoleRole, Message: "the console needs one of the roles " + strings.Join(Roles, ", ")}
+	case !may(pr, perm) && perm == importFiles:
+		fe = &failure.Error{Code: CodeOperatorRequired, Message: "importing a file needs the role " + RoleOperator}
 	case !may(pr, perm):
 		fe = &failure.Error{Code: CodeConsoleRole, Message: "verifying the audit chain needs one of the roles " +
 			strings.Join([]string{RoleOperator, RoleApprover, RoleWriteOff}, ", ")}

@@ -67,8 +67,10 @@ type texts struct {
 	// shows Unknown.
 	Codes   map[failure.Code]string
 	Unknown string
-	// Ledger is the ledger and payments pages' words (i18n_ledger.go).
+	// Ledger is the ledger and payments pages' words (i18n_ledger.go); Import, the import
+	// page's.
 	Ledger ledgerTexts
+	Import importTexts
 }
 
 // supported are the pages' languages, the default first.
@@ -178,6 +180,7 @@ var english = texts{
 	},
 	Unknown: "The request was refused.",
 	Ledger:  ledgerEnglish,
+	Import:  importEnglish,
 }
 
 var portuguese = texts{
@@ -276,6 +279,7 @@ var portuguese = texts{
 	},
 	Unknown: "A requisição foi recusada.",
 	Ledger:  ledgerPortuguese,
+	Import:  importPortuguese,
 }
 
 // chartTexts are the health page's charts' words.

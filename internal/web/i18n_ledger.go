@@ -3,11 +3,12 @@ package web
 import (
 	"time"
 
+	"github.com/cobranca/cobranca/internal/bankfile"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ledger"
 )
 
-// CodeOperatorRequired: a person without the operator's role sent the match form.
+// CodeOperatorRequired: a person without the operator's role sent the match or import form.
 const CodeOperatorRequired failure.Code = "console_operator_required"
 
 // ledgerTexts are the ledger and payments pages' words in one language.
@@ -91,10 +92,57 @@ var ledgerPortuguese = ledgerTexts{
 		ledger.RuleNone: "mesmo cliente", ledger.RuleManual: "conciliado por uma pessoa"},
 }
 
+// importTexts are the import page's words in one language.
+type importTexts struct {
+	Title, Intro, NotAllowed, FormHeading, KindLegend, KindInvoices, KindPayments string
+	File, MaxSize, Submit, ResultHeading, InvoicesCaption, Rows, Created          string
+	Updated, Unchanged, PaymentsCaption, Format, Read, Skipped, New, Duplicate    string
+	MatchedReference, MatchedAmount, Allocated, Unmatched, Credit, Resolve        string
+	NothingImported, ProblemsCaption, Where, Field, Problem, Line, Transaction    string
+	WholeFile, Count, Of                                                          string
+	Formats                                                                       map[bankfile.Format]string
+}
+
+var importEnglish = importTexts{
+	Title: "Import files",
+	Intro: "Import a file of invoices into the receivables ledger, or a bank file of payments, which are matched to the invoices as they are recorded. " +
+		"A file is imported whole or not at all, and each import is recorded in the audit trail with its counts. Importing the same file again changes nothing.",
+	NotAllowed: "Importing files needs the operator role.", FormHeading: "Import a file", KindLegend: "What the file holds",
+	KindInvoices: "Invoices: a CSV with a header, or JSON Lines", KindPayments: "Payments: a CNAB 240 return file, an OFX statement, or a CSV of payments",
+	File: "File", MaxSize: "At most (MiB)", Submit: "Import", ResultHeading: "Imported",
+	InvoicesCaption: "The invoices of the file", Rows: "Invoices in the file", Created: "Created", Updated: "Updated", Unchanged: "Unchanged",
+	PaymentsCaption: "The payments of the file", Format: "File read as", Read: "Payments read", Skipped: "Other records skipped", New: "New",
+	Duplicate: "Already imported", MatchedReference: "Matched by reference", MatchedAmount: "Matched by amount", Allocated: "Allocated",
+	Unmatched: "Unmatched", Credit: "Left as credit", Resolve: "Match the unmatched payments",
+	NothingImported: "Nothing was imported: the file was refused whole.", ProblemsCaption: "The problems found in the file",
+	Where: "Where", Field: "Field", Problem: "Problem", Line: "line", Transaction: "transaction", WholeFile: "the whole file",
+	Count: "Problems", Of: "Read as",
+	Formats: map[bankfile.Format]string{bankfile.CNAB240: "CNAB 240 return file", bankfile.OFX: "OFX statement", bankfile.CSV: "CSV of payments"},
+}
+
+var importPortuguese = importTexts{
+	Title: "Importar arquivos",
+	Intro: "Importe um arquivo de títulos para a carteira de recebíveis, ou um arquivo do banco com pagamentos, conciliados com os títulos ao serem registrados. " +
+		"Um arquivo é importado inteiro ou não é importado, e cada importação fica registrada na trilha de auditoria com as contagens. Importar o mesmo arquivo de novo não muda nada.",
+	NotAllowed: "Importar arquivos exige o papel de operação.", FormHeading: "Importar um arquivo", KindLegend: "O que o arquivo contém",
+	KindInvoices: "Títulos: um CSV com cabeçalho, ou JSON Lines", KindPayments: "Pagamentos: um arquivo de retorno CNAB 240, um extrato OFX ou um CSV de pagamentos",
+	File: "Arquivo", MaxSize: "No máximo (MiB)", Submit: "Importar", ResultHeading: "Importado",
+	InvoicesCaption: "Os títulos do arquivo", Rows: "Títulos no arquivo", Created: "Criados", Updated: "Atualizados", Unchanged: "Sem mudança",
+	PaymentsCaption: "Os pagamentos do arquivo", Format: "Arquivo lido como", Read: "Pagamentos lidos", Skipped: "Outros registros ignorados", New: "Novos",
+	Duplicate: "Já importados", MatchedReference: "Conciliados pela referência", MatchedAmount: "Conciliados pelo valor", Allocated: "Alocado",
+	Unmatched: "Não conciliados", Credit: "Deixado como crédito", Resolve: "Conciliar os pagamentos não conciliados",
+	NothingImported: "Nada foi importado: o arquivo foi recusado inteiro.", ProblemsCaption: "Os problemas encontrados no arquivo",
+	Where: "Onde", Field: "Campo", Problem: "Problema", Line: "linha", Transaction: "transação", WholeFile: "o arquivo todo",
+	Count: "Problemas", Of: "Lido como",
+	Formats: map[bankfile.Format]string{bankfile.CNAB240: "arquivo de retorno CNAB 240", bankfile.OFX: "extrato OFX", bankfile.CSV: "CSV de pagamentos"},
+}
+
 // The ledger pages' refusals, beside the others' (i18n.go).
 func init() {
-	english.Codes[CodeOperatorRequired] = "Matching a payment needs the operator role (collections.operator). Nothing was done."
-	portuguese.Codes[CodeOperatorRequired] = "Conciliar um pagamento exige o papel de operação (collections.operator). Nada foi feito."
+	english.Codes[CodeOperatorRequired] = "Matching payments and importing files need the operator role (collections.operator). Nothing was done."
+	portuguese.Codes[CodeOperatorRequired] = "Conciliar pagamentos e importar arquivos exigem o papel de operação (collections.operator). Nada foi feito."
+	english.Codes[CodeFileTooLarge] = "The file is larger than an import file may be. Nothing was imported."
+	portuguese.Codes[CodeFileTooLarge] = "O arquivo é maior do que um arquivo de importação pode ser. Nada foi importado."
 	for code, words := range map[failure.Code][2]string{
 		ledger.CodePaymentNotFound: {"There is no payment with this id. Nothing was done.", "Não há pagamento com este id. Nada foi feito."},
 		ledger.CodeInvoiceNotFound: {"There is no invoice with this id. Nothing was done.", "Não há título com este id. Nada foi feito."},

@@ -95,8 +95,11 @@ type Config struct {
 	Customers, Outbox store.Querier
 	// Audit is the audit log the console's trail page reads, verifies and exports; nil: no
 	// such page.
-	Audit  *auditlog.Log
-	Logger *slog.Logger
+	Audit *auditlog.Log
+	// Imports is the store the console's import page imports files into, auditing each
+	// import in Audit; nil (or a nil Audit): no such page.
+	Imports store.DB
+	Logger  *slog.Logger
 }
 
 // Pages serves the pages.
@@ -115,6 +118,7 @@ type Pages struct {
 	customers    store.Querier
 	outbox       store.Querier
 	audit        *auditlog.Log
+	imports      store.DB
 	runner       Runner
 	matchTool    string
 	refusals     signin.Refusals
@@ -134,7 +138,7 @@ func New(cfg Config) (*Pages, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Pages{decider: cfg.Decider, admin: cfg.Admin, writeOffTool: cfg.WriteOffTool, ledger: cfg.Ledger, tools: cfg.Tools,
-		budgets: cfg.Budgets, health: cfg.Health, customers: cfg.Customers, outbox: cfg.Outbox, audit: cfg.Audit, runner: cfg.Runner, matchTool: cfg.MatchPaymentTool, refusals: cfg.Signin.Refusals, clock: cfg.Signin.Now, log: cfg.Logger}
+		budgets: cfg.Budgets, health: cfg.Health, customers: cfg.Customers, outbox: cfg.Outbox, audit: cfg.Audit, imports: cfg.Imports, runner: cfg.Runner, matchTool: cfg.MatchPaymentTool, refusals: cfg.Signin.Refusals, clock: cfg.Signin.Now, log: cfg.Logger}
 	cfg.Signin.Refuse = p.refuse
 	if cfg.Signin.Logger == nil {
 		cfg.Signin.Logger = cfg.Logger
@@ -170,6 +174,9 @@ func New(cfg Config) (*Pages, error) {
 		mux.HandleFunc("GET "+AuditExportPath, p.exportAudit)
 	}
 	mux.HandleFunc("POST "+MatchPath, p.runMatch)
+	if p.pageAt(ImportPath) != nil {
+		mux.HandleFunc("POST "+ImportPath, p.runImport)
+	}
 	// Any other path under the console, a page not built yet among them, is no page.
 	mux.HandleFunc(ConsolePath+"/", func(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, http.StatusNotFound, &failure.Error{Code: codeNotFound, Message: "no such page"})
