@@ -308,7 +308,7 @@ type namedPath struct{ name, path string }
 // sends, the invoice NF-B1.
 var consolePaths = []namedPath{{"inbox", web.ConsolePath}, {"tools", web.ToolsPath}, {"health", web.HealthPath}, {"audit", web.AuditPath},
 	{"customers", web.CustomersPath}, {"customer", web.CustomerPath + "?id=C-1"}, {"outbox", web.OutboxPath + "?state=undeliverable"},
-	{"ledger", web.LedgerPath}, {"invoice", web.InvoicePath + "?id=NF-B1"}, {"payments", web.PaymentsPath}}
+	{"ledger", web.LedgerPath}, {"invoice", web.InvoicePath + "?id=NF-B1"}, {"payments", web.PaymentsPath}, {"import", web.ImportPath}}
 
 // sendPreview is a send_reminder's preview as the tool writes it, for the pages to show.
 const sendPreview = `send the reminder draft drf_01JDOCS by e-mail, once, to "Padaria São João" at "financeiro@padaria.example" — customer "C-1", contact status in effect: contactable.
@@ -338,11 +338,12 @@ func askSend(t *testing.T, e *env) *approval.Action {
 // page, and the file verifies offline as `cobranca audit verify --file` checks it (a copy with
 // one byte changed does not); verifies the chain from the page; then axe-core, injected into
 // each page, finds no serious or critical violation on the inbox, tools, health, audit,
-// approval, write-off, customers, customer, outbox, ledger, invoice and payments pages in
-// either language, and each page is kept as a screenshot at 1280×800 and 390×844
+// approval, write-off, customers, customer, outbox, ledger, invoice, payments and import pages
+// in either language, and each page is kept as a screenshot at 1280×800 and 390×844
 // (t.ArtifactDir; go test -artifacts); last, the approver, an operator too, matches an
 // unmatched payment in one click and sees the invoice paid, and, holding the write-off role
-// too, writes an invoice off from the write-off page.
+// too, writes an invoice off from the write-off page; and uploads a file of invoices from the
+// import page and sees the counts.
 func TestConsoleInBrowser(t *testing.T) {
 	axe := axeScript(t)
 	b := newTab(t, 4*time.Minute)
@@ -414,40 +415,82 @@ func TestConsoleInBrowser(t *testing.T) {
 			if status := b.open(url); status != http.StatusOK {
 				t.Errorf("%s: %d, want 200", url, status)
 			}
-			b.do("inject axe-core", chromedp.Evaluate[chromedp.Void](axe))
-			for _, size := range [][2]int64{{1280, 800}, {390, 844}} {
-				b.do("viewport", chromedp.EmulateViewport(size[0], size[1]))
-				raw, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`axe.run(document).then(r => JSON.stringify(r.violations))`, chromedp.EvalAwaitPromise))
-				if err != nil {
-					t.Fatalf("%s: axe.run: %v", url, err)
-				}
-				var vs []violation
-				if err := json.Unmarshal([]byte(raw), &vs); err != nil {
-					t.Fatalf("%s: axe's answer: %v", url, err)
-				}
-				for _, v := range vs {
-					switch v.Impact {
-					case "serious", "critical":
-						t.Errorf("%s at %dx%d: %s violation %s (%s) at %v", url, size[0], size[1], v.Impact, v.ID, v.Help, v.Nodes)
-					default:
-						t.Logf("%s at %dx%d: %s violation %s (%s)", url, size[0], size[1], v.Impact, v.ID, v.Help)
-					}
-				}
-				shot, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-				if err != nil {
-					t.Fatalf("%s: screenshot: %v", url, err)
-				}
-				file := filepath.Join(dir, fmt.Sprintf("%s-%s-%dx%d.png", p.name, lang, size[0], size[1]))
-				if err := os.WriteFile(file, shot, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			axeCheck(b, axe, url, filepath.Join(dir, p.name+"-"+lang))
 		}
 	}
-	b.do("viewport", chromedp.EmulateViewport(viewWidth, viewHeight))
 
 	browserMatch(t, b, e, ledgerSeeded)
 	browserWriteOff(t, b, e)
+	browserImport(t, b, e, axe, dir)
+}
+
+// axeCheck injects axe-core into the page shown (what names it) and runs it at 1280×800 and
+// 390×844: a serious or critical violation fails the test; each size is kept as a screenshot,
+// file-WxH.png.
+func axeCheck(b tab, axe, what, file string) {
+	t := b.t
+	t.Helper()
+	b.do("inject axe-core", chromedp.Evaluate[chromedp.Void](axe))
+	for _, size := range [][2]int64{{1280, 800}, {390, 844}} {
+		b.do("viewport", chromedp.EmulateViewport(size[0], size[1]))
+		raw, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`axe.run(document).then(r => JSON.stringify(r.violations))`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("%s: axe.run: %v", what, err)
+		}
+		var vs []violation
+		if err := json.Unmarshal([]byte(raw), &vs); err != nil {
+			t.Fatalf("%s: axe's answer: %v", what, err)
+		}
+		for _, v := range vs {
+			switch v.Impact {
+			case "serious", "critical":
+				t.Errorf("%s at %dx%d: %s violation %s (%s) at %v", what, size[0], size[1], v.Impact, v.ID, v.Help, v.Nodes)
+			default:
+				t.Logf("%s at %dx%d: %s violation %s (%s)", what, size[0], size[1], v.Impact, v.ID, v.Help)
+			}
+		}
+		shot, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("%s: screenshot: %v", what, err)
+		}
+		if err := os.WriteFile(fmt.Sprintf("%s-%dx%d.png", file, size[0], size[1]), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.do("viewport", chromedp.EmulateViewport(viewWidth, viewHeight))
+}
+
+// browserImport: the operator uploads a file of invoices from the import page and sees the
+// counts, and the ledger holds them; then a file with a bad row, and sees its line named;
+// axe-core checks both answers.
+func browserImport(t *testing.T, b tab, e *env, axe, dir string) {
+	t.Helper()
+	good := filepath.Join(t.TempDir(), "titulos.csv")
+	bad := filepath.Join(t.TempDir(), "titulos-ruins.csv")
+	for name, content := range map[string]string{good: "invoiceId,customerId,customerName,amountCents,dueDate\nNF-U1,cust-u,Upload Ltda,4200,2026-12-31\nNF-U2,cust-u,Upload Ltda,4300,2027-01-31\n",
+		bad: "invoiceId,customerId,amountCents,dueDate\nNF-U3,cust-u,4400,2026-12-31\nNF-U4,cust-u,not-cents,2026-12-31\n"} {
+		if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.open(e.base + web.ImportPath)
+	b.do("choose the file of invoices", chromedp.Click(chromedp.CSS(`input[name="kind"][value="invoices"]`)),
+		chromedp.SetUploadFiles(chromedp.CSS(`input[type="file"]`), []string{good}))
+	if status := b.submit(`form[enctype="multipart/form-data"] button[type="submit"]`); status != http.StatusOK {
+		t.Fatalf("importing the file of invoices answered %d", status)
+	}
+	if created := b.text("#count-created"); created != "2" || invoiceState(t, e, "NF-U1") != ledger.StateOpen {
+		t.Errorf("after the upload the page counts %q created and NF-U1 is %s, want 2 and open", created, invoiceState(t, e, "NF-U1"))
+	}
+	axeCheck(b, axe, "the import's counts", filepath.Join(dir, "import-imported"))
+	b.do("choose the bad file", chromedp.SetUploadFiles(chromedp.CSS(`input[type="file"]`), []string{bad}))
+	if status := b.submit(`form[enctype="multipart/form-data"] button[type="submit"]`); status != http.StatusBadRequest {
+		t.Fatalf("importing the bad file answered %d, want 400", status)
+	}
+	if problems := b.text(`[role="alert"] table tbody`); !strings.Contains(problems, "line 3") || !strings.Contains(problems, "amountCents") {
+		t.Errorf("the bad file's problems = %q, want line 3's amountCents", problems)
+	}
+	axeCheck(b, axe, "the import's problems", filepath.Join(dir, "import-refused"))
 }
 
 // browserExport: on the trail page (bruno's events, with the approval's), the approver clicks
