@@ -224,7 +224,11 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 		Audit:     alog,
 		// The import page writes the ledger, as `cobranca invoices import` does.
 		Imports: db,
-		Logger:  log,
+		// The schedules pages read the store; their forms pause and resume as the tools do.
+		Schedules:          db,
+		PauseScheduleTool:  collections.PauseScheduleName,
+		ResumeScheduleTool: collections.ResumeScheduleName,
+		Logger:             log,
 	})
 	if err != nil {
 		return fmt.Errorf("the approval page: %w", err)

@@ -102,6 +102,9 @@ func (p *Pages) consolePages(cfg Config) []*consolePage {
 	if cfg.Imports != nil && cfg.Audit != nil {
 		pages = append(pages, &consolePage{path: ImportPath, file: "console_import.html", name: func(t *texts) string { return t.Import.Title }, read: p.readImport})
 	}
+	if cfg.Schedules != nil {
+		pages = append(pages, p.schedulePages()...)
+	}
 	for _, cp := range pages {
 		cp.tmpl = consoleTemplates[cp.file]
 	}

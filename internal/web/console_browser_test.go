@@ -304,11 +304,12 @@ type violation struct {
 type namedPath struct{ name, path string }
 
 // consolePaths are the console's pages, each with data to show once the test's fixtures are
-// written (seedConsoleLedger, seedLedger, writeMessages): the customer C-1, the undeliverable
-// sends, the invoice NF-B1.
+// written (seedConsoleLedger, seedLedger, writeMessages, seedSchedules): the customer C-1, the
+// undeliverable sends, the invoice NF-B1, the schedules. A schedule's page, whose id is the
+// fixture's, is scheduleFixture.page: the browser tests add it.
 var consolePaths = []namedPath{{"inbox", web.ConsolePath}, {"tools", web.ToolsPath}, {"health", web.HealthPath}, {"audit", web.AuditPath},
 	{"customers", web.CustomersPath}, {"customer", web.CustomerPath + "?id=C-1"}, {"outbox", web.OutboxPath + "?state=undeliverable"},
-	{"ledger", web.LedgerPath}, {"invoice", web.InvoicePath + "?id=NF-B1"}, {"payments", web.PaymentsPath}, {"import", web.ImportPath}}
+	{"ledger", web.LedgerPath}, {"invoice", web.InvoicePath + "?id=NF-B1"}, {"payments", web.PaymentsPath}, {"import", web.ImportPath}, {"schedules", web.SchedulesPath}}
 
 // sendPreview is a send_reminder's preview as the tool writes it, for the pages to show.
 const sendPreview = `send the reminder draft drf_01JDOCS by e-mail, once, to "Padaria São João" at "financeiro@padaria.example" — customer "C-1", contact status in effect: contactable.
@@ -403,8 +404,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	hb.open(t, web.HealthPath, viewer)
 	freshCharts(t, e, func() string { return hb.get(t, web.HealthPath).body })
 	writeMessages(t, e) // customers, drafts, sends and a bulk send, for their pages
+	sf := seedSchedules(t, e)
 	dir := t.ArtifactDir()
-	pages := append(slices.Clone(consolePaths), namedPath{"approval", "/approvals/" + pending.ID}, namedPath{"write-off", web.WriteOffsPath})
+	// The paused schedule's page shows the approver the resume form and its confirmation.
+	pages := append(slices.Clone(consolePaths), sf.page(), namedPath{"schedule-paused", web.SchedulePath + "?id=" + sf.paused},
+		namedPath{"approval", "/approvals/" + pending.ID}, namedPath{"write-off", web.WriteOffsPath})
 	for _, lang := range []string{"en", "pt-BR"} {
 		for _, p := range pages {
 			sep := "?"

@@ -15,6 +15,7 @@ import (
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ledger"
+	"github.com/cobranca/cobranca/internal/schedules"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/cobranca/cobranca/internal/web"
 	"github.com/cobranca/cobranca/internal/writeoffs"
@@ -22,11 +23,13 @@ import (
 
 // consoleFixtures writes what the console's pages show: a pending send_reminder, the ledger
 // with an unmatched payment (seedConsoleLedger) and the charts' (seedLedger), customers with
-// their messages (writeMessages), the operator metrics and a few audit events.
-func consoleFixtures(t *testing.T, e *env) (*approval.Action, ledgerFixture) {
+// their messages (writeMessages), collection schedules (seedSchedules), the operator metrics
+// and a few audit events.
+func consoleFixtures(t *testing.T, e *env) (*approval.Action, ledgerFixture, scheduleFixture) {
 	t.Helper()
 	send := askSend(t, e)
 	f := seedConsoleLedger(t, e)
+	sf := seedSchedules(t, e)
 	seedLedger(t, e, e.clock.Now().In(time.FixedZone("BRT", -3*60*60)))
 	writeMessages(t, e)
 	now := e.clock.Now()
@@ -42,13 +45,13 @@ func consoleFixtures(t *testing.T, e *env) (*approval.Action, ledgerFixture) {
 			t.Fatal(err)
 		}
 	}
-	return send, f
+	return send, f, sf
 }
 
 // consoleData are things the console's pages show of the fixtures (consoleFixtures): the
 // viewer reads each of them, an agent none.
 func consoleData(send *approval.Action, f ledgerFixture) []string {
-	return []string{send.ID, "send_reminder", "NF-A1", "Açaí", f.payment, "Mercado 1 Ltda", "collector-bot", "analyze_portfolio"}
+	return []string{send.ID, "send_reminder", "NF-A1", "Açaí", f.payment, "Mercado 1 Ltda", "collector-bot", "analyze_portfolio", "Régua <padrão>"}
 }
 
 // seen is what the page shows: its text, and the start of each console navigation, table and
@@ -76,11 +79,11 @@ var viewerShots = []string{"inbox", "ledger", "invoice", "customer", "outbox", "
 func TestConsoleViewerInBrowser(t *testing.T) {
 	b := newTab(t, 2*time.Minute)
 	e := newEnv(t, storetest.SQLite(t), false)
-	send, f := consoleFixtures(t, e)
+	send, f, sf := consoleFixtures(t, e)
 
 	b.do("open the console", chromedp.Navigate(e.base+web.ConsolePath))
 	b.signIn(e.base, "carla", mfa, web.RoleViewer)
-	pages := append(slices.Clone(consolePaths), namedPath{"approval", "/approvals/" + send.ID}, namedPath{"write-off", web.WriteOffsPath})
+	pages := append(slices.Clone(consolePaths), sf.page(), namedPath{"approval", "/approvals/" + send.ID}, namedPath{"write-off", web.WriteOffsPath})
 	var read strings.Builder
 	for _, p := range pages {
 		status, want, code := b.open(e.base+p.path), int64(http.StatusOK), ""
@@ -120,6 +123,8 @@ func TestConsoleViewerInBrowser(t *testing.T) {
 		{web.MatchPath, map[string]string{"paymentId": f.payment, "invoiceId": "NF-A1", "amountCents": "15000", "idempotencyKey": "forged-match-1"},
 			string(web.CodeOperatorRequired)},
 		{web.AuditPath, map[string]string{"verify": "chain"}, string(web.CodeConsoleRole)},
+		{web.SchedulePausePath, map[string]string{"scheduleId": sf.active, "idempotencyKey": "forged-pause-1"}, string(web.CodePauseRole)},
+		{web.ScheduleResumePath, map[string]string{"scheduleId": sf.paused, "confirm": "yes", "idempotencyKey": "forged-resume-1"}, string(web.CodeResumeRole)},
 		{web.WriteOffsPath, map[string]string{"invoiceId": "NF-C", "customerId": "C-2", "amountCents": "123456", "reason": "forged",
 			"idempotencyKey": "forged-write-off-1"}, string(failure.PersonLacksRole)},
 	} {
@@ -146,8 +151,12 @@ func TestConsoleViewerInBrowser(t *testing.T) {
 	if _, err := writeoffs.ForInvoice(context.Background(), e.db, "NF-C"); !errors.Is(err, writeoffs.ErrNotFound) {
 		t.Errorf("the forged write-off of NF-C: %v, want none recorded", err)
 	}
+	if a, p := scheduleState(t, e, sf.active), scheduleState(t, e, sf.paused); a.State != schedules.Active || p.State != schedules.Paused {
+		t.Errorf("after the forged pause and resume the schedules are %s and %s, want active and paused", a.State, p.State)
+	}
 	refusals := consoleRefusals(t, e)
-	for _, want := range []string{"POST " + web.MatchPath + " " + string(web.CodeOperatorRequired), "POST " + web.AuditPath + " " + string(web.CodeConsoleRole)} {
+	for _, want := range []string{"POST " + web.MatchPath + " " + string(web.CodeOperatorRequired), "POST " + web.AuditPath + " " + string(web.CodeConsoleRole),
+		"POST " + web.SchedulePausePath + " " + string(web.CodePauseRole), "POST " + web.ScheduleResumePath + " " + string(web.CodeResumeRole)} {
 		if !slices.Contains(refusals, want) {
 			t.Errorf("the console's refusals audited = %q, want %q among them", refusals, want)
 		}
@@ -162,7 +171,7 @@ func TestConsoleViewerInBrowser(t *testing.T) {
 func TestConsoleAgentInBrowser(t *testing.T) {
 	b := newTab(t, 2*time.Minute)
 	e := newEnv(t, storetest.SQLite(t), false)
-	send, f := consoleFixtures(t, e)
+	send, f, sf := consoleFixtures(t, e)
 
 	b.do("open the console", chromedp.Navigate(e.base+web.ConsolePath))
 	// The agent asks for every console role: an agent's session holds none, whatever it asks.
@@ -175,7 +184,7 @@ func TestConsoleAgentInBrowser(t *testing.T) {
 		t.Fatalf("the approval page says %q and %q, want an agent's session", who, note)
 	}
 	data := consoleData(send, f)
-	pages := append(slices.Clone(consolePaths), namedPath{"export", web.AuditExportPath})
+	pages := append(slices.Clone(consolePaths), sf.page(), namedPath{"export", web.AuditExportPath})
 	for _, p := range pages {
 		status := b.open(e.base + p.path)
 		if code := b.refusalCode(); status != http.StatusForbidden || code != string(web.CodeConsoleAgent) {

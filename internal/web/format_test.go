@@ -108,8 +108,8 @@ func TestGrants(t *testing.T) {
 		want []permission
 	}{
 		{person(RoleViewer), []permission{readConsole}},
-		{person(RoleOperator), []permission{readConsole, readBodies, matchPayments, importFiles}},
-		{person(RoleApprover), []permission{readConsole, readBodies, decideApprovals}},
+		{person(RoleOperator), []permission{readConsole, readBodies, matchPayments, importFiles, pauseSchedules}},
+		{person(RoleApprover), []permission{readConsole, readBodies, decideApprovals, pauseSchedules, resumeSchedules}},
 		{person(RoleWriteOff), []permission{readConsole, readBodies, writeOff}},
 		{person(RoleViewer, RoleWriteOff), []permission{readConsole, readBodies, writeOff}},
 		{person("collections.other"), nil},
@@ -118,7 +118,7 @@ func TestGrants(t *testing.T) {
 		{nil, nil},
 	} {
 		var got []permission
-		for _, perm := range []permission{readConsole, readBodies, matchPayments, importFiles, decideApprovals, writeOff} {
+		for _, perm := range []permission{readConsole, readBodies, matchPayments, importFiles, decideApprovals, writeOff, pauseSchedules, resumeSchedules} {
 			if may(tc.pr, perm) {
 				got = append(got, perm)
 			}

@@ -208,7 +208,8 @@ func newEnv(t testing.TB, db store.DB, https bool, configure ...func(*signin.Con
 	served := func() []*contract.Contract { return []*contract.Contract{critical, &self, send} }
 	pages, err := web.New(web.Config{Signin: sc, Decider: decider, Admin: admin, WriteOffTool: collections.WriteOffName, Ledger: ledgerNow,
 		Tools: served, Budgets: &budgets, Health: &e.health, Charts: &web.Charts{Calls: auditlog.NewCallsCache(alog, e.clock.Now, 0), Ledger: db},
-		Logger: log, Customers: db, Outbox: db, Audit: alog, Imports: db, Runner: admin, MatchPaymentTool: collections.MatchPaymentName})
+		Logger: log, Customers: db, Outbox: db, Audit: alog, Imports: db, Runner: admin, MatchPaymentTool: collections.MatchPaymentName,
+		Schedules: db, PauseScheduleTool: collections.PauseScheduleName, ResumeScheduleTool: collections.ResumeScheduleName})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
+	"github.com/cobranca/cobranca/internal/schedules"
 	"github.com/cobranca/cobranca/internal/signin"
 	"github.com/cobranca/cobranca/internal/value"
 	"github.com/cobranca/cobranca/internal/writeoffs"
@@ -71,6 +72,8 @@ type texts struct {
 	// page's.
 	Ledger ledgerTexts
 	Import importTexts
+	// Schedules is the schedules pages' words (i18n_schedules.go).
+	Schedules scheduleTexts
 }
 
 // supported are the pages' languages, the default first.
@@ -177,10 +180,15 @@ var english = texts{
 		codeNotFound:                           "There is no such page.",
 		CodeConsoleAgent:                       "The console is for people: an agent's session sees nothing of it. Sign in as yourself.",
 		CodeConsoleRole:                        "You hold none of the console's roles (viewer, operator, approver, write-off): ask for one, or sign in as a person who holds one.",
+		CodePauseRole:                          "Pausing a schedule needs the operator or approver role. Nothing was done.",
+		CodeResumeRole:                         "Resuming a schedule needs the approver role (collections.approver). Nothing was done.",
+		schedules.CodeNotFound:                 "There is no schedule with this id. Nothing was done.",
+		schedules.CodeEnded:                    "The schedule's end date is past: it cannot be resumed; create another. Nothing was done.",
 	},
-	Unknown: "The request was refused.",
-	Ledger:  ledgerEnglish,
-	Import:  importEnglish,
+	Unknown:   "The request was refused.",
+	Ledger:    ledgerEnglish,
+	Import:    importEnglish,
+	Schedules: schedulesEnglish,
 }
 
 var portuguese = texts{
@@ -276,10 +284,15 @@ var portuguese = texts{
 		codeNotFound:                           "Esta página não existe.",
 		CodeConsoleAgent:                       "O console é para pessoas: a sessão de um agente não vê nada dele. Entre com a sua própria identidade.",
 		CodeConsoleRole:                        "Você não tem nenhum dos papéis do console (leitura, operação, aprovação, baixa): peça um, ou entre como uma pessoa que tenha um.",
+		CodePauseRole:                          "Pausar uma régua exige o papel de operação ou de aprovação. Nada foi feito.",
+		CodeResumeRole:                         "Retomar uma régua exige o papel de aprovação (collections.approver). Nada foi feito.",
+		schedules.CodeNotFound:                 "Não existe régua com este identificador. Nada foi feito.",
+		schedules.CodeEnded:                    "A data final da régua já passou: ela não pode ser retomada; crie outra. Nada foi feito.",
 	},
-	Unknown: "A requisição foi recusada.",
-	Ledger:  ledgerPortuguese,
-	Import:  importPortuguese,
+	Unknown:   "A requisição foi recusada.",
+	Ledger:    ledgerPortuguese,
+	Import:    importPortuguese,
+	Schedules: schedulesPortuguese,
 }
 
 // chartTexts are the health page's charts' words.

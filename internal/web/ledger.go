@@ -271,16 +271,7 @@ func (p *Pages) readPayments(ctx context.Context, r *http.Request, d *pageData) 
 }
 
 // matchContract is the contract of the tool the match form runs, nil when not served.
-func (p *Pages) matchContract() *contract.Contract {
-	if p.runner == nil || p.matchTool == "" {
-		return nil
-	}
-	cs := p.runner.Contracts()
-	if i := slices.IndexFunc(cs, func(c *contract.Contract) bool { return c.Name == p.matchTool }); i >= 0 {
-		return cs[i]
-	}
-	return nil
-}
+func (p *Pages) matchContract() *contract.Contract { return p.servedContract(p.matchTool) }
 
 // runMatch serves POST /console/payments/match (csrf, paymentId, invoiceId, amountCents,
 // idempotencyKey): an operator allocates the payment to the invoice through the pipeline,

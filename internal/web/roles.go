@@ -39,6 +39,12 @@ const (
 	writeOff permission = "write_off"
 	// verifyAudit: verify the audit chain from the trail page (it walks the whole chain).
 	verifyAudit permission = "verify_audit"
+	// pauseSchedules: pause a collection schedule (pause_schedule). Stopping is always safe, so
+	// whoever runs the day's work or approves its batches may do it.
+	pauseSchedules permission = "pause_schedules"
+	// resumeSchedules: resume a paused collection schedule (resume_schedule, high tier): its
+	// batches are prepared again, so only who approves them may restart them.
+	resumeSchedules permission = "resume_schedules"
 )
 
 // grants is the one rule of who may do what in the console: each role and what it grants.
@@ -48,8 +54,8 @@ const (
 // same roles).
 var grants = map[string][]permission{
 	RoleViewer:   {readConsole},
-	RoleOperator: {readConsole, readBodies, matchPayments, importFiles, verifyAudit},
-	RoleApprover: {readConsole, readBodies, decideApprovals, verifyAudit},
+	RoleOperator: {readConsole, readBodies, matchPayments, importFiles, verifyAudit, pauseSchedules},
+	RoleApprover: {readConsole, readBodies, decideApprovals, verifyAudit, pauseSchedules, resumeSchedules},
 	RoleWriteOff: {readConsole, readBodies, writeOff, verifyAudit},
 }
 

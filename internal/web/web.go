@@ -28,6 +28,7 @@ import (
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
+	"github.com/cobranca/cobranca/internal/calendar"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
@@ -99,7 +100,13 @@ type Config struct {
 	// Imports is the store the console's import page imports files into, auditing each
 	// import in Audit; nil (or a nil Audit): no such page.
 	Imports store.DB
-	Logger  *slog.Logger
+	// Schedules is the store the console's schedules pages read (the schedules, and the ledger
+	// their next batch is planned from); nil: no such page. Runner runs PauseScheduleTool and
+	// ResumeScheduleTool (collections.pause_schedule, resume_schedule) for their forms; a
+	// form whose tool is not served is not offered.
+	Schedules                             store.Querier
+	PauseScheduleTool, ResumeScheduleTool string
+	Logger                                *slog.Logger
 }
 
 // Pages serves the pages.
@@ -121,6 +128,10 @@ type Pages struct {
 	imports      store.DB
 	runner       Runner
 	matchTool    string
+	schedules    store.Querier
+	pauseTool    string
+	resumeTool   string
+	calendar     *calendar.Calendar
 	refusals     signin.Refusals
 	console      []*consolePage
 	clock        func() time.Time
@@ -138,7 +149,12 @@ func New(cfg Config) (*Pages, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Pages{decider: cfg.Decider, admin: cfg.Admin, writeOffTool: cfg.WriteOffTool, ledger: cfg.Ledger, tools: cfg.Tools,
-		budgets: cfg.Budgets, health: cfg.Health, customers: cfg.Customers, outbox: cfg.Outbox, audit: cfg.Audit, imports: cfg.Imports, runner: cfg.Runner, matchTool: cfg.MatchPaymentTool, refusals: cfg.Signin.Refusals, clock: cfg.Signin.Now, log: cfg.Logger}
+		budgets: cfg.Budgets, health: cfg.Health, customers: cfg.Customers, outbox: cfg.Outbox, audit: cfg.Audit, imports: cfg.Imports, runner: cfg.Runner, matchTool: cfg.MatchPaymentTool,
+		schedules: cfg.Schedules, pauseTool: cfg.PauseScheduleTool, resumeTool: cfg.ResumeScheduleTool,
+		refusals: cfg.Signin.Refusals, clock: cfg.Signin.Now, log: cfg.Logger}
+	if cfg.Schedules != nil {
+		p.calendar = calendar.Brazil()
+	}
 	cfg.Signin.Refuse = p.refuse
 	if cfg.Signin.Logger == nil {
 		cfg.Signin.Logger = cfg.Logger
@@ -176,6 +192,10 @@ func New(cfg Config) (*Pages, error) {
 	mux.HandleFunc("POST "+MatchPath, p.runMatch)
 	if p.pageAt(ImportPath) != nil {
 		mux.HandleFunc("POST "+ImportPath, p.runImport)
+	}
+	if cfg.Schedules != nil {
+		mux.HandleFunc("POST "+SchedulePausePath, p.scheduleForm(pauseForm))
+		mux.HandleFunc("POST "+ScheduleResumePath, p.scheduleForm(resumeForm))
 	}
 	// Any other path under the console, a page not built yet among them, is no page.
 	mux.HandleFunc(ConsolePath+"/", func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,70 @@
+package web
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/cobranca/cobranca/internal/calendar"
+	"github.com/cobranca/cobranca/internal/schedules"
+)
+
+// TestSkipWords: every reason a plan counts is on the page, in both languages — a reason
+// added to schedules.Skips and not here fails.
+func TestSkipWords(t *testing.T) {
+	var all schedules.Skips
+	v := reflect.ValueOf(&all).Elem()
+	for i := range v.NumField() {
+		v.Field(i).SetInt(int64(i + 1))
+	}
+	rows := skipRows(all)
+	if len(rows) != v.NumField() {
+		t.Fatalf("skipRows lists %d reasons, want schedules.Skips' %d", len(rows), v.NumField())
+	}
+	for i, r := range rows {
+		if f := v.Type().Field(i); f.Tag.Get("json") != r.Reason || r.N != i+1 {
+			t.Errorf("skip row %d = %s %d, want %s %d", i, r.Reason, r.N, f.Tag.Get("json"), i+1)
+		}
+		for _, tx := range supported {
+			if tx.Schedules.SkipReasons[r.Reason] == "" {
+				t.Errorf("no %s words for the skip reason %s", tx.Tag, r.Reason)
+			}
+		}
+	}
+	if rows := skipRows(schedules.Skips{CapBatch: 3}); len(rows) != 1 || rows[0] != (skipRow{"capBatch", 3}) {
+		t.Errorf("skipRows of one reason = %v, want [capBatch 3]", rows)
+	}
+}
+
+// TestScheduleWords: offsets and windows in words, in both languages.
+func TestScheduleWords(t *testing.T) {
+	w, err := calendar.ParseWindow("America/Manaus", "09:30", "18:00", []string{"mon", "wed", "fri"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tx                    *texts
+		offsets               [5]string // -3, -1, 0, 1, 12
+		window, defaultWindow string
+	}{
+		{&english, [5]string{"3 business days before the due date", "1 business day before the due date",
+			"on the due date (the next business day when it is not one)", "1 business day after the due date", "12 business days after the due date"},
+			"09:30 to 18:00, Monday, Wednesday and Friday, in America/Manaus time; never on a bank holiday",
+			"08:00 to 20:00, Monday to Saturday, in America/Sao_Paulo time; never on a bank holiday"},
+		{&portuguese, [5]string{"3 dias úteis antes do vencimento", "1 dia útil antes do vencimento",
+			"no dia do vencimento (no dia útil seguinte, se não for um)", "1 dia útil depois do vencimento", "12 dias úteis depois do vencimento"},
+			"das 09:30 às 18:00, segunda, quarta e sexta, no fuso America/Manaus; nunca em feriado bancário",
+			"das 08:00 às 20:00, de segunda a sábado, no fuso America/Sao_Paulo; nunca em feriado bancário"},
+	} {
+		for i, n := range []int{-3, -1, 0, 1, 12} {
+			if got := tc.tx.Offset(n); got != tc.offsets[i] {
+				t.Errorf("%s Offset(%d) = %q, want %q", tc.tx.Tag, n, got, tc.offsets[i])
+			}
+		}
+		if got := tc.tx.WindowWords(w); got != tc.window {
+			t.Errorf("%s WindowWords(%s) = %q, want %q", tc.tx.Tag, w, got, tc.window)
+		}
+		if got := tc.tx.WindowWords(calendar.DefaultWindow()); got != tc.defaultWindow {
+			t.Errorf("%s WindowWords(default) = %q, want %q", tc.tx.Tag, got, tc.defaultWindow)
+		}
+	}
+}
