@@ -126,7 +126,7 @@ type skipRow struct {
 	N      int
 }
 
-// scheduleForm is the pause or resume form a reader may send: its action and idempotency key.
+// scheduleFormView is the pause or resume form a reader may send: its action and idempotency key.
 type scheduleFormView struct {
 	Action, Key string
 }
@@ -239,7 +239,7 @@ type scheduleAction struct {
 	path string
 	tool func(*Pages) string
 	perm permission
-	// refusal is the code and message of a person lacking perm.
+	// code and msg: the refusal of a person lacking perm.
 	code failure.Code
 	msg  string
 	// confirm: the form carries the person's confirmation (confirm=yes), as the tool asks an
