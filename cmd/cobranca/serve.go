@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/riverqueue/river"
 	"log/slog"
 	"net"
 	"net/http"
@@ -148,10 +149,19 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	mailer, err := newOutbox(db, cfg.Config, log, traces.Provider(), notifier.Jobs()...)
+	// Each business day, every active schedule's batch is prepared once across replicas
+	// (docs/schedules.md, "The daily batch"): its jobs run on the outbox's River client too.
+	tpl, err := reminders.ParseTemplates()
 	if err != nil {
 		return err
 	}
+	batcher := &collections.Batcher{DB: db, Approvals: approvals, Templates: tpl, Settings: collectionSettings(cfg)}
+	mailer, err := newOutbox(db, cfg.Config, log, traces.Provider(), []*river.PeriodicJob{batcher.Periodic()},
+		append(notifier.Jobs(), batcher.Jobs()...)...)
+	if err != nil {
+		return err
+	}
+	batcher.Mail = mailer
 	if notifier.Enabled() {
 		approvals.OnCreate(notifier.Hook(mailer))
 	}
@@ -392,7 +402,7 @@ func registerServerMetrics(m *metrics.Metrics, h *mcpapi.Handler, l *limits.Limi
 
 // newOutbox builds the e-mail outbox: SMTP when COBRANCA_SMTP_URL is set, else .eml files in
 // COBRANCA_DATA_DIR/outbox (development; production requires the URL).
-func newOutbox(db store.DB, cfg config.Config, log *slog.Logger, tracing trace.TracerProvider, jobs ...outbox.Job) (*outbox.Outbox, error) {
+func newOutbox(db store.DB, cfg config.Config, log *slog.Logger, tracing trace.TracerProvider, periodic []*river.PeriodicJob, jobs ...outbox.Job) (*outbox.Outbox, error) {
 	var sender outbox.Sender = outbox.Dir{Path: filepath.Join(cfg.DataDir, "outbox")}
 	if cfg.SMTPURL != "" {
 		smtp, err := outbox.NewSMTP(cfg.SMTPURL, nil)
@@ -411,7 +421,7 @@ func newOutbox(db store.DB, cfg config.Config, log *slog.Logger, tracing trace.T
 	}
 	// Reminder drafts hear what became of their messages (sent, undeliverable).
 	return outbox.New(db, outbox.Config{Driver: driver, Sender: sender, From: from, Owner: reminders.Delivery{}, Workers: cfg.MailWorkers, RescueAfter: cfg.MailRescueAfter,
-		StopTimeout: shutdownTimeout, Logger: log, Tracing: tracing, Jobs: jobs})
+		StopTimeout: shutdownTimeout, Logger: log, Tracing: tracing, Jobs: jobs, Periodic: periodic})
 }
 
 // newNotifier is what tells the approvers of a pending approval, from the configuration; its

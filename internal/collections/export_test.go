@@ -19,3 +19,6 @@ func Contactable(ctx context.Context, q store.Querier, id, today string) error {
 	_, _, err := contactable(ctx, q, id, today)
 	return err
 }
+
+// FailAfterPrepare makes b's next runs fail once their drafts are written (nil: no more).
+func (b *Batcher) FailAfterPrepare(err error) { b.failAfterPrepare = err }

@@ -275,6 +275,9 @@ type Config struct {
 	// queue of its own (internal/notify's webhook deliveries and digests): one client, one
 	// leader and one set of River's maintenance per process.
 	Jobs []Job
+	// Periodic are River's periodic jobs of those kinds: River's leader (one replica at a
+	// time) inserts each at its interval (internal/collections' tick of schedules' batches).
+	Periodic []*river.PeriodicJob
 
 	// beforeSend and afterSend, set by the tests only (export_test.go), run around the send:
 	// the crash tests stop the worker there.
@@ -385,6 +388,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	rc := &river.Config{
 		Queues:               queues,
 		Workers:              workers,
+		PeriodicJobs:         cfg.Periodic,
 		Logger:               cfg.Logger,
 		MaxAttempts:          cfg.MaxAttempts,
 		FetchPollInterval:    cfg.PollInterval,

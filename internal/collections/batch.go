@@ -1,0 +1,346 @@
+package collections
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/calendar"
+	"github.com/cobranca/cobranca/internal/ledger"
+	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/schedules"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// The daily batch of a collection schedule (docs/schedules.md, "The daily batch"): on each
+// business day of calendar.Brazil() in the schedule's window zone, one transaction locks the
+// schedule, plans the day (schedules.Plan), prepares a draft per message (reminders.Prepare),
+// records the steps taken (schedules.RecordTaken), plans one bulk send of those drafts as
+// bulk_send_reminders does (planBulk, locking) and records a pending approval of that call,
+// its dry run in words as the preview — and the batch's row, whose key (schedule, date) makes
+// all of it once per schedule and day, whichever replica or retry runs it.
+//
+// The approval is asked for by the schedule: the requester's subject is the person who
+// created it (so that person may not approve it, as for any call of theirs), its client
+// BatchClient and its actor the schedule's id. The approval page, its step-up and the
+// approvers' notification (approval.Store's hook) are those of any bulk send.
+
+// BatchClient is the client an approval of a schedule's batch names as the requester's.
+const BatchClient = "cobranca-schedule"
+
+// Batch outcomes, as schedule_batch records them.
+const (
+	BatchOpened = "opened" // drafts prepared, one bulk send waits for approval
+	BatchEmpty  = "empty"  // nothing to send: no approval asked
+	BatchClosed = "closed" // the schedule is paused or past its end date
+)
+
+// Batch is what a schedule's job did on one day.
+type Batch struct {
+	ScheduleID string
+	Date       string
+	Outcome    string
+	ApprovalID string
+	BulkID     string
+	Drafts     int
+	Recipients int
+	PlanHash   string
+	Skipped    BatchSkips
+	CreatedAt  time.Time
+}
+
+// BatchSkips are a batch's skips: the schedule's plan's (invoices left out) and the bulk
+// send's (drafts prepared but not sendable).
+type BatchSkips struct {
+	Plan schedules.Skips `json:"plan"`
+	Bulk skipCounts      `json:"bulk"`
+}
+
+// Batcher runs schedules' daily batches.
+type Batcher struct {
+	DB        store.DB
+	Approvals *approval.Store
+	Templates *reminders.Templates
+	Settings  Settings
+	// Mail estimates delivery for the preview (nil: none).
+	Mail *outbox.Outbox
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// failAfterPrepare, set by the tests only, fails the transaction once the drafts are
+	// written: the crash the retry must recover from.
+	failAfterPrepare error
+}
+
+func (b *Batcher) now() time.Time {
+	if b.Now == nil {
+		return time.Now()
+	}
+	return b.Now()
+}
+
+// Run makes the batch of the schedule id on date (the schedule's today when zero), once: a
+// batch already recorded is returned as it stands (again true).
+func (b *Batcher) Run(ctx context.Context, id string, date calendar.Date) (bt Batch, again bool, err error) {
+	err = b.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		bt, again, err = b.run(ctx, tx, id, date)
+		return err
+	})
+	if err != nil {
+		return Batch{}, false, fmt.Errorf("schedule batch %s: %w", id, err)
+	}
+	return bt, again, nil
+}
+
+func (b *Batcher) run(ctx context.Context, tx store.Tx, id string, date calendar.Date) (Batch, bool, error) {
+	now := b.now()
+	s, err := schedules.GetForUpdate(ctx, tx, id)
+	if err != nil {
+		return Batch{}, false, err
+	}
+	if date == (calendar.Date{}) {
+		date = s.Today(now)
+	}
+	// The schedule's lock serializes the replicas: the second reads the first's row.
+	if prev, err := GetBatch(ctx, tx, id, date.String()); err == nil {
+		return prev, true, nil
+	} else if !errors.Is(err, store.ErrNoRows) {
+		return Batch{}, false, err
+	}
+	p, err := schedules.Plan(ctx, tx, s, date, now)
+	if err != nil {
+		return Batch{}, false, err
+	}
+	bt := Batch{ScheduleID: id, Date: date.String(), Outcome: BatchEmpty, Skipped: BatchSkips{Plan: p.Skipped},
+		CreatedAt: time.UnixMicro(now.UnixMicro()).UTC()}
+	if !p.BusinessDay {
+		// Not a day of batches: nothing is recorded, so the key stays free (a job asked on a
+		// holiday leaves no row).
+		return bt, false, nil
+	}
+	if s.State != schedules.Active || s.Ended(date) {
+		bt.Outcome = BatchClosed
+		return bt, false, insertBatch(ctx, tx, bt)
+	}
+	ids := make([]string, 0, len(p.Messages))
+	for _, m := range p.Messages {
+		req := m.Request(s.Created.By, s.ID)
+		req.PixCode = pixCharge(b.Settings.Pix, m.Currency)
+		d, created, err := reminders.Prepare(ctx, tx, b.Templates, req, now)
+		if err != nil {
+			return Batch{}, false, err
+		}
+		if created && d.Pix != nil {
+			// As prepare_reminder: the code's txid is a payment reference of the invoices.
+			invs := make([]string, len(d.Invoices))
+			for i, inv := range d.Invoices {
+				invs[i] = inv.ID
+			}
+			if err := ledger.AddReference(ctx, tx, invs, d.Pix.TxID, ledger.SourceReminder, d.ID, now); err != nil {
+				return Batch{}, false, err
+			}
+		}
+		if err := schedules.RecordTaken(ctx, tx, s.ID, p.Date.String(), m.Taken(d.ID), now); err != nil {
+			return Batch{}, false, err
+		}
+		ids = append(ids, d.ID)
+	}
+	if b.failAfterPrepare != nil {
+		return Batch{}, false, b.failAfterPrepare
+	}
+	bt.Drafts = len(ids)
+	if len(ids) == 0 {
+		return bt, false, insertBatch(ctx, tx, bt)
+	}
+	a := &bulkArgs{DraftIDs: ids}
+	bp, err := planBulk(ctx, tx, a, date.String(), b.Settings.LedgerRequired)
+	if err != nil {
+		return Batch{}, false, err
+	}
+	bt.Recipients, bt.PlanHash, bt.Skipped.Bulk = len(bp.send), bp.hash, bp.skipped
+	if len(bp.send) == 0 {
+		return bt, false, insertBatch(ctx, tx, bt)
+	}
+	est, rule := bulkTool{mail: b.Mail}.estimate(len(bp.send))
+	preview := fmt.Sprintf("Schedule %q (%s), batch of %s: ", s.Name, s.ID, bt.Date) + bp.describe(samples(bp), est, rule)
+	if n := p.Skipped.Total(); n > 0 {
+		preview += fmt.Sprintf("The schedule's plan left out %s (by reason: %s).\n", count(n, "invoice", "invoices"), skipWords(p.Skipped))
+	}
+	act, err := b.Approvals.Create(ctx, tx, BulkSendName, batchDigest(bt), preview, bulkSendContract().SideEffects.Changes,
+		approval.Requester{Subject: s.Created.By, Client: BatchClient, Actor: s.ID})
+	if err != nil {
+		return Batch{}, false, err
+	}
+	bt.Outcome, bt.ApprovalID = BatchOpened, act.ID
+	return bt, false, insertBatch(ctx, tx, bt)
+}
+
+// batchDigest is what the batch's approval binds: the bulk send of exactly this plan, for this
+// schedule and day.
+func batchDigest(bt Batch) [sha256.Size]byte {
+	return sha256.Sum256([]byte("cobranca.schedule_batch/1\x00" + bt.ScheduleID + "\x00" + bt.Date + "\x00" + bt.PlanHash))
+}
+
+// skipWords lists the non-zero counts of s as name=count.
+func skipWords(s schedules.Skips) string {
+	raw, _ := json.Marshal(s)
+	var m map[string]int
+	_ = json.Unmarshal(raw, &m)
+	out := ""
+	for _, k := range []string{"paid", "void", "writtenOff", "disputed", "promisePending", "noContact", "doNotContact",
+		"customerPaused", "capCustomer", "capBatch", "pastEndDate", "schedulePaused"} {
+		if m[k] > 0 {
+			if out != "" {
+				out += ", "
+			}
+			out += fmt.Sprintf("%s %d", k, m[k])
+		}
+	}
+	return out
+}
+
+func insertBatch(ctx context.Context, tx store.Tx, bt Batch) error {
+	sk, err := json.Marshal(bt.Skipped)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO schedule_batch (schedule_id, batch_date, outcome, approval_id, bulk_id, drafts, recipients, plan_hash, skipped, created_at)
+VALUES ($1, $2, $3, $4, '', $5, $6, $7, $8, $9)`, bt.ScheduleID, bt.Date, bt.Outcome, bt.ApprovalID, int64(bt.Drafts), int64(bt.Recipients),
+		bt.PlanHash, string(sk), bt.CreatedAt.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("record batch: %w", err)
+	}
+	return nil
+}
+
+const batchColumns = `schedule_id, batch_date, outcome, approval_id, bulk_id, drafts, recipients, plan_hash, skipped, created_at`
+
+func scanBatch(row store.Row) (Batch, error) {
+	var (
+		bt            Batch
+		drafts, n, at int64
+		sk            string
+	)
+	if err := row.Scan(&bt.ScheduleID, &bt.Date, &bt.Outcome, &bt.ApprovalID, &bt.BulkID, &drafts, &n, &bt.PlanHash, &sk, &at); err != nil {
+		return Batch{}, err
+	}
+	bt.Drafts, bt.Recipients, bt.CreatedAt = int(drafts), int(n), time.UnixMicro(at).UTC()
+	if err := json.Unmarshal([]byte(sk), &bt.Skipped); err != nil {
+		return Batch{}, fmt.Errorf("batch %s %s: skipped: %w", bt.ScheduleID, bt.Date, err)
+	}
+	return bt, nil
+}
+
+// GetBatch is the batch of schedule id on date (store.ErrNoRows when none).
+func GetBatch(ctx context.Context, q store.Querier, id, date string) (Batch, error) {
+	return scanBatch(q.QueryRow(ctx, `SELECT `+batchColumns+` FROM schedule_batch WHERE schedule_id = $1 AND batch_date = $2`, id, date))
+}
+
+// LatestBatches are the schedule's latest batches, newest first, at most limit.
+func LatestBatches(ctx context.Context, q store.Querier, id string, limit int) ([]Batch, error) {
+	rows, err := q.Query(ctx, `SELECT `+batchColumns+` FROM schedule_batch WHERE schedule_id = $1 ORDER BY batch_date DESC LIMIT $2`, id, int64(limit))
+	if err != nil {
+		return nil, fmt.Errorf("schedule batches: %w", err)
+	}
+	defer rows.Close()
+	var out []Batch
+	for rows.Next() {
+		bt, err := scanBatch(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bt)
+	}
+	return out, rows.Err()
+}
+
+// batchQueue is River's queue of the daily batches.
+const batchQueue = "schedule_batch"
+
+// BatchArgs is the job of one schedule's batch on one day: unique by both, so that however
+// many replicas ask, River holds one (and the batch's row makes it once anyway).
+type BatchArgs struct {
+	ScheduleID string `json:"scheduleId"`
+	Date       string `json:"date"`
+}
+
+// Kind is River's name of the job.
+func (BatchArgs) Kind() string { return "cobranca.schedule_batch" }
+
+// TickArgs is the periodic job that asks, for each active schedule, today's batch.
+type TickArgs struct{}
+
+// Kind is River's name of the job.
+func (TickArgs) Kind() string { return "cobranca.schedule_tick" }
+
+// TickEvery is how often the tick runs (River's periodic job, on the leader only).
+const TickEvery = 15 * time.Minute
+
+// Jobs are the batch's River jobs, for outbox.Config.Jobs.
+func (b *Batcher) Jobs() []outbox.Job {
+	return []outbox.Job{
+		outbox.NewJob(batchQueue, 1, func(ctx context.Context, o *outbox.Outbox, job *river.Job[BatchArgs]) error {
+			d, err := calendar.ParseDate(job.Args.Date)
+			if err != nil {
+				return river.JobCancel(fmt.Errorf("schedule batch: date %q: %w", job.Args.Date, err))
+			}
+			_, _, err = b.Run(ctx, job.Args.ScheduleID, d)
+			return err
+		}),
+		outbox.NewJob(batchQueue+"_tick", 1, func(ctx context.Context, o *outbox.Outbox, _ *river.Job[TickArgs]) error {
+			return b.Tick(ctx, o)
+		}),
+	}
+}
+
+// Periodic is the tick as River's periodic job, for outbox.Config.Periodic.
+func (b *Batcher) Periodic() *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(TickEvery), func() (river.JobArgs, *river.InsertOpts) {
+		return TickArgs{}, &river.InsertOpts{Queue: batchQueue + "_tick"}
+	}, &river.PeriodicJobOpts{RunOnStart: true})
+}
+
+// Tick asks, for each active schedule whose today (in its zone) is a business day not past
+// its end date, the job of today's batch, unless that batch is recorded: River's unique jobs
+// keep one per schedule and day.
+func (b *Batcher) Tick(ctx context.Context, o *outbox.Outbox) error {
+	now := b.now()
+	cal := calendar.Brazil()
+	var after *schedules.Position
+	for {
+		page, err := schedules.List(ctx, b.DB, schedules.Filter{State: schedules.Active, After: after, Limit: 100})
+		if err != nil {
+			return err
+		}
+		for _, s := range page {
+			day := s.Today(now)
+			if !cal.IsBusinessDay(day) || s.Ended(day) {
+				continue
+			}
+			if _, err := GetBatch(ctx, b.DB, s.ID, day.String()); err == nil {
+				continue
+			} else if !errors.Is(err, store.ErrNoRows) {
+				return err
+			}
+			err := b.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				_, _, err := o.Insert(ctx, tx, BatchArgs{ScheduleID: s.ID, Date: day.String()},
+					&river.InsertOpts{Queue: batchQueue, UniqueOpts: river.UniqueOpts{ByArgs: true}})
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if len(page) < 100 {
+			return nil
+		}
+		pos := schedules.PositionOf(page[len(page)-1])
+		after = &pos
+	}
+}

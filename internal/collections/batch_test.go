@@ -1,0 +1,171 @@
+package collections_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/calendar"
+	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/reminders"
+	"github.com/cobranca/cobranca/internal/schedules"
+	"github.com/cobranca/cobranca/internal/store"
+)
+
+// batchEnv is a schedule over scheduleLedger's invoices and its batcher, whose approvals count
+// the hook's calls (the approvers' notification).
+func batchEnv(t *testing.T, e *env) (*collections.Batcher, schedules.Schedule, *int) {
+	t.Helper()
+	scheduleLedger(t, e)
+	var sp schedules.Spec
+	if err := json.Unmarshal([]byte(régua+`}`), &sp); err != nil {
+		t.Fatal(err)
+	}
+	s, fe := sp.Validate(func(loc *time.Location) calendar.Date { return calendar.DateOf(e.clock(), loc) })
+	if fe != nil {
+		t.Fatal(fe)
+	}
+	err := e.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		var err error
+		s, err = schedules.Create(ctx, tx, s, schedules.Stamp{By: "ana", Actor: "agent-7"}, e.clock())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvals, err := approval.New(time.Hour, e.clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	notified := new(int)
+	approvals.OnCreate(func(ctx context.Context, tx store.Tx, a *approval.Action) error {
+		mu.Lock()
+		defer mu.Unlock()
+		*notified++
+		return nil
+	})
+	tpl, err := reminders.ParseTemplates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &collections.Batcher{DB: e.db, Approvals: approvals, Templates: tpl, Now: e.clock}, s, notified
+}
+
+func countRows(t *testing.T, db store.DB, sql string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := db.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestScheduleBatch: a batch that fails once its drafts are written leaves nothing (no draft,
+// no step, no batch, no approval); retried by two replicas at once, it opens exactly one bulk
+// send pending approval — its drafts, its dry run as the preview, the schedule as requester —
+// and the approvers are told once; the next day, whose steps were all had, records an empty
+// batch and asks no one; a Sunday records nothing; a paused schedule's day is closed.
+func TestScheduleBatch(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		b, s, notified := batchEnv(t, e)
+		day := calendar.DateOf(e.clock(), s.Window.Zone) // 2026-07-01, a Wednesday
+
+		crash := errors.New("crashed mid-way")
+		b.FailAfterPrepare(crash)
+		if _, _, err := b.Run(ctx, s.ID, day); !errors.Is(err, crash) {
+			t.Fatalf("Run with a crash = %v, want %v", err, crash)
+		}
+		for _, table := range []string{"reminder_draft", "schedule_step", "schedule_batch", "approval"} {
+			if n := countRows(t, e.db, `SELECT count(*) FROM `+table); n != 0 {
+				t.Errorf("after the crash: %d rows in %s, want 0", n, table)
+			}
+		}
+		b.FailAfterPrepare(nil)
+
+		var wg sync.WaitGroup
+		results := make([]collections.Batch, 2)
+		agains := make([]bool, 2)
+		errs := make([]error, 2)
+		for i := range 2 {
+			wg.Go(func() { results[i], agains[i], errs[i] = b.Run(ctx, s.ID, day) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if agains[0] == agains[1] {
+			t.Errorf("again = %v; want one replica to make the batch and the other to find it", agains)
+		}
+		got := results[0]
+		if results[0] != results[1] {
+			t.Errorf("the replicas answered %+v and %+v; want the same batch", results[0], results[1])
+		}
+		if got.Outcome != collections.BatchOpened || got.Drafts != 2 || got.Recipients != 2 || got.Skipped.Plan.DoNotContact != 1 ||
+			got.Date != "2026-07-01" || len(got.PlanHash) != 64 {
+			t.Errorf("batch = %+v; want opened with 2 drafts and 2 recipients, 1 invoice do_not_contact", got)
+		}
+		if *notified != 1 || countRows(t, e.db, `SELECT count(*) FROM approval`) != 1 {
+			t.Errorf("notified %d times, %d approvals; want 1 and 1", *notified, countRows(t, e.db, `SELECT count(*) FROM approval`))
+		}
+		act, err := b.Approvals.Get(ctx, e.db, got.ApprovalID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := approval.Requester{Subject: "ana", Client: collections.BatchClient, Actor: s.ID}
+		if act.State != approval.Pending || act.Tool != collections.BulkSendName || act.Requester != want ||
+			!strings.Contains(act.Preview, "send 2 messages") || !strings.Contains(act.Preview, got.PlanHash) || !strings.Contains(act.Preview, "doNotContact 1") {
+			t.Errorf("approval = %+v, preview %q; want a pending bulk send asked by the schedule, its dry run as the preview", act, act.Preview)
+		}
+		if n := countRows(t, e.db, `SELECT count(*) FROM reminder_draft WHERE state = 'draft'`); n != 2 {
+			t.Errorf("%d open drafts, want 2", n)
+		}
+		if n := countRows(t, e.db, `SELECT count(*) FROM schedule_step WHERE schedule_id = $1 AND prepared_on = '2026-07-01'`, s.ID); n != 2 {
+			t.Errorf("%d steps taken, want 2", n)
+		}
+
+		next, _, err := b.Run(ctx, s.ID, calendar.Brazil().AddBusinessDays(day, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next.Outcome != collections.BatchEmpty || next.ApprovalID != "" || next.Drafts != 0 || *notified != 1 {
+			t.Errorf("next day = %+v (notified %d); want an empty batch, no approval", next, *notified)
+		}
+		sunday, _ := calendar.ParseDate("2026-07-05")
+		if _, _, err := b.Run(ctx, s.ID, sunday); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := collections.GetBatch(ctx, e.db, s.ID, "2026-07-05"); !errors.Is(err, store.ErrNoRows) {
+			t.Errorf("Sunday's batch: %v, want none", err)
+		}
+		err = e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			_, _, err := schedules.SetState(ctx, tx, s, schedules.Paused, schedules.Stamp{By: "ana"}, e.clock())
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed, _, err := b.Run(ctx, s.ID, calendar.Brazil().AddBusinessDays(day, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if closed.Outcome != collections.BatchClosed {
+			t.Errorf("paused schedule's batch = %+v, want closed", closed)
+		}
+		latest, err := collections.LatestBatches(ctx, e.db, s.ID, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(latest) != 3 || latest[0].Outcome != collections.BatchClosed || latest[2] != got {
+			t.Errorf("latest batches = %+v; want closed, empty, opened", latest)
+		}
+	})
+}
