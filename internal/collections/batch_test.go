@@ -12,8 +12,11 @@ import (
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/calendar"
 	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/outbox"
+	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/schedules"
+	"github.com/cobranca/cobranca/internal/smtptest"
 	"github.com/cobranca/cobranca/internal/store"
 )
 
@@ -166,6 +169,52 @@ func TestScheduleBatch(t *testing.T) {
 		}
 		if len(latest) != 3 || latest[0].Outcome != collections.BatchClosed || latest[2] != got {
 			t.Errorf("latest batches = %+v; want closed, empty, opened", latest)
+		}
+	})
+}
+
+// TestScheduleBatchReplicas: two replicas, each its own River client on the one store, both
+// tick (as their leaders would): River keeps one job of the schedule's day, and the day has
+// one batch, one approval, one notification.
+func TestScheduleBatchReplicas(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		b, s, notified := batchEnv(t, e)
+		mail := smtptest.New(t)
+		var replicas []*outbox.Outbox
+		for range 2 {
+			rb := &collections.Batcher{DB: b.DB, Approvals: b.Approvals, Templates: b.Templates, Now: b.Now}
+			replicas = append(replicas, outboxtest.Deliver(t, e.db, mail, outbox.Config{Jobs: rb.Jobs()}))
+		}
+		for i, o := range replicas {
+			rb := &collections.Batcher{DB: b.DB, Approvals: b.Approvals, Templates: b.Templates, Now: b.Now}
+			if err := rb.Tick(ctx, o); err != nil {
+				t.Fatalf("replica %d: tick: %v", i, err)
+			}
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for countRows(t, e.db, `SELECT count(*) FROM river_job WHERE kind = 'cobranca.schedule_batch' AND state <> 'completed'`) > 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the batch's job did not complete in 30 s")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := countRows(t, e.db, `SELECT count(*) FROM river_job WHERE kind = 'cobranca.schedule_batch'`); n != 1 {
+			t.Errorf("%d batch jobs, want 1", n)
+		}
+		bt, err := collections.GetBatch(ctx, e.db, s.ID, "2026-07-01")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bt.Outcome != collections.BatchOpened || *notified != 1 || countRows(t, e.db, `SELECT count(*) FROM approval`) != 1 {
+			t.Errorf("batch %+v, notified %d; want one opened batch, one approval, told once", bt, *notified)
+		}
+		// A tick once the batch is recorded asks nothing more.
+		if err := b.Tick(ctx, replicas[0]); err != nil {
+			t.Fatal(err)
+		}
+		if n := countRows(t, e.db, `SELECT count(*) FROM river_job WHERE kind = 'cobranca.schedule_batch'`); n != 1 {
+			t.Errorf("after a later tick: %d batch jobs, want 1", n)
 		}
 	})
 }
