@@ -38,6 +38,7 @@ const BatchClient = "cobranca-schedule"
 // Batch outcomes, as schedule_batch records them.
 const (
 	BatchOpened = "opened" // drafts prepared, one bulk send waits for approval
+	BatchLapsed = "lapsed" // its approval expired or was rejected: its open drafts discarded
 	BatchEmpty  = "empty"  // nothing to send: no approval asked
 	BatchClosed = "closed" // the schedule is paused or past its end date
 )
@@ -306,10 +307,92 @@ func (b *Batcher) Periodic() *river.PeriodicJob {
 	}, &river.PeriodicJobOpts{RunOnStart: true})
 }
 
-// Tick asks, for each active schedule whose today (in its zone) is a business day not past
+// Lapse discards the open drafts of every opened batch whose approval expired or was rejected
+// before its bulk send ran, and records the batch lapsed: the drafts discarded give their steps
+// back (schedules.RecordTaken), so a later batch may take them again. It returns how many
+// batches lapsed. Each batch lapses in a transaction of its own, under its schedule's lock
+// (Run's), so a replica's Lapse and another's Run or Lapse never interleave.
+func (b *Batcher) Lapse(ctx context.Context) (int, error) {
+	rows, err := b.DB.Query(ctx, `SELECT schedule_id, batch_date, approval_id FROM schedule_batch WHERE outcome = 'opened' AND bulk_id = ''`)
+	if err != nil {
+		return 0, fmt.Errorf("schedule batches: lapse: %w", err)
+	}
+	type opened struct{ id, date, approval string }
+	var open []opened
+	for rows.Next() {
+		var o opened
+		if err := rows.Scan(&o.id, &o.date, &o.approval); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		open = append(open, o)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	lapsed := 0
+	for _, o := range open {
+		act, err := b.Approvals.Get(ctx, b.DB, o.approval)
+		if err != nil {
+			return lapsed, err
+		}
+		if act.State != approval.Expired && act.State != approval.Rejected {
+			continue
+		}
+		err = b.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			if _, err := schedules.GetForUpdate(ctx, tx, o.id); err != nil {
+				return err
+			}
+			n, err := tx.Exec(ctx, `UPDATE schedule_batch SET outcome = 'lapsed' WHERE schedule_id = $1 AND batch_date = $2 AND outcome = 'opened' AND bulk_id = ''`, o.id, o.date)
+			if err != nil || n == 0 { // n == 0: another replica lapsed it first
+				return err
+			}
+			drafts, err := batchDrafts(ctx, tx, o.id, o.date)
+			if err != nil {
+				return err
+			}
+			if _, err := reminders.DiscardIDs(ctx, tx, drafts, b.now()); err != nil {
+				return err
+			}
+			lapsed++
+			return nil
+		})
+		if err != nil {
+			return lapsed, fmt.Errorf("schedule batch %s %s: lapse: %w", o.id, o.date, err)
+		}
+	}
+	return lapsed, nil
+}
+
+// batchDrafts are the drafts the batch of schedule id on date wrote: its steps' drafts that the
+// schedule created (reminders.Prepare may have answered a draft someone else had written, for
+// the same customer, invoices and tone: that one is theirs, and stays).
+func batchDrafts(ctx context.Context, q store.Querier, id, date string) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT DISTINCT s.draft_id FROM schedule_step s JOIN reminder_draft d ON d.id = s.draft_id
+WHERE s.schedule_id = $1 AND s.prepared_on = $2 AND d.created_by_actor = $1 ORDER BY s.draft_id`, id, date)
+	if err != nil {
+		return nil, fmt.Errorf("batch drafts: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// Tick lapses the batches whose approval expired (Lapse), then asks, for each active schedule whose today (in its zone) is a business day not past
 // its end date, the job of today's batch, unless that batch is recorded: River's unique jobs
 // keep one per schedule and day.
 func (b *Batcher) Tick(ctx context.Context, o *outbox.Outbox) error {
+	if _, err := b.Lapse(ctx); err != nil {
+		return err
+	}
 	now := b.now()
 	cal := calendar.Brazil()
 	var after *schedules.Position

@@ -218,3 +218,45 @@ func TestScheduleBatchReplicas(t *testing.T) {
 		}
 	})
 }
+
+// TestScheduleBatchLapse: a batch whose approval expires unapproved lapses on the next tick:
+// its drafts are discarded, which gives their steps back, so the next business day's batch
+// takes them again; a lapsed batch lapses once.
+func TestScheduleBatchLapse(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		b, s, _ := batchEnv(t, e)
+		day := calendar.DateOf(e.clock(), s.Window.Zone)
+		first, _, err := b.Run(ctx, s.ID, day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := b.Lapse(ctx); err != nil || n != 0 {
+			t.Fatalf("Lapse of a live approval = %d, %v; want 0", n, err)
+		}
+		e.advance(2 * time.Hour) // past the approvals' hour
+		if n, err := b.Lapse(ctx); err != nil || n != 1 {
+			t.Fatalf("Lapse past the expiry = %d, %v; want 1", n, err)
+		}
+		if n, err := b.Lapse(ctx); err != nil || n != 0 {
+			t.Fatalf("Lapse again = %d, %v; want 0", n, err)
+		}
+		lapsed, err := collections.GetBatch(ctx, e.db, s.ID, first.Date)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lapsed.Outcome != collections.BatchLapsed || lapsed.ApprovalID != first.ApprovalID {
+			t.Errorf("batch = %+v, want lapsed", lapsed)
+		}
+		if n := countRows(t, e.db, `SELECT count(*) FROM reminder_draft WHERE state = 'discarded'`); n != 2 {
+			t.Errorf("%d drafts discarded, want 2", n)
+		}
+		next, _, err := b.Run(ctx, s.ID, calendar.Brazil().AddBusinessDays(day, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next.Outcome != collections.BatchOpened || next.Drafts != 2 {
+			t.Errorf("the next day's batch = %+v; want the steps given back taken again: opened, 2 drafts", next)
+		}
+	})
+}

@@ -346,6 +346,21 @@ WHERE customer_id = $3 AND state = 'draft'`, string(Discarded), now.UnixMicro(),
 	return n, nil
 }
 
+// DiscardIDs sets those of the drafts ids still open to discarded, as of now, and returns how
+// many it changed: a schedule's batch that lapsed unapproved gives its drafts up so.
+func DiscardIDs(ctx context.Context, tx store.Querier, ids []string, now time.Time) (int64, error) {
+	var total int64
+	for _, id := range ids {
+		n, err := tx.Exec(ctx, `UPDATE reminder_draft SET state = $1, updated_at = $2 WHERE id = $3 AND state = 'draft'`,
+			string(Discarded), now.UnixMicro(), id)
+		if err != nil {
+			return total, fmt.Errorf("reminders: discard drafts: %w", err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
 // DiscardNotTo sets the customer's open drafts written to another recipient than to (another
 // name or e-mail address) to discarded, as of now, and returns how many it changed. It runs in
 // tx, the transaction that changes the customer's name or address: a draft that greets the old

@@ -5,7 +5,7 @@
 CREATE TABLE schedule_batch (
     schedule_id text    NOT NULL REFERENCES schedule (id),
     batch_date  text    NOT NULL CHECK (batch_date GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]'),
-    outcome     text    NOT NULL CHECK (outcome IN ('opened', 'empty', 'closed')),
+    outcome     text    NOT NULL CHECK (outcome IN ('opened', 'lapsed', 'empty', 'closed')),
     approval_id text    NOT NULL DEFAULT '',
     bulk_id     text    NOT NULL DEFAULT '',
     drafts      integer NOT NULL CHECK (drafts >= 0),
@@ -14,7 +14,7 @@ CREATE TABLE schedule_batch (
     skipped     text    NOT NULL,
     created_at  integer NOT NULL,
     PRIMARY KEY (schedule_id, batch_date),
-    CHECK ((outcome = 'opened') = (approval_id <> ''))
+    CHECK ((outcome IN ('opened', 'lapsed')) = (approval_id <> ''))
 ) WITHOUT ROWID;
 
 -- +goose Down
