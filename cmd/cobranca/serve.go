@@ -155,7 +155,7 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	batcher := &collections.Batcher{DB: db, Approvals: approvals, Templates: tpl, Settings: collectionSettings(cfg)}
+	batcher := &collections.Batcher{DB: db, Approvals: approvals, Templates: tpl, Settings: collectionSettings(cfg), Audit: alog}
 	mailer, err := newOutbox(db, cfg.Config, log, traces.Provider(), []*river.PeriodicJob{batcher.Periodic()},
 		append(notifier.Jobs(), batcher.Jobs()...)...)
 	if err != nil {

@@ -11,7 +11,9 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/cobranca/cobranca/internal/approval"
+	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/calendar"
+	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/reminders"
@@ -72,6 +74,8 @@ type Batcher struct {
 	Settings  Settings
 	// Mail estimates delivery for the preview (nil: none).
 	Mail *outbox.Outbox
+	// Audit writes the bulk send's audit event when an approved batch runs (Send).
+	Audit approval.Appender
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// failAfterPrepare, set by the tests only, fails the transaction once the drafts are
@@ -313,27 +317,13 @@ func (b *Batcher) Periodic() *river.PeriodicJob {
 // batches lapsed. Each batch lapses in a transaction of its own, under its schedule's lock
 // (Run's), so a replica's Lapse and another's Run or Lapse never interleave.
 func (b *Batcher) Lapse(ctx context.Context) (int, error) {
-	rows, err := b.DB.Query(ctx, `SELECT schedule_id, batch_date, approval_id FROM schedule_batch WHERE outcome = 'opened' AND bulk_id = ''`)
+	open, err := openBatches(ctx, b.DB)
 	if err != nil {
-		return 0, fmt.Errorf("schedule batches: lapse: %w", err)
-	}
-	type opened struct{ id, date, approval string }
-	var open []opened
-	for rows.Next() {
-		var o opened
-		if err := rows.Scan(&o.id, &o.date, &o.approval); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		open = append(open, o)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return 0, err
 	}
 	lapsed := 0
 	for _, o := range open {
-		act, err := b.Approvals.Get(ctx, b.DB, o.approval)
+		act, err := b.Approvals.Get(ctx, b.DB, o[2])
 		if err != nil {
 			return lapsed, err
 		}
@@ -341,28 +331,165 @@ func (b *Batcher) Lapse(ctx context.Context) (int, error) {
 			continue
 		}
 		err = b.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-			if _, err := schedules.GetForUpdate(ctx, tx, o.id); err != nil {
+			if _, err := schedules.GetForUpdate(ctx, tx, o[0]); err != nil {
 				return err
 			}
-			n, err := tx.Exec(ctx, `UPDATE schedule_batch SET outcome = 'lapsed' WHERE schedule_id = $1 AND batch_date = $2 AND outcome = 'opened' AND bulk_id = ''`, o.id, o.date)
-			if err != nil || n == 0 { // n == 0: another replica lapsed it first
-				return err
+			done, err := b.lapse(ctx, tx, o[0], o[1])
+			if done {
+				lapsed++
 			}
-			drafts, err := batchDrafts(ctx, tx, o.id, o.date)
-			if err != nil {
-				return err
-			}
-			if _, err := reminders.DiscardIDs(ctx, tx, drafts, b.now()); err != nil {
-				return err
-			}
-			lapsed++
-			return nil
+			return err
 		})
 		if err != nil {
-			return lapsed, fmt.Errorf("schedule batch %s %s: lapse: %w", o.id, o.date, err)
+			return lapsed, fmt.Errorf("schedule batch %s %s: lapse: %w", o[0], o[1], err)
 		}
 	}
 	return lapsed, nil
+}
+
+// lapse records the opened batch of schedule id on date lapsed and discards the drafts it
+// wrote, in tx under the schedule's lock; done is false when it was no longer opened (another
+// replica lapsed or sent it first).
+func (b *Batcher) lapse(ctx context.Context, tx store.Tx, id, date string) (done bool, err error) {
+	n, err := tx.Exec(ctx, `UPDATE schedule_batch SET outcome = 'lapsed' WHERE schedule_id = $1 AND batch_date = $2 AND outcome = 'opened' AND bulk_id = ''`, id, date)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	drafts, err := batchDrafts(ctx, tx, id, date)
+	if err != nil {
+		return false, err
+	}
+	if _, err := reminders.DiscardIDs(ctx, tx, drafts, b.now()); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// openBatches are the batches opened whose bulk send has not run: (schedule, date, approval).
+func openBatches(ctx context.Context, q store.Querier) ([][3]string, error) {
+	rows, err := q.Query(ctx, `SELECT schedule_id, batch_date, approval_id FROM schedule_batch WHERE outcome = 'opened' AND bulk_id = '' ORDER BY batch_date, schedule_id`)
+	if err != nil {
+		return nil, fmt.Errorf("schedule batches: open: %w", err)
+	}
+	defer rows.Close()
+	var out [][3]string
+	for rows.Next() {
+		var o [3]string
+		if err := rows.Scan(&o[0], &o[1], &o[2]); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+// Send runs the bulk send of every opened batch whose approval a person approved, each in a
+// transaction of its own under its schedule's lock: the approval is locked and marked executed,
+// the bulk plan of the batch's drafts is computed again, locking, and, if it is still the one
+// approved (its plan hash), its messages are enqueued, the bulk send recorded, its audit event
+// written and the batch's bulk_id set — all or nothing, once. A batch whose plan changed since
+// (a draft, a customer's status, the ledger) lapses instead: its drafts are discarded. It
+// returns how many batches were sent.
+func (b *Batcher) Send(ctx context.Context) (int, error) {
+	open, err := openBatches(ctx, b.DB)
+	if err != nil {
+		return 0, err
+	}
+	sent := 0
+	for _, o := range open {
+		act, err := b.Approvals.Get(ctx, b.DB, o[2])
+		if err != nil {
+			return sent, err
+		}
+		if act.State != approval.Approved {
+			continue
+		}
+		err = b.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			ok, err := b.send(ctx, tx, o[0], o[1], o[2])
+			if ok {
+				sent++
+			}
+			return err
+		})
+		if err != nil {
+			return sent, fmt.Errorf("schedule batch %s %s: send: %w", o[0], o[1], err)
+		}
+	}
+	return sent, nil
+}
+
+func (b *Batcher) send(ctx context.Context, tx store.Tx, id, date, approvalID string) (bool, error) {
+	now := b.now()
+	s, err := schedules.GetForUpdate(ctx, tx, id)
+	if err != nil {
+		return false, err
+	}
+	bt, err := GetBatch(ctx, tx, id, date)
+	if err != nil {
+		return false, err
+	}
+	if bt.Outcome != BatchOpened || bt.BulkID != "" {
+		return false, nil // another replica sent or lapsed it first
+	}
+	act, err := b.Approvals.Executing(ctx, tx, approvalID)
+	if err != nil {
+		return false, err
+	}
+	if act.State != approval.Approved {
+		return false, nil
+	}
+	drafts, err := stepDrafts(ctx, tx, id, date)
+	if err != nil {
+		return false, err
+	}
+	p, err := planBulk(ctx, tx, &bulkArgs{DraftIDs: drafts}, date, b.Settings.LedgerRequired)
+	if err != nil {
+		return false, err
+	}
+	if p.hash != bt.PlanHash || len(p.send) == 0 {
+		// Not what the person approved: nothing is sent, and the drafts give their steps back.
+		_, err := b.lapse(ctx, tx, id, date)
+		return false, err
+	}
+	by, actor := s.Created.By, s.ID
+	sb, err := sendPlan(ctx, tx, b.Mail, p, by, actor, approvalID, now, func(int, int) {})
+	if err != nil {
+		return false, err
+	}
+	mark := b.Approvals.MarkExecutedStmt(approvalID)
+	if n, err := tx.Exec(ctx, mark.SQL, mark.Args...); err != nil || n != 1 {
+		return false, errors.Join(err, fmt.Errorf("approval %s: not marked executed", approvalID))
+	}
+	if _, err := tx.Exec(ctx, `UPDATE schedule_batch SET bulk_id = $3 WHERE schedule_id = $1 AND batch_date = $2`, id, date, sb.ID); err != nil {
+		return false, fmt.Errorf("record the bulk send: %w", err)
+	}
+	if b.Audit != nil {
+		ev := auditlog.Event{Name: bulkAuditEvent, Tool: BulkSendName, Risk: string(contract.Critical), Subject: by, Actor: actor, ClientID: BatchClient,
+			Outcome: auditlog.Allowed, Details: map[string]int64{"messagesQueued": int64(sb.Total), "draftsSkipped": int64(sb.Skipped)}}
+		if err := b.Audit.Append(ctx, tx, ev); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// stepDrafts are every draft the batch of schedule id on date took its steps with (the drafts
+// its bulk send names, in id order).
+func stepDrafts(ctx context.Context, q store.Querier, id, date string) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT DISTINCT draft_id FROM schedule_step WHERE schedule_id = $1 AND prepared_on = $2 ORDER BY draft_id`, id, date)
+	if err != nil {
+		return nil, fmt.Errorf("batch drafts: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
 }
 
 // batchDrafts are the drafts the batch of schedule id on date wrote: its steps' drafts that the
@@ -386,10 +513,13 @@ WHERE s.schedule_id = $1 AND s.prepared_on = $2 AND d.created_by_actor = $1 ORDE
 	return out, rows.Err()
 }
 
-// Tick lapses the batches whose approval expired (Lapse), then asks, for each active schedule whose today (in its zone) is a business day not past
+// Tick runs the approved batches (Send), lapses those whose approval expired (Lapse), then asks, for each active schedule whose today (in its zone) is a business day not past
 // its end date, the job of today's batch, unless that batch is recorded: River's unique jobs
 // keep one per schedule and day.
 func (b *Batcher) Tick(ctx context.Context, o *outbox.Outbox) error {
+	if _, err := b.Send(ctx); err != nil {
+		return err
+	}
 	if _, err := b.Lapse(ctx); err != nil {
 		return err
 	}

@@ -12,8 +12,11 @@ import (
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/calendar"
 	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/customers"
+	"github.com/cobranca/cobranca/internal/ledger"
 	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/outbox/outboxtest"
+	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/schedules"
 	"github.com/cobranca/cobranca/internal/smtptest"
@@ -259,4 +262,103 @@ func TestScheduleBatchLapse(t *testing.T) {
 			t.Errorf("the next day's batch = %+v; want the steps given back taken again: opened, 2 drafts", next)
 		}
 	})
+}
+
+// TestScheduleBatchSend: a person other than the schedule's creator approves the batch; the
+// next tick's Send enqueues its 2 messages, records the bulk send on the batch, queues the
+// drafts, marks the approval executed and writes one audit event — once: a second Send does
+// nothing. A batch whose plan changed after the approval (a customer asked not to be
+// contacted) is not sent: it lapses.
+func TestScheduleBatchSend(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		b, s, _ := batchEnv(t, e)
+		b.Audit, _ = pipelinetest.AuditLog(t, e.db)
+		b.Mail = outboxtest.Deliver(t, e.db, smtptest.New(t), outbox.Config{Owner: reminders.Delivery{}})
+		day := calendar.DateOf(e.clock(), s.Window.Zone)
+		bt, _, err := b.Run(ctx, s.ID, day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := b.Send(ctx); err != nil || n != 0 {
+			t.Fatalf("Send before the approval = %d, %v; want 0", n, err)
+		}
+		approve(t, e, b, bt.ApprovalID)
+		if n, err := b.Send(ctx); err != nil || n != 1 {
+			t.Fatalf("Send = %d, %v; want 1", n, err)
+		}
+		if n, err := b.Send(ctx); err != nil || n != 0 {
+			t.Fatalf("Send again = %d, %v; want 0", n, err)
+		}
+		got, err := collections.GetBatch(ctx, e.db, s.ID, bt.Date)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reminders.ValidBulkID(got.BulkID) {
+			t.Errorf("batch = %+v, want its bulk id", got)
+		}
+		if n := countRows(t, e.db, `SELECT count(*) FROM reminder_draft WHERE state IN ('queued', 'sent')`); n != 2 {
+			t.Errorf("%d drafts queued or sent, want 2", n)
+		}
+		if n := countRows(t, e.db, `SELECT count(*) FROM bulk_send WHERE id = $1 AND approval_id = $2 AND total = 2`, got.BulkID, bt.ApprovalID); n != 1 {
+			t.Errorf("%d bulk sends recorded with the approval, want 1", n)
+		}
+		if act, err := b.Approvals.Get(ctx, e.db, bt.ApprovalID); err != nil || act.State != approval.Executed {
+			t.Errorf("approval = %+v, %v; want executed", act, err)
+		}
+		if n := countRows(t, e.db, `SELECT count(*) FROM audit_event WHERE event = 'email.external.bulk_sent' AND actor = $1`, s.ID); n != 1 {
+			t.Errorf("%d audit events of the bulk send, want 1", n)
+		}
+
+		// The next business day's batch: its plan changes before it is sent.
+		scheduleLedgerMore(t, e)
+		next, _, err := b.Run(ctx, s.ID, calendar.Brazil().AddBusinessDays(day, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next.Outcome != collections.BatchOpened {
+			t.Fatalf("next batch = %+v, want opened", next)
+		}
+		approve(t, e, b, next.ApprovalID)
+		err = e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			_, err := customers.SetStatus(ctx, tx, "C-4", customers.Change{Status: customers.DoNotContact, Reason: "asked", SetBy: "ana"}, e.clock())
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := b.Send(ctx); err != nil || n != 0 {
+			t.Fatalf("Send of a changed plan = %d, %v; want 0", n, err)
+		}
+		if lapsed, _ := collections.GetBatch(ctx, e.db, s.ID, next.Date); lapsed.Outcome != collections.BatchLapsed || lapsed.BulkID != "" {
+			t.Errorf("changed batch = %+v, want lapsed, unsent", lapsed)
+		}
+	})
+}
+
+// approve approves the approval id as bia, a person other than the schedule's creator.
+func approve(t *testing.T, e *env, b *collections.Batcher, id string) {
+	t.Helper()
+	err := e.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		_, err := b.Approvals.Decide(ctx, tx, id, true, approval.Approver{Subject: "bia"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scheduleLedgerMore adds a customer with an invoice due long ago, for a later batch.
+func scheduleLedgerMore(t *testing.T, e *env) {
+	t.Helper()
+	err := e.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		if _, err := customers.Upsert(ctx, tx, customers.Record{ID: "C-4", Name: "Cliente C-4", Email: "c-4@example.com"}, e.clock()); err != nil {
+			return err
+		}
+		_, err := ledger.UpsertInvoices(ctx, tx, []ledger.InvoiceRecord{{InvoiceID: "NF-4", CustomerID: "C-4", AmountCents: 7000, Currency: "BRL", DueDate: "2026-06-01"}}, e.clock())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

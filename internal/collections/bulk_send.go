@@ -233,31 +233,13 @@ func (bt bulkTool) execute(ctx context.Context, tx store.Tx, v any) (pipeline.Ef
 	if len(p.send) == 0 {
 		return pipeline.Effect{}, emptyBulk(a)
 	}
-	n := len(p.send)
-	entries := make([]reminders.BulkEntry, 0, n)
-	step := progressStep(n)
-	for start := 0; start < n; start += step {
-		chunk := p.send[start:min(start+step, n)]
-		ms := make([]outbox.Message, len(chunk))
-		for i, d := range chunk {
-			ms[i] = reminderMessage(d)
-		}
-		es, err := bt.mail.EnqueueMany(ctx, tx, ms)
-		if err != nil {
-			// A stored draft the outbox refuses is the server's fault, not the caller's
-			// argument: never answered as invalid_arguments (not wrapped).
-			return pipeline.Effect{}, fmt.Errorf("bulk_send_reminders: enqueue: %v", err)
-		}
-		for i, e := range es {
-			entries = append(entries, reminders.BulkEntry{ID: chunk[i].ID, OutboxID: int64(e.ID), MessageID: e.MessageID})
-		}
-		pipeline.ReportProgress(ctx, int64(len(entries)), int64(n), fmt.Sprintf("%d of %d messages queued", len(entries), n))
-	}
-	b := reminders.Bulk{ID: ident.New(reminders.BulkIDPrefix), By: pr.Subject, Actor: pr.Actor, ApprovalID: pipeline.ApprovalFrom(ctx),
-		PlanHash: p.hash, Total: n, Skipped: p.skipped.total(), CreatedAt: time.UnixMicro(now.UnixMicro()).UTC()}
-	if err := reminders.CreateBulk(ctx, tx, b, entries); err != nil {
+	b, err := sendPlan(ctx, tx, bt.mail, p, pr.Subject, pr.Actor, pipeline.ApprovalFrom(ctx), now, func(done, n int) {
+		pipeline.ReportProgress(ctx, int64(done), int64(n), fmt.Sprintf("%d of %d messages queued", done, n))
+	})
+	if err != nil {
 		return pipeline.Effect{}, err
 	}
+	n := b.Total
 	return pipeline.Effect{
 		Structured: &sentAnswer{
 			planAnswer: planAnswer{RecipientCount: n, Warnings: p.warnings(), PlanHash: p.hash, Skipped: p.skipped},
@@ -267,6 +249,38 @@ func (bt bulkTool) execute(ctx context.Context, tx store.Tx, v any) (pipeline.Ef
 			b.ID, count(n, "message", "messages"), count(p.skipped.total(), "draft", "drafts")),
 		Details: map[string]int64{"messagesQueued": int64(n), "draftsSkipped": int64(p.skipped.total())},
 	}, nil
+}
+
+// sendPlan enqueues every message of p (reporting progress after each chunk), records the bulk
+// send, by and actor having asked it and approvalID approved it, and moves its drafts to queued,
+// in tx: bulk_send_reminders' real call, and an approved schedule batch (Batcher.Send).
+func sendPlan(ctx context.Context, tx store.Tx, mail *outbox.Outbox, p *bulkPlan, by, actor, approvalID string, now time.Time, progress func(done, n int)) (reminders.Bulk, error) {
+	n := len(p.send)
+	entries := make([]reminders.BulkEntry, 0, n)
+	step := progressStep(n)
+	for start := 0; start < n; start += step {
+		chunk := p.send[start:min(start+step, n)]
+		ms := make([]outbox.Message, len(chunk))
+		for i, d := range chunk {
+			ms[i] = reminderMessage(d)
+		}
+		es, err := mail.EnqueueMany(ctx, tx, ms)
+		if err != nil {
+			// A stored draft the outbox refuses is the server's fault, not the caller's
+			// argument: never answered as invalid_arguments (not wrapped).
+			return reminders.Bulk{}, fmt.Errorf("bulk_send_reminders: enqueue: %v", err)
+		}
+		for i, e := range es {
+			entries = append(entries, reminders.BulkEntry{ID: chunk[i].ID, OutboxID: int64(e.ID), MessageID: e.MessageID})
+		}
+		progress(len(entries), n)
+	}
+	b := reminders.Bulk{ID: ident.New(reminders.BulkIDPrefix), By: by, Actor: actor, ApprovalID: approvalID,
+		PlanHash: p.hash, Total: n, Skipped: p.skipped.total(), CreatedAt: time.UnixMicro(now.UnixMicro()).UTC()}
+	if err := reminders.CreateBulk(ctx, tx, b, entries); err != nil {
+		return reminders.Bulk{}, err
+	}
+	return b, nil
 }
 
 // bulkPermissions are bulk_send_reminders' permissions.
