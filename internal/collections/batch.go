@@ -386,7 +386,8 @@ func openBatches(ctx context.Context, q store.Querier) ([][3]string, error) {
 // Send runs the bulk send of every opened batch whose approval a person approved, each in a
 // transaction of its own under its schedule's lock: the approval is locked and marked executed,
 // the bulk plan of the batch's drafts is computed again, locking, and, if it is still the one
-// approved (its plan hash), its messages are enqueued, the bulk send recorded, its audit event
+// approved (its plan hash), its messages are enqueued — held, outside the schedule's send window,
+// until it opens (calendar.NextOpen) — the bulk send recorded, its audit event
 // written and the batch's bulk_id set — all or nothing, once. A batch whose plan changed since
 // (a draft, a customer's status, the ledger) lapses instead: its drafts are discarded. It
 // returns how many batches were sent.
@@ -452,7 +453,12 @@ func (b *Batcher) send(ctx context.Context, tx store.Tx, id, date, approvalID st
 		return false, err
 	}
 	by, actor := s.Created.By, s.ID
-	sb, err := sendPlan(ctx, tx, b.Mail, p, by, actor, approvalID, now, func(int, int) {})
+	// Delivery waits for the schedule's send window (and business day) to open.
+	at := calendar.Brazil().NextOpen(s.Window, now)
+	if !at.After(now) {
+		at = time.Time{}
+	}
+	sb, err := sendPlan(ctx, tx, b.Mail, p, by, actor, approvalID, now, at, func(int, int) {})
 	if err != nil {
 		return false, err
 	}
