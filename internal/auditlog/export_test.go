@@ -72,7 +72,7 @@ func TestExportVerifyRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := l.Seal(ctx); err != nil {
+		if _, err := l.SealCommitted(ctx); err != nil {
 			t.Fatal(err)
 		}
 		doc, _, err := l.Checkpoint(ctx, signer)
@@ -398,7 +398,7 @@ func TestVerifyFileKeyRotation(t *testing.T) {
 	if err := old.Record(ctx, sampleEvent(50)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Seal(ctx); err != nil {
+	if _, err := l.SealCommitted(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []TrailFilter{{}, {Since: fixedTime.Add(30 * time.Minute)}, {Subject: "user-50"}} {
@@ -425,7 +425,7 @@ func goldenExport(t testing.TB) []byte {
 			t.Fatal(err)
 		}
 	}
-	if _, err := l.Seal(ctx); err != nil {
+	if _, err := l.SealCommitted(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return exportAll(t, l)
@@ -510,7 +510,7 @@ func BenchmarkExportVerify(b *testing.B) {
 			}
 			stop()
 			<-done
-			if _, err := l.Seal(ctx); err != nil {
+			if _, err := l.SealCommitted(ctx); err != nil {
 				b.Fatal(err)
 			}
 			file := exportAll(b, l)

@@ -110,3 +110,56 @@ func TestHeadEventMissing(t *testing.T) {
 		}
 	})
 }
+
+// TestSealCommitted: on PostgreSQL a transaction open anywhere holds sealing back, so one Seal
+// leaves an event committed after it unsealed; SealCommitted waits until that transaction
+// ends and then seals it, and gives up, saying so, when its context ends first.
+func TestSealCommitted(t *testing.T) {
+	eachStore(t, func(t *testing.T, _ storetest.Fixture, db store.DB) {
+		ctx := context.Background()
+		l := newLog(t, db)
+		if db.Dialect() == store.SQLite { // no older transaction can be open: it seals at once
+			if err := l.Record(ctx, sampleEvent(0)); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := l.SealCommitted(ctx); err != nil || n != 1 {
+				t.Fatalf("SealCommitted = %d, %v; want 1 sealed", n, err)
+			}
+			return
+		}
+		held, release := make(chan struct{}), make(chan struct{})
+		done := make(chan error, 1)
+		go func() { // an older transaction, with its id, open until released
+			done <- db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				if _, err := tx.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
+					return err
+				}
+				close(held)
+				<-release
+				return nil
+			})
+		}()
+		<-held
+		if err := l.Record(ctx, sampleEvent(0)); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := l.Seal(ctx); err != nil || n != 0 {
+			t.Fatalf("Seal with an older transaction open = %d, %v; want nothing sealed", n, err)
+		}
+		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		if n, err := l.SealCommitted(short); err == nil || n != 0 || !strings.Contains(err.Error(), "left unsealed") {
+			t.Fatalf("SealCommitted until its deadline = %d, %v; want an error saying events are left unsealed", n, err)
+		}
+		go func() { time.Sleep(100 * time.Millisecond); close(release) }()
+		if n, err := l.SealCommitted(ctx); err != nil || n != 1 {
+			t.Fatalf("SealCommitted once the transaction ends = %d, %v; want the event sealed", n, err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if got, err := l.Lag(ctx, 10); err != nil || got.Unsealed != 0 {
+			t.Errorf("Lag after SealCommitted = %+v, %v; want nothing unsealed", got, err)
+		}
+	})
+}

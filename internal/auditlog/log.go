@@ -241,6 +241,35 @@ func (l *Log) Seal(ctx context.Context) (int, error) {
 	}
 }
 
+// SealCommitted seals until no committed event is left unsealed, or ctx ends. On PostgreSQL
+// an event waits for every older transaction of the whole cluster (pg_snapshot_xmin counts
+// other databases' too), so one Seal may seal nothing while a long transaction runs anywhere;
+// SealCommitted waits it out, polling. For a flush before an export or a backup, and for
+// tests sharing a cluster; under a steady stream of new events it returns when it catches up.
+func (l *Log) SealCommitted(ctx context.Context) (int, error) {
+	total, wait := 0, 10*time.Millisecond
+	for {
+		n, err := l.Seal(ctx)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		lag, err := l.Lag(ctx, 1)
+		if err != nil {
+			return total, err
+		}
+		if lag.Unsealed == 0 {
+			return total, nil
+		}
+		select {
+		case <-ctx.Done():
+			return total, fmt.Errorf("audit seal: %d or more events left unsealed: %w", lag.Unsealed, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
 // chainHead is the hash chain's head, and where the sealer reads next: past the head's event,
 // by commit order (on PostgreSQL its transaction id, xid, then id; on SQLite its id).
 type chainHead struct {

@@ -40,7 +40,7 @@ func TestTrail(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := l.Seal(ctx); err != nil {
+		if _, err := l.SealCommitted(ctx); err != nil {
 			t.Fatal(err)
 		}
 		unsealed := variedEvent(n)

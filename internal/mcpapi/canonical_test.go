@@ -146,7 +146,7 @@ func TestAuditArgsDigestOnePath(t *testing.T) {
 			}
 		}
 	}
-	if _, err := alog.Seal(ctx); err != nil {
+	if _, err := alog.SealCommitted(ctx); err != nil {
 		t.Fatal(err)
 	}
 	evs, err := alog.Events(ctx, 0, 100)

@@ -108,7 +108,7 @@ outcome || failure_code || args_digest || result_digest || details FROM audit_ev
 			if err != nil || !res.IsError {
 				t.Fatalf("CallTool(invalid) = %v, %v; want a tool error", res, err)
 			}
-			if _, err := alog.Seal(ctx); err != nil {
+			if _, err := alog.SealCommitted(ctx); err != nil {
 				t.Fatal(err)
 			}
 			evs, err = alog.Events(ctx, 1, 10)
@@ -182,7 +182,7 @@ func TestEdgeRefusalsAudited(t *testing.T) {
 	if count["principal"] != n {
 		t.Errorf("counted %d refusals, want %d", count["principal"], n)
 	}
-	if _, err := alog.Seal(ctx); err != nil {
+	if _, err := alog.SealCommitted(ctx); err != nil {
 		t.Fatal(err)
 	}
 	evs, err := alog.Events(ctx, 0, 1000)

@@ -118,7 +118,7 @@ func TestConsoleAudit(t *testing.T) {
 		}
 
 		// The export, through the page's link.
-		if _, err := e.alog.Seal(ctx); err != nil {
+		if _, err := e.alog.SealCommitted(ctx); err != nil {
 			t.Fatal(err)
 		}
 		for _, q := range []string{"", "?risk=low"} {

@@ -58,7 +58,7 @@ func newVolumeConsole(tb testing.TB, record bool) *volumeConsole {
 			if err != nil {
 				return err
 			}
-			_, err = l.Seal(ctx)
+			_, err = l.SealCommitted(ctx)
 			return err
 		}})
 	var served store.DB = db
