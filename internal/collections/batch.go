@@ -386,8 +386,8 @@ func openBatches(ctx context.Context, q store.Querier) ([][3]string, error) {
 // Send runs the bulk send of every opened batch whose approval a person approved, each in a
 // transaction of its own under its schedule's lock: the approval is locked and marked executed,
 // the bulk plan of the batch's drafts is computed again, locking, and, if it is still the one
-// approved (its plan hash), its messages are enqueued — held, outside the schedule's send window,
-// until it opens (calendar.NextOpen) — the bulk send recorded, its audit event
+// approved (its plan hash), its messages are enqueued — only inside the schedule's send window:
+// outside it the batch waits, approved, for a tick inside it — the bulk send recorded, its audit event
 // written and the batch's bulk_id set — all or nothing, once. A batch whose plan changed since
 // (a draft, a customer's status, the ledger) lapses instead: its drafts are discarded. It
 // returns how many batches were sent.
@@ -432,6 +432,12 @@ func (b *Batcher) send(ctx context.Context, tx store.Tx, id, date, approvalID st
 	if bt.Outcome != BatchOpened || bt.BulkID != "" {
 		return false, nil // another replica sent or lapsed it first
 	}
+	// Outside the send window (or on a day that is no business day) the batch waits for a tick
+	// inside it, approved, rather than queueing held messages: its plan, and so the ledger and
+	// every customer's status, is checked again when its messages leave, never hours before.
+	if !calendar.Brazil().InWindow(s.Window, now) {
+		return false, nil
+	}
 	act, err := b.Approvals.Executing(ctx, tx, approvalID)
 	if err != nil {
 		return false, err
@@ -453,12 +459,7 @@ func (b *Batcher) send(ctx context.Context, tx store.Tx, id, date, approvalID st
 		return false, err
 	}
 	by, actor := s.Created.By, s.ID
-	// Delivery waits for the schedule's send window (and business day) to open.
-	at := calendar.Brazil().NextOpen(s.Window, now)
-	if !at.After(now) {
-		at = time.Time{}
-	}
-	sb, err := sendPlan(ctx, tx, b.Mail, p, by, actor, approvalID, now, at, func(int, int) {})
+	sb, err := sendPlan(ctx, tx, b.Mail, p, by, actor, approvalID, now, func(int, int) {})
 	if err != nil {
 		return false, err
 	}

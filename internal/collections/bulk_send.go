@@ -233,7 +233,7 @@ func (bt bulkTool) execute(ctx context.Context, tx store.Tx, v any) (pipeline.Ef
 	if len(p.send) == 0 {
 		return pipeline.Effect{}, emptyBulk(a)
 	}
-	b, err := sendPlan(ctx, tx, bt.mail, p, pr.Subject, pr.Actor, pipeline.ApprovalFrom(ctx), now, time.Time{}, func(done, n int) {
+	b, err := sendPlan(ctx, tx, bt.mail, p, pr.Subject, pr.Actor, pipeline.ApprovalFrom(ctx), now, func(done, n int) {
 		pipeline.ReportProgress(ctx, int64(done), int64(n), fmt.Sprintf("%d of %d messages queued", done, n))
 	})
 	if err != nil {
@@ -255,7 +255,7 @@ func (bt bulkTool) execute(ctx context.Context, tx store.Tx, v any) (pipeline.Ef
 // send, by and actor having asked it and approvalID approved it, and moves its drafts to queued,
 // in tx: bulk_send_reminders' real call, and an approved schedule batch (Batcher.Send). The
 // messages are not delivered before at (zero: at once).
-func sendPlan(ctx context.Context, tx store.Tx, mail *outbox.Outbox, p *bulkPlan, by, actor, approvalID string, now, at time.Time, progress func(done, n int)) (reminders.Bulk, error) {
+func sendPlan(ctx context.Context, tx store.Tx, mail *outbox.Outbox, p *bulkPlan, by, actor, approvalID string, now time.Time, progress func(done, n int)) (reminders.Bulk, error) {
 	n := len(p.send)
 	entries := make([]reminders.BulkEntry, 0, n)
 	step := progressStep(n)
@@ -265,7 +265,7 @@ func sendPlan(ctx context.Context, tx store.Tx, mail *outbox.Outbox, p *bulkPlan
 		for i, d := range chunk {
 			ms[i] = reminderMessage(d)
 		}
-		es, err := mail.EnqueueManyAt(ctx, tx, ms, at)
+		es, err := mail.EnqueueMany(ctx, tx, ms)
 		if err != nil {
 			// A stored draft the outbox refuses is the server's fault, not the caller's
 			// argument: never answered as invalid_arguments (not wrapped).

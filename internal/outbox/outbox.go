@@ -529,13 +529,6 @@ func (o *Outbox) Insert(ctx context.Context, tx store.Tx, args river.JobArgs, op
 // transaction, where Enqueue would make a round trip each. Every message is validated first;
 // the first that cannot be sent fails the whole call, naming its index, and nothing is added.
 func (o *Outbox) EnqueueMany(ctx context.Context, tx store.Tx, ms []Message) ([]Entry, error) {
-	return o.EnqueueManyAt(ctx, tx, ms, time.Time{})
-}
-
-// EnqueueManyAt is EnqueueMany for messages not to be sent before at (River's ScheduledAt;
-// the zero time: at once): a schedule's batch approved outside its send window waits for the
-// window to open.
-func (o *Outbox) EnqueueManyAt(ctx context.Context, tx store.Tx, ms []Message, at time.Time) ([]Entry, error) {
 	params := make([]river.InsertManyParams, len(ms))
 	byToken := make(map[string]int, len(ms))
 	for i := range ms {
@@ -543,7 +536,7 @@ func (o *Outbox) EnqueueManyAt(ctx context.Context, tx store.Tx, ms []Message, a
 			return nil, fmt.Errorf("outbox: message %d: %w", i, err)
 		}
 		a := Args{Message: ms[i], Token: ident.New("")}
-		params[i] = river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: queueName, MaxAttempts: o.maxAttempts, ScheduledAt: at}}
+		params[i] = river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: queueName, MaxAttempts: o.maxAttempts}}
 		byToken[a.Token] = i
 	}
 	if len(ms) == 0 {
