@@ -213,6 +213,7 @@ func TestScheduleSimulation(t *testing.T) {
 			dncEnds                                        = map[string]calendar.Date{}
 			brokenPromise, rejectedDispute                 = map[string]time.Time{}, map[string]time.Time{}
 			nPay, nPromise, nBroken, nDispute, nDNC, nLate int
+			lateIDs                                        []string
 			approvedLapsed, nReject, nExpire               int
 		)
 		for h := range 60 * 24 {
@@ -274,6 +275,7 @@ func TestScheduleSimulation(t *testing.T) {
 				})
 				if d.approve && d.hour == 21 {
 					nLate++
+					lateIDs = append(lateIDs, d.id)
 				}
 				if !d.approve {
 					nReject++
@@ -453,22 +455,25 @@ func TestScheduleSimulation(t *testing.T) {
 		if !slices.Equal(want, have) {
 			t.Errorf("delivered to %d recipients, want the %d drafts' recipients", len(have), len(want))
 		}
-		var deferred int
-		for _, m := range sentMsgs {
-			if m.at.After(m.queued) {
-				deferred++
-			}
+		// A batch approved late in the evening waits, approved, for the morning's tick inside the
+		// window: count those that were sent then. Today none is: the next day's batch, prepared
+		// at 07:00, changes the waiting batch's plan (its customers' pacing), so it lapses at 08:00
+		// — safe, nothing unchecked leaves, but the person's approval is lost (docs/schedules.md,
+		// known gaps). Logged, not required, until the daily run waits for an approved batch.
+		lateSent := 0
+		for _, id := range lateIDs {
+			lateSent += int(countRows(t, e.db, `SELECT count(*) FROM schedule_batch WHERE approval_id = $1 AND bulk_id <> ''`, id))
 		}
-		t.Logf("batches %v; %d messages (%d deferred to the window), %d approved late, %d rejected, %d expired; payments %d, promises %d (%d broken), disputes %d, do_not_contact %d; approved batches lapsed at send %d",
-			outcomes, len(sentMsgs), deferred, nLate, nReject, nExpire, nPay, nPromise, nBroken, nDispute, nDNC, approvedLapsed)
+		t.Logf("batches %v; %d messages, %d approved late (%d of them sent the next morning), %d rejected, %d expired; payments %d, promises %d (%d broken), disputes %d, do_not_contact %d; approved batches lapsed at send %d",
+			outcomes, len(sentMsgs), nLate, lateSent, nReject, nExpire, nPay, nPromise, nBroken, nDispute, nDNC, approvedLapsed)
 		// The simulation exercised what it claims to: batches approved, approved late, rejected,
 		// left to expire, and lapsed at send once the noon's ledger changed an approved plan;
-		// messages deferred to the window; invoices back after a broken promise or a rejected dispute.
+		// batches approved late and sent the next morning; invoices back after a broken promise or a rejected dispute.
 		lapsed := countRows(t, e.db, `SELECT count(*) FROM schedule_batch WHERE outcome = 'lapsed'`)
 		if len(sentMsgs) < 100 || outcomes[string(collections.BatchOpened)] < 10 || nLate == 0 || nReject == 0 || nExpire == 0 ||
-			lapsed < int64(nReject+nExpire) || approvedLapsed == 0 || deferred == 0 || !came["promise"] || !came["dispute"] {
-			t.Errorf("the simulation missed a path: %d messages, batches %v, %d approved late, %d rejected, %d expired, %d lapsed (%d approved), %d deferred, came back after promise/dispute %v",
-				len(sentMsgs), outcomes, nLate, nReject, nExpire, lapsed, approvedLapsed, deferred, came)
+			lapsed < int64(nReject+nExpire) || approvedLapsed == 0 || !came["promise"] || !came["dispute"] {
+			t.Errorf("the simulation missed a path: %d messages, batches %v, %d approved late, %d rejected, %d expired, %d lapsed (%d approved), %d late sent, came back after promise/dispute %v",
+				len(sentMsgs), outcomes, nLate, nReject, nExpire, lapsed, approvedLapsed, lateSent, came)
 		}
 
 		// Focused days past the period: Carnival Tuesday 2027 and Tiradentes 2027 have no batch
@@ -493,22 +498,20 @@ func TestScheduleSimulation(t *testing.T) {
 	})
 }
 
-// newlySent reads the drafts queued since the last call: recipient, invoices, approval, and when
-// the outbox may deliver them — now, or the moment River holds the job for when the window was
-// closed.
+// newlySent reads the drafts queued since the last call: recipient, invoices, approval, and the
+// moment they were queued (the outbox delivers at once: nothing may be queued outside the
+// window, where it would leave later unchecked).
 func newlySent(t *testing.T, db store.DB, seen map[string]bool, now time.Time, cal *calendar.Calendar, w calendar.Window) []sent {
 	t.Helper()
-	rows, err := db.Query(context.Background(), `SELECT id, recipient_email, customer_id, invoices, COALESCE(approval_id, ''), outbox_id FROM reminder_draft WHERE state IN ('queued', 'sent', 'undeliverable')`)
+	rows, err := db.Query(context.Background(), `SELECT id, recipient_email, customer_id, invoices, COALESCE(approval_id, '') FROM reminder_draft WHERE state IN ('queued', 'sent', 'undeliverable')`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []sent
-	var jobs []int64
 	for rows.Next() {
 		var m sent
 		var invs string
-		var job int64
-		if err := rows.Scan(&m.draft, &m.to, &m.customer, &invs, &m.approval, &job); err != nil {
+		if err := rows.Scan(&m.draft, &m.to, &m.customer, &invs, &m.approval); err != nil {
 			t.Fatal(err)
 		}
 		if seen[m.draft] {
@@ -524,30 +527,10 @@ func newlySent(t *testing.T, db store.DB, seen map[string]bool, now time.Time, c
 		}
 		m.queued, m.at = now, now
 		out = append(out, m)
-		jobs = append(jobs, job)
 	}
 	rows.Close()
-	if cal.InWindow(w, now) {
-		return out
-	}
-	for i, job := range jobs {
-		sql := `SELECT scheduled_at FROM river_job WHERE id = $1`
-		if db.Dialect() == store.Postgres {
-			sql = `SELECT to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') FROM river_job WHERE id = $1`
-		}
-		var v string
-		if err := db.QueryRow(context.Background(), sql, job).Scan(&v); err != nil {
-			t.Fatalf("job %d of draft %s: %v", job, out[i].draft, err)
-		}
-		v = strings.Replace(v, " ", "T", 1)
-		at, err := time.Parse("2006-01-02T15:04:05", v[:min(len(v), 19)])
-		if err != nil {
-			t.Fatalf("job %d scheduled at %q: %v", job, v, err)
-		}
-		if !at.After(now) {
-			t.Errorf("draft %s queued at %v outside the window is scheduled at %v, not later", out[i].draft, now, at)
-		}
-		out[i].at = at
+	if !cal.InWindow(w, now) && len(out) > 0 {
+		t.Errorf("%d messages queued at %v, outside the send window (first: draft %s)", len(out), now, out[0].draft)
 	}
 	return out
 }
