@@ -85,14 +85,15 @@ func (e Entry) MessageID(from string) string {
 	return "<" + outbox.MessageID(e.ID, e.Args.Token, from[strings.LastIndexByte(from, '@')+1:]) + ">"
 }
 
-// Entries returns the outbox's entries in db, in the order they were enqueued.
+// Entries returns the outbox's entries in db (its e-mail jobs), in the order they were enqueued.
 func Entries(t testing.TB, db store.DB) []Entry {
 	t.Helper()
 	args := `CAST(args AS text)`
 	if db.Dialect() == store.SQLite {
 		args = `json(args)` // River's SQLite driver stores JSONB
 	}
-	rows, err := db.Query(context.Background(), `SELECT id, `+args+`, state, attempt FROM river_job ORDER BY id`)
+	// Other jobs share River's table (the approvers' notifications, the schedules' batches).
+	rows, err := db.Query(context.Background(), `SELECT id, `+args+`, state, attempt FROM river_job WHERE kind = $1 ORDER BY id`, outbox.Args{}.Kind())
 	if err != nil {
 		t.Fatal(err)
 	}
