@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -59,7 +60,9 @@ func secret(t *testing.T) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func startReplicas(t *testing.T) *replicaSet {
+// startReplicas starts the three replicas; each of overrides, "NAME=value", replaces that
+// variable's value in their shared environment (or adds it).
+func startReplicas(t *testing.T, overrides ...string) *replicaSet {
 	t.Helper()
 	cluster := pgtest.New()
 	t.Cleanup(cluster.Close)
@@ -80,6 +83,11 @@ func startReplicas(t *testing.T) *replicaSet {
 		// On a loaded machine the store can take longer than 200 ms to answer the limiter,
 		// which then fails writes closed (unavailable): this test is about the budget's sum.
 		"COBRANCA_RATE_STORE_TIMEOUT=5s"}
+	for _, o := range overrides {
+		name, _, _ := strings.Cut(o, "=")
+		shared = slices.DeleteFunc(shared, func(v string) bool { return strings.HasPrefix(v, name+"=") })
+		shared = append(shared, o)
+	}
 	for i := range r.environ {
 		r.addrs[i] = freeAddr(t)
 		r.environ[i] = append([]string{"COBRANCA_DATA_DIR=" + t.TempDir(), "COBRANCA_ADDR=" + r.addrs[i]}, shared...)
