@@ -408,6 +408,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	dir := t.ArtifactDir()
 	// The paused schedule's page shows the approver the resume form and its confirmation.
 	pages := append(slices.Clone(consolePaths), sf.page(), namedPath{"schedule-paused", web.SchedulePath + "?id=" + sf.paused},
+		namedPath{"payment", web.PaymentPath + "?id=" + ledgerSeeded.payment},
 		namedPath{"approval", "/approvals/" + pending.ID}, namedPath{"write-off", web.WriteOffsPath})
 	for _, lang := range []string{"en", "pt-BR"} {
 		for _, p := range pages {

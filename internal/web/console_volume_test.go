@@ -146,6 +146,7 @@ func (v *volumeConsole) volumePages(tb testing.TB) []volumePage {
 		{"invoice", web.InvoicePath + "?id=" + midInvoice},
 		{"payments", web.PaymentsPath},
 		{"payments_deep", web.PaymentsPath + "?" + url.Values{"after": {ledger.PaymentCursor(pay)}}.Encode()},
+		{"payment", web.PaymentPath + "?" + url.Values{"id": {midPayment}}.Encode()},
 		{"customers", web.CustomersPath},
 		{"customers_deep", web.CustomersPath + "?after=C-5"},
 		{"customers_paused", web.CustomersPath + "?status=paused"},

@@ -26,7 +26,7 @@ type ledgerTexts struct {
 	Delivered, Undeliverable, Waiting                                        string
 	PaymentsCaption, PaidOn, Method, Payer, Left, Candidates, NoCandidates   string
 	NoPayments, Fit, Match, MatchNote, MoreCandidates, BackToPayments        string
-	Source                                                                   string
+	Source, PaymentTitle, OthersLink                                         string
 	States                                                                   map[ledger.State]string
 	Fits                                                                     map[ledger.Rule]string
 }
@@ -54,7 +54,7 @@ var ledgerEnglish = ledgerTexts{
 	Candidates: "Invoices it may pay", NoCandidates: "No open invoice of its customer or reference.",
 	NoPayments: "Every payment is matched.", Fit: "Fit", Match: "Match", MatchNote: "Matching needs the operator role.",
 	MoreCandidates: "The customer has more open invoices than shown here.", BackToPayments: "Back to the unmatched payments",
-	Source: "Source",
+	Source: "Source", PaymentTitle: "Unmatched payment", OthersLink: "%s more candidates",
 	States: map[ledger.State]string{ledger.StateOpen: "open", ledger.StatePartiallyPaid: "partially paid", ledger.StatePaid: "paid",
 		ledger.StateVoid: "void", ledger.StateWrittenOff: "written off"},
 	Fits: map[ledger.Rule]string{ledger.RuleReference: "carries its reference", ledger.RuleAmount: "same amount, due near its date",
@@ -85,7 +85,7 @@ var ledgerPortuguese = ledgerTexts{
 	Candidates: "Títulos que pode pagar", NoCandidates: "Nenhum título em aberto do cliente ou da referência.",
 	NoPayments: "Todos os pagamentos estão conciliados.", Fit: "Critério", Match: "Conciliar", MatchNote: "Conciliar exige o papel de operação.",
 	MoreCandidates: "O cliente tem mais títulos em aberto do que os mostrados aqui.", BackToPayments: "Voltar aos pagamentos não conciliados",
-	Source: "Origem",
+	Source: "Origem", PaymentTitle: "Pagamento não conciliado", OthersLink: "Mais %s títulos candidatos",
 	States: map[ledger.State]string{ledger.StateOpen: "em aberto", ledger.StatePartiallyPaid: "pago em parte", ledger.StatePaid: "pago",
 		ledger.StateVoid: "cancelado", ledger.StateWrittenOff: "baixado"},
 	Fits: map[ledger.Rule]string{ledger.RuleReference: "traz a referência", ledger.RuleAmount: "mesmo valor, vencimento próximo",

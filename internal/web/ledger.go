@@ -27,6 +27,7 @@ const (
 	LedgerPath   = "/console/ledger"
 	InvoicePath  = "/console/ledger/invoice" // ?id=
 	PaymentsPath = "/console/payments"
+	PaymentPath  = "/console/payments/payment" // ?id=
 	MatchPath    = "/console/payments/match"
 )
 
@@ -41,7 +42,11 @@ type Runner interface {
 const (
 	ledgerPageSize   = 50
 	paymentsPageSize = 20
-	maxIDLength      = 200
+	// paymentsCandidates: the candidates each payment shows on the payments page, the best
+	// first; the payment's own page shows all of them. Every one is a form: 20 payments with
+	// all their candidates made the page's rendering cost 100 ms (docs/benchmarks.md).
+	paymentsCandidates = 3
+	maxIDLength        = 200
 )
 
 // ledgerFilter is the invoices page's filter as the reader wrote it.
@@ -77,6 +82,7 @@ func (p *Pages) ledgerPages() []*consolePage {
 		{path: LedgerPath, file: "console_ledger.html", name: func(t *texts) string { return t.Ledger.Title }, read: p.readLedger},
 		{path: InvoicePath, file: "console_invoice.html", name: func(t *texts) string { return t.Ledger.InvoiceTitle }, read: p.readInvoice, under: LedgerPath},
 		{path: PaymentsPath, file: "console_payments.html", name: func(t *texts) string { return t.Ledger.PaymentsTitle }, read: p.readPayments},
+		{path: PaymentPath, file: "console_payments.html", name: func(t *texts) string { return t.Ledger.PaymentTitle }, read: p.readPayment, under: PaymentsPath},
 	}
 }
 
@@ -223,12 +229,20 @@ type suggestionRow struct {
 type paymentRow struct {
 	ledger.StoredPayment
 	Suggestions []suggestionRow
-	More        bool
+	// More: its customer has more candidates than Suggest read (its own page says so).
+	// Others: how many candidates are not shown here ("47", or "47+" with More), on the
+	// payment's own page (Href).
+	More         bool
+	Others, Href string
 }
 
 type paymentsView struct {
 	Payments    []paymentRow
 	Next, First string
+	// One: the page of one payment (PaymentPath), with all its candidates; Back leads to the
+	// payments.
+	One  bool
+	Back string
 	// MayMatch: the reader may match payments (the form checks it again); MatchAction is
 	// the form's action.
 	MayMatch    bool
@@ -236,29 +250,16 @@ type paymentsView struct {
 }
 
 // readPayments reads the payments with something left, oldest first (?after=), each with
-// the invoices it may be matched to in one click.
+// the best few invoices it may be matched to in one click.
 func (p *Pages) readPayments(ctx context.Context, r *http.Request, d *pageData) error {
 	after := r.URL.Query().Get("after")
 	page, next, err := ledger.ListUnmatched(ctx, p.decider.DB, after, paymentsPageSize)
 	if err != nil {
 		return err
 	}
-	offers, err := ledger.Suggest(ctx, p.decider.DB, page)
+	v, err := p.paymentsView(ctx, r, d, page, paymentsCandidates)
 	if err != nil {
 		return err
-	}
-	v := &paymentsView{MayMatch: p.runner != nil && p.matchTool != "" && may(d.Session.Principal, matchPayments),
-		MatchAction: withLang(r, MatchPath)}
-	for i, pay := range page {
-		row := paymentRow{StoredPayment: pay, More: offers[i].More}
-		for _, s := range offers[i].Suggestions {
-			sr := suggestionRow{Suggestion: s, PaymentID: pay.ID, Href: linkWith(r, InvoicePath, url.Values{"id": {s.Invoice.InvoiceID}})}
-			if v.MayMatch {
-				sr.Key = newKey()
-			}
-			row.Suggestions = append(row.Suggestions, sr)
-		}
-		v.Payments = append(v.Payments, row)
 	}
 	if next != "" {
 		v.Next = pageLink(r, url.Values{"after": {next}})
@@ -268,6 +269,60 @@ func (p *Pages) readPayments(ctx context.Context, r *http.Request, d *pageData) 
 	}
 	d.View = v
 	return nil
+}
+
+// readPayment reads a payment (?id=) with every invoice it may be matched to in one click.
+func (p *Pages) readPayment(ctx context.Context, r *http.Request, d *pageData) error {
+	id := r.URL.Query().Get("id")
+	if id == "" || len(id) > maxIDLength {
+		return queryParam("id", "must be a payment id of 1 to "+strconv.Itoa(maxIDLength)+" characters")
+	}
+	pay, err := ledger.GetPayment(ctx, p.decider.DB, id)
+	if errors.Is(err, ledger.ErrPaymentNotFound) {
+		return &failure.Error{Code: codeNotFound, Field: "id", Message: "names no payment in the ledger"}
+	}
+	if err != nil {
+		return err
+	}
+	v, err := p.paymentsView(ctx, r, d, []ledger.StoredPayment{pay}, 0)
+	if err != nil {
+		return err
+	}
+	v.One, v.Back = true, withLang(r, PaymentsPath)
+	d.View = v
+	return nil
+}
+
+// paymentsView is the payments, each with the first shown (0: all) of the invoices Suggest
+// offers it, in its order (the reference's, then the amount fits), and a link to the rest.
+func (p *Pages) paymentsView(ctx context.Context, r *http.Request, d *pageData, payments []ledger.StoredPayment, shown int) (*paymentsView, error) {
+	offers, err := ledger.Suggest(ctx, p.decider.DB, payments)
+	if err != nil {
+		return nil, err
+	}
+	v := &paymentsView{MayMatch: p.runner != nil && p.matchTool != "" && may(d.Session.Principal, matchPayments),
+		MatchAction: withLang(r, MatchPath)}
+	for i, pay := range payments {
+		o := offers[i]
+		row := paymentRow{StoredPayment: pay, More: o.More}
+		if shown > 0 && (len(o.Suggestions) > shown || o.More) {
+			n := max(len(o.Suggestions)-shown, 0)
+			row.Others, row.Href = strconv.Itoa(n), linkWith(r, PaymentPath, url.Values{"id": {pay.ID}})
+			if o.More {
+				row.Others += "+"
+			}
+			o.Suggestions = o.Suggestions[:min(shown, len(o.Suggestions))]
+		}
+		for _, s := range o.Suggestions {
+			sr := suggestionRow{Suggestion: s, PaymentID: pay.ID, Href: linkWith(r, InvoicePath, url.Values{"id": {s.Invoice.InvoiceID}})}
+			if v.MayMatch {
+				sr.Key = newKey()
+			}
+			row.Suggestions = append(row.Suggestions, sr)
+		}
+		v.Payments = append(v.Payments, row)
+	}
+	return v, nil
 }
 
 // matchContract is the contract of the tool the match form runs, nil when not served.

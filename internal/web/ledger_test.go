@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -386,4 +387,95 @@ func ledgerMatch(t *testing.T, e *env, f ledgerFixture) {
 	if st := invoiceState(t, e, "NF-A2"); st != ledger.StateOpen {
 		t.Errorf("NF-A2 is %s, want open", st)
 	}
+}
+
+// TestConsolePaymentCandidates: the payments page shows a payment's best candidates, the
+// amount fits first, and links to the payment's own page, which lists every candidate read
+// and says its customer has more; an unknown or missing id is refused naming the field.
+func TestConsolePaymentCandidates(t *testing.T) {
+	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
+		e := newEnv(t, db, false)
+		ctx := context.Background()
+		now := e.clock.Now()
+		day := func(d int) string { return now.UTC().AddDate(0, 0, d).Format(time.DateOnly) }
+		var recs []ledger.InvoiceRecord
+		for i := range 55 {
+			amount := int64(100 + i)
+			if i == 20 || i == 21 {
+				amount = 5000 // both fit the payment: ambiguous, left to a person
+			}
+			recs = append(recs, ledger.InvoiceRecord{InvoiceID: fmt.Sprintf("NF-D%02d", i), CustomerID: "cust-d", CustomerName: "Dona D",
+				AmountCents: amount, Currency: "BRL", DueDate: day(i - 20)})
+		}
+		err := e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			if _, err := ledger.UpsertInvoices(ctx, tx, recs, now); err != nil {
+				return err
+			}
+			_, err := ledger.ImportPayments(ctx, tx, []ledger.PaymentRecord{{Source: "test", SourceRef: "d1", AmountCents: 5000, Currency: "BRL",
+				PaidOn: day(0), Method: ledger.MethodPIX, CustomerID: "cust-d"}}, ledger.Actor{Subject: "seed"}, now)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		unmatched, _, err := ledger.ListUnmatched(ctx, e.db, "", 10)
+		if err != nil || len(unmatched) != 1 {
+			t.Fatalf("the unmatched payments = %+v, %v; want cust-d's alone", unmatched, err)
+		}
+		pay := unmatched[0].ID
+
+		b := e.browser(t)
+		list := b.open(t, web.PaymentsPath+"?lang=en", operator)
+		forms := matchForms(list.body)
+		if got := invoiceRows(list.body); strings.Join(got, ",") != "NF-D20,NF-D21,NF-D00" || len(forms) != 3 {
+			t.Errorf("the payments page shows %v with %d forms, want NF-D20,NF-D21 (the amount fits) then NF-D00, each a form:\n%s", got, len(forms), list.body)
+		}
+		for id, f := range forms {
+			var names []string
+			for k := range f {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			if strings.Join(names, ",") != "amountCents,csrf,idempotencyKey,invoiceId,paymentId" || f.Get("paymentId") != pay {
+				t.Errorf("%s's form sends %v, want the payment, invoice, amount, key and CSRF token", id, f)
+			}
+		}
+		link := web.PaymentPath + "?" + url.Values{"id": {pay}, "lang": {"en"}}.Encode()
+		if !strings.Contains(html.UnescapeString(list.body), `<a href="`+link+`">47+ more candidates`) {
+			t.Errorf("the payments page does not link to the payment's 47+ other candidates (%s):\n%s", link, list.body)
+		}
+
+		one := b.get(t, link)
+		got := invoiceRows(one.body)
+		if one.resp.StatusCode != http.StatusOK || len(got) != ledger.MaxSuggestions || len(matchForms(one.body)) != ledger.MaxSuggestions ||
+			strings.Join(got[:3], ",") != "NF-D20,NF-D21,NF-D00" {
+			t.Fatalf("the payment's page = %d listing %d (%v…), want %d candidates each with a form, in the payments page's order:\n%s",
+				one.resp.StatusCode, len(got), got[:min(3, len(got))], ledger.MaxSuggestions, one.body)
+		}
+		for _, want := range []string{"The customer has more open invoices than shown here.", `href="/console/payments?lang=en"`, "more candidates"} {
+			if has := strings.Contains(one.body, want); has != (want != "more candidates") {
+				t.Errorf("the payment's page: contains %q = %v:\n%s", want, has, one.body)
+			}
+		}
+		if pt := b.get(t, web.PaymentsPath+"?lang=pt-BR"); !strings.Contains(html.UnescapeString(pt.body), "Mais 47+ títulos candidatos") {
+			t.Errorf("the payments page in Portuguese does not link to the other candidates:\n%s", pt.body)
+		}
+
+		for _, c := range []struct {
+			path   string
+			status int
+			code   string
+		}{
+			{web.PaymentPath, http.StatusBadRequest, string(failure.InvalidArguments)},
+			{web.PaymentPath + "?id=" + strings.Repeat("x", 201), http.StatusBadRequest, string(failure.InvalidArguments)},
+			{web.PaymentPath + "?id=pay-404", http.StatusNotFound, "not_found"},
+		} {
+			p := b.get(t, c.path)
+			refused(t, c.path, p, c.status, c.code)
+			if !strings.Contains(p.body, c.code+": id: ") {
+				t.Errorf("%s does not name the field id:\n%s", c.path, p.body)
+			}
+		}
+		refused(t, "an agent on the payment's page", e.browser(t).open(t, link, agent("collector-bot")), http.StatusForbidden, string(web.CodeConsoleAgent))
+	})
 }
