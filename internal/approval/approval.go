@@ -35,6 +35,9 @@ const (
 	Expired  State = "expired"
 )
 
+// States are the states of an action, in the order they come.
+func States() []State { return []State{Pending, Approved, Rejected, Executed, Expired} }
+
 // Requester is who asked for the call: the token's subject, client and actor ("" for a
 // person).
 type Requester struct{ Subject, Client, Actor string }
@@ -279,8 +282,15 @@ func (s *Store) scan(row store.Row) (*Action, error) {
 	if executed != 0 {
 		a.ExecutedAt = time.UnixMicro(executed)
 	}
-	if (a.State == Pending || a.State == Approved) && !s.now().Before(a.Expires) {
-		a.State = Expired
-	}
+	a.State = StateAt(a.State, a.Expires, s.now())
 	return &a, nil
+}
+
+// StateAt is the state an action recorded as state, expiring at expires, reads at now: a live
+// action (pending, or approved and not yet run) past its expiry reads Expired.
+func StateAt(state State, expires, now time.Time) State {
+	if (state == Pending || state == Approved) && !now.Before(expires) {
+		return Expired
+	}
+	return state
 }

@@ -57,6 +57,8 @@ type Batch struct {
 	PlanHash   string
 	Skipped    BatchSkips
 	CreatedAt  time.Time
+	// ApprovalState is the state of its approval (LatestBatches only; "" without one).
+	ApprovalState approval.State
 }
 
 // BatchSkips are a batch's skips: the schedule's plan's (invoices left out) and the bulk
@@ -226,13 +228,15 @@ VALUES ($1, $2, $3, $4, '', $5, $6, $7, $8, $9)`, bt.ScheduleID, bt.Date, bt.Out
 
 const batchColumns = `schedule_id, batch_date, outcome, approval_id, bulk_id, drafts, recipients, plan_hash, skipped, created_at`
 
-func scanBatch(row store.Row) (Batch, error) {
+// scanBatch reads batchColumns, then the extra columns into extra.
+func scanBatch(row store.Row, extra ...any) (Batch, error) {
 	var (
 		bt            Batch
 		drafts, n, at int64
 		sk            string
 	)
-	if err := row.Scan(&bt.ScheduleID, &bt.Date, &bt.Outcome, &bt.ApprovalID, &bt.BulkID, &drafts, &n, &bt.PlanHash, &sk, &at); err != nil {
+	dst := append([]any{&bt.ScheduleID, &bt.Date, &bt.Outcome, &bt.ApprovalID, &bt.BulkID, &drafts, &n, &bt.PlanHash, &sk, &at}, extra...)
+	if err := row.Scan(dst...); err != nil {
 		return Batch{}, err
 	}
 	bt.Drafts, bt.Recipients, bt.CreatedAt = int(drafts), int(n), time.UnixMicro(at).UTC()
@@ -247,22 +251,36 @@ func GetBatch(ctx context.Context, q store.Querier, id, date string) (Batch, err
 	return scanBatch(q.QueryRow(ctx, `SELECT `+batchColumns+` FROM schedule_batch WHERE schedule_id = $1 AND batch_date = $2`, id, date))
 }
 
-// LatestBatches are the schedule's latest batches, newest first, at most limit.
-func LatestBatches(ctx context.Context, q store.Querier, id string, limit int) ([]Batch, error) {
-	rows, err := q.Query(ctx, `SELECT `+batchColumns+` FROM schedule_batch WHERE schedule_id = $1 ORDER BY batch_date DESC LIMIT $2`, id, int64(limit))
+// LatestBatches are the schedule's latest batches, newest first, at most limit, each with
+// its approval's state as it reads at now (approval.StateAt).
+func LatestBatches(ctx context.Context, q store.Querier, id string, limit int, now time.Time) ([]Batch, error) {
+	rows, err := q.Query(ctx, `SELECT b.schedule_id, b.batch_date, b.outcome, b.approval_id, b.bulk_id, b.drafts, b.recipients,
+b.plan_hash, b.skipped, b.created_at, COALESCE(a.state, ''), COALESCE(a.expires_at, 0)
+FROM schedule_batch b LEFT JOIN approval a ON a.id = b.approval_id
+WHERE b.schedule_id = $1 ORDER BY b.batch_date DESC LIMIT $2`, id, int64(limit))
 	if err != nil {
 		return nil, fmt.Errorf("schedule batches: %w", err)
 	}
 	defer rows.Close()
 	var out []Batch
 	for rows.Next() {
-		bt, err := scanBatch(rows)
+		var (
+			state   string
+			expires int64
+		)
+		bt, err := scanBatch(rows, &state, &expires)
 		if err != nil {
 			return nil, err
 		}
+		if state != "" {
+			bt.ApprovalState = approval.StateAt(approval.State(state), time.UnixMicro(expires), now)
+		}
 		out = append(out, bt)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("schedule batches: %w", err)
+	}
+	return out, nil
 }
 
 // batchQueue is River's queue of the daily batches.

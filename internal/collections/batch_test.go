@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/approval"
@@ -166,12 +168,14 @@ func TestScheduleBatch(t *testing.T) {
 		if closed.Outcome != collections.BatchClosed {
 			t.Errorf("paused schedule's batch = %+v, want closed", closed)
 		}
-		latest, err := collections.LatestBatches(ctx, e.db, s.ID, 10)
+		latest, err := collections.LatestBatches(ctx, e.db, s.ID, 10, e.clock())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(latest) != 3 || latest[0].Outcome != collections.BatchClosed || latest[2] != got {
-			t.Errorf("latest batches = %+v; want closed, empty, opened", latest)
+		opened := got
+		opened.ApprovalState = approval.Pending
+		if len(latest) != 3 || latest[0].Outcome != collections.BatchClosed || latest[0].ApprovalState != "" || latest[2] != opened {
+			t.Errorf("latest batches = %+v; want closed, empty, opened (approval pending)", latest)
 		}
 	})
 }
@@ -332,6 +336,30 @@ func TestScheduleBatchSend(t *testing.T) {
 		}
 		if lapsed, _ := collections.GetBatch(ctx, e.db, s.ID, next.Date); lapsed.Outcome != collections.BatchLapsed || lapsed.BulkID != "" {
 			t.Errorf("changed batch = %+v, want lapsed, unsent", lapsed)
+		}
+
+		// get_schedule answers both batches, newest first (the pipeline checks the output
+		// against the contract's schema).
+		type batchAnswer struct {
+			Date, Outcome, ApprovalID, ApprovalState, BulkID string
+			Drafts, Recipients                               int
+			Skipped                                          struct{ Plan, Bulk map[string]int }
+		}
+		answer := decode[struct{ LatestBatches []batchAnswer }](t, e.call(scheduleReader, collections.GetScheduleName, map[string]any{"scheduleId": s.ID}))
+		want := []batchAnswer{
+			{Date: next.Date, Outcome: "lapsed", ApprovalID: next.ApprovalID, ApprovalState: "approved", Drafts: next.Drafts, Recipients: next.Recipients},
+			{Date: bt.Date, Outcome: "opened", ApprovalID: bt.ApprovalID, ApprovalState: "executed", BulkID: got.BulkID, Drafts: 2, Recipients: 2},
+		}
+		for i := range want {
+			if i < len(answer.LatestBatches) {
+				want[i].Skipped = answer.LatestBatches[i].Skipped
+			}
+		}
+		if diff := cmp.Diff(want, answer.LatestBatches); diff != "" {
+			t.Errorf("get_schedule's latestBatches (-want +got):\n%s", diff)
+		}
+		if sk := answer.LatestBatches[1].Skipped; sk.Plan["doNotContact"] != 1 || len(sk.Bulk) != 7 {
+			t.Errorf("the first batch's skips = %+v; want the plan's do_not_contact customer and every bulk reason", sk)
 		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/calendar"
 	"github.com/cobranca/cobranca/internal/contract"
 	"github.com/cobranca/cobranca/internal/failure"
@@ -514,25 +515,60 @@ func resumeScheduleContract() contract.Contract {
 
 // --- get_schedule and list_schedules ---
 
+// maxLatestBatches is how many of a schedule's latest batches get_schedule answers.
+const maxLatestBatches = 10
+
+// batchView is a schedule's batch as get_schedule answers it.
+type batchView struct {
+	Date          string     `json:"date"`
+	Outcome       string     `json:"outcome"`
+	ApprovalID    string     `json:"approvalId,omitempty"`
+	ApprovalState string     `json:"approvalState,omitempty"`
+	BulkID        string     `json:"bulkId,omitempty"`
+	Drafts        int        `json:"drafts"`
+	Recipients    int        `json:"recipients"`
+	Skipped       BatchSkips `json:"skipped"`
+	CreatedAt     string     `json:"createdAt"`
+}
+
+func batchViewOf(b Batch) batchView {
+	return batchView{Date: b.Date, Outcome: b.Outcome, ApprovalID: b.ApprovalID, ApprovalState: string(b.ApprovalState), BulkID: b.BulkID,
+		Drafts: b.Drafts, Recipients: b.Recipients, Skipped: b.Skipped, CreatedAt: b.CreatedAt.Format(time.RFC3339Nano)}
+}
+
+// getScheduleView is get_schedule's answer: the schedule and its latest batches.
+type getScheduleView struct {
+	scheduleView
+	LatestBatches []batchView `json:"latestBatches"`
+}
+
 func getScheduleRead(ctx context.Context, q store.Querier, v any) (pipeline.Effect, error) {
 	s, err := schedules.Get(ctx, q, v.(*scheduleIDArgs).ScheduleID)
 	if err != nil {
 		return pipeline.Effect{}, scheduleError(err)
 	}
-	out := viewOf(s)
-	return pipeline.Effect{Structured: &out, Summary: fmt.Sprintf("Schedule %s: %s, %s, until %s.", s.ID, s.State, count(len(s.Steps), "step", "steps"), s.Spec.EndDate)}, nil
+	batches, err := LatestBatches(ctx, q, s.ID, maxLatestBatches, pipeline.Now(ctx))
+	if err != nil {
+		return pipeline.Effect{}, err
+	}
+	out := getScheduleView{scheduleView: viewOf(s), LatestBatches: make([]batchView, 0, len(batches))}
+	for _, b := range batches {
+		out.LatestBatches = append(out.LatestBatches, batchViewOf(b))
+	}
+	return pipeline.Effect{Structured: &out, Summary: fmt.Sprintf("Schedule %s: %s, %s, until %s; %s.", s.ID, s.State,
+		count(len(s.Steps), "step", "steps"), s.Spec.EndDate, count(len(batches), "latest batch", "latest batches"))}, nil
 }
 
 func getScheduleContract() contract.Contract {
 	return contract.Contract{
 		Name:            GetScheduleName,
-		ContractVersion: "1.0.0",
+		ContractVersion: "1.1.0",
 		Title:           "Get a collection schedule",
-		Description:     "Use to read one collection schedule: its steps, audience, caps, send window, end date, state, and who created, paused and resumed it. Read-only.",
+		Description:     "Use to read one collection schedule: its steps, audience, caps, send window, end date, state, who created, paused and resumed it, and its latest daily batches (outcome, approval, bulk send, counts, skips). Read-only.",
 		Category:        "collections",
 		RiskLevel:       contract.Low,
 		InputSchema:     scheduleIDInputSchema("The schedule to read."),
-		OutputSchema:    scheduleOutputSchema(),
+		OutputSchema:    getScheduleOutputSchema(),
 		Permissions:     schedulesRead,
 		SideEffects:     contract.SideEffects{Changes: []string{}, OnRepeat: "Nothing changes; a repeat reads the schedule as it is then."},
 		AuditEvent:      "collections.schedule.read",
@@ -778,6 +814,43 @@ func scheduleOutputSchema() *jsonschema.Schema {
 		st.Properties["at"].Format = "date-time"
 		st.Properties["at"].Description = "When (RFC 3339, UTC)."
 	}
+	return s
+}
+
+func getScheduleOutputSchema() *jsonschema.Schema {
+	s := scheduleOutputSchema()
+	s.Description = "A collection schedule, its defaults filled, and its latest daily batches."
+	b := mustFor[[]batchView]()
+	strictSchema(b, "approvalId", "approvalState", "bulkId")
+	b.MaxItems = ptr(maxLatestBatches)
+	b.Description = fmt.Sprintf("The schedule's latest daily batches, newest first, at most %d; empty before its first.", maxLatestBatches)
+	it := b.Items
+	it.Properties["date"].Pattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}$`
+	it.Properties["outcome"].Enum = []any{BatchOpened, BatchEmpty, BatchClosed, BatchLapsed}
+	it.Properties["approvalId"].Pattern = ident.Pattern(approval.Prefix)
+	it.Properties["approvalState"].Enum = enum(approval.States())
+	it.Properties["createdAt"].Format = "date-time"
+	describe(it, map[string]string{
+		"date":          "The business day of the batch (YYYY-MM-DD, in the window's zone).",
+		"outcome":       "opened: its drafts were prepared and one bulk send of them asked for approval; empty: nothing to send, no approval asked; closed: the schedule was paused or past its end date; lapsed: its approval expired or was rejected before the send, its drafts discarded.",
+		"approvalId":    "The approval of the batch's bulk send (opened and lapsed batches only).",
+		"approvalState": "That approval's state now: pending, approved (sent at the next tick), executed (sent), rejected or expired.",
+		"bulkId":        "The bulk send the approved batch ran (collections.get_bulk_send reads its progress); absent until it ran.",
+		"drafts":        "Reminder drafts the batch prepared.",
+		"recipients":    "Messages its bulk send's plan sends.",
+		"skipped":       "What the batch left out, by reason: plan, invoices the schedule's plan left out (as preview_schedule's skipped); bulk, drafts prepared but not sendable (as bulk_send_reminders' dry run skips them).",
+		"createdAt":     "When the batch was made (RFC 3339, UTC).",
+	})
+	for _, n := range []string{"drafts", "recipients"} {
+		it.Properties[n].Minimum = ptr(0.0)
+	}
+	for _, part := range []string{"plan", "bulk"} {
+		for _, p := range it.Properties["skipped"].Properties[part].Properties {
+			p.Minimum = ptr(0.0)
+		}
+	}
+	s.Properties["latestBatches"] = b
+	s.Required = append(s.Required, "latestBatches")
 	return s
 }
 
