@@ -406,8 +406,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	writeMessages(t, e) // customers, drafts, sends and a bulk send, for their pages
 	sf := seedSchedules(t, e)
 	dir := t.ArtifactDir()
-	// The paused schedule's page shows the approver the resume form and its confirmation.
-	pages := append(slices.Clone(consolePaths), sf.page(), namedPath{"schedule-paused", web.SchedulePath + "?id=" + sf.paused},
+	// The paused schedule's preview shows the approver the resume form and its confirmation.
+	pages := append(slices.Clone(consolePaths), sf.page(), namedPath{"schedule-preview", sf.page().path + "&preview=next"},
+		namedPath{"schedule-paused", web.SchedulePath + "?id=" + sf.paused + "&preview=next"},
 		namedPath{"payment", web.PaymentPath + "?id=" + ledgerSeeded.payment},
 		namedPath{"approval", "/approvals/" + pending.ID}, namedPath{"write-off", web.WriteOffsPath})
 	for _, lang := range []string{"en", "pt-BR"} {

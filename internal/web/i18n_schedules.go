@@ -19,7 +19,7 @@ type scheduleTexts struct {
 	NextHeading, NextIntro, IfResumed, NotBusinessDay, PastEnd, Messages, Invoices   string
 	Skipped, SkipsCaption, Reason, Count, SamplesCaption, Customer, Total, NoMessage string
 	ActionsHeading, Pause, PauseNote, Resume, ResumeConfirm, ResumeNote              string
-	ResumeNeedsApprover, EndedNote, ActionsNote                                      string
+	ResumeNeedsApprover, EndedNote, ActionsNote, Preview, PreviewNote, ResumePreview string
 	States                                                                           map[schedules.State]string
 	Tones, Languages, SkipReasons                                                    map[string]string
 	// The words the schedule is written in (Offset, WindowWords, AudienceWords): formats of
@@ -56,6 +56,9 @@ var schedulesEnglish = scheduleTexts{
 	ResumeConfirm:       "I have read the next batch above: prepare this schedule's batches again, from the next business day on.",
 	ResumeNote:          "Resuming is a high-risk action: its batches go to customers once approved. It is recorded in the audit trail with your name.",
 	ResumeNeedsApprover: "Resuming needs the approver role (collections.approver): ask a person who holds it.",
+	Preview:             "Preview the next batch",
+	PreviewNote:         "The preview reads every invoice of the schedule's audience in the ledger now: it may take a few seconds.",
+	ResumePreview:       "To resume the schedule, preview its next batch first: the resume form comes under it.",
 	EndedNote:           "The schedule ended on %s: it cannot be resumed; create another.",
 	ActionsNote:         "Pausing a schedule needs the operator or approver role; resuming it, the approver role.",
 	States:              map[schedules.State]string{schedules.Active: "active", schedules.Paused: "paused"},
@@ -100,6 +103,9 @@ var schedulesPortuguese = scheduleTexts{
 	ResumeConfirm:       "Li o próximo lote acima: preparar de novo os lotes desta régua, a partir do próximo dia útil.",
 	ResumeNote:          "Retomar é uma ação de alto risco: os lotes vão aos clientes depois de aprovados. Fica registrado na trilha de auditoria com o seu nome.",
 	ResumeNeedsApprover: "Retomar exige o papel de aprovação (collections.approver): peça a uma pessoa que o tenha.",
+	Preview:             "Prever o próximo lote",
+	PreviewNote:         "A previsão lê na carteira agora todas as faturas do público da régua: pode levar alguns segundos.",
+	ResumePreview:       "Para retomar a régua, preveja antes o próximo lote: o formulário de retomada vem abaixo dele.",
 	EndedNote:           "A régua terminou em %s: não pode ser retomada; crie outra.",
 	ActionsNote:         "Pausar uma régua exige o papel de operação ou de aprovação; retomá-la, o papel de aprovação.",
 	States:              map[schedules.State]string{schedules.Active: "ativa", schedules.Paused: "pausada"},

@@ -97,7 +97,7 @@ func TestConsoleSchedules(t *testing.T) {
 		e := newEnv(t, db, false)
 		f := seedSchedules(t, e)
 		t.Run("list", func(t *testing.T) { schedulesList(t, e, f) })
-		t.Run("bad parameters", func(t *testing.T) { schedulesBadParameters(t, e) })
+		t.Run("bad parameters", func(t *testing.T) { schedulesBadParameters(t, e, f) })
 		t.Run("viewer", func(t *testing.T) { schedulesViewer(t, e, f) })
 		t.Run("languages", func(t *testing.T) { schedulesLanguages(t, e, f) })
 		t.Run("agent", func(t *testing.T) { schedulesAgent(t, e, f) })
@@ -152,7 +152,7 @@ func schedulesList(t *testing.T, e *env, f scheduleFixture) {
 	}
 }
 
-func schedulesBadParameters(t *testing.T, e *env) {
+func schedulesBadParameters(t *testing.T, e *env, f scheduleFixture) {
 	b := e.browser(t)
 	b.open(t, web.SchedulesPath, viewer)
 	for _, c := range []struct{ path, field string }{
@@ -161,6 +161,7 @@ func schedulesBadParameters(t *testing.T, e *env) {
 		{web.SchedulesPath + "?after=now", "after"},
 		{web.SchedulePath, "id"},
 		{web.SchedulePath + "?id=NF-A1", "id"},
+		{web.SchedulePath + "?id=" + f.active + "&preview=all", "preview"},
 	} {
 		for lang, headline := range map[string]string{"en": "A field is not valid", "pt-BR": "Um campo não é válido"} {
 			sep := "?"
@@ -196,7 +197,12 @@ func scheduleState(t *testing.T, e *env, id string) schedules.Schedule {
 // change nothing.
 func schedulesViewer(t *testing.T, e *env, f scheduleFixture) {
 	b := e.browser(t)
+	// The page computes no plan unless asked: it links the preview.
 	p := b.open(t, web.SchedulePath+"?id="+f.active, viewer)
+	if strings.Contains(p.body, `id="plan-messages"`) || !strings.Contains(p.body, `<a href="/console/schedules/detail?id=`+f.active+`&amp;preview=next" id="preview-next">Preview the next batch</a>`) {
+		t.Errorf("the schedule page without ?preview shows a plan or no link to it:\n%s", p.body)
+	}
+	p = b.get(t, web.SchedulePath+"?id="+f.active+"&preview=next")
 	for _, want := range []string{
 		"Régua &lt;padrão&gt;", `id="schedule-state">active</span>`,
 		"on the due date (the next business day when it is not one)", "5 business days after the due date",
@@ -255,6 +261,10 @@ func refusalsAudited(t *testing.T, e *env, path string, code failure.Code) int {
 func schedulesLanguages(t *testing.T, e *env, f scheduleFixture) {
 	b := e.browser(t)
 	p := b.open(t, web.SchedulePath+"?id="+f.paused+"&lang=pt-BR", viewer)
+	if !strings.Contains(p.body, `&amp;preview=next" id="preview-next">Prever o próximo lote</a>`) {
+		t.Errorf("the schedule page in Portuguese does not link the preview:\n%s", p.body)
+	}
+	p = b.get(t, web.SchedulePath+"?id="+f.paused+"&lang=pt-BR&preview=next")
 	for _, want := range []string{
 		`<html lang="pt-BR"`, `id="schedule-state">pausada</span>`, "2 dias úteis depois do vencimento", "firme",
 		"das 08:00 às 20:00, de segunda a sábado, no fuso America/Sao_Paulo; nunca em feriado bancário",
@@ -346,7 +356,12 @@ func schedulesPauseResume(t *testing.T, e *env, f scheduleFixture) {
 	}
 
 	ab := e.browser(t)
+	// The resume form comes only under the preview it confirms.
 	p = ab.open(t, web.SchedulePath+"?id="+f.active+"&lang=en", approver)
+	if len(scheduleForms(p.body)) != 0 || !strings.Contains(p.body, "To resume the schedule, preview its next batch first") {
+		t.Fatalf("the approver's page of the paused schedule without the preview offers %v, want none and the preview's link:\n%s", scheduleForms(p.body), p.body)
+	}
+	p = ab.get(t, web.SchedulePath+"?id="+f.active+"&lang=en&preview=next")
 	forms = scheduleForms(p.body)
 	resume, ok := forms[web.ScheduleResumePath]
 	if !ok || len(forms) != 1 || !strings.Contains(p.body, `<input type="checkbox" name="confirm" value="yes" required>`) ||
