@@ -501,28 +501,20 @@ func (b *Batcher) send(ctx context.Context, tx store.Tx, id, date, approvalID st
 // stepDrafts are every draft the batch of schedule id on date took its steps with (the drafts
 // its bulk send names, in id order).
 func stepDrafts(ctx context.Context, q store.Querier, id, date string) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT DISTINCT draft_id FROM schedule_step WHERE schedule_id = $1 AND prepared_on = $2 ORDER BY draft_id`, id, date)
-	if err != nil {
-		return nil, fmt.Errorf("batch drafts: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var d string
-		if err := rows.Scan(&d); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return draftIDs(ctx, q, `SELECT DISTINCT draft_id FROM schedule_step WHERE schedule_id = $1 AND prepared_on = $2 ORDER BY draft_id`, id, date)
 }
 
 // batchDrafts are the drafts the batch of schedule id on date wrote: its steps' drafts that the
 // schedule created (reminders.Prepare may have answered a draft someone else had written, for
 // the same customer, invoices and tone: that one is theirs, and stays).
 func batchDrafts(ctx context.Context, q store.Querier, id, date string) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT DISTINCT s.draft_id FROM schedule_step s JOIN reminder_draft d ON d.id = s.draft_id
+	return draftIDs(ctx, q, `SELECT DISTINCT s.draft_id FROM schedule_step s JOIN reminder_draft d ON d.id = s.draft_id
 WHERE s.schedule_id = $1 AND s.prepared_on = $2 AND d.created_by_actor = $1 ORDER BY s.draft_id`, id, date)
+}
+
+// draftIDs reads the one column of draft ids sql selects for a schedule's batch.
+func draftIDs(ctx context.Context, q store.Querier, sql, id, date string) ([]string, error) {
+	rows, err := q.Query(ctx, sql, id, date)
 	if err != nil {
 		return nil, fmt.Errorf("batch drafts: %w", err)
 	}
