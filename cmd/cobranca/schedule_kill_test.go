@@ -102,11 +102,11 @@ func TestScheduleBatchKilled(t *testing.T) {
 		}
 	})
 
-	var bt collections.Batch
+	var bt schedules.Batch
 	step(t, "one batch, one approval, one draft per invoice", func() {
 		r.checkBatch(t, s.ID, killedBatch)
 		var err error
-		if bt, err = collections.GetBatch(ctx, r.db, s.ID, batchDay.String()); err != nil {
+		if bt, err = schedules.GetBatch(ctx, r.db, s.ID, batchDay.String()); err != nil {
 			t.Fatal(err)
 		}
 		if bt.Outcome != collections.BatchOpened || bt.Drafts != killedBatch || bt.Recipients != killedBatch || bt.ApprovalID == "" {
@@ -149,7 +149,7 @@ func TestScheduleBatchKilled(t *testing.T) {
 
 	step(t, "still one batch, one approval, executed, one bulk send", func() {
 		r.checkBatch(t, s.ID, killedBatch)
-		got, err := collections.GetBatch(ctx, r.db, s.ID, batchDay.String())
+		got, err := schedules.GetBatch(ctx, r.db, s.ID, batchDay.String())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -77,6 +77,7 @@ type Store struct {
 	ttl     time.Duration
 	now     func() time.Time
 	created Hook
+	decided Hook
 }
 
 // Hook is told of each pending action Create records, in the transaction that records it:
@@ -86,6 +87,11 @@ type Hook func(ctx context.Context, tx store.Tx, a *Action) error
 
 // OnCreate sets the hook Create calls. Set it before the Store is used: it is not guarded.
 func (s *Store) OnCreate(h Hook) { s.created = h }
+
+// OnDecide sets the hook Decide calls with each action it decides, in the transaction that
+// decides it (internal/collections queues an approved schedule batch's send so). Set it before
+// the Store is used: it is not guarded.
+func (s *Store) OnDecide(h Hook) { s.decided = h }
 
 // inTx is the handle that runs transactions: a store.DB.
 type inTx interface {
@@ -109,15 +115,22 @@ const columns = `id, tool, args_digest, preview, side_effects, requested_by, req
 created_at, expires_at, state, COALESCE(approver, ''), COALESCE(approver_acr, ''), COALESCE(approver_auth_time, 0),
 COALESCE(decided_at, 0), COALESCE(executed_at, 0)`
 
-// Create records a pending action for the call and returns it. With a hook (OnCreate), q must
-// be a transaction or a handle that runs them (a store.DB): the action and the hook's work
-// commit together.
+// Create records a pending action for the call, living the Store's TTL, and returns it. With
+// a hook (OnCreate), q must be a transaction or a handle that runs them (a store.DB): the
+// action and the hook's work commit together.
 func (s *Store) Create(ctx context.Context, q store.Querier, tool string, digest [sha256.Size]byte, preview string, effects []string, r Requester) (*Action, error) {
+	return s.CreateUntil(ctx, q, tool, digest, preview, effects, r, time.Time{})
+}
+
+// CreateUntil is Create for an action that lives until expires instead of the Store's TTL
+// (zero: the TTL), for a call whose own deadline is known: a schedule's batch lives until its
+// send window closes.
+func (s *Store) CreateUntil(ctx context.Context, q store.Querier, tool string, digest [sha256.Size]byte, preview string, effects []string, r Requester, expires time.Time) (*Action, error) {
 	if s.created == nil {
-		return s.create(ctx, q, tool, digest, preview, effects, r)
+		return s.create(ctx, q, tool, digest, preview, effects, r, expires)
 	}
 	run := func(ctx context.Context, tx store.Tx) (*Action, error) {
-		a, err := s.create(ctx, tx, tool, digest, preview, effects, r)
+		a, err := s.create(ctx, tx, tool, digest, preview, effects, r, expires)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +154,7 @@ func (s *Store) Create(ctx context.Context, q store.Querier, tool string, digest
 	return nil, fmt.Errorf("approval: create: %T runs no transaction, and the hook needs one", q)
 }
 
-func (s *Store) create(ctx context.Context, q store.Querier, tool string, digest [sha256.Size]byte, preview string, effects []string, r Requester) (*Action, error) {
+func (s *Store) create(ctx context.Context, q store.Querier, tool string, digest [sha256.Size]byte, preview string, effects []string, r Requester, expires time.Time) (*Action, error) {
 	if effects == nil {
 		effects = []string{}
 	}
@@ -150,8 +163,14 @@ func (s *Store) create(ctx context.Context, q store.Querier, tool string, digest
 		return nil, err
 	}
 	now := s.now()
+	if expires.IsZero() {
+		expires = now.Add(s.ttl)
+	}
+	if !expires.After(now) {
+		return nil, fmt.Errorf("approval: create: it would expire at %s, not after now (%s)", expires.Format(time.RFC3339), now.Format(time.RFC3339))
+	}
 	a := &Action{ID: ident.New(Prefix), Tool: tool, Digest: digest, Preview: preview, SideEffects: effects,
-		Requester: r, Created: now, Expires: now.Add(s.ttl), State: Pending}
+		Requester: r, Created: now, Expires: expires, State: Pending}
 	_, err = q.Exec(ctx, `INSERT INTO approval (id, tool, args_digest, preview, side_effects, requested_by, requested_client,
 requested_actor, created_at, expires_at, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending')`,
 		a.ID, tool, digest[:], preview, string(fx), r.Subject, r.Client, r.Actor, micros(a.Created), micros(a.Expires))
@@ -227,6 +246,11 @@ WHERE id = $1 AND state = 'pending' AND expires_at > $6`, id, string(state), ap.
 	}
 	if n == 0 {
 		return a, ErrDecided
+	}
+	if s.decided != nil {
+		if err := s.decided(ctx, tx, a); err != nil {
+			return nil, fmt.Errorf("approval: decide: %w", err)
+		}
 	}
 	return a, nil
 }

@@ -273,6 +273,20 @@ func (c *Calendar) NextOpen(w Window, t time.Time) time.Time {
 	return time.Time{}
 }
 
+// NextClose is when the window open at t, or the next one to open after t (NextOpen),
+// closes: its day's Close on the zone's clock (in t's location). A schedule's batch may wait
+// for a person's approval until then. It returns the zero Time only for a window that fails
+// Validate.
+func (c *Calendar) NextClose(w Window, t time.Time) time.Time {
+	open := c.NextOpen(w, t)
+	if open.IsZero() {
+		return time.Time{}
+	}
+	lo := open.In(w.Zone)
+	y, m, d := lo.Date()
+	return time.Date(y, m, d, w.Close/60, w.Close%60, 0, 0, w.Zone).In(t.Location())
+}
+
 // opening is the first moment at or after from at which w is open on d.
 func (c *Calendar) opening(w Window, d Date, from time.Time) (time.Time, bool) {
 	if !c.openOn(w, d) {

@@ -293,3 +293,32 @@ func BenchmarkNextOpen(b *testing.B) {
 		i++
 	}
 }
+
+func TestNextClose(t *testing.T) {
+	c := Brazil()
+	sp := load(t, "America/Sao_Paulo")
+	def := DefaultWindow()
+	for _, tc := range []struct {
+		name string
+		t    time.Time
+		want time.Time
+	}{
+		{"open: today's close", time.Date(2026, 12, 2, 10, 17, 3, 9, sp), time.Date(2026, 12, 2, 20, 0, 0, 0, sp)},
+		{"before opening: today's close", time.Date(2026, 12, 2, 0, 5, 0, 0, sp), time.Date(2026, 12, 2, 20, 0, 0, 0, sp)},
+		{"at closing: the next day's", time.Date(2026, 12, 2, 20, 0, 0, 0, sp), time.Date(2026, 12, 3, 20, 0, 0, 0, sp)},
+		{"Sunday then Carnival: Ash Wednesday's", time.Date(2026, 2, 14, 20, 0, 0, 0, sp), time.Date(2026, 2, 18, 20, 0, 0, 0, sp)},
+		{"Consciência Negra: Saturday's", time.Date(2026, 11, 19, 21, 0, 0, 0, sp), time.Date(2026, 11, 21, 20, 0, 0, 0, sp)},
+		{"t in UTC, answer in UTC", time.Date(2026, 12, 2, 23, 30, 0, 0, time.UTC), time.Date(2026, 12, 3, 23, 0, 0, 0, time.UTC)},
+	} {
+		got := c.NextClose(def, tc.t)
+		if !got.Equal(tc.want) || got.Location() != tc.t.Location() {
+			t.Errorf("%s: NextClose(%v) = %v, want %v", tc.name, tc.t, got, tc.want)
+		}
+		if open := c.NextOpen(def, tc.t); !c.InWindow(def, got.Add(-time.Second)) || c.InWindow(def, got) || !got.After(open) {
+			t.Errorf("%s: NextClose(%v) = %v is not where the window open at %v closes", tc.name, tc.t, got, open)
+		}
+	}
+	if got := c.NextClose(Window{}, time.Now()); !got.IsZero() {
+		t.Errorf("NextClose of an invalid window = %v, want the zero Time", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -37,35 +38,22 @@ import (
 // BatchClient is the client an approval of a schedule's batch names as the requester's.
 const BatchClient = "cobranca-schedule"
 
-// Batch outcomes, as schedule_batch records them.
+// Batch outcomes and records are internal/schedules' (schedule_batch): the console reads them
+// too, and imports no tool.
 const (
-	BatchOpened = "opened" // drafts prepared, one bulk send waits for approval
-	BatchLapsed = "lapsed" // its approval expired or was rejected: its open drafts discarded
-	BatchEmpty  = "empty"  // nothing to send: no approval asked
-	BatchClosed = "closed" // the schedule is paused or past its end date
+	BatchOpened = schedules.BatchOpened
+	BatchLapsed = schedules.BatchLapsed
+	BatchEmpty  = schedules.BatchEmpty
+	BatchClosed = schedules.BatchClosed
 )
 
-// Batch is what a schedule's job did on one day.
-type Batch struct {
-	ScheduleID string
-	Date       string
-	Outcome    string
-	ApprovalID string
-	BulkID     string
-	Drafts     int
-	Recipients int
-	PlanHash   string
-	Skipped    BatchSkips
-	CreatedAt  time.Time
-	// ApprovalState is the state of its approval (LatestBatches only; "" without one).
-	ApprovalState approval.State
-}
-
-// BatchSkips are a batch's skips: the schedule's plan's (invoices left out) and the bulk
-// send's (drafts prepared but not sendable).
-type BatchSkips struct {
-	Plan schedules.Skips `json:"plan"`
-	Bulk skipCounts      `json:"bulk"`
+// counts are s by reason, named as its JSON names them, as schedules.BatchSkips records a
+// bulk send's.
+func (s skipCounts) counts() map[string]int {
+	raw, _ := json.Marshal(s) // a struct of ints always marshals
+	var m map[string]int
+	_ = json.Unmarshal(raw, &m)
+	return m
 }
 
 // Batcher runs schedules' daily batches.
@@ -94,37 +82,37 @@ func (b *Batcher) now() time.Time {
 
 // Run makes the batch of the schedule id on date (the schedule's today when zero), once: a
 // batch already recorded is returned as it stands (again true).
-func (b *Batcher) Run(ctx context.Context, id string, date calendar.Date) (bt Batch, again bool, err error) {
+func (b *Batcher) Run(ctx context.Context, id string, date calendar.Date) (bt schedules.Batch, again bool, err error) {
 	err = b.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		bt, again, err = b.run(ctx, tx, id, date)
 		return err
 	})
 	if err != nil {
-		return Batch{}, false, fmt.Errorf("schedule batch %s: %w", id, err)
+		return schedules.Batch{}, false, fmt.Errorf("schedule batch %s: %w", id, err)
 	}
 	return bt, again, nil
 }
 
-func (b *Batcher) run(ctx context.Context, tx store.Tx, id string, date calendar.Date) (Batch, bool, error) {
+func (b *Batcher) run(ctx context.Context, tx store.Tx, id string, date calendar.Date) (schedules.Batch, bool, error) {
 	now := b.now()
 	s, err := schedules.GetForUpdate(ctx, tx, id)
 	if err != nil {
-		return Batch{}, false, err
+		return schedules.Batch{}, false, err
 	}
 	if date == (calendar.Date{}) {
 		date = s.Today(now)
 	}
 	// The schedule's lock serializes the replicas: the second reads the first's row.
-	if prev, err := GetBatch(ctx, tx, id, date.String()); err == nil {
+	if prev, err := schedules.GetBatch(ctx, tx, id, date.String()); err == nil {
 		return prev, true, nil
 	} else if !errors.Is(err, store.ErrNoRows) {
-		return Batch{}, false, err
+		return schedules.Batch{}, false, err
 	}
 	p, err := schedules.Plan(ctx, tx, s, date, now)
 	if err != nil {
-		return Batch{}, false, err
+		return schedules.Batch{}, false, err
 	}
-	bt := Batch{ScheduleID: id, Date: date.String(), Outcome: BatchEmpty, Skipped: BatchSkips{Plan: p.Skipped},
+	bt := schedules.Batch{ScheduleID: id, Date: date.String(), Outcome: BatchEmpty, Skipped: schedules.BatchSkips{Plan: p.Skipped},
 		CreatedAt: time.UnixMicro(now.UnixMicro()).UTC()}
 	if !p.BusinessDay {
 		// Not a day of batches: nothing is recorded, so the key stays free (a job asked on a
@@ -133,7 +121,7 @@ func (b *Batcher) run(ctx context.Context, tx store.Tx, id string, date calendar
 	}
 	if s.State != schedules.Active || s.Ended(date) {
 		bt.Outcome = BatchClosed
-		return bt, false, insertBatch(ctx, tx, bt)
+		return bt, false, schedules.InsertBatch(ctx, tx, bt)
 	}
 	ids := make([]string, 0, len(p.Messages))
 	for _, m := range p.Messages {
@@ -141,7 +129,7 @@ func (b *Batcher) run(ctx context.Context, tx store.Tx, id string, date calendar
 		req.PixCode = pixCharge(b.Settings.Pix, m.Currency)
 		d, created, err := reminders.Prepare(ctx, tx, b.Templates, req, now)
 		if err != nil {
-			return Batch{}, false, err
+			return schedules.Batch{}, false, err
 		}
 		if created && d.Pix != nil {
 			// As prepare_reminder: the code's txid is a payment reference of the invoices.
@@ -150,47 +138,55 @@ func (b *Batcher) run(ctx context.Context, tx store.Tx, id string, date calendar
 				invs[i] = inv.ID
 			}
 			if err := ledger.AddReference(ctx, tx, invs, d.Pix.TxID, ledger.SourceReminder, d.ID, now); err != nil {
-				return Batch{}, false, err
+				return schedules.Batch{}, false, err
 			}
 		}
 		if err := schedules.RecordTaken(ctx, tx, s.ID, p.Date.String(), m.Taken(d.ID), now); err != nil {
-			return Batch{}, false, err
+			return schedules.Batch{}, false, err
 		}
 		ids = append(ids, d.ID)
 	}
 	if b.failAfterPrepare != nil {
-		return Batch{}, false, b.failAfterPrepare
+		return schedules.Batch{}, false, b.failAfterPrepare
 	}
 	bt.Drafts = len(ids)
 	if len(ids) == 0 {
-		return bt, false, insertBatch(ctx, tx, bt)
+		return bt, false, schedules.InsertBatch(ctx, tx, bt)
 	}
 	a := &bulkArgs{DraftIDs: ids}
 	bp, err := planBulk(ctx, tx, a, date.String(), b.Settings.LedgerRequired)
 	if err != nil {
-		return Batch{}, false, err
+		return schedules.Batch{}, false, err
 	}
-	bt.Recipients, bt.PlanHash, bt.Skipped.Bulk = len(bp.send), bp.hash, bp.skipped
+	bt.Recipients, bt.PlanHash, bt.Skipped.Bulk = len(bp.send), bp.hash, bp.skipped.counts()
+	for _, d := range bp.send {
+		bt.SendIDs = append(bt.SendIDs, d.ID)
+	}
 	if len(bp.send) == 0 {
-		return bt, false, insertBatch(ctx, tx, bt)
+		return bt, false, schedules.InsertBatch(ctx, tx, bt)
 	}
 	est, rule := bulkTool{mail: b.Mail}.estimate(len(bp.send))
 	preview := fmt.Sprintf("Schedule %q (%s), batch of %s: ", s.Name, s.ID, bt.Date) + bp.describe(samples(bp), est, rule)
 	if n := p.Skipped.Total(); n > 0 {
 		preview += fmt.Sprintf("The schedule's plan left out %s (by reason: %s).\n", count(n, "invoice", "invoices"), skipWords(p.Skipped))
 	}
-	act, err := b.Approvals.Create(ctx, tx, BulkSendName, batchDigest(bt), preview, bulkSendContract().SideEffects.Changes,
-		approval.Requester{Subject: s.Created.By, Client: BatchClient, Actor: s.ID})
+	// The person may approve the batch until the send window it goes out in closes: today's,
+	// for a batch made before or while it is open.
+	expires := calendar.Brazil().NextClose(s.Window, now)
+	preview += fmt.Sprintf("If approved, its messages go out inside the send window (%s), each checked again against the ledger and the customer's status as it leaves: a customer who has paid, disputed, promised or asked not to be contacted since is left out. Approve it before %s, or it lapses and its drafts are discarded.\n",
+		s.Window, expires.In(s.Window.Zone).Format("2006-01-02 15:04 MST"))
+	act, err := b.Approvals.CreateUntil(ctx, tx, BulkSendName, batchDigest(bt), preview, bulkSendContract().SideEffects.Changes,
+		approval.Requester{Subject: s.Created.By, Client: BatchClient, Actor: s.ID}, expires)
 	if err != nil {
-		return Batch{}, false, err
+		return schedules.Batch{}, false, err
 	}
 	bt.Outcome, bt.ApprovalID = BatchOpened, act.ID
-	return bt, false, insertBatch(ctx, tx, bt)
+	return bt, false, schedules.InsertBatch(ctx, tx, bt)
 }
 
 // batchDigest is what the batch's approval binds: the bulk send of exactly this plan, for this
 // schedule and day.
-func batchDigest(bt Batch) [sha256.Size]byte {
+func batchDigest(bt schedules.Batch) [sha256.Size]byte {
 	return sha256.Sum256([]byte("cobranca.schedule_batch/1\x00" + bt.ScheduleID + "\x00" + bt.Date + "\x00" + bt.PlanHash))
 }
 
@@ -212,77 +208,6 @@ func skipWords(s schedules.Skips) string {
 	return out
 }
 
-func insertBatch(ctx context.Context, tx store.Tx, bt Batch) error {
-	sk, err := json.Marshal(bt.Skipped)
-	if err != nil {
-		return err
-	}
-	_, err = tx.Exec(ctx, `INSERT INTO schedule_batch (schedule_id, batch_date, outcome, approval_id, bulk_id, drafts, recipients, plan_hash, skipped, created_at)
-VALUES ($1, $2, $3, $4, '', $5, $6, $7, $8, $9)`, bt.ScheduleID, bt.Date, bt.Outcome, bt.ApprovalID, int64(bt.Drafts), int64(bt.Recipients),
-		bt.PlanHash, string(sk), bt.CreatedAt.UnixMicro())
-	if err != nil {
-		return fmt.Errorf("record batch: %w", err)
-	}
-	return nil
-}
-
-const batchColumns = `schedule_id, batch_date, outcome, approval_id, bulk_id, drafts, recipients, plan_hash, skipped, created_at`
-
-// scanBatch reads batchColumns, then the extra columns into extra.
-func scanBatch(row store.Row, extra ...any) (Batch, error) {
-	var (
-		bt            Batch
-		drafts, n, at int64
-		sk            string
-	)
-	dst := append([]any{&bt.ScheduleID, &bt.Date, &bt.Outcome, &bt.ApprovalID, &bt.BulkID, &drafts, &n, &bt.PlanHash, &sk, &at}, extra...)
-	if err := row.Scan(dst...); err != nil {
-		return Batch{}, err
-	}
-	bt.Drafts, bt.Recipients, bt.CreatedAt = int(drafts), int(n), time.UnixMicro(at).UTC()
-	if err := json.Unmarshal([]byte(sk), &bt.Skipped); err != nil {
-		return Batch{}, fmt.Errorf("batch %s %s: skipped: %w", bt.ScheduleID, bt.Date, err)
-	}
-	return bt, nil
-}
-
-// GetBatch is the batch of schedule id on date (store.ErrNoRows when none).
-func GetBatch(ctx context.Context, q store.Querier, id, date string) (Batch, error) {
-	return scanBatch(q.QueryRow(ctx, `SELECT `+batchColumns+` FROM schedule_batch WHERE schedule_id = $1 AND batch_date = $2`, id, date))
-}
-
-// LatestBatches are the schedule's latest batches, newest first, at most limit, each with
-// its approval's state as it reads at now (approval.StateAt).
-func LatestBatches(ctx context.Context, q store.Querier, id string, limit int, now time.Time) ([]Batch, error) {
-	rows, err := q.Query(ctx, `SELECT b.schedule_id, b.batch_date, b.outcome, b.approval_id, b.bulk_id, b.drafts, b.recipients,
-b.plan_hash, b.skipped, b.created_at, COALESCE(a.state, ''), COALESCE(a.expires_at, 0)
-FROM schedule_batch b LEFT JOIN approval a ON a.id = b.approval_id
-WHERE b.schedule_id = $1 ORDER BY b.batch_date DESC LIMIT $2`, id, int64(limit))
-	if err != nil {
-		return nil, fmt.Errorf("schedule batches: %w", err)
-	}
-	defer rows.Close()
-	var out []Batch
-	for rows.Next() {
-		var (
-			state   string
-			expires int64
-		)
-		bt, err := scanBatch(rows, &state, &expires)
-		if err != nil {
-			return nil, err
-		}
-		if state != "" {
-			bt.ApprovalState = approval.StateAt(approval.State(state), time.UnixMicro(expires), now)
-		}
-		out = append(out, bt)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("schedule batches: %w", err)
-	}
-	return out, nil
-}
-
 // batchQueue is River's queue of the daily batches.
 const batchQueue = "schedule_batch"
 
@@ -295,6 +220,15 @@ type BatchArgs struct {
 
 // Kind is River's name of the job.
 func (BatchArgs) Kind() string { return "cobranca.schedule_batch" }
+
+// SendArgs is the job that sends the batch an approval is for, once a person approved it
+// (OnDecide's hook queues it, scheduled for when the batch's send window opens).
+type SendArgs struct {
+	ApprovalID string `json:"approvalId"`
+}
+
+// Kind is River's name of the job.
+func (SendArgs) Kind() string { return "cobranca.schedule_batch_send" }
 
 // TickArgs is the periodic job that asks, for each active schedule, today's batch.
 type TickArgs struct{}
@@ -316,6 +250,10 @@ func (b *Batcher) Jobs() []outbox.Job {
 			_, _, err = b.Run(ctx, job.Args.ScheduleID, d)
 			return err
 		}),
+		outbox.NewJob(batchQueue+"_send", 1, func(ctx context.Context, o *outbox.Outbox, job *river.Job[SendArgs]) error {
+			_, err := b.send(ctx, job.Args.ApprovalID)
+			return err
+		}),
 		outbox.NewJob(batchQueue+"_tick", 1, func(ctx context.Context, o *outbox.Outbox, _ *river.Job[TickArgs]) error {
 			return b.Tick(ctx, o)
 		}),
@@ -329,19 +267,39 @@ func (b *Batcher) Periodic() *river.PeriodicJob {
 	}, &river.PeriodicJobOpts{RunOnStart: true})
 }
 
+// OnApproved is the approvals' decide hook (approval.Store.OnDecide) that sends a schedule's
+// batch as soon as a person approves it: in the deciding transaction, it queues the batch's
+// send job, scheduled for now when the schedule's send window is open, else for when it
+// opens. Any other decision passes through.
+func (b *Batcher) OnApproved(o *outbox.Outbox) approval.Hook {
+	return func(ctx context.Context, tx store.Tx, a *approval.Action) error {
+		if a.State != approval.Approved || a.Requester.Client != BatchClient {
+			return nil
+		}
+		s, err := schedules.Get(ctx, tx, a.Requester.Actor)
+		if err != nil {
+			return fmt.Errorf("schedule batch %s: %w", a.ID, err)
+		}
+		at := calendar.Brazil().NextOpen(s.Window, b.now())
+		_, _, err = o.Insert(ctx, tx, SendArgs{ApprovalID: a.ID},
+			&river.InsertOpts{Queue: batchQueue + "_send", ScheduledAt: at, UniqueOpts: river.UniqueOpts{ByArgs: true}})
+		return err
+	}
+}
+
 // Lapse discards the open drafts of every opened batch whose approval expired or was rejected
 // before its bulk send ran, and records the batch lapsed: the drafts discarded give their steps
 // back (schedules.RecordTaken), so a later batch may take them again. It returns how many
 // batches lapsed. Each batch lapses in a transaction of its own, under its schedule's lock
 // (Run's), so a replica's Lapse and another's Run or Lapse never interleave.
 func (b *Batcher) Lapse(ctx context.Context) (int, error) {
-	open, err := openBatches(ctx, b.DB)
+	open, err := schedules.OpenBatches(ctx, b.DB, "")
 	if err != nil {
 		return 0, err
 	}
 	lapsed := 0
 	for _, o := range open {
-		act, err := b.Approvals.Get(ctx, b.DB, o[2])
+		act, err := b.Approvals.Get(ctx, b.DB, o.ApprovalID)
 		if err != nil {
 			return lapsed, err
 		}
@@ -349,110 +307,103 @@ func (b *Batcher) Lapse(ctx context.Context) (int, error) {
 			continue
 		}
 		err = b.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-			if _, err := schedules.GetForUpdate(ctx, tx, o[0]); err != nil {
+			if _, err := schedules.GetForUpdate(ctx, tx, o.ScheduleID); err != nil {
 				return err
 			}
-			done, err := b.lapse(ctx, tx, o[0], o[1])
-			if done {
-				lapsed++
+			done, err := schedules.MarkBatchLapsed(ctx, tx, o.ScheduleID, o.Date)
+			if err != nil || !done {
+				return err
 			}
-			return err
+			lapsed++
+			return b.discard(ctx, tx, o.ScheduleID, o.Date, nil)
 		})
 		if err != nil {
-			return lapsed, fmt.Errorf("schedule batch %s %s: lapse: %w", o[0], o[1], err)
+			return lapsed, fmt.Errorf("schedule batch %s %s: lapse: %w", o.ScheduleID, o.Date, err)
 		}
 	}
 	return lapsed, nil
 }
 
-// lapse records the opened batch of schedule id on date lapsed and discards the drafts it
-// wrote, in tx under the schedule's lock; done is false when it was no longer opened (another
-// replica lapsed or sent it first).
-func (b *Batcher) lapse(ctx context.Context, tx store.Tx, id, date string) (done bool, err error) {
-	n, err := tx.Exec(ctx, `UPDATE schedule_batch SET outcome = 'lapsed' WHERE schedule_id = $1 AND batch_date = $2 AND outcome = 'opened' AND bulk_id = ''`, id, date)
-	if err != nil || n == 0 {
-		return false, err
-	}
+// discard discards the drafts the batch of schedule id on date wrote that are still open,
+// but those in keep (the ones its send just queued), in tx under the schedule's lock.
+func (b *Batcher) discard(ctx context.Context, tx store.Tx, id, date string, keep map[string]bool) error {
 	drafts, err := batchDrafts(ctx, tx, id, date)
 	if err != nil {
-		return false, err
+		return err
 	}
-	if _, err := reminders.DiscardIDs(ctx, tx, drafts, b.now()); err != nil {
-		return false, err
-	}
-	return true, nil
+	drafts = slices.DeleteFunc(drafts, func(d string) bool { return keep[d] })
+	_, err = reminders.DiscardIDs(ctx, tx, drafts, b.now())
+	return err
 }
 
-// openBatches are the batches opened whose bulk send has not run: (schedule, date, approval).
-func openBatches(ctx context.Context, q store.Querier) ([][3]string, error) {
-	rows, err := q.Query(ctx, `SELECT schedule_id, batch_date, approval_id FROM schedule_batch WHERE outcome = 'opened' AND bulk_id = '' ORDER BY batch_date, schedule_id`)
-	if err != nil {
-		return nil, fmt.Errorf("schedule batches: open: %w", err)
-	}
-	defer rows.Close()
-	var out [][3]string
-	for rows.Next() {
-		var o [3]string
-		if err := rows.Scan(&o[0], &o[1], &o[2]); err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	return out, rows.Err()
-}
-
-// Send runs the bulk send of every opened batch whose approval a person approved, each in a
-// transaction of its own under its schedule's lock: the approval is locked and marked executed,
-// the bulk plan of the batch's drafts is computed again, locking, and, if it is still the one
-// approved (its plan hash), its messages are enqueued — only inside the schedule's send window:
-// outside it the batch waits, approved, for a tick inside it — the bulk send recorded, its audit event
-// written and the batch's bulk_id set — all or nothing, once. A batch whose plan changed since
-// (a draft, a customer's status, the ledger) lapses instead: its drafts are discarded. It
-// returns how many batches were sent.
+// Send runs the bulk send of every opened batch whose approval a person approved (what the
+// send job does for one, Tick for all that wait), and returns how many it sent.
 func (b *Batcher) Send(ctx context.Context) (int, error) {
-	open, err := openBatches(ctx, b.DB)
+	open, err := schedules.OpenBatches(ctx, b.DB, "")
 	if err != nil {
 		return 0, err
 	}
 	sent := 0
 	for _, o := range open {
-		act, err := b.Approvals.Get(ctx, b.DB, o[2])
+		n, err := b.send(ctx, o.ApprovalID)
+		sent += n
 		if err != nil {
 			return sent, err
-		}
-		if act.State != approval.Approved {
-			continue
-		}
-		err = b.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-			ok, err := b.send(ctx, tx, o[0], o[1], o[2])
-			if ok {
-				sent++
-			}
-			return err
-		})
-		if err != nil {
-			return sent, fmt.Errorf("schedule batch %s %s: send: %w", o[0], o[1], err)
 		}
 	}
 	return sent, nil
 }
 
-func (b *Batcher) send(ctx context.Context, tx store.Tx, id, date, approvalID string) (bool, error) {
+// send runs the bulk send of the opened batch approvalID is for, if a person approved it, in
+// a transaction under its schedule's lock, and returns 1 when it sent it. Only inside the
+// schedule's send window: outside it the batch waits, approved, for its send job or a tick
+// inside it. The approval is locked and marked executed; the bulk plan is computed again,
+// locking, over the drafts the person approved (the batch's SendIDs) and no other: a draft
+// whose invoice was paid, disputed or promised since, or whose customer may no longer be
+// contacted, is left out — that customer only —, and the rest is enqueued, the bulk send
+// recorded with its audit event, and the batch's bulk_id set, all or nothing, once. The
+// drafts it wrote and left out are discarded, which gives their steps back. A batch left with
+// nothing to send lapses.
+func (b *Batcher) send(ctx context.Context, approvalID string) (int, error) {
+	open, err := schedules.OpenBatches(ctx, b.DB, approvalID)
+	if err != nil || len(open) == 0 {
+		return 0, err // sent or lapsed already, or no batch's
+	}
+	o := open[0]
+	act, err := b.Approvals.Get(ctx, b.DB, approvalID)
+	if err != nil || act.State != approval.Approved {
+		return 0, err
+	}
+	sent := 0
+	err = b.DB.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		ok, err := b.sendTx(ctx, tx, o.ScheduleID, o.Date, approvalID)
+		if ok {
+			sent = 1
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("schedule batch %s %s: send: %w", o.ScheduleID, o.Date, err)
+	}
+	return sent, nil
+}
+
+func (b *Batcher) sendTx(ctx context.Context, tx store.Tx, id, date, approvalID string) (bool, error) {
 	now := b.now()
 	s, err := schedules.GetForUpdate(ctx, tx, id)
 	if err != nil {
 		return false, err
 	}
-	bt, err := GetBatch(ctx, tx, id, date)
+	bt, err := schedules.GetBatch(ctx, tx, id, date)
 	if err != nil {
 		return false, err
 	}
 	if bt.Outcome != BatchOpened || bt.BulkID != "" {
 		return false, nil // another replica sent or lapsed it first
 	}
-	// Outside the send window (or on a day that is no business day) the batch waits for a tick
-	// inside it, approved, rather than queueing held messages: its plan, and so the ledger and
-	// every customer's status, is checked again when its messages leave, never hours before.
+	// Outside the send window (or on a day that is no business day) the batch waits for its
+	// send job or a tick inside it, approved, rather than queueing held messages: the ledger
+	// and every customer's status are checked when its messages leave, never hours before.
 	if !calendar.Brazil().InWindow(s.Window, now) {
 		return false, nil
 	}
@@ -463,18 +414,16 @@ func (b *Batcher) send(ctx context.Context, tx store.Tx, id, date, approvalID st
 	if act.State != approval.Approved {
 		return false, nil
 	}
-	drafts, err := stepDrafts(ctx, tx, id, date)
+	p, err := planBulk(ctx, tx, &bulkArgs{DraftIDs: bt.SendIDs}, date, b.Settings.LedgerRequired)
 	if err != nil {
 		return false, err
 	}
-	p, err := planBulk(ctx, tx, &bulkArgs{DraftIDs: drafts}, date, b.Settings.LedgerRequired)
-	if err != nil {
-		return false, err
-	}
-	if p.hash != bt.PlanHash || len(p.send) == 0 {
-		// Not what the person approved: nothing is sent, and the drafts give their steps back.
-		_, err := b.lapse(ctx, tx, id, date)
-		return false, err
+	if len(p.send) == 0 {
+		// Every customer of the batch paid, disputed, promised or may no longer be contacted.
+		if _, err := schedules.MarkBatchLapsed(ctx, tx, id, date); err != nil {
+			return false, err
+		}
+		return false, b.discard(ctx, tx, id, date, nil)
 	}
 	by, actor := s.Created.By, s.ID
 	sb, err := sendPlan(ctx, tx, b.Mail, p, by, actor, approvalID, now, func(int, int) {})
@@ -485,8 +434,15 @@ func (b *Batcher) send(ctx context.Context, tx store.Tx, id, date, approvalID st
 	if n, err := tx.Exec(ctx, mark.SQL, mark.Args...); err != nil || n != 1 {
 		return false, errors.Join(err, fmt.Errorf("approval %s: not marked executed", approvalID))
 	}
-	if _, err := tx.Exec(ctx, `UPDATE schedule_batch SET bulk_id = $3 WHERE schedule_id = $1 AND batch_date = $2`, id, date, sb.ID); err != nil {
-		return false, fmt.Errorf("record the bulk send: %w", err)
+	if err := schedules.MarkBatchSent(ctx, tx, id, date, sb.ID, p.skipped.counts()); err != nil {
+		return false, err
+	}
+	keep := make(map[string]bool, len(p.send))
+	for _, d := range p.send {
+		keep[d.ID] = true
+	}
+	if err := b.discard(ctx, tx, id, date, keep); err != nil {
+		return false, err
 	}
 	if b.Audit != nil {
 		ev := auditlog.Event{Name: bulkAuditEvent, Tool: BulkSendName, Risk: string(contract.Critical), Subject: by, Actor: actor, ClientID: BatchClient,
@@ -498,23 +454,12 @@ func (b *Batcher) send(ctx context.Context, tx store.Tx, id, date, approvalID st
 	return true, nil
 }
 
-// stepDrafts are every draft the batch of schedule id on date took its steps with (the drafts
-// its bulk send names, in id order).
-func stepDrafts(ctx context.Context, q store.Querier, id, date string) ([]string, error) {
-	return draftIDs(ctx, q, `SELECT DISTINCT draft_id FROM schedule_step WHERE schedule_id = $1 AND prepared_on = $2 ORDER BY draft_id`, id, date)
-}
-
 // batchDrafts are the drafts the batch of schedule id on date wrote: its steps' drafts that the
 // schedule created (reminders.Prepare may have answered a draft someone else had written, for
 // the same customer, invoices and tone: that one is theirs, and stays).
 func batchDrafts(ctx context.Context, q store.Querier, id, date string) ([]string, error) {
-	return draftIDs(ctx, q, `SELECT DISTINCT s.draft_id FROM schedule_step s JOIN reminder_draft d ON d.id = s.draft_id
+	rows, err := q.Query(ctx, `SELECT DISTINCT s.draft_id FROM schedule_step s JOIN reminder_draft d ON d.id = s.draft_id
 WHERE s.schedule_id = $1 AND s.prepared_on = $2 AND d.created_by_actor = $1 ORDER BY s.draft_id`, id, date)
-}
-
-// draftIDs reads the one column of draft ids sql selects for a schedule's batch.
-func draftIDs(ctx context.Context, q store.Querier, sql, id, date string) ([]string, error) {
-	rows, err := q.Query(ctx, sql, id, date)
 	if err != nil {
 		return nil, fmt.Errorf("batch drafts: %w", err)
 	}
@@ -530,9 +475,12 @@ func draftIDs(ctx context.Context, q store.Querier, sql, id, date string) ([]str
 	return out, rows.Err()
 }
 
-// Tick runs the approved batches (Send), lapses those whose approval expired (Lapse), then asks, for each active schedule whose today (in its zone) is a business day not past
-// its end date, the job of today's batch, unless that batch is recorded: River's unique jobs
-// keep one per schedule and day.
+// Tick runs the approved batches (Send), lapses those whose approval expired or was rejected
+// (Lapse), then asks, for each active schedule whose send window is open now on a business day
+// (in its zone) not past its end date, the job of today's batch, unless that batch is
+// recorded: River's unique jobs keep one per schedule and day. A batch is made when its day's
+// window opens, so that its drafts read the ledger of that morning and a person has the whole
+// window to approve it; a business day on which the window does not open has no batch.
 func (b *Batcher) Tick(ctx context.Context, o *outbox.Outbox) error {
 	if _, err := b.Send(ctx); err != nil {
 		return err
@@ -550,10 +498,10 @@ func (b *Batcher) Tick(ctx context.Context, o *outbox.Outbox) error {
 		}
 		for _, s := range page {
 			day := s.Today(now)
-			if !cal.IsBusinessDay(day) || s.Ended(day) {
+			if !cal.IsBusinessDay(day) || s.Ended(day) || !cal.InWindow(s.Window, now) {
 				continue
 			}
-			if _, err := GetBatch(ctx, b.DB, s.ID, day.String()); err == nil {
+			if _, err := schedules.GetBatch(ctx, b.DB, s.ID, day.String()); err == nil {
 				continue
 			} else if !errors.Is(err, store.ErrNoRows) {
 				return err

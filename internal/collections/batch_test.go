@@ -98,7 +98,7 @@ func TestScheduleBatch(t *testing.T) {
 		b.FailAfterPrepare(nil)
 
 		var wg sync.WaitGroup
-		results := make([]collections.Batch, 2)
+		results := make([]schedules.Batch, 2)
 		agains := make([]bool, 2)
 		errs := make([]error, 2)
 		for i := range 2 {
@@ -151,7 +151,7 @@ func TestScheduleBatch(t *testing.T) {
 		if _, _, err := b.Run(ctx, s.ID, sunday); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := collections.GetBatch(ctx, e.db, s.ID, "2026-07-05"); !errors.Is(err, store.ErrNoRows) {
+		if _, err := schedules.GetBatch(ctx, e.db, s.ID, "2026-07-05"); !errors.Is(err, store.ErrNoRows) {
 			t.Errorf("Sunday's batch: %v, want none", err)
 		}
 		err = e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -209,7 +209,7 @@ func TestScheduleBatchReplicas(t *testing.T) {
 		if n := countRows(t, e.db, `SELECT count(*) FROM river_job WHERE kind = 'cobranca.schedule_batch'`); n != 1 {
 			t.Errorf("%d batch jobs, want 1", n)
 		}
-		bt, err := collections.GetBatch(ctx, e.db, s.ID, "2026-07-01")
+		bt, err := schedules.GetBatch(ctx, e.db, s.ID, "2026-07-01")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +248,7 @@ func TestScheduleBatchLapse(t *testing.T) {
 		if n, err := b.Lapse(ctx); err != nil || n != 0 {
 			t.Fatalf("Lapse again = %d, %v; want 0", n, err)
 		}
-		lapsed, err := collections.GetBatch(ctx, e.db, s.ID, first.Date)
+		lapsed, err := schedules.GetBatch(ctx, e.db, s.ID, first.Date)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +294,7 @@ func TestScheduleBatchSend(t *testing.T) {
 		if n, err := b.Send(ctx); err != nil || n != 0 {
 			t.Fatalf("Send again = %d, %v; want 0", n, err)
 		}
-		got, err := collections.GetBatch(ctx, e.db, s.ID, bt.Date)
+		got, err := schedules.GetBatch(ctx, e.db, s.ID, bt.Date)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +334,7 @@ func TestScheduleBatchSend(t *testing.T) {
 		if n, err := b.Send(ctx); err != nil || n != 0 {
 			t.Fatalf("Send of a changed plan = %d, %v; want 0", n, err)
 		}
-		if lapsed, _ := collections.GetBatch(ctx, e.db, s.ID, next.Date); lapsed.Outcome != collections.BatchLapsed || lapsed.BulkID != "" {
+		if lapsed, _ := schedules.GetBatch(ctx, e.db, s.ID, next.Date); lapsed.Outcome != collections.BatchLapsed || lapsed.BulkID != "" {
 			t.Errorf("changed batch = %+v, want lapsed, unsent", lapsed)
 		}
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -520,20 +521,45 @@ const maxLatestBatches = 10
 
 // batchView is a schedule's batch as get_schedule answers it.
 type batchView struct {
-	Date          string     `json:"date"`
-	Outcome       string     `json:"outcome"`
-	ApprovalID    string     `json:"approvalId,omitempty"`
-	ApprovalState string     `json:"approvalState,omitempty"`
-	BulkID        string     `json:"bulkId,omitempty"`
-	Drafts        int        `json:"drafts"`
-	Recipients    int        `json:"recipients"`
-	Skipped       BatchSkips `json:"skipped"`
-	CreatedAt     string     `json:"createdAt"`
+	Date          string         `json:"date"`
+	Outcome       string         `json:"outcome"`
+	ApprovalID    string         `json:"approvalId,omitempty"`
+	ApprovalState string         `json:"approvalState,omitempty"`
+	BulkID        string         `json:"bulkId,omitempty"`
+	Drafts        int            `json:"drafts"`
+	Recipients    int            `json:"recipients"`
+	Skipped       batchSkipsView `json:"skipped"`
+	CreatedAt     string         `json:"createdAt"`
 }
 
-func batchViewOf(b Batch) batchView {
-	return batchView{Date: b.Date, Outcome: b.Outcome, ApprovalID: b.ApprovalID, ApprovalState: string(b.ApprovalState), BulkID: b.BulkID,
-		Drafts: b.Drafts, Recipients: b.Recipients, Skipped: b.Skipped, CreatedAt: b.CreatedAt.Format(time.RFC3339Nano)}
+// batchSkipsView is a batch's skips as get_schedule answers them: the bulk send's and the
+// send's by skipCounts' reasons.
+type batchSkipsView struct {
+	Plan schedules.Skips `json:"plan"`
+	Bulk skipCounts      `json:"bulk"`
+	Send *skipCounts     `json:"send,omitempty"`
+}
+
+// skipCountsOf reads counts by reason (skipCounts.counts) back.
+func skipCountsOf(m map[string]int) skipCounts {
+	var c skipCounts
+	raw, _ := json.Marshal(m) // a map of ints always marshals, and reads back into ints
+	_ = json.Unmarshal(raw, &c)
+	return c
+}
+
+func batchViewOf(b schedules.Batch, now time.Time) batchView {
+	sk := batchSkipsView{Plan: b.Skipped.Plan, Bulk: skipCountsOf(b.Skipped.Bulk)}
+	if b.Skipped.Send != nil {
+		send := skipCountsOf(b.Skipped.Send)
+		sk.Send = &send
+	}
+	var state string
+	if b.ApprovalState != "" {
+		state = string(approval.StateAt(approval.State(b.ApprovalState), b.ApprovalExpires, now))
+	}
+	return batchView{Date: b.Date, Outcome: b.Outcome, ApprovalID: b.ApprovalID, ApprovalState: state, BulkID: b.BulkID,
+		Drafts: b.Drafts, Recipients: b.Recipients, Skipped: sk, CreatedAt: b.CreatedAt.Format(time.RFC3339Nano)}
 }
 
 // getScheduleView is get_schedule's answer: the schedule and its latest batches.
@@ -547,13 +573,13 @@ func getScheduleRead(ctx context.Context, q store.Querier, v any) (pipeline.Effe
 	if err != nil {
 		return pipeline.Effect{}, scheduleError(err)
 	}
-	batches, err := LatestBatches(ctx, q, s.ID, maxLatestBatches, pipeline.Now(ctx))
+	batches, err := schedules.LatestBatches(ctx, q, s.ID, maxLatestBatches)
 	if err != nil {
 		return pipeline.Effect{}, err
 	}
 	out := getScheduleView{scheduleView: viewOf(s), LatestBatches: make([]batchView, 0, len(batches))}
 	for _, b := range batches {
-		out.LatestBatches = append(out.LatestBatches, batchViewOf(b))
+		out.LatestBatches = append(out.LatestBatches, batchViewOf(b, pipeline.Now(ctx)))
 	}
 	return pipeline.Effect{Structured: &out, Summary: fmt.Sprintf("Schedule %s: %s, %s, until %s; %s.", s.ID, s.State,
 		count(len(s.Steps), "step", "steps"), s.Spec.EndDate, count(len(batches), "latest batch", "latest batches"))}, nil
@@ -562,7 +588,7 @@ func getScheduleRead(ctx context.Context, q store.Querier, v any) (pipeline.Effe
 func getScheduleContract() contract.Contract {
 	return contract.Contract{
 		Name:            GetScheduleName,
-		ContractVersion: "1.1.0",
+		ContractVersion: "1.2.0",
 		Title:           "Get a collection schedule",
 		Description:     "Use to read one collection schedule: its steps, audience, caps, send window, end date, state, who created, paused and resumed it, and its latest daily batches (outcome, approval, bulk send, counts, skips). Read-only.",
 		Category:        "collections",
@@ -832,19 +858,20 @@ func getScheduleOutputSchema() *jsonschema.Schema {
 	it.Properties["createdAt"].Format = "date-time"
 	describe(it, map[string]string{
 		"date":          "The business day of the batch (YYYY-MM-DD, in the window's zone).",
-		"outcome":       "opened: its drafts were prepared and one bulk send of them asked for approval; empty: nothing to send, no approval asked; closed: the schedule was paused or past its end date; lapsed: its approval expired or was rejected before the send, its drafts discarded.",
+		"outcome":       "opened: its drafts were prepared and one bulk send of them asked for approval; empty: nothing to send, no approval asked; closed: the schedule was paused or past its end date; lapsed: its approval expired or was rejected before the send, or nothing approved was still sendable when it ran: its drafts discarded.",
 		"approvalId":    "The approval of the batch's bulk send (opened and lapsed batches only).",
-		"approvalState": "That approval's state now: pending, approved (sent at the next tick), executed (sent), rejected or expired.",
+		"approvalState": "That approval's state now: pending (until the send window it goes out in closes), approved (sent as soon as the window is open), executed (sent), rejected or expired.",
 		"bulkId":        "The bulk send the approved batch ran (collections.get_bulk_send reads its progress); absent until it ran.",
 		"drafts":        "Reminder drafts the batch prepared.",
 		"recipients":    "Messages its bulk send's plan sends.",
-		"skipped":       "What the batch left out, by reason: plan, invoices the schedule's plan left out (as preview_schedule's skipped); bulk, drafts prepared but not sendable (as bulk_send_reminders' dry run skips them).",
+		"skipped":       "What the batch left out, by reason: plan, invoices the schedule's plan left out (as preview_schedule's skipped); bulk, drafts prepared but not sendable (as bulk_send_reminders' dry run skips them); send, once it ran, approved drafts left out because the ledger or the customer changed between approval and sending (absent before).",
 		"createdAt":     "When the batch was made (RFC 3339, UTC).",
 	})
 	for _, n := range []string{"drafts", "recipients"} {
 		it.Properties[n].Minimum = ptr(0.0)
 	}
-	for _, part := range []string{"plan", "bulk"} {
+	strictSchema(it.Properties["skipped"], "send")
+	for _, part := range []string{"plan", "bulk", "send"} {
 		for _, p := range it.Properties["skipped"].Properties[part].Properties {
 			p.Minimum = ptr(0.0)
 		}

@@ -243,7 +243,7 @@ func TestScheduleSimulation(t *testing.T) {
 					t.Fatalf("%v: Run: %v", local, err)
 				}
 				if !cal.IsBusinessDay(day) {
-					if _, err := collections.GetBatch(ctx, e.db, s.ID, day.String()); err == nil {
+					if _, err := schedules.GetBatch(ctx, e.db, s.ID, day.String()); err == nil {
 						t.Errorf("%s is not a business day but has a batch", day)
 					}
 				} else {
