@@ -114,7 +114,7 @@ func TestScheduleBatch(t *testing.T) {
 			t.Errorf("again = %v; want one replica to make the batch and the other to find it", agains)
 		}
 		got := results[0]
-		if results[0] != results[1] {
+		if !cmp.Equal(results[0], results[1]) {
 			t.Errorf("the replicas answered %+v and %+v; want the same batch", results[0], results[1])
 		}
 		if got.Outcome != collections.BatchOpened || got.Drafts != 2 || got.Recipients != 2 || got.Skipped.Plan.DoNotContact != 1 ||
@@ -132,6 +132,10 @@ func TestScheduleBatch(t *testing.T) {
 		if act.State != approval.Pending || act.Tool != collections.BulkSendName || act.Requester != want ||
 			!strings.Contains(act.Preview, "send 2 messages") || !strings.Contains(act.Preview, got.PlanHash) || !strings.Contains(act.Preview, "doNotContact 1") {
 			t.Errorf("approval = %+v, preview %q; want a pending bulk send asked by the schedule, its dry run as the preview", act, act.Preview)
+		}
+		// 09:00 in São Paulo: the person has until the window closes, 20:00 the same day.
+		if close := time.Date(2026, 7, 1, 20, 0, 0, 0, s.Window.Zone); !act.Expires.Equal(close) || !strings.Contains(act.Preview, "2026-07-01 20:00") {
+			t.Errorf("approval expires %v, preview %q; want the window's close, %v, said", act.Expires, act.Preview, close)
 		}
 		if n := countRows(t, e.db, `SELECT count(*) FROM reminder_draft WHERE state = 'draft'`); n != 2 {
 			t.Errorf("%d open drafts, want 2", n)
@@ -168,13 +172,16 @@ func TestScheduleBatch(t *testing.T) {
 		if closed.Outcome != collections.BatchClosed {
 			t.Errorf("paused schedule's batch = %+v, want closed", closed)
 		}
-		latest, err := collections.LatestBatches(ctx, e.db, s.ID, 10, e.clock())
+		latest, err := schedules.LatestBatches(ctx, e.db, s.ID, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		opened := got
-		opened.ApprovalState = approval.Pending
-		if len(latest) != 3 || latest[0].Outcome != collections.BatchClosed || latest[0].ApprovalState != "" || latest[2] != opened {
+		opened.ApprovalState = string(approval.Pending)
+		if len(latest) == 3 {
+			opened.ApprovalExpires = latest[2].ApprovalExpires
+		}
+		if len(latest) != 3 || latest[0].Outcome != collections.BatchClosed || latest[0].ApprovalState != "" || !cmp.Equal(latest[2], opened) {
 			t.Errorf("latest batches = %+v; want closed, empty, opened (approval pending)", latest)
 		}
 	})
@@ -226,7 +233,8 @@ func TestScheduleBatchReplicas(t *testing.T) {
 	})
 }
 
-// TestScheduleBatchLapse: a batch whose approval expires unapproved lapses on the next tick:
+// TestScheduleBatchLapse: a batch whose approval expires unapproved — when the day's send window
+// closes, 20:00 in São Paulo — lapses on the next tick:
 // its drafts are discarded, which gives their steps back, so the next business day's batch
 // takes them again; a lapsed batch lapses once.
 func TestScheduleBatchLapse(t *testing.T) {
@@ -241,7 +249,11 @@ func TestScheduleBatchLapse(t *testing.T) {
 		if n, err := b.Lapse(ctx); err != nil || n != 0 {
 			t.Fatalf("Lapse of a live approval = %d, %v; want 0", n, err)
 		}
-		e.advance(2 * time.Hour) // past the approvals' hour
+		e.advance(11*time.Hour - time.Minute) // 19:59 in São Paulo: the window is still open
+		if n, err := b.Lapse(ctx); err != nil || n != 0 {
+			t.Fatalf("Lapse before the window closed = %d, %v; want 0", n, err)
+		}
+		e.advance(time.Minute) // 20:00: it closed
 		if n, err := b.Lapse(ctx); err != nil || n != 1 {
 			t.Fatalf("Lapse past the expiry = %d, %v; want 1", n, err)
 		}
@@ -271,8 +283,10 @@ func TestScheduleBatchLapse(t *testing.T) {
 // TestScheduleBatchSend: a person other than the schedule's creator approves the batch; the
 // next tick's Send enqueues its 2 messages, records the bulk send on the batch, queues the
 // drafts, marks the approval executed and writes one audit event — once: a second Send does
-// nothing. A batch whose plan changed after the approval (a customer asked not to be
-// contacted) is not sent: it lapses.
+// nothing. A customer of an approved batch who asks not to be contacted before it is sent is
+// left out, and only that one: the rest is sent, the send's skips recorded, the customer's
+// draft discarded. A batch whose every customer changed (an invoice paid) sends nothing and
+// lapses.
 func TestScheduleBatchSend(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
@@ -298,8 +312,8 @@ func TestScheduleBatchSend(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reminders.ValidBulkID(got.BulkID) {
-			t.Errorf("batch = %+v, want its bulk id", got)
+		if !reminders.ValidBulkID(got.BulkID) || len(got.SendIDs) != 2 || got.Skipped.Send["doNotContact"] != 0 || got.Skipped.Send == nil {
+			t.Errorf("batch = %+v, want its bulk id, its 2 approved drafts and the send's skips (none)", got)
 		}
 		if n := countRows(t, e.db, `SELECT count(*) FROM reminder_draft WHERE state IN ('queued', 'sent')`); n != 2 {
 			t.Errorf("%d drafts queued or sent, want 2", n)
@@ -314,14 +328,15 @@ func TestScheduleBatchSend(t *testing.T) {
 			t.Errorf("%d audit events of the bulk send, want 1", n)
 		}
 
-		// The next business day's batch: its plan changes before it is sent.
-		scheduleLedgerMore(t, e)
+		// The next business day's batch, of C-4 and C-5: C-4 asks not to be contacted after
+		// the approval.
+		scheduleLedgerMore(t, e, "4", "5")
 		next, _, err := b.Run(ctx, s.ID, calendar.Brazil().AddBusinessDays(day, 1))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if next.Outcome != collections.BatchOpened {
-			t.Fatalf("next batch = %+v, want opened", next)
+		if next.Outcome != collections.BatchOpened || next.Recipients != 2 {
+			t.Fatalf("next batch = %+v, want opened for 2", next)
 		}
 		approve(t, e, b, next.ApprovalID)
 		err = e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -331,23 +346,64 @@ func TestScheduleBatchSend(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n, err := b.Send(ctx); err != nil || n != 0 {
-			t.Fatalf("Send of a changed plan = %d, %v; want 0", n, err)
+		if n, err := b.Send(ctx); err != nil || n != 1 {
+			t.Fatalf("Send of a batch one customer of which changed = %d, %v; want 1", n, err)
 		}
-		if lapsed, _ := schedules.GetBatch(ctx, e.db, s.ID, next.Date); lapsed.Outcome != collections.BatchLapsed || lapsed.BulkID != "" {
-			t.Errorf("changed batch = %+v, want lapsed, unsent", lapsed)
+		partial, err := schedules.GetBatch(ctx, e.db, s.ID, next.Date)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if partial.Outcome != collections.BatchOpened || partial.BulkID == "" || partial.Skipped.Send["doNotContact"] != 1 {
+			t.Errorf("partly sent batch = %+v; want sent, C-4 left out as do_not_contact", partial)
+		}
+		states := func(customer string) string {
+			t.Helper()
+			var st string
+			if err := e.db.QueryRow(ctx, `SELECT string_agg(state, ',') FROM reminder_draft WHERE customer_id = $1`, customer).Scan(&st); err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}
+		if c4, c5 := states("C-4"), states("C-5"); c4 != "discarded" || (c5 != "queued" && c5 != "sent") {
+			t.Errorf("drafts: C-4 %s, C-5 %s; want C-4's discarded, C-5's queued or sent", c4, c5)
+		}
+		if n := countRows(t, e.db, `SELECT count(*) FROM bulk_send WHERE id = $1 AND total = 1`, partial.BulkID); n != 1 {
+			t.Errorf("%d bulk sends of 1 message, want 1", n)
 		}
 
-		// get_schedule answers both batches, newest first (the pipeline checks the output
+		// The third day's batch, of C-6 alone, whose invoice is paid after the approval:
+		// nothing is left to send, and it lapses.
+		scheduleLedgerMore(t, e, "6")
+		third, _, err := b.Run(ctx, s.ID, calendar.Brazil().AddBusinessDays(day, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if third.Outcome != collections.BatchOpened || third.Recipients != 1 {
+			t.Fatalf("third batch = %+v, want opened for 1", third)
+		}
+		approve(t, e, b, third.ApprovalID)
+		payInvoice(t, e, "NF-6", 7000)
+		if n, err := b.Send(ctx); err != nil || n != 0 {
+			t.Fatalf("Send of a batch whose every invoice was paid = %d, %v; want 0", n, err)
+		}
+		if lapsed, _ := schedules.GetBatch(ctx, e.db, s.ID, third.Date); lapsed.Outcome != collections.BatchLapsed || lapsed.BulkID != "" {
+			t.Errorf("paid batch = %+v, want lapsed, unsent", lapsed)
+		}
+		if st := states("C-6"); st != "discarded" {
+			t.Errorf("C-6's draft is %s, want discarded", st)
+		}
+
+		// get_schedule answers the three batches, newest first (the pipeline checks the output
 		// against the contract's schema).
 		type batchAnswer struct {
 			Date, Outcome, ApprovalID, ApprovalState, BulkID string
 			Drafts, Recipients                               int
-			Skipped                                          struct{ Plan, Bulk map[string]int }
+			Skipped                                          struct{ Plan, Bulk, Send map[string]int }
 		}
 		answer := decode[struct{ LatestBatches []batchAnswer }](t, e.call(scheduleReader, collections.GetScheduleName, map[string]any{"scheduleId": s.ID}))
 		want := []batchAnswer{
-			{Date: next.Date, Outcome: "lapsed", ApprovalID: next.ApprovalID, ApprovalState: "approved", Drafts: next.Drafts, Recipients: next.Recipients},
+			{Date: third.Date, Outcome: "lapsed", ApprovalID: third.ApprovalID, ApprovalState: "approved", Drafts: 1, Recipients: 1},
+			{Date: next.Date, Outcome: "opened", ApprovalID: next.ApprovalID, ApprovalState: "executed", BulkID: partial.BulkID, Drafts: 2, Recipients: 2},
 			{Date: bt.Date, Outcome: "opened", ApprovalID: bt.ApprovalID, ApprovalState: "executed", BulkID: got.BulkID, Drafts: 2, Recipients: 2},
 		}
 		for i := range want {
@@ -358,8 +414,16 @@ func TestScheduleBatchSend(t *testing.T) {
 		if diff := cmp.Diff(want, answer.LatestBatches); diff != "" {
 			t.Errorf("get_schedule's latestBatches (-want +got):\n%s", diff)
 		}
-		if sk := answer.LatestBatches[1].Skipped; sk.Plan["doNotContact"] != 1 || len(sk.Bulk) != 7 {
-			t.Errorf("the first batch's skips = %+v; want the plan's do_not_contact customer and every bulk reason", sk)
+		if len(answer.LatestBatches) == 3 {
+			if sk := answer.LatestBatches[2].Skipped; sk.Plan["doNotContact"] != 1 || len(sk.Bulk) != 7 || len(sk.Send) != 7 {
+				t.Errorf("the first batch's skips = %+v; want the plan's do_not_contact customer and every bulk and send reason", sk)
+			}
+			if sk := answer.LatestBatches[1].Skipped; sk.Send["doNotContact"] != 1 {
+				t.Errorf("the second batch's skips = %+v; want C-4 left out at sending", sk)
+			}
+			if sk := answer.LatestBatches[0].Skipped; sk.Send != nil {
+				t.Errorf("the lapsed batch's skips = %+v; want no send's", sk)
+			}
 		}
 	})
 }
@@ -376,14 +440,37 @@ func approve(t *testing.T, e *env, b *collections.Batcher, id string) {
 	}
 }
 
-// scheduleLedgerMore adds a customer with an invoice due long ago, for a later batch.
-func scheduleLedgerMore(t *testing.T, e *env) {
+// scheduleLedgerMore adds, for each n, customer C-n with invoice NF-n (R$ 70,00) due long ago,
+// for a later batch.
+func scheduleLedgerMore(t *testing.T, e *env, ns ...string) {
 	t.Helper()
 	err := e.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		if _, err := customers.Upsert(ctx, tx, customers.Record{ID: "C-4", Name: "Cliente C-4", Email: "c-4@example.com"}, e.clock()); err != nil {
+		for _, n := range ns {
+			if _, err := customers.Upsert(ctx, tx, customers.Record{ID: "C-" + n, Name: "Cliente C-" + n, Email: "c-" + n + "@example.com"}, e.clock()); err != nil {
+				return err
+			}
+			if _, err := ledger.UpsertInvoices(ctx, tx, []ledger.InvoiceRecord{{InvoiceID: "NF-" + n, CustomerID: "C-" + n, AmountCents: 7000, Currency: "BRL", DueDate: "2026-06-01"}}, e.clock()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// payInvoice records a PIX payment of cents and allocates it to invoice inv.
+func payInvoice(t *testing.T, e *env, inv string, cents int64) {
+	t.Helper()
+	err := e.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		clerk := ledger.Actor{Subject: "clerk"}
+		p, _, err := ledger.RecordPayment(ctx, tx, ledger.PaymentRecord{Source: "agent", SourceRef: "pay-" + inv, AmountCents: cents,
+			Currency: "BRL", PaidOn: calendar.DateOf(e.clock(), nil).String(), Method: ledger.MethodPIX}, clerk, e.clock())
+		if err != nil {
 			return err
 		}
-		_, err := ledger.UpsertInvoices(ctx, tx, []ledger.InvoiceRecord{{InvoiceID: "NF-4", CustomerID: "C-4", AmountCents: 7000, Currency: "BRL", DueDate: "2026-06-01"}}, e.clock())
+		_, err = ledger.Allocate(ctx, tx, p.ID, []ledger.Planned{{InvoiceID: inv, AmountCents: cents}}, clerk, e.clock())
 		return err
 	})
 	if err != nil {
@@ -391,25 +478,24 @@ func scheduleLedgerMore(t *testing.T, e *env) {
 	}
 }
 
-// TestScheduleBatchWindow: a batch approved after its send window closed (20:30 in São Paulo,
-// the default window closing at 20:00) queues nothing then: it waits, approved, and is sent by
-// the first tick inside the window, 08:00 of the next business day, its plan checked again at
-// that moment (a plan changed overnight lapses it, as any changed plan does).
+// TestScheduleBatchWindow: a batch made after its send window closed (20:30 in São Paulo, the
+// default window closing at 20:00; a job that ran late) may be approved until the next window
+// closes. Approved at once, it queues nothing then: it waits, approved, and is sent by the
+// first tick inside the window, 08:00 of the next business day, its plan checked again at that
+// moment.
 func TestScheduleBatchWindow(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		b, s, _ := batchEnv(t, e)
-		long, err := approval.New(20*time.Hour, e.clock) // an approval that lives through the night
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Approvals = long
 		b.Mail = outboxtest.Deliver(t, e.db, smtptest.New(t), outbox.Config{Owner: reminders.Delivery{}})
 		emails := `SELECT count(*) FROM river_job WHERE kind = 'cobranca.email'`
 		e.advance(11*time.Hour + 30*time.Minute) // Wednesday 2026-07-01, 20:30 in São Paulo: the window closed at 20:00
 		bt, _, err := b.Run(ctx, s.ID, calendar.DateOf(e.clock(), s.Window.Zone))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if act, err := b.Approvals.Get(ctx, e.db, bt.ApprovalID); err != nil || !act.Expires.Equal(time.Date(2026, 7, 2, 20, 0, 0, 0, s.Window.Zone)) {
+			t.Fatalf("approval = %+v, %v; want it to expire when Thursday's window closes", act, err)
 		}
 		approve(t, e, b, bt.ApprovalID)
 		for _, step := range []time.Duration{0, 4 * time.Hour, 7*time.Hour + 15*time.Minute} { // 20:30, 00:30, 07:45

@@ -22,3 +22,7 @@ func Contactable(ctx context.Context, q store.Querier, id, today string) error {
 
 // FailAfterPrepare makes b's next runs fail once their drafts are written (nil: no more).
 func (b *Batcher) FailAfterPrepare(err error) { b.failAfterPrepare = err }
+
+// SendApproved runs what the send job queued by OnApproved's hook runs for the batch approval
+// id is for: its send, now, if the window is open.
+func (b *Batcher) SendApproved(ctx context.Context, id string) (int, error) { return b.send(ctx, id) }
