@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/cobranca/cobranca/internal/bankfile"
@@ -94,16 +94,12 @@ func paymentsImport(ctx context.Context, e env, fs *flagSet, args []string) erro
 	if fs.isSet("source") && *source == "" {
 		return fs.misuse("--source: want a name (leave the flag out for none)")
 	}
-	var r io.Reader = e.stdin
-	if name := paths[0]; name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		r = f
+	// The console's import takes at most ledger.MaxImportBytes too: one bound for one file.
+	data, err := readInput(paths[0], e.stdin, ledger.MaxImportBytes)
+	if err != nil {
+		return err
 	}
-	file, err := bankfile.Read(r, bankfile.Options{CSVSource: *source})
+	file, err := bankfile.Read(bytes.NewReader(data), bankfile.Options{CSVSource: *source})
 	bad, isBad := errors.AsType[*bankfile.Error](err)
 	if err != nil && !isBad {
 		return err

@@ -417,6 +417,25 @@ func TestInvoicesImportAllOrNothing(t *testing.T) {
 			if _, _, err := c.run("invoices", "import", "-"); !isCode(err, ledger.CodeInvoiceHasPayments) || !strings.Contains(err.Error(), "line 2: currency: ") {
 				t.Errorf("invoices import - = %v, want invoice_has_payments at line 2", err)
 			}
+			// A file over the bound the console's import holds too is refused before it is read
+			// whole, by both imports, and changes nothing.
+			big := filepath.Join(t.TempDir(), "big.csv")
+			f, err := os.Create(big)
+			if err == nil {
+				err = errors.Join(f.Truncate(ledger.MaxImportBytes+1), f.Close()) // sparse: no 64 MiB written
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			before = snapshot(t, c.db(), slices.Concat(ledgerIDs, []string{"inv-20"}))
+			for _, cmd := range []string{"invoices", "payments"} {
+				if _, _, err := c.run(cmd, "import", big); err == nil || !strings.Contains(err.Error(), "larger than 67108864 bytes") {
+					t.Errorf("%s import of %d bytes = %v, want refused as larger than the bound", cmd, ledger.MaxImportBytes+1, err)
+				}
+			}
+			if after := snapshot(t, c.db(), slices.Concat(ledgerIDs, []string{"inv-20"})); after != before {
+				t.Errorf("a file over the bound changed the ledger:\nbefore %s\nafter %s", before, after)
+			}
 		})
 	}
 }
