@@ -134,6 +134,10 @@ const markChunk = 2000
 // the transaction that enqueues their messages. It fails, changing nothing the caller keeps
 // (the caller rolls back), when a draft is not open — the caller locked them and checked.
 func CreateBulk(ctx context.Context, tx store.Tx, b Bulk, drafts []BulkEntry) error {
+	if !ValidBulkID(b.ID) {
+		// GetBulk would never find it: a bulk recorded so could not be read back.
+		return fmt.Errorf("reminders: bulk id %q is not a bulk send's id", b.ID)
+	}
 	if len(drafts) != b.Total || b.Total == 0 {
 		return fmt.Errorf("reminders: bulk %s: %d drafts for a total of %d", b.ID, len(drafts), b.Total)
 	}

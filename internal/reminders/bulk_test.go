@@ -125,6 +125,11 @@ func TestBulkCounts(t *testing.T) {
 			t.Fatalf("CreateBulk with a discarded draft = %v; want a refusal and nothing recorded", err)
 		}
 		b.Total, entries = 2, entries[:2]
+		bad := b
+		bad.ID = "bulk-1"
+		if err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error { return reminders.CreateBulk(ctx, tx, bad, entries) }); err == nil || storetest.Count(t, db, "bulk_send") != 0 {
+			t.Fatalf("CreateBulk with an id GetBulk refuses = %v; want a refusal and nothing recorded", err)
+		}
 		if err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error { return reminders.CreateBulk(ctx, tx, b, entries) }); err != nil {
 			t.Fatal(err)
 		}
