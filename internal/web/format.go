@@ -21,6 +21,16 @@ func (t *texts) Date(at time.Time) string {
 	return at.Format("2006-01-02 15:04 MST")
 }
 
+// Stamp is an RFC 3339 timestamp, as the tools answer one, written as Date writes it; one that
+// does not parse is shown as it came.
+func (t *texts) Stamp(s string) string {
+	at, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.Date(at)
+}
+
 // Money is an amount in cents of a real as the reader writes it: R$ 1.234,56 in Portuguese,
 // R$ 1,234.56 in English.
 func (t *texts) Money(cents int64) string {

@@ -33,6 +33,7 @@ type texts struct {
 	WriteOffTitle, WriteOffIntro, WriteOffSubmit       string
 	InvoiceID, CustomerID, AmountCents, Reason         string
 	WrittenOff, WriteOffID, WrittenOffBy, WrittenOffAt string
+	WrittenOffAmount                                   string
 	AnotherWriteOff, BackToWriteOff                    string
 	// The layout.
 	SkipToMain, Language, ConsoleNav, JustNow string
@@ -110,7 +111,7 @@ var english = texts{
 		"and the write-off is permanent and audited: an invoice is written off once.",
 	WriteOffSubmit: "Write off", InvoiceID: "Invoice id", CustomerID: "Customer id", AmountCents: "Amount (BRL cents)",
 	Reason: "Reason", WrittenOff: "Invoice written off", WriteOffID: "Write-off", WrittenOffBy: "Written off by",
-	WrittenOffAt: "Recorded at", AnotherWriteOff: "Write off another invoice", BackToWriteOff: "Back to the write-off form",
+	WrittenOffAt: "Recorded at", WrittenOffAmount: "Amount written off", AnotherWriteOff: "Write off another invoice", BackToWriteOff: "Back to the write-off form",
 	SkipToMain: "Skip to the content", Language: "Language", ConsoleNav: "Console", JustNow: "less than a minute",
 	InboxTitle: "Approvals", ToolsTitle: "Tools", HealthTitle: "Health",
 	PendingHeading: "Waiting for a decision", PendingCaption: "Calls agents asked for, waiting for a person, oldest first",
@@ -213,7 +214,7 @@ var portuguese = texts{
 		"e a baixa é permanente e auditada: uma fatura é baixada uma única vez.",
 	WriteOffSubmit: "Dar baixa", InvoiceID: "Identificador da fatura", CustomerID: "Identificador do cliente",
 	AmountCents: "Valor (centavos de real)", Reason: "Motivo", WrittenOff: "Fatura baixada", WriteOffID: "Baixa",
-	WrittenOffBy: "Baixada por", WrittenOffAt: "Registrada em", AnotherWriteOff: "Baixar outra fatura",
+	WrittenOffBy: "Baixada por", WrittenOffAt: "Registrada em", WrittenOffAmount: "Valor baixado", AnotherWriteOff: "Baixar outra fatura",
 	BackToWriteOff: "Voltar ao formulário de baixa",
 	SkipToMain:     "Pular para o conteúdo", Language: "Idioma", ConsoleNav: "Console", JustNow: "menos de um minuto",
 	InboxTitle: "Aprovações", ToolsTitle: "Ferramentas", HealthTitle: "Saúde",

@@ -96,6 +96,10 @@ func writeOffForm(t *testing.T, e *env) {
 	if err != nil || done.resp.StatusCode != http.StatusOK || !strings.Contains(done.body, `id="written-off"`) || !strings.Contains(done.body, w.ID) {
 		t.Fatalf("the form sent = %d (%v):\n%s", done.resp.StatusCode, err, done.body)
 	}
+	// The result in the reader's words: the amount as money, the time in Brasília's.
+	if at := w.CreatedAt.In(time.FixedZone("BRT", -3*60*60)).Format("2006-01-02 15:04 BRT"); !strings.Contains(done.body, "R$ 1,234.56") || !strings.Contains(done.body, at+"</time>") {
+		t.Errorf("the result does not say R$ 1,234.56 and %s:\n%s", at, done.body)
+	}
 	if w.By.Subject != "carla" || w.By.ACR != mfa || w.By.ClientID != auth.DevWebClientID || w.AmountCents != 123456 || w.Reason != invoice["reason"] {
 		t.Errorf("stored %+v", w)
 	}
