@@ -516,9 +516,6 @@ func resumeScheduleContract() contract.Contract {
 
 // --- get_schedule and list_schedules ---
 
-// maxLatestBatches is how many of a schedule's latest batches get_schedule answers.
-const maxLatestBatches = 10
-
 // batchView is a schedule's batch as get_schedule answers it.
 type batchView struct {
 	Date          string         `json:"date"`
@@ -573,7 +570,7 @@ func getScheduleRead(ctx context.Context, q store.Querier, v any) (pipeline.Effe
 	if err != nil {
 		return pipeline.Effect{}, scheduleError(err)
 	}
-	batches, err := schedules.LatestBatches(ctx, q, s.ID, maxLatestBatches)
+	batches, err := schedules.LatestBatches(ctx, q, s.ID, schedules.LatestShown)
 	if err != nil {
 		return pipeline.Effect{}, err
 	}
@@ -848,8 +845,8 @@ func getScheduleOutputSchema() *jsonschema.Schema {
 	s.Description = "A collection schedule, its defaults filled, and its latest daily batches."
 	b := mustFor[[]batchView]()
 	strictSchema(b, "approvalId", "approvalState", "bulkId")
-	b.MaxItems = ptr(maxLatestBatches)
-	b.Description = fmt.Sprintf("The schedule's latest daily batches, newest first, at most %d; empty before its first.", maxLatestBatches)
+	b.MaxItems = ptr(schedules.LatestShown)
+	b.Description = fmt.Sprintf("The schedule's latest daily batches, newest first, at most %d; empty before its first.", schedules.LatestShown)
 	it := b.Items
 	it.Properties["date"].Pattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}$`
 	it.Properties["outcome"].Enum = []any{BatchOpened, BatchEmpty, BatchClosed, BatchLapsed}

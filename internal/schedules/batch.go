@@ -137,8 +137,13 @@ func GetBatch(ctx context.Context, q store.Querier, id, date string) (Batch, err
 	return scanBatch(q.QueryRow(ctx, `SELECT `+batchColumns+` FROM schedule_batch b WHERE b.schedule_id = $1 AND b.batch_date = $2`, id, date))
 }
 
+// LatestShown is how many of a schedule's latest batches its readers show: get_schedule's
+// answer and the console's schedule page.
+const LatestShown = 10
+
 // LatestBatches are the schedule's latest batches, newest first, at most limit, each with
-// its approval's recorded state and expiry.
+// its approval's recorded state and expiry. The primary key (schedule_id, batch_date) reads
+// them in order: limit rows of one schedule, never the table.
 func LatestBatches(ctx context.Context, q store.Querier, id string, limit int) ([]Batch, error) {
 	rows, err := q.Query(ctx, `SELECT `+batchColumns+`, COALESCE(a.state, ''), COALESCE(a.expires_at, 0)
 FROM schedule_batch b LEFT JOIN approval a ON a.id = b.approval_id
