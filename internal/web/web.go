@@ -291,6 +291,15 @@ type pageData struct {
 	View    any
 }
 
+// ApprovalHref is the approval page of id, in the page's language when it is not the
+// default: the links the console's pages (inbox, outbox, schedule) make to an approval.
+func (d *pageData) ApprovalHref(id string) string {
+	if d.Lang == english.Tag {
+		return "/approvals/" + id
+	}
+	return "/approvals/" + id + "?" + url.Values{"lang": {d.Lang}}.Encode()
+}
+
 // newPage starts a page for r in its language.
 func newPage(r *http.Request, title func(*texts) string) *pageData {
 	q := r.URL.Query()
