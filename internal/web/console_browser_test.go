@@ -405,6 +405,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	freshCharts(t, e, func() string { return hb.get(t, web.HealthPath).body })
 	writeMessages(t, e) // customers, drafts, sends and a bulk send, for their pages
 	sf := seedSchedules(t, e)
+	seedBatches(t, e, sf) // the schedule page's latest batches: each outcome, each approval state
 	dir := t.ArtifactDir()
 	// The paused schedule's preview shows the approver the resume form and its confirmation.
 	pages := append(slices.Clone(consolePaths), sf.page(), namedPath{"schedule-preview", sf.page().path + "&preview=next"},

@@ -13,8 +13,12 @@ var brasilia = time.FixedZone("BRT", -3*60*60)
 
 // Date is t as the reader writes a date and time: 02/12/2026 09:45 in Portuguese,
 // 2026-12-02 09:45 BRT in English, both in Brasília's time.
-func (t *texts) Date(at time.Time) string {
-	at = at.In(brasilia)
+func (t *texts) Date(at time.Time) string { return t.DateIn(at, brasilia) }
+
+// DateIn is Date in the time of loc (a schedule's window zone, say): 2026-12-02 09:45 -03 in
+// English for America/Sao_Paulo, whose zone has no abbreviation.
+func (t *texts) DateIn(at time.Time, loc *time.Location) string {
+	at = at.In(loc)
 	if t.Tag == portuguese.Tag {
 		return at.Format("02/01/2006 15:04")
 	}

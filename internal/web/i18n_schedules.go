@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/calendar"
 	"github.com/cobranca/cobranca/internal/schedules"
 )
@@ -22,6 +23,12 @@ type scheduleTexts struct {
 	ResumeNeedsApprover, EndedNote, ActionsNote, Preview, PreviewNote, ResumePreview string
 	States                                                                           map[schedules.State]string
 	Tones, Languages, SkipReasons                                                    map[string]string
+	// The latest batches: Outcomes by outcome (and "sent"), ApprovalStates by the state an
+	// approval reads now, DraftSkipReasons by a bulk send's skip reasons' JSON names.
+	BatchesHeading, BatchesCaption, NoBatches, Day, Outcome, Approval, Recipients, Drafts string
+	BulkSend, LeftOut, NoApproval, ApproveBefore, PlanSkips, BulkSkips, SendSkips, None   string
+	Outcomes, DraftSkipReasons                                                            map[string]string
+	ApprovalStates                                                                        map[approval.State]string
 	// The words the schedule is written in (Offset, WindowWords, AudienceWords): formats of
 	// fmt, days from Sunday (time.Weekday's order).
 	OnDue, BeforeOne, BeforeMany, AfterOne, AfterMany string
@@ -69,6 +76,23 @@ var schedulesEnglish = scheduleTexts{
 		"doNotContact": "customer asked not to be contacted", "customerPaused": "customer's contact paused",
 		"capCustomer": "customer's cap for 7 days reached", "capBatch": "batch's cap reached",
 		"pastEndDate": "past the schedule's end date", "schedulePaused": "schedule paused"},
+	BatchesHeading: "Latest batches",
+	BatchesCaption: "The schedule's batches, the newest first (its latest %s at most), with their approvals",
+	NoBatches:      "No batch yet: the schedule prepares its first on its next business day, inside its send window.",
+	Day:            "Day", Outcome: "Outcome", Approval: "Approval", Recipients: "Recipients", Drafts: "Drafts", BulkSend: "Bulk send",
+	LeftOut: "Left out", NoApproval: "none asked", ApproveBefore: "approve before %s", None: "nothing",
+	PlanSkips: "Invoices left out of the plan", BulkSkips: "Drafts prepared but not sendable",
+	SendSkips: "Drafts left out at sending because",
+	Outcomes: map[string]string{schedules.BatchOpened: "prepared: its bulk send waits for approval", batchSent: "prepared and sent",
+		schedules.BatchLapsed: "lapsed: its drafts discarded, nothing sent", schedules.BatchEmpty: "nothing to send: no approval asked",
+		schedules.BatchClosed: "nothing prepared: the schedule was paused or past its end date"},
+	ApprovalStates: map[approval.State]string{approval.Pending: "waiting for a decision",
+		approval.Approved: "approved: sent as soon as the send window is open", approval.Executed: "approved and sent",
+		approval.Rejected: "rejected", approval.Expired: "expired"},
+	DraftSkipReasons: map[string]string{"notOpen": "the draft was no longer open", "doNotContact": "the customer asked not to be contacted",
+		"paused": "the customer's contact was paused", "suppressed": "the address refused an earlier message for good",
+		"settled": "an invoice was paid, void or written off", "stale": "an invoice was disputed, promised or owed another amount",
+		"notInLedger": "an invoice was not in the ledger"},
 	OnDue: "on the due date (the next business day when it is not one)", BeforeOne: "1 business day before the due date",
 	BeforeMany: "%s business days before the due date", AfterOne: "1 business day after the due date", AfterMany: "%s business days after the due date",
 	WindowFormat: "%s to %s, %s, in %s time; never on a bank holiday", DaysRange: "%s to %s", And: " and ",
@@ -116,6 +140,23 @@ var schedulesPortuguese = scheduleTexts{
 		"doNotContact": "cliente pediu para não ser contatado", "customerPaused": "contato do cliente pausado",
 		"capCustomer": "limite de 7 dias do cliente atingido", "capBatch": "limite do lote atingido",
 		"pastEndDate": "depois do fim da régua", "schedulePaused": "régua pausada"},
+	BatchesHeading: "Últimos lotes",
+	BatchesCaption: "Os lotes da régua, os mais recentes primeiro (os últimos %s no máximo), com as suas aprovações",
+	NoBatches:      "Nenhum lote ainda: a régua prepara o primeiro no próximo dia útil, dentro da janela de envio.",
+	Day:            "Dia", Outcome: "Resultado", Approval: "Aprovação", Recipients: "Destinatários", Drafts: "Rascunhos", BulkSend: "Envio em lote",
+	LeftOut: "Deixados de fora", NoApproval: "nenhuma pedida", ApproveBefore: "aprovar até %s", None: "nada",
+	PlanSkips: "Títulos deixados fora do plano", BulkSkips: "Rascunhos preparados mas não enviáveis",
+	SendSkips: "Rascunhos deixados de fora no envio porque",
+	Outcomes: map[string]string{schedules.BatchOpened: "preparado: o envio em lote aguarda aprovação", batchSent: "preparado e enviado",
+		schedules.BatchLapsed: "caducou: rascunhos descartados, nada enviado", schedules.BatchEmpty: "nada a enviar: nenhuma aprovação pedida",
+		schedules.BatchClosed: "nada preparado: a régua estava pausada ou depois do fim"},
+	ApprovalStates: map[approval.State]string{approval.Pending: "aguardando decisão",
+		approval.Approved: "aprovada: enviada assim que a janela de envio estiver aberta", approval.Executed: "aprovada e enviada",
+		approval.Rejected: "rejeitada", approval.Expired: "expirada"},
+	DraftSkipReasons: map[string]string{"notOpen": "o rascunho não estava mais aberto", "doNotContact": "o cliente pediu para não ser contatado",
+		"paused": "o contato do cliente estava pausado", "suppressed": "o endereço recusou de vez uma mensagem anterior",
+		"settled": "um título foi pago, cancelado ou baixado", "stale": "um título foi contestado, teve promessa de pagamento ou passou a dever outro valor",
+		"notInLedger": "um título não estava na carteira"},
 	OnDue: "no dia do vencimento (no dia útil seguinte, se não for um)", BeforeOne: "1 dia útil antes do vencimento",
 	BeforeMany: "%s dias úteis antes do vencimento", AfterOne: "1 dia útil depois do vencimento", AfterMany: "%s dias úteis depois do vencimento",
 	WindowFormat: "das %s às %s, %s, no fuso %s; nunca em feriado bancário", DaysRange: "de %s a %s", And: " e ",

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/auth"
 	"github.com/cobranca/cobranca/internal/contract"
@@ -22,7 +25,7 @@ import (
 )
 
 // The collection schedules' console pages (issue 30): the schedules, one schedule with its
-// next batch, and the forms that pause and resume one (POST).
+// latest batches and its next batch, and the forms that pause and resume one (POST).
 const (
 	SchedulesPath      = "/console/schedules"
 	SchedulePath       = "/console/schedules/detail" // ?id=
@@ -143,9 +146,26 @@ type sampleRow struct {
 	schedules.Message
 }
 
+// batchRow is one of the schedule's latest batches as the page shows it.
+type batchRow struct {
+	schedules.Batch
+	// Result is its outcome, or "sent" once an opened batch's bulk send ran (BulkID): the
+	// key of the outcome's words.
+	Result string
+	// State is what its approval's state reads now ("" without an approval).
+	State approval.State
+	// Plan, Bulk and Send are its skips by reason: the schedule plan's (invoices, by Skips'
+	// JSON names), the bulk send's when it opened and the send's (drafts, by their reasons'
+	// names, the most first).
+	Plan, Bulk, Send []skipRow
+}
+
 type scheduleView struct {
 	S     schedules.Schedule
 	Steps []stepRow
+	// Batches are its latest batches, newest first, Shown at most (schedules.LatestShown).
+	Batches []batchRow
+	Shown   int
 	// Back is the schedules page's link.
 	Back string
 	// Plan is the next business day's batch, computed on request only (?preview=next; nil
@@ -167,8 +187,8 @@ type scheduleView struct {
 	ResumeNeedsPreview bool
 }
 
-// readSchedule reads a schedule (?id=), its next business day's batch when asked
-// (?preview=next), and the forms the reader may send.
+// readSchedule reads a schedule (?id=), its latest batches with their approvals, its next
+// business day's batch when asked (?preview=next), and the forms the reader may send.
 func (p *Pages) readSchedule(ctx context.Context, r *http.Request, d *pageData) error {
 	id := r.URL.Query().Get("id")
 	if !schedules.ValidID(id) {
@@ -185,12 +205,19 @@ func (p *Pages) readSchedule(ctx context.Context, r *http.Request, d *pageData) 
 	today := s.Today(now)
 	next := p.calendar.AddBusinessDays(today, 1)
 	planned := s
-	v := &scheduleView{S: s, Ended: s.Ended(today), Back: withLang(r, SchedulesPath)}
+	v := &scheduleView{S: s, Ended: s.Ended(today), Back: withLang(r, SchedulesPath), Shown: schedules.LatestShown}
 	for i, st := range s.Steps {
 		v.Steps = append(v.Steps, stepRow{N: i + 1, StepSpec: st})
 	}
 	if s.State == schedules.Paused && !v.Ended {
 		planned.State, v.IfResumed = schedules.Active, true
+	}
+	batches, err := schedules.LatestBatches(ctx, p.schedules, s.ID, schedules.LatestShown)
+	if err != nil {
+		return err
+	}
+	for _, b := range batches {
+		v.Batches = append(v.Batches, batchRowOf(b, now))
 	}
 	// The plan reads the whole audience (seconds at 100 000 open invoices): only on request.
 	switch r.URL.Query().Get("preview") {
@@ -234,6 +261,34 @@ func skipRows(s schedules.Skips) []skipRow {
 			out = append(out, r)
 		}
 	}
+	return out
+}
+
+// batchRowOf is b as the page shows it at now.
+func batchRowOf(b schedules.Batch, now time.Time) batchRow {
+	row := batchRow{Batch: b, Result: b.Outcome, Plan: skipRows(b.Skipped.Plan), Bulk: countRows(b.Skipped.Bulk), Send: countRows(b.Skipped.Send)}
+	if b.Outcome == schedules.BatchOpened && b.BulkID != "" {
+		row.Result = batchSent
+	}
+	if b.ApprovalState != "" {
+		row.State = approval.StateAt(approval.State(b.ApprovalState), b.ApprovalExpires, now)
+	}
+	return row
+}
+
+// batchSent is the words' key of an opened batch whose bulk send ran.
+const batchSent = "sent"
+
+// countRows are a bulk send's skips by reason (m, keyed by the reasons' JSON names) that
+// happened, the most first, then by name.
+func countRows(m map[string]int) []skipRow {
+	var out []skipRow
+	for reason, n := range m {
+		if n > 0 {
+			out = append(out, skipRow{Reason: reason, N: n})
+		}
+	}
+	slices.SortFunc(out, func(a, b skipRow) int { return cmp.Or(cmp.Compare(b.N, a.N), cmp.Compare(a.Reason, b.Reason)) })
 	return out
 }
 

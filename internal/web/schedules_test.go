@@ -2,17 +2,21 @@ package web_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"html"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auditlog"
 	"github.com/cobranca/cobranca/internal/calendar"
+	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ledger"
@@ -91,12 +95,115 @@ func seedSchedules(t *testing.T, e *env) scheduleFixture {
 	return f
 }
 
+// batchFixture is what seedBatches wrote: the approvals of the active schedule's batches, by
+// the state each reads now.
+type batchFixture struct {
+	pending, approved, executed, expired, rejected string
+	bulk                                           string // the sent batch's bulk send
+}
+
+// pendingExpires is when the pending batch's approval expires: 20:30 of 4 March 2099 in São
+// Paulo, the schedule's window zone.
+var pendingExpires = time.Date(2099, 3, 4, 23, 30, 0, 0, time.UTC)
+
+// seedBatches records 12 batches of f's active schedule, one a day from 2026-11-30 back, as
+// its daily job would (schedules.InsertBatch, approvals of the bulk send it asks for): on the
+// 30th opened and pending, the 29th approved, the 28th sent (its approval executed), the 27th
+// lapsed with its approval expired, the 26th lapsed rejected, the 25th empty, the 24th closed,
+// and empty days before. The page shows the 10 latest.
+func seedBatches(t *testing.T, e *env, f scheduleFixture) batchFixture {
+	t.Helper()
+	ctx := context.Background()
+	// An approval store whose clock is long past: its pending approvals read expired now.
+	past, err := approval.New(15*time.Minute, func() time.Time { return time.Date(2026, 11, 27, 11, 0, 0, 0, time.UTC) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bf batchFixture
+	err = e.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		ask := func(s *approval.Store, day string, expires time.Time) (string, error) {
+			a, err := s.CreateUntil(ctx, tx, collections.BulkSendName, sha256.Sum256([]byte(day)), "Batch of "+day, []string{"sends the batch's e-mails"},
+				approval.Requester{Subject: "ana", Client: collections.BatchClient, Actor: f.active}, expires)
+			if err != nil {
+				return "", err
+			}
+			return a.ID, nil
+		}
+		decide := func(id string, approve bool) error {
+			_, err := e.approvals.Decide(ctx, tx, id, approve, approval.Approver{Subject: "bruno", ACR: mfa})
+			return err
+		}
+		if bf.pending, err = ask(e.approvals, "2026-11-30", pendingExpires); err != nil {
+			return err
+		}
+		if bf.approved, err = ask(e.approvals, "2026-11-29", pendingExpires); err != nil {
+			return err
+		}
+		if bf.executed, err = ask(e.approvals, "2026-11-28", pendingExpires); err != nil {
+			return err
+		}
+		if bf.expired, err = ask(past, "2026-11-27", time.Time{}); err != nil {
+			return err
+		}
+		if bf.rejected, err = ask(e.approvals, "2026-11-26", pendingExpires); err != nil {
+			return err
+		}
+		for _, d := range []struct {
+			id      string
+			approve bool
+		}{{bf.approved, true}, {bf.executed, true}, {bf.rejected, false}} {
+			if err := decide(d.id, d.approve); err != nil {
+				return err
+			}
+		}
+		if _, err := e.approvals.Executing(ctx, tx, bf.executed); err != nil {
+			return err
+		}
+		done := e.approvals.MarkExecutedStmt(bf.executed)
+		if _, err := tx.Exec(ctx, done.SQL, done.Args...); err != nil {
+			return err
+		}
+		batches := []schedules.Batch{
+			{Date: "2026-11-30", Outcome: schedules.BatchOpened, ApprovalID: bf.pending, Drafts: 3, Recipients: 2,
+				Skipped: schedules.BatchSkips{Plan: schedules.Skips{Paid: 2}, Bulk: map[string]int{"doNotContact": 1, "settled": 0}}},
+			{Date: "2026-11-29", Outcome: schedules.BatchOpened, ApprovalID: bf.approved, Drafts: 1, Recipients: 1},
+			{Date: "2026-11-28", Outcome: schedules.BatchOpened, ApprovalID: bf.executed, Drafts: 4, Recipients: 4},
+			{Date: "2026-11-27", Outcome: schedules.BatchLapsed, ApprovalID: bf.expired, Drafts: 1, Recipients: 1},
+			{Date: "2026-11-26", Outcome: schedules.BatchLapsed, ApprovalID: bf.rejected, Drafts: 2, Recipients: 2},
+			{Date: "2026-11-25", Outcome: schedules.BatchEmpty, Skipped: schedules.BatchSkips{Plan: schedules.Skips{NoContact: 4}}},
+			{Date: "2026-11-24", Outcome: schedules.BatchClosed},
+		}
+		for d := 23; d >= 19; d-- {
+			batches = append(batches, schedules.Batch{Date: fmt.Sprintf("2026-11-%02d", d), Outcome: schedules.BatchEmpty})
+		}
+		for _, b := range batches {
+			day, err := time.Parse(time.DateOnly, b.Date)
+			if err != nil {
+				return err
+			}
+			// Made at 08:00 in São Paulo, when the window opens.
+			b.ScheduleID, b.CreatedAt = f.active, day.Add(11*time.Hour)
+			if err := schedules.InsertBatch(ctx, tx, b); err != nil {
+				return err
+			}
+		}
+		bf.bulk = "bulk_" + strings.Repeat("b", 26)
+		return schedules.MarkBatchSent(ctx, tx, f.active, "2026-11-28", bf.bulk, map[string]int{"settled": 1, "stale": 2})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bf
+}
+
 // TestConsoleSchedules: the schedules pages, on both stores.
 func TestConsoleSchedules(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		e := newEnv(t, db, false)
 		f := seedSchedules(t, e)
+		bf := seedBatches(t, e, f)
 		t.Run("list", func(t *testing.T) { schedulesList(t, e, f) })
+		t.Run("batches", func(t *testing.T) { schedulesBatches(t, e, f, bf) })
 		t.Run("bad parameters", func(t *testing.T) { schedulesBadParameters(t, e, f) })
 		t.Run("viewer", func(t *testing.T) { schedulesViewer(t, e, f) })
 		t.Run("languages", func(t *testing.T) { schedulesLanguages(t, e, f) })
@@ -400,5 +507,93 @@ func schedulesPauseResume(t *testing.T, e *env, f scheduleFixture) {
 	refused(t, "a pause of an unknown schedule", unknown, http.StatusUnprocessableEntity, string(schedules.CodeNotFound))
 	if !strings.Contains(unknown.body, "schedule_not_found: scheduleId: ") {
 		t.Errorf("the unknown schedule's refusal does not name scheduleId:\n%s", unknown.body)
+	}
+}
+
+var batchRowRE = regexp.MustCompile(`(?s)<tr id="batch-([0-9-]+)">(.*?)</tr>`)
+
+// batchRows are the batches a schedule page shows: each row's HTML by its day, and the days
+// in the page's order.
+func batchRows(body string) (map[string]string, []string) {
+	rows := map[string]string{}
+	var days []string
+	for _, m := range batchRowRE.FindAllStringSubmatch(body, -1) {
+		rows[m[1]] = m[2]
+		days = append(days, m[1])
+	}
+	return rows, days
+}
+
+// schedulesBatches: the schedule's 10 latest batches, newest first, each with its outcome,
+// its approval's state now linking the approval (a pending one's expiry in the window's
+// zone), its counts, its bulk send and its skips by reason, in both languages; a schedule
+// without a batch says so.
+func schedulesBatches(t *testing.T, e *env, f scheduleFixture, bf batchFixture) {
+	b := e.browser(t)
+	b.open(t, web.SchedulesPath, viewer)
+	for _, c := range []struct {
+		lang, heading, caption, none string
+		rows                         map[string][]string
+	}{
+		{"en", `<h2 id="batches">Latest batches</h2>`, "<caption>The schedule&#39;s batches, the newest first (its latest 10 at most), with their approvals</caption>",
+			"No batch yet", map[string][]string{
+				"2026-11-30": {`<time datetime="2026-11-30">2026-11-30</time>`, `<time datetime="2026-11-30T11:00:00Z">2026-11-30 08:00 -03</time>`,
+					"prepared: its bulk send waits for approval", `<a href="/approvals/` + bf.pending + `"><span class="state-pending">waiting for a decision</span>`,
+					"<small>approve before 2099-03-04 20:30 -03</small>", `<td data-label="Recipients" class="num">2</td>`, `<td data-label="Drafts" class="num">3</td>`,
+					`<td data-label="Bulk send">—</td>`, "<small>Invoices left out of the plan:</small> paid (2)<br>",
+					"<small>Drafts prepared but not sendable:</small> the customer asked not to be contacted (1)<br>"},
+				"2026-11-29": {"prepared: its bulk send waits for approval", `<a href="/approvals/` + bf.approved + `"><span class="state-approved">approved: sent as soon as the send window is open</span>`,
+					`<td data-label="Left out">nothing</td>`},
+				"2026-11-28": {"prepared and sent", `<a href="/approvals/` + bf.executed + `"><span class="state-executed">approved and sent</span>`,
+					`<td data-label="Bulk send"><code>` + bf.bulk + `</code></td>`, `<td data-label="Recipients" class="num">4</td>`,
+					"<small>Drafts left out at sending because:</small> an invoice was disputed, promised or owed another amount (2), an invoice was paid, void or written off (1)</td>"},
+				"2026-11-27": {"lapsed: its drafts discarded, nothing sent", `<a href="/approvals/` + bf.expired + `"><span class="state-expired">expired</span>`},
+				"2026-11-26": {"lapsed: its drafts discarded, nothing sent", `<a href="/approvals/` + bf.rejected + `"><span class="state-rejected">rejected</span>`},
+				"2026-11-25": {"nothing to send: no approval asked", `<td data-label="Approval">none asked</td>`, "<small>Invoices left out of the plan:</small> no customer record to write to (4)<br>"},
+				"2026-11-24": {"nothing prepared: the schedule was paused or past its end date", `<td data-label="Approval">none asked</td>`},
+			}},
+		{"pt-BR", `<h2 id="batches">Últimos lotes</h2>`, "<caption>Os lotes da régua, os mais recentes primeiro (os últimos 10 no máximo), com as suas aprovações</caption>",
+			"Nenhum lote ainda", map[string][]string{
+				"2026-11-30": {`<time datetime="2026-11-30">30/11/2026</time>`, `<time datetime="2026-11-30T11:00:00Z">30/11/2026 08:00</time>`,
+					"preparado: o envio em lote aguarda aprovação", `<a href="/approvals/` + bf.pending + `?lang=pt-BR"><span class="state-pending">aguardando decisão</span>`,
+					"<small>aprovar até 04/03/2099 20:30</small>", `<td data-label="Destinatários" class="num">2</td>`,
+					"<small>Títulos deixados fora do plano:</small> pago (2)<br>",
+					"<small>Rascunhos preparados mas não enviáveis:</small> o cliente pediu para não ser contatado (1)<br>"},
+				"2026-11-29": {`<span class="state-approved">aprovada: enviada assim que a janela de envio estiver aberta</span>`, `<td data-label="Deixados de fora">nada</td>`},
+				"2026-11-28": {"preparado e enviado", `<span class="state-executed">aprovada e enviada</span>`,
+					"<small>Rascunhos deixados de fora no envio porque:</small> um título foi contestado, teve promessa de pagamento ou passou a dever outro valor (2), um título foi pago, cancelado ou baixado (1)</td>"},
+				"2026-11-27": {"caducou: rascunhos descartados, nada enviado", `<span class="state-expired">expirada</span>`},
+				"2026-11-26": {"caducou: rascunhos descartados, nada enviado", `<span class="state-rejected">rejeitada</span>`},
+				"2026-11-25": {"nada a enviar: nenhuma aprovação pedida", `<td data-label="Aprovação">nenhuma pedida</td>`, "sem cadastro do cliente para escrever (4)"},
+				"2026-11-24": {"nada preparado: a régua estava pausada ou depois do fim"},
+			}},
+	} {
+		p := b.get(t, web.SchedulePath+"?id="+f.active+"&lang="+c.lang)
+		rows, days := batchRows(p.body)
+		want := []string{"2026-11-30", "2026-11-29", "2026-11-28", "2026-11-27", "2026-11-26", "2026-11-25", "2026-11-24", "2026-11-23", "2026-11-22", "2026-11-21"}
+		if p.resp.StatusCode != http.StatusOK || !slices.Equal(days, want) {
+			t.Fatalf("the schedule page in %s = %d with the batches %v, want 200 and %v:\n%s", c.lang, p.resp.StatusCode, days, want, p.body)
+		}
+		if !strings.Contains(p.body, c.heading) || !strings.Contains(p.body, c.caption) {
+			t.Errorf("the schedule page in %s has no heading %q or caption %q:\n%s", c.lang, c.heading, c.caption, p.body)
+		}
+		for day, words := range c.rows {
+			for _, w := range words {
+				if !strings.Contains(rows[day], w) {
+					t.Errorf("the batch of %s in %s does not show %q:\n%s", day, c.lang, w, rows[day])
+				}
+			}
+			// Only a pending approval says when it expires.
+			if before := strings.Contains(rows[day], "2099"); before != (day == "2026-11-30") {
+				t.Errorf("the batch of %s in %s shows an expiry: %v, want %v:\n%s", day, c.lang, before, day == "2026-11-30", rows[day])
+			}
+		}
+		if p := b.get(t, web.SchedulePath+"?id="+f.paused+"&lang="+c.lang); strings.Contains(p.body, `<tr id="batch-`) || !strings.Contains(p.body, c.none) {
+			t.Errorf("the page of a schedule without a batch, in %s, does not say it has none:\n%s", c.lang, p.body)
+		}
+	}
+	// The approval's link leads to it.
+	if ap := b.get(t, "/approvals/"+bf.pending); ap.resp.StatusCode != http.StatusOK || !strings.Contains(ap.body, "<code>"+collections.BulkSendName+"</code>") {
+		t.Errorf("the pending batch's approval page = %d:\n%s", ap.resp.StatusCode, ap.body)
 	}
 }

@@ -2,9 +2,13 @@ package web
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
+	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/calendar"
+	"github.com/cobranca/cobranca/internal/collections"
+	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/schedules"
 )
 
@@ -66,5 +70,65 @@ func TestScheduleWords(t *testing.T) {
 		if got := tc.tx.WindowWords(calendar.DefaultWindow()); got != tc.defaultWindow {
 			t.Errorf("%s WindowWords(default) = %q, want %q", tc.tx.Tag, got, tc.defaultWindow)
 		}
+	}
+}
+
+// TestBatchWords: every batch outcome, approval state and draft skip reason get_schedule can
+// answer has words on the schedule page, in both languages — one added to the tool and not
+// here fails. The words are held to the tool's output schema, since the page (which imports
+// no tool) cannot name collections' reasons.
+func TestBatchWords(t *testing.T) {
+	tools, err := collections.Tools(collections.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(tools, func(tl pipeline.Tool) bool { return tl.Contract.Name == collections.GetScheduleName })
+	if i < 0 {
+		t.Fatalf("no tool %s", collections.GetScheduleName)
+	}
+	batch := tools[i].Contract.OutputSchema.Properties["latestBatches"].Items
+	skipped := batch.Properties["skipped"].Properties
+	if n := tools[i].Contract.OutputSchema.Properties["latestBatches"].MaxItems; n == nil || *n != schedules.LatestShown {
+		t.Errorf("get_schedule answers %v batches at most, the page %d", n, schedules.LatestShown)
+	}
+	for _, tx := range supported {
+		s := &tx.Schedules
+		for _, o := range append(batch.Properties["outcome"].Enum, batchSent) {
+			if s.Outcomes[o.(string)] == "" {
+				t.Errorf("no %s words for the batch outcome %s", tx.Tag, o)
+			}
+		}
+		for _, st := range batch.Properties["approvalState"].Enum {
+			if s.ApprovalStates[approval.State(st.(string))] == "" {
+				t.Errorf("no %s words for the approval state %s", tx.Tag, st)
+			}
+		}
+		for _, part := range []string{"bulk", "send"} {
+			if len(skipped[part].Properties) == 0 {
+				t.Fatalf("get_schedule's skipped.%s names no reason", part)
+			}
+			for reason := range skipped[part].Properties {
+				if s.DraftSkipReasons[reason] == "" {
+					t.Errorf("no %s words for the draft skip reason %s (skipped.%s)", tx.Tag, reason, part)
+				}
+			}
+		}
+		for reason := range skipped["plan"].Properties {
+			if s.SkipReasons[reason] == "" {
+				t.Errorf("no %s words for the plan skip reason %s", tx.Tag, reason)
+			}
+		}
+	}
+}
+
+// TestCountRows: a bulk send's skips, the most first, then by name; none counted, none shown.
+func TestCountRows(t *testing.T) {
+	got := countRows(map[string]int{"stale": 1, "settled": 3, "paused": 1, "notOpen": 0})
+	want := []skipRow{{"settled", 3}, {"paused", 1}, {"stale", 1}}
+	if !slices.Equal(got, want) {
+		t.Errorf("countRows = %v, want %v", got, want)
+	}
+	if got := countRows(nil); got != nil {
+		t.Errorf("countRows(nil) = %v, want none", got)
 	}
 }
