@@ -15,8 +15,10 @@ import (
 
 	"github.com/cobranca/cobranca/internal/approval"
 	"github.com/cobranca/cobranca/internal/auditlog"
+	"github.com/cobranca/cobranca/internal/calendar"
 	"github.com/cobranca/cobranca/internal/collections"
 	"github.com/cobranca/cobranca/internal/ledger"
+	"github.com/cobranca/cobranca/internal/schedules"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/cobranca/cobranca/internal/tier"
@@ -76,23 +78,88 @@ func newVolumeConsole(tb testing.TB, record bool) *volumeConsole {
 			tb.Fatal(err)
 		}
 	}
+	schedule := seedVolumeSchedules(tb, e, db)
 	b := e.browser(tb)
 	if p := b.open(tb, web.ConsolePath, personWith("olga", mfa, web.RoleViewer, web.RoleOperator, web.RoleApprover)); p.resp.StatusCode != http.StatusOK {
 		tb.Fatalf("the inbox after signing in = %d:\n%s", p.resp.StatusCode, p.body)
 	}
 	v := &volumeConsole{e: e, db: db, rec: rec, cookies: b.c.Jar.Cookies(mustParse(tb, e.base))}
-	v.pages = v.volumePages(tb)
+	v.pages = v.volumePages(tb, schedule)
 	// The health page's ledger charts were read when the pages started, of another day: read
 	// them again, as of now, before any page is timed (a page never waits for them).
 	freshCharts(tb, e, func() string { return v.get(tb, web.HealthPath).Body.String() })
 	return v
 }
 
+// Collection schedules of the store of scale: volumeSchedules schedules of volumeBatchDays
+// daily batches each.
+const (
+	volumeSchedules  = 60
+	volumeBatchDays  = 500
+	volumeBatchesNew = "2026-06-15" // the latest batch's day
+)
+
+// seedVolumeSchedules writes volumeSchedules schedules and their batches (empty ones, the
+// latest 10 of the last schedule opened, each with a pending approval) into the copy of the
+// store of scale, and returns the last schedule's id: the schedule page's.
+func seedVolumeSchedules(tb testing.TB, e *env, db store.DB) string {
+	tb.Helper()
+	ctx := context.Background()
+	now := e.clock.Now()
+	var id string
+	err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		for i := range volumeSchedules {
+			sp := schedules.Spec{Name: fmt.Sprintf("Régua %02d", i), Steps: []schedules.StepSpec{{Offset: 1, Tone: "friendly"}},
+				Audience: schedules.Audience{All: true}, EndDate: calendar.DateOf(now, time.UTC).AddDays(60).String()}
+			sc, fe := sp.Validate(func(loc *time.Location) calendar.Date { return calendar.DateOf(now, loc) })
+			if fe != nil {
+				return fe
+			}
+			made, err := schedules.Create(ctx, tx, sc, schedules.Stamp{By: "ana"}, now.Add(time.Duration(i-volumeSchedules)*time.Hour))
+			if err != nil {
+				return err
+			}
+			id = made.ID
+		}
+		// Every schedule's days but the page's latest 10, straight in SQL, as the fills write.
+		if _, err := tx.Exec(ctx, `INSERT INTO schedule_batch (schedule_id, batch_date, outcome, drafts, recipients, skipped, created_at)
+SELECT s.id, to_char(date '`+volumeBatchesNew+`' - d, 'YYYY-MM-DD'), 'empty', 0, 0, '{"plan":{"paid":1},"bulk":{}}', 0
+FROM schedule s, generate_series(0, $1::int - 1) d WHERE s.id <> $2 OR d >= $3`, volumeBatchDays, id, schedules.LatestShown); err != nil {
+			return err
+		}
+		day, err := time.Parse(time.DateOnly, volumeBatchesNew)
+		if err != nil {
+			return err
+		}
+		for d := range schedules.LatestShown {
+			date := day.AddDate(0, 0, -d)
+			a, err := e.approvals.Create(ctx, tx, collections.BulkSendName, sha256.Sum256([]byte(date.String())), preview, []string{"sends the batch"},
+				approval.Requester{Subject: "ana", Client: collections.BatchClient, Actor: id})
+			if err != nil {
+				return err
+			}
+			if err := schedules.InsertBatch(ctx, tx, schedules.Batch{ScheduleID: id, Date: date.Format(time.DateOnly), Outcome: schedules.BatchOpened,
+				ApprovalID: a.ID, Drafts: 100, Recipients: 90, CreatedAt: date.Add(11 * time.Hour)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// As autovacuum would, before any page reads them.
+	if _, err := db.Exec(ctx, `ANALYZE schedule, schedule_batch, approval`); err != nil {
+		tb.Fatal(err)
+	}
+	return id
+}
+
 var nextRE = regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
 
 // volumePages are the pages: each list's first page and a deep one (its middle, where the
 // store has one), with each filter.
-func (v *volumeConsole) volumePages(tb testing.TB) []volumePage {
+func (v *volumeConsole) volumePages(tb testing.TB, schedule string) []volumePage {
 	tb.Helper()
 	ctx := context.Background()
 	row := func(sql string, args []any, dest ...any) {
@@ -153,6 +220,8 @@ func (v *volumeConsole) volumePages(tb testing.TB) []volumePage {
 		{"customers_do_not_contact", web.CustomersPath + "?status=do_not_contact"},
 		{"customer", web.CustomerPath + "?id=C-777"},
 		{"outbox_bulks_deep", web.OutboxPath + "?" + url.Values{"bulks": {web.FormatPosition(bulkAt, bulkID)}}.Encode()},
+		{"schedules", web.SchedulesPath},
+		{"schedule", web.SchedulePath + "?id=" + schedule},
 	}
 	for _, f := range []struct{ name, query string }{
 		{"all", ""}, {"open", "state=open"}, {"unsettled", "state=open&state=partially_paid"}, {"customer", "customer=C-777"},
@@ -198,7 +267,8 @@ func (v *volumeConsole) get(tb testing.TB, path string) *httptest.ResponseRecord
 }
 
 // bigTables are the tables of scale: no page may read one whole.
-var bigTables = []string{"ledger_invoice", "ledger_payment", "ledger_allocation", "ledger_reference", "audit_event", "reminder_draft", "customer", "bulk_send"}
+var bigTables = []string{"ledger_invoice", "ledger_payment", "ledger_allocation", "ledger_reference", "audit_event", "reminder_draft", "customer", "bulk_send",
+	"schedule_batch"}
 
 // TestConsolePagesVolume: every console page renders over 1 000 000 invoices, 100 000
 // payments, 100 000 audit events and 300 000 drafts on PostgreSQL, and no query a page makes
