@@ -111,9 +111,13 @@ func New(dialect store.Dialect, ttl time.Duration, now func() time.Time) (*Store
 }
 
 const (
-	// beginPG takes the key's advisory lock and reads its row in one round trip (the function
-	// is in migration 00030, which says why it is one).
-	beginPG   = `SELECT locked, fingerprint, response, expires_at FROM idempotency_begin($1, $2, $3, $4)`
+	// lockPG and readPG are Begin's two statements on PostgreSQL, sent in one round trip
+	// (store.Tx.QueryRows): the read is a statement of its own, after the lock, so that its
+	// snapshot is taken once the lock is held. It selects one row whether or not the key has
+	// one (NULLs when not).
+	lockPG = `SELECT pg_try_advisory_xact_lock($1)`
+	readPG = `SELECT k.fingerprint, k.response, k.expires_at FROM (VALUES (1)) AS one
+LEFT JOIN idempotency_key k ON k.principal = $1 AND k.tool = $2 AND k.key = $3`
 	selectKey = `SELECT fingerprint, response, expires_at FROM idempotency_key
 WHERE principal = $1 AND tool = $2 AND key = $3`
 	deleteKey = `DELETE FROM idempotency_key WHERE principal = $1 AND tool = $2 AND key = $3`
@@ -134,8 +138,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)`
 // On PostgreSQL Begin takes a transaction-scoped advisory lock on a 64-bit hash of k; when
 // another transaction holds it, the answer is InProgress without waiting. Once it is held, a
 // row committed by an earlier holder is visible: a holder releases the lock only after its
-// commit is visible, and the read that follows the lock takes a snapshot of its own (one
-// round trip through the function idempotency_begin; migration 00030 says why). On SQLite
+// commit is visible, and the read that follows the lock is a statement of its own, with a
+// snapshot of its own (both statements in one round trip, store.Tx.QueryRows; a single
+// statement would read with a snapshot taken before the lock was granted). On SQLite
 // every write transaction holds the database's write lock from its start (store.DB.InTx is
 // BEGIN IMMEDIATE), so no other call can hold the key at the same time and InProgress never
 // happens there: a duplicate waits for the first call's commit and then replays it.
@@ -149,7 +154,8 @@ func (s *Store) Begin(ctx context.Context, tx store.Tx, k Key, fingerprint []byt
 	var expires *int64 // nil: no row
 	if s.dialect == store.Postgres {
 		var locked bool
-		err := tx.QueryRow(ctx, beginPG, lockID(k), k.Principal, k.Tool, k.Key).Scan(&locked, &fp, &response, &expires)
+		err := tx.QueryRows(ctx, []store.Stmt{{SQL: lockPG, Args: []any{lockID(k)}}, {SQL: readPG, Args: []any{k.Principal, k.Tool, k.Key}}},
+			[][]any{{&locked}, {&fp, &response, &expires}})
 		if err != nil {
 			return Reservation{}, fmt.Errorf("idempotency: begin: %w", err)
 		}

@@ -66,6 +66,14 @@ type Tx interface {
 	// set). When the function returns an error, the deferred statements never run. For
 	// writes whose results the transaction does not read: an audit event, a stored answer.
 	Defer(stmts ...Stmt)
+	// QueryRows runs queries one after the other, each a statement of its own that selects
+	// exactly one row, and scans the row of queries[i] into dests[i]: on PostgreSQL in one
+	// round trip (with the BEGIN, when they are the transaction's first statements). Each
+	// statement reads with a snapshot taken when it starts (READ COMMITTED), so a read after a
+	// statement that takes a lock sees every commit made before the lock was granted. A query
+	// that selects no row makes QueryRows fail with ErrNoRows; the queries after it may have
+	// run.
+	QueryRows(ctx context.Context, queries []Stmt, dests [][]any) error
 }
 
 // Stmt is one SQL statement with its arguments, built by the package that owns the rule and

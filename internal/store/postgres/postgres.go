@@ -221,6 +221,34 @@ func (t *tx) QueryRow(ctx context.Context, query string, args ...any) store.Row 
 
 func (t *tx) Defer(stmts ...store.Stmt) { t.deferred = append(t.deferred, stmts...) }
 
+// QueryRows sends the queries in one pipeline (BEGIN first, if no statement sent it): the
+// server runs them one after the other, each with a snapshot of its own.
+func (t *tx) QueryRows(ctx context.Context, queries []store.Stmt, dests [][]any) error {
+	if len(queries) != len(dests) {
+		return fmt.Errorf("postgres: %d queries, %d destinations", len(queries), len(dests))
+	}
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(queries)+1)}
+	begin := !t.begun
+	if begin {
+		t.begun = true
+		b.Queue("BEGIN")
+	}
+	for _, q := range queries {
+		b.Queue(q.SQL, q.Args...)
+	}
+	br := t.c.SendBatch(ctx, b)
+	var err error
+	if begin {
+		if _, err = br.Exec(); err != nil {
+			err = fmt.Errorf("postgres: begin: %w", err)
+		}
+	}
+	for i := 0; err == nil && i < len(queries); i++ {
+		err = row{br.QueryRow()}.Scan(dests[i]...)
+	}
+	return closeBatch(br, err)
+}
+
 // commit sends the deferred statements and COMMIT in one pipeline (BEGIN first, if no
 // statement sent it). After a failed statement the server skips the rest up to the
 // pipeline's end, COMMIT included, and the transaction is rolled back here.

@@ -228,6 +228,20 @@ func (t *tx) QueryRow(ctx context.Context, query string, args ...any) store.Row 
 	return row{t.tx.QueryRowContext(ctx, query, args...)}
 }
 
+// QueryRows runs the queries one after the other: the transaction holds the write lock, so
+// nothing commits between them.
+func (t *tx) QueryRows(ctx context.Context, queries []store.Stmt, dests [][]any) error {
+	if len(queries) != len(dests) {
+		return fmt.Errorf("sqlite: %d queries, %d destinations", len(queries), len(dests))
+	}
+	for i, q := range queries {
+		if err := t.QueryRow(ctx, q.SQL, q.Args...).Scan(dests[i]...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)

@@ -87,3 +87,10 @@ func (t *recordedTx) QueryRow(ctx context.Context, sql string, args ...any) stor
 	t.r.add(sql, args)
 	return t.Tx.QueryRow(ctx, sql, args...)
 }
+
+func (t *recordedTx) QueryRows(ctx context.Context, queries []store.Stmt, dests [][]any) error {
+	for _, q := range queries {
+		t.r.add(q.SQL, q.Args)
+	}
+	return t.Tx.QueryRows(ctx, queries, dests)
+}

@@ -10,7 +10,8 @@ import (
 
 // TestCountRoundTrips: through the proxy, the yardstick is three round trips (BEGIN, INSERT,
 // COMMIT), a store transaction whose statements are all deferred one (sent in one pipeline
-// with BEGIN and COMMIT), and a plain query one, once their statements are prepared on the
+// with BEGIN and COMMIT), one whose QueryRows come first two (BEGIN and both queries, then
+// the deferred insert and COMMIT), and a plain query one, once their statements are prepared on the
 // connection; the yardstick's rows arrive.
 func TestCountRoundTrips(t *testing.T) {
 	f := storetest.Fixtures(pg)[1]
@@ -30,6 +31,18 @@ func TestCountRoundTrips(t *testing.T) {
 				return nil
 			})
 		}, 1},
+		{"query rows, then a deferred insert", func() error {
+			return db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				var locked bool
+				var n int64
+				if err := tx.QueryRows(ctx, []store.Stmt{{SQL: `SELECT pg_try_advisory_xact_lock(7)`}, {SQL: `SELECT count(*) FROM yardstick`}},
+					[][]any{{&locked}, {&n}}); err != nil {
+					return err
+				}
+				tx.Defer(store.Stmt{SQL: `INSERT INTO yardstick (note) VALUES ($1)`, Args: []any{"after rows"}})
+				return nil
+			})
+		}, 2},
 		{"query", func() error {
 			var n int64
 			return db.QueryRow(ctx, `SELECT count(*) FROM yardstick`).Scan(&n)
@@ -52,7 +65,7 @@ func TestCountRoundTrips(t *testing.T) {
 		}
 	}
 	var n int64
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM yardstick`).Scan(&n); err != nil || n != 12 {
-		t.Errorf("yardstick rows = %d, %v; want 12", n, err)
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM yardstick`).Scan(&n); err != nil || n != 18 {
+		t.Errorf("yardstick rows = %d, %v; want 18", n, err)
 	}
 }

@@ -373,6 +373,10 @@ func TestInTxFirstStatement(t *testing.T) {
 				}
 				return rows.Err()
 			}},
+			{"QueryRows", func(ctx context.Context, tx store.Tx, sql string) error {
+				var n, one int64
+				return tx.QueryRows(ctx, []store.Stmt{{SQL: sql}, {SQL: "SELECT 1"}}, [][]any{{&n}, {&one}})
+			}},
 		}
 		for _, c := range firsts {
 			err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -408,6 +412,87 @@ func TestInTxFirstStatement(t *testing.T) {
 		var n int64
 		if err := db.QueryRow(ctx, "SELECT count(*) FROM scratch").Scan(&n); err != nil || n != int64(len(firsts)) {
 			t.Errorf("rows = %d, %v; want %d: only the committed transactions' rows", n, err, len(firsts))
+		}
+	})
+}
+
+// TestQueryRows: QueryRows scans each query's row into its destinations, fails on a query that
+// selects no row and on destinations that do not match; on PostgreSQL a query after one that
+// waits for a lock reads what the lock's holder committed before releasing it (a snapshot of
+// its own, taken once the lock is held): what idempotency.Begin relies on.
+func TestQueryRows(t *testing.T) {
+	eachStore(t, func(t *testing.T, f storetest.Fixture) {
+		ctx := context.Background()
+		db := f.Migrated(t)
+		if _, err := db.Exec(ctx, "CREATE TABLE scratch (k TEXT PRIMARY KEY, v BIGINT NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(ctx, "INSERT INTO scratch (k, v) VALUES ('a', 1), ('b', 2)"); err != nil {
+			t.Fatal(err)
+		}
+		var a, b int64
+		var k string
+		err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.QueryRows(ctx, []store.Stmt{{SQL: "SELECT v FROM scratch WHERE k = $1", Args: []any{"a"}},
+				{SQL: "SELECT k, v FROM scratch WHERE v = $1", Args: []any{int64(2)}}}, [][]any{{&a}, {&k, &b}})
+		})
+		if err != nil || a != 1 || k != "b" || b != 2 {
+			t.Errorf("QueryRows = %d, %q, %d, %v; want 1, \"b\", 2, nil", a, k, b, err)
+		}
+		err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.QueryRows(ctx, []store.Stmt{{SQL: "SELECT v FROM scratch WHERE k = 'a'"}, {SQL: "SELECT v FROM scratch WHERE k = 'z'"}}, [][]any{{&a}, {&b}})
+		})
+		if !errors.Is(err, store.ErrNoRows) {
+			t.Errorf("QueryRows of a query without a row = %v, want %v", err, store.ErrNoRows)
+		}
+		err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.QueryRows(ctx, []store.Stmt{{SQL: "SELECT 1"}}, nil)
+		})
+		if err == nil {
+			t.Error("QueryRows with one query and no destinations = nil, want an error")
+		}
+		if f.Dialect != store.Postgres {
+			return
+		}
+		// The holder: takes the lock, inserts a row, and commits only once the reader waits
+		// for the lock.
+		holder := make(chan error, 1)
+		locked := make(chan struct{})
+		release := make(chan struct{})
+		go func() {
+			holder <- db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(4242)"); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, "INSERT INTO scratch (k, v) VALUES ('held', 3)"); err != nil {
+					return err
+				}
+				close(locked)
+				<-release
+				return nil
+			})
+		}()
+		<-locked
+		reader := make(chan error, 1)
+		var n int64
+		go func() {
+			reader <- db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				var got bool
+				return tx.QueryRows(ctx, []store.Stmt{{SQL: "SELECT pg_advisory_xact_lock(4242) IS NOT NULL"},
+					{SQL: "SELECT count(*) FROM scratch WHERE k = 'held'"}}, [][]any{{&got}, {&n}})
+			})
+		}()
+		for waiting := false; !waiting; {
+			if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242 AND NOT granted)`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(release)
+		if err := <-holder; err != nil {
+			t.Fatalf("holder: %v", err)
+		}
+		if err := <-reader; err != nil || n != 1 {
+			t.Errorf("reader after the lock: count = %d, %v; want 1 (the holder's row, committed before the lock was granted)", n, err)
 		}
 	})
 }
