@@ -44,7 +44,7 @@ func dropMACGuard(d store.Dialect) string {
 	if d == store.SQLite {
 		return "DROP TRIGGER audit_event_authenticated"
 	}
-	return "ALTER TABLE audit_event DROP CONSTRAINT audit_event_authenticated"
+	return "DROP TRIGGER audit_event_check ON audit_event"
 }
 
 // TestMACDetectsForgery: every event carries a MAC under a key derived from the audit key;
@@ -208,6 +208,53 @@ func TestMACForgedByAppRole(t *testing.T) {
 	var pe *pgconn.PgError
 	if err := insertRaw(ctx, app, store.Postgres, "no-mac", time.Now().UnixMicro(), nil, nil); !errors.As(err, &pe) || pe.Code != "23514" {
 		t.Errorf("MAC-less INSERT as the app role = %v, want a check violation", err)
+	}
+}
+
+// TestEventRules: on PostgreSQL the trigger of migration 00240 refuses, for the serving role,
+// every row the CHECK constraints it replaced refused, each with SQLSTATE 23514 naming that
+// constraint, and lets through the row they let through (a NULL key id: a replica of before
+// key ids).
+func TestEventRules(t *testing.T) {
+	ctx := context.Background()
+	app := appRoleDB(t)
+	const ins = `INSERT INTO audit_event (event, outcome, details, key_id, server_time, nonce, mac) VALUES ($1, $2, $3::text::jsonb, $4, $5, $6, $7)`
+	type row struct {
+		event, outcome, details string
+		keyID                   any
+		serverTime              any
+		nonce, mac              []byte
+	}
+	good := func(change func(r *row)) row {
+		r := row{"collections.portfolio.analyzed", "allowed", "{}", "0123456789abcdef", int64(1), randomBytes(nonceLen), randomBytes(macLen)}
+		change(&r)
+		return r
+	}
+	for _, tc := range []struct {
+		name, constraint string // "" when the row is accepted
+		r                row
+	}{
+		{"whole", "", good(func(*row) {})},
+		{"no key id", "", good(func(r *row) { r.keyID = nil })},
+		{"no server time", "audit_event_authenticated", good(func(r *row) { r.serverTime = nil })},
+		{"no nonce", "audit_event_authenticated", good(func(r *row) { r.nonce = nil })},
+		{"short nonce", "audit_event_authenticated", good(func(r *row) { r.nonce = randomBytes(nonceLen - 1) })},
+		{"no MAC", "audit_event_authenticated", good(func(r *row) { r.mac = nil })},
+		{"long MAC", "audit_event_authenticated", good(func(r *row) { r.mac = randomBytes(macLen + 1) })},
+		{"empty event", "audit_event_event_check", good(func(r *row) { r.event = "" })},
+		{"empty outcome", "audit_event_outcome_check", good(func(r *row) { r.outcome = "" })},
+		{"details not an object", "audit_event_details_check", good(func(r *row) { r.details = "[]" })},
+		{"key id not hex", "audit_event_key_id_check", good(func(r *row) { r.keyID = "0123456789ABCDEF" })},
+		{"key id too short", "audit_event_key_id_check", good(func(r *row) { r.keyID = "0123" })},
+	} {
+		_, err := app.Exec(ctx, ins, tc.r.event, tc.r.outcome, tc.r.details, tc.r.keyID, tc.r.serverTime, tc.r.nonce, tc.r.mac)
+		var pe *pgconn.PgError
+		switch {
+		case tc.constraint == "" && err != nil:
+			t.Errorf("%s: INSERT = %v, want it accepted", tc.name, err)
+		case tc.constraint != "" && (!errors.As(err, &pe) || pe.Code != "23514" || pe.ConstraintName != tc.constraint):
+			t.Errorf("%s: INSERT = %v, want SQLSTATE 23514 naming %s", tc.name, err, tc.constraint)
+		}
 	}
 }
 
