@@ -144,7 +144,9 @@ func approvalsDecide(ctx context.Context, e env, fs *flagSet, args []string, app
 		return err
 	}
 	return withAdmin(ctx, e, func(a admin) error {
-		s, err := approval.New(a.cfg.ApprovalTTL, nil)
+		// The store's hooks are the server's: an approved schedule batch's send job is
+		// queued here, in the decision's transaction, for the serving replicas to work.
+		s, _, err := newApprovals(a.db, cfg, slog.New(slog.DiscardHandler), nil, a.log)
 		if err != nil {
 			return err
 		}

@@ -138,32 +138,11 @@ func serve(ctx context.Context, e env, fs *flagSet, args []string) (err error) {
 	// new message; those being sent finish, within shutdownTimeout), waited for after the
 	// HTTP server has drained. What it has not sent waits in the store for another replica or
 	// the next start, and so does what a call in flight enqueues meanwhile.
-	// Approvers are told of each pending approval (COBRANCA_APPROVER_EMAILS, _WEBHOOK_URL): the
-	// notifications' jobs run on the outbox's River client, the hook in each approval's
-	// transaction.
-	approvals, err := approval.New(cfg.ApprovalTTL, nil)
+	// Its River client also runs the approvers' notifications and the schedules' daily batches
+	// (newApprovals).
+	approvals, mailer, err := newApprovals(db, cfg, log, traces.Provider(), alog)
 	if err != nil {
 		return err
-	}
-	notifier, err := newNotifier(db, approvals, cfg.Config, log)
-	if err != nil {
-		return err
-	}
-	// Each business day, every active schedule's batch is prepared once across replicas
-	// (docs/schedules.md, "The daily batch"): its jobs run on the outbox's River client too.
-	tpl, err := reminders.ParseTemplates()
-	if err != nil {
-		return err
-	}
-	batcher := &collections.Batcher{DB: db, Approvals: approvals, Templates: tpl, Settings: collectionSettings(cfg), Audit: alog}
-	mailer, err := newOutbox(db, cfg.Config, log, traces.Provider(), []*river.PeriodicJob{batcher.Periodic()},
-		append(notifier.Jobs(), batcher.Jobs()...)...)
-	if err != nil {
-		return err
-	}
-	batcher.Mail = mailer
-	if notifier.Enabled() {
-		approvals.OnCreate(notifier.Hook(mailer))
 	}
 	stopOutbox := bg.run(ctx, "outbox", shutdownTimeout+taskStopTimeout, func(ctx context.Context) {
 		if err := mailer.Run(ctx); err != nil {
@@ -422,6 +401,43 @@ func newOutbox(db store.DB, cfg config.Config, log *slog.Logger, tracing trace.T
 	// Reminder drafts hear what became of their messages (sent, undeliverable).
 	return outbox.New(db, outbox.Config{Driver: driver, Sender: sender, From: from, Owner: reminders.Delivery{}, Workers: cfg.MailWorkers, RescueAfter: cfg.MailRescueAfter,
 		StopTimeout: shutdownTimeout, Logger: log, Tracing: tracing, Jobs: jobs, Periodic: periodic})
+}
+
+// newApprovals returns the approvals store and the outbox (its River client) of a process,
+// wired as one, so that whichever process decides an approval queues what the decision
+// entails: the approvers are told of each pending approval (COBRANCA_APPROVER_EMAILS,
+// _WEBHOOK_URL; the store's OnCreate hook), and a schedule's batch approved by a person is
+// queued for sending at once inside its send window, else at the window's opening
+// (collections.Batcher.OnApproved, the OnDecide hook; docs/schedules.md), each in the
+// transaction that records the approval or the decision. Those jobs, and each business day's
+// batch of every active schedule (docs/schedules.md, "The daily batch"), run on the outbox's
+// River client: serve runs it; `cobranca approvals approve|reject` only inserts with it, and
+// the serving replicas work what it inserted.
+func newApprovals(db store.DB, cfg settings, log *slog.Logger, tracing trace.TracerProvider, alog approval.Appender) (*approval.Store, *outbox.Outbox, error) {
+	approvals, err := approval.New(cfg.ApprovalTTL, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	notifier, err := newNotifier(db, approvals, cfg.Config, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	tpl, err := reminders.ParseTemplates()
+	if err != nil {
+		return nil, nil, err
+	}
+	batcher := &collections.Batcher{DB: db, Approvals: approvals, Templates: tpl, Settings: collectionSettings(cfg), Audit: alog}
+	mailer, err := newOutbox(db, cfg.Config, log, tracing, []*river.PeriodicJob{batcher.Periodic()},
+		append(notifier.Jobs(), batcher.Jobs()...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	batcher.Mail = mailer
+	if notifier.Enabled() {
+		approvals.OnCreate(notifier.Hook(mailer))
+	}
+	approvals.OnDecide(batcher.OnApproved(mailer))
+	return approvals, mailer, nil
 }
 
 // newNotifier is what tells the approvers of a pending approval, from the configuration; its
