@@ -43,6 +43,11 @@ var batchDay = calendar.Date{Year: 2026, Month: time.July, Day: 1}
 // sent; the relay received every draft's message under its one Message-ID, to its recipient; a
 // second copy only of a message the killed replica had in hand (rescued, sent again under the
 // same Message-ID, which a receiver deduplicates: at least once, by design).
+//
+// serve has no test clock: the schedule's send window (killedWindow) opens hours after the
+// wall clock's now, so that no replica sends the batch itself (its tick, or the send job the
+// approval's decide hook queues, scheduled at that opening), and Send runs here, on a clock
+// inside the window on batchDay.
 func TestScheduleBatchKilled(t *testing.T) {
 	tier.EndToEnd(t)
 	start := time.Now()
@@ -50,9 +55,10 @@ func TestScheduleBatchKilled(t *testing.T) {
 	// loaded machine; a job of a killed replica is rescued after 30 s.
 	r := startReplicas(t, "COBRANCA_MAIL_RESCUE_AFTER=30s")
 	ctx := t.Context()
-	s := killedSchedule(t, r.db)
+	open, closes := killedWindow(time.Now())
+	s := killedSchedule(t, r.db, open, closes)
 	// The test's own outbox only inserts: the batch's job, and the messages of Send below.
-	b := killedBatcher(t, r.db)
+	b := killedBatcher(t, r.db, open)
 	ob, err := outbox.New(r.db, outbox.Config{Driver: outboxtest.Driver(t, r.db), Sender: outbox.Dir{Path: t.TempDir()}, From: mailFrom, Owner: reminders.Delivery{}, Jobs: b.Jobs()})
 	if err != nil {
 		t.Fatal(err)
@@ -73,15 +79,16 @@ func TestScheduleBatchKilled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Running on replica 0, inside Run's transaction: the schedule's row locked, the batch
-		// not yet recorded.
-		for deadline := time.Now().Add(30 * time.Second); r.count(`SELECT count(*) FROM river_job WHERE kind = 'cobranca.schedule_batch' AND state = 'running'`) == 0 ||
-			r.count(`SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'schedule' AND l.mode = 'RowShareLock'`) == 0; time.Sleep(10 * time.Millisecond) {
+		// Replica 0 runs the job and is into its drafts, inside Run's transaction: one backend
+		// holds the schedule's row lock (RowShareLock, FOR UPDATE) and has written drafts
+		// (RowExclusiveLock on reminder_draft), neither committed (a commit releases both).
+		for deadline := time.Now().Add(30 * time.Second); r.count(`SELECT count(*) FROM river_job WHERE kind = 'cobranca.schedule_batch' AND state = 'running' AND attempt >= 1`) == 0 ||
+			r.count(preparing) == 0; time.Sleep(5 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatal("replica 0 did not start the batch's job")
+				t.Fatalf("replica 0 was not into the batch's drafts 30 s after its job was queued: %d batch jobs running, %d backends preparing",
+					r.count(`SELECT count(*) FROM river_job WHERE kind = 'cobranca.schedule_batch' AND state = 'running'`), r.count(preparing))
 			}
 		}
-		time.Sleep(200 * time.Millisecond) // into its drafts
 		r.procs[0].kill()
 		for _, p := range r.procs[1:] {
 			if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
@@ -126,6 +133,12 @@ func TestScheduleBatchKilled(t *testing.T) {
 		}
 		approver := r.idp.Mint(t, auth.MintOptions{Subject: "bruno", ACR: strongACR, Roles: []string{collections.ApproverRole}})
 		mustRunIn(t, r.environ[2], approver, "approvals", "approve", bt.ApprovalID, "--token", "-")
+		// The CLI's decision queued the batch's send job (the server's decide hook), for the
+		// window's opening, hours away: no replica takes it during the test.
+		if n := r.count(`SELECT count(*) FROM river_job WHERE kind = 'cobranca.schedule_batch_send' AND state = 'scheduled' AND scheduled_at > now() + interval '2 hours'`); n != 1 {
+			t.Fatalf("%d send jobs scheduled for the window's opening after the approval, want 1 (all: %d)", n,
+				r.count(`SELECT count(*) FROM river_job WHERE kind = 'cobranca.schedule_batch_send'`))
+		}
 
 		if n, err := b.Send(ctx); err != nil || n != 1 {
 			t.Fatalf("Send = %d, %v; want the approved batch sent", n, err)
@@ -187,13 +200,35 @@ func (r *replicaSet) checkBatch(t *testing.T, scheduleID string, messages int) {
 	}
 }
 
+// preparing counts the backends inside a batch's transaction and into its drafts: holding
+// the schedule's row lock and having written reminder_draft, uncommitted.
+const preparing = `SELECT count(*) FROM pg_locks d JOIN pg_class dc ON dc.oid = d.relation
+WHERE dc.relname = 'reminder_draft' AND d.mode = 'RowExclusiveLock' AND d.granted AND d.pid IN (
+SELECT s.pid FROM pg_locks s JOIN pg_class sc ON sc.oid = s.relation WHERE sc.relname = 'schedule' AND s.mode = 'RowShareLock' AND s.granted)`
+
+// killedWindow is the killed schedule's send window, every day in UTC, open an hour from
+// minute open: its next opening is at least 3 hours after now (a later one the day after
+// rather than a window across midnight), so that the replicas, on the wall clock, neither
+// send the batch nor see its approval expire (at the window's close) during the test.
+func killedWindow(now time.Time) (open, closes int) {
+	at := now.UTC().Add(3*time.Hour + time.Minute)
+	open = at.Hour()*60 + at.Minute()
+	if open > 23*60-1 {
+		open = 0
+	}
+	return open, open + 60
+}
+
 // killedSchedule writes killedBatch customers, each with one invoice a month overdue on
-// batchDay, and a schedule over all open invoices, created by ana on batchDay.
-func killedSchedule(t *testing.T, db store.DB) schedules.Schedule {
+// batchDay, and a schedule over all open invoices, created by ana on batchDay, sending in the
+// window of minutes open to closes, every day in UTC.
+func killedSchedule(t *testing.T, db store.DB, open, closes int) schedules.Schedule {
 	t.Helper()
 	now := batchDay.In(time.UTC).Add(12 * time.Hour)
 	var sp schedules.Spec
-	if err := json.Unmarshal([]byte(`{"name":"Régua","steps":[{"offset":3,"tone":"friendly"},{"offset":10,"tone":"firm"}],"audience":{"all":true},"endDate":"2026-08-31"}`), &sp); err != nil {
+	spec := fmt.Sprintf(`{"name":"Régua","steps":[{"offset":3,"tone":"friendly"},{"offset":10,"tone":"firm"}],"audience":{"all":true},"endDate":"2026-08-31",
+"window":{"zone":"UTC","open":"%02d:%02d","close":"%02d:%02d","days":["sun","mon","tue","wed","thu","fri","sat"]}}`, open/60, open%60, closes/60, closes%60)
+	if err := json.Unmarshal([]byte(spec), &sp); err != nil {
 		t.Fatal(err)
 	}
 	s, fe := sp.Validate(func(*time.Location) calendar.Date { return batchDay })
@@ -223,11 +258,12 @@ func killedSchedule(t *testing.T, db store.DB) schedules.Schedule {
 }
 
 // killedBatcher is the batcher of TestScheduleBatchKilled's Send: the replicas' store and
-// approvals, on a clock inside the schedule's send window on batchDay (14:00 in São Paulo), so
-// that the messages are enqueued for now whatever the wall clock says.
-func killedBatcher(t *testing.T, db store.DB) *collections.Batcher {
+// approvals, on a clock inside the schedule's send window (opening at minute open, UTC) on
+// batchDay, so that the batch is sent and its messages enqueued for now whatever the wall
+// clock says.
+func killedBatcher(t *testing.T, db store.DB, open int) *collections.Batcher {
 	t.Helper()
-	clock := func() time.Time { return batchDay.In(time.UTC).Add(17 * time.Hour) }
+	clock := func() time.Time { return batchDay.In(time.UTC).Add(time.Duration(open+30) * time.Minute) }
 	approvals, err := approval.New(time.Hour, clock)
 	if err != nil {
 		t.Fatal(err)
