@@ -181,3 +181,42 @@ func scheduledAt(t *testing.T, db store.DB) time.Time {
 	}
 	return time.UnixMicro(us)
 }
+
+// TestScheduleBatchSendJobEarly: a send job run before its batch's window opens (the deciding
+// process's clock ahead of the worker's: here, a job scheduled at a moment River's clock has
+// passed while the batcher's clock reads 20:30 in São Paulo) sends nothing and snoozes until
+// the window opens, by the batcher's clock; a tick inside the window sends the batch.
+func TestScheduleBatchSendJobEarly(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		b, s, worked, _ := hookEnv(t, e)
+		b.Approvals.OnDecide(b.OnApproved(worked()))
+		e.advance(11*time.Hour + 30*time.Minute) // Wednesday 2026-07-01, 20:30 in São Paulo
+		bt, _, err := b.Run(ctx, s.ID, calendar.DateOf(e.clock(), s.Window.Zone))
+		if err != nil {
+			t.Fatal(err)
+		}
+		approve(t, e, b, bt.ApprovalID) // its job is due at once by River's clock (2026-07-02 is past)
+		wait := calendar.Brazil().NextOpen(s.Window, e.clock()).Sub(e.clock())
+		// Snoozed: scheduled again, after it ran once (River counts a snooze as no attempt).
+		snoozed := `SELECT count(*) FROM river_job WHERE kind = 'cobranca.schedule_batch_send' AND state = 'scheduled' AND attempted_at IS NOT NULL`
+		for deadline := time.Now().Add(30 * time.Second); countRows(t, e.db, snoozed) != 1; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				var state string
+				var errs any
+				_ = e.db.QueryRow(ctx, `SELECT state, errors FROM river_job WHERE kind = 'cobranca.schedule_batch_send'`).Scan(&state, &errs)
+				t.Fatalf("the send job did not snooze within 30 s: state %s, errors %v", state, errs)
+			}
+		}
+		if at := scheduledAt(t, e.db); at.Before(time.Now().Add(wait-time.Minute)) || at.After(time.Now().Add(wait)) {
+			t.Errorf("the snoozed job is scheduled at %v, want %v from now (the window's opening by the batcher's clock)", at, wait)
+		}
+		if got, err := schedules.GetBatch(ctx, e.db, s.ID, bt.Date); err != nil || got.BulkID != "" {
+			t.Errorf("after the early run: batch %+v, %v; want it unsent", got, err)
+		}
+		e.advance(11*time.Hour + 35*time.Minute) // Thursday 08:05: the tick sends it
+		if n, err := b.Send(ctx); err != nil || n != 1 {
+			t.Fatalf("the tick's Send = %d, %v; want 1", n, err)
+		}
+	})
+}

@@ -25,4 +25,7 @@ func (b *Batcher) FailAfterPrepare(err error) { b.failAfterPrepare = err }
 
 // SendApproved runs what the send job queued by OnApproved's hook runs for the batch approval
 // id is for: its send, now, if the window is open.
-func (b *Batcher) SendApproved(ctx context.Context, id string) (int, error) { return b.send(ctx, id) }
+func (b *Batcher) SendApproved(ctx context.Context, id string) (int, error) {
+	n, _, err := b.send(ctx, id)
+	return n, err
+}

@@ -503,11 +503,38 @@ type Job struct {
 
 // NewJob is the Job of args T, worked by work in queue, workers at once per process. work is
 // handed the outbox, to enqueue messages or jobs from; its error is River's: nil completes
-// the job, river.JobCancel gives it up, any other is retried with River's backoff.
+// the job, river.JobCancel gives it up, any other is retried with River's backoff. A job runs
+// at most as long as a message's send may (half of Config.RescueAfter, at most a minute);
+// NewLongJob sets its own bound.
 func NewJob[T river.JobArgs](queue string, workers int, work func(ctx context.Context, o *Outbox, job *river.Job[T]) error) Job {
+	return NewLongJob(queue, workers, 0, work)
+}
+
+// NewLongJob is NewJob for work that may take longer than a message's send: a job is cut off
+// after timeout (0: as NewJob). A job still running past Config.RescueAfter counts as lost and
+// is started again beside it, so work given more than that must be safe to run twice at once
+// (a schedule's batch is: the schedule's row lock serializes the two).
+func NewLongJob[T river.JobArgs](queue string, workers int, timeout time.Duration, work func(ctx context.Context, o *Outbox, job *river.Job[T]) error) Job {
 	return Job{Queue: queue, Workers: workers, add: func(ws *river.Workers, o *Outbox) error {
-		return river.AddWorkerSafely(ws, river.WorkFunc(func(ctx context.Context, job *river.Job[T]) error { return work(ctx, o, job) }))
+		return river.AddWorkerSafely[T](ws, &jobWorker[T]{work: func(ctx context.Context, job *river.Job[T]) error { return work(ctx, o, job) }, timeout: timeout})
 	}}
+}
+
+// jobWorker is a Job's River worker: its work, and its timeout when it has one of its own.
+type jobWorker[T river.JobArgs] struct {
+	river.WorkerDefaults[T]
+	work    func(ctx context.Context, job *river.Job[T]) error
+	timeout time.Duration
+}
+
+func (w *jobWorker[T]) Work(ctx context.Context, job *river.Job[T]) error { return w.work(ctx, job) }
+
+// Timeout is the job's own bound, or, with none, the client's (River's WorkerDefaults).
+func (w *jobWorker[T]) Timeout(job *river.Job[T]) time.Duration {
+	if w.timeout > 0 {
+		return w.timeout
+	}
+	return w.WorkerDefaults.Timeout(job)
 }
 
 // Insert adds a job of a Job's kind inside tx: it runs if and only if tx commits. With
