@@ -239,16 +239,13 @@ func (TickArgs) Kind() string { return "cobranca.schedule_tick" }
 // TickEvery is how often the tick runs (River's periodic job, on the leader only).
 const TickEvery = 15 * time.Minute
 
-// JobTimeout bounds one run of a batch's job, to prepare or to send it: a day's batch over
-// 100 000 open invoices takes about 2 s on PostgreSQL (docs/benchmarks.md), a loaded machine
-// many times that, and a message's send timeout (a minute at most) is no bound for either. A
-// run the rescuer takes for lost starts again beside it, which the schedule's lock makes safe.
-const JobTimeout = 10 * time.Minute
-
 // Jobs are the batch's River jobs, for outbox.Config.Jobs.
 func (b *Batcher) Jobs() []outbox.Job {
 	return []outbox.Job{
-		outbox.NewLongJob(batchQueue, 1, JobTimeout, func(ctx context.Context, o *outbox.Outbox, job *river.Job[BatchArgs]) error {
+		// Long jobs (outbox.NewLongJob): a day's batch over 100 000 open invoices takes about 2 s
+		// on PostgreSQL (docs/benchmarks.md), a loaded machine many times that, and a message's
+		// send timeout is no bound for it, nor for the send of thousands of messages.
+		outbox.NewLongJob(batchQueue, 1, func(ctx context.Context, o *outbox.Outbox, job *river.Job[BatchArgs]) error {
 			d, err := calendar.ParseDate(job.Args.Date)
 			if err != nil {
 				return river.JobCancel(fmt.Errorf("schedule batch: date %q: %w", job.Args.Date, err))
@@ -256,7 +253,7 @@ func (b *Batcher) Jobs() []outbox.Job {
 			_, _, err = b.Run(ctx, job.Args.ScheduleID, d)
 			return err
 		}),
-		outbox.NewLongJob(batchQueue+"_send", 1, JobTimeout, func(ctx context.Context, o *outbox.Outbox, job *river.Job[SendArgs]) error {
+		outbox.NewLongJob(batchQueue+"_send", 1, func(ctx context.Context, o *outbox.Outbox, job *river.Job[SendArgs]) error {
 			_, wait, err := b.send(ctx, job.Args.ApprovalID)
 			if err == nil && !wait.IsZero() {
 				// Run early (a deciding process's clock ahead of this one's): wait for the window.

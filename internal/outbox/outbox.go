@@ -334,6 +334,9 @@ type queue interface {
 	StopAndCancel(ctx context.Context) error
 }
 
+// defaultRescueAfter is Config.RescueAfter's default: River's own (an hour).
+const defaultRescueAfter = time.Hour
+
 // Outbox enqueues messages and, once Run, delivers them.
 type Outbox struct {
 	q           queue
@@ -343,6 +346,7 @@ type Outbox struct {
 	cooldown    time.Duration // River's fetch cooldown: see Estimate
 	domain      string        // of Config.From: the right-hand side of Message-IDs
 	stopTimeout time.Duration
+	rescueAfter time.Duration // Config.RescueAfter, or River's default
 	log         *slog.Logger
 }
 
@@ -375,7 +379,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	}
 	queues := map[string]river.QueueConfig{queueName: {MaxWorkers: cmp(cfg.Workers, DefaultWorkers)}}
 	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domainOf(cfg.From), workers: cmp(cfg.Workers, DefaultWorkers),
-		stopTimeout: cmp(cfg.StopTimeout, time.Minute), log: cfg.Logger}
+		stopTimeout: cmp(cfg.StopTimeout, time.Minute), rescueAfter: cmp(cfg.RescueAfter, defaultRescueAfter), log: cfg.Logger}
 	for _, j := range cfg.Jobs {
 		if _, dup := queues[j.Queue]; dup || j.Queue == "" || j.add == nil {
 			return nil, fmt.Errorf("outbox: job queue %q is empty, taken, or not made by NewJob", j.Queue)
@@ -393,14 +397,11 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 		MaxAttempts:          cfg.MaxAttempts,
 		FetchPollInterval:    cfg.PollInterval,
 		FetchCooldown:        fetchCooldown,
-		RescueStuckJobsAfter: cfg.RescueAfter,
-		JobTimeout:           time.Minute,
-	}
-	if cfg.RescueAfter > 0 {
+		RescueStuckJobsAfter: o.rescueAfter,
 		// River requires a job's timeout not to exceed the time after which it is rescued; half
 		// of it leaves a send cut off at its timeout as long again to be recorded before the
 		// rescuer takes the job for lost and sends the message a second time.
-		rc.JobTimeout = min(rc.JobTimeout, cfg.RescueAfter/2)
+		JobTimeout: min(time.Minute, o.rescueAfter/2),
 	}
 	if cfg.retryAfter > 0 {
 		rc.RetryPolicy = fixedRetry(cfg.retryAfter)
@@ -504,19 +505,26 @@ type Job struct {
 // NewJob is the Job of args T, worked by work in queue, workers at once per process. work is
 // handed the outbox, to enqueue messages or jobs from; its error is River's: nil completes
 // the job, river.JobCancel gives it up, any other is retried with River's backoff. A job runs
-// at most as long as a message's send may (half of Config.RescueAfter, at most a minute);
-// NewLongJob sets its own bound.
+// at most as long as a message's send may (half of Config.RescueAfter, at most a minute).
 func NewJob[T river.JobArgs](queue string, workers int, work func(ctx context.Context, o *Outbox, job *river.Job[T]) error) Job {
-	return NewLongJob(queue, workers, 0, work)
+	return newJob(queue, workers, false, work)
 }
 
-// NewLongJob is NewJob for work that may take longer than a message's send: a job is cut off
-// after timeout (0: as NewJob). A job still running past Config.RescueAfter counts as lost and
-// is started again beside it, so work given more than that must be safe to run twice at once
-// (a schedule's batch is: the schedule's row lock serializes the two).
-func NewLongJob[T river.JobArgs](queue string, workers int, timeout time.Duration, work func(ctx context.Context, o *Outbox, job *river.Job[T]) error) Job {
+// NewLongJob is NewJob for work that may take longer than a message's send: a job may run
+// until it would count as lost, Config.RescueAfter (River's hour by default). A longer bound
+// would also put off the rescue of a job whose process died: River rescues a job only once
+// its own timeout has passed.
+func NewLongJob[T river.JobArgs](queue string, workers int, work func(ctx context.Context, o *Outbox, job *river.Job[T]) error) Job {
+	return newJob(queue, workers, true, work)
+}
+
+func newJob[T river.JobArgs](queue string, workers int, long bool, work func(ctx context.Context, o *Outbox, job *river.Job[T]) error) Job {
 	return Job{Queue: queue, Workers: workers, add: func(ws *river.Workers, o *Outbox) error {
-		return river.AddWorkerSafely[T](ws, &jobWorker[T]{work: func(ctx context.Context, job *river.Job[T]) error { return work(ctx, o, job) }, timeout: timeout})
+		w := &jobWorker[T]{work: func(ctx context.Context, job *river.Job[T]) error { return work(ctx, o, job) }}
+		if long {
+			w.timeout = o.rescueAfter
+		}
+		return river.AddWorkerSafely[T](ws, w)
 	}}
 }
 
