@@ -19,7 +19,9 @@
 // before any MCP work; and per principal × risk tier inside a tool call
 // (medium, high and critical calls share the "write" budget; the "critical"
 // budget counts the approvals critical calls ask people for), answered with
-// the tool error rate_limited.
+// the tool error rate_limited. A call whose contract weighs it by its size
+// spends more than one unit of its tier budget, in one decision (Cost,
+// Limiter.TierRest).
 //
 // When the store does not answer within the configured timeout, the HTTP
 // limits go on under a local limiter holding each budget divided by the

@@ -50,7 +50,7 @@ func TestGCRA(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, gotTAT := GCRA(tt.lim, tt.tat, tt.now)
+			got, gotTAT := GCRA(tt.lim, Cost{}, tt.tat, tt.now)
 			if got != tt.want || !gotTAT.Equal(tt.wantTAT) {
 				t.Errorf("GCRA(%v, tat %v, now %v) =\n  %+v, TAT %v\nwant\n  %+v, TAT %v",
 					tt.lim, tt.tat.Sub(t0), tt.now.Sub(t0), got, gotTAT.Sub(t0), tt.want, tt.wantTAT.Sub(t0))
@@ -67,7 +67,7 @@ func TestGCRASequence(t *testing.T) {
 	step := func(at time.Duration, wantAllowed bool, wantRemaining int64, wantRetry time.Duration) {
 		t.Helper()
 		var d Decision
-		d, tat = GCRA(lim, tat, t0.Add(at))
+		d, tat = GCRA(lim, Cost{}, tat, t0.Add(at))
 		if d.Allowed != wantAllowed || d.Remaining != wantRemaining || d.RetryAfter != wantRetry {
 			t.Fatalf("at %v: got %+v, want allowed=%v remaining=%d retryAfter=%v", at, d, wantAllowed, wantRemaining, wantRetry)
 		}
@@ -94,7 +94,7 @@ func TestGCRABound(t *testing.T) {
 		for range 2000 {
 			now = now.Add(time.Duration(r.Int64N(int64(2 * lim.Interval()))))
 			var d Decision
-			d, tat = GCRA(lim, tat, now)
+			d, tat = GCRA(lim, Cost{}, tat, now)
 			if d.Allowed {
 				admitted++
 			}

@@ -76,7 +76,7 @@ func (l *Limiter) DeferOrigin(next http.Handler) http.Handler {
 			}
 			return
 		}
-		s, d, ok := l.begin("origin", lim, ClientIP(r, l.opts.TrustedProxyHeader), now)
+		s, d, ok := l.begin("origin", lim, Cost{}, ClientIP(r, l.opts.TrustedProxyHeader), now)
 		if !ok {
 			l.answer(w, r, "origin", lim, d)
 			return
@@ -131,7 +131,7 @@ func (l *Limiter) admitEdge(w http.ResponseWriter, r *http.Request, who func(*ht
 		return l.admit(w, r, "principal", lim, id)
 	}
 	now := l.opts.Now()
-	s, d, ok := l.begin("principal", lim, id, now)
+	s, d, ok := l.begin("principal", lim, Cost{}, id, now)
 	if !ok {
 		// Refused early: the origin is still decided first, as it would
 		// have been before authentication.
@@ -171,7 +171,7 @@ func (l *Limiter) admit(w http.ResponseWriter, r *http.Request, policy string, l
 	if lim.Off() {
 		return true
 	}
-	d, err := l.check(r.Context(), policy, lim, id, false)
+	d, err := l.check(r.Context(), policy, lim, Cost{}, id, false)
 	if err != nil {
 		// Only a request whose client has gone gets here; nobody reads this.
 		http.Error(w, "request cancelled", http.StatusServiceUnavailable)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -22,7 +23,9 @@ import (
 // request for key under lim in one atomic step (a refusal leaves the key as
 // it was) and reports the decision.
 //
-// A backend may also decide a chain of keys in one round trip and one commit:
+// A backend may also decide a chain of keys in one round trip and one commit
+// (a backend of the tier budgets must: a call weighted by its cost spends
+// its units as a chain of one):
 //
 //	TakeChain(ctx context.Context, reqs []Request) ([]Decision, error)
 //
@@ -36,10 +39,13 @@ type Backend interface {
 	Take(ctx context.Context, key string, lim Limit) (Decision, error)
 }
 
-// Request is one key of a chain, to be decided under its limit.
+// Request is one key of a chain, to be decided under its limit, spending
+// Cost (the zero Cost: one unit; see Cost for more). A backend applies the
+// cost through Limit.Span and answers through Decided.
 type Request struct {
 	Key   string
 	Limit Limit
+	Cost  Cost
 }
 
 // chainer is a backend that decides a chain of keys in one call.
@@ -151,52 +157,69 @@ func storeKey(policy, id string) string {
 // errStoreDown marks a decision the store could not make.
 var errStoreDown = errors.New("rate-limit store unavailable")
 
-// step is one decision in the making: the key, its limit and its local
-// state, with the pre-limiter's token held (taken at the time at) until the
-// store has answered.
+// step is one decision in the making: the key, its limit, the cost and its
+// local state, with the pre-limiter's tokens held (taken at the time at)
+// until the store has answered.
 type step struct {
 	policy string
 	lim    Limit
+	cost   Cost
 	key    string
 	e      *entry
 	held   *rate.Reservation
 	at     time.Time
 }
 
-// begin asks the local state about one request of policy for id: refused
-// early (ok false, with the decision to answer) when the store refused the
-// key within its Retry-After, or when the pre-limiter refuses; otherwise
-// the step holds a pre-limiter token for the store's decision.
-func (l *Limiter) begin(policy string, lim Limit, id string, now time.Time) (s step, d Decision, ok bool) {
+// begin asks the local state about one request of policy for id spending
+// c: refused early (ok false, with the decision to answer) when the store's
+// last refusal of the key still refuses it, or when the pre-limiter refuses;
+// otherwise the step holds the pre-limiter's tokens for the store's decision.
+func (l *Limiter) begin(policy string, lim Limit, c Cost, id string, now time.Time) (s step, d Decision, ok bool) {
 	key := storeKey(policy, id)
 	e := l.local.get(key, lim, l.opts.Replicas)
-	if d, refused := e.refusedAt(now); refused {
+	if d, refused := e.refusedAt(now, lim, c); refused {
 		l.earlyRefusals.Add(1)
 		return step{}, d, false
 	}
-	pre, held := take(e.pre, now)
+	pre, held := take(e.pre, now, preTokens(lim, c))
 	if !pre.Allowed {
 		l.earlyRefusals.Add(1)
 		return step{}, pre, false
 	}
-	return step{policy: policy, lim: lim, key: key, e: e, held: held, at: now}, Decision{}, true
+	return step{policy: policy, lim: lim, cost: c, key: key, e: e, held: held, at: now}, Decision{}, true
 }
 
 // settle records the store's decision d, asked at now, in the local state.
 // Only admitted requests count against the pre-limiter; a refusal is
 // remembered until its Retry-After, counted from before the question was
-// sent, so never past the moment the store would admit again.
+// sent, so never past the moment the store would admit again. An admission
+// moved the TAT, so it forgets an earlier refusal (of a larger cost, which
+// would now wait longer than remembered), unless it ran the key into debt
+// (a cost above the burst, Cost): that is remembered as GCRA would refuse one
+// unit on the TAT the store reported, since the pre-limiter, which holds no
+// more than a burst, would tell a caller to come back too soon.
 func (s step) settle(d Decision, now time.Time) {
 	if d.Allowed {
-		s.e.fallback.AllowN(now, 1)
+		s.e.fallback.AllowN(now, s.fallbackTokens())
+		t, tau := s.lim.Span(Cost{})
+		switch {
+		case d.Reset > time.Duration(tau)*time.Microsecond:
+			s.e.refuse(now, s.lim, Cost{}, Decision{RetryAfter: d.Reset + time.Duration(t-tau)*time.Microsecond, Reset: d.Reset})
+		case s.e.refused.Load() != nil:
+			s.e.refused.Store(nil)
+		}
 		return
 	}
 	s.abandon()
-	s.e.refuse(now, d)
+	s.e.refuse(now, s.lim, s.cost, d)
 }
 
-// abandon gives the pre-limiter its token back.
+// abandon gives the pre-limiter its tokens back.
 func (s step) abandon() { s.held.CancelAt(s.at) }
+
+// fallbackTokens is how many of the fallback's tokens the step spends: its
+// pre-limiter tokens, at most the fallback's burst (its share).
+func (s step) fallbackTokens() int { return min(preTokens(s.lim, s.cost), s.e.fallback.Burst()) }
 
 // storeUp reports whether the store is to be asked at now: it is, unless a
 // call failed less than storeRetry ago.
@@ -205,15 +228,15 @@ func (l *Limiter) storeUp(now time.Time) bool {
 	return until == 0 || now.UnixNano() >= until
 }
 
-// check decides one request of policy for id. When the store does not
-// answer, a failClosed check returns an error wrapping errStoreDown; any
-// other is decided by the local fallback.
-func (l *Limiter) check(ctx context.Context, policy string, lim Limit, id string, failClosed bool) (Decision, error) {
+// check decides one request of policy for id spending c. When the store
+// does not answer, a failClosed check returns an error wrapping
+// errStoreDown; any other is decided by the local fallback.
+func (l *Limiter) check(ctx context.Context, policy string, lim Limit, c Cost, id string, failClosed bool) (Decision, error) {
 	if lim.Off() {
 		return Decision{Allowed: true}, nil
 	}
 	now := l.opts.Now()
-	s, d, ok := l.begin(policy, lim, id, now)
+	s, d, ok := l.begin(policy, lim, c, id, now)
 	if !ok {
 		return d, nil
 	}
@@ -267,7 +290,7 @@ func (l *Limiter) decide(ctx context.Context, now time.Time, failClosed bool, st
 			l.opts.Logger.WarnContext(ctx, "rate-limit store unavailable: deciding on the local limiter (each budget divided by the replica count)",
 				"replicas", l.opts.Replicas, "local_decisions", l.localDecisions.Load(), "err", err)
 		}
-		d, _ := take(s.e.fallback, now)
+		d, _ := take(s.e.fallback, now, s.fallbackTokens())
 		ds = append(ds, d)
 		if !d.Allowed {
 			abandon(steps[i:])
@@ -301,12 +324,18 @@ func DecideChain(reqs []Request, take func(Request) (Decision, error)) ([]Decisi
 }
 
 // take is the store call for a chain: one TakeChain when the backend has it
-// and there is more than one key, else Take after Take.
+// and there is more than one key or a cost of more than one unit, else Take
+// after Take.
 func (l *Limiter) take(ctx context.Context, steps []step) ([]Decision, error) {
-	if c, ok := l.backend.(chainer); ok && len(steps) > 1 {
+	costly := slices.ContainsFunc(steps, func(s step) bool { return s.cost != Cost{} })
+	c, ok := l.backend.(chainer)
+	if costly && !ok {
+		return nil, errors.New("rate limit: the store spends one unit at a time, and a call costs more")
+	}
+	if ok && (len(steps) > 1 || costly) {
 		reqs := make([]Request, len(steps))
 		for i, s := range steps {
-			reqs[i] = Request{Key: s.key, Limit: s.lim}
+			reqs[i] = Request{Key: s.key, Limit: s.lim, Cost: s.cost}
 		}
 		ds, err := c.TakeChain(ctx, reqs)
 		if err == nil && (len(ds) == 0 || len(ds) > len(steps) || (len(ds) < len(steps) && ds[len(ds)-1].Allowed)) {
@@ -343,14 +372,42 @@ func (l *Limiter) Budgeted(risk contract.Risk) bool { return risk != contract.Lo
 // when it asks a person for an approval (Approval), so a dry run, the
 // approved retry and a repeat of a key spend only the write budget.
 func (l *Limiter) Tier(ctx context.Context, principalKey string, risk contract.Risk) error {
+	policy, lim, what := l.tier(risk)
+	if policy == "" {
+		return nil
+	}
+	return l.spend(ctx, policy, lim, Cost{}, principalKey, what, 0)
+}
+
+// tier is the budget calls of risk's tier spend (no policy: none), and what
+// names the calls it counts, for a refusal's message.
+func (l *Limiter) tier(risk contract.Risk) (policy string, lim Limit, what string) {
 	switch risk {
 	case contract.Low:
-		return nil
+		return "", Limit{}, ""
 	case contract.Medium, contract.High, contract.Critical:
-		return l.spend(ctx, "write", l.opts.Policies.Write, principalKey, "medium-, high- and critical-tier calls")
+		return "write", l.opts.Policies.Write, "medium-, high- and critical-tier calls"
 	}
 	// forbidden, should it ever reach here: the scarcest budget
-	return l.spend(ctx, "critical", l.opts.Policies.Critical, principalKey, string(risk)+"-tier calls")
+	return "critical", l.opts.Policies.Critical, string(risk) + "-tier calls"
+}
+
+// TierRest spends the rest of a call's cost, units in all (contract.Cost),
+// from the budget Tier spent its first unit from: units − 1 more, in one
+// atomic step; nothing for units ≤ 1 or a tier without a budget. A call
+// weighted by its size learns its units only once its arguments are read,
+// after Tier. The rest is admitted exactly when the whole cost would have
+// been, its first unit included (see Cost: above the burst, on a full
+// bucket). A refusal is Tier's, with the Retry-After of a retry of the call,
+// which spends its first unit and its rest again. The first unit stays
+// spent: the call was read and sized.
+func (l *Limiter) TierRest(ctx context.Context, principalKey string, risk contract.Risk, units int64) error {
+	policy, lim, what := l.tier(risk)
+	if policy == "" || units <= 1 {
+		return nil
+	}
+	what = fmt.Sprintf("%s: this call costs %d units of that budget", what, units)
+	return l.spend(ctx, policy, lim, Cost{N: units - 1, Whole: units}, principalKey, what, lim.Interval())
 }
 
 // Approval enforces the per-principal budget of approvals asked for (the
@@ -358,19 +415,21 @@ func (l *Limiter) Tier(ctx context.Context, principalKey string, risk contract.R
 // creates, the thing that asks a person for something. Its answers are
 // Tier's.
 func (l *Limiter) Approval(ctx context.Context, principalKey string) error {
-	return l.spend(ctx, "critical", l.opts.Policies.Critical, principalKey, "approvals asked for")
+	return l.spend(ctx, "critical", l.opts.Policies.Critical, Cost{}, principalKey, "approvals asked for", 0)
 }
 
-// spend takes one call from policy's budget lim for principalKey; what names the calls it
-// counts, for the refusal's message.
-func (l *Limiter) spend(ctx context.Context, policy string, lim Limit, principalKey, what string) error {
-	d, err := l.check(ctx, policy, lim, principalKey, true)
+// spend takes c from policy's budget lim for principalKey; what names the
+// calls it counts, for the refusal's message, and later is added to a
+// refusal's Retry-After (what a retry spends before this step).
+func (l *Limiter) spend(ctx context.Context, policy string, lim Limit, c Cost, principalKey, what string, later time.Duration) error {
+	d, err := l.check(ctx, policy, lim, c, principalKey, true)
 	switch {
 	case errors.Is(err, errStoreDown):
 		return &failure.Error{Code: failure.Unavailable, Message: "rate limits cannot be checked right now; retry later", RetryAfter: storeRetry, Err: err}
 	case err != nil:
 		return err
 	case !d.Allowed:
+		d.RetryAfter += later
 		return &failure.Error{
 			Code:       failure.RateLimited,
 			Message:    fmt.Sprintf("too many %s; retry in %d ms", what, d.RetryAfterMillis()),

@@ -38,6 +38,19 @@ func (s *switchable) Take(ctx context.Context, key string, lim limits.Limit) (li
 	return s.Backend.Take(ctx, key, lim)
 }
 
+// TakeChain is the backend's, when it has one (every store does): a cost
+// of more than one unit is spent through it.
+func (s *switchable) TakeChain(ctx context.Context, reqs []limits.Request) ([]limits.Decision, error) {
+	s.calls.Add(1)
+	if s.down.Load() {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.Backend.(interface {
+		TakeChain(ctx context.Context, reqs []limits.Request) ([]limits.Decision, error)
+	}).TakeChain(ctx, reqs)
+}
+
 func spec(t testing.TB, s string) limits.Limit {
 	t.Helper()
 	l, err := limits.ParseSpec(s)
@@ -58,9 +71,19 @@ type memory struct {
 func (m *memory) Take(_ context.Context, key string, lim limits.Limit) (limits.Decision, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	d, tat := limits.GCRA(lim, m.tats[key], m.now())
+	d, tat := limits.GCRA(lim, limits.Cost{}, m.tats[key], m.now())
 	m.tats[key] = tat
 	return d, nil
+}
+
+func (m *memory) TakeChain(_ context.Context, reqs []limits.Request) ([]limits.Decision, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return limits.DecideChain(reqs, func(r limits.Request) (limits.Decision, error) {
+		d, tat := limits.GCRA(r.Limit, r.Cost, m.tats[r.Key], m.now())
+		m.tats[r.Key] = tat
+		return d, nil
+	})
 }
 
 // newLimiter returns a Limiter on an in-memory backend with a fake clock.
@@ -196,6 +219,79 @@ func TestPrincipalMiddleware(t *testing.T) {
 	}
 	if w := do(""); w.Code != 200 || w.Header().Get("RateLimit") != "" {
 		t.Errorf("unauthenticated request: %d %v; want it passed on untouched", w.Code, w.Header())
+	}
+}
+
+// TestTierRest: a call weighted by its cost spends its first unit in Tier
+// and the rest in TierRest, from the same budget; a small call spends one; a
+// refusal's Retry-After is exactly when a retry of the whole call (its first
+// unit and its rest) is admitted; a cost above the burst waits for a full
+// bucket and runs the principal into debt.
+func TestTierRest(t *testing.T) {
+	l, _, c := newLimiter(t, limits.Policies{Write: spec(t, "60/1m,burst=10")}, limits.Options{}) // T = 1s
+	ctx := context.Background()
+	call := func(who string, units int64) error {
+		key := limits.PrincipalKey(who, "agent-1")
+		if err := l.Tier(ctx, key, contract.Critical); err != nil {
+			return err
+		}
+		return l.TierRest(ctx, key, contract.Critical, units)
+	}
+	retryAfter := func(err error) time.Duration {
+		t.Helper()
+		fe, ok := failure.As(err)
+		if !ok || fe.Code != failure.RateLimited {
+			t.Fatalf("%v, want rate_limited", err)
+		}
+		return fe.RetryAfter
+	}
+
+	for i := range 10 {
+		if err := call("small", 1); err != nil {
+			t.Fatalf("small call %d of a burst of 10: %v", i+1, err)
+		}
+	}
+	if got := retryAfter(call("small", 1)); got != time.Second {
+		t.Fatalf("the 11th small call: retry after %v, want 1s (a small call spends one unit)", got)
+	}
+
+	if err := call("ana", 5); err != nil {
+		t.Fatalf("a call of 5 on a full budget of 10: %v", err)
+	}
+	err := call("ana", 6)
+	fe, _ := failure.As(err)
+	if got := retryAfter(err); got != 2*time.Second || !strings.Contains(fe.Message, "costs 6 units") {
+		t.Fatalf("a call of 6 with 5 left: retry after %v (%v), want 2s, saying it costs 6 units", got, err)
+	}
+	c.Advance(2 * time.Second)
+	if err := call("ana", 6); err != nil {
+		t.Fatalf("its retry at the Retry-After: %v, want admitted", err)
+	}
+	if err := call("ana", 1); err == nil {
+		t.Fatal("a call after the budget was spent: admitted")
+	}
+
+	if err := call("bo", 25); err != nil {
+		t.Fatalf("a call of 25 on a full budget of 10: %v, want admitted (into debt)", err)
+	}
+	if got := retryAfter(call("bo", 1)); got != 16*time.Second {
+		t.Fatalf("a small call after a debt of 25: retry after %v, want 16s", got)
+	}
+	c.Advance(16 * time.Second)
+	if err := call("bo", 1); err != nil {
+		t.Fatalf("a small call once the debt is paid down: %v", err)
+	}
+	c.Advance(time.Second)
+	if got := retryAfter(call("bo", 25)); got != 10*time.Second {
+		t.Fatalf("a call of 25 with 1 of 10 left: retry after %v, want 10s (when the budget is full again)", got)
+	}
+	c.Advance(10 * time.Second)
+	if err := call("bo", 25); err != nil {
+		t.Fatalf("its retry at the Retry-After: %v, want admitted", err)
+	}
+
+	if err := l.TierRest(ctx, limits.PrincipalKey("low", "agent-1"), contract.Low, 1000); err != nil {
+		t.Fatalf("the rest of a low-tier call: %v, want no budget", err)
 	}
 }
 

@@ -38,31 +38,46 @@ type entry struct {
 	// by the replica count. Requests admitted by the store feed it too, so
 	// an outage starts from the key's recent use, not from a full burst.
 	fallback *rate.Limiter
-	// refusedUntil and fullAt (unix ns) remember the store's last refusal of
-	// the key: until refusedUntil it would refuse again (a refusal leaves the
-	// TAT as it is, and only admissions move it, forward), so requests are
-	// refused here without asking. fullAt is when the key is back to a full
-	// burst, for the RateLimit field. Being part of the entry, this memory
-	// is bounded like the rest of it.
-	refusedUntil atomic.Int64
-	fullAt       atomic.Int64
+	// refused remembers the store's last refusal of the key: until its
+	// until it would refuse that request again (a refusal leaves the TAT as
+	// it is, and only admissions move it, forward), so requests are refused
+	// here without asking. One pointer, so that a reader never mixes two
+	// refusals. Being part of the entry, this memory is bounded like the
+	// rest of it.
+	refused atomic.Pointer[refusal]
 }
 
-// refuse remembers the store's refusal d, decided after now.
-func (e *entry) refuse(now time.Time, d Decision) {
-	e.fullAt.Store(now.Add(d.Reset).UnixNano())
-	e.refusedUntil.Store(now.Add(d.RetryAfter).UnixNano())
+// refusal is a refusal of the store, in unix ns: until is when the refused
+// request would be admitted, full when the key is back to a full burst (for
+// the RateLimit field); need is the refused request's span t − τ
+// (Limit.Span, µs), by which requests of other costs are compared to it.
+type refusal struct {
+	until, full, need int64
 }
 
-// refusedAt reports whether the store's last refusal still holds at now,
-// and the decision to answer if so.
-func (e *entry) refusedAt(now time.Time) (Decision, bool) {
-	until := e.refusedUntil.Load()
-	if until == 0 || now.UnixNano() >= until {
+// refuse remembers the store's refusal d of a request spending c under lim,
+// decided after now.
+func (e *entry) refuse(now time.Time, lim Limit, c Cost, d Decision) {
+	t, tau := lim.Span(c)
+	e.refused.Store(&refusal{until: now.Add(d.RetryAfter).UnixNano(), full: now.Add(d.Reset).UnixNano(), need: t - tau})
+}
+
+// refusedAt reports whether the store's last refusal still holds at now for
+// a request spending c under lim, and the decision to answer if so. A
+// request needing more of the budget than the one refused (a larger span
+// t − τ) waits that much longer; one needing less, that much less.
+func (e *entry) refusedAt(now time.Time, lim Limit, c Cost) (Decision, bool) {
+	r := e.refused.Load()
+	if r == nil {
+		return Decision{}, false
+	}
+	t, tau := lim.Span(c)
+	until := r.until + (t-tau-r.need)*int64(time.Microsecond)
+	if now.UnixNano() >= until {
 		return Decision{}, false
 	}
 	retry := time.Duration(until - now.UnixNano())
-	return Decision{RetryAfter: retry, Reset: max(time.Duration(e.fullAt.Load()-now.UnixNano()), retry)}, true
+	return Decision{RetryAfter: retry, Reset: max(time.Duration(r.full-now.UnixNano()), retry)}, true
 }
 
 const localShards = 16
@@ -117,10 +132,14 @@ func newBucket(lim Limit, n int) *rate.Limiter {
 	return rate.NewLimiter(every, burst) // starts full
 }
 
-// take asks b for one request at now without waiting, and says how it went
-// in the terms of a Decision. Refused requests are given back.
-func take(b *rate.Limiter, now time.Time) (Decision, *rate.Reservation) {
-	r := b.ReserveN(now, 1)
+// take asks b for n tokens at now without waiting (none: nothing to ask),
+// and says how it went in the terms of a Decision. Refused requests are given
+// back.
+func take(b *rate.Limiter, now time.Time, n int) (Decision, *rate.Reservation) {
+	if n <= 0 {
+		return Decision{Allowed: true, Remaining: int64(max(b.TokensAt(now), 0)), Reset: bucketReset(b, now)}, b.ReserveN(now, 0)
+	}
+	r := b.ReserveN(now, n)
 	if !r.OK() {
 		return Decision{RetryAfter: time.Hour}, nil
 	}
@@ -130,6 +149,17 @@ func take(b *rate.Limiter, now time.Time) (Decision, *rate.Reservation) {
 	}
 	tokens := b.TokensAt(now)
 	return Decision{Allowed: true, Remaining: int64(max(tokens, 0)), Reset: bucketReset(b, now)}, r
+}
+
+// preTokens is how many of the pre-limiter's tokens a request spending c
+// under lim needs, so that the pre-limiter refuses only what the store would
+// refuse. The store admits when its available units, Burst − backlog/T, are
+// at least n − max(whole − Burst, 0) (Limit.Span); the pre-limiter, which
+// sees only this process's admissions at the full budget, holds at least as
+// many. One unit: one token.
+func preTokens(lim Limit, c Cost) int {
+	n, whole := c.units()
+	return int(n - max(whole-lim.Burst, 0))
 }
 
 // bucketReset is how long until b is full again.

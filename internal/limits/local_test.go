@@ -21,7 +21,7 @@ func TestLocalBounded(t *testing.T) {
 	now := t0
 	for i := range 100_000 {
 		e := l.get(storeKey("origin", strconv.Itoa(i)), lim, 3)
-		take(e.pre, now)
+		take(e.pre, now, 1)
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
@@ -57,8 +57,8 @@ func TestBucketMatchesGCRA(t *testing.T) {
 	for i, step := range []time.Duration{0, 0, 0, 0, 50, 50, 0, 100, 300, 0, 0, 0, 0, 1000} {
 		now = now.Add(step * time.Millisecond)
 		var want Decision
-		want, tat = GCRA(lim, tat, now)
-		got, _ := take(b, now)
+		want, tat = GCRA(lim, Cost{}, tat, now)
+		got, _ := take(b, now, 1)
 		if got.Allowed != want.Allowed || got.Remaining != want.Remaining || got.RetryAfter.Round(time.Millisecond) != want.RetryAfter {
 			t.Fatalf("step %d: bucket %+v, GCRA %+v", i, got, want)
 		}
@@ -111,7 +111,7 @@ func TestRefusalRemembered(t *testing.T) {
 	}
 	decide := func(id string) Decision {
 		t.Helper()
-		d, err := l.check(ctx, "origin", lim, id, false)
+		d, err := l.check(ctx, "origin", lim, Cost{}, id, false)
 		if err != nil || d.Allowed {
 			t.Fatalf("check(%s) = %+v, %v; want a refusal", id, d, err)
 		}

@@ -213,6 +213,112 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend, advance func(time.
 	})
 }
 
+// RunCost runs the suite of decisions that spend more than one unit
+// (limits.Cost). newPair returns two backends on one empty table, each
+// through its own handle on the database (two processes, as replicas are);
+// slack is as for Run.
+func RunCost(t *testing.T, newPair func(t *testing.T) (Backend, Backend), slack time.Duration) {
+	ctx := context.Background()
+	ten := limits.Limit{Rate: 10, Period: time.Hour, Burst: 10} // T = 6 min: nothing refills during a test
+	const T = 6 * time.Minute
+	spend := func(t *testing.T, b Backend, key string, c limits.Cost) limits.Decision {
+		t.Helper()
+		ds, err := b.TakeChain(ctx, []limits.Request{{Key: key, Limit: ten, Cost: c}})
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("TakeChain(%q, %+v) = %+v, %v; want one decision", key, c, ds, err)
+		}
+		return ds[0]
+	}
+	near := func(got, want time.Duration) bool { return got <= want && got >= want-slack-time.Millisecond }
+
+	t.Run("spend n", func(t *testing.T) {
+		b, _ := newPair(t)
+		if d := spend(t, b, "k", limits.Cost{N: 4}); !d.Allowed || d.Remaining != 6 || !near(d.Reset, 4*T) {
+			t.Fatalf("4 of a full 10: %+v, want allowed with 6 remaining, reset ≈4T", d)
+		}
+		// 7 more would leave the key 11 units ahead: refused until one unit refills.
+		if d := spend(t, b, "k", limits.Cost{N: 7}); d.Allowed || !near(d.RetryAfter, T) {
+			t.Fatalf("7 of 6 left: %+v, want refused, retry after ≈T", d)
+		}
+		if d := spend(t, b, "k", limits.Cost{}); !d.Allowed || d.Remaining != 5 {
+			t.Fatalf("one unit after the refusal: %+v, want allowed with 5 remaining (a refusal spends nothing)", d)
+		}
+		if d := spend(t, b, "k", limits.Cost{N: 5}); !d.Allowed || d.Remaining != 0 {
+			t.Fatalf("the last 5: %+v, want allowed with none remaining", d)
+		}
+	})
+
+	t.Run("a cost above the burst waits for a full bucket, then runs into debt", func(t *testing.T) {
+		b, _ := newPair(t)
+		if d := spend(t, b, "k", limits.Cost{N: 25}); !d.Allowed || d.Remaining != 0 || !near(d.Reset, 25*T) {
+			t.Fatalf("25 on a full bucket of 10: %+v, want allowed, none remaining, reset ≈25T", d)
+		}
+		if d := spend(t, b, "k", limits.Cost{}); d.Allowed || !near(d.RetryAfter, 16*T) {
+			t.Fatalf("one unit after the debt: %+v, want refused, retry after ≈16T (25T ahead, burst 10)", d)
+		}
+		spend(t, b, "other", limits.Cost{})
+		if d := spend(t, b, "other", limits.Cost{N: 25}); d.Allowed || !near(d.RetryAfter, T) {
+			t.Fatalf("25 on a bucket one short of full: %+v, want refused until it is full again, ≈T", d)
+		}
+	})
+
+	t.Run("the rest of a call is admitted as its whole would have been", func(t *testing.T) {
+		b, _ := newPair(t)
+		spend(t, b, "k", limits.Cost{}) // the call's first unit, before its size is known
+		if d := spend(t, b, "k", limits.Cost{N: 24, Whole: 25}); !d.Allowed || !near(d.Reset, 25*T) {
+			t.Fatalf("the rest of 25 after its first unit, on a full bucket: %+v, want allowed, reset ≈25T", d)
+		}
+		spend(t, b, "other", limits.Cost{}) // another call
+		spend(t, b, "other", limits.Cost{}) // this call's first unit
+		if d := spend(t, b, "other", limits.Cost{N: 24, Whole: 25}); d.Allowed || !near(d.RetryAfter, T) {
+			t.Fatalf("the rest of 25 when the bucket was not full: %+v, want refused, retry after ≈T", d)
+		}
+		if d := spend(t, b, "third", limits.Cost{N: 3, Whole: 4}); !d.Allowed || d.Remaining != 7 {
+			t.Fatalf("the rest of 4 within the burst: %+v, want allowed with 7 remaining", d)
+		}
+	})
+
+	t.Run("concurrent costs through two handles share one budget", func(t *testing.T) {
+		one, two := newPair(t)
+		var admitted, refused atomic.Int64
+		var wg sync.WaitGroup
+		for g := range 16 {
+			b := one
+			if g%2 == 1 {
+				b = two
+			}
+			wg.Go(func() {
+				for range 3 {
+					ds, err := b.TakeChain(ctx, []limits.Request{{Key: "hot", Limit: ten, Cost: limits.Cost{N: 4}}})
+					switch {
+					case err != nil:
+						t.Error(err)
+						return
+					case len(ds) != 1:
+						t.Errorf("decisions %+v, want one", ds)
+					case ds[0].Allowed:
+						admitted.Add(1)
+					case ds[0].RetryAfter <= 0:
+						t.Errorf("refusal without RetryAfter: %+v", ds[0])
+					default:
+						refused.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if admitted.Load() != 2 || refused.Load() != 46 {
+			t.Fatalf("admitted %d, refused %d calls of 4 units on a burst of 10; want 2 and 46", admitted.Load(), refused.Load())
+		}
+		if d := spend(t, one, "hot", limits.Cost{N: 2}); !d.Allowed || d.Remaining != 0 {
+			t.Fatalf("the 2 units left: %+v, want allowed with none remaining", d)
+		}
+		if d := spend(t, two, "hot", limits.Cost{}); d.Allowed || !near(d.RetryAfter, T) {
+			t.Fatalf("the other handle, one unit: %+v, want refused, retry after ≈T", d)
+		}
+	})
+}
+
 // Clock is a fake clock the tests move by hand, safe for concurrent use.
 type Clock struct {
 	mu  sync.Mutex

@@ -56,8 +56,8 @@ func (b *Backend) Close() {
 }
 
 // takeSQL is one GCRA decision, atomic under the row lock ON CONFLICT takes.
-// $1 is the key, $2 the interval T and $3 the tolerance Burst×T, both in
-// microseconds; the TAT is microseconds since the epoch on the database's
+// $1 is the key, $2 the interval and $3 the tolerance, both in microseconds
+// (limits.Limit.Span: T and Burst×T for one unit, more for a cost); the TAT is microseconds since the epoch on the database's
 // clock, the one clock every replica shares.
 //
 // The insert of a new key (TAT = now + T) is always admitted. For a known
@@ -96,7 +96,7 @@ func gcraUpsert(k, t, tau, when string) string {
 func (b *Backend) Take(ctx context.Context, key string, lim limits.Limit) (d limits.Decision, err error) {
 	ctx, sp := store.StartSpan(ctx, store.Postgres, store.SpanQuery)
 	defer func() { store.EndSpan(sp, err) }()
-	return take(ctx, b.pool, key, lim)
+	return take(ctx, b.pool, limits.Request{Key: key, Limit: lim})
 }
 
 // querier is a pool or a transaction.
@@ -104,28 +104,28 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-func take(ctx context.Context, q querier, key string, lim limits.Limit) (limits.Decision, error) {
-	t := lim.Interval().Microseconds()
+func take(ctx context.Context, q querier, r limits.Request) (limits.Decision, error) {
+	t, tau := r.Limit.Span(r.Cost)
 	var now int64
 	var taken, current *int64
-	if err := q.QueryRow(ctx, takeSQL, key, t, lim.Burst*t).Scan(&now, &taken, &current); err != nil {
+	if err := q.QueryRow(ctx, takeSQL, r.Key, t, tau).Scan(&now, &taken, &current); err != nil {
 		return limits.Decision{}, fmt.Errorf("rate limit: %w", err)
 	}
-	return decided(lim, now, taken, current), nil
+	return decided(r, now, taken, current), nil
 }
 
-// decided is the decision a statement reported: admitted with the new TAT
-// taken, or refused with the TAT as it stood (current; nil when the
+// decided is the decision a statement reported for r: admitted with the new
+// TAT taken, or refused with the TAT as it stood (current; nil when the
 // statement's snapshot could not see the key).
-func decided(lim limits.Limit, now int64, taken, current *int64) limits.Decision {
+func decided(r limits.Request, now int64, taken, current *int64) limits.Decision {
 	if taken != nil {
-		return limits.Decided(lim, true, time.UnixMicro(now), time.UnixMicro(*taken))
+		return limits.Decided(r.Limit, r.Cost, true, time.UnixMicro(now), time.UnixMicro(*taken))
 	}
 	var tat time.Time
 	if current != nil {
 		tat = time.UnixMicro(*current)
 	}
-	return limits.Decided(lim, false, time.UnixMicro(now), tat)
+	return limits.Decided(r.Limit, r.Cost, false, time.UnixMicro(now), tat)
 }
 
 // chainSQL decides two keys in one statement, hence one round trip and one
@@ -162,7 +162,9 @@ func (b *Backend) TakeChain(ctx context.Context, reqs []limits.Request) (_ []lim
 	case 0:
 		return nil, nil
 	case 1:
-		d, err := b.Take(ctx, reqs[0].Key, reqs[0].Limit)
+		ctx, sp := store.StartSpan(ctx, store.Postgres, store.SpanQuery)
+		d, err := take(ctx, b.pool, reqs[0])
+		store.EndSpan(sp, err)
 		if err != nil {
 			return nil, err
 		}
@@ -176,24 +178,25 @@ func (b *Backend) TakeChain(ctx context.Context, reqs []limits.Request) (_ []lim
 	ctx, sp := store.StartSpan(ctx, store.Postgres, name)
 	defer func() { store.EndSpan(sp, err) }()
 	if len(reqs) == 2 {
-		t1, t2 := reqs[0].Limit.Interval().Microseconds(), reqs[1].Limit.Interval().Microseconds()
+		t1, tau1 := reqs[0].Limit.Span(reqs[0].Cost)
+		t2, tau2 := reqs[1].Limit.Span(reqs[1].Cost)
 		var now int64
 		var taken1, current1, taken2, current2 *int64
-		err = b.pool.QueryRow(ctx, chainSQL, reqs[0].Key, t1, reqs[0].Limit.Burst*t1, reqs[1].Key, t2, reqs[1].Limit.Burst*t2).
+		err = b.pool.QueryRow(ctx, chainSQL, reqs[0].Key, t1, tau1, reqs[1].Key, t2, tau2).
 			Scan(&now, &taken1, &current1, &taken2, &current2)
 		if err != nil {
 			return nil, fmt.Errorf("rate limit: %w", err)
 		}
-		first := decided(reqs[0].Limit, now, taken1, current1)
+		first := decided(reqs[0], now, taken1, current1)
 		if !first.Allowed {
 			return []limits.Decision{first}, nil
 		}
-		return []limits.Decision{first, decided(reqs[1].Limit, now, taken2, current2)}, nil
+		return []limits.Decision{first, decided(reqs[1], now, taken2, current2)}, nil
 	}
 	var ds []limits.Decision
 	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		var err error
-		ds, err = limits.DecideChain(reqs, func(r limits.Request) (limits.Decision, error) { return take(ctx, tx, r.Key, r.Limit) })
+		ds, err = limits.DecideChain(reqs, func(r limits.Request) (limits.Decision, error) { return take(ctx, tx, r) })
 		return err
 	})
 	if err != nil {

@@ -39,6 +39,27 @@ func TestBackend(t *testing.T) {
 	}, time.Sleep, time.Second)
 }
 
+// TestCost: costs of more than one unit, through two pools on one database.
+func TestCost(t *testing.T) {
+	limitstest.RunCost(t, func(t *testing.T) (limitstest.Backend, limitstest.Backend) {
+		ctx := context.Background()
+		url := pg.Database(t)
+		var pools [2]*pgxpool.Pool
+		for i := range pools {
+			db, err := postgres.Open(ctx, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			if _, err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			pools[i] = db.Pool()
+		}
+		return limitspg.New(pools[0]), limitspg.New(pools[1])
+	}, time.Second)
+}
+
 func BenchmarkTake(b *testing.B) {
 	limitstest.Bench(b, limitspg.New(open(b).Pool()))
 }

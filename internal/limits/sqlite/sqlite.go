@@ -32,10 +32,11 @@ func New(db DB, now func() time.Time) *Backend {
 	return &Backend{db: db, now: now}
 }
 
-// takeSQL is one GCRA decision: $1 the key, $2 now, $3 the interval T and $4
-// the tolerance Burst×T, all in microseconds. A new key is admitted with
-// TAT = now + T; a known one is advanced only when max(tat, now) + T − now ≤ τ,
-// otherwise nothing is written and RETURNING is empty.
+// takeSQL is one GCRA decision: $1 the key, $2 now, $3 the interval and $4
+// the tolerance (limits.Limit.Span: T and Burst×T for one unit, more for a
+// cost), all in microseconds. A new key is admitted with TAT = now + t; a
+// known one is advanced only when max(tat, now) + t − now ≤ τ, otherwise
+// nothing is written and RETURNING is empty.
 const takeSQL = `
 INSERT INTO rate_limit (key, tat) VALUES ($1, $2 + $3)
 ON CONFLICT (key) DO UPDATE
@@ -60,7 +61,7 @@ func (b *Backend) TakeChain(ctx context.Context, reqs []limits.Request) ([]limit
 	var ds []limits.Decision
 	err := b.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
-		ds, err = limits.DecideChain(reqs, func(r limits.Request) (limits.Decision, error) { return take(ctx, tx, r.Key, r.Limit, now) })
+		ds, err = limits.DecideChain(reqs, func(r limits.Request) (limits.Decision, error) { return take(ctx, tx, r, now) })
 		return err
 	})
 	if err != nil {
@@ -69,20 +70,20 @@ func (b *Backend) TakeChain(ctx context.Context, reqs []limits.Request) ([]limit
 	return ds, nil
 }
 
-func take(ctx context.Context, tx store.Tx, key string, lim limits.Limit, now time.Time) (limits.Decision, error) {
-	nowUS, t := now.UnixMicro(), lim.Interval().Microseconds()
+func take(ctx context.Context, tx store.Tx, r limits.Request, now time.Time) (limits.Decision, error) {
+	t, tau := r.Limit.Span(r.Cost)
 	var tat int64
-	err := tx.QueryRow(ctx, takeSQL, key, nowUS, t, lim.Burst*t).Scan(&tat)
+	err := tx.QueryRow(ctx, takeSQL, r.Key, now.UnixMicro(), t, tau).Scan(&tat)
 	if err == nil {
-		return limits.Decided(lim, true, now, time.UnixMicro(tat)), nil
+		return limits.Decided(r.Limit, r.Cost, true, now, time.UnixMicro(tat)), nil
 	}
 	if !errors.Is(err, store.ErrNoRows) {
 		return limits.Decision{}, err
 	}
-	if err := tx.QueryRow(ctx, `SELECT tat FROM rate_limit WHERE key = $1`, key).Scan(&tat); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT tat FROM rate_limit WHERE key = $1`, r.Key).Scan(&tat); err != nil {
 		return limits.Decision{}, err
 	}
-	return limits.Decided(lim, false, now, time.UnixMicro(tat)), nil
+	return limits.Decided(r.Limit, r.Cost, false, now, time.UnixMicro(tat)), nil
 }
 
 // Sweep deletes the keys whose TAT has passed: they hold a full burst, which
