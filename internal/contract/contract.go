@@ -96,6 +96,26 @@ type FailureMode struct {
 	Retryable bool         `json:"retryable"`
 }
 
+// Cost weighs what a call spends of its tier's budget by the work it asks
+// for: one unit per Per of Items, rounded up, at least one. Without a Cost a
+// call spends one unit whatever its size. The unit is a plain call's share
+// of the budget (docs/benchmarks.md, "Cost-weighted calls"): Per is about how many
+// items take as long to work through as one plain call takes whole.
+type Cost struct {
+	// Per is how many items one unit covers.
+	Per int `json:"per"`
+	// Items says what is counted, in words.
+	Items string `json:"items"`
+}
+
+// Units is what a call of n items costs: ⌈n/Per⌉, at least one.
+func (c *Cost) Units(n int) int64 {
+	if c == nil || n <= 0 {
+		return 1
+	}
+	return max((int64(n)+int64(c.Per)-1)/int64(c.Per), 1)
+}
+
 // Contract is one tool's complete, machine-readable contract.
 type Contract struct {
 	Name string `json:"name"`
@@ -138,6 +158,10 @@ type Contract struct {
 	// admin surfaces (API, page, CLI), besides its permissions and step-up: the issuer's roles
 	// claim names them. Required of a forbidden tool, refused on any other.
 	AdminRoles []string `json:"adminRoles,omitempty"`
+	// Cost, when set, weighs the call's spend of its tier budget by its
+	// size (the pipeline counts the items before the call's work); absent,
+	// a call spends one unit.
+	Cost *Cost `json:"cost,omitempty"`
 	// View is the ui:// URI of the tool's result view: an HTML page a host
 	// that renders MCP Apps shows the tool's structuredContent in (SEP-1865).
 	// Only a read has one (ValidView). Empty: the tool's results are
@@ -335,6 +359,16 @@ func (c *Contract) Validate() error {
 		}
 		if c.TextOnly() {
 			bad("view: a view renders structuredContent, and a text-only tool has none")
+		}
+	}
+	if c.Cost != nil {
+		switch {
+		case c.Cost.Per < 1 || c.Cost.Items == "":
+			bad("cost needs per (items a unit covers, at least 1) and items (what is counted)")
+		case c.RiskLevel == Low:
+			// Low-tier calls spend only the request budgets of the HTTP
+			// edge, decided before any argument is read.
+			bad("cost weighs a tier budget's spend, and a low-tier call spends none")
 		}
 	}
 	if c.RiskLevel == Low && len(c.SideEffects.Changes) > 0 {

@@ -97,6 +97,11 @@ func TestValidateRejects(t *testing.T) {
 		{"dry-run permissions empty", func(c *Contract) { c.DryRunPermissions = []string{} }, "dryRunPermissions, when given, names at least one scope"},
 		{"dry-run permission not a scope", func(c *Contract) { c.DryRunPermissions = []string{`say "read"`} }, "dryRunPermissions[0] must be an OAuth scope-token"},
 		{"dry-run permission twice", func(c *Contract) { c.DryRunPermissions = []string{"a:b", "a:b"} }, "dryRunPermissions[1] is listed twice"},
+		{"cost without per", func(c *Contract) { c.Cost = &Cost{Items: "drafts"} }, "cost needs per"},
+		{"cost without items", func(c *Contract) { c.Cost = &Cost{Per: 10} }, "cost needs per"},
+		{"cost of a read", func(c *Contract) {
+			c.RiskLevel, c.SideEffects, c.Idempotency, c.Cost = Low, SideEffects{Changes: []string{}, OnRepeat: "nothing"}, Idempotency{Kind: "inherent"}, &Cost{Per: 10, Items: "invoices"}
+		}, "a low-tier call spends none"},
 		{"mandatory dry run of a read", func(c *Contract) {
 			c.RiskLevel, c.SideEffects, c.Idempotency, c.DryRun = Low, SideEffects{Changes: []string{}, OnRepeat: "nothing"}, Idempotency{Kind: "inherent"}, ModeMandatory
 		}, "a mandatory dry run guards side effects"},
@@ -119,6 +124,21 @@ func TestValidateRejects(t *testing.T) {
 	c.FailureModes = append(c.FailureModes, FailureMode{Code: failure.Internal, Meaning: "m"})
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "autonomousExecution") || !strings.Contains(err.Error(), "confirmation") {
 		t.Errorf("Validate() = %v, want autonomousExecution and confirmation errors", err)
+	}
+}
+
+// TestCostUnits: one unit per Per items, rounded up, at least one; no cost
+// rule, one unit.
+func TestCostUnits(t *testing.T) {
+	c := &Cost{Per: 30, Items: "drafts"}
+	for _, tt := range []struct {
+		cost *Cost
+		n    int
+		want int64
+	}{{c, 0, 1}, {c, 1, 1}, {c, 30, 1}, {c, 31, 2}, {c, 10000, 334}, {nil, 10000, 1}, {&Cost{Per: 1, Items: "x"}, 7, 7}} {
+		if got := tt.cost.Units(tt.n); got != tt.want {
+			t.Errorf("%+v.Units(%d) = %d, want %d", tt.cost, tt.n, got, tt.want)
+		}
 	}
 }
 

@@ -321,8 +321,11 @@ func plainRequest() *http.Request {
 type tierStub struct{ budgeted []contract.Risk }
 
 func (tierStub) Tier(context.Context, string, contract.Risk) error { return nil }
-func (s tierStub) Budgeted(r contract.Risk) bool                   { return slices.Contains(s.budgeted, r) }
-func (tierStub) Approval(context.Context, string) error            { return nil }
+func (tierStub) TierRest(context.Context, string, contract.Risk, int64) error {
+	return nil
+}
+func (s tierStub) Budgeted(r contract.Risk) bool        { return slices.Contains(s.budgeted, r) }
+func (tierStub) Approval(context.Context, string) error { return nil }
 
 // TestDecodeInPlaceOnlyWhenNothingComesFirst: the scanner decodes a tool's
 // arguments only where the pipeline would run nothing before decoding them —

@@ -67,6 +67,9 @@ func (p *Pipeline) Admin(ctx context.Context, c Call) Result {
 		return cl.fail(err)
 	}
 	cl.args = a
+	if err := p.spendCost(ctx, cl); err != nil {
+		return cl.fail(err)
+	}
 	// 8. Execution, the output check and the audit, in one transaction.
 	return p.execute(cl.step(ctx, stepExecute), cl)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/auditlog"
@@ -32,6 +33,9 @@ type callState struct {
 	// missing, for a dry run its dryRunPermissions allow, are the scopes
 	// of the contract's permissions the caller lacks.
 	missing []string
+	// units is what the call costs of its tier budget, when its contract
+	// weighs it by its size and it was sized (spendCost); zero otherwise.
+	units int64
 	// traced: the request records a span, so the call's steps have spans
 	// of their own (trace.go); span is the open step's.
 	traced bool
@@ -52,7 +56,24 @@ func (cl *callState) record(outcome auditlog.Outcome, code failure.Code) CallRec
 		Contract: cl.tool.Contract, Principal: cl.call.Principal, RequestID: cl.call.RequestID,
 		Outcome: outcome, Code: code, Args: cl.call.Args, Duration: cl.p.now().Sub(cl.start),
 	}
+	rec.Details = cl.details(nil)
 	return rec
+}
+
+// detailUnits is the audit detail that says what a call weighted by its size
+// cost of its tier budget, in units (contract.Cost).
+const detailUnits = "budgetUnits"
+
+// details are the tool's counts d for the audit event, with the call's cost
+// in units when it was weighed by its size.
+func (cl *callState) details(d map[string]int64) map[string]int64 {
+	if cl.units == 0 {
+		return d
+	}
+	out := make(map[string]int64, len(d)+1)
+	maps.Copy(out, d)
+	out[detailUnits] = cl.units
+	return out
 }
 
 // finish audits rec (outside any transaction), counts the call and answers
@@ -170,7 +191,7 @@ func (cl *callState) complete(eff Effect, err error, buf []byte) Result {
 		outcome = auditlog.DryRun
 	}
 	rec := cl.record(outcome, "")
-	rec.Result, rec.Details, rec.AppendCanonicalArgs = body, eff.Details, eff.AppendCanonicalArgs
+	rec.Result, rec.Details, rec.AppendCanonicalArgs = body, cl.details(eff.Details), eff.AppendCanonicalArgs
 	return cl.finish(rec, Result{Kind: Complete, Structured: body, Summary: summaryOf(eff), Media: eff.Media})
 }
 

@@ -357,7 +357,10 @@ type approvalsCounted struct {
 }
 
 func (*approvalsCounted) Tier(context.Context, string, contract.Risk) error { return nil }
-func (*approvalsCounted) Budgeted(contract.Risk) bool                       { return true }
+func (*approvalsCounted) TierRest(context.Context, string, contract.Risk, int64) error {
+	return nil
+}
+func (*approvalsCounted) Budgeted(contract.Risk) bool { return true }
 func (a *approvalsCounted) Approval(context.Context, string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -124,7 +124,7 @@ func (p *Pipeline) execute(ctx context.Context, cl *callState) Result {
 			outcome = auditlog.Unchanged
 		}
 		rec := cl.record(outcome, "")
-		rec.Result, rec.Details, rec.AppendCanonicalArgs = body, eff.Details, eff.AppendCanonicalArgs
+		rec.Result, rec.Details, rec.AppendCanonicalArgs = body, cl.details(eff.Details), eff.AppendCanonicalArgs
 		if p.auditor != nil {
 			if err := p.auditor.AppendCall(ctx, tx, rec); err != nil {
 				return &auditError{err}

@@ -14,7 +14,9 @@
 //     any work, so a refused call is never validated (a critical call spends
 //     the write budget here, and the critical budget only when it asks a
 //     person for an approval, step 7);
-//  5. validation — the arguments against the input schema, strictly;
+//  5. validation — the arguments against the input schema, strictly; a
+//     call its contract weighs by its size (a cost rule) is sized then, and
+//     spends the rest of its cost from the same budget before any work;
 //  6. dry run — what the call would do, changing nothing;
 //  7. confirmation — a critical call is recorded as a pending action and
 //     answered with the URL where a person approves it (a URL-mode
@@ -162,6 +164,10 @@ type CallObserver interface {
 // spent, or unavailable when it cannot be checked.
 type TierLimits interface {
 	Tier(ctx context.Context, principalKey string, risk contract.Risk) error
+	// TierRest spends the rest of a call's cost, units in all, from the
+	// budget Tier spent its first unit from, at once; its refusals are
+	// Tier's, with the Retry-After of a retry of the whole call.
+	TierRest(ctx context.Context, principalKey string, risk contract.Risk, units int64) error
 	// Budgeted reports whether Tier spends a budget for the risk tier.
 	Budgeted(risk contract.Risk) bool
 	// Approval spends the budget of approvals asked for: once for each
@@ -412,6 +418,9 @@ func (p *Pipeline) Do(ctx context.Context, c Call) Result {
 	cl.args = a
 	if cl.missing != nil && !a.dryRun { // dryRunAllowed read it so; the one reading holds
 		return cl.denied(cl.missing)
+	}
+	if err := p.spendCost(ctx, cl); err != nil {
+		return cl.fail(err)
 	}
 	// The request state of the previous round, when there is one. A state
 	// opens once: its nonce is spent as soon as it verifies, in a
@@ -679,6 +688,24 @@ func budgetKey(pr *auth.Principal) string {
 		return ""
 	}
 	return limits.PrincipalKey(pr.Subject, pr.ClientID)
+}
+
+// spendCost sizes a call its contract weighs by its size (Contract.Cost)
+// and spends the rest of its cost — step 4 spent its first unit, before
+// the size was known — from the same budget, before any of the call's work:
+// a refused call does nothing more. A call of one unit spends nothing here.
+func (p *Pipeline) spendCost(ctx context.Context, cl *callState) error {
+	t := cl.tool
+	if t.Contract.Cost == nil || p.limits == nil || !p.limits.Budgeted(t.Contract.RiskLevel) {
+		return nil
+	}
+	ctx = cl.step(ctx, stepCost)
+	n, err := safely(t, func() (int, error) { return t.Size(ctx, p.db, cl.args.value) })
+	if err != nil {
+		return err
+	}
+	cl.units = t.Contract.Cost.Units(n)
+	return p.limits.TierRest(ctx, budgetKey(cl.call.Principal), t.Contract.RiskLevel, cl.units)
 }
 
 // checkStepUp is RFC 9470 for the human calling t.

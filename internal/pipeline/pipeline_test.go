@@ -323,6 +323,9 @@ type budgetSpent struct{}
 func (budgetSpent) Tier(context.Context, string, contract.Risk) error {
 	return &failure.Error{Code: failure.RateLimited, Message: "slow down", RetryAfter: 3 * time.Second}
 }
+func (budgetSpent) TierRest(ctx context.Context, _ string, risk contract.Risk, _ int64) error {
+	return budgetSpent{}.Tier(ctx, "", risk)
+}
 func (budgetSpent) Budgeted(contract.Risk) bool { return true }
 func (b budgetSpent) Approval(ctx context.Context, _ string) error {
 	return b.Tier(ctx, "", contract.Critical)

@@ -113,12 +113,20 @@ type Execute func(ctx context.Context, tx store.Tx, args any) (Effect, error)
 // reads (SELECT … FOR UPDATE) for Execute to find it unchanged.
 type Preview func(ctx context.Context, q store.Querier, args any) (string, error)
 
+// Size counts the items of a call its contract's cost rule weighs it by
+// (contract.Cost), reading the store through q where the count depends on
+// what is stored (the drafts a filter selects). It must change nothing and
+// be cheap next to the call's work, which it prices: it runs before it. A
+// count above what the call may take is fine: the call refuses it after.
+type Size func(ctx context.Context, q store.Querier, args any) (int, error)
+
 // Tool is a contract together with the logic that honours it:
 //   - a read: Logic, or Decode and Run, or Decode and Read when it reads
 //     the store;
 //   - a tool with side effects: Decode and Execute, and Preview when a person
 //     confirms it (high tier) — the pipeline owns its transaction;
-//   - DryRun when the contract offers a dry run.
+//   - DryRun when the contract offers a dry run;
+//   - Size when the contract weighs calls by their size (Contract.Cost).
 type Tool struct {
 	Contract *contract.Contract
 	Logic    Logic
@@ -131,6 +139,8 @@ type Tool struct {
 	// store, where what would be done depends on it, through q (the
 	// pipeline's DB; nil when the pipeline has none).
 	DryRun Read
+	// Size counts a call's items for its contract's cost rule.
+	Size Size
 	// FastOutput checks the result with internal/schema's hand-written
 	// checker over the bytes about to be sent (the bulk tool); otherwise
 	// jsonschema-go validates it.
@@ -258,6 +268,14 @@ func compile(t Tool, p *Pipeline) (*compiled, error) {
 		}
 	default:
 		bad("dryRun %q has no check in the pipeline yet", c.DryRun)
+	}
+	switch {
+	case c.Cost != nil && t.Size == nil:
+		bad("its contract weighs calls by their size (cost): give Size, which counts their %s", c.Cost.Items)
+	case c.Cost == nil && t.Size != nil:
+		bad("gives Size, and its contract has no cost rule to weigh calls by")
+	case c.Cost != nil && t.Decode == nil:
+		bad("a cost rule counts decoded arguments: give Decode")
 	}
 	if t.Decode != nil && !t.FastOutput && !c.Allows(failure.InvalidArguments) {
 		bad("a Strict decoder answers %s: list it in the contract's failure modes", failure.InvalidArguments)

@@ -14,6 +14,7 @@ const (
 	stepAuthorize    = "pipeline.authorize"     // 1–3: visibility, scopes, tier rules and step-up
 	stepBudget       = "pipeline.budget"        // 4: the tier budget
 	stepValidate     = "pipeline.validate"      // 5: the arguments, decoded against the schema
+	stepCost         = "pipeline.cost"          // 5: a call weighted by its size, sized and the rest of its cost spent
 	stepRequestState = "pipeline.request_state" // the previous round's request state, opened and spent
 	stepIdempotency  = "pipeline.idempotency"   // a key already used, looked up before anyone is asked
 	stepDryRun       = "pipeline.dry_run"       // 6

@@ -84,3 +84,17 @@ func WithMandatoryDryRun(c *contract.Contract, dryRunPermissions ...string) *con
 	}
 	return fc
 }
+
+// WithCost returns a copy of c, a contract of New above the low tier or of its With… variants,
+// that weighs a call's spend of its tier budget by its size: one unit per per members of its
+// items argument (the tool's Size counts them).
+func WithCost(c *contract.Contract, per int) *contract.Contract {
+	cp := *c
+	cp.InputSchema = declaredInput() // finished again from the declaration
+	cp.Cost = &contract.Cost{Per: per, Items: "members of the items argument"}
+	fc, err := contract.Finish(cp)
+	if err != nil {
+		panic(err)
+	}
+	return fc
+}
