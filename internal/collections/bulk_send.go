@@ -40,6 +40,10 @@ const (
 	maxDaysOverdue = 3650
 	// maxSamples bounds a dry run's sampleMessages.
 	maxSamples = 3
+	// draftsPerUnit is how many drafts one unit of the write budget covers in a call's cost:
+	// planning 50 drafts takes about as long as a plain write call (BenchmarkBulkDryRun;
+	// docs/benchmarks.md, "Cost-weighted calls").
+	draftsPerUnit = 50
 )
 
 // bulkArgs are bulk_send_reminders' arguments (idempotencyKey, dryRun and planHash are the
@@ -149,6 +153,21 @@ func samples(p *bulkPlan) []sampleMessage {
 		out = append(out, sampleMessage{To: d.To.Email, Subject: d.Subject, PreviewText: preview(d.Body), Pix: pixOf(d), draft: d})
 	}
 	return out
+}
+
+// bulkSize counts the drafts a call selects, for its cost (contract.Cost): draftIds as given, or
+// the open drafts the filter selects, counted without reading them, up to one
+// more than a bulk send takes (the plan refuses that many).
+func bulkSize(ctx context.Context, q store.Querier, v any) (int, error) {
+	a := v.(*bulkArgs)
+	if a.Filter == nil {
+		return len(a.DraftIDs), nil
+	}
+	sel, err := a.selection(customers.Today(pipeline.Now(ctx)))
+	if err != nil {
+		return 0, err
+	}
+	return reminders.Count(ctx, q, sel, reminders.MaxBulk+1)
 }
 
 // dryRun answers what the call would do, changing nothing.
@@ -290,14 +309,16 @@ var bulkPermissions = []string{"reminders:send"}
 func bulkSendContract() contract.Contract {
 	return contract.Contract{
 		Name:            BulkSendName,
-		ContractVersion: "1.2.0",
+		ContractVersion: "1.3.0",
 		Title:           "Send many reminder drafts by e-mail",
 		Description: "Use when many reminder drafts should go to their customers at once: named by draftIds, or chosen by a filter " +
 			"(customerIds, minDaysOverdue, tone) among the open drafts; at most " + strconv.Itoa(reminders.MaxBulk) + ". A dry run is mandatory: " +
 			"call first with dryRun true — it answers recipientCount, sampleMessages, warnings, missingPermissions, expectedSideEffects, " +
 			"estimatedDurationMs and planHash, changing nothing — then make the real call with the same arguments, planHash and an " +
 			"idempotencyKey. A person approves that call out of band (it answers with the approval's URL, or approval_required on older " +
-			"clients), seeing the dry run's preview; retry exactly the same call once approved. Drafts whose customer or address may not " +
+			"clients), seeing the dry run's preview; retry exactly the same call once approved. Every call — the dry run, the call asking for " +
+			"approval and the approved retry — spends one unit of the caller's write budget per " + strconv.Itoa(draftsPerUnit) + " drafts it selects (cost): " +
+			"a call over the budget is refused rate_limited, its retryAfterMs saying when the whole call fits. Drafts whose customer or address may not " +
 			"be contacted (do_not_contact, paused), or whose address had a message refused for good, are skipped; so are draftIds no " +
 			"longer open, and drafts naming an invoice the receivables ledger says is paid, void or written off (settled), or disputed, " +
 			"under a pending promise to pay or owing another amount than the draft says (stale) — and, where the server requires the ledger " +
@@ -330,6 +351,7 @@ func bulkSendContract() contract.Contract {
 			"returns the first answer and sends nothing again; the approval is for the call with that key. Besides, a draft is sent once."},
 		DryRun:            contract.ModeMandatory,
 		DryRunPermissions: []string{"collections:read"},
+		Cost:              &contract.Cost{Per: draftsPerUnit, Items: "drafts the call selects: draftIds, or the open drafts filter selects"},
 	}
 }
 
@@ -448,7 +470,7 @@ func bulkTools(mail *outbox.Outbox, required bool) (pipeline.Tool, error) {
 		return pipeline.Tool{}, err
 	}
 	bt := bulkTool{mail: mail, required: required}
-	t := pipeline.Tool{Contract: c, Decode: bulkSendDecode, Preview: bt.preview, DryRun: bt.dryRun}
+	t := pipeline.Tool{Contract: c, Decode: bulkSendDecode, Preview: bt.preview, DryRun: bt.dryRun, Size: bulkSize}
 	if mail != nil {
 		t.Execute, t.Outbox = bt.execute, mail
 	}

@@ -593,6 +593,39 @@ func TestGetBulkSend(t *testing.T) {
 	}
 }
 
+// seedBulk stores n customers, each with one open draft: friendly but the last, firm, when n
+// is one past the most a bulk send takes.
+func seedBulk(t testing.TB, e *sendEnv, n int) {
+	t.Helper()
+	tpl, err := reminders.ParseTemplates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = e.db.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		for i := range n {
+			id := fmt.Sprintf("T-%05d", i)
+			to := reminders.Recipient{Name: "Cliente " + id, Email: fmt.Sprintf("t%05d@clientes.example", i)}
+			if _, err := customers.Upsert(ctx, tx, customers.Record{ID: id, Name: to.Name, Email: to.Email}, e.clock()); err != nil {
+				return err
+			}
+			tone := reminders.Friendly
+			if i == reminders.MaxBulk {
+				tone = reminders.Firm
+			}
+			if _, _, err := reminders.Prepare(ctx, tx, tpl, reminders.Request{CustomerID: id, To: to, Tone: tone, Language: reminders.PortugueseBR,
+				CreatedBy: "ana", Invoices: []reminders.Invoice{{ID: "NF-" + id, DueDate: "2026-06-01", AmountCents: 1000}}}, e.clock()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("seeded %d customers and drafts in %v", n, time.Since(start))
+}
+
 // TestBulkTenThousand: a filter that selects 10 001 open drafts is refused bulk_too_large on
 // filter; one that selects 10 000 (one customer each) is dry-run, approved and queued in one
 // call, within the call's transaction, each draft queued once under its own outbox entry.
@@ -603,38 +636,12 @@ func TestBulkTenThousand(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		e := newSendEnv(t, db)
 		ctx := context.Background()
-		tpl, err := reminders.ParseTemplates()
-		if err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-			for i := range reminders.MaxBulk + 1 {
-				id := fmt.Sprintf("T-%05d", i)
-				to := reminders.Recipient{Name: "Cliente " + id, Email: fmt.Sprintf("t%05d@clientes.example", i)}
-				if _, err := customers.Upsert(ctx, tx, customers.Record{ID: id, Name: to.Name, Email: to.Email}, e.clock()); err != nil {
-					return err
-				}
-				tone := reminders.Friendly
-				if i == reminders.MaxBulk {
-					tone = reminders.Firm
-				}
-				if _, _, err := reminders.Prepare(ctx, tx, tpl, reminders.Request{CustomerID: id, To: to, Tone: tone, Language: reminders.PortugueseBR,
-					CreatedBy: "ana", Invoices: []reminders.Invoice{{ID: "NF-" + id, DueDate: "2026-06-01", AmountCents: 1000}}}, e.clock()); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("seeded %d customers and drafts in %v", reminders.MaxBulk+1, time.Since(start))
+		seedBulk(t, e, reminders.MaxBulk+1)
 		if code, field := failed(e.do(sender, urlClient, bulk, `{"dryRun":true,"filter":{}}`)); code != reminders.CodeBulkTooLarge || field != "filter" {
 			t.Errorf("a filter selecting %d drafts: %s on %s, want bulk_too_large on filter", reminders.MaxBulk+1, code, field)
 		}
 		sel := map[string]any{"filter": map[string]any{"tone": "friendly"}}
-		start = time.Now()
+		start := time.Now()
 		dr := e.dry(t, sender, sel)
 		dryTook := time.Since(start)
 		if dr.RecipientCount != reminders.MaxBulk {

@@ -43,9 +43,40 @@ type Selection struct {
 // forUpdate, they are locked until tx ends (SQLite's write transaction holds the whole
 // database), in id order, so that two bulk sends lock the drafts they share in one order.
 func Select(ctx context.Context, q store.Querier, sel Selection, forUpdate bool, limit int) ([]Record, error) {
+	d, where, args, err := sel.where(q)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, int64(limit))
+	sql := `SELECT ` + listColumns + ` FROM reminder_draft WHERE ` + where + ` ORDER BY id LIMIT $` + strconv.Itoa(len(args))
+	if forUpdate && d == store.Postgres {
+		sql += ` FOR UPDATE`
+	}
+	return queryRecords(ctx, q, "select", sql, args...)
+}
+
+// Count is how many drafts sel names, counting no further than limit: what Select would
+// return, without reading their columns.
+func Count(ctx context.Context, q store.Querier, sel Selection, limit int) (int, error) {
+	_, where, args, err := sel.where(q)
+	if err != nil {
+		return 0, err
+	}
+	args = append(args, int64(limit))
+	var n int64
+	sql := `SELECT count(*) FROM (SELECT 1 FROM reminder_draft WHERE ` + where + ` LIMIT $` + strconv.Itoa(len(args)) + `) AS selected`
+	if err := q.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("reminders: count: %w", err)
+	}
+	return int(n), nil
+}
+
+// where is the condition on reminder_draft that selects sel's drafts in q's dialect, with
+// its arguments ($1…).
+func (sel Selection) where(q store.Querier) (store.Dialect, string, []any, error) {
 	d, ok := store.DialectOf(q)
 	if !ok {
-		return nil, errors.New("reminders: select: a querier of unknown dialect")
+		return "", "", nil, errors.New("reminders: select: a querier of unknown dialect")
 	}
 	var where []string
 	var args []any
@@ -63,13 +94,13 @@ func Select(ctx context.Context, q store.Querier, sel Selection, forUpdate bool,
 	}
 	if len(sel.IDs) > 0 {
 		if err := list("id", sel.IDs); err != nil {
-			return nil, err
+			return "", "", nil, err
 		}
 	} else {
 		where = append(where, "state = 'draft'")
 		if len(sel.CustomerIDs) > 0 {
 			if err := list("customer_id", sel.CustomerIDs); err != nil {
-				return nil, err
+				return "", "", nil, err
 			}
 		}
 		if sel.DueBy != "" {
@@ -79,11 +110,7 @@ func Select(ctx context.Context, q store.Querier, sel Selection, forUpdate bool,
 			where = append(where, "tone = "+arg(string(sel.Tone)))
 		}
 	}
-	sql := `SELECT ` + listColumns + ` FROM reminder_draft WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id LIMIT ` + arg(int64(limit))
-	if forUpdate && d == store.Postgres {
-		sql += ` FOR UPDATE`
-	}
-	return queryRecords(ctx, q, "select", sql, args...)
+	return d, strings.Join(where, " AND "), args, nil
 }
 
 // UndeliverableAddresses returns the addresses, as written, of the drafts whose message the
