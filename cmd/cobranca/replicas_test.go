@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -29,9 +30,10 @@ import (
 )
 
 // Sizes of TestReplicas: the write budget every principal has, all replicas together, and the
-// two bulk sends.
+// two bulk sends. A bulk send's three calls (dry run, approval asked, approved retry) spend one
+// unit per 50 drafts each: 18 units for the second, sent by a client of its own.
 const (
-	replicaWriteBudget = 12
+	replicaWriteBudget = 24
 	firstBulk          = 60
 	killedReplicaBulk  = 300
 	replicaMailWorkers = 4
@@ -79,7 +81,7 @@ func startReplicas(t *testing.T, overrides ...string) *replicaSet {
 		"COBRANCA_SMTP_URL=" + r.mail.URL(), "COBRANCA_MAIL_FROM=" + mailFrom, "COBRANCA_MAIL_WORKERS=4",
 		// A message taken by a killed replica is sent again 2 s later, not an hour.
 		"COBRANCA_MAIL_RESCUE_AFTER=2s",
-		"COBRANCA_REPLICAS=3", "COBRANCA_RATE_WRITE=12/1h,burst=12",
+		"COBRANCA_REPLICAS=3", fmt.Sprintf("COBRANCA_RATE_WRITE=%d/1h,burst=%[1]d", replicaWriteBudget),
 		// On a loaded machine the store can take longer than 200 ms to answer the limiter,
 		// which then fails writes closed (unavailable): this test is about the budget's sum.
 		"COBRANCA_RATE_STORE_TIMEOUT=5s"}
@@ -142,7 +144,7 @@ func fields(t *testing.T, what string, res *mcp.CallToolResult) map[string]any {
 // TestReplicas runs three `cobranca serve` processes on one PostgreSQL database and drives each
 // step of the collections work through a different one, as a load balancer would spread it:
 // analyze_portfolio; prepare_reminder, replayed on another replica (the same draft, no second);
-// a write budget of 12 spent unevenly over the three, the 13th call refused wherever it lands;
+// a write budget of 24 spent unevenly over the three, the 25th call refused wherever it lands;
 // set_contact_status's confirmation asked by one replica and answered on another (the shared
 // request-state keys), replayed on a third; send_reminder's approval asked by one, given by a
 // person through `cobranca approvals approve`, the retry on another and its replay on a third;
@@ -194,9 +196,16 @@ func TestReplicas(t *testing.T) {
 		for i, addr := range r.addrs {
 			sessions[i] = connect(t, addr, dora, nil)
 		}
-		// 6 calls on replica 0, 4 on replica 1, 2 on replica 2: the budget's 12, each a
-		// repeat of the first after it (repeats spend the budget too).
-		for i, replica := range []int{0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2} {
+		// Half the budget's calls on replica 0, a third on replica 1, the rest on replica 2,
+		// each a repeat of the first after it (repeats spend the budget too).
+		for i := range replicaWriteBudget {
+			replica := 0
+			switch {
+			case i >= replicaWriteBudget*5/6:
+				replica = 2
+			case i >= replicaWriteBudget/2:
+				replica = 1
+			}
 			res, err := sessions[replica].CallTool(t.Context(), &mcp.CallToolParams{Name: collections.PrepareReminderName,
 				Arguments: prepareArgs("c-dora", "dora@cliente.example", "dora-1")})
 			got := draftOf(t, res, err)
@@ -298,7 +307,9 @@ func TestReplicas(t *testing.T) {
 	step(t, "a bulk send of 300 through replica 1; replica 0, River's leader, killed while it delivers", func() {
 		drafts := reminderstest.Bulk(t, r.db, killedReplicaBulk)
 		leader := r.leader()
-		b := bulk{environ: r.environ[2], addr: r.addrs[1], base: r.public, agent: bulkAgent, approver: approver, key: "bulk-2"}
+		// A client of its own: the first bulk send spent 8 units of bulk-bot's budget.
+		agent := r.token("alice", "bulk-bot-2", "reminders:send", "collections:read")
+		b := bulk{environ: r.environ[2], addr: r.addrs[1], base: r.public, agent: agent, approver: approver, key: "bulk-2"}
 		sent, _ := b.send(t, len(drafts))
 		id := sent["bulkId"].(string)
 		// Killed once a quarter is delivered, while it has messages in hand: frozen (SIGSTOP)
