@@ -20,6 +20,11 @@ import (
 // killedBulk is how many drafts TestBulkDeliveryKilled sends.
 const killedBulk = 1000
 
+// bulkWriteBudget is COBRANCA_RATE_WRITE for the tests of delivery that send one big bulk: its
+// three calls spend one unit per 50 drafts each (60 units for killedBulk), more than the
+// default burst of 10, and those tests are about delivery, not budgets.
+const bulkWriteBudget = "COBRANCA_RATE_WRITE=600/1m,burst=100"
+
 // TestBulkDeliveryKilled: an agent sends 1 000 reminder drafts in one call of
 // collections.bulk_send_reminders (dry run, the call with its planHash, a stepped-up approver's
 // approval, the retry) to `cobranca serve` — a process of its own, SMTP to an in-process
@@ -45,7 +50,7 @@ func testBulkDeliveryKilled(t *testing.T, db []string) {
 		"COBRANCA_MAIL_RESCUE_AFTER=2s",
 		// On a loaded machine the store can take longer than 200 ms to answer the limiter,
 		// which then fails the critical call closed (unavailable): this test is about delivery.
-		"COBRANCA_RATE_STORE_TIMEOUT=5s"}, db...)
+		"COBRANCA_RATE_STORE_TIMEOUT=5s", bulkWriteBudget}, db...)
 	st := migratedStore(t, environ)
 	drafts := reminderstest.Bulk(t, st, killedBulk)
 

@@ -231,7 +231,7 @@ func testServeSIGTERMBulk(t *testing.T, db []string) {
 	addr := freeAddr(t)
 	environ := append([]string{"COBRANCA_DATA_DIR=" + t.TempDir(), "COBRANCA_ADDR=" + addr, "COBRANCA_METRICS_ADDR=off",
 		"COBRANCA_SMTP_URL=" + mail.URL(), "COBRANCA_MAIL_FROM=" + mailFrom, "COBRANCA_MAIL_WORKERS=4", "COBRANCA_LOG_LEVEL=info",
-		"COBRANCA_RATE_STORE_TIMEOUT=5s"}, db...)
+		"COBRANCA_RATE_STORE_TIMEOUT=5s", bulkWriteBudget}, db...)
 	st := migratedStore(t, environ)
 	reminderstest.Bulk(t, st, n)
 	server := startServeProcess(t, environ, addr)
