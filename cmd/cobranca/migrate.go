@@ -26,6 +26,9 @@ func migrate(ctx context.Context, e env, fs *flagSet, args []string) error {
 	if err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}
+	if cfg.TransactionPooler {
+		return fmt.Errorf("migrate: migrations take a session lock, which a transaction pooler cannot keep: run with COBRANCA_DATABASE_URL straight to PostgreSQL and COBRANCA_DATABASE_POOLER unset")
+	}
 	db, err := openStore(ctx, cfg.Config, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err

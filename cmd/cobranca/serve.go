@@ -400,7 +400,7 @@ func newOutbox(db store.DB, cfg config.Config, log *slog.Logger, tracing trace.T
 	}
 	// Reminder drafts hear what became of their messages (sent, undeliverable).
 	return outbox.New(db, outbox.Config{Driver: driver, Sender: sender, From: from, Owner: reminders.Delivery{}, Workers: cfg.MailWorkers, RescueAfter: cfg.MailRescueAfter,
-		StopTimeout: shutdownTimeout, Logger: log, Tracing: tracing, Jobs: jobs, Periodic: periodic})
+		PollOnly: cfg.TransactionPooler, StopTimeout: shutdownTimeout, Logger: log, Tracing: tracing, Jobs: jobs, Periodic: periodic})
 }
 
 // newApprovals returns the approvals store and the outbox (its River client) of a process,

@@ -45,7 +45,7 @@ func newLimiter(ctx context.Context, db store.DB, cfg settings, log *slog.Logger
 	release := func() {}
 	switch db := db.(type) {
 	case *postgres.DB:
-		pg, err := limitspg.Open(ctx, cfg.DatabaseURL, 8)
+		pg, err := limitspg.Open(ctx, cfg.DatabaseURL, 8, cfg.TransactionPooler)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -109,6 +109,12 @@ type Config struct {
 	DatabaseURL string
 	// AutoMigrate applies pending migrations when `cobranca serve` starts.
 	AutoMigrate bool
+	// TransactionPooler says DatabaseURL reaches PostgreSQL through a pooler in
+	// transaction mode (PgBouncer's pool_mode=transaction): River polls for
+	// jobs instead of listening, and the rate limiter's pool sets no session
+	// parameter. Its URL names a default_query_exec_mode without named
+	// prepared statements.
+	TransactionPooler bool
 	// AuditKey is the HMAC key of the audit log's argument and result
 	// digests and of new events' MACs: the first entry of
 	// COBRANCA_AUDIT_KEY; empty in development means a key generated in
@@ -635,6 +641,27 @@ var variables = []variable{
 		c.AutoMigrate = b
 		return nil
 	}},
+	{"COBRANCA_DATABASE_POOLER", "none", optional, shown, "`transaction` when COBRANCA_DATABASE_URL reaches PostgreSQL through a pooler in transaction mode (PgBouncer's `pool_mode = transaction`): River then polls for jobs (no LISTEN), and the URL must carry `default_query_exec_mode=cache_describe` (or `exec`), which keeps pgx from named prepared statements. Migrations go straight to PostgreSQL (`cobranca migrate`), so COBRANCA_AUTO_MIGRATE must be false. `none`: a direct connection. See docs/operations.md, PgBouncer.", func(c *Config, v string) error {
+		switch v {
+		case "none":
+			return nil
+		case "transaction":
+		default:
+			return errors.New("must be none or transaction")
+		}
+		// COBRANCA_DATABASE_URL and COBRANCA_AUTO_MIGRATE are applied first.
+		if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+			return errors.New("transaction needs a postgres:// COBRANCA_DATABASE_URL")
+		}
+		if !pooledExecMode(c.DatabaseURL) {
+			return errors.New("transaction needs default_query_exec_mode=cache_describe (or describe_exec, exec, simple_protocol) in COBRANCA_DATABASE_URL: a pooler in transaction mode loses named prepared statements between transactions")
+		}
+		if c.AutoMigrate {
+			return errors.New("transaction needs COBRANCA_AUTO_MIGRATE=false: migrations take a session lock, so run cobranca migrate with a URL straight to PostgreSQL")
+		}
+		c.TransactionPooler = true
+		return nil
+	}},
 	{"COBRANCA_AUDIT_KEY", "", required, secret, "Secret key (at least 32 bytes) of the audit log's HMAC digests of arguments and results and, through a derived key, of every event's MAC (`cobranca audit verify` needs it). A comma-separated list rotates it: the first key seals new events, the others are earlier keys whose events `audit verify` still checks (see docs/operations.md, Key rotation; `cobranca audit rotate-key`). Required in production; development generates one in COBRANCA_DATA_DIR.", func(c *Config, v string) error {
 		keys := strings.Split(v, ",")
 		seen := make(map[string]bool, len(keys))
@@ -1041,4 +1068,20 @@ func parseBytes(v string) (int64, error) {
 		return 0, errors.New("not a size")
 	}
 	return n * mult, nil
+}
+
+// pooledExecMode reports whether postgres URL u names one of pgx's query exec modes that
+// prepare no named statement (default_query_exec_mode), as a pooler in transaction mode needs:
+// the default, cache_statement, prepares statements on one server connection and runs them on
+// whichever the pooler hands out next.
+func pooledExecMode(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	switch p.Query().Get("default_query_exec_mode") {
+	case "cache_describe", "describe_exec", "exec", "simple_protocol":
+		return true
+	}
+	return false
 }

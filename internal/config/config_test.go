@@ -164,6 +164,13 @@ func TestStoreVariables(t *testing.T) {
 		{"bad url", []string{"COBRANCA_DATABASE_URL=mysql://x"}, nil, "COBRANCA_DATABASE_URL"},
 		{"empty sqlite path", []string{"COBRANCA_DATABASE_URL=sqlite:"}, nil, "COBRANCA_DATABASE_URL"},
 		{"bad auto-migrate", []string{"COBRANCA_AUTO_MIGRATE=sometimes"}, nil, "COBRANCA_AUTO_MIGRATE"},
+		{"transaction pooler", []string{"COBRANCA_DATABASE_URL=postgres://app@pgbouncer/c?default_query_exec_mode=cache_describe", "COBRANCA_AUTO_MIGRATE=false", "COBRANCA_DATABASE_POOLER=transaction"},
+			func(c Config) bool { return c.TransactionPooler }, ""},
+		{"no pooler by default", []string{"COBRANCA_DATABASE_URL=postgres://app@db/c"}, func(c Config) bool { return !c.TransactionPooler }, ""},
+		{"pooler with prepared statements", []string{"COBRANCA_DATABASE_URL=postgres://app@pgbouncer/c", "COBRANCA_AUTO_MIGRATE=false", "COBRANCA_DATABASE_POOLER=transaction"}, nil, "default_query_exec_mode"},
+		{"pooler with auto-migrate", []string{"COBRANCA_DATABASE_URL=postgres://app@pgbouncer/c?default_query_exec_mode=exec", "COBRANCA_AUTO_MIGRATE=true", "COBRANCA_DATABASE_POOLER=transaction"}, nil, "COBRANCA_AUTO_MIGRATE=false"},
+		{"pooler on sqlite", []string{"COBRANCA_DATABASE_POOLER=transaction", "COBRANCA_AUTO_MIGRATE=false"}, nil, "COBRANCA_DATABASE_POOLER"},
+		{"bad pooler", []string{"COBRANCA_DATABASE_POOLER=session"}, nil, "COBRANCA_DATABASE_POOLER"},
 		{"short audit key", []string{"COBRANCA_AUDIT_KEY=short"}, nil, "COBRANCA_AUDIT_KEY"},
 		{"rotated audit key", []string{"COBRANCA_AUDIT_KEY=" + key + "-new," + key}, func(c Config) bool {
 			return c.AuditKey == key+"-new" && len(c.AuditOldKeys) == 1 && c.AuditOldKeys[0] == key

@@ -259,6 +259,9 @@ type Config struct {
 	MaxAttempts int
 	// PollInterval is how often an idle worker looks for jobs (default River's, 1 s).
 	PollInterval time.Duration
+	// PollOnly has River poll for new jobs every PollInterval instead of hearing of them
+	// (LISTEN), as behind a pooler in transaction mode, which cannot keep a LISTEN.
+	PollOnly bool
 	// RescueAfter is how long a claimed job may run before it counts as lost (its worker
 	// crashed) and is retried (default one hour, River's); one send is cut off after half of
 	// it, or after a minute if that is less.
@@ -396,6 +399,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 		Logger:               cfg.Logger,
 		MaxAttempts:          cfg.MaxAttempts,
 		FetchPollInterval:    cfg.PollInterval,
+		PollOnly:             cfg.PollOnly,
 		FetchCooldown:        fetchCooldown,
 		RescueStuckJobsAfter: o.rescueAfter,
 		// River requires a job's timeout not to exceed the time after which it is rescued; half

@@ -30,13 +30,16 @@ func New(pool *pgxpool.Pool) *Backend { return &Backend{pool: pool} }
 // hundred milliseconds of decisions (wal_writer_delay), never corrupt one; a
 // restart keeps every decision made before it. The setting is on these
 // connections only: audit events and every other write keep committing
-// synchronously on the store's pool. Close the Backend when done.
-func Open(ctx context.Context, url string, maxConns int32) (*Backend, error) {
+// synchronously on the store's pool. Behind a pooler in transaction mode (pooled), which
+// keeps no session parameter, decisions commit synchronously. Close the Backend when done.
+func Open(ctx context.Context, url string, maxConns int32, pooled bool) (*Backend, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("rate limit pool: %w", err)
 	}
-	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	if !pooled {
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "cobranca-limits"
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns

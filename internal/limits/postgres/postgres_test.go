@@ -87,7 +87,7 @@ func TestOpenCommitsAsync(t *testing.T) {
 	if _, err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b, err := limitspg.Open(ctx, url, 2)
+	b, err := limitspg.Open(ctx, url, 2, false)
 	if err != nil {
 		t.Fatal(err)
 	}
