@@ -29,7 +29,8 @@ import (
 // without its session parameter. Each of 12 clients, at once, reserves an idempotency key
 // (its transaction-scoped advisory lock), appends an audit event and enqueues an e-mail in one
 // transaction, then replays the key; all spend a shared rate limit; the outbox delivers every
-// message; the audit chain is sealed and verifies. With pgx's default (named prepared
+// message; the audit chain is sealed and verifies; no server connection is left listening
+// (River's LISTEN, without poll-only, stays on one). With pgx's default (named prepared
 // statements) the same work fails: a statement prepared on one server connection is not on
 // the next.
 func TestPgBouncerTransactionPooling(t *testing.T) {
@@ -138,6 +139,30 @@ func TestPgBouncerTransactionPooling(t *testing.T) {
 	}
 	if rep.Problem != nil || rep.Count != clients {
 		t.Errorf("audit chain: %d events verified, problem %v; want %d and none", rep.Count, rep.Problem, clients)
+	}
+
+	// Nothing left session state on the pooler's server connections: two transactions open at
+	// once hold both, and neither listens on a channel (River, unless poll-only, LISTENs on one
+	// and leaves it to whichever client gets the connection next).
+	var listening [2]int
+	var held sync.WaitGroup
+	held.Add(2)
+	for i := range listening {
+		wg.Go(func() {
+			err := db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+				err := tx.QueryRow(ctx, "SELECT count(*) FROM pg_listening_channels()").Scan(&listening[i])
+				held.Done()
+				held.Wait() // until the other transaction holds the other connection
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if listening != [2]int{} {
+		t.Errorf("server connections listen on %v channels, want none", listening)
 	}
 
 	// The pooler is what makes the exec mode matter: pgx's default fails through it.
