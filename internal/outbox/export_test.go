@@ -11,3 +11,6 @@ func SetHooks(c *Config, before, after func(ID)) {
 // SetRetryAfter has an outbox built with c retry a transiently failed message after d instead
 // of River's schedule: tests of what a retry does need not wait River's first second.
 func SetRetryAfter(c *Config, d time.Duration) { c.retryAfter = d }
+
+// SetIdleTimeout has s close a connection unused for d instead of IdleTimeout.
+func SetIdleTimeout(s *SMTP, d time.Duration) { s.idleTimeout = d }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +57,7 @@ type worker struct {
 	// undeliverable counts the messages this process gave up on (permanent).
 	undeliverable atomic.Int64
 	tracer        trace.Tracer // nil: no tracing
+	group         group        // the deliveries waiting to be recorded
 }
 
 // The spans of a job: the job's, a trace's root, and the send's under it.
@@ -181,26 +183,104 @@ func attempts(n int) string {
 }
 
 // delivered tells the owner that job's message was accepted, in the transaction that marks
-// the job completed. When that transaction fails the message is sent all the same: the job is
-// left to River's own completion rather than retried (a retry would send it again), and the
-// owner's record stays behind — logged, never guessed.
+// the job completed, shared with the other workers' deliveries of the moment (record). When
+// that transaction fails the message is sent all the same: the job is left to River's own
+// completion rather than retried (a retry would send it again), and the owner's record stays
+// behind — logged, never guessed.
 func (w *worker) delivered(ctx context.Context, job *river.Job[Args]) error {
 	if w.cfg.Owner == nil {
 		return nil
 	}
-	at := w.cfg.Now()
 	ctx, cancel := recording(ctx)
 	defer cancel()
-	err := w.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		if err := w.cfg.Owner.Delivered(ctx, tx, job.Args.Ref, job.ID, at); err != nil {
-			return err
-		}
-		return w.q.completeTx(ctx, tx, job)
-	})
-	if err != nil {
+	if err := w.record(ctx, &delivery{job: job, at: w.cfg.Now()}); err != nil {
 		w.cfg.Logger.ErrorContext(ctx, "outbox: delivered, but the delivery could not be recorded", "entry", job.ID, "error", err.Error())
 	}
 	return nil
+}
+
+// delivery is an accepted message waiting to be recorded (worker.record).
+type delivery struct {
+	job  *river.Job[Args]
+	at   time.Time
+	turn chan bool // true: record the group; false: recorded, with err
+	err  error
+}
+
+// group is the deliveries of a process's workers waiting to be recorded while a worker
+// records the group before them: group commit, without a timer. A worker whose message was
+// accepted records it at once when no one is recording, together with what arrives meanwhile
+// the next time; a busy outbox records as many deliveries per transaction as it has workers,
+// an idle one each at once.
+type group struct {
+	mu      sync.Mutex
+	busy    bool        // a worker is recording a group
+	pending []*delivery // waiting for the next group
+}
+
+// record records d, in a group of the deliveries waiting with it, and returns the group's
+// transaction's error. The worker that commits a group hands the next to the first waiting.
+func (w *worker) record(ctx context.Context, d *delivery) error {
+	d.turn = make(chan bool, 1)
+	g := &w.group
+	g.mu.Lock()
+	if g.busy {
+		g.pending = append(g.pending, d)
+		g.mu.Unlock()
+		if lead := <-d.turn; !lead {
+			return d.err
+		}
+		g.mu.Lock()
+	}
+	g.busy = true
+	batch := append([]*delivery{d}, g.pending...)
+	g.pending = nil
+	g.mu.Unlock()
+
+	if err := w.commit(ctx, batch); err != nil && len(batch) > 1 {
+		// One delivery must not hold back the others' records: each on its own.
+		for _, o := range batch {
+			o.err = w.commit(ctx, []*delivery{o})
+		}
+	} else {
+		for _, o := range batch {
+			o.err = err
+		}
+	}
+	for _, o := range batch[1:] {
+		o.turn <- false
+	}
+	err := d.err
+
+	g.mu.Lock()
+	if len(g.pending) == 0 {
+		g.busy = false
+		g.mu.Unlock()
+		return err
+	}
+	next := g.pending[0]
+	g.pending = g.pending[1:]
+	g.mu.Unlock()
+	next.turn <- true
+	return err
+}
+
+// commit tells the owner of the deliveries and completes their jobs in one transaction, traced
+// under the job of the worker that commits it: on PostgreSQL three round trips however many
+// (BEGIN with the owner's statement, River's, COMMIT).
+func (w *worker) commit(ctx context.Context, ds []*delivery) error {
+	accepted := make([]Accepted, len(ds))
+	jobs := make([]*river.Job[Args], len(ds))
+	for i, d := range ds {
+		accepted[i] = Accepted{Ref: d.job.Args.Ref, Entry: d.job.ID, At: d.at}
+		jobs[i] = d.job
+	}
+	return w.db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		if err := w.cfg.Owner.Delivered(ctx, tx, accepted); err != nil {
+			return err
+		}
+		return w.q.completeTx(ctx, tx, jobs)
+	})
 }
 
 // recordTimeout bounds the transaction that tells the owner what became of a message.

@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/mail"
 	"slices"
@@ -230,15 +231,25 @@ func CheckAddress(s string) error {
 
 // Owner is told what became of a message, in a transaction of the store's, so that the
 // package that enqueued it (reminders) records it on what Ref names. Delivered runs in the
-// transaction that marks the entry completed: the owner's record and River's commit together,
+// transaction that marks the entries completed: the owner's record and River's commit together,
 // so an entry is never completed without its owner knowing, nor recorded delivered while River
 // still counts it running (a worker killed before that commit sends again, under the same
-// Message-ID, and is told then). Undeliverable runs in a transaction of its own before the
-// entry is cancelled. A report may come more than once for one entry (a retried job): the owner
-// changes what entry's message is for once.
+// Message-ID, and is told then). It is told of the messages accepted while the last such
+// transaction committed, together (one or more; see Accepted). Undeliverable runs in a
+// transaction of its own before the entry is cancelled. A report may come more than once for
+// one entry (a retried job): the owner changes what entry's message is for once.
 type Owner interface {
-	Delivered(ctx context.Context, tx store.Tx, ref string, entry int64, at time.Time) error
+	Delivered(ctx context.Context, tx store.Tx, accepted []Accepted) error
 	Undeliverable(ctx context.Context, tx store.Tx, ref string, entry int64, reason string, at time.Time) error
+}
+
+// Accepted is a message the mail server accepted, as Owner.Delivered is told of it. A process's
+// workers record the messages accepted while one group's transaction commits in the next
+// group's, one transaction for many (worker.delivered).
+type Accepted struct {
+	Ref   string    // the message's Ref
+	Entry int64     // its outbox entry
+	At    time.Time // when the server accepted it (Config.Now)
 }
 
 // Config is what New needs.
@@ -292,10 +303,10 @@ type Config struct {
 }
 
 // DefaultWorkers is how many messages one process sends at once unless Config says otherwise
-// (serve: COBRANCA_MAIL_WORKERS). Each is one SMTP connection while it sends: 16 of them reach a
-// relay that answers in 30 ms about 500 times a second (docs/benchmarks.md, "Outbox
-// throughput": more than the queue's own QueueCost lets one process record); 2 reached it 60
-// times a second.
+// (serve: COBRANCA_MAIL_WORKERS). Each sends on one SMTP connection, kept open between messages
+// (SMTP): 16 of them reach a relay that answers in 30 ms about 500 times a second
+// (docs/benchmarks.md, "Outbox throughput": more than the queue's own QueueCost lets one
+// process record); 2 reached it 60 times a second.
 const DefaultWorkers = 16
 
 // fetchCooldown is the least time between two of River's fetches of new jobs (River's default
@@ -330,8 +341,8 @@ type queue interface {
 	// insertManyTx inserts jobs in one statement and returns what River made of them, in
 	// no promised order.
 	insertManyTx(ctx context.Context, tx store.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
-	// completeTx marks the running job completed in tx (River's JobCompleteTx).
-	completeTx(ctx context.Context, tx store.Tx, job *river.Job[Args]) error
+	// completeTx marks the running jobs completed in tx, in one statement.
+	completeTx(ctx context.Context, tx store.Tx, jobs []*river.Job[Args]) error
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
 	StopAndCancel(ctx context.Context) error
@@ -614,10 +625,11 @@ func (o *Outbox) EnqueueMany(ctx context.Context, tx store.Tx, ms []Message) ([]
 const SMTPCost = time.Millisecond
 
 // QueueCost is what one message costs a process's outbox whatever the mail server's speed:
-// River's fetch and completion and the transaction that records the delivery, a few database
-// round trips. One process delivered 220–250 messages a second on either store with a mail
-// server that answers at once (docs/benchmarks.md, "Outbox throughput": 10 000 messages, the
-// 2-core benchmark machine, busy).
+// River's fetch and completion, the read of an owner's body and its share of the transaction
+// that records a group of deliveries, a few database round trips. One process delivered 470–600
+// messages a second on PostgreSQL and 170–185 on SQLite with a mail server that answers at once
+// (docs/benchmarks.md, "Outbox throughput", issue 31: 10 000 messages, the 2-core benchmark
+// machine, busy); this is about the mean of the two.
 const QueueCost = 4 * time.Millisecond
 
 // Estimate is about how long this process's delivery workers take to send n messages queued
@@ -687,10 +699,23 @@ func (o *Outbox) Run(ctx context.Context) error {
 		// Message-ID.
 		hardCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		return errors.Join(fmt.Errorf("outbox: stop: messages still being sent after %v were cancelled: %w", o.stopTimeout, err), o.q.StopAndCancel(hardCtx))
+		err = errors.Join(fmt.Errorf("outbox: stop: messages still being sent after %v were cancelled: %w", o.stopTimeout, err), o.q.StopAndCancel(hardCtx))
+		o.closeSender()
+		return err
 	}
 	o.log.Info("outbox stopped: the messages being sent finished", "duration", time.Since(start).Round(time.Millisecond))
+	o.closeSender()
 	return nil
+}
+
+// closeSender closes the connections the sender keeps open between messages (SMTP's), once no
+// worker sends.
+func (o *Outbox) closeSender() {
+	if c, ok := o.w.cfg.Sender.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			o.log.Warn("outbox: closing the mail server's connections", "error", err.Error())
+		}
+	}
 }
 
 // riverQueue is River's client on one driver, taking the store's transactions through tx.
@@ -715,11 +740,39 @@ func (q riverQueue[TDriver, TTx]) insertManyTx(ctx context.Context, tx store.Tx,
 	return q.InsertManyTx(ctx, t, params)
 }
 
-func (q riverQueue[TDriver, TTx]) completeTx(ctx context.Context, tx store.Tx, job *river.Job[Args]) error {
+// completeTx is River's JobCompleteTx for several jobs: the statement JobCompleteTx runs (the
+// driver's JobSetStateIfRunningMany, which River's own completer also batches), given every
+// job at once instead of one per call and round trip. River's public API completes one job per
+// call; its driver's API, which this uses, is what River's own completion is made of. River
+// does not promise that API across versions: an upgrade that changes it fails to compile here.
+func (q riverQueue[TDriver, TTx]) completeTx(ctx context.Context, tx store.Tx, jobs []*river.Job[Args]) error {
 	t, err := q.tx(ctx, tx)
 	if err != nil {
 		return err
 	}
-	_, err = river.JobCompleteTx[TDriver](ctx, t, job)
-	return err
+	now := time.Now().UTC()
+	p := &riverdriver.JobSetStateIfRunningManyParams{
+		ID:              make([]int64, len(jobs)),
+		Attempt:         make([]*int, len(jobs)),
+		ErrData:         make([][]byte, len(jobs)),
+		FinalizedAt:     make([]*time.Time, len(jobs)),
+		MetadataDoMerge: make([]bool, len(jobs)),
+		MetadataUpdates: make([][]byte, len(jobs)),
+		ScheduledAt:     make([]*time.Time, len(jobs)),
+		State:           make([]rivertype.JobState, len(jobs)),
+	}
+	for i, j := range jobs {
+		if j.State != rivertype.JobStateRunning {
+			return fmt.Errorf("outbox: complete job %d: it is %s, not running", j.ID, j.State)
+		}
+		p.ID[i], p.FinalizedAt[i], p.State[i] = j.ID, &now, rivertype.JobStateCompleted
+	}
+	rows, err := q.Driver().UnwrapExecutor(t).JobSetStateIfRunningMany(ctx, p)
+	if err != nil {
+		return fmt.Errorf("outbox: complete jobs: %w", err)
+	}
+	if len(rows) != len(jobs) {
+		return fmt.Errorf("outbox: complete jobs: %d of %d found: %w", len(rows), len(jobs), rivertype.ErrNotFound)
+	}
+	return nil
 }

@@ -65,16 +65,18 @@ func (o *owner) Undeliverable(_ context.Context, _ store.Tx, ref string, _ int64
 	return nil
 }
 
-// Delivered records the delivery with the job's state as tx, the transaction that completes
+// Delivered records each delivery with the job's state as tx, the transaction that completes
 // the job, reads it: running, not yet completed.
-func (o *owner) Delivered(ctx context.Context, tx store.Tx, ref string, entry int64, _ time.Time) error {
-	var st string
-	if err := tx.QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, entry).Scan(&st); err != nil {
-		return err
+func (o *owner) Delivered(ctx context.Context, tx store.Tx, accepted []outbox.Accepted) error {
+	for _, a := range accepted {
+		var st string
+		if err := tx.QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, a.Entry).Scan(&st); err != nil {
+			return err
+		}
+		o.mu.Lock()
+		o.delivered = append(o.delivered, fmt.Sprintf("%d %s %s", a.Entry, a.Ref, st))
+		o.mu.Unlock()
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.delivered = append(o.delivered, fmt.Sprintf("%d %s %s", entry, ref, st))
 	return nil
 }
 
@@ -176,7 +178,7 @@ func TestDelivery(t *testing.T) {
 		}
 		waitFor(t, "the message", func() bool { st, _ := jobState(t, db, id.ID); return st == "completed" })
 		got := s.Messages()
-		want := smtptest.Message{From: "cobranca@cobranca.test", To: []string{msg.To}, MessageID: id.MessageID, Subject: msg.Subject, Body: msg.Text}
+		want := smtptest.Message{From: "cobranca@cobranca.test", To: []string{msg.To}, MessageID: id.MessageID, Subject: msg.Subject, Body: msg.Text, Conn: 1}
 		if len(got) != 1 {
 			t.Fatalf("received %d messages, want exactly one", len(got))
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cobranca/cobranca/internal/ident"
+	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -150,7 +151,7 @@ func TestBulkCounts(t *testing.T) {
 			t.Errorf("draft 0 = %+v, %v; want queued under its entry", d0, err)
 		}
 		err = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-			if err := (reminders.Delivery{}).Delivered(ctx, tx, drafts[0].ID, 100, t0); err != nil {
+			if err := (reminders.Delivery{}).Delivered(ctx, tx, []outbox.Accepted{{Ref: drafts[0].ID, Entry: 100, At: t0}}); err != nil {
 				return err
 			}
 			return reminders.Delivery{}.Undeliverable(ctx, tx, drafts[1].ID, 101, "550", t0)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
+	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/storetest"
@@ -38,7 +39,7 @@ func TestListSending(t *testing.T) {
 				}
 				switch i % 3 {
 				case 1:
-					return reminders.Delivery{}.Delivered(ctx, tx, r.ID, int64(i+1), at)
+					return reminders.Delivery{}.Delivered(ctx, tx, []outbox.Accepted{{Ref: r.ID, Entry: int64(i + 1), At: at}})
 				case 2:
 					return reminders.Delivery{}.Undeliverable(ctx, tx, r.ID, int64(i+1), "smtp: mailbox unavailable (reply 550 5.1.1)", at)
 				}
@@ -123,7 +124,7 @@ func TestListBulks(t *testing.T) {
 				if err := reminders.CreateBulk(ctx, tx, b, entries); err != nil {
 					return err
 				}
-				return reminders.Delivery{}.Delivered(ctx, tx, entries[0].ID, entries[0].OutboxID, t0)
+				return reminders.Delivery{}.Delivered(ctx, tx, []outbox.Accepted{{Ref: entries[0].ID, Entry: entries[0].OutboxID, At: t0}})
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package reminders
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -84,12 +85,33 @@ func nullable(s string) any {
 // time.
 type Delivery struct{}
 
-// Delivered records, in tx (the worker's, which completes the entry), that the mail server
-// accepted entry's message for the draft ref, at at: the draft becomes sent.
-func (Delivery) Delivered(ctx context.Context, tx store.Tx, ref string, entry int64, at time.Time) error {
-	ms := at.UnixMicro()
-	if _, err := tx.Exec(ctx, `UPDATE reminder_draft SET state = $3, updated_at = $4, delivered_at = $4
-WHERE id = $1 AND outbox_id = $2 AND state = 'queued'`, ref, entry, string(Sent), ms); err != nil {
+// Delivered records, in tx (the worker's, which completes the entries), that the mail server
+// accepted each message for the draft its Ref names, under its entry, at its At: those drafts
+// become sent. One statement for the group.
+func (Delivery) Delivered(ctx context.Context, tx store.Tx, accepted []outbox.Accepted) error {
+	type row struct {
+		ID       string `json:"id"`
+		OutboxID int64  `json:"outbox_id"`
+		At       int64  `json:"at"`
+	}
+	rows := make([]row, len(accepted))
+	for i, a := range accepted {
+		rows[i] = row{ID: a.Ref, OutboxID: a.Entry, At: a.At.UnixMicro()}
+	}
+	js, err := json.Marshal(rows)
+	if err != nil {
+		return fmt.Errorf("reminders: mark sent: %w", err)
+	}
+	sql := `UPDATE reminder_draft SET state = $2, updated_at = x.at, delivered_at = x.at
+FROM (SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.outbox_id') AS outbox_id,
+        json_extract(value, '$.at') AS at FROM json_each($1)) AS x
+WHERE reminder_draft.id = x.id AND reminder_draft.outbox_id = x.outbox_id AND reminder_draft.state = 'queued'`
+	if tx.Dialect() == store.Postgres {
+		sql = `UPDATE reminder_draft AS d SET state = $2, updated_at = x.at, delivered_at = x.at
+FROM jsonb_to_recordset($1::jsonb) AS x (id text, outbox_id bigint, at bigint)
+WHERE d.id = x.id AND d.outbox_id = x.outbox_id AND d.state = 'queued'`
+	}
+	if _, err := tx.Exec(ctx, sql, string(js), string(Sent)); err != nil {
 		return fmt.Errorf("reminders: mark sent: %w", err)
 	}
 	return nil

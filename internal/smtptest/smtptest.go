@@ -37,6 +37,8 @@ type Message struct {
 	To   []string // RCPT TO, in order
 	Raw  []byte
 	TLS  bool // the message came over TLS (STARTTLS or implicit)
+	// Conn numbers the connection the message came on: 1 for the server's first, and so on.
+	Conn int
 
 	Header    mail.Header // the message's header fields, as written
 	MessageID string      // the Message-Id header, as written (with its angle brackets)
@@ -109,7 +111,9 @@ type Server struct {
 	mu      sync.Mutex
 	got     []Message
 	refuse  []*smtp.SMTPError
-	arrived chan struct{} // closed and replaced whenever a message is accepted
+	arrived chan struct{}       // closed and replaced whenever a message is accepted
+	conns   map[*smtp.Conn]int  // every connection that greeted the server, numbered from 1
+	open    map[*smtp.Conn]bool // those with a session, not closed yet
 }
 
 // New starts a plain-text server (no STARTTLS offered) on a loopback port.
@@ -118,7 +122,7 @@ func New(t testing.TB) *Server { return Start(t, Options{}) }
 // Start starts a server as opts says on a loopback port.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
-	s := &Server{arrived: make(chan struct{}), latency: opts.Latency}
+	s := &Server{arrived: make(chan struct{}), latency: opts.Latency, conns: map[*smtp.Conn]int{}, open: map[*smtp.Conn]bool{}}
 	srv := smtp.NewServer(backend{s})
 	srv.Domain = "localhost"
 	srv.AllowInsecureAuth = opts.TLS == nil
@@ -196,6 +200,34 @@ func (s *Server) Wait(t testing.TB, n int, timeout time.Duration) []Message {
 	}
 }
 
+// Conns is how many connections have greeted the server (EHLO) so far.
+func (s *Server) Conns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Open is how many of those are still open.
+func (s *Server) Open() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.open)
+}
+
+// Drop closes the open connections without a word, as a server does when a client has been
+// idle too long or when it restarts: the client finds out at its next command.
+func (s *Server) Drop() {
+	s.mu.Lock()
+	var cs []*smtp.Conn
+	for c := range s.open {
+		cs = append(cs, c)
+	}
+	s.mu.Unlock()
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
 // accept answers one DATA: the next queued refusal, or the message recorded.
 func (s *Server) accept(m Message) error {
 	s.mu.Lock()
@@ -215,12 +247,22 @@ func (s *Server) accept(m Message) error {
 type backend struct{ s *Server }
 
 func (b backend) NewSession(c *smtp.Conn) (smtp.Session, error) {
-	return &session{s: b.s, c: c}, nil
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.conns[c]
+	if !ok {
+		n = len(s.conns) + 1
+		s.conns[c] = n
+	}
+	s.open[c] = true
+	return &session{s: s, c: c, conn: n}, nil
 }
 
 type session struct {
 	s    *Server
 	c    *smtp.Conn
+	conn int // s.conns[c]
 	from string
 	to   []string
 }
@@ -230,8 +272,13 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	ss.to = append(ss.to, to)
 	return nil
 }
-func (ss *session) Reset()        { ss.from, ss.to = "", nil }
-func (ss *session) Logout() error { return nil }
+func (ss *session) Reset() { ss.from, ss.to = "", nil }
+func (ss *session) Logout() error {
+	ss.s.mu.Lock()
+	defer ss.s.mu.Unlock()
+	delete(ss.s.open, ss.c)
+	return nil
+}
 
 func (ss *session) Data(r io.Reader) error {
 	raw, err := io.ReadAll(r)
@@ -241,7 +288,7 @@ func (ss *session) Data(r io.Reader) error {
 	if ss.s.latency > 0 {
 		time.Sleep(ss.s.latency)
 	}
-	m := Message{From: ss.from, To: ss.to, Raw: raw}
+	m := Message{From: ss.from, To: ss.to, Raw: raw, Conn: ss.conn}
 	_, m.TLS = ss.c.TLSConnectionState()
 	if err := m.parse(); err != nil {
 		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "not an RFC 5322 message: " + err.Error()}
@@ -255,7 +302,7 @@ func (m *Message) parse() error {
 	if err != nil {
 		return err
 	}
-	p.From, p.To, p.Raw, p.TLS = m.From, m.To, m.Raw, m.TLS
+	p.From, p.To, p.Raw, p.TLS, p.Conn = m.From, m.To, m.Raw, m.TLS, m.Conn
 	*m = p
 	return nil
 }

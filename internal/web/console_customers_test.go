@@ -13,6 +13,7 @@ import (
 	"github.com/cobranca/cobranca/internal/customers"
 	"github.com/cobranca/cobranca/internal/failure"
 	"github.com/cobranca/cobranca/internal/ident"
+	"github.com/cobranca/cobranca/internal/outbox"
 	"github.com/cobranca/cobranca/internal/reminders"
 	"github.com/cobranca/cobranca/internal/reminders/reminderstest"
 	"github.com/cobranca/cobranca/internal/store"
@@ -58,7 +59,7 @@ func writeMessages(t *testing.T, e *env) messages {
 		if err := (reminders.Delivery{}).Undeliverable(ctx, tx, m.drafts[1], 1, "smtp: mailbox unavailable (reply 550 5.1.1)", at); err != nil {
 			return err
 		}
-		if err := (reminders.Delivery{}).Delivered(ctx, tx, m.drafts[2], 2, at); err != nil {
+		if err := (reminders.Delivery{}).Delivered(ctx, tx, []outbox.Accepted{{Ref: m.drafts[2], Entry: 2, At: at}}); err != nil {
 			return err
 		}
 		var entries []reminders.BulkEntry
@@ -68,7 +69,7 @@ func writeMessages(t *testing.T, e *env) messages {
 		if err := reminders.CreateBulk(ctx, tx, reminders.Bulk{ID: m.bulk, By: "bruno", PlanHash: strings.Repeat("ab", 32), Total: 3, Skipped: 1, CreatedAt: at}, entries); err != nil {
 			return err
 		}
-		return (reminders.Delivery{}).Delivered(ctx, tx, entries[0].ID, entries[0].OutboxID, at)
+		return (reminders.Delivery{}).Delivered(ctx, tx, []outbox.Accepted{{Ref: entries[0].ID, Entry: entries[0].OutboxID, At: at}})
 	})
 	if err != nil {
 		t.Fatal(err)
