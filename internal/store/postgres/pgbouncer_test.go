@@ -133,6 +133,11 @@ func TestPgBouncerTransactionPooling(t *testing.T) {
 	if got := mail.Wait(t, clients, 30*time.Second); len(got) != clients {
 		t.Errorf("%d messages delivered, want %d", len(got), clients)
 	}
+	// Sealed through the pooler too (the sealer's lock is transaction-scoped): every event
+	// committed, not only those a background pass happened to reach.
+	if _, err := audit.SealCommitted(ctx); err != nil {
+		t.Fatal(err)
+	}
 	rep, err := audit.Verify(ctx)
 	if err != nil {
 		t.Fatal(err)
