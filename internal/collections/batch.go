@@ -352,7 +352,7 @@ func (b *Batcher) Send(ctx context.Context) (int, error) {
 	}
 	sent := 0
 	for _, o := range open {
-		n, _, err := b.send(ctx, o.ApprovalID)
+		n, _, err := b.sendBatch(ctx, o)
 		sent += n
 		if err != nil {
 			return sent, err
@@ -376,7 +376,12 @@ func (b *Batcher) send(ctx context.Context, approvalID string) (sent int, wait t
 	if err != nil || len(open) == 0 {
 		return 0, time.Time{}, err // sent or lapsed already, or no batch's
 	}
-	o := open[0]
+	return b.sendBatch(ctx, open[0])
+}
+
+// sendBatch is send for the opened batch o, as OpenBatches read it (Send reads them all once).
+func (b *Batcher) sendBatch(ctx context.Context, o schedules.OpenBatch) (sent int, wait time.Time, err error) {
+	approvalID := o.ApprovalID
 	act, err := b.Approvals.Get(ctx, b.DB, approvalID)
 	if err != nil || act.State != approval.Approved {
 		return 0, time.Time{}, err
