@@ -9,6 +9,13 @@
 #   ROUNDS=3 DURATION=15s scripts/bench.sh
 #   STORE=sqlite scripts/bench.sh    # cobranca on the embedded store instead
 #   PROFILE=/tmp/cpu.pprof scripts/bench.sh   # also a CPU profile of cobranca's last run
+#   BASE=e3b0d84 scripts/bench.sh    # also an earlier build of cobranca, in turn with this one
+#   FLOOR=0 scripts/bench.sh         # without the bare Go server (shared/bench/floor)
+#
+# Each round runs every server once, in turn: the reference, the bare floor
+# server (the least a Go server does for the call: one fast decode, group, one
+# encode, no controls), cobranca, and the BASE build if given (its own
+# database in the same PostgreSQL, its own data directory).
 #
 # After the runs it measures the in-process floor — decode + validate +
 # analyze + encode of the same payload, nothing else — on the idle machine,
@@ -28,6 +35,7 @@ STORE="${STORE:-postgres}"
 PGBIN="${PGBIN:-/usr/lib/postgresql/15/bin}"
 REF_PORT="${REF_PORT:-18081}" COB_PORT="${COB_PORT:-18080}" PG_PORT="${PG_PORT:-15432}" DEBUG_PORT="${DEBUG_PORT:-16060}"
 PROFILE="${PROFILE:-}"
+BASE="${BASE:-}" FLOOR="${FLOOR:-1}" FLOOR_PORT="${FLOOR_PORT:-18090}" BASE_PORT="${BASE_PORT:-18082}"
 
 work="$(mktemp -d /tmp/cobranca-bench.XXXXXX)"
 chmod 755 "$work"
@@ -43,6 +51,12 @@ as_pg() { if [[ "$(id -u)" == 0 ]]; then runuser -u postgres -- "$@"; else "$@";
 
 echo "== building" >&2
 go build -o "$work/cobranca" ./cmd/cobranca
+if [[ -n "$BASE" ]]; then
+  git worktree add -q --detach "$work/base-src" "$BASE"
+  (cd "$work/base-src" && go build -o "$work/base" ./cmd/cobranca)
+  git worktree remove --force "$work/base-src"
+fi
+[[ "$FLOOR" == 1 ]] && (cd "$SHARED/bench/floor" && go build -o "$work/floor" .)
 (cd "$SHARED/bench/mcpload" && go build -o "$work/mcpload" .)
 cp -r "$SHARED/bench/peer-ts" "$work/peer-ts" && chmod -R u+w "$work/peer-ts"
 (cd "$work/peer-ts" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
@@ -56,6 +70,8 @@ if [[ "$STORE" == postgres ]]; then
   as_pg "$PGBIN/pg_ctl" -D "$work/pg" -l "$work/pg/log" -w \
     -o "-p $PG_PORT -k $work/pgsock -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on" start >/dev/null
   env_db=(COBRANCA_DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable")
+  env_base=(COBRANCA_DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/base?sslmode=disable")
+  [[ -n "$BASE" ]] && as_pg "$PGBIN/psql" -h "$work/pgsock" -p "$PG_PORT" -U postgres -qc 'CREATE DATABASE base' >/dev/null
 fi
 
 echo "== starting servers" >&2
@@ -63,12 +79,28 @@ echo "== starting servers" >&2
 ref_pid=$!; pids+=("$ref_pid")
 start_cobranca "$work/cobranca" "$COB_PORT" "$DEBUG_PORT" "$work/data" "$work/cobranca.log" "${env_db[@]}" || exit 1
 pids+=("$cob_pid")
+servers=(reference)
+if [[ "$FLOOR" == 1 ]]; then
+  "$work/floor" "127.0.0.1:$FLOOR_PORT" >"$work/floor.log" 2>&1 &
+  floor_pid=$!; pids+=("$floor_pid"); servers+=(floor)
+fi
+servers+=(cobranca)
+if [[ -n "$BASE" ]]; then
+  main_pid="$cob_pid"
+  start_cobranca "$work/base" "$BASE_PORT" "$((DEBUG_PORT + 1))" "$work/base-data" "$work/base.log" "${env_base[@]}" || exit 1
+  base_pid="$cob_pid"; cob_pid="$main_pid"; pids+=("$base_pid"); servers+=(base)
+fi
 sleep 1
 
 auth=()
 if "$work/cobranca" help 2>/dev/null | grep -qE '^  (cobranca )?token'; then
   tok="$(env COBRANCA_DATA_DIR="$work/data" COBRANCA_ADDR="127.0.0.1:$COB_PORT" "$work/cobranca" token --sub bench --scope collections:read --ttl 1h)"
   auth=(-auth "Bearer $tok")
+fi
+base_auth=()
+if [[ -n "$BASE" ]]; then
+  tok="$(env COBRANCA_DATA_DIR="$work/base-data" COBRANCA_ADDR="127.0.0.1:$BASE_PORT" "$work/base" token --sub bench --scope collections:read --ttl 1h)"
+  base_auth=(-auth "Bearer $tok")
 fi
 
 hz="$(getconf CLK_TCK)"
@@ -78,17 +110,19 @@ run() { # name pid url [auth...]
   local name="$1" pid="$2" url="$3"; shift 3
   "$work/mcpload" -url "$url" -c "$C" -d "$WARMUP" -k "$K" "$@" >/dev/null 2>&1 || true
   local prof_pid=""
-  if [[ -n "$PROFILE" && "$name" == cobranca && "$r" == "$ROUNDS" ]]; then
+  if [[ -n "$PROFILE" && ( "$name" == cobranca || "$name" == base ) && "$r" == "$ROUNDS" ]]; then
     # The run's length less a second, within the debug listener's 1..60 s.
     local secs; secs="$(awk -v d="$DURATION" 'BEGIN{ if (d ~ /m$/) { sub(/m$/,"",d); d*=60 } else sub(/s$/,"",d);
       s=int(d)-1; print (s<1 ? 1 : (s>60 ? 60 : s)) }')"
-    curl -fsS -o "$PROFILE" "http://127.0.0.1:$DEBUG_PORT/debug/pprof/profile?seconds=$secs" &
+    local dport="$DEBUG_PORT" pout="$PROFILE"
+    [[ "$name" == base ]] && dport=$((DEBUG_PORT + 1)) pout="$PROFILE.base"
+    curl -fsS -o "$pout" "http://127.0.0.1:$dport/debug/pprof/profile?seconds=$secs" &
     prof_pid=$!
   fi
   local t0; t0="$(cpu_ticks "$pid")"
   local out; out="$("$work/mcpload" -url "$url" -c "$C" -d "$DURATION" -warmup 0s -k "$K" "$@" 2>&1)"
   local t1; t1="$(cpu_ticks "$pid")"
-  if [[ -n "$prof_pid" ]]; then wait "$prof_pid" && echo "== CPU profile of cobranca's last run: $PROFILE" >&2; fi
+  if [[ -n "$prof_pid" ]]; then wait "$prof_pid" && echo "== CPU profile of $name's last run: $pout" >&2; fi
   echo "$out" | sed "s/^/[$name] /" >&2
   local ok rps p50 p99
   ok="$(echo "$out" | grep -oE '[0-9]+ ok' | grep -oE '[0-9]+' | head -1)"
@@ -102,27 +136,35 @@ run() { # name pid url [auth...]
   sum_p99[$name]="$(awk -v a="${sum_p99[$name]:-0}" -v b="$(to_ms "$p99")" 'BEGIN{print a+b}')"
   sum_cpu[$name]="$(awk -v a="${sum_cpu[$name]:-0}" -v b="$cpu_ms" 'BEGIN{print a+b}')"
   n[$name]=$(( ${n[$name]:-0} + 1 ))
+  echo "round $r $name $rps req/s p99 $p99 cpu ${cpu_ms} ms/call" >>"$work/rounds"
 }
 to_ms() { awk -v v="$1" 'BEGIN{ if (v ~ /µs$/) {sub(/µs/,"",v); print v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v); print v+0} else {sub(/s/,"",v); print v*1000} }'; }
 
 for r in $(seq "$ROUNDS"); do
   echo "== round $r" >&2
   run reference "$ref_pid" "http://127.0.0.1:$REF_PORT/mcp"
+  [[ "$FLOOR" == 1 ]] && run floor "$floor_pid" "http://127.0.0.1:$FLOOR_PORT/mcp"
   run cobranca "$cob_pid" "http://127.0.0.1:$COB_PORT/mcp" "${auth[@]}"
+  [[ -n "$BASE" ]] && run base "$base_pid" "http://127.0.0.1:$BASE_PORT/mcp" "${base_auth[@]}"
 done
 
-rss_ref="$(awk '/VmHWM/{print $2/1024}' "/proc/$ref_pid/status")"
-rss_cob="$(awk '/VmHWM/{print $2/1024}' "/proc/$cob_pid/status")"
+cat "$work/rounds"
+declare -A pid_of=([reference]="$ref_pid" [cobranca]="$cob_pid" [floor]="${floor_pid:-}" [base]="${base_pid:-}")
 avg() { awk -v s="$1" -v n="$2" 'BEGIN{printf "%.2f", s/n}'; }
-r_rps="$(avg "${sum_rps[reference]}" "${n[reference]}")"; c_rps="$(avg "${sum_rps[cobranca]}" "${n[cobranca]}")"
-r_p50="$(avg "${sum_p50[reference]}" "${n[reference]}")"; c_p50="$(avg "${sum_p50[cobranca]}" "${n[cobranca]}")"
-r_p99="$(avg "${sum_p99[reference]}" "${n[reference]}")"; c_p99="$(avg "${sum_p99[cobranca]}" "${n[cobranca]}")"
-r_cpu="$(avg "${sum_cpu[reference]}" "${n[reference]}")"; c_cpu="$(avg "${sum_cpu[cobranca]}" "${n[cobranca]}")"
+declare -A a_rps a_p99 a_cpu
 printf '\n%-10s %10s %9s %9s %13s %9s\n' server req/s p50_ms p99_ms cpu_ms/call rss_MB
-printf '%-10s %10s %9s %9s %13s %9.1f\n' reference "$r_rps" "$r_p50" "$r_p99" "$r_cpu" "$rss_ref"
-printf '%-10s %10s %9s %9s %13s %9.1f\n' cobranca "$c_rps" "$c_p50" "$c_p99" "$c_cpu" "$rss_cob"
-awk -v a="$c_rps" -v b="$r_rps" -v p="$c_p99" -v q="$r_p99" -v x="$c_cpu" -v y="$r_cpu" \
+for s in "${servers[@]}"; do
+  a_rps[$s]="$(avg "${sum_rps[$s]}" "${n[$s]}")"; a_p99[$s]="$(avg "${sum_p99[$s]}" "${n[$s]}")"
+  a_cpu[$s]="$(avg "${sum_cpu[$s]}" "${n[$s]}")"
+  printf '%-10s %10s %9s %9s %13s %9.1f\n' "$s" "${a_rps[$s]}" "$(avg "${sum_p50[$s]}" "${n[$s]}")" "${a_p99[$s]}" "${a_cpu[$s]}" \
+    "$(awk '/VmHWM/{print $2/1024}' "/proc/${pid_of[$s]}/status")"
+done
+awk -v a="${a_rps[cobranca]}" -v b="${a_rps[reference]}" -v p="${a_p99[cobranca]}" -v q="${a_p99[reference]}" -v x="${a_cpu[cobranca]}" -v y="${a_cpu[reference]}" \
   'BEGIN{printf "ratios: throughput %.2fx, p99 %.2fx of the reference, cpu/call %.2fx\n", a/b, p/q, x/y}'
+[[ "$FLOOR" == 1 ]] && awk -v a="${a_rps[cobranca]}" -v b="${a_rps[floor]}" -v p="${a_p99[cobranca]}" -v q="${a_p99[floor]}" \
+  'BEGIN{printf "against the bare floor server: throughput %.2fx, p99 %.2fx\n", a/b, p/q}'
+[[ -n "$BASE" ]] && awk -v a="${a_rps[cobranca]}" -v b="${a_rps[base]}" -v p="${a_p99[cobranca]}" -v q="${a_p99[base]}" \
+  'BEGIN{printf "against '"$BASE"': throughput %.2fx, p99 %.2fx\n", a/b, p/q}'
 echo "store: $STORE, c=$C, duration=$DURATION x $ROUNDS rounds, $K invoices"
 
 # The in-process floor, measured with the servers idle (stopped) so it has the
@@ -134,7 +176,8 @@ floor_ns() { # the best of 3 runs of one benchmark, in ns/op
   go test -run '^$' -bench "^$1\$" -benchtime 2s -count 3 ./internal/mcpapi/ 2>/dev/null |
     awk -v b="$1" '$1 ~ "^"b"(-[0-9]+)?$" { for (i=1;i<NF;i++) if ($(i+1)=="ns/op") { if (m==""||$i<m) m=$i } } END{ print m }'
 }
-f_own="$(floor_ns BenchmarkFloor)"; f_std="$(floor_ns BenchmarkFloorStdlib)"
+f_own="" f_std=""
+[[ "${INPROC:-1}" == 1 ]] && { f_own="$(floor_ns BenchmarkFloor)"; f_std="$(floor_ns BenchmarkFloorStdlib)"; }
 if [[ -n "$f_own" && -n "$f_std" ]]; then
   awk -v f="$f_own" -v g="$f_std" -v x="$c_cpu" 'BEGIN{
     printf "in-process floor, cobranca'"'"'s decoder and encoder (BenchmarkFloor, best of 3): %.3f ms; cobranca cpu/call = %.2fx\n", f/1e6, x/(f/1e6)
