@@ -11,6 +11,13 @@
 #   PROFILE=/tmp/cpu.pprof scripts/bench.sh   # also a CPU profile of cobranca's last run
 #   BASE=e3b0d84 scripts/bench.sh    # also an earlier build of cobranca, in turn with this one
 #   FLOOR=0 scripts/bench.sh         # without the bare Go server (shared/bench/floor)
+#   HEAP=/tmp/heap.pprof scripts/bench.sh     # the live heap of cobranca (and .base) at the end
+#   INPROC=0 scripts/bench.sh        # without the in-process floor benchmarks after the runs
+#   COB_ENV="GOGC=200" BASE_ENV="…"  # more environment for cobranca / the base build
+#
+# rss_MB is the peak resident set (VmHWM); anon_MB and file_MB split the
+# resident set at the end into the heap and stacks (anonymous) and the
+# binary's pages and other mapped files.
 #
 # Each round runs every server once, in turn: the reference, the bare floor
 # server (the least a Go server does for the call: one fast decode, group, one
@@ -77,7 +84,9 @@ fi
 echo "== starting servers" >&2
 (cd "$work/peer-ts" && PORT=$REF_PORT exec node server.mjs) >"$work/ref.log" 2>&1 &
 ref_pid=$!; pids+=("$ref_pid")
-start_cobranca "$work/cobranca" "$COB_PORT" "$DEBUG_PORT" "$work/data" "$work/cobranca.log" "${env_db[@]}" || exit 1
+read -ra cob_env <<<"${COB_ENV:-}"
+read -ra base_env <<<"${BASE_ENV:-}"
+start_cobranca "$work/cobranca" "$COB_PORT" "$DEBUG_PORT" "$work/data" "$work/cobranca.log" "${env_db[@]}" "${cob_env[@]}" || exit 1
 pids+=("$cob_pid")
 servers=(reference)
 if [[ "$FLOOR" == 1 ]]; then
@@ -87,7 +96,7 @@ fi
 servers+=(cobranca)
 if [[ -n "$BASE" ]]; then
   main_pid="$cob_pid"
-  start_cobranca "$work/base" "$BASE_PORT" "$((DEBUG_PORT + 1))" "$work/base-data" "$work/base.log" "${env_base[@]}" || exit 1
+  start_cobranca "$work/base" "$BASE_PORT" "$((DEBUG_PORT + 1))" "$work/base-data" "$work/base.log" "${env_base[@]}" "${base_env[@]}" || exit 1
   base_pid="$cob_pid"; cob_pid="$main_pid"; pids+=("$base_pid"); servers+=(base)
 fi
 sleep 1
@@ -152,13 +161,19 @@ cat "$work/rounds"
 declare -A pid_of=([reference]="$ref_pid" [cobranca]="$cob_pid" [floor]="${floor_pid:-}" [base]="${base_pid:-}")
 avg() { awk -v s="$1" -v n="$2" 'BEGIN{printf "%.2f", s/n}'; }
 declare -A a_rps a_p99 a_cpu
-printf '\n%-10s %10s %9s %9s %13s %9s\n' server req/s p50_ms p99_ms cpu_ms/call rss_MB
+printf '\n%-10s %10s %9s %9s %13s %9s %9s %9s\n' server req/s p50_ms p99_ms cpu_ms/call rss_MB anon_MB file_MB
 for s in "${servers[@]}"; do
   a_rps[$s]="$(avg "${sum_rps[$s]}" "${n[$s]}")"; a_p99[$s]="$(avg "${sum_p99[$s]}" "${n[$s]}")"
   a_cpu[$s]="$(avg "${sum_cpu[$s]}" "${n[$s]}")"
-  printf '%-10s %10s %9s %9s %13s %9.1f\n' "$s" "${a_rps[$s]}" "$(avg "${sum_p50[$s]}" "${n[$s]}")" "${a_p99[$s]}" "${a_cpu[$s]}" \
-    "$(awk '/VmHWM/{print $2/1024}' "/proc/${pid_of[$s]}/status")"
+  printf '%-10s %10s %9s %9s %13s %9.1f %9.1f %9.1f\n' "$s" "${a_rps[$s]}" "$(avg "${sum_p50[$s]}" "${n[$s]}")" "${a_p99[$s]}" "${a_cpu[$s]}" \
+    "$(awk '/VmHWM/{print $2/1024}' "/proc/${pid_of[$s]}/status")" \
+    "$(awk '/RssAnon/{print $2/1024}' "/proc/${pid_of[$s]}/status")" "$(awk '/RssFile/{print $2/1024}' "/proc/${pid_of[$s]}/status")"
 done
+# HEAP=F: the live heap of cobranca (F) and of the base build (F.base) after the last round.
+if [[ -n "${HEAP:-}" ]]; then
+  curl -fsS -o "$HEAP" "http://127.0.0.1:$DEBUG_PORT/debug/pprof/heap"
+  [[ -n "$BASE" ]] && curl -fsS -o "$HEAP.base" "http://127.0.0.1:$((DEBUG_PORT + 1))/debug/pprof/heap"
+fi
 awk -v a="${a_rps[cobranca]}" -v b="${a_rps[reference]}" -v p="${a_p99[cobranca]}" -v q="${a_p99[reference]}" -v x="${a_cpu[cobranca]}" -v y="${a_cpu[reference]}" \
   'BEGIN{printf "ratios: throughput %.2fx, p99 %.2fx of the reference, cpu/call %.2fx\n", a/b, p/q, x/y}'
 [[ "$FLOOR" == 1 ]] && awk -v a="${a_rps[cobranca]}" -v b="${a_rps[floor]}" -v p="${a_p99[cobranca]}" -v q="${a_p99[floor]}" \
