@@ -41,6 +41,10 @@ func Open(ctx context.Context, url string, maxConns int32, pooled bool) (*Backen
 		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "cobranca-limits"
+	// The pool runs a handful of statements (take, chain, sweep); pgx's
+	// default caches of 512 each are maps sized up front, 22 KB a connection
+	// held for nothing.
+	cfg.ConnConfig.StatementCacheCapacity, cfg.ConnConfig.DescriptionCacheCapacity = limitStatements, limitStatements
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
@@ -50,6 +54,10 @@ func Open(ctx context.Context, url string, maxConns int32, pooled bool) (*Backen
 	}
 	return &Backend{pool: pool, owned: true}, nil
 }
+
+// limitStatements bounds each connection's cache of prepared statements and
+// descriptions: more than the statements this package runs.
+const limitStatements = 16
 
 // Close closes the pool Open made; a Backend from New leaves its pool alone.
 func (b *Backend) Close() {
