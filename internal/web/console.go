@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/approval"
@@ -59,7 +60,7 @@ type consolePage struct {
 	// read fills the page for the signed-in person (d.Session), or says why it cannot; it
 	// sets d.View, what the page's template reads.
 	read func(ctx context.Context, r *http.Request, d *pageData) error
-	tmpl *template.Template
+	tmpl func() *template.Template
 	// under is the path of the page in the navigation this one is part of (a customer's page
 	// is under the customers'): it is not in the navigation itself; "" for a page that is.
 	under string
@@ -106,20 +107,25 @@ func (p *Pages) consolePages(cfg Config) []*consolePage {
 		pages = append(pages, p.schedulePages()...)
 	}
 	for _, cp := range pages {
-		cp.tmpl = consoleTemplates[cp.file]
+		if cp.tmpl = consoleTemplates[cp.file]; cp.tmpl == nil {
+			panic("web: no console template " + cp.file)
+		}
 	}
 	return pages
 }
 
-// consoleTemplates are the console's pages, each file in consoleHTML with the layout.
-var consoleTemplates = func() map[string]*template.Template {
+// consoleTemplates are the console's pages, each file in consoleHTML with the layout, parsed
+// when first rendered (see layout).
+var consoleTemplates = func() map[string]func() *template.Template {
 	files, err := fs.Glob(consoleHTML, "console_*.html")
 	if err != nil {
 		panic(err)
 	}
-	out := map[string]*template.Template{}
+	out := map[string]func() *template.Template{}
 	for _, f := range files {
-		out[f] = template.Must(template.Must(layout.Clone()).ParseFS(consoleHTML, f))
+		out[f] = sync.OnceValue(func() *template.Template {
+			return template.Must(template.Must(layout().Clone()).ParseFS(consoleHTML, f))
+		})
 	}
 	return out
 }()
@@ -160,7 +166,7 @@ func (p *Pages) serveConsole(cp *consolePage) http.HandlerFunc {
 			p.internal(w, r, err)
 			return
 		}
-		p.renderWith(w, r, cp.tmpl, http.StatusOK, d)
+		p.renderWith(w, r, cp.tmpl(), http.StatusOK, d)
 	}
 }
 

@@ -294,7 +294,7 @@ func (p *Pages) verifyAuditChain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.View.(*auditView).Verified = &report
-	p.renderWith(w, r, cp.tmpl, http.StatusOK, d)
+	p.renderWith(w, r, cp.tmpl(), http.StatusOK, d)
 }
 
 // exportAudit serves GET AuditExportPath: the sealed events the trail's filters pick, as a

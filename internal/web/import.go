@@ -199,7 +199,7 @@ func (p *Pages) runImport(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusRequestEntityTooLarge
 		}
 		v.Refused = &importRefusal{Headline: d.T.Codes[fe.Code], Code: fe.Code, Detail: detail(fe)}
-		p.renderWith(w, r, cp.tmpl, status, d)
+		p.renderWith(w, r, cp.tmpl(), status, d)
 		return
 	}
 	v.Kind = form.Kind
@@ -209,14 +209,14 @@ func (p *Pages) runImport(w http.ResponseWriter, r *http.Request) {
 		if file, ok := errors.AsType[*ledger.FileError](err); ok {
 			v.Refused.Detail, v.Refused.Of, v.Refused.Problems = "", file.Of, file.Problems
 		}
-		p.renderWith(w, r, cp.tmpl, failure.HTTPStatus(fe.Code), d)
+		p.renderWith(w, r, cp.tmpl(), failure.HTTPStatus(fe.Code), d)
 		return
 	}
 	if err != nil {
 		p.internal(w, r, err)
 		return
 	}
-	p.renderWith(w, r, cp.tmpl, http.StatusOK, d)
+	p.renderWith(w, r, cp.tmpl(), http.StatusOK, d)
 }
 
 // importFile imports form's file for the person of sess and sets what it did on v; a file

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/approval"
@@ -52,14 +53,20 @@ var css string
 var pageHTML string
 
 // layout is the pages' templates (page.html), never executed itself: the other pages execute
-// tmpl, its copy, and each console page a copy with its content (consoleTemplates).
-var layout = template.Must(template.New("").Funcs(template.FuncMap{
-	"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	// seconds is n seconds, for texts.Age.
-	"seconds": func(n int) time.Duration { return time.Duration(n) * time.Second },
-}).Parse(pageHTML))
+// pageTemplate, its copy, and each console page a copy with its content (consoleTemplates).
+// Each is parsed when a page first needs it, not when the process starts: a replica that
+// serves only MCP never holds them (1.7 MB of parse trees, which a collector paced at
+// GOGC 400 multiplies into about 8 MB of heap under load; docs/benchmarks.md, issue 31).
+// TestTemplatesParse parses every one.
+var layout = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		// seconds is n seconds, for texts.Age.
+		"seconds": func(n int) time.Duration { return time.Duration(n) * time.Second },
+	}).Parse(pageHTML))
+})
 
-var tmpl = template.Must(layout.Clone())
+var pageTemplate = sync.OnceValue(func() *template.Template { return template.Must(layout().Clone()) })
 
 // Config is what the pages need.
 type Config struct {
@@ -317,7 +324,7 @@ func newPage(r *http.Request, title func(*texts) string) *pageData {
 }
 
 func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, d *pageData) {
-	p.renderWith(w, r, tmpl, status, d)
+	p.renderWith(w, r, pageTemplate(), status, d)
 }
 
 // renderWith renders d with t: the layout with a console page's content, or the others'.
