@@ -28,3 +28,12 @@ start_cobranca() {
 
 # cpu_ticks PID: the process's user + system CPU time, in clock ticks.
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+
+# pg_ticks POSTMASTER_PID: PostgreSQL's CPU time in clock ticks — the
+# postmaster's own and its reaped children's, plus every live child's.
+pg_ticks() {
+  local t c
+  t="$(awk '{print $14+$15+$16+$17}' "/proc/$1/stat")"
+  for c in $(pgrep -P "$1"); do t=$((t + $( (cpu_ticks "$c" 2>/dev/null) || echo 0))); done
+  echo "$t"
+}

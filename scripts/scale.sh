@@ -123,13 +123,6 @@ done
 
 hz="$(getconf CLK_TCK)"
 replica_ticks() { local t=0 p; for p in "${rpids[@]}"; do t=$((t + $(cpu_ticks "$p"))); done; echo "$t"; }
-# PostgreSQL's CPU: the postmaster's own and its reaped children's, plus every live child's.
-pg_ticks() {
-  local t c
-  t="$(awk '{print $14+$15+$16+$17}' "/proc/$postmaster/stat")"
-  for c in $(pgrep -P "$postmaster"); do t=$((t + $( (cpu_ticks "$c" 2>/dev/null) || echo 0))); done
-  echo "$t"
-}
 busy_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
 wal() { sql 'SELECT pg_current_wal_lsn()'; }
 # conn_sampler FILE: until killed, every second, the most PostgreSQL connections each replica
@@ -197,7 +190,7 @@ measure() { # WORKLOAD: runs it once over the window and records its rows
   sleep 2
   echo "== $w: ${DURATION}" >&2
   conn_sampler "$work/conns.$w" & samp=$!
-  g0="$(gcs)"; t0="$(date +%s.%N)"; r0="$(replica_ticks)"; p0="$(pg_ticks)"; b0="$(busy_ticks)"; l0="$(wal)"
+  g0="$(gcs)"; t0="$(date +%s.%N)"; r0="$(replica_ticks)"; p0="$(pg_ticks "$postmaster")"; b0="$(busy_ticks)"; l0="$(wal)"
   local outbox_args=(-drafts "$work/drafts.$w" -bulk "$BULK" -bulk-c "$BULK_C" -approver-token-file "$work/approver.tok"
     -cobranca "$work/cobranca" -sink "$sink_url")
   local drive=(env "${cli_env[@]}" "$work/scaleload" run -urls "$url_list" -token-file "$work/agent.tok" -d "$DURATION" -prefix "$w")
@@ -211,7 +204,7 @@ measure() { # WORKLOAD: runs it once over the window and records its rows
       "${drive[@]}" -medium "$C_MEDIUM" "${outbox_args[@]}" >"$work/drive.$w"
       wait "$ap" ;;
   esac
-  t1="$(date +%s.%N)"; r1="$(replica_ticks)"; p1="$(pg_ticks)"; b1="$(busy_ticks)"; l1="$(wal)"; g1="$(gcs)"
+  t1="$(date +%s.%N)"; r1="$(replica_ticks)"; p1="$(pg_ticks "$postmaster")"; b1="$(busy_ticks)"; l1="$(wal)"; g1="$(gcs)"
   kill "$samp" 2>/dev/null; wait "$samp" 2>/dev/null || true
   local el walb conns busy
   el="$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')"
