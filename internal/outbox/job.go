@@ -58,6 +58,9 @@ type worker struct {
 	undeliverable atomic.Int64
 	tracer        trace.Tracer // nil: no tracing
 	group         group        // the deliveries waiting to be recorded
+	// sending holds a token for each message being handed to the mail server: at most
+	// Config.Workers at once, while River works slotsPerWorker times as many jobs.
+	sending chan struct{}
 }
 
 // The spans of a job: the job's, a trace's root, and the send's under it.
@@ -95,6 +98,12 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 // when the mail server refused it, the reply's code (never its text, which
 // may quote the address).
 func (w *worker) send(ctx context.Context, msg *mail.Msg) error {
+	select {
+	case w.sending <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err() // nothing was sent: River tries it again
+	}
+	defer func() { <-w.sending }()
 	ctx, span := telemetry.Start(ctx, spanSend)
 	defer span.End()
 	err := w.cfg.Sender.Send(ctx, msg)
