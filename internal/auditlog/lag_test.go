@@ -2,7 +2,10 @@ package auditlog
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,10 +131,14 @@ func TestSealCommitted(t *testing.T) {
 			return
 		}
 		held, release := make(chan struct{}), make(chan struct{})
-		done := make(chan error, 1)
+		releaseOnce := sync.OnceFunc(func() { close(release) })
+		ended := make(chan struct{})
+		var txErr error
 		go func() { // an older transaction, with its id, open until released
-			done <- db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			defer close(ended)
+			txErr = db.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 				if _, err := tx.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil {
+					close(held)
 					return err
 				}
 				close(held)
@@ -139,6 +146,12 @@ func TestSealCommitted(t *testing.T) {
 				return nil
 			})
 		}()
+		// Should the test stop early, the transaction still ends, before the store closes:
+		// held open, it would hang the package to its timeout.
+		t.Cleanup(func() {
+			releaseOnce()
+			<-ended
+		})
 		<-held
 		if err := l.Record(ctx, sampleEvent(0)); err != nil {
 			t.Fatal(err)
@@ -146,20 +159,98 @@ func TestSealCommitted(t *testing.T) {
 		if n, err := l.Seal(ctx); err != nil || n != 0 {
 			t.Fatalf("Seal with an older transaction open = %d, %v; want nothing sealed", n, err)
 		}
-		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		defer cancel()
-		if n, err := l.SealCommitted(short); err == nil || n != 0 || !strings.Contains(err.Error(), "left unsealed") {
-			t.Fatalf("SealCommitted until its deadline = %d, %v; want an error saying events are left unsealed", n, err)
-		}
-		go func() { time.Sleep(100 * time.Millisecond); close(release) }()
-		if n, err := l.SealCommitted(ctx); err != nil || n != 1 {
-			t.Fatalf("SealCommitted once the transaction ends = %d, %v; want the event sealed", n, err)
-		}
-		if err := <-done; err != nil {
+		// SealCommitted, on a store that says each time it has counted what is left unsealed:
+		// past the first count, the transaction still open, it waits.
+		watched := &lagWatch{DB: db, unsealed: l.q.unsealed, counted: make(chan int64, 64)}
+		wl, err := New(watched, testKey, Options{Now: func() time.Time { return fixedTime }})
+		if err != nil {
 			t.Fatal(err)
+		}
+		gaveUp, cancel := context.WithCancel(ctx)
+		defer cancel()
+		sealed := make(chan error, 1)
+		go func() {
+			n, err := wl.SealCommitted(gaveUp)
+			if err == nil || n != 0 || !strings.Contains(err.Error(), "left unsealed") || !errors.Is(err, context.Canceled) {
+				err = fmt.Errorf("SealCommitted until its context ends = %d, %v; want an error saying events are left unsealed", n, err)
+			} else {
+				err = nil
+			}
+			sealed <- err
+		}()
+		if n := <-watched.counted; n != 1 {
+			t.Fatalf("SealCommitted counted %d events unsealed, want 1", n)
+		}
+		cancel()
+		if err := <-sealed; err != nil {
+			t.Fatal(err)
+		}
+		drain(watched.counted)
+		// Once the transaction ends, SealCommitted, waiting for it, seals the event.
+		go func() {
+			n, err := wl.SealCommitted(ctx)
+			if err == nil && n != 1 {
+				err = fmt.Errorf("SealCommitted once the transaction ends = %d; want the event sealed", n)
+			}
+			sealed <- err
+		}()
+		if n := <-watched.counted; n != 1 {
+			t.Fatalf("SealCommitted counted %d events unsealed, want 1", n)
+		}
+		releaseOnce()
+		if err := <-sealed; err != nil {
+			t.Fatal(err)
+		}
+		if <-ended; txErr != nil {
+			t.Fatal(txErr)
 		}
 		if got, err := l.Lag(ctx, 10); err != nil || got.Unsealed != 0 {
 			t.Errorf("Lag after SealCommitted = %+v, %v; want nothing unsealed", got, err)
 		}
 	})
+}
+
+// lagWatch is a store that sends on counted every count of unsealed events it answers.
+type lagWatch struct {
+	DB
+	unsealed string // the query that counts them
+	counted  chan int64
+}
+
+func (w *lagWatch) QueryRow(ctx context.Context, sql string, args ...any) store.Row {
+	row := w.DB.QueryRow(ctx, sql, args...)
+	if sql != w.unsealed {
+		return row
+	}
+	return scanned{row, func(dest []any) {
+		select {
+		case w.counted <- *dest[0].(*int64):
+		default: // nobody is counting
+		}
+	}}
+}
+
+// scanned is a Row that calls then with what a successful Scan read.
+type scanned struct {
+	store.Row
+	then func(dest []any)
+}
+
+func (r scanned) Scan(dest ...any) error {
+	err := r.Row.Scan(dest...)
+	if err == nil {
+		r.then(dest)
+	}
+	return err
+}
+
+// drain empties c of what is waiting in it.
+func drain[T any](c chan T) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
+	}
 }
