@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/contract"
@@ -74,43 +75,67 @@ func Tools(s Settings) ([]pipeline.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	cs, err := finishedContracts()
+	if err != nil {
+		return nil, err
+	}
 	var tools []pipeline.Tool
-	for _, t := range append([]struct {
-		contract contract.Contract
-		logic    pipeline.Tool // all but the contract
-	}{
-		{analyzeContract(), pipeline.Tool{Decode: analyzeDecode, Run: analyzeRun(portfolio.Options{ContactPacing: s.ContactPacing}), FastOutput: true, View: analyzeView}},
-		{getCustomerContract(), pipeline.Tool{Decode: getCustomerDecode, Read: getCustomerRead}},
-		{listDraftsContract(), pipeline.Tool{Decode: listDraftsDecode, Read: listDrafts}},
-		{prepareReminderContract(), pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl, s)}},
-		{setContactStatusContract(), pipeline.Tool{Decode: setContactStatusDecode, Preview: setContactStatusPreview, Execute: setContactStatusExecute}},
-		{getBulkSendContract(), pipeline.Tool{Decode: pipeline.Strict[getBulkSendArgs](), Read: getBulkSendRead}},
-		// The ledger's reads (ledger_read*.go).
-		{getInvoiceContract(), pipeline.Tool{Decode: getInvoiceDecode, Read: getInvoiceRead}},
-		{listInvoicesContract(), pipeline.Tool{Decode: listInvoicesDecode, Read: listInvoicesRead}},
-		{listUnmatchedContract(), pipeline.Tool{Decode: listUnmatchedDecode, Read: listUnmatchedRead}},
-		{analyzeLedgerContract(), pipeline.Tool{Decode: analyzeLedgerDecode, Read: analyzeLedgerRead(portfolio.Options{ContactPacing: s.ContactPacing})}},
-		// The ledger's writes (ledger_write*.go).
-		{recordInvoicesContract(), pipeline.Tool{Decode: recordInvoicesDecode, Execute: recordInvoicesExecute}},
-		{recordPaymentContract(), pipeline.Tool{Decode: recordPaymentDecode, Preview: recordPaymentPreview, Execute: recordPaymentExecute}},
-		{matchPaymentContract(), pipeline.Tool{Decode: matchPaymentDecode, Preview: matchPaymentPreview, Execute: matchPaymentExecute}},
-		{recordPromiseContract(), pipeline.Tool{Decode: recordPromiseDecode, Execute: recordPromiseExecute}},
-		{openDisputeContract(), pipeline.Tool{Decode: openDisputeDecode, Execute: openDisputeExecute}},
-		{resolveDisputeContract(), pipeline.Tool{Decode: resolveDisputeDecode, Execute: resolveDisputeExecute}},
-		// Forbidden: never served over MCP; the pipeline's Admin runs it for people.
-		{writeOffContract(), pipeline.Tool{Decode: writeOffDecode, Execute: writeOffExecute}},
-	}, scheduleTools()...) { // the collection schedules' (schedule.go)
-		c, err := contract.Finish(t.contract)
-		if err != nil {
-			return nil, err
-		}
-		t.logic.Contract = c
+	for i, t := range toolTable(s, tpl) {
+		t.logic.Contract = cs[i]
 		tools = append(tools, t.logic)
 	}
 	return tools, nil
 }
 
-// analyzeContract is the Tool Contract of collections.analyze_portfolio.
+// toolDecl is one tool of toolTable: its contract's declaration and its logic.
+type toolDecl struct {
+	contract func() contract.Contract
+	logic    pipeline.Tool // all but the contract
+}
+
+// toolTable lists the collections tools, in listing order, their logic under s and tpl.
+func toolTable(s Settings, tpl *reminders.Templates) []toolDecl {
+	return append([]toolDecl{
+		{analyzeContract, pipeline.Tool{Decode: analyzeDecode, Run: analyzeRun(portfolio.Options{ContactPacing: s.ContactPacing}), FastOutput: true, View: analyzeView}},
+		{getCustomerContract, pipeline.Tool{Decode: getCustomerDecode, Read: getCustomerRead}},
+		{listDraftsContract, pipeline.Tool{Decode: listDraftsDecode, Read: listDrafts}},
+		{prepareReminderContract, pipeline.Tool{Decode: prepareReminderDecode, Execute: prepareReminderExecute(tpl, s)}},
+		{setContactStatusContract, pipeline.Tool{Decode: setContactStatusDecode, Preview: setContactStatusPreview, Execute: setContactStatusExecute}},
+		{getBulkSendContract, pipeline.Tool{Decode: pipeline.Strict[getBulkSendArgs](), Read: getBulkSendRead}},
+		// The ledger's reads (ledger_read*.go).
+		{getInvoiceContract, pipeline.Tool{Decode: getInvoiceDecode, Read: getInvoiceRead}},
+		{listInvoicesContract, pipeline.Tool{Decode: listInvoicesDecode, Read: listInvoicesRead}},
+		{listUnmatchedContract, pipeline.Tool{Decode: listUnmatchedDecode, Read: listUnmatchedRead}},
+		{analyzeLedgerContract, pipeline.Tool{Decode: analyzeLedgerDecode, Read: analyzeLedgerRead(portfolio.Options{ContactPacing: s.ContactPacing})}},
+		// The ledger's writes (ledger_write*.go).
+		{recordInvoicesContract, pipeline.Tool{Decode: recordInvoicesDecode, Execute: recordInvoicesExecute}},
+		{recordPaymentContract, pipeline.Tool{Decode: recordPaymentDecode, Preview: recordPaymentPreview, Execute: recordPaymentExecute}},
+		{matchPaymentContract, pipeline.Tool{Decode: matchPaymentDecode, Preview: matchPaymentPreview, Execute: matchPaymentExecute}},
+		{recordPromiseContract, pipeline.Tool{Decode: recordPromiseDecode, Execute: recordPromiseExecute}},
+		{openDisputeContract, pipeline.Tool{Decode: openDisputeDecode, Execute: openDisputeExecute}},
+		{resolveDisputeContract, pipeline.Tool{Decode: resolveDisputeDecode, Execute: resolveDisputeExecute}},
+		// Forbidden: never served over MCP; the pipeline's Admin runs it for people.
+		{writeOffContract, pipeline.Tool{Decode: writeOffDecode, Execute: writeOffExecute}},
+	}, scheduleTools()...) // the collection schedules' (schedule.go)
+}
+
+// finishedContracts are toolTable's contracts, finished, in its order: made once per
+// process, since they do not depend on the settings, and since a pipeline compiles a
+// contract's schemas once per schema (pipeline.New): a process that builds the tools again
+// (a test's server, a replica) then compiles nothing again. Nothing changes a finished
+// contract.
+var finishedContracts = sync.OnceValues(func() ([]*contract.Contract, error) {
+	var cs []*contract.Contract
+	for _, t := range toolTable(Settings{}, nil) {
+		c, err := contract.Finish(t.contract())
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+})
+
 func analyzeContract() contract.Contract {
 	return contract.Contract{
 		Name:            AnalyzeName,

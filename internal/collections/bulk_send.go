@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/contract"
@@ -462,10 +463,16 @@ func bulkOutputSchema() *jsonschema.Schema {
 	return s
 }
 
+// finishedBulkSend is bulk_send_reminders' contract, finished once per process, as
+// finishedContracts.
+var finishedBulkSend = sync.OnceValues(func() (*contract.Contract, error) {
+	return contract.Finish(bulkSendContract())
+})
+
 // bulkTools are bulk_send_reminders over mail: without an outbox (nil: `cobranca contracts`)
 // it has no Execute, and a pipeline refuses to serve it.
 func bulkTools(mail *outbox.Outbox, required bool) (pipeline.Tool, error) {
-	c, err := contract.Finish(bulkSendContract())
+	c, err := finishedBulkSend()
 	if err != nil {
 		return pipeline.Tool{}, err
 	}

@@ -984,19 +984,13 @@ func listSchedulesOutputSchema() *jsonschema.Schema {
 }
 
 // scheduleTools are the schedules' tools, in listing order.
-func scheduleTools() []struct {
-	contract contract.Contract
-	logic    pipeline.Tool
-} {
-	return []struct {
-		contract contract.Contract
-		logic    pipeline.Tool
-	}{
-		{createScheduleContract(), pipeline.Tool{Decode: createDecode, DryRun: createDryRun, Preview: createPreview, Execute: createExecute}},
-		{previewScheduleContract(), pipeline.Tool{Decode: func(b []byte) (any, int, error) { return checked(b, (*previewArgs).check) }, Read: previewRead}},
-		{pauseScheduleContract(), pipeline.Tool{Decode: pipeline.Strict[scheduleIDArgs](), Execute: pauseExecute}},
-		{resumeScheduleContract(), pipeline.Tool{Decode: pipeline.Strict[scheduleIDArgs](), Preview: resumePreview, Execute: resumeExecute}},
-		{getScheduleContract(), pipeline.Tool{Decode: pipeline.Strict[scheduleIDArgs](), Read: getScheduleRead}},
-		{listSchedulesContract(), pipeline.Tool{Decode: func(b []byte) (any, int, error) { return checked(b, (*listSchedulesArgs).check) }, Read: listSchedulesRead}},
+func scheduleTools() []toolDecl {
+	return []toolDecl{
+		{createScheduleContract, pipeline.Tool{Decode: createDecode, DryRun: createDryRun, Preview: createPreview, Execute: createExecute}},
+		{previewScheduleContract, pipeline.Tool{Decode: func(b []byte) (any, int, error) { return checked(b, (*previewArgs).check) }, Read: previewRead}},
+		{pauseScheduleContract, pipeline.Tool{Decode: pipeline.Strict[scheduleIDArgs](), Execute: pauseExecute}},
+		{resumeScheduleContract, pipeline.Tool{Decode: pipeline.Strict[scheduleIDArgs](), Preview: resumePreview, Execute: resumeExecute}},
+		{getScheduleContract, pipeline.Tool{Decode: pipeline.Strict[scheduleIDArgs](), Read: getScheduleRead}},
+		{listSchedulesContract, pipeline.Tool{Decode: func(b []byte) (any, int, error) { return checked(b, (*listSchedulesArgs).check) }, Read: listSchedulesRead}},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cobranca/cobranca/internal/contract"
@@ -38,7 +39,7 @@ const argDraftID = "draftId"
 // (s.LedgerRequired). Without an outbox (nil: `cobranca contracts`, which delivers nothing)
 // the tool has no Execute, and a pipeline refuses to serve it.
 func SendTools(s Settings, mail *outbox.Outbox) ([]pipeline.Tool, error) {
-	c, err := contract.Finish(sendReminderContract())
+	c, err := finishedSendReminder()
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +53,12 @@ func SendTools(s Settings, mail *outbox.Outbox) ([]pipeline.Tool, error) {
 	}
 	return []pipeline.Tool{t, bt}, nil
 }
+
+// finishedSendReminder is send_reminder's contract, finished once per process, as
+// finishedContracts.
+var finishedSendReminder = sync.OnceValues(func() (*contract.Contract, error) {
+	return contract.Finish(sendReminderContract())
+})
 
 func sendReminderContract() contract.Contract {
 	return contract.Contract{

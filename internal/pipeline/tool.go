@@ -282,19 +282,19 @@ func compile(t Tool, p *Pipeline) (*compiled, error) {
 	}
 	ct := &compiled{Tool: t, rerun: c.Idempotency.Kind == "natural"}
 	if t.FastOutput {
-		v, err := schema.Compile(c.OutputSchema)
+		v, err := compiledSchemas.compileFast(c.OutputSchema)
 		if err != nil {
 			bad("output schema: %v", err)
 		}
 		ct.fast = v
 	} else if c.OutputSchema != nil && !c.TextOnly() {
-		r, err := c.OutputSchema.Resolve(nil)
+		r, err := compiledSchemas.resolve(c.OutputSchema)
 		if err != nil {
 			bad("output schema: %v", err)
 		}
 		ct.output = r
 	}
-	in, err := c.InputSchema.Resolve(nil)
+	in, err := compiledSchemas.resolve(c.InputSchema)
 	if err != nil {
 		bad("input schema: %v", err)
 	}
