@@ -7,6 +7,7 @@ import (
 	htmltemplate "html/template"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 	"unicode"
@@ -37,9 +38,16 @@ type templateKey struct {
 	tone Tone
 }
 
-// ParseTemplates parses the embedded templates, refusing a set that lacks a language and tone
-// or a file that does not define what it must (subject and body; html).
-func ParseTemplates() (*Templates, error) {
+// ParseTemplates returns the embedded templates, refusing a set that lacks a language and
+// tone or a file that does not define what it must (subject and body; html). They are parsed
+// once per process (Templates is only read, by any number of goroutines): a process that
+// builds its tools again (a test's server, a replica) parsed them every time, and html/template
+// escaped each new copy again on its first use.
+func ParseTemplates() (*Templates, error) { return parsedTemplates() }
+
+var parsedTemplates = sync.OnceValues(parseTemplates)
+
+func parseTemplates() (*Templates, error) {
 	t := &Templates{byKey: map[templateKey]*template.Template{}, html: map[templateKey]*htmltemplate.Template{}}
 	var errs []error
 	for _, lang := range Languages() {
