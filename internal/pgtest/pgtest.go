@@ -9,6 +9,8 @@
 // a directory kept between runs: the first binary that needs it starts it, and the last one
 // to finish stops it (two lock files tell: see shared). `go test ./...` runs a few dozen
 // binaries, and a cluster each cost each one an initdb and its templates' migrations.
+// initdb itself runs once per initdb binary: every cluster, the shared one and each Private
+// one, is a copy (cp -a) of a pristine cluster kept beside them (see pristine).
 // When PostgreSQL is not installed, tests are skipped, except when CI=true, where that is a
 // failure; an installed PostgreSQL that fails to start fails the test everywhere (a skip
 // would hide a broken cluster behind green runs).
@@ -327,20 +329,73 @@ func socketURL(dir string) string {
 	return "postgres://postgres@/postgres?host=" + url.QueryEscape(dir) + "&port=5432&sslmode=disable"
 }
 
-// initdb makes a cluster in dir/data, dir being ours (and the postgres user's, when root).
+// initdbArgs are the options of every cluster tests make, but its directory.
+var initdbArgs = []string{"-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"}
+
+// initdb makes a cluster in dir/data, dir being ours (and the postgres user's, when root): a
+// copy of the pristine cluster, which costs a tenth of running initdb.
 func (c *Cluster) initdb(initdb, dir string) error {
-	if c.cred != nil {
-		if err := os.Chown(dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
-			return err
-		}
+	if err := c.chown(dir); err != nil {
+		return err
 	}
-	cmd := exec.Command(initdb, "-D", filepath.Join(dir, "data"), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	pristine, err := c.pristine(initdb)
+	if err != nil {
+		return err
+	}
+	// cp -a keeps the owner (the postgres user's, when we are root) and the modes.
+	if out, err := exec.Command("cp", "-a", pristine, filepath.Join(dir, "data")).CombinedOutput(); err != nil {
+		return fmt.Errorf("copy the pristine cluster: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// pristine returns the data directory of a cluster initdb made and no server ever ran on,
+// made once per user and initdb binary: its path, size and time name the directory, so
+// that a new PostgreSQL makes a new one. Binaries that need it at the same time make it
+// once, under a lock; a file written last says it is whole.
+func (c *Cluster) pristine(initdb string) (string, error) {
+	st, err := os.Stat(initdb)
+	if err != nil {
+		return "", err
+	}
+	key := shortHash(fmt.Sprint(initdb, st.Size(), st.ModTime().UnixNano(), initdbArgs))
+	dir := filepath.Join(Dir(), fmt.Sprintf("cobranca-pgtest-%d-pristine-%s", os.Getuid(), key))
+	data, whole := filepath.Join(dir, "data"), filepath.Join(dir, "whole")
+	if isFile(whole) {
+		return data, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := c.chown(dir); err != nil {
+		return "", err
+	}
+	l, err := lock(filepath.Join(dir, "lock"), syscall.LOCK_EX)
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	if isFile(whole) { // made while we waited
+		return data, nil
+	}
+	if err := os.RemoveAll(data); err != nil { // what a binary that died half way left
+		return "", err
+	}
+	cmd := exec.Command(initdb, append([]string{"-D", data}, initdbArgs...)...)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("initdb: %v\n%s", err, out)
+		return "", fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	return nil
+	return data, os.WriteFile(whole, nil, 0o600)
+}
+
+// chown gives dir to the user the server runs as, when that is not us.
+func (c *Cluster) chown(dir string) error {
+	if c.cred == nil {
+		return nil
+	}
+	return os.Chown(dir, int(c.cred.Uid), int(c.cred.Gid))
 }
 
 // Dir is where clusters are made: PGTEST_DIR when it is set, else /dev/shm when it is a
