@@ -20,6 +20,7 @@ import (
 	"github.com/cobranca/cobranca/internal/pipeline"
 	"github.com/cobranca/cobranca/internal/pipeline/pipelinetest"
 	"github.com/cobranca/cobranca/internal/server"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -69,10 +70,7 @@ func tracedReplica(t *testing.T, a *auth.Authenticator, url string, opts limits.
 // answers carry both policies' fields; over the principal's budget the
 // statement still charges the origin.
 func TestOneStatementPerAuthenticatedRequest(t *testing.T) {
-	url := pg.Database(t)
-	if _, err := openStore(t, url).Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	url := storetest.MigratedPostgres(t, pg)
 	a, tok := devAuth(t)
 	srv, st, _ := tracedReplica(t, a, url, limits.Options{Policies: limits.Policies{
 		Origin:    limits.Limit{Rate: 100, Period: time.Hour, Burst: 100},
@@ -126,10 +124,7 @@ func TestOneStatementPerAuthenticatedRequest(t *testing.T) {
 // admitted ≤ burst + rate × elapsed + 1 for the principal, one statement a
 // request, and every refusal carries Retry-After.
 func TestOneLimitAcrossReplicasWithOrigin(t *testing.T) {
-	url := pg.Database(t)
-	if _, err := openStore(t, url).Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	url := storetest.MigratedPostgres(t, pg)
 	a, tok := devAuth(t)
 	lim := floodLimit
 	opts := limits.Options{Policies: limits.Policies{Principal: lim, Origin: limits.Limit{Rate: 100_000, Period: time.Second, Burst: 100_000}}, Replicas: 3,

@@ -32,6 +32,7 @@ import (
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/cobranca/cobranca/internal/store"
 	"github.com/cobranca/cobranca/internal/store/postgres"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/cobranca/cobranca/internal/tier"
 )
 
@@ -182,10 +183,7 @@ func callTool(t testing.TB, url, tok, name, args string) answer {
 // limiters on one PostgreSQL; one identity's burst spread over all three is
 // held to one budget, and every refusal says when to come back.
 func TestOneLimitAcrossReplicas(t *testing.T) {
-	url := pg.Database(t)
-	if _, err := openStore(t, url).Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	url := storetest.MigratedPostgres(t, pg)
 	a, tok := devAuth(t)
 	lim := floodLimit
 	// Every decision must reach the store: a generous store timeout keeps a
@@ -213,11 +211,7 @@ func TestOneLimitAcrossReplicas(t *testing.T) {
 // TestTierBudgetInPipeline: over the write budget, a medium-tier call is
 // answered with the tool error rate_limited and retryAfterMs, and audited.
 func TestTierBudgetInPipeline(t *testing.T) {
-	url := pg.Database(t)
-	db := openStore(t, url)
-	if _, err := db.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	db := openStore(t, storetest.MigratedPostgres(t, pg))
 	a, tok := devAuth(t)
 	r := newReplica(t, a, db, limits.Options{Policies: limits.Policies{Write: limits.Limit{Rate: 1, Period: time.Hour, Burst: 2}}})
 	for i := range 2 {

@@ -41,6 +41,7 @@ import (
 	"github.com/cobranca/cobranca/internal/reqstate"
 	"github.com/cobranca/cobranca/internal/server"
 	"github.com/cobranca/cobranca/internal/store/postgres"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 )
 
 // pg is a cluster of this package's own, never the run's shared server: the tests verify
@@ -85,14 +86,11 @@ type tierEnv struct {
 func newTierEnv(t *testing.T, slow time.Duration) *tierEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pg.Database(t), nil)
+	db, err := postgres.Open(ctx, storetest.MigratedPostgres(t, pg), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	e := &tierEnv{db: db, ring: pipelinetest.Ring(t), counts: map[string]*tierCount{}}
 	base := auth.Config{DataDir: t.TempDir(), BaseURL: "http://127.0.0.1:8080"}
 	if e.auth, err = auth.New(ctx, base); err != nil {

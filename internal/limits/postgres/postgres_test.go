@@ -10,6 +10,7 @@ import (
 	limitspg "github.com/cobranca/cobranca/internal/limits/postgres"
 	"github.com/cobranca/cobranca/internal/pgtest"
 	"github.com/cobranca/cobranca/internal/store/postgres"
+	"github.com/cobranca/cobranca/internal/store/storetest"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -18,18 +19,14 @@ var pg = pgtest.New()
 
 func TestMain(m *testing.M) { pg.Run(m) }
 
-// open returns the store on a fresh, migrated database.
+// open returns the store on a fresh, migrated database (a copy of a migrated template).
 func open(t testing.TB) *postgres.DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := postgres.Open(ctx, pg.Database(t), nil)
+	db, err := postgres.Open(context.Background(), storetest.MigratedPostgres(t, pg), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if _, err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	return db
 }
 
@@ -43,7 +40,7 @@ func TestBackend(t *testing.T) {
 func TestCost(t *testing.T) {
 	limitstest.RunCost(t, func(t *testing.T) (limitstest.Backend, limitstest.Backend) {
 		ctx := context.Background()
-		url := pg.Database(t)
+		url := storetest.MigratedPostgres(t, pg)
 		var pools [2]*pgxpool.Pool
 		for i := range pools {
 			db, err := postgres.Open(ctx, url, nil)
@@ -51,9 +48,6 @@ func TestCost(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { db.Close() })
-			if _, err := db.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
 			pools[i] = db.Pool()
 		}
 		return limitspg.New(pools[0]), limitspg.New(pools[1])
