@@ -14,6 +14,3 @@ func SetRetryAfter(c *Config, d time.Duration) { c.retryAfter = d }
 
 // SetIdleTimeout has s close a connection unused for d instead of IdleTimeout.
 func SetIdleTimeout(s *SMTP, d time.Duration) { s.idleTimeout = d }
-
-// SlotsPerWorker is slotsPerWorker: how many jobs River works at once per sending worker.
-const SlotsPerWorker = slotsPerWorker

@@ -59,7 +59,7 @@ type worker struct {
 	tracer        trace.Tracer // nil: no tracing
 	group         group        // the deliveries waiting to be recorded
 	// sending holds a token for each message being handed to the mail server: at most
-	// Config.Workers at once, while River works slotsPerWorker times as many jobs.
+	// Config.Workers at once, while River works SlotsPerWorker times as many jobs.
 	sending chan struct{}
 }
 

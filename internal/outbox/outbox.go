@@ -265,7 +265,7 @@ type Config struct {
 	// Now is the clock of those reports (time.Now when nil).
 	Now func() time.Time
 	// Workers is how many messages one process sends at once (default DefaultWorkers); River
-	// works slotsPerWorker times as many of the queue's jobs, reading and recording around the
+	// works SlotsPerWorker times as many of the queue's jobs, reading and recording around the
 	// sends.
 	Workers int
 	// MaxAttempts bounds the retries of a transient failure (default 25, River's).
@@ -311,13 +311,13 @@ type Config struct {
 // process record); 2 reached it 60 times a second.
 const DefaultWorkers = 16
 
-// slotsPerWorker is how many of the queue's jobs River works at once for each worker that
-// sends: while Workers jobs hand their messages to the mail server, as many more read their
+// SlotsPerWorker is how many of the queue's jobs River works at once for each worker that
+// sends (Config.Workers): while Workers jobs hand their messages to the mail server, as many more read their
 // bodies before and record their deliveries after, so that no SMTP connection waits for the
 // store. With as many jobs as workers, a worker's connection idled while it recorded: at 30 ms
 // a message, 0.79 of direct sending at the same concurrency; with twice as many, 0.96
 // (docs/benchmarks.md, "Outbox throughput", issue 31).
-const slotsPerWorker = 2
+const SlotsPerWorker = 2
 
 // fetchCooldown is the least time between two of River's fetches of new jobs (River's default
 // is 100 ms). A fetch claims at most as many jobs as there are idle workers, so with River's
@@ -401,7 +401,7 @@ func New(db store.DB, cfg Config) (*Outbox, error) {
 	if err := river.AddWorkerSafely(workers, w); err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
-	queues := map[string]river.QueueConfig{queueName: {MaxWorkers: slotsPerWorker * cmp(cfg.Workers, DefaultWorkers)}}
+	queues := map[string]river.QueueConfig{queueName: {MaxWorkers: SlotsPerWorker * cmp(cfg.Workers, DefaultWorkers)}}
 	o := &Outbox{maxAttempts: cfg.MaxAttempts, domain: domainOf(cfg.From), workers: cmp(cfg.Workers, DefaultWorkers),
 		stopTimeout: cmp(cfg.StopTimeout, time.Minute), rescueAfter: cmp(cfg.RescueAfter, defaultRescueAfter), log: cfg.Logger}
 	for _, j := range cfg.Jobs {
