@@ -4,8 +4,8 @@
 # PostgreSQL), both on loopback, driven by shared/bench/mcpload with the same
 # payload and concurrency, alternating A B A B. Prints one table: req/s, p50,
 # p99, server CPU per call, PostgreSQL's CPU per call while that server ran
-# (pg_ms: every backend, the audit writer's and sealer's included), peak RSS,
-# and the ratios.
+# (pg_ms: every backend, the audit writer's and sealer's included), the load
+# generator's CPU per call (client_ms), peak RSS, and the ratios.
 #
 #   scripts/bench.sh                 # defaults: c=8, 10s runs, 500 invoices, 2 rounds
 #   ROUNDS=3 DURATION=15s scripts/bench.sh
@@ -116,8 +116,11 @@ if [[ -n "$BASE" ]]; then
 fi
 
 hz="$(getconf CLK_TCK)"
+# children_ticks: the CPU of this shell's reaped children, the load generator's runs among
+# them (each run's mcpload is waited for before the next reading).
+children_ticks() { awk '{print $16+$17}' "/proc/$$/stat"; }
 
-declare -A sum_rps sum_p50 sum_p99 sum_cpu sum_pg n
+declare -A sum_rps sum_p50 sum_p99 sum_cpu sum_pg sum_cl n
 run() { # name pid url [auth...]
   local name="$1" pid="$2" url="$3"; shift 3
   "$work/mcpload" -url "$url" -c "$C" -d "$WARMUP" -k "$K" "$@" >/dev/null 2>&1 || true
@@ -131,10 +134,12 @@ run() { # name pid url [auth...]
     curl -fsS -o "$pout" "http://127.0.0.1:$dport/debug/pprof/profile?seconds=$secs" &
     prof_pid=$!
   fi
-  local t0 g0=0 g1=0; t0="$(cpu_ticks "$pid")"
+  local t0 g0=0 g1=0 c0 c1; t0="$(cpu_ticks "$pid")"
+  c0="$(children_ticks)"
   [[ -n "$postmaster" ]] && g0="$(pg_ticks "$postmaster")"
   local out; out="$("$work/mcpload" -url "$url" -c "$C" -d "$DURATION" -warmup 0s -k "$K" "$@" 2>&1)"
   local t1; t1="$(cpu_ticks "$pid")"
+  c1="$(children_ticks)"
   [[ -n "$postmaster" ]] && g1="$(pg_ticks "$postmaster")"
   if [[ -n "$prof_pid" ]]; then wait "$prof_pid" && echo "== CPU profile of $name's last run: $pout" >&2; fi
   echo "$out" | sed "s/^/[$name] /" >&2
@@ -152,8 +157,11 @@ run() { # name pid url [auth...]
   local pg_ms
   pg_ms="$(awk -v d="$((g1 - g0))" -v hz="$hz" -v ok="${ok:-0}" 'BEGIN{ if (ok>0) printf "%.3f", d*1000/hz/ok; else print "nan" }')"
   sum_pg[$name]="$(awk -v a="${sum_pg[$name]:-0}" -v b="$pg_ms" 'BEGIN{print a+b}')"
+  local cl_ms
+  cl_ms="$(awk -v d="$((c1 - c0))" -v hz="$hz" -v ok="${ok:-0}" 'BEGIN{ if (ok>0) printf "%.3f", d*1000/hz/ok; else print "nan" }')"
+  sum_cl[$name]="$(awk -v a="${sum_cl[$name]:-0}" -v b="$cl_ms" 'BEGIN{print a+b}')"
   n[$name]=$(( ${n[$name]:-0} + 1 ))
-  echo "round $r $name $rps req/s p99 $p99 cpu ${cpu_ms} ms/call pg ${pg_ms} ms/call" >>"$work/rounds"
+  echo "round $r $name $rps req/s p99 $p99 cpu ${cpu_ms} ms/call pg ${pg_ms} client ${cl_ms} ms/call" >>"$work/rounds"
 }
 to_ms() { awk -v v="$1" 'BEGIN{ if (v ~ /µs$/) {sub(/µs/,"",v); print v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v); print v+0} else {sub(/s/,"",v); print v*1000} }'; }
 
@@ -169,11 +177,11 @@ cat "$work/rounds"
 declare -A pid_of=([reference]="$ref_pid" [cobranca]="$cob_pid" [floor]="${floor_pid:-}" [base]="${base_pid:-}")
 avg() { awk -v s="$1" -v n="$2" 'BEGIN{printf "%.2f", s/n}'; }
 declare -A a_rps a_p99 a_cpu
-printf '\n%-10s %10s %9s %9s %13s %12s %9s %9s %9s\n' server req/s p50_ms p99_ms cpu_ms/call pg_ms/call rss_MB anon_MB file_MB
+printf '\n%-10s %10s %9s %9s %13s %12s %12s %9s %9s %9s\n' server req/s p50_ms p99_ms cpu_ms/call pg_ms/call client_ms rss_MB anon_MB file_MB
 for s in "${servers[@]}"; do
   a_rps[$s]="$(avg "${sum_rps[$s]}" "${n[$s]}")"; a_p99[$s]="$(avg "${sum_p99[$s]}" "${n[$s]}")"
   a_cpu[$s]="$(avg "${sum_cpu[$s]}" "${n[$s]}")"
-  printf '%-10s %10s %9s %9s %13s %12s %9.1f %9.1f %9.1f\n' "$s" "${a_rps[$s]}" "$(avg "${sum_p50[$s]}" "${n[$s]}")" "${a_p99[$s]}" "${a_cpu[$s]}" "$(avg "${sum_pg[$s]}" "${n[$s]}")" \
+  printf '%-10s %10s %9s %9s %13s %12s %12s %9.1f %9.1f %9.1f\n' "$s" "${a_rps[$s]}" "$(avg "${sum_p50[$s]}" "${n[$s]}")" "${a_p99[$s]}" "${a_cpu[$s]}" "$(avg "${sum_pg[$s]}" "${n[$s]}")" "$(avg "${sum_cl[$s]}" "${n[$s]}")" \
     "$(awk '/VmHWM/{print $2/1024}' "/proc/${pid_of[$s]}/status")" \
     "$(awk '/RssAnon/{print $2/1024}' "/proc/${pid_of[$s]}/status")" "$(awk '/RssFile/{print $2/1024}' "/proc/${pid_of[$s]}/status")"
 done
