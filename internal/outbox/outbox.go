@@ -312,12 +312,13 @@ type Config struct {
 const DefaultWorkers = 16
 
 // SlotsPerWorker is how many of the queue's jobs River works at once for each worker that
-// sends (Config.Workers): while Workers jobs hand their messages to the mail server, as many more read their
-// bodies before and record their deliveries after, so that no SMTP connection waits for the
-// store. With as many jobs as workers, a worker's connection idled while it recorded: at 30 ms
-// a message, 0.79 of direct sending at the same concurrency; with twice as many, 0.96
-// (docs/benchmarks.md, "Outbox throughput", issue 31).
-const SlotsPerWorker = 2
+// sends (Config.Workers): while Workers jobs hand their messages to the mail server, the others
+// read their bodies before and record their deliveries after, so that no SMTP connection waits
+// for the store. With as many jobs as workers, a worker's connection idled while it recorded:
+// at 30 ms a message, 0.77 of direct sending at the same concurrency on PostgreSQL, 0.50 on
+// SQLite; with twice as many, 0.95 and 0.75; with three times, 0.96 and 0.90, and 15-20 % more
+// a second with an instant mail server (docs/benchmarks.md, "Outbox throughput", issue 31).
+const SlotsPerWorker = 3
 
 // fetchCooldown is the least time between two of River's fetches of new jobs (River's default
 // is 100 ms). A fetch claims at most as many jobs as there are idle workers, so with River's
@@ -644,8 +645,9 @@ const QueueCost = 4 * time.Millisecond
 
 // Estimate is about how long this process's delivery workers take to send n messages queued
 // at once, from the outbox's configuration: the longer of n × QueueCost (what the process
-// records) and, River handing a fetch at most Workers jobs and fetching again no sooner than
-// its fetch cooldown, each job taking at least SMTPCost, a round of that per Workers messages.
+// records) and, Workers messages being sent at once and River fetching again no sooner than
+// its fetch cooldown, each message taking at least SMTPCost, a round of that per Workers
+// messages.
 // (Measured: 10 000 messages, 16 workers, a 5 ms cooldown: 40–50 s, against 40 s estimated.)
 // Other replicas delivering too make it shorter; a slow mail server, longer.
 func (o *Outbox) Estimate(n int) time.Duration {

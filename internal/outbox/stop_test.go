@@ -36,9 +36,9 @@ func (s slowDial) Send(ctx context.Context, m *mail.Msg) error {
 func TestStopFinishesSending(t *testing.T) {
 	storetest.Each(t, pg, func(t *testing.T, db store.DB) {
 		const workers = 4
-		n := 20
+		n := 2 * outbox.SlotsPerWorker * workers
 		if testing.Short() {
-			n = 3 * workers // the rest after the stop: still a round of sends
+			n = (outbox.SlotsPerWorker + 1) * workers // the rest after the stop: still a round of sends
 		}
 		s := smtptest.New(t)
 		cfg := outbox.Config{Driver: outboxtest.Driver(t, db), Sender: slowDial{smtpSender(t, s)}, From: "cobranca@cobranca.test", PollInterval: 50 * time.Millisecond, Workers: workers}
