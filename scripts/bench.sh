@@ -51,12 +51,11 @@ chmod 755 "$work"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  if [[ -f "$work/pg/postmaster.pid" ]]; then as_pg "$PGBIN/pg_ctl" -D "$work/pg" -m fast stop >/dev/null 2>&1 || true; fi
+  stop_postgres "$work"
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-as_pg() { if [[ "$(id -u)" == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 echo "== building" >&2
 go build -o "$work/cobranca" ./cmd/cobranca
@@ -73,12 +72,7 @@ cp -r "$SHARED/bench/peer-ts" "$work/peer-ts" && chmod -R u+w "$work/peer-ts"
 env_db=() postmaster=""
 if [[ "$STORE" == postgres ]]; then
   echo "== starting PostgreSQL" >&2
-  mkdir -p "$work/pg" "$work/pgsock"
-  [[ "$(id -u)" == 0 ]] && chown postgres "$work/pg" "$work/pgsock"
-  as_pg "$PGBIN/initdb" -D "$work/pg" -U postgres -A trust >/dev/null
-  as_pg "$PGBIN/pg_ctl" -D "$work/pg" -l "$work/pg/log" -w \
-    -o "-p $PG_PORT -k $work/pgsock -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on" start >/dev/null
-  postmaster="$(head -1 "$work/pg/postmaster.pid")"
+  start_postgres "$work" "$PG_PORT"
   env_db=(COBRANCA_DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable")
   env_base=(COBRANCA_DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/base?sslmode=disable")
   [[ -n "$BASE" ]] && as_pg "$PGBIN/psql" -h "$work/pgsock" -p "$PG_PORT" -U postgres -qc 'CREATE DATABASE base' >/dev/null

@@ -37,3 +37,26 @@ pg_ticks() {
   for c in $(pgrep -P "$1"); do t=$((t + $( (cpu_ticks "$c" 2>/dev/null) || echo 0))); done
   echo "$t"
 }
+
+# as_pg CMD...: runs CMD as the postgres user when we are root (PostgreSQL refuses root).
+as_pg() { if [[ "$(id -u)" == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+# start_postgres DIR PORT [SETTING...]: a throwaway cluster of PGBIN's in DIR/pg, its socket
+# in DIR/pgsock, listening on 127.0.0.1:PORT with fsync and synchronous commit on (what a
+# production database does) and each SETTING (name=value); sets postmaster to its pid.
+start_postgres() {
+  local dir="$1" port="$2" opts="" s
+  shift 2
+  for s in "$@"; do opts+=" -c $s"; done
+  mkdir -p "$dir/pg" "$dir/pgsock"
+  if [[ "$(id -u)" == 0 ]]; then chown postgres "$dir/pg" "$dir/pgsock"; fi
+  as_pg "$PGBIN/initdb" -D "$dir/pg" -U postgres -A trust >/dev/null
+  as_pg "$PGBIN/pg_ctl" -D "$dir/pg" -l "$dir/pg/log" -w \
+    -o "-p $port -k $dir/pgsock -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on$opts" start >/dev/null
+  postmaster="$(head -1 "$dir/pg/postmaster.pid")"
+}
+
+# stop_postgres DIR: stops the cluster start_postgres made in DIR, if it runs.
+stop_postgres() {
+  if [[ -f "$1/pg/postmaster.pid" ]]; then as_pg "$PGBIN/pg_ctl" -D "$1/pg" -m fast stop >/dev/null 2>&1 || true; fi
+}

@@ -52,11 +52,10 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  if [[ -f "$work/pg/postmaster.pid" ]]; then as_pg "$PGBIN/pg_ctl" -D "$work/pg" -m fast stop >/dev/null 2>&1 || true; fi
+  stop_postgres "$work"
   rm -rf "$work"
 }
 trap cleanup EXIT
-as_pg() { if [[ "$(id -u)" == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 sql() { as_pg "$PGBIN/psql" -h "$work/pgsock" -p "$PG_PORT" -U postgres -d cobranca -Atqc "$1"; }
 secret() { od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; }
 
@@ -66,13 +65,8 @@ go build -o "$work/scaleload" ./scripts/scaleload
 (cd "$SHARED/bench/mcpload" && go build -o "$work/mcpload" .)
 
 echo "== starting PostgreSQL (max_connections=$MAX_CONNECTIONS)" >&2
-mkdir -p "$work/pg" "$work/pgsock"
-[[ "$(id -u)" == 0 ]] && chown postgres "$work/pg" "$work/pgsock"
-as_pg "$PGBIN/initdb" -D "$work/pg" -U postgres -A trust >/dev/null
-as_pg "$PGBIN/pg_ctl" -D "$work/pg" -l "$work/pg/log" -w -o "-p $PG_PORT -k $work/pgsock -c listen_addresses=127.0.0.1 \
-  -c fsync=on -c synchronous_commit=on -c max_connections=$MAX_CONNECTIONS" start >/dev/null
+start_postgres "$work" "$PG_PORT" "max_connections=$MAX_CONNECTIONS"
 as_pg "$PGBIN/psql" -h "$work/pgsock" -p "$PG_PORT" -U postgres -qc 'CREATE DATABASE cobranca' >/dev/null
-postmaster="$(head -1 "$work/pg/postmaster.pid")"
 
 "$work/scaleload" sink -smtp "127.0.0.1:$SMTP_PORT" -http "127.0.0.1:$((SMTP_PORT + 1))" >"$work/sink.log" 2>&1 &
 pids+=("$!")
