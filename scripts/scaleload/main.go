@@ -347,6 +347,23 @@ func connect(ctx context.Context, urls []string, hc *http.Client) (*sessions, er
 	return s, nil
 }
 
+// callers starts n goroutines on wg, each with sessions of its own to every replica (the
+// first call of caller w on replica w) running work until it returns.
+func callers(ctx context.Context, n int, urls []string, hc *http.Client, wg *sync.WaitGroup, work func(w int, s *sessions)) error {
+	for w := range n {
+		s, err := connect(ctx, urls, hc)
+		if err != nil {
+			return err
+		}
+		s.next = w
+		wg.Go(func() {
+			defer s.close()
+			work(w, s)
+		})
+	}
+	return nil
+}
+
 func (s *sessions) close() {
 	for _, sess := range s.all {
 		sess.Close()
@@ -448,31 +465,26 @@ func prepareDrafts(ctx context.Context, o prepareOptions) error {
 	var ids []string
 	var errs errorLog
 	var wg sync.WaitGroup
-	for w := range o.c {
-		s, err := connect(ctx, o.urls, hc)
-		if err != nil {
-			return err
-		}
-		s.next = w
-		wg.Go(func() {
-			defer s.close()
-			for {
-				i := next.Add(1)
-				if i > int64(o.n) {
-					return
-				}
-				draft, err := prepareOne(ctx, s, fmt.Sprintf("%s-%d", o.prefix, i))
-				if err != nil {
-					errs.add(err)
-					continue
-				}
-				mu.Lock()
-				ids = append(ids, draft)
-				mu.Unlock()
+	err := callers(ctx, o.c, o.urls, hc, &wg, func(_ int, s *sessions) {
+		for {
+			i := next.Add(1)
+			if i > int64(o.n) {
+				return
 			}
-		})
-	}
+			draft, err := prepareOne(ctx, s, fmt.Sprintf("%s-%d", o.prefix, i))
+			if err != nil {
+				errs.add(err)
+				continue
+			}
+			mu.Lock()
+			ids = append(ids, draft)
+			mu.Unlock()
+		}
+	})
 	wg.Wait()
+	if err != nil {
+		return err
+	}
 	if n := errs.n.Load(); n > 0 {
 		return fmt.Errorf("prepare: %d of %d calls failed", n, o.n)
 	}
@@ -579,22 +591,16 @@ func drive(ctx context.Context, o runOptions, stdout io.Writer) error {
 	var mediumSecs float64
 	var medium sync.WaitGroup
 	start := time.Now()
-	for w := range o.medium {
-		s, err := connect(ctx, o.urls, hc)
-		if err != nil {
-			return err
-		}
-		s.next = w
-		medium.Go(func() {
-			defer s.close()
-			for i := 0; time.Now().Before(stop); i++ {
-				if _, err := prepareOne(ctx, s, fmt.Sprintf("%s-%d-%d", o.prefix, w, i)); err != nil {
-					mediumErrs.add(err)
-					continue
-				}
-				mediumOK.Add(1)
+	if err := callers(ctx, o.medium, o.urls, hc, &medium, func(w int, s *sessions) {
+		for i := 0; time.Now().Before(stop); i++ {
+			if _, err := prepareOne(ctx, s, fmt.Sprintf("%s-%d-%d", o.prefix, w, i)); err != nil {
+				mediumErrs.add(err)
+				continue
 			}
-		})
+			mediumOK.Add(1)
+		}
+	}); err != nil {
+		return err
 	}
 	wg.Go(func() {
 		medium.Wait()
@@ -614,29 +620,23 @@ func drive(ctx context.Context, o runOptions, stdout io.Writer) error {
 			return fmt.Errorf("sink: %w", err)
 		}
 		var senders sync.WaitGroup
-		for w := range o.bulkC {
-			s, err := connect(ctx, o.urls, hc)
-			if err != nil {
-				return err
-			}
-			s.next = w
-			senders.Go(func() {
-				defer s.close()
-				for time.Now().Before(stop) {
-					i := int(ob.next.Add(1)) - 1
-					if i*o.bulk >= len(drafts) {
-						return
-					}
-					if err := ob.waitBacklog(ctx); err != nil {
-						ob.errs.add(err)
-						return
-					}
-					chunk := drafts[i*o.bulk : min((i+1)*o.bulk, len(drafts))]
-					if err := ob.send(ctx, s, chunk, fmt.Sprintf("%s-bulk-%d", o.prefix, i)); err != nil {
-						ob.errs.add(err)
-					}
+		if err := callers(ctx, o.bulkC, o.urls, hc, &senders, func(_ int, s *sessions) {
+			for time.Now().Before(stop) {
+				i := int(ob.next.Add(1)) - 1
+				if i*o.bulk >= len(drafts) {
+					return
 				}
-			})
+				if err := ob.waitBacklog(ctx); err != nil {
+					ob.errs.add(err)
+					return
+				}
+				chunk := drafts[i*o.bulk : min((i+1)*o.bulk, len(drafts))]
+				if err := ob.send(ctx, s, chunk, fmt.Sprintf("%s-bulk-%d", o.prefix, i)); err != nil {
+					ob.errs.add(err)
+				}
+			}
+		}); err != nil {
+			return err
 		}
 		wg.Go(func() {
 			senders.Wait()
