@@ -136,6 +136,7 @@ var finishedContracts = sync.OnceValues(func() ([]*contract.Contract, error) {
 	return cs, nil
 })
 
+// analyzeContract is the Tool Contract of collections.analyze_portfolio.
 func analyzeContract() contract.Contract {
 	return contract.Contract{
 		Name:            AnalyzeName,
