@@ -230,17 +230,7 @@ func TestSharedClusterLifetime(t *testing.T) {
 	if os.Getenv("COBRANCA_TEST_DATABASE_URL") != "" {
 		t.Setenv("COBRANCA_TEST_DATABASE_URL", "")
 	}
-	// Not t.TempDir, whose parent only we may enter: as root, the postgres user runs the
-	// server in a directory below base.
-	base, err := os.MkdirTemp(pgtest.Dir(), "pgtest-shared-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PGTEST_DIR", base)
+	base := pgtest.OwnDir(t, "pgtest-shared-")
 	type child struct {
 		cmd  *exec.Cmd
 		dir  string // its files: url (written when it has a database), release (we write)

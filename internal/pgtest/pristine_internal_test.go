@@ -20,17 +20,7 @@ func TestPristine(t *testing.T) {
 			t.Fatal(msg)
 		}
 	}
-	// Not t.TempDir, whose parent only we may enter: as root, the postgres user runs initdb
-	// and the server in directories below base.
-	base, err := os.MkdirTemp(Dir(), "pgtest-pristine-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PGTEST_DIR", base)
+	base := ownDir(t, "pgtest-pristine-")
 	cred, err := serverCredential()
 	if err != nil {
 		t.Fatal(err)
@@ -75,4 +65,21 @@ func TestPristine(t *testing.T) {
 	if entries, _ := filepath.Glob(filepath.Join(base, "cobranca-pgtest-*-pristine-*")); len(entries) != 1 {
 		t.Errorf("pristine clusters under %s: %v; want the one", base, entries)
 	}
+}
+
+// ownDir makes PGTEST_DIR, for the rest of t, a new directory under Dir named from prefix,
+// removed when t ends, and returns it. Not t.TempDir, whose parent only we may enter: as
+// root, the postgres user runs initdb and the server in directories below it.
+func ownDir(t *testing.T, prefix string) string {
+	t.Helper()
+	base, err := os.MkdirTemp(Dir(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PGTEST_DIR", base)
+	return base
 }
